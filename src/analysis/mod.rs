@@ -1,0 +1,1 @@
+//! Analysis: statistics, comparison, scaling and bottleneck rules.

@@ -1,0 +1,81 @@
+//! The command line: one subcommand per capability, each mapped onto its module's `cli` file.
+//! This file only dispatches; every subcommand's arguments live beside the code they drive.
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "perflab",
+    version,
+    about = "A performance lab in one binary",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Sample system and process metrics (vmstat + mpstat + iostat + sar + pidstat in one)
+    Monitor(crate::monitor::cli::MonitorArgs),
+    /// Generate HTTP load (closed or open model), truthfully
+    Http(crate::workload::http::cli::HttpArgs),
+    /// Serve HTTP: the built-in target
+    Serve(crate::serve::cli::ServeArgs),
+    /// Run an experiment from a plan file
+    Run(crate::runner::cli::RunArgs),
+    /// Run the embedded demo plan and write its report
+    Demo(crate::runner::cli::DemoArgs),
+    /// Write the report of one or more runs
+    Report(crate::report::cli::ReportArgs),
+    /// Compare two runs of the same plan
+    Compare(crate::report::cli::CompareArgs),
+}
+
+/// Parse arguments, run, and return the process exit code. Errors become one line on stderr.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
+                || matches!(
+                    e.kind(),
+                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+                )
+            {
+                let _ = e.print();
+                return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+                    2
+                } else {
+                    0
+                };
+            }
+            let text = e.render().to_string();
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("invalid arguments");
+            let first = first.trim_start_matches("error: ");
+            eprintln!("perflab: error: {first} (see --help)");
+            return 2;
+        }
+    };
+    let result = match cli.command {
+        Command::Monitor(a) => crate::monitor::cli::run(a),
+        Command::Http(a) => crate::workload::http::cli::run(a),
+        Command::Serve(a) => crate::serve::cli::run(a),
+        Command::Run(a) => crate::runner::cli::run(a),
+        Command::Demo(a) => crate::runner::cli::demo(a),
+        Command::Report(a) => crate::report::cli::report(a),
+        Command::Compare(a) => crate::report::cli::compare(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("perflab: error: {}", crate::error::one_line(&e));
+            crate::error::exit_code(&e)
+        }
+    }
+}

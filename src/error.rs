@@ -1,0 +1,41 @@
+//! Errors and exit codes.
+//!
+//! Exit codes: 0 success; 1 a run finished but something failed (a broken threshold, failed requests
+//! under the documented rule, a failed trial); 2 bad input (arguments, plan, files) — one clear line;
+//! 130 interrupted by Ctrl-C.
+
+use std::fmt;
+
+/// Bad input from the user: reported as one line, exit code 2.
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Build a bad-input error (exit code 2).
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(UsageError(msg.into()))
+}
+
+/// The exit code for an error that reached `main`.
+pub fn exit_code(err: &anyhow::Error) -> i32 {
+    if err
+        .chain()
+        .any(|e| e.downcast_ref::<UsageError>().is_some())
+    {
+        2
+    } else {
+        1
+    }
+}
+
+/// One line for the user: the error chain joined with ": ", newlines flattened.
+pub fn one_line(err: &anyhow::Error) -> String {
+    format!("{err:#}").replace('\n', " ")
+}

@@ -1,0 +1,19 @@
+//! perflab: a performance lab in one binary.
+//!
+//! The pipeline, one module per stage:
+//! `plan` (parse, validate, expand) → `runner` (phases, repetitions, the system under test) →
+//! `monitor` (samplers) and `workload` (http, built-ins, exec + tool adapters) → `store` (SQLite) →
+//! `analysis` (statistics, comparison, scaling, bottlenecks) → `report` (terminal, Markdown, HTML, SVG).
+//! `serve` is the built-in target; `cli` maps subcommands onto the library.
+
+pub mod analysis;
+pub mod cli;
+pub mod error;
+pub mod monitor;
+pub mod plan;
+pub mod report;
+pub mod runner;
+pub mod serve;
+pub mod store;
+pub mod util;
+pub mod workload;

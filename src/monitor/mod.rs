@@ -1,0 +1,3 @@
+//! `perflab monitor`. Not built yet.
+
+pub mod cli;

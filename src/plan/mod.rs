@@ -1,0 +1,1 @@
+//! Plans: parse a TOML plan, validate it with file:line:column errors, expand the matrix into trials.

@@ -1,0 +1,3 @@
+//! Reports: terminal, Markdown, HTML and SVG, from the store.
+
+pub mod cli;

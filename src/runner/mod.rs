@@ -1,0 +1,3 @@
+//! The runner: phases, repetitions, the system under test's lifecycle and resource limits.
+
+pub mod cli;

@@ -1,0 +1,3 @@
+//! `perflab serve`. Not built yet.
+
+pub mod cli;
