@@ -1,0 +1,254 @@
+//! Reading a run back: for reports, exports and `--resume`.
+
+use super::{codec, write::TaggedSample, Store};
+use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint};
+use rusqlite::params;
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug)]
+pub struct StoredRun {
+    pub plan_name: String,
+    pub plan_file: String,
+    pub plan_source: String,
+    pub seed: u64,
+    pub started_unix: f64,
+    pub ended_unix: Option<f64>,
+    pub status: String,
+    pub perflab_version: String,
+    pub host: String,
+    pub kernel: String,
+    pub ncpu: u32,
+    pub mem_total_mb: f64,
+    pub planned_trials: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct StoredPoint {
+    pub id: usize,
+    pub label: String,
+    pub params_json: String,
+    pub repetitions: u32,
+    pub stop_reason: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct StoredTrial {
+    pub id: usize,
+    pub point: usize,
+    pub repetition: u32,
+    pub params_json: String,
+    pub workload: String,
+    pub failure: Option<String>,
+    pub started_unix: f64,
+    pub ended_unix: f64,
+    pub limit_mechanism: Option<String>,
+    pub limit_proof: Option<String>,
+    pub stdout_tail: Option<String>,
+    pub stderr_tail: Option<String>,
+    pub phases: Vec<(String, f64, f64)>,
+    pub metrics: Vec<Metric>,
+    pub histograms: Vec<NamedHistogram>,
+    pub series: Vec<SeriesPoint>,
+    pub errors: Vec<(String, u64)>,
+}
+
+impl StoredTrial {
+    pub fn ok(&self) -> bool {
+        self.failure.is_none()
+    }
+
+    pub fn metric(&self, name: &str) -> Option<f64> {
+        self.metrics
+            .iter()
+            .find(|m| m.name == name)
+            .map(|m| m.value)
+    }
+}
+
+fn better(s: &str) -> Better {
+    match s {
+        "higher" => Better::Higher,
+        "lower" => Better::Lower,
+        _ => Better::Neither,
+    }
+}
+
+impl Store {
+    pub fn run(&self) -> anyhow::Result<StoredRun> {
+        Ok(self.conn().query_row(
+            "SELECT plan_name, plan_file, plan_source, seed, started_unix, ended_unix, status, perflab_version,
+                    host, kernel, ncpu, mem_total_mb, planned_trials FROM run WHERE id = 1",
+            [],
+            |r| {
+                Ok(StoredRun {
+                    plan_name: r.get(0)?,
+                    plan_file: r.get(1)?,
+                    plan_source: r.get(2)?,
+                    seed: r.get::<_, i64>(3)? as u64,
+                    started_unix: r.get(4)?,
+                    ended_unix: r.get(5)?,
+                    status: r.get(6)?,
+                    perflab_version: r.get(7)?,
+                    host: r.get(8)?,
+                    kernel: r.get(9)?,
+                    ncpu: r.get(10)?,
+                    mem_total_mb: r.get(11)?,
+                    planned_trials: r.get::<_, i64>(12)? as usize,
+                })
+            },
+        )?)
+    }
+
+    pub fn points(&self) -> anyhow::Result<Vec<StoredPoint>> {
+        let mut st = self.conn().prepare(
+            "SELECT id, label, params_json, repetitions, stop_reason FROM point ORDER BY id",
+        )?;
+        let rows = st.query_map([], |r| {
+            Ok(StoredPoint {
+                id: r.get::<_, i64>(0)? as usize,
+                label: r.get(1)?,
+                params_json: r.get(2)?,
+                repetitions: r.get(3)?,
+                stop_reason: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// The ids of the trials already stored (for `--resume`).
+    pub fn trial_ids(&self) -> anyhow::Result<Vec<usize>> {
+        let mut st = self.conn().prepare("SELECT id FROM trial ORDER BY id")?;
+        let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
+        Ok(rows
+            .map(|r| r.map(|v| v as usize))
+            .collect::<Result<_, _>>()?)
+    }
+
+    /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
+    pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
+        let mut st = self.conn().prepare(
+            "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,
+                    limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail FROM trial ORDER BY id",
+        )?;
+        let mut trials: Vec<StoredTrial> = st
+            .query_map([], |r| {
+                Ok(StoredTrial {
+                    id: r.get::<_, i64>(0)? as usize,
+                    point: r.get::<_, i64>(1)? as usize,
+                    repetition: r.get(2)?,
+                    params_json: r.get(3)?,
+                    workload: r.get(4)?,
+                    failure: r.get(5)?,
+                    started_unix: r.get(6)?,
+                    ended_unix: r.get(7)?,
+                    limit_mechanism: r.get(8)?,
+                    limit_proof: r.get(9)?,
+                    stdout_tail: r.get(10)?,
+                    stderr_tail: r.get(11)?,
+                    phases: vec![],
+                    metrics: vec![],
+                    histograms: vec![],
+                    series: vec![],
+                    errors: vec![],
+                })
+            })?
+            .collect::<Result<_, _>>()?;
+        let index: BTreeMap<usize, usize> =
+            trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+        let c = self.conn();
+        let mut st = c.prepare(
+            "SELECT trial_id, name, start_s, end_s FROM phase ORDER BY trial_id, start_s",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
+                trials[i].phases.push((r.get(1)?, r.get(2)?, r.get(3)?));
+            }
+        }
+        let mut st = c.prepare(
+            "SELECT trial_id, name, unit, value, better FROM metric ORDER BY trial_id, name",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
+                let b: String = r.get(4)?;
+                trials[i].metrics.push(Metric {
+                    name: r.get(1)?,
+                    unit: r.get(2)?,
+                    value: r.get(3)?,
+                    better: better(&b),
+                });
+            }
+        }
+        let mut st = c.prepare(
+            "SELECT trial_id, name, hdr_v2_deflate FROM histogram ORDER BY trial_id, name",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
+                let blob: Vec<u8> = r.get(2)?;
+                trials[i].histograms.push(NamedHistogram {
+                    name: r.get(1)?,
+                    hist: codec::decode_histogram(&blob)?,
+                });
+            }
+        }
+        let mut st = c.prepare(
+            "SELECT trial_id, name, t_s, value FROM series ORDER BY trial_id, name, t_s",
+        )?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
+                trials[i].series.push(SeriesPoint {
+                    name: r.get(1)?,
+                    t_s: r.get(2)?,
+                    value: r.get(3)?,
+                });
+            }
+        }
+        let mut st =
+            c.prepare("SELECT trial_id, class, count FROM error ORDER BY trial_id, class")?;
+        let mut rows = st.query([])?;
+        while let Some(r) = rows.next()? {
+            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
+                trials[i]
+                    .errors
+                    .push((r.get(1)?, r.get::<_, i64>(2)? as u64));
+            }
+        }
+        Ok(trials)
+    }
+
+    /// The monitor samples of one trial, in time order.
+    pub fn samples(&self, trial_id: usize) -> anyhow::Result<Vec<TaggedSample>> {
+        let mut st = self
+            .conn()
+            .prepare("SELECT phase, t_s, unix_s, name, value FROM sample WHERE trial_id = ?1 ORDER BY t_s, rowid")?;
+        let mut rows = st.query(params![trial_id as i64])?;
+        let mut out: Vec<TaggedSample> = Vec::new();
+        while let Some(r) = rows.next()? {
+            let t_s: f64 = r.get(1)?;
+            let name: String = r.get(3)?;
+            let value: f64 = r.get(4)?;
+            match out.last_mut() {
+                Some(last) if last.t_s == t_s => last.values.push((name, value)),
+                _ => out.push(TaggedSample {
+                    phase: r.get(0)?,
+                    t_s,
+                    unix_s: r.get(2)?,
+                    values: vec![(name, value)],
+                }),
+            }
+        }
+        Ok(out)
+    }
+
+    /// The raw output lines kept for a trial.
+    pub fn raw_output(&self, trial_id: usize) -> anyhow::Result<Vec<String>> {
+        let mut st = self
+            .conn()
+            .prepare("SELECT line FROM raw_output WHERE trial_id = ?1 ORDER BY line_no")?;
+        let rows = st.query_map(params![trial_id as i64], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

@@ -1,0 +1,143 @@
+//! The SQLite schema (documented in docs/store.md). Bump `SCHEMA_VERSION` on any change.
+
+use rusqlite::Connection;
+
+pub const SCHEMA_VERSION: i64 = 1;
+
+const DDL: &str = r#"
+PRAGMA journal_mode = WAL;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE run (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    plan_name TEXT NOT NULL,
+    plan_file TEXT NOT NULL,
+    plan_source TEXT NOT NULL,
+    seed INTEGER NOT NULL,
+    started_unix REAL NOT NULL,
+    ended_unix REAL,
+    status TEXT NOT NULL,            -- running | complete | interrupted | failed
+    perflab_version TEXT NOT NULL,
+    host TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    ncpu INTEGER NOT NULL,
+    mem_total_mb REAL NOT NULL,
+    planned_trials INTEGER NOT NULL
+);
+CREATE TABLE point (
+    id INTEGER PRIMARY KEY,          -- matrix point id from the plan expansion
+    label TEXT NOT NULL,             -- "concurrency=10 model=pool"
+    params_json TEXT NOT NULL,
+    repetitions INTEGER NOT NULL DEFAULT 0,
+    stop_reason TEXT                 -- why its repetitions stopped (fixed N, CI reached, max reached, skipped)
+);
+CREATE TABLE trial (
+    id INTEGER PRIMARY KEY,          -- trial index in execution order
+    point INTEGER NOT NULL REFERENCES point(id),
+    repetition INTEGER NOT NULL,
+    params_json TEXT NOT NULL,
+    workload TEXT NOT NULL,
+    status TEXT NOT NULL,            -- ok | failed
+    failure TEXT,
+    started_unix REAL NOT NULL,
+    ended_unix REAL NOT NULL,
+    limit_mechanism TEXT,            -- cgroup-v1 | cgroup-v2 | affinity | none
+    limit_proof TEXT,                -- e.g. "Cpus_allowed_list: 0; cpu.cfs_quota_us=50000"
+    target_stdout_tail TEXT,
+    target_stderr_tail TEXT
+);
+CREATE TABLE phase (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    name TEXT NOT NULL,              -- baseline | warmup | load | recovery
+    start_s REAL NOT NULL,           -- seconds since the trial started
+    end_s REAL NOT NULL,
+    PRIMARY KEY (trial_id, name)
+);
+CREATE TABLE metric (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    name TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    value REAL NOT NULL,
+    better TEXT NOT NULL,            -- higher | lower | neither
+    PRIMARY KEY (trial_id, name)
+);
+CREATE TABLE histogram (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    name TEXT NOT NULL,              -- latency | service_time | connect | ttfb (values in microseconds)
+    count INTEGER NOT NULL,
+    hdr_v2_deflate BLOB NOT NULL,    -- HdrHistogram V2 + DEFLATE encoding
+    PRIMARY KEY (trial_id, name)
+);
+CREATE TABLE series (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    name TEXT NOT NULL,
+    t_s REAL NOT NULL,               -- seconds since the load phase began
+    value REAL NOT NULL
+);
+CREATE TABLE sample (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    phase TEXT NOT NULL,
+    t_s REAL NOT NULL,               -- seconds since the trial started
+    unix_s REAL NOT NULL,
+    name TEXT NOT NULL,              -- monitor column name, unit in the suffix
+    value REAL NOT NULL
+);
+CREATE TABLE error (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    class TEXT NOT NULL,
+    count INTEGER NOT NULL
+);
+CREATE TABLE raw_output (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    line_no INTEGER NOT NULL,
+    line TEXT NOT NULL
+);
+CREATE TABLE threshold (
+    expr TEXT NOT NULL,
+    point INTEGER NOT NULL,
+    observed REAL,
+    passed INTEGER NOT NULL
+);
+CREATE INDEX sample_by_trial ON sample(trial_id, name);
+CREATE INDEX series_by_trial ON series(trial_id, name);
+"#;
+
+/// The tables in export order.
+pub const TABLES: &[&str] = &[
+    "meta",
+    "run",
+    "point",
+    "trial",
+    "phase",
+    "metric",
+    "histogram",
+    "series",
+    "sample",
+    "error",
+    "raw_output",
+    "threshold",
+];
+
+pub fn create(conn: &Connection) -> anyhow::Result<()> {
+    conn.execute_batch(DDL)?;
+    conn.execute(
+        "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
+        [SCHEMA_VERSION.to_string()],
+    )?;
+    Ok(())
+}
+
+pub fn check(conn: &Connection) -> anyhow::Result<()> {
+    let v: String = conn
+        .query_row(
+            "SELECT value FROM meta WHERE key = 'schema_version'",
+            [],
+            |r| r.get(0),
+        )
+        .map_err(|_| crate::error::usage("not a perflab store (no schema version)"))?;
+    if v != SCHEMA_VERSION.to_string() {
+        return Err(crate::error::usage(format!(
+            "store schema version {v} is not supported by this perflab (expects {SCHEMA_VERSION})"
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,237 @@
+//! Writing a run: the run row, then one transaction per finished trial.
+
+use super::{codec, redact, Store};
+use crate::workload::WorkloadResult;
+use rusqlite::params;
+
+/// The facts about a run, written when it starts.
+pub struct RunInfo {
+    pub plan_name: String,
+    pub plan_file: String,
+    pub plan_source: String,
+    pub seed: u64,
+    pub started_unix: f64,
+    pub planned_trials: usize,
+}
+
+/// One monitor sample tagged with the phase it fell in.
+#[derive(Clone, Debug)]
+pub struct TaggedSample {
+    pub phase: String,
+    /// Seconds since the trial started.
+    pub t_s: f64,
+    pub unix_s: f64,
+    pub values: Vec<(String, f64)>,
+}
+
+/// Everything one trial produced.
+pub struct TrialRecord {
+    pub id: usize,
+    pub point: usize,
+    pub repetition: u32,
+    pub params_json: String,
+    pub workload: String,
+    pub failure: Option<String>,
+    pub started_unix: f64,
+    pub ended_unix: f64,
+    pub limit_mechanism: Option<String>,
+    pub limit_proof: Option<String>,
+    pub stdout_tail: Option<String>,
+    pub stderr_tail: Option<String>,
+    /// (name, start_s, end_s), seconds since the trial started.
+    pub phases: Vec<(String, f64, f64)>,
+    pub result: Option<WorkloadResult>,
+    pub samples: Vec<TaggedSample>,
+}
+
+fn host_facts() -> (String, String, i64, f64) {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap_or_default()
+        .trim()
+        .to_string();
+    let ncpu = std::thread::available_parallelism()
+        .map(|n| n.get() as i64)
+        .unwrap_or(1);
+    let mem_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("MemTotal:"))
+                .and_then(|l| {
+                    l.split_whitespace()
+                        .nth(1)
+                        .and_then(|v| v.parse::<f64>().ok())
+                })
+        })
+        .unwrap_or(0.0);
+    (host, kernel, ncpu, mem_kb / 1024.0)
+}
+
+impl Store {
+    pub fn write_run(&mut self, info: &RunInfo) -> anyhow::Result<()> {
+        let (host, kernel, ncpu, mem_mb) = host_facts();
+        self.conn().execute(
+            "INSERT INTO run (id, plan_name, plan_file, plan_source, seed, started_unix, status, perflab_version,
+                              host, kernel, ncpu, mem_total_mb, planned_trials)
+             VALUES (1, ?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9, ?10, ?11)",
+            params![
+                info.plan_name,
+                info.plan_file,
+                redact(&info.plan_source),
+                info.seed as i64,
+                info.started_unix,
+                env!("CARGO_PKG_VERSION"),
+                host,
+                kernel,
+                ncpu,
+                mem_mb,
+                info.planned_trials as i64
+            ],
+        )?;
+        Ok(())
+    }
+
+    /// Mark the run complete, interrupted or failed.
+    pub fn finish_run(&mut self, status: &str, ended_unix: f64) -> anyhow::Result<()> {
+        self.conn().execute(
+            "UPDATE run SET status = ?1, ended_unix = ?2 WHERE id = 1",
+            params![status, ended_unix],
+        )?;
+        Ok(())
+    }
+
+    /// Mark a resumed run as running again.
+    pub fn reopen_run(&mut self) -> anyhow::Result<()> {
+        self.conn().execute(
+            "UPDATE run SET status = 'running', ended_unix = NULL WHERE id = 1",
+            [],
+        )?;
+        Ok(())
+    }
+
+    /// Record (or update) a matrix point and why its repetitions stopped.
+    pub fn write_point(
+        &mut self,
+        id: usize,
+        label: &str,
+        params_json: &str,
+        repetitions: u32,
+        stop_reason: Option<&str>,
+    ) -> anyhow::Result<()> {
+        self.conn().execute(
+            "INSERT INTO point (id, label, params_json, repetitions, stop_reason) VALUES (?1, ?2, ?3, ?4, ?5)
+             ON CONFLICT(id) DO UPDATE SET repetitions = excluded.repetitions, stop_reason = excluded.stop_reason",
+            params![id as i64, label, redact(params_json), repetitions, stop_reason],
+        )?;
+        Ok(())
+    }
+
+    /// Store one finished trial, all in one transaction.
+    pub fn write_trial(&mut self, t: &TrialRecord) -> anyhow::Result<()> {
+        let tx = self.conn_mut().transaction()?;
+        tx.execute(
+            "INSERT INTO trial (id, point, repetition, params_json, workload, status, failure, started_unix, ended_unix,
+                                limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            params![
+                t.id as i64,
+                t.point as i64,
+                t.repetition,
+                redact(&t.params_json),
+                t.workload,
+                if t.failure.is_some() { "failed" } else { "ok" },
+                t.failure.as_deref().map(redact),
+                t.started_unix,
+                t.ended_unix,
+                t.limit_mechanism,
+                t.limit_proof,
+                t.stdout_tail.as_deref().map(redact),
+                t.stderr_tail.as_deref().map(redact),
+            ],
+        )?;
+        {
+            let mut st = tx.prepare(
+                "INSERT INTO phase (trial_id, name, start_s, end_s) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for (name, a, b) in &t.phases {
+                st.execute(params![t.id as i64, name, a, b])?;
+            }
+            let mut st = tx.prepare(
+                "INSERT INTO sample (trial_id, phase, t_s, unix_s, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            )?;
+            for s in &t.samples {
+                for (name, v) in &s.values {
+                    if v.is_finite() {
+                        st.execute(params![t.id as i64, s.phase, s.t_s, s.unix_s, name, v])?;
+                    }
+                }
+            }
+        }
+        if let Some(r) = &t.result {
+            let mut st = tx.prepare(
+                "INSERT OR REPLACE INTO metric (trial_id, name, unit, value, better) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )?;
+            for m in r.metrics.iter().filter(|m| m.value.is_finite()) {
+                st.execute(params![
+                    t.id as i64,
+                    m.name,
+                    m.unit,
+                    m.value,
+                    m.better.as_str()
+                ])?;
+            }
+            let mut st = tx.prepare(
+                "INSERT OR REPLACE INTO histogram (trial_id, name, count, hdr_v2_deflate) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for h in &r.histograms {
+                st.execute(params![
+                    t.id as i64,
+                    h.name,
+                    h.hist.len() as i64,
+                    codec::encode_histogram(&h.hist)?
+                ])?;
+            }
+            let mut st = tx.prepare(
+                "INSERT INTO series (trial_id, name, t_s, value) VALUES (?1, ?2, ?3, ?4)",
+            )?;
+            for p in r.series.iter().filter(|p| p.value.is_finite()) {
+                st.execute(params![t.id as i64, p.name, p.t_s, p.value])?;
+            }
+            let mut st =
+                tx.prepare("INSERT INTO error (trial_id, class, count) VALUES (?1, ?2, ?3)")?;
+            for (class, n) in &r.errors {
+                st.execute(params![t.id as i64, class, *n as i64])?;
+            }
+            let mut st =
+                tx.prepare("INSERT INTO raw_output (trial_id, line_no, line) VALUES (?1, ?2, ?3)")?;
+            for (i, line) in r.raw.iter().enumerate() {
+                st.execute(params![t.id as i64, i as i64, redact(line)])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn write_threshold(
+        &mut self,
+        expr: &str,
+        point: usize,
+        observed: Option<f64>,
+        passed: bool,
+    ) -> anyhow::Result<()> {
+        self.conn().execute(
+            "INSERT INTO threshold (expr, point, observed, passed) VALUES (?1, ?2, ?3, ?4)",
+            params![expr, point as i64, observed, passed as i64],
+        )?;
+        Ok(())
+    }
+
+    pub fn clear_thresholds(&mut self) -> anyhow::Result<()> {
+        self.conn().execute("DELETE FROM threshold", [])?;
+        Ok(())
+    }
+}

@@ -1,0 +1,111 @@
+//! The store keeps every figure it is given, byte for byte where it matters (histograms), and never
+//! keeps credentials.
+
+use perflab::store::{RunInfo, Store, TrialRecord};
+use perflab::workload::result::latency_histogram;
+use perflab::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
+
+fn record(id: usize, point: usize) -> TrialRecord {
+    let mut h = latency_histogram();
+    for v in [100u64, 200, 300, 40_000] {
+        h.record(v).unwrap();
+    }
+    TrialRecord {
+        id,
+        point,
+        repetition: 1,
+        params_json: r#"{"concurrency":10,"headers":["Authorization: Bearer s3cret"]}"#.into(),
+        workload: "http".into(),
+        failure: None,
+        started_unix: 1000.0 + id as f64,
+        ended_unix: 1010.0 + id as f64,
+        limit_mechanism: Some("affinity".into()),
+        limit_proof: Some("Cpus_allowed_list: 0".into()),
+        stdout_tail: Some("listening".into()),
+        stderr_tail: None,
+        phases: vec![("baseline".into(), 0.0, 2.0), ("load".into(), 2.0, 8.0)],
+        result: Some(WorkloadResult {
+            metrics: vec![Metric::new(
+                "requests_per_s",
+                "req/s",
+                1234.5,
+                Better::Higher,
+            )],
+            histograms: vec![NamedHistogram {
+                name: "latency".into(),
+                hist: h,
+            }],
+            series: vec![SeriesPoint {
+                t_s: 1.0,
+                name: "requests_per_s".into(),
+                value: 1200.0,
+            }],
+            errors: vec![("reset".into(), 2)],
+            raw: vec!["Cookie: a=b".into()],
+            failure: None,
+        }),
+        samples: vec![perflab::store::TaggedSample {
+            phase: "baseline".into(),
+            t_s: 1.0,
+            unix_s: 1001.0,
+            values: vec![("cpu_busy_pct".into(), 12.5), ("mem_used_mb".into(), 900.0)],
+        }],
+    }
+}
+
+#[test]
+fn a_trial_round_trips_and_credentials_are_redacted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::create(dir.path()).unwrap();
+    s.write_run(&RunInfo {
+        plan_name: "t".into(),
+        plan_file: "t.toml".into(),
+        plan_source: "headers = [\"Authorization: Bearer s3cret\"]".into(),
+        seed: 7,
+        started_unix: 999.0,
+        planned_trials: 2,
+    })
+    .unwrap();
+    s.write_point(0, "concurrency=10", "{}", 1, Some("fixed N = 1"))
+        .unwrap();
+    s.write_trial(&record(0, 0)).unwrap();
+    s.finish_run("complete", 2000.0).unwrap();
+    drop(s);
+
+    let s = Store::open(dir.path()).unwrap();
+    let run = s.run().unwrap();
+    assert_eq!(run.status, "complete");
+    assert_eq!(run.seed, 7);
+    assert!(!run.plan_source.contains("s3cret"));
+    let trials = s.trials().unwrap();
+    assert_eq!(trials.len(), 1);
+    let t = &trials[0];
+    assert!(!t.params_json.contains("s3cret"));
+    assert_eq!(t.metric("requests_per_s"), Some(1234.5));
+    let h = &t.histograms[0].hist;
+    assert_eq!(h.len(), 4);
+    assert_eq!(h.value_at_quantile(1.0), h.highest_equivalent(40_000));
+    assert_eq!(t.errors, vec![("reset".to_string(), 2)]);
+    assert_eq!(t.phases.len(), 2);
+    let samples = s.samples(0).unwrap();
+    assert_eq!(samples.len(), 1);
+    assert_eq!(samples[0].values.len(), 2);
+    assert_eq!(
+        s.raw_output(0).unwrap(),
+        vec!["Cookie: [redacted]".to_string()]
+    );
+
+    let out = dir.path().join("csv");
+    let files = perflab::store::export::to_csv(&s, &out).unwrap();
+    assert!(files.iter().any(|f| f.ends_with("trial.csv")));
+    let trial_csv = std::fs::read_to_string(out.join("trial.csv")).unwrap();
+    assert_eq!(trial_csv.lines().count(), 2, "header + one trial");
+}
+
+#[test]
+fn opening_something_else_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let err = Store::open(dir.path()).err().unwrap();
+    assert_eq!(perflab::error::exit_code(&err), 2);
+    assert!(err.to_string().contains("not a perflab run directory"));
+}
