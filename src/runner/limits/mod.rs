@@ -1,0 +1,203 @@
+//! Resource limits for the system under test: CPUs, CPU quota and memory.
+//!
+//! The mechanism is detected at run time (`detect`):
+//! - pure cgroup v2: a leaf with `cpuset.cpus`, `cpu.max`, `memory.max`;
+//! - v1/v2 hybrid (v2 without controllers, as on this project's machines): the v1 `cpuset`, `cpu` and
+//!   `memory` controllers, plus a v2 leaf (no controllers) for per-tree accounting, PSI and `cgroup.kill`;
+//! - no cgroups: `sched_setaffinity` on the child before it runs (CPU quota and memory cannot be applied,
+//!   which is reported as an error before the run rather than ignored).
+//!
+//! The child attaches itself in a `pre_exec` hook (it writes `0` into each `cgroup.procs`), so no process
+//! of the target ever runs outside its limits. Proof of the limit is read back and stored with the trial.
+
+mod cgroup;
+mod cpus;
+
+pub use cgroup::{detect, Hierarchy};
+pub use cpus::{online_cpus, parse_cpu_list, CpuSpec};
+
+use std::ffi::CString;
+use std::path::PathBuf;
+
+/// What a trial asks for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub cpus: Option<CpuSpec>,
+    /// Fractions of a CPU (1.5 = one and a half CPUs of time per period).
+    pub cpu_quota: Option<f64>,
+    /// Bytes.
+    pub memory: Option<u64>,
+}
+
+impl Limits {
+    pub fn is_empty(&self) -> bool {
+        self.cpus.is_none() && self.cpu_quota.is_none() && self.memory.is_none()
+    }
+}
+
+/// Limits made ready for one target start: the cgroups exist and are configured; the child attaches
+/// itself in `pre_exec`.
+pub struct Applied {
+    pub mechanism: &'static str,
+    /// cgroup directories created, removed again by `cleanup` (deepest last created first).
+    dirs: Vec<PathBuf>,
+    /// `cgroup.procs` files the child writes `0` into before exec.
+    procs_files: Vec<CString>,
+    /// CPU mask for `sched_setaffinity` (when no cpuset cgroup is used).
+    affinity: Option<Vec<usize>>,
+    /// The v2 leaf (accounting, PSI, cgroup.kill), when there is one.
+    pub v2_leaf: Option<PathBuf>,
+    pub cpus: Option<Vec<usize>>,
+}
+
+impl Applied {
+    /// No limits and no accounting cgroup.
+    pub fn none() -> Applied {
+        Applied {
+            mechanism: "none",
+            dirs: vec![],
+            procs_files: vec![],
+            affinity: None,
+            v2_leaf: None,
+            cpus: None,
+        }
+    }
+
+    /// Create and configure the cgroups for `limits`. `name` must be unique per target start.
+    pub fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
+        cgroup::prepare(limits, name)
+    }
+
+    /// Install the attach step into a `Command`: runs in the child between fork and exec.
+    pub fn install(&self, cmd: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        let files = self.procs_files.clone();
+        let mask = self.affinity.as_ref().map(|cpus| {
+            // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+            let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+            for &c in cpus {
+                unsafe { libc::CPU_SET(c, &mut set) };
+            }
+            set
+        });
+        // SAFETY: the closure only calls async-signal-safe functions (setpgid, open, write, close,
+        // sched_setaffinity) on data prepared before the fork; it allocates nothing.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setpgid(0, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                for f in &files {
+                    let fd = libc::open(f.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let ok = libc::write(fd, b"0\n".as_ptr().cast(), 2) == 2;
+                    let err = std::io::Error::last_os_error();
+                    libc::close(fd);
+                    if !ok {
+                        return Err(err);
+                    }
+                }
+                if let Some(set) = &mask {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(())
+            });
+        }
+    }
+
+    /// Read back proof of the limits as applied to `pid`.
+    pub fn proof(&self, pid: u32) -> String {
+        let mut parts = Vec::new();
+        if let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) {
+            if let Some(l) = status.lines().find(|l| l.starts_with("Cpus_allowed_list:")) {
+                parts.push(l.split_whitespace().collect::<Vec<_>>().join(" "));
+            }
+        }
+        for d in &self.dirs {
+            for f in [
+                "cpuset.cpus",
+                "cpu.cfs_quota_us",
+                "cpu.cfs_period_us",
+                "cpu.max",
+                "memory.limit_in_bytes",
+                "memory.max",
+            ] {
+                if let Ok(v) = std::fs::read_to_string(d.join(f)) {
+                    parts.push(format!("{f}={}", v.trim()));
+                }
+            }
+        }
+        parts.join("; ")
+    }
+
+    /// Every pid in the target's cgroups (empty when there are none).
+    pub fn pids(&self) -> Vec<i32> {
+        let mut out = Vec::new();
+        for d in self.dirs.iter().chain(self.v2_leaf.iter()) {
+            if let Ok(s) = std::fs::read_to_string(d.join("cgroup.procs")) {
+                out.extend(s.lines().filter_map(|l| l.trim().parse::<i32>().ok()));
+            }
+        }
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
+
+    /// Kill everything left in the cgroups (v2 `cgroup.kill` where available, else SIGKILL each pid).
+    pub fn kill_all(&self) {
+        if let Some(leaf) = &self.v2_leaf {
+            let _ = std::fs::write(leaf.join("cgroup.kill"), "1");
+        }
+        for pid in self.pids() {
+            unsafe { libc::kill(pid, libc::SIGKILL) };
+        }
+    }
+
+    /// Kill what is left, wait for the cgroups to empty, and remove them.
+    pub fn cleanup(&mut self) -> anyhow::Result<()> {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        loop {
+            self.kill_all();
+            if self.pids().is_empty() || std::time::Instant::now() > deadline {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let mut failed = Vec::new();
+        for d in self.dirs.iter().rev() {
+            if d.exists() && std::fs::remove_dir(d).is_err() {
+                // A just-exited task can linger for a moment; retry briefly.
+                let mut removed = false;
+                for _ in 0..50 {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    if std::fs::remove_dir(d).is_ok() || !d.exists() {
+                        removed = true;
+                        break;
+                    }
+                }
+                if !removed {
+                    failed.push(d.display().to_string());
+                }
+            }
+        }
+        self.dirs.clear();
+        if failed.is_empty() {
+            Ok(())
+        } else {
+            anyhow::bail!("could not remove cgroup(s) {}", failed.join(", "))
+        }
+    }
+}
+
+impl Drop for Applied {
+    fn drop(&mut self) {
+        if !self.dirs.is_empty() {
+            let _ = self.cleanup();
+        }
+    }
+}

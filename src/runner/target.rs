@@ -1,0 +1,333 @@
+//! The system under test: start it (in its own process group, inside its limits), wait until it is
+//! ready, watch it, and stop it (signal, grace period, then SIGKILL to the whole group and cgroup).
+
+use super::limits::{Applied, Limits};
+use crate::util::Cancel;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// How to start the target.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CommandLine {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+/// When the target counts as ready.
+#[derive(Clone, Debug)]
+pub enum Ready {
+    None,
+    Tcp {
+        addr: String,
+        timeout: Duration,
+    },
+    Http {
+        url: String,
+        timeout: Duration,
+    },
+    Log {
+        pattern: regex::Regex,
+        timeout: Duration,
+    },
+    Delay(Duration),
+}
+
+/// Everything needed to run a target.
+#[derive(Clone, Debug)]
+pub struct TargetConfig {
+    pub command: CommandLine,
+    pub cwd: Option<std::path::PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub ready: Ready,
+    pub stop_signal: i32,
+    pub grace: Duration,
+    pub limits: Limits,
+}
+
+/// The last bytes of a stream.
+#[derive(Default)]
+struct Tail {
+    buf: Vec<u8>,
+}
+
+const TAIL_BYTES: usize = 16 * 1024;
+
+impl Tail {
+    fn push(&mut self, data: &[u8]) {
+        self.buf.extend_from_slice(data);
+        if self.buf.len() > TAIL_BYTES {
+            let cut = self.buf.len() - TAIL_BYTES;
+            self.buf.drain(..cut);
+        }
+    }
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.buf).into_owned()
+    }
+}
+
+/// A started target.
+pub struct RunningTarget {
+    child: Child,
+    pub limits: Applied,
+    stdout: Arc<Mutex<Tail>>,
+    stderr: Arc<Mutex<Tail>>,
+    lines: mpsc::Receiver<String>,
+    readers: Vec<std::thread::JoinHandle<()>>,
+    exited: Option<std::process::ExitStatus>,
+    stop_signal: i32,
+    grace: Duration,
+}
+
+/// What stopping the target found.
+pub struct Stopped {
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+    /// Set when the target had already exited on its own before it was asked to stop.
+    pub died: Option<String>,
+}
+
+fn reader(
+    mut src: impl Read + Send + 'static,
+    tail: Arc<Mutex<Tail>>,
+    lines: mpsc::Sender<String>,
+) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        let mut r = BufReader::new(&mut src);
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            match r.read_until(b'\n', &mut line) {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if let Ok(mut t) = tail.lock() {
+                        t.push(&line);
+                    }
+                    let _ = lines.send(String::from_utf8_lossy(&line).trim_end().to_string());
+                }
+            }
+        }
+    })
+}
+
+fn describe(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(c), _) => format!("exited with status {c}"),
+        (None, Some(s)) => format!(
+            "was killed by signal {s}{}",
+            if s == libc::SIGKILL {
+                " (SIGKILL; out of memory?)"
+            } else {
+                ""
+            }
+        ),
+        _ => "exited".into(),
+    }
+}
+
+impl RunningTarget {
+    /// Start the target inside `limits` (already prepared by the caller).
+    pub fn start(cfg: &TargetConfig, limits: Applied) -> anyhow::Result<RunningTarget> {
+        let mut cmd = match &cfg.command {
+            CommandLine::Argv(argv) => {
+                let Some((prog, args)) = argv.split_first() else {
+                    return Err(crate::error::usage("target command is empty"));
+                };
+                let mut c = Command::new(prog);
+                c.args(args);
+                c
+            }
+            CommandLine::Shell(s) => {
+                let mut c = Command::new("/bin/sh");
+                c.arg("-c").arg(s);
+                c
+            }
+        };
+        if let Some(d) = &cfg.cwd {
+            cmd.current_dir(d);
+        }
+        cmd.envs(cfg.env.iter().map(|(k, v)| (k, v)));
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        limits.install(&mut cmd);
+        let mut child = cmd.spawn().map_err(|e| {
+            let what = match &cfg.command {
+                CommandLine::Argv(a) => a.first().cloned().unwrap_or_default(),
+                CommandLine::Shell(s) => s.clone(),
+            };
+            anyhow::anyhow!("cannot start target `{what}`: {e}")
+        })?;
+        let stdout = Arc::new(Mutex::new(Tail::default()));
+        let stderr = Arc::new(Mutex::new(Tail::default()));
+        let (tx, rx) = mpsc::channel();
+        let mut readers = Vec::new();
+        if let Some(o) = child.stdout.take() {
+            readers.push(reader(o, stdout.clone(), tx.clone()));
+        }
+        if let Some(e) = child.stderr.take() {
+            readers.push(reader(e, stderr.clone(), tx));
+        }
+        Ok(RunningTarget {
+            child,
+            limits,
+            stdout,
+            stderr,
+            lines: rx,
+            readers,
+            exited: None,
+            stop_signal: cfg.stop_signal,
+            grace: cfg.grace,
+        })
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// `Some(description)` if the target has exited.
+    pub fn exited(&mut self) -> Option<String> {
+        if self.exited.is_none() {
+            if let Ok(Some(st)) = self.child.try_wait() {
+                self.exited = Some(st);
+            }
+        }
+        self.exited.map(describe)
+    }
+
+    pub fn stderr_tail(&self) -> String {
+        self.stderr.lock().map(|t| t.text()).unwrap_or_default()
+    }
+
+    /// Wait until the target is ready. The error says why not (timeout, exit, cancel).
+    pub fn wait_ready(&mut self, ready: &Ready, cancel: &Cancel) -> anyhow::Result<()> {
+        let start = Instant::now();
+        let (timeout, what) = match ready {
+            Ready::None => return Ok(()),
+            Ready::Delay(d) => (*d, String::new()),
+            Ready::Tcp { addr, timeout } => (*timeout, format!("port {addr} to accept")),
+            Ready::Http { url, timeout } => (*timeout, format!("{url} to answer 200")),
+            Ready::Log { pattern, timeout } => (
+                *timeout,
+                format!("a log line matching /{}/", pattern.as_str()),
+            ),
+        };
+        loop {
+            if cancel.is_cancelled() {
+                anyhow::bail!("interrupted while waiting for the target to become ready");
+            }
+            if let Some(how) = self.exited() {
+                // Give the readers a moment to drain what the target printed before it died.
+                std::thread::sleep(Duration::from_millis(50));
+                anyhow::bail!("target {how} before it was ready");
+            }
+            let ok = match ready {
+                Ready::None => true,
+                Ready::Delay(d) => start.elapsed() >= *d,
+                Ready::Tcp { addr, .. } => tcp_accepts(addr),
+                Ready::Http { url, .. } => http_ok(url),
+                Ready::Log { pattern, .. } => {
+                    let mut hit = false;
+                    while let Ok(line) = self.lines.try_recv() {
+                        if pattern.is_match(&line) {
+                            hit = true;
+                            break;
+                        }
+                    }
+                    hit
+                }
+            };
+            if ok {
+                return Ok(());
+            }
+            if !matches!(ready, Ready::Delay(_)) && start.elapsed() > timeout {
+                anyhow::bail!(
+                    "target was not ready after {}: waited for {what}",
+                    crate::util::duration::format(timeout)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(if matches!(ready, Ready::Delay(_)) {
+                10
+            } else {
+                25
+            }));
+        }
+    }
+
+    /// Stop the target: signal its process group, wait the grace period, then SIGKILL the group and
+    /// everything left in its cgroups, and remove them.
+    pub fn stop(mut self) -> anyhow::Result<Stopped> {
+        let died = self.exited();
+        let pgid = self.child.id() as i32;
+        if died.is_none() {
+            unsafe { libc::kill(-pgid, self.stop_signal) };
+            let deadline = Instant::now() + self.grace;
+            while Instant::now() < deadline {
+                if self.exited().is_some() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+        // Whatever is left of the group (the leader may be gone while children live on).
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        let _ = self.child.wait();
+        self.limits.kill_all();
+        let cleanup = self.limits.cleanup();
+        for r in self.readers.drain(..) {
+            // The pipes close when the last process holding them is gone.
+            let _ = r.join();
+        }
+        cleanup?;
+        Ok(Stopped {
+            stdout_tail: self.stdout.lock().map(|t| t.text()).unwrap_or_default(),
+            stderr_tail: self.stderr.lock().map(|t| t.text()).unwrap_or_default(),
+            died,
+        })
+    }
+}
+
+fn tcp_accepts(addr: &str) -> bool {
+    use std::net::ToSocketAddrs;
+    let Ok(mut addrs) = addr.to_socket_addrs() else {
+        return false;
+    };
+    addrs.any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_millis(200)).is_ok())
+}
+
+/// A minimal HTTP/1.1 GET (plain http only) that answers whether the status is 200.
+fn http_ok(url: &str) -> bool {
+    let Some(rest) = url.strip_prefix("http://") else {
+        return false;
+    };
+    let (hostport, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    let hp = if hostport.contains(':') {
+        hostport.to_string()
+    } else {
+        format!("{hostport}:80")
+    };
+    use std::net::ToSocketAddrs;
+    let Some(a) = hp.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
+        return false;
+    };
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&a, Duration::from_millis(300)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
+    if s.write_all(
+        format!("GET {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n").as_bytes(),
+    )
+    .is_err()
+    {
+        return false;
+    }
+    let mut buf = [0u8; 32];
+    let n = s.read(&mut buf).unwrap_or(0);
+    let head = String::from_utf8_lossy(&buf[..n]);
+    head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200")
+}
