@@ -2,5 +2,6 @@
 
 pub mod cancel;
 pub mod duration;
+pub mod time;
 
 pub use cancel::Cancel;

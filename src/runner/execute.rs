@@ -1,0 +1,318 @@
+//! Executing an experiment: every trial in order, stored one transaction at a time; adaptive
+//! repetitions; variant hooks; kept targets; thresholds; Ctrl-C and `--resume`.
+
+use super::experiment::{Experiment, PreparedTrial, Repetitions};
+use super::hooks::ActiveVariant;
+use super::limits::Applied;
+use super::progress::Progress;
+use super::target::RunningTarget;
+use super::trial::{run_trial, TrialSpec};
+use crate::store::{RunInfo, Store, StoredTrial};
+use crate::util::time::{compact_utc, unix_now};
+use crate::util::Cancel;
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+
+pub struct RunOptions {
+    /// Where run directories go (`runs/`).
+    pub runs_dir: PathBuf,
+    /// Continue this run directory instead of starting a new one.
+    pub resume: Option<PathBuf>,
+    pub quiet: bool,
+    pub fail_fast: bool,
+}
+
+#[derive(Debug)]
+pub struct RunOutcome {
+    pub dir: PathBuf,
+    pub status: String,
+    pub trials_ok: usize,
+    pub trials_failed: usize,
+    pub thresholds_failed: Vec<String>,
+}
+
+impl RunOutcome {
+    /// 130 interrupted; 1 a threshold broke or a trial failed; 0 otherwise.
+    pub fn exit_code(&self) -> i32 {
+        if self.status == "interrupted" {
+            130
+        } else if !self.thresholds_failed.is_empty() || self.trials_failed > 0 || self.status == "failed" {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+fn safe_name(s: &str) -> String {
+    let n: String = s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '-' }).collect();
+    n.trim_matches('-').chars().take(60).collect::<String>()
+}
+
+fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, HashSet<usize>)> {
+    if let Some(dir) = &opts.resume {
+        let mut store = Store::open(dir)?;
+        let run = store.run()?;
+        if run.plan_source != crate::store::redact(&exp.plan_source) {
+            return Err(crate::error::usage(format!(
+                "{} was made from a different plan; --resume needs the same plan file",
+                dir.display()
+            )));
+        }
+        let done: HashSet<usize> = store.trial_ids()?.into_iter().collect();
+        store.reopen_run()?;
+        return Ok((store, done));
+    }
+    let started = unix_now();
+    let mut dir = opts.runs_dir.join(format!("{}-{}", compact_utc(started), safe_name(&exp.name)));
+    let mut k = 1;
+    while dir.exists() {
+        k += 1;
+        dir = opts.runs_dir.join(format!("{}-{}-{k}", compact_utc(started), safe_name(&exp.name)));
+    }
+    let mut store = Store::create(&dir)?;
+    std::fs::write(dir.join("plan.toml"), crate::store::redact(&exp.plan_source))?;
+    store.write_run(&RunInfo {
+        plan_name: exp.name.clone(),
+        plan_file: exp.plan_file.clone(),
+        plan_source: exp.plan_source.clone(),
+        seed: exp.seed,
+        started_unix: started,
+        planned_trials: exp.trials.len(),
+    })?;
+    for p in &exp.points {
+        store.write_point(p.id, &p.label, &p.params_json, 0, None)?;
+    }
+    Ok((store, HashSet::new()))
+}
+
+/// A target kept across trials (restart = "keep"), restarted when its configuration changes.
+struct Kept {
+    key: String,
+    target: RunningTarget,
+}
+
+fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::TrialRecord) -> String {
+    match &rec.failure {
+        Some(f) => format!("✗ trial {i}/{n} {label} #{rep}: failed: {f}"),
+        None => {
+            let r = rec.result.as_ref();
+            let m = |name: &str| r.and_then(|r| r.metric(name)).map(|m| m.value);
+            let mut s = format!("✓ trial {i}/{n} {label} #{rep}");
+            if let Some(v) = m("requests_per_s") {
+                s.push_str(&format!(": {v:.0} req/s"));
+            }
+            if let Some(v) = m("latency_p99_ms") {
+                s.push_str(&format!(", p99 {v:.2} ms"));
+            }
+            s
+        }
+    }
+}
+
+pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyhow::Result<RunOutcome> {
+    let (mut store, done) = open_store(&exp, opts)?;
+    let dir = store.dir().to_path_buf();
+    let run_tag = format!("{}-{}", std::process::id(), compact_utc(unix_now()));
+    let labels: BTreeMap<usize, String> = exp.points.iter().map(|p| (p.id, p.label.clone())).collect();
+    let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials).into_iter().filter(|t| !done.contains(&t.id)).collect();
+    let mut progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
+    if !done.is_empty() {
+        progress.note(&format!("resuming {}: {} trial(s) already stored, {} to run", dir.display(), done.len(), todo.len()));
+    }
+
+    let mut variant = ActiveVariant::default();
+    let mut kept: Option<Kept> = None;
+    let mut failed_fast = false;
+    let mut next_id = done.iter().copied().max().map_or(0, |m| m + 1);
+    let mut queue: std::collections::VecDeque<PreparedTrial> = todo.into();
+    let mut ran = 0usize;
+    let mut stop_reasons: BTreeMap<usize, String> = BTreeMap::new();
+
+    loop {
+        while let Some(mut t) = queue.pop_front() {
+            if cancel.is_cancelled() || failed_fast {
+                break;
+            }
+            next_id = next_id.max(t.id + 1);
+            let label = labels.get(&t.point).cloned().unwrap_or_default();
+            progress.start_trial(&format!("{label} #{}", t.repetition));
+            let hooks = t.variant.as_ref().and_then(|v| exp.hooks.get(v).map(|h| (v.as_str(), h)));
+            let setup_err = variant.switch(hooks).err();
+
+            // A kept target: (re)start it when its configuration differs from the running one.
+            let mut kept_err = None;
+            let per_trial_target = if exp.keep_target { None } else { t.target.as_ref() };
+            if exp.keep_target && setup_err.is_none() {
+                if let Some(cfg) = &t.target {
+                    let key = format!("{cfg:?}");
+                    if kept.as_ref().map(|k| &k.key) != Some(&key) {
+                        if let Some(k) = kept.take() {
+                            let _ = k.target.stop();
+                        }
+                        let name = format!("perflab-{run_tag}-k{}", t.id);
+                        let started = Applied::prepare(&cfg.limits, &name)
+                            .and_then(|a| RunningTarget::start(cfg, a))
+                            .and_then(|mut rt| match rt.wait_ready(&cfg.ready, cancel) {
+                                Ok(()) => Ok(rt),
+                                Err(e) => {
+                                    let tail = rt.stderr_tail();
+                                    let _ = rt.stop();
+                                    Err(anyhow::anyhow!("{e:#}; stderr: {}", tail.trim()))
+                                }
+                            });
+                        match started {
+                            Ok(rt) => kept = Some(Kept { key, target: rt }),
+                            Err(e) => kept_err = Some(format!("target not ready: {e:#}")),
+                        }
+                    }
+                }
+            }
+
+            let spec = TrialSpec {
+                id: t.id,
+                point: t.point,
+                repetition: t.repetition,
+                params_json: t.params_json.clone(),
+                run_tag: &run_tag,
+                phases: exp.phases,
+                target: per_trial_target,
+            };
+            let mut rec = if let Some(e) = setup_err.map(|e| format!("{e:#}")).or(kept_err) {
+                let now = unix_now();
+                crate::store::TrialRecord {
+                    id: t.id,
+                    point: t.point,
+                    repetition: t.repetition,
+                    params_json: t.params_json.clone(),
+                    workload: t.workload.name(),
+                    failure: Some(e),
+                    started_unix: now,
+                    ended_unix: now,
+                    limit_mechanism: None,
+                    limit_proof: None,
+                    stdout_tail: None,
+                    stderr_tail: None,
+                    phases: vec![],
+                    result: None,
+                    samples: vec![],
+                }
+            } else {
+                let kept_target = kept.as_mut().map(|k| &mut k.target);
+                run_trial(&spec, t.workload.as_mut(), kept_target, cancel, &mut progress)
+            };
+            if cancel.is_cancelled() {
+                // An interrupted trial is not finished: it is not stored, and --resume runs it again.
+                break;
+            }
+            if let Some(k) = kept.as_mut() {
+                if let Some(how) = k.target.exited() {
+                    rec.failure.get_or_insert(format!("kept target {how}"));
+                    rec.stderr_tail = Some(k.target.stderr_tail());
+                    if let Some(k) = kept.take() {
+                        let _ = k.target.stop();
+                    }
+                }
+            }
+            store.write_trial(&rec)?;
+            ran += 1;
+            let total = done.len() + ran + queue.len();
+            progress.finish_trial(&summary_line(done.len() + ran, total, &label, t.repetition, &rec));
+            if rec.failure.is_some() && opts.fail_fast {
+                failed_fast = true;
+            }
+        }
+        if cancel.is_cancelled() || failed_fast {
+            break;
+        }
+        // Adaptive repetitions: another round for the points whose CI is still too wide.
+        let trials = store.trials()?;
+        let more = plan_more(&exp, &trials, &mut stop_reasons);
+        if more.is_empty() {
+            break;
+        }
+        let Some(extend) = &exp.extend else { break };
+        for (point, rep) in more {
+            queue.push_back(extend(point, rep, next_id)?);
+            next_id += 1;
+        }
+        progress.set_total(ran + done.len() + queue.len());
+    }
+
+    let teardown = variant.teardown();
+    if let Some(k) = kept.take() {
+        let _ = k.target.stop();
+    }
+    progress.finish();
+
+    let trials = store.trials()?;
+    let interrupted = cancel.is_cancelled();
+    // Repetition bookkeeping per point.
+    for p in &exp.points {
+        let n = trials.iter().filter(|t| t.point == p.id).count() as u32;
+        let reason = match &exp.repetitions {
+            _ if interrupted => Some("interrupted".to_string()),
+            Repetitions::Fixed(k) => Some(format!("fixed N = {k}")),
+            Repetitions::Adaptive { .. } => stop_reasons.get(&p.id).cloned(),
+        };
+        store.write_point(p.id, &p.label, &p.params_json, n, reason.as_deref())?;
+    }
+    // Thresholds.
+    let mut thresholds_failed = Vec::new();
+    store.clear_thresholds()?;
+    if !interrupted {
+        for th in &exp.thresholds {
+            for p in &exp.points {
+                let ts: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == p.id).collect();
+                let v = super::thresholds::judge(th, &ts);
+                store.write_threshold(&th.expr, p.id, v.observed, v.passed)?;
+                if !v.passed {
+                    let obs = v.observed.map_or("no data".to_string(), |o| format!("{o:.3}"));
+                    thresholds_failed.push(format!("{} at {}: observed {obs}", th.expr, p.label));
+                }
+            }
+        }
+    }
+    let trials_failed = trials.iter().filter(|t| !t.ok()).count();
+    let status = if interrupted {
+        "interrupted"
+    } else if failed_fast {
+        "failed"
+    } else {
+        "complete"
+    };
+    store.finish_run(status, unix_now())?;
+    if let Err(e) = teardown {
+        eprintln!("perflab: warning: {e:#}");
+    }
+    Ok(RunOutcome {
+        dir,
+        status: status.to_string(),
+        trials_ok: trials.len() - trials_failed,
+        trials_failed,
+        thresholds_failed,
+    })
+}
+
+/// Which points need one more repetition (adaptive policy), recording why the others stopped.
+fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<usize, String>) -> Vec<(usize, u32)> {
+    let Repetitions::Adaptive { min, max, ci_pct, metric } = &exp.repetitions else { return vec![] };
+    let mut more = Vec::new();
+    for p in &exp.points {
+        if reasons.contains_key(&p.id) {
+            continue;
+        }
+        let mine: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == p.id).collect();
+        let reps = mine.iter().map(|t| t.repetition).max().unwrap_or(0);
+        let vals: Vec<f64> = mine.iter().filter(|t| t.ok()).filter_map(|t| t.metric(metric)).collect();
+        let hw = crate::analysis::stats::ci_half_width_pct(&vals);
+        if reps >= *max {
+            reasons.insert(p.id, format!("max = {max} reached (CI ±{})", hw.map_or("n/a".into(), |h| format!("{h:.1} %"))));
+        } else if vals.len() as u32 >= *min && hw.is_some_and(|h| h <= *ci_pct) {
+            reasons.insert(p.id, format!("95 % CI ±{:.1} % ≤ {ci_pct} % after {} repetitions", hw.unwrap_or(0.0), vals.len()));
+        } else {
+            more.push((p.id, reps + 1));
+        }
+    }
+    more
+}

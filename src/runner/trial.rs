@@ -1,0 +1,227 @@
+//! One trial: (start the target,) baseline, warm-up, load, recovery, with the monitor sampling
+//! throughout and every sample tagged with its phase; then stop the target and build the record.
+
+use super::limits::Applied;
+use super::phase::{CurrentPhase, Phase, PhasePlan};
+use super::target::{RunningTarget, TargetConfig};
+use crate::monitor::{MonitorConfig, ProcessSelector};
+use crate::store::{TaggedSample, TrialRecord};
+use crate::util::time::unix_now;
+use crate::util::Cancel;
+use crate::workload::{RunSpec, Workload};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+/// What the runner knows about the trial it is about to run.
+pub struct TrialSpec<'a> {
+    pub id: usize,
+    pub point: usize,
+    pub repetition: u32,
+    pub params_json: String,
+    pub run_tag: &'a str,
+    pub phases: PhasePlan,
+    /// A target to start for this trial only (restart = "per-trial").
+    pub target: Option<&'a TargetConfig>,
+}
+
+/// Progress notifications for the progress bar.
+pub trait TrialObserver {
+    fn phase(&mut self, phase: Phase);
+}
+
+impl TrialObserver for () {
+    fn phase(&mut self, _: Phase) {}
+}
+
+struct Clock {
+    t0: Instant,
+    phases: Vec<(String, f64, f64)>,
+    current: Option<(Phase, f64)>,
+}
+
+impl Clock {
+    fn now(&self) -> f64 {
+        self.t0.elapsed().as_secs_f64()
+    }
+    fn enter(&mut self, p: Phase, shared: &CurrentPhase, obs: &mut dyn TrialObserver) {
+        let now = self.now();
+        if let Some((prev, start)) = self.current.take() {
+            self.phases.push((prev.name().to_string(), start, now));
+        }
+        self.current = Some((p, now));
+        shared.set(p);
+        obs.phase(p);
+    }
+    fn close(&mut self) {
+        let now = self.now();
+        if let Some((prev, start)) = self.current.take() {
+            self.phases.push((prev.name().to_string(), start, now));
+        }
+    }
+}
+
+/// Run one trial. `kept` is a target kept across trials (restart = "keep"); otherwise `spec.target`
+/// is started and stopped here. Never fails as a whole: a failure is recorded in the record.
+pub fn run_trial(
+    spec: &TrialSpec,
+    workload: &mut dyn Workload,
+    kept: Option<&mut RunningTarget>,
+    cancel: &Cancel,
+    obs: &mut dyn TrialObserver,
+) -> TrialRecord {
+    let started_unix = unix_now();
+    let shared = CurrentPhase::default();
+    let mut clock = Clock { t0: Instant::now(), phases: Vec::new(), current: None };
+    let mut rec = TrialRecord {
+        id: spec.id,
+        point: spec.point,
+        repetition: spec.repetition,
+        params_json: spec.params_json.clone(),
+        workload: workload.name(),
+        failure: None,
+        started_unix,
+        ended_unix: started_unix,
+        limit_mechanism: None,
+        limit_proof: None,
+        stdout_tail: None,
+        stderr_tail: None,
+        phases: Vec::new(),
+        result: None,
+        samples: Vec::new(),
+    };
+    clock.enter(Phase::Setup, &shared, obs);
+
+    // The target: our own for this trial, or the kept one.
+    let mut own: Option<RunningTarget> = None;
+    if let Some(cfg) = spec.target {
+        let name = format!("perflab-{}-t{}", spec.run_tag, spec.id);
+        match Applied::prepare(&cfg.limits, &name).and_then(|a| RunningTarget::start(cfg, a)) {
+            Ok(mut t) => match t.wait_ready(&cfg.ready, cancel) {
+                Ok(()) => own = Some(t),
+                Err(e) => {
+                    rec.failure = Some(format!("target not ready: {e:#}"));
+                    finish_target(&mut rec, Some(t));
+                    return finish(rec, clock);
+                }
+            },
+            Err(e) => {
+                rec.failure = Some(format!("target did not start: {e:#}"));
+                return finish(rec, clock);
+            }
+        }
+    }
+    let target: Option<&mut RunningTarget> = match (own.as_mut(), kept) {
+        (Some(t), _) => Some(t),
+        (None, k) => k,
+    };
+    let target_pid = target.as_ref().map(|t| t.pid());
+    if let Some(t) = &target {
+        rec.limit_mechanism = Some(t.limits.mechanism.to_string());
+        rec.limit_proof = Some(t.limits.proof(t.pid()));
+    }
+
+    // The monitor, sampling from now until the end of recovery.
+    let samples: Arc<Mutex<Vec<TaggedSample>>> = Arc::new(Mutex::new(Vec::new()));
+    let mut processes = vec![ProcessSelector::own_process("loadgen")];
+    if let Some(pid) = target_pid {
+        processes.push(ProcessSelector::tree("target", pid as i32));
+    }
+    let mcfg = MonitorConfig { interval: spec.phases.interval, processes, ..MonitorConfig::default() };
+    let sink = samples.clone();
+    let tag = shared.clone();
+    let monitor = crate::monitor::spawn(mcfg, cancel.clone(), move |s| {
+        if let Ok(mut v) = sink.lock() {
+            v.push(TaggedSample { phase: tag.get().name().to_string(), t_s: s.unix_s - started_unix, unix_s: s.unix_s, values: s.values });
+        }
+    });
+    let monitor = match monitor {
+        Ok(m) => Some(m),
+        Err(e) => {
+            rec.failure = Some(format!("monitor could not start: {e:#}"));
+            None
+        }
+    };
+
+    let mut target = target;
+    if rec.failure.is_none() {
+        clock.enter(Phase::Baseline, &shared, obs);
+        cancel.sleep(spec.phases.baseline);
+        rec.failure = died(&mut target, "baseline");
+    }
+    if rec.failure.is_none() && !cancel.is_cancelled() {
+        clock.enter(Phase::Warmup, &shared, obs);
+        let mut load_started = false;
+        let run = {
+            let clock = &mut clock;
+            let shared = &shared;
+            let obs: &mut dyn TrialObserver = obs;
+            let mut on_load = || {
+                clock.enter(Phase::Load, shared, obs);
+                load_started = true;
+            };
+            workload.run(RunSpec { warmup: spec.phases.warmup, load: spec.phases.load }, cancel, &mut on_load)
+        };
+        if !load_started {
+            clock.enter(Phase::Load, &shared, obs);
+        }
+        match run {
+            Ok(r) => {
+                if let Some(f) = &r.failure {
+                    rec.failure = Some(f.clone());
+                }
+                rec.result = Some(r);
+            }
+            Err(e) => rec.failure = Some(format!("workload failed: {e:#}")),
+        }
+        if rec.failure.is_none() {
+            rec.failure = died(&mut target, "load");
+        }
+    }
+    if !cancel.is_cancelled() && rec.failure.is_none() {
+        clock.enter(Phase::Recovery, &shared, obs);
+        cancel.sleep(spec.phases.recovery);
+        rec.failure = died(&mut target, "recovery");
+    }
+    if cancel.is_cancelled() && rec.failure.is_none() {
+        rec.failure = Some("interrupted".into());
+    }
+    if let Some(m) = monitor {
+        if let Err(e) = m.stop() {
+            rec.failure.get_or_insert(format!("monitor failed: {e:#}"));
+        }
+    }
+    if let Some(t) = &target {
+        if rec.stderr_tail.is_none() {
+            rec.stderr_tail = Some(t.stderr_tail());
+        }
+    }
+    finish_target(&mut rec, own);
+    rec.samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
+    finish(rec, clock)
+}
+
+fn died(target: &mut Option<&mut RunningTarget>, phase: &str) -> Option<String> {
+    let t = target.as_mut()?;
+    t.exited().map(|how| format!("target {how} during the {phase} phase"))
+}
+
+fn finish_target(rec: &mut TrialRecord, t: Option<RunningTarget>) {
+    if let Some(t) = t {
+        match t.stop() {
+            Ok(s) => {
+                rec.stdout_tail = Some(s.stdout_tail);
+                rec.stderr_tail = Some(s.stderr_tail);
+            }
+            Err(e) => {
+                rec.failure.get_or_insert(format!("stopping the target failed: {e:#}"));
+            }
+        }
+    }
+}
+
+fn finish(mut rec: TrialRecord, mut clock: Clock) -> TrialRecord {
+    clock.close();
+    rec.phases = clock.phases.into_iter().filter(|(n, _, _)| n != "setup").collect();
+    rec.ended_unix = unix_now();
+    rec
+}
