@@ -31,6 +31,8 @@ pub enum Command {
     Report(crate::report::cli::ReportArgs),
     /// Compare two runs of the same plan
     Compare(crate::report::cli::CompareArgs),
+    /// Export every table of a run's store as CSV
+    Export(crate::store::cli::ExportArgs),
 }
 
 /// Parse arguments, run, and return the process exit code. Errors become one line on stderr.
@@ -70,6 +72,7 @@ pub fn main() -> i32 {
         Command::Demo(a) => crate::runner::cli::demo(a),
         Command::Report(a) => crate::report::cli::report(a),
         Command::Compare(a) => crate::report::cli::compare(a),
+        Command::Export(a) => crate::store::cli::run(a),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 //! by trial in one transaction per trial, with a copy of the plan beside it. The schema is documented
 //! in `docs/store.md`; every table exports to CSV (`export`).
 
+pub mod cli;
 mod codec;
 pub mod export;
 mod read;
