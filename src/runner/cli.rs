@@ -1,18 +1,147 @@
 //! The `perflab run` and `perflab demo` command lines.
 
+use super::execute::{execute, RunOptions, RunOutcome};
+use crate::util::Cancel;
+use std::path::{Path, PathBuf};
+
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// The plan file (TOML)
-    pub plan: Option<std::path::PathBuf>,
+    /// The plan file (TOML); see docs/plan.md
+    pub plan: PathBuf,
+    /// List the trials in execution order with the estimated duration, and run nothing
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Continue an interrupted run directory: run only the trials it lacks
+    #[arg(long, value_name = "DIR")]
+    pub resume: Option<PathBuf>,
+    /// Where run directories are created
+    #[arg(long, value_name = "DIR", default_value = "runs")]
+    pub runs_dir: PathBuf,
+    /// No progress bar and no per-trial lines (the final summary is still printed)
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the outcome as one JSON document on stdout (implies --quiet)
+    #[arg(long)]
+    pub json: bool,
+    /// Stop the run at the first failed trial
+    #[arg(long)]
+    pub fail_fast: bool,
 }
 
 #[derive(clap::Args, Debug)]
-pub struct DemoArgs {}
-
-pub fn run(_args: RunArgs) -> anyhow::Result<i32> {
-    Err(crate::error::usage("perflab run is not built yet"))
+pub struct DemoArgs {
+    /// Port for the demo's target (0 = pick a free one)
+    #[arg(long, default_value_t = 0)]
+    pub port: u16,
+    /// Where the run directory is created
+    #[arg(long, value_name = "DIR", default_value = "runs")]
+    pub runs_dir: PathBuf,
+    /// No progress bar
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Print the embedded plan and exit
+    #[arg(long)]
+    pub print_plan: bool,
 }
 
-pub fn demo(_args: DemoArgs) -> anyhow::Result<i32> {
-    Err(crate::error::usage("perflab demo is not built yet"))
+pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let label = args.plan.display().to_string();
+    let source = std::fs::read_to_string(&args.plan)
+        .map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    let plan = crate::plan::parse_str(&source, &label)?;
+    let trials = crate::plan::expand(&plan);
+    if args.dry_run {
+        print!("{}", crate::plan::dry_run_listing(&plan, &trials));
+        return Ok(0);
+    }
+    let quiet = args.quiet || args.json;
+    let exp = super::from_plan::build(&plan, &trials, &label)?;
+    let opts = RunOptions { runs_dir: args.runs_dir, resume: args.resume, quiet, fail_fast: args.fail_fast };
+    let outcome = execute_with_signals(exp, &opts)?;
+    if args.json {
+        println!("{}", outcome_json(&outcome));
+    } else {
+        print_outcome(&outcome);
+    }
+    Ok(outcome.exit_code())
+}
+
+pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
+    let plan_text = demo_plan(args.port)?;
+    if args.print_plan {
+        print!("{plan_text}");
+        return Ok(0);
+    }
+    let plan = crate::plan::parse_str(&plan_text, "demo.toml")?;
+    let trials = crate::plan::expand(&plan);
+    eprintln!(
+        "perflab demo: {} trials ({} × pool vs thread-per-connection), about {}",
+        trials.len(),
+        plan.name,
+        crate::util::duration::format(estimate(&plan, trials.len()))
+    );
+    let exp = super::from_plan::build(&plan, &trials, "demo.toml")?;
+    let opts = RunOptions { runs_dir: args.runs_dir, resume: None, quiet: args.quiet, fail_fast: false };
+    let outcome = execute_with_signals(exp, &opts)?;
+    print_outcome(&outcome);
+    if outcome.status != "interrupted" {
+        match crate::report::write_default(&outcome.dir) {
+            Ok(paths) => {
+                for p in paths {
+                    println!("report: {}", p.display());
+                }
+            }
+            Err(e) => eprintln!("perflab: warning: the report could not be written: {e:#}"),
+        }
+    }
+    Ok(outcome.exit_code())
+}
+
+/// The embedded demo plan with perflab's own path and a port filled in.
+pub fn demo_plan(port: u16) -> anyhow::Result<String> {
+    let exe = std::env::current_exe()?;
+    let port = if port == 0 { std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port() } else { port };
+    Ok(include_str!("demo.toml").replace("{{PERFLAB}}", &exe.display().to_string()).replace("{{PORT}}", &port.to_string()))
+}
+
+fn estimate(plan: &crate::plan::Plan, trials: usize) -> std::time::Duration {
+    let p = &plan.phases;
+    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300)) * trials as u32
+}
+
+fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
+    let cancel = Cancel::on_signals()?;
+    execute(exp, opts, &cancel)
+}
+
+fn print_outcome(o: &RunOutcome) {
+    let mut line = format!("run {}: {} trial(s) ok, {} failed", o.status, o.trials_ok, o.trials_failed);
+    if !o.thresholds_failed.is_empty() {
+        line.push_str(&format!(", {} threshold(s) broken", o.thresholds_failed.len()));
+    }
+    println!("{line}");
+    for t in &o.thresholds_failed {
+        println!("  ✗ threshold {t}");
+    }
+    println!("stored in {}", o.dir.display());
+    if o.status == "interrupted" {
+        println!("resume with: perflab run --resume {} <plan>", shell_path(&o.dir));
+    }
+}
+
+fn shell_path(p: &Path) -> String {
+    p.display().to_string()
+}
+
+fn outcome_json(o: &RunOutcome) -> String {
+    serde_json::json!({
+        "schema": "perflab.run/1",
+        "dir": o.dir.display().to_string(),
+        "status": o.status,
+        "trials_ok": o.trials_ok,
+        "trials_failed": o.trials_failed,
+        "thresholds_failed": o.thresholds_failed,
+        "exit_code": o.exit_code(),
+    })
+    .to_string()
 }
