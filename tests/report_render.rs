@@ -80,6 +80,7 @@ fn markup_is_escaped_and_credentials_never_appear() {
     for (name, bytes) in all_files(&out) {
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains(SECRET), "{name} leaks the credential");
+        assert!(!text.contains("[redacted]]"), "{name}: redaction applied twice");
         if name.ends_with(".html") || name.ends_with(".md") || name.ends_with(".svg") {
             assert!(!text.contains(XSS), "{name} has the raw plan name");
             assert!(!text.contains("<b>boom</b>"), "{name} has raw markup from an error");

@@ -2,7 +2,7 @@
 //! load phase shaded, throughput and latency against the swept parameter, and latency spectra.
 
 use super::model::{ReportModel, TrialSeries};
-use crate::store::redact;
+use super::safe as redact;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 

@@ -2,7 +2,7 @@
 //! model; Markdown, HTML and the terminal render this one document, so they show the same figures.
 
 use super::model::{ReportModel, Verdict};
-use crate::store::redact;
+use super::safe as redact;
 
 /// Stable number formatting: 4 significant digits (no exponent), at most 3 decimals.
 pub fn num(v: f64) -> String {
@@ -231,7 +231,12 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         if p.system.is_empty() {
             continue;
         }
-        blocks.push(Block::Para(format!("Point {}:", redact(&p.label))));
+        blocks.push(Block::Para(format!(
+            "Point {} (n = {} trials, {} failed):",
+            redact(&p.label),
+            p.trials,
+            p.failed
+        )));
         let rows = p
             .system
             .iter()

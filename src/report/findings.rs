@@ -25,8 +25,8 @@ const RULES: &[Rule] = &[
         resource: "CPU run queue",
         kind: "saturation",
         matches: |m| m == "procs_running",
-        threshold: |ncpu| ncpu as f64,
-        source: "runnable tasks above the cpu count",
+        threshold: |ncpu| ncpu as f64 + 1.0,
+        source: "more runnable tasks than cpus",
     },
     Rule {
         resource: "memory",

@@ -14,6 +14,16 @@ pub mod stats;
 
 pub use model::ReportModel;
 
+/// `crate::store::redact`, made idempotent: the store already redacted what it kept, and redacting
+/// `[redacted]` again would append a stray `]` each time.
+pub fn safe(text: &str) -> String {
+    let mut s = crate::store::redact(text);
+    while s.contains("[redacted]]") {
+        s = s.replace("[redacted]]", "[redacted]");
+    }
+    s
+}
+
 use anyhow::Context;
 use std::path::{Path, PathBuf};
 
@@ -123,7 +133,7 @@ pub fn write(
     if formats.json {
         let mut text = serde_json::to_string_pretty(&model)?;
         text.push('\n');
-        paths.json = Some(put("report.json", &crate::store::redact(&text))?);
+        paths.json = Some(put("report.json", &safe(&text))?);
     }
     if formats.csv {
         paths.csv = Some(put("report.csv", &summary_csv(&model)?)?);
@@ -146,7 +156,7 @@ fn summary_csv(m: &ReportModel) -> anyhow::Result<String> {
             let s = &r.summary;
             let o = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
             w.write_record([
-                crate::store::redact(&p.label),
+                safe(&p.label),
                 r.name.clone(),
                 r.unit.clone(),
                 s.n.to_string(),

@@ -3,7 +3,8 @@
 //! numbers. Rendering never computes; it only formats this model.
 
 use super::stats::{welch, welch_ci, Summary, PERCENTILES};
-use crate::store::{redact, Store, StoredTrial};
+use super::safe as redact;
+use crate::store::{Store, StoredTrial};
 use crate::workload::Better;
 use serde::Serialize;
 use serde_json::Value;

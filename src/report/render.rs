@@ -21,7 +21,11 @@ pub fn html(s: &str) -> String {
 
 /// Escape for a Markdown table cell or paragraph (HTML is escaped too: Markdown renders raw HTML).
 pub fn md_cell(s: &str) -> String {
-    html(s).replace('|', "\\|").replace('\n', " ")
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+        .replace('\n', " ")
 }
 
 pub fn markdown(title: &str, doc: &[Section]) -> String {
