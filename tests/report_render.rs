@@ -35,22 +35,41 @@ fn the_report_has_every_section_and_chart() {
         "Bottleneck findings",
         "Failed trials",
     ] {
-        assert!(md.contains(&format!("## {section}\n")), "md lacks {section}");
-        assert!(html.contains(&format!("<h2>{section}</h2>")), "html lacks {section}");
+        assert!(
+            md.contains(&format!("## {section}\n")),
+            "md lacks {section}"
+        );
+        assert!(
+            html.contains(&format!("<h2>{section}</h2>")),
+            "html lacks {section}"
+        );
     }
-    for chart in ["throughput.svg", "latency_vs_parameter.svg", "latency_spectrum.svg", "trial_00.svg"] {
-        assert!(out.join("charts").join(chart).is_file(), "missing chart {chart}");
+    for chart in [
+        "throughput.svg",
+        "latency_vs_parameter.svg",
+        "latency_spectrum.svg",
+        "trial_00.svg",
+    ] {
+        assert!(
+            out.join("charts").join(chart).is_file(),
+            "missing chart {chart}"
+        );
         assert!(md.contains(&format!("charts/{chart}")));
     }
     // Self-contained: inline SVG, no external scripts or fonts.
     assert!(html.contains("<svg"));
     assert!(!html.contains("<script"));
-    assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("@import"));
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("@import")
+    );
     // Variant b is 20 % faster with 3 repetitions at 2 % noise: a significant improvement.
     assert!(md.contains("improved"), "{md}");
     // The phases table and the knee (throughput flattens after concurrency 4).
     assert!(md.contains("| cpu_busy_pct |"));
-    assert!(md.contains("Knee for variant=a: after concurrency = 4.000"), "{md}");
+    assert!(
+        md.contains("Knee for variant=a: after concurrency = 4.000"),
+        "{md}"
+    );
     // Unsupported percentiles are left out with a note (2000 values: p99.9 needs 1000 → kept).
     assert!(!md.contains("p99.9 needs"));
     // The failed trial and the errors above some concurrency.
@@ -80,10 +99,16 @@ fn markup_is_escaped_and_credentials_never_appear() {
     for (name, bytes) in all_files(&out) {
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains(SECRET), "{name} leaks the credential");
-        assert!(!text.contains("[redacted]]"), "{name}: redaction applied twice");
+        assert!(
+            !text.contains("[redacted]]"),
+            "{name}: redaction applied twice"
+        );
         if name.ends_with(".html") || name.ends_with(".md") || name.ends_with(".svg") {
             assert!(!text.contains(XSS), "{name} has the raw plan name");
-            assert!(!text.contains("<b>boom</b>"), "{name} has raw markup from an error");
+            assert!(
+                !text.contains("<b>boom</b>"),
+                "{name} has raw markup from an error"
+            );
         }
     }
     let html = read(&out.join("report.html"));

@@ -224,7 +224,8 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
     let mut blocks = vec![Block::Para(
         "Per point, over all its trials: Baseline = mean before load, Under load = mean during load, Peak = max \
          during load, Recovery = mean after load; recovery time = worst seconds after the load ended until the \
-         metric was within 10 % of its baseline (– = never or not measured)."
+         metric was within 10 % of its baseline (– = never or not measured). In the trial charts the shading \
+         marks the phases: blue baseline, yellow warmup, orange load, green recovery."
             .into(),
     )];
     for p in &m.points {

@@ -2,8 +2,8 @@
 //! serialized as `report.json` (schema in docs/report-json.md), so JSON and tables hold the same
 //! numbers. Rendering never computes; it only formats this model.
 
-use super::stats::{welch, welch_ci, Summary, PERCENTILES};
 use super::safe as redact;
+use super::stats::{welch, welch_ci, Summary, PERCENTILES};
 use crate::store::{Store, StoredTrial};
 use crate::workload::Better;
 use serde::Serialize;

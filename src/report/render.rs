@@ -124,7 +124,7 @@ pub fn html_page(title: &str, doc: &[Section], charts: &[(String, String)]) -> S
 
 /// The terminal summary: the metrics, comparison and findings tables.
 pub fn terminal(title: &str, doc: &[Section]) -> String {
-    use comfy_table::{presets::UTF8_FULL, ContentArrangement, Table};
+    use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
     let mut o = format!("{title}\n");
     for s in doc.iter().filter(|s| {
         matches!(
@@ -140,7 +140,7 @@ pub fn terminal(title: &str, doc: &[Section]) -> String {
         for b in &s.blocks {
             if let Block::Table(t) = b {
                 let mut tab = Table::new();
-                tab.load_style(UTF8_FULL)
+                tab.load_style(UTF8_FULL_CONDENSED)
                     .set_content_arrangement(ContentArrangement::Dynamic)
                     .set_width(160)
                     .set_header(t.header.clone());
