@@ -203,3 +203,42 @@ fn sample_for_humans() {
         write(&[&dir], &dir, Formats::all(), false).unwrap();
     }
 }
+
+#[test]
+fn runs_of_one_plan_are_pooled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = tmp.path().join("a");
+    let b = tmp.path().join("b");
+    synthetic_run(&a);
+    synthetic_run(&b);
+    let out = tmp.path().join("pooled");
+    write(&[&a, &b], &out, Formats::all(), false).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&read(&out.join("report.json"))).unwrap();
+    let m = &json["points"][0]["metrics"][1];
+    assert_eq!(m["name"], "requests_per_s");
+    // n = n1 + n2, and identical runs have a between-run CV of 0.
+    assert_eq!(m["summary"]["n"], 6);
+    assert_eq!(m["between_run_cv_pct"].as_f64(), Some(0.0));
+    assert!(read(&out.join("report.md")).contains("between-run CV"));
+}
+
+#[test]
+fn an_empty_run_still_reports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("empty");
+    let mut s = perflab::store::Store::create(&run).unwrap();
+    s.write_run(&perflab::store::RunInfo {
+        plan_name: "empty".into(),
+        plan_file: "e.toml".into(),
+        plan_source: String::new(),
+        seed: 1,
+        started_unix: 1.0,
+        planned_trials: 3,
+    })
+    .unwrap();
+    drop(s);
+    let paths = perflab::report::write_report(&run).unwrap();
+    let md = read(paths.markdown.as_ref().unwrap());
+    assert!(md.contains("0 ok / 0 failed (planned 3)"));
+    assert!(md.contains("nothing to compare"));
+}
