@@ -4,12 +4,16 @@
 //! into sections of tables; `render` prints those as Markdown, HTML and terminal tables; `charts`
 //! draws the SVGs. Output is deterministic: same store in, same bytes out.
 
+mod assemble;
 pub mod charts;
 pub mod cli;
+mod compare;
 pub mod doc;
 mod findings;
 pub mod model;
+mod phases;
 pub mod render;
+mod scaling;
 pub mod stats;
 
 pub use model::ReportModel;
