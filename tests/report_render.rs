@@ -242,3 +242,64 @@ fn an_empty_run_still_reports() {
     assert!(md.contains("0 ok / 0 failed (planned 3)"));
     assert!(md.contains("nothing to compare"));
 }
+
+#[test]
+fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
+    use perflab::store::{RunInfo, Store, TrialRecord};
+    use perflab::workload::result::latency_histogram;
+    use perflab::workload::{Better, Metric, NamedHistogram, WorkloadResult};
+    let tmp = tempfile::tempdir().unwrap();
+    let run = tmp.path().join("small");
+    let mut s = Store::create(&run).unwrap();
+    s.write_run(&RunInfo {
+        plan_name: "small".into(),
+        plan_file: "s.toml".into(),
+        plan_source: String::new(),
+        seed: 1,
+        started_unix: 1.0,
+        planned_trials: 2,
+    })
+    .unwrap();
+    s.write_point(0, "concurrency=1", r#"{"concurrency":1}"#, 1, None)
+        .unwrap();
+    let mut h = latency_histogram();
+    for v in 1..=50u64 {
+        h.record(v * 1000).unwrap();
+    }
+    s.write_trial(&TrialRecord {
+        id: 0,
+        point: 0,
+        repetition: 1,
+        params_json: r#"{"concurrency":1}"#.into(),
+        workload: "http".into(),
+        failure: None,
+        started_unix: 1.0,
+        ended_unix: 2.0,
+        limit_mechanism: None,
+        limit_proof: None,
+        stdout_tail: None,
+        stderr_tail: None,
+        phases: vec![],
+        result: Some(WorkloadResult {
+            metrics: vec![Metric::new("requests_per_s", "req/s", 50.0, Better::Higher)],
+            histograms: vec![NamedHistogram {
+                name: "latency".into(),
+                hist: h,
+            }],
+            ..Default::default()
+        }),
+        samples: vec![],
+    })
+    .unwrap();
+    drop(s);
+    let paths = perflab::report::write_report(&run).unwrap();
+    let md = read(paths.markdown.as_ref().unwrap());
+    assert!(md.contains("⚠ n &lt; 3"), "{md}");
+    assert!(md.contains("p99 needs &gt;= 100 values; p99.9 needs &gt;= 1000 values"));
+    // 50 values: p50 = 25 ms and p90 = 45 ms are supported; max 50 ms. HdrHistogram at 3
+    // significant digits reports the top of each value's bucket (25 000 µs -> 25 015 µs).
+    assert!(
+        md.contains("| concurrency=1 | latency | 50 | 25.01 | 45.02 | – | – | 50.02 |"),
+        "{md}"
+    );
+}
