@@ -47,7 +47,8 @@ fn the_report_has_every_section_and_chart() {
     for chart in [
         "throughput.svg",
         "latency_vs_parameter.svg",
-        "latency_spectrum.svg",
+        "latency_spectrum_00.svg",
+        "latency_spectrum_01.svg",
         "trial_00.svg",
     ] {
         assert!(

@@ -330,7 +330,20 @@ fn point_report(
                     omitted.push(format!("{p} needs >= {need} values"));
                 }
             }
+            // Four steps per decade of 1/(1-q), as far as the count supports, then the max.
+            let mut spectrum = Vec::new();
+            let mut k = 0;
+            loop {
+                let x = 10f64.powf(k as f64 / 4.0);
+                if x > count as f64 {
+                    break;
+                }
+                spectrum.push((x, h.value_at_quantile(1.0 - 1.0 / x) as f64 / 1000.0));
+                k += 1;
+            }
+            spectrum.push(((count as f64).max(2.0), h.max() as f64 / 1000.0));
             PercentileRow {
+                spectrum,
                 histogram: name.clone(),
                 count,
                 percentiles,

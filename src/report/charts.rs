@@ -3,6 +3,7 @@
 
 use super::model::{ReportModel, TrialSeries};
 use super::safe as redact;
+use super::scaling::variant_of;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -13,7 +14,7 @@ fn e<E: std::fmt::Debug>(err: E) -> anyhow::Error {
 const FONT: &str = "sans-serif";
 
 fn color(i: usize) -> RGBColor {
-    const C: [RGBColor; 8] = [
+    const C: [RGBColor; 10] = [
         RGBColor(31, 119, 180),
         RGBColor(255, 127, 14),
         RGBColor(44, 160, 44),
@@ -22,6 +23,8 @@ fn color(i: usize) -> RGBColor {
         RGBColor(140, 86, 75),
         RGBColor(227, 119, 194),
         RGBColor(127, 127, 127),
+        RGBColor(188, 189, 34),
+        RGBColor(23, 190, 207),
     ];
     C[i % C.len()]
 }
@@ -55,8 +58,19 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
             out.push(("latency_vs_parameter.svg".into(), latency_chart(s)?));
         }
     }
-    if m.points.iter().any(|p| !p.latency.is_empty()) {
-        out.push(("latency_spectrum.svg".into(), spectrum_chart(m)?));
+    // One latency spectrum per variant, a line per point (swept value) of that variant.
+    let mut variants: Vec<String> = Vec::new();
+    for p in m.points.iter().filter(|p| !p.latency.is_empty()) {
+        let v = variant_of(&p.params, &m.variant_parameters);
+        if !variants.contains(&v) {
+            variants.push(v);
+        }
+    }
+    for (i, v) in variants.iter().enumerate() {
+        out.push((
+            format!("latency_spectrum_{i:02}.svg"),
+            spectrum_chart(m, v)?,
+        ));
     }
     Ok(out)
 }
@@ -306,10 +320,14 @@ fn latency_chart(s: &super::model::Scaling) -> anyhow::Result<String> {
 }
 
 /// Latency spectrum per point: x = 1/(1-q) on a log axis (HdrHistogram style), y = latency in ms.
-fn spectrum_chart(m: &ReportModel) -> anyhow::Result<String> {
-    // (label, [(1/(1-q), ms)]) from the percentiles in the model (only the supported ones).
+fn spectrum_chart(m: &ReportModel, variant: &str) -> anyhow::Result<String> {
+    // (label, [(1/(1-q), ms)]) from the merged histograms, only as far as the count supports.
     let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for p in &m.points {
+    for p in m
+        .points
+        .iter()
+        .filter(|p| variant_of(&p.params, &m.variant_parameters) == variant)
+    {
         let Some(l) = p
             .latency
             .iter()
@@ -318,16 +336,7 @@ fn spectrum_chart(m: &ReportModel) -> anyhow::Result<String> {
         else {
             continue;
         };
-        let mut pts: Vec<(f64, f64)> = l
-            .percentiles
-            .iter()
-            .filter_map(|(name, v)| {
-                let q: f64 = name.trim_start_matches('p').parse::<f64>().ok()? / 100.0;
-                Some((1.0 / (1.0 - q), *v))
-            })
-            .collect();
-        pts.push(((l.count as f64).max(2.0), l.max_ms));
-        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let pts = l.spectrum.clone();
         lines.push((redact(&p.label), pts));
     }
     let (_, xmax) = range(lines.iter().flat_map(|(_, v)| v.iter().map(|p| p.0)));
@@ -337,7 +346,10 @@ fn spectrum_chart(m: &ReportModel) -> anyhow::Result<String> {
         let root = SVGBackend::with_string(&mut buf, (900, 450)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption("latency by percentile (x: 1/(1-q), log scale)", (FONT, 18))
+            .caption(
+                format!("latency by percentile, {variant} (x: 1/(1-q), log scale)"),
+                (FONT, 18),
+            )
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -345,7 +357,7 @@ fn spectrum_chart(m: &ReportModel) -> anyhow::Result<String> {
             .map_err(e)?;
         chart
             .configure_mesh()
-            .x_desc("percentile: 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9 (last point: max)")
+            .x_desc("1/(1-q): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9 (last point: max)")
             .y_desc("latency (ms)")
             .draw()
             .map_err(e)?;
@@ -358,9 +370,6 @@ fn spectrum_chart(m: &ReportModel) -> anyhow::Result<String> {
                 .legend(move |(x, y)| {
                     PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
                 });
-            chart
-                .draw_series(pts.iter().map(|p| Circle::new(*p, 3, c.filled())))
-                .map_err(e)?;
         }
         chart
             .configure_series_labels()

@@ -51,6 +51,9 @@ pub struct PercentileRow {
     pub max_ms: f64,
     /// Percentiles left out because the sample is too small, e.g. "p99.9 needs >= 1000 values".
     pub omitted: Vec<String>,
+    /// (1/(1-q), ms) from q = 0 up to the last quantile the count supports, for the spectrum chart.
+    #[serde(skip)]
+    pub spectrum: Vec<(f64, f64)>,
 }
 
 #[derive(Clone, Debug, Serialize)]
