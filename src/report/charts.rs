@@ -137,6 +137,7 @@ fn panel(
         .map_err(e)?;
     chart
         .configure_mesh()
+        .max_light_lines(0)
         .x_desc("seconds since trial start")
         .y_desc(title)
         .draw()
@@ -198,6 +199,7 @@ fn throughput_chart(m: &ReportModel, s: &super::model::Scaling) -> anyhow::Resul
             .map_err(e)?;
         chart
             .configure_mesh()
+            .max_light_lines(0)
             .x_desc(redact(&s.parameter))
             .y_desc(format!("{} ({})", s.throughput_metric, redact(&s.unit)))
             .draw()
@@ -276,6 +278,7 @@ fn latency_chart(s: &super::model::Scaling) -> anyhow::Result<String> {
             .map_err(e)?;
         chart
             .configure_mesh()
+            .max_light_lines(0)
             .x_desc(redact(&s.parameter))
             .y_desc("latency (ms)")
             .draw()
@@ -357,6 +360,7 @@ fn spectrum_chart(m: &ReportModel, variant: &str) -> anyhow::Result<String> {
             .map_err(e)?;
         chart
             .configure_mesh()
+            .max_light_lines(0)
             .x_desc("1/(1-q): 2 = p50, 10 = p90, 100 = p99, 1000 = p99.9 (last point: max)")
             .y_desc("latency (ms)")
             .draw()
