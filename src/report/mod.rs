@@ -93,6 +93,13 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportPaths> {
     write(&[dir], dir, Formats::all(), false)
 }
 
+/// `write_report` for callers that only list the files (`perflab run` / `perflab demo`): the report
+/// files written, Markdown first.
+pub fn write_default(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let p = write_report(dir)?;
+    Ok([p.markdown, p.html, p.json, p.csv].into_iter().flatten().collect())
+}
+
 /// Build the model of `dirs` and write the chosen formats into `out`. With `compare`, each run is
 /// a variant (`run=<dir name>`) instead of being pooled.
 pub fn write(
