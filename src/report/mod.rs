@@ -97,7 +97,10 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportPaths> {
 /// files written, Markdown first.
 pub fn write_default(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let p = write_report(dir)?;
-    Ok([p.markdown, p.html, p.json, p.csv].into_iter().flatten().collect())
+    Ok([p.markdown, p.html, p.json, p.csv]
+        .into_iter()
+        .flatten()
+        .collect())
 }
 
 /// Build the model of `dirs` and write the chosen formats into `out`. With `compare`, each run is
