@@ -1,21 +1,67 @@
 //! The `perflab report` and `perflab compare` command lines.
 
+use super::Formats;
+use std::path::{Path, PathBuf};
+
 #[derive(clap::Args, Debug)]
 pub struct ReportArgs {
-    /// Run directories
-    pub runs: Vec<std::path::PathBuf>,
+    /// Run directories (several runs of one plan are pooled)
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
+    /// Formats to write, comma-separated: md, html, json, csv
+    #[arg(long, default_value = "md,html,json,csv")]
+    pub format: String,
+    /// Output directory (default: the run directory, or the first one)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct CompareArgs {
-    pub run_a: std::path::PathBuf,
-    pub run_b: std::path::PathBuf,
+    /// The baseline run
+    pub run_a: PathBuf,
+    /// The run compared against it
+    pub run_b: PathBuf,
+    /// Formats to write, comma-separated: md, html, json, csv
+    #[arg(long, default_value = "md,html,json")]
+    pub format: String,
+    /// Output directory (default: <RUN_B>/compare)
+    #[arg(long)]
+    pub out: Option<PathBuf>,
 }
 
-pub fn report(_args: ReportArgs) -> anyhow::Result<i32> {
-    Err(crate::error::usage("perflab report is not built yet"))
+fn finish(paths: &super::ReportPaths) -> i32 {
+    print!("{}", paths.summary);
+    for p in [&paths.markdown, &paths.html, &paths.json, &paths.csv]
+        .into_iter()
+        .flatten()
+    {
+        println!("wrote {}", p.display());
+    }
+    if !paths.charts.is_empty() {
+        println!(
+            "wrote {} charts in {}",
+            paths.charts.len(),
+            paths.dir.join("charts").display()
+        );
+    }
+    0
 }
 
-pub fn compare(_args: CompareArgs) -> anyhow::Result<i32> {
-    Err(crate::error::usage("perflab compare is not built yet"))
+pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
+    let formats = Formats::parse(&args.format)?;
+    let dirs: Vec<&Path> = args.runs.iter().map(|p| p.as_path()).collect();
+    let out = args.out.clone().unwrap_or_else(|| args.runs[0].clone());
+    let paths = super::write(&dirs, &out, formats, false)?;
+    Ok(finish(&paths))
+}
+
+pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
+    let formats = Formats::parse(&args.format)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| args.run_b.join("compare"));
+    let paths = super::write(&[&args.run_a, &args.run_b], &out, formats, true)?;
+    Ok(finish(&paths))
 }
