@@ -1,1 +1,190 @@
 //! Plans: parse a TOML plan, validate it with file:line:column errors, expand the matrix into trials.
+//!
+//! `parse_str` checks everything that can be checked before a run starts (syntax, keys, types,
+//! `${name}` references, durations, signals, CPU sets this machine cannot honour, a ready port already
+//! in use) and resolves the target of every matrix point; `expand` lists the trials in execution
+//! order. The format is documented in docs/plan.md.
+
+mod expand;
+mod raw;
+mod source;
+mod target;
+mod validate;
+mod values;
+
+pub use expand::{dry_run_listing, expand, trial_for};
+pub use source::Source;
+pub use target::{ReadySpec, ResolvedTarget};
+pub use values::{Command, Params};
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::time::Duration;
+
+/// A validated plan.
+#[derive(Clone, Debug)]
+pub struct Plan {
+    pub name: String,
+    pub description: String,
+    /// The plan's text and its label (the path as given), for messages and the copy in the run dir.
+    pub source: Source,
+    pub has_target: bool,
+    /// `restart = "keep"`: one target kept across the trials of the same target configuration.
+    pub keep_target: bool,
+    pub workload: WorkloadSpec,
+    pub matrix: Matrix,
+    /// Every matrix point that will run (after `exclude` and skipped points), target resolved.
+    pub points: Vec<Point>,
+    pub phases: Phases,
+    pub repetitions: Repetitions,
+    pub order: Order,
+    pub seed: u64,
+    pub thresholds: Vec<Threshold>,
+    /// Setup/teardown hooks for values of the matrix parameter named `variant`.
+    pub variants: BTreeMap<String, VariantHooks>,
+    /// Notes for the user (points skipped with `skip_unsupported`).
+    pub notes: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct WorkloadSpec {
+    /// `type = "http" | "exec"`.
+    pub kind: String,
+    /// The table as written (before substitution).
+    pub table: toml::Table,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Matrix {
+    /// Parameters in declaration order, each with its values.
+    pub params: Vec<(String, Vec<toml::Value>)>,
+    pub exclude: Vec<toml::Table>,
+}
+
+/// One combination of matrix values.
+#[derive(Clone, Debug)]
+pub struct Point {
+    pub id: usize,
+    /// `concurrency=10 model=pool`
+    pub label: String,
+    pub params: Params,
+    pub target: Option<ResolvedTarget>,
+    /// The `[workload]` table with `${name}` substituted.
+    pub workload: toml::Table,
+}
+
+impl Point {
+    /// The parameters as a JSON object (declaration order).
+    pub fn params_json(&self) -> String {
+        let map: serde_json::Map<String, serde_json::Value> = self
+            .params
+            .iter()
+            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(serde_json::Value::Null)))
+            .collect();
+        serde_json::Value::Object(map).to_string()
+    }
+
+    /// The value of the `variant` parameter, if any.
+    pub fn variant(&self) -> Option<String> {
+        self.params.iter().find(|(k, _)| k == "variant").map(|(_, v)| values::display(v))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Phases {
+    pub baseline: Duration,
+    pub warmup: Duration,
+    pub load: Duration,
+    pub recovery: Duration,
+    pub interval: Duration,
+}
+
+impl Default for Phases {
+    fn default() -> Phases {
+        Phases {
+            baseline: Duration::from_secs(5),
+            warmup: Duration::from_secs(2),
+            load: Duration::from_secs(10),
+            recovery: Duration::from_secs(5),
+            interval: Duration::from_secs(1),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum Repetitions {
+    Fixed(u32),
+    /// `expand` lists `min` repetitions; the runner adds more (up to `max`) while the 95 % CI
+    /// half-width of `metric` is above `ci_pct` % of its mean.
+    Adaptive { min: u32, max: u32, ci_pct: f64, metric: String },
+}
+
+impl Repetitions {
+    pub fn planned(&self) -> u32 {
+        match self {
+            Repetitions::Fixed(n) => *n,
+            Repetitions::Adaptive { min, .. } => *min,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    /// All repetitions of a point, then the next point.
+    Sequential,
+    /// Every point once, then every point again (repetition rounds): drift spreads over all points.
+    Interleaved,
+    /// Repetition rounds, each in a seeded random order of the points.
+    Shuffled,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Threshold {
+    /// As written, e.g. `latency_p99_ms < 50`.
+    pub expr: String,
+    pub metric: String,
+    /// `<`, `<=`, `>` or `>=`.
+    pub op: String,
+    pub value: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VariantHooks {
+    pub setup: Vec<String>,
+    pub teardown: Vec<String>,
+}
+
+/// One trial: a point and a repetition, in execution order.
+#[derive(Clone, Debug)]
+pub struct Trial {
+    /// 0-based position in execution order.
+    pub index: usize,
+    pub point: usize,
+    pub point_label: String,
+    pub params: Params,
+    /// 1-based.
+    pub repetition: u32,
+    pub target: Option<ResolvedTarget>,
+    pub workload: toml::Table,
+}
+
+/// Read and validate a plan file.
+pub fn load(path: &Path) -> anyhow::Result<Plan> {
+    let label = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    parse_str(&text, &label)
+}
+
+/// Validate a plan's text; `file_label` names it in messages (`plan.toml:7:13: ...`).
+pub fn parse_str(source: &str, file_label: &str) -> anyhow::Result<Plan> {
+    validate::plan(Source::new(source, file_label))
+}
+
+impl Plan {
+    /// `file:line:col` of a key of the `[workload]` table (or of the table itself).
+    pub fn locate_workload_key(&self, key: Option<&str>) -> String {
+        let mut path = vec!["workload"];
+        path.extend(key);
+        self.source.at(&self.source.key_span(&path))
+    }
+}

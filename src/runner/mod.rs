@@ -1,5 +1,17 @@
 //! The runner: phases, repetitions, the system under test's lifecycle and resource limits.
+//!
+//! `from_plan` turns a validated plan into an `Experiment`; `execute` runs it trial by trial (`trial`
+//! runs the phases of one), storing each finished trial at once.
 
 pub mod cli;
+pub mod execute;
+pub mod experiment;
+pub mod from_plan;
+pub mod hooks;
 pub mod limits;
+pub mod phase;
+pub mod progress;
 pub mod target;
+pub mod thresholds;
+pub mod trial;
+pub mod workloads;

@@ -125,7 +125,7 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
                 .with_context(|| format!("cannot create cgroup {}", dir.display()))?;
             applied.dirs.push(dir.clone());
             if let Some(c) = &cpus {
-                write(&dir, "cpuset.cpus", &super::cpus::format_cpu_list(c))?;
+                write(&dir, "cpuset.cpus", &crate::util::cpus::format_cpu_list(c))?;
             }
             if let Some(q) = limits.cpu_quota {
                 write(
@@ -184,7 +184,7 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
                         write(
                             &dir,
                             "cpuset.cpus",
-                            &super::cpus::format_cpu_list(cpus.as_deref().unwrap_or(&[])),
+                            &crate::util::cpus::format_cpu_list(cpus.as_deref().unwrap_or(&[])),
                         )?;
                         write(&dir, "cpuset.mems", parent_mems.trim())?;
                     }

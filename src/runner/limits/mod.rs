@@ -11,10 +11,10 @@
 //! of the target ever runs outside its limits. Proof of the limit is read back and stored with the trial.
 
 mod cgroup;
-mod cpus;
+
 
 pub use cgroup::{detect, Hierarchy};
-pub use cpus::{online_cpus, parse_cpu_list, CpuSpec};
+pub use crate::util::cpus::{online_cpus, parse_cpu_list, CpuSpec};
 
 use std::ffi::CString;
 use std::path::PathBuf;

@@ -1,0 +1,98 @@
+//! The matrix points × repetitions in execution order, and the dry-run listing.
+
+use super::{Order, Plan, Repetitions, Trial};
+
+/// The trials in execution order (for adaptive repetitions, the `min` ones). The same plan and seed
+/// always give the same order.
+pub fn expand(plan: &Plan) -> Vec<Trial> {
+    let reps = plan.repetitions.planned();
+    let n = plan.points.len();
+    let mut order: Vec<(usize, u32)> = Vec::with_capacity(n * reps as usize);
+    match plan.order {
+        Order::Sequential => (0..n).for_each(|p| (1..=reps).for_each(|r| order.push((p, r)))),
+        Order::Interleaved => (1..=reps).for_each(|r| (0..n).for_each(|p| order.push((p, r)))),
+        Order::Shuffled => {
+            let mut rng = SplitMix(plan.seed);
+            for r in 1..=reps {
+                let mut round: Vec<usize> = (0..n).collect();
+                for i in (1..round.len()).rev() {
+                    let j = (rng.next() % (i as u64 + 1)) as usize;
+                    round.swap(i, j);
+                }
+                order.extend(round.into_iter().map(|p| (p, r)));
+            }
+        }
+    }
+    order.into_iter().enumerate().map(|(i, (p, r))| trial_for(plan, p, r, i)).collect()
+}
+
+/// The trial of point `point` (an index into `plan.points`), repetition `repetition`, at `index`.
+pub fn trial_for(plan: &Plan, point: usize, repetition: u32, index: usize) -> Trial {
+    let p = &plan.points[point];
+    Trial {
+        index,
+        point: p.id,
+        point_label: p.label.clone(),
+        params: p.params.clone(),
+        repetition,
+        target: p.target.clone(),
+        workload: p.workload.clone(),
+    }
+}
+
+/// The trials in order with the estimated duration, as `perflab run --dry-run` prints them.
+pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
+    use std::fmt::Write;
+    let ph = &plan.phases;
+    let per_trial = ph.baseline + ph.warmup + ph.load + ph.recovery;
+    let mut s = String::new();
+    let order = match plan.order {
+        Order::Sequential => "sequential".to_string(),
+        Order::Interleaved => "interleaved".to_string(),
+        Order::Shuffled => format!("shuffled, seed {}", plan.seed),
+    };
+    let reps = match &plan.repetitions {
+        Repetitions::Fixed(n) => format!("{n} repetition(s)"),
+        Repetitions::Adaptive { min, max, ci_pct, metric } => {
+            format!("{min} to {max} repetitions (until the 95% CI of {metric} is within ±{ci_pct}%)")
+        }
+    };
+    let _ = writeln!(s, "plan {}: {} point(s) × {reps}, {order}", plan.name, plan.points.len());
+    let _ = writeln!(
+        s,
+        "phases: baseline {} · warm-up {} · load {} · recovery {} · sampled every {}",
+        fmt(ph.baseline),
+        fmt(ph.warmup),
+        fmt(ph.load),
+        fmt(ph.recovery),
+        fmt(ph.interval)
+    );
+    for note in &plan.notes {
+        let _ = writeln!(s, "note: {note}");
+    }
+    let width = trials.len().to_string().len();
+    for t in trials {
+        let label = if t.point_label.is_empty() { "(single point)" } else { &t.point_label };
+        let _ = writeln!(s, "{:>width$}. point {:<3} rep {}  {label}", t.index + 1, t.point + 1, t.repetition);
+    }
+    let total = per_trial * trials.len() as u32;
+    let _ = writeln!(s, "{} trial(s), about {} of measurement (plus target start-up)", trials.len(), fmt(total));
+    s
+}
+
+fn fmt(d: std::time::Duration) -> String {
+    crate::util::duration::format(d)
+}
+
+/// A small, stable generator: the same seed gives the same order on every build and platform.
+struct SplitMix(u64);
+
+impl SplitMix {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}

@@ -1,0 +1,70 @@
+//! The plan file as TOML gives it, before validation: every key checked (unknown keys are errors with a
+//! did-you-mean hint), values kept with their spans so later checks can point at them.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::{Spanned, Table, Value};
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawPlan {
+    pub name: Spanned<String>,
+    #[serde(default)]
+    pub description: String,
+    pub repetitions: Option<Spanned<Value>>,
+    pub order: Option<Spanned<String>>,
+    pub seed: Option<Spanned<i64>>,
+    #[serde(default)]
+    pub skip_unsupported: bool,
+    pub target: Option<Spanned<Table>>,
+    pub workload: Option<Spanned<Table>>,
+    pub matrix: Option<Spanned<Table>>,
+    #[serde(default)]
+    pub variant: BTreeMap<String, Spanned<RawHooks>>,
+    pub phases: Option<RawPhases>,
+    #[serde(default)]
+    pub thresholds: Vec<Spanned<Value>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawHooks {
+    #[serde(default)]
+    pub setup: Commands,
+    #[serde(default)]
+    pub teardown: Commands,
+}
+
+/// One shell command or a list of them.
+#[derive(Deserialize, Default, Clone)]
+#[serde(untagged)]
+pub enum Commands {
+    #[default]
+    None,
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Commands {
+    pub fn into_vec(self) -> Vec<String> {
+        match self {
+            Commands::None => Vec::new(),
+            Commands::One(s) => vec![s],
+            Commands::Many(v) => v,
+        }
+    }
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPhases {
+    pub baseline: Option<Spanned<Value>>,
+    pub warmup: Option<Spanned<Value>>,
+    pub load: Option<Spanned<Value>>,
+    pub recovery: Option<Spanned<Value>>,
+    pub interval: Option<Spanned<Value>>,
+}
+
+/// The keys `[target]` accepts (it is kept as a table because `${name}` is substituted per point).
+pub const TARGET_KEYS: &[&str] =
+    &["command", "cwd", "env", "ready", "stop", "cpus", "cpu_quota", "memory", "restart"];

@@ -1,0 +1,114 @@
+//! The plan's text and how to point into it: byte offsets → `file:line:col`, the span of a key, and
+//! every string value (for `${name}` checks) with its span.
+
+use std::ops::Range;
+use toml::de::{DeTable, DeValue};
+
+/// A plan's source text and the label used in messages (the path as the user gave it).
+#[derive(Clone, Debug)]
+pub struct Source {
+    pub label: String,
+    pub text: String,
+}
+
+impl Source {
+    pub fn new(text: &str, label: &str) -> Source {
+        Source { label: label.to_string(), text: text.to_string() }
+    }
+
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let before = &self.text[..floor_char_boundary(&self.text, offset)];
+        let line = before.matches('\n').count() + 1;
+        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+        (line, col)
+    }
+
+    /// `file:line:col` of a span's start.
+    pub fn at(&self, span: &Range<usize>) -> String {
+        let (l, c) = self.line_col(span.start);
+        format!("{}:{l}:{c}", self.label)
+    }
+
+    /// A bad-input error located at a span: `file:line:col: msg`.
+    pub fn error(&self, span: &Range<usize>, msg: impl AsRef<str>) -> anyhow::Error {
+        crate::error::usage(format!("{}: {}", self.at(span), msg.as_ref()))
+    }
+
+    /// The span of the key at `path` (e.g. `["target", "cpus"]`); when the last key is absent, the span
+    /// of the deepest table that exists (its header or first key).
+    pub fn key_span(&self, path: &[&str]) -> Range<usize> {
+        let Ok(root) = DeTable::parse(&self.text) else { return 0..0 };
+        let mut table = root.get_ref();
+        let mut best = 0..0;
+        for key in path {
+            let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else { break };
+            best = k.span();
+            match v.get_ref() {
+                DeValue::Table(t) => table = t,
+                _ => break,
+            }
+        }
+        best
+    }
+
+    /// Every string value under the key at `path`, with its span (arrays and inline tables included).
+    pub fn strings_under(&self, path: &[&str]) -> Vec<(String, Range<usize>)> {
+        let mut out = Vec::new();
+        let Ok(root) = DeTable::parse(&self.text) else { return out };
+        let mut table = root.get_ref();
+        for (i, key) in path.iter().enumerate() {
+            let Some((_, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else { return out };
+            if i + 1 == path.len() {
+                collect_strings(v.get_ref(), v.span(), &mut out);
+                return out;
+            }
+            match v.get_ref() {
+                DeValue::Table(t) => table = t,
+                _ => return out,
+            }
+        }
+        out
+    }
+}
+
+fn collect_strings(v: &DeValue<'_>, span: Range<usize>, out: &mut Vec<(String, Range<usize>)>) {
+    match v {
+        DeValue::String(s) => out.push((s.to_string(), span)),
+        DeValue::Array(a) => a.iter().for_each(|e| collect_strings(e.get_ref(), e.span(), out)),
+        DeValue::Table(t) => t.iter().for_each(|(_, e)| collect_strings(e.get_ref(), e.span(), out)),
+        _ => {}
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn offsets_map_to_lines_and_columns() {
+        let s = Source::new("a = 1\n[workload]\nconections = 4\n", "plan.toml");
+        assert_eq!(s.line_col(0), (1, 1));
+        let at = s.text.find("conections").unwrap_or(0);
+        assert_eq!(s.line_col(at), (3, 1));
+        assert_eq!(s.at(&s.key_span(&["workload", "conections"])), "plan.toml:3:1");
+        assert_eq!(s.line_col(s.key_span(&["workload"]).start), (2, 2));
+    }
+
+    #[test]
+    fn strings_are_found_with_their_spans() {
+        let s = Source::new("[target]\ncommand = [\"serve\", \"${model}\"]\nenv = { A = \"${x}\" }\n", "p");
+        let found = s.strings_under(&["target"]);
+        let names: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
+        assert_eq!(names, ["serve", "${model}", "${x}"]);
+        assert_eq!(s.line_col(found[2].1.start).0, 3);
+    }
+}
