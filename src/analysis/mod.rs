@@ -1,1 +1,3 @@
 //! Analysis: statistics, comparison, scaling and bottleneck rules.
+
+pub mod stats;
