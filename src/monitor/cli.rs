@@ -1,8 +1,181 @@
 //! The `perflab monitor` command line.
 
-#[derive(clap::Args, Debug)]
-pub struct MonitorArgs {}
+use super::output::{jsonl, Csv, Table};
+use super::{Group, MonitorConfig, ProcessSelector, Sampler};
+use crate::error::usage;
+use crate::util::Cancel;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
 
-pub fn run(_args: MonitorArgs) -> anyhow::Result<i32> {
-    Err(crate::error::usage("perflab monitor is not built yet"))
+#[derive(clap::Args, Debug)]
+pub struct MonitorArgs {
+    /// Sampling interval (e.g. 1s, 500ms; at least 10ms)
+    #[arg(long, short, default_value = "1s")]
+    pub interval: String,
+    /// Stop after this long (e.g. 60s)
+    #[arg(long, short)]
+    pub duration: Option<String>,
+    /// Stop after N samples
+    #[arg(long, short)]
+    pub count: Option<u64>,
+    /// Write every sample to a CSV file (`-` for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Write every sample as a JSON line (`-` for stdout)
+    #[arg(long, value_name = "FILE")]
+    pub jsonl: Option<PathBuf>,
+    /// Follow this process and its descendants (repeatable)
+    #[arg(long, value_name = "PID")]
+    pub pid: Vec<i32>,
+    /// Follow every process whose command line matches this regex, with descendants
+    #[arg(long = "match", value_name = "REGEX")]
+    pub pattern: Option<String>,
+    /// Show per-CPU busy % in the table (files always have every CPU)
+    #[arg(long)]
+    pub cpu: bool,
+    /// Only this disk (repeatable), e.g. vda
+    #[arg(long, value_name = "NAME")]
+    pub disk: Vec<String>,
+    /// Only this network interface (repeatable), e.g. eth0
+    #[arg(long, value_name = "NAME")]
+    pub net: Vec<String>,
+    /// Only these groups: cpu,load,mem,disk,net,tcp,psi,temp,proc
+    #[arg(long, value_name = "GROUPS")]
+    pub only: Option<String>,
+    /// Report partitions too, not only whole disks
+    #[arg(long)]
+    pub partitions: bool,
+    /// No live table (only the files)
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// The validated configuration and opened outputs.
+struct Setup {
+    cfg: MonitorConfig,
+    duration: Option<Duration>,
+    count: Option<u64>,
+    csv: Option<Csv>,
+    jsonl: Option<Box<dyn Write + Send>>,
+    table: bool,
+}
+
+fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
+    let interval = crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
+    if interval < Duration::from_millis(10) {
+        return Err(usage(format!("--interval {} is too short: the minimum is 10ms", a.interval)));
+    }
+    let duration = a
+        .duration
+        .as_deref()
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| usage(format!("--duration: {e}")))?;
+    if a.count == Some(0) {
+        return Err(usage("--count 0 would sample nothing"));
+    }
+    let only = match &a.only {
+        None => None,
+        Some(list) => Some(
+            list.split(',')
+                .map(|g| Group::parse(g).ok_or_else(|| usage(format!("--only: unknown group `{g}` (use cpu,load,mem,disk,net,tcp,psi,temp,proc)"))))
+                .collect::<anyhow::Result<Vec<_>>>()?,
+        ),
+    };
+    let diskstats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
+    let disks: Vec<String> = super::parse::diskstats(&diskstats).into_iter().map(|d| d.name).collect();
+    if let Some(d) = a.disk.iter().find(|d| !disks.contains(d)) {
+        return Err(usage(format!("--disk {d}: no such disk (this machine has: {})", disks.iter().filter(|n| !n.starts_with("loop") && !n.starts_with("ram")).cloned().collect::<Vec<_>>().join(", "))));
+    }
+    let netdev = std::fs::read_to_string("/proc/net/dev").unwrap_or_default();
+    let nets: Vec<String> = super::parse::net_dev(&netdev).into_iter().map(|n| n.name).collect();
+    if let Some(n) = a.net.iter().find(|n| !nets.contains(n)) {
+        return Err(usage(format!("--net {n}: no such network interface (this machine has: {})", nets.join(", "))));
+    }
+    let mut processes = Vec::new();
+    for pid in &a.pid {
+        if *pid <= 0 || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+            return Err(usage(format!("--pid {pid}: no such process")));
+        }
+        processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
+    }
+    if let Some(p) = &a.pattern {
+        let re = regex::Regex::new(p).map_err(|e| usage(format!("--match: invalid regex: {}", e.to_string().replace('\n', " "))))?;
+        processes.push(ProcessSelector::matching("match", re));
+    }
+    let stdout_taken = a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
+    if a.csv.is_some() && a.csv == a.jsonl {
+        return Err(usage("--csv and --jsonl name the same file"));
+    }
+    // Every check has passed: only now are files created.
+    let csv = a.csv.as_ref().map(|p| open(p).map(Csv::new)).transpose()?;
+    let jsonl = a.jsonl.as_ref().map(open).transpose()?;
+    let cfg = MonitorConfig { interval, processes, disks: a.disk.clone(), nets: a.net.clone(), partitions: a.partitions, only, per_cpu: true, ..MonitorConfig::default() };
+    Ok(Setup { cfg, duration, count: a.count, csv, jsonl, table: !a.quiet && !stdout_taken })
+}
+
+fn open(p: &PathBuf) -> anyhow::Result<Box<dyn Write + Send>> {
+    if p.as_os_str() == "-" {
+        return Ok(Box::new(std::io::stdout()));
+    }
+    let f = std::fs::File::create(p).map_err(|e| usage(format!("cannot write {}: {e}", p.display())))?;
+    Ok(Box::new(std::io::BufWriter::new(f)))
+}
+
+pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
+    let mut s = setup(&a)?;
+    let cancel = Cancel::on_signals()?;
+    let mut sampler = Sampler::new(&s.cfg)?;
+    sampler.sample()?;
+    let start = Instant::now();
+    let mut table: Option<Table> = None;
+    let stdout = std::io::stdout();
+    let mut n = 0u64;
+    let mut k = 1u32;
+    loop {
+        let due = start + s.cfg.interval * k;
+        let now = Instant::now();
+        if now < due && !cancel.sleep(due - now) {
+            break;
+        }
+        if cancel.is_cancelled() {
+            break;
+        }
+        let Some(mut sample) = sampler.sample()? else { continue };
+        if s.table {
+            let t = table.get_or_insert_with(|| Table::new(&sample));
+            let mut out = stdout.lock();
+            // Per-CPU figures are always in the files; the table shows them only with --cpu.
+            if a.cpu {
+                t.print(&sample, &mut out)?;
+            } else {
+                t.print(&without_per_cpu(&sample), &mut out)?;
+            }
+        }
+        if let Some(c) = s.csv.as_mut() {
+            c.write(&sample)?;
+        }
+        if let Some(j) = s.jsonl.as_mut() {
+            jsonl(&sample, j.as_mut())?;
+        }
+        sample.values.clear();
+        n += 1;
+        if s.count.is_some_and(|c| n >= c) || s.duration.is_some_and(|d| start.elapsed() + s.cfg.interval / 2 >= d) {
+            break;
+        }
+        let behind = start.elapsed().as_secs_f64() / s.cfg.interval.as_secs_f64();
+        k = (k + 1).max(behind.floor() as u32 + 1);
+    }
+    Ok(0)
+}
+
+fn without_per_cpu(s: &super::Sample) -> super::Sample {
+    let values = s
+        .values
+        .iter()
+        .filter(|(n, _)| !(n.starts_with("cpu") && n.as_bytes().get(3).is_some_and(u8::is_ascii_digit)))
+        .cloned()
+        .collect();
+    super::Sample { values, ..s.clone() }
 }

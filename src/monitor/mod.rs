@@ -1,3 +1,239 @@
-//! `perflab monitor`. Not built yet.
+//! The system and process sampler behind `perflab monitor` and every trial of `perflab run`:
+//! vmstat + mpstat + iostat + sar -n + pidstat in one, with sysstat's formulas.
+//!
+//! `Sampler` reads once per tick and returns the figures of the interval since the previous tick;
+//! `spawn` runs one on a background thread on an absolute schedule (tick k at start + k·interval, so a
+//! late tick never shifts the later ones). A figure the machine lacks is absent, never 0.
 
 pub mod cli;
+mod output;
+pub mod parse;
+mod process;
+pub mod system;
+
+pub use process::ProcessSelector;
+pub use system::Root;
+
+use crate::util::Cancel;
+use std::time::{Duration, Instant};
+use system::{Selection, Snapshot};
+
+/// Groups of figures, for `--only`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Group {
+    Cpu,
+    Load,
+    Mem,
+    Disk,
+    Net,
+    Tcp,
+    Psi,
+    Temp,
+    Proc,
+}
+
+impl Group {
+    pub const ALL: [Group; 9] =
+        [Group::Cpu, Group::Load, Group::Mem, Group::Disk, Group::Net, Group::Tcp, Group::Psi, Group::Temp, Group::Proc];
+
+    pub fn parse(s: &str) -> Option<Group> {
+        Some(match s.trim() {
+            "cpu" => Group::Cpu,
+            "load" | "queue" => Group::Load,
+            "mem" | "memory" => Group::Mem,
+            "disk" | "io" => Group::Disk,
+            "net" | "network" => Group::Net,
+            "tcp" => Group::Tcp,
+            "psi" | "pressure" => Group::Psi,
+            "temp" | "thermal" => Group::Temp,
+            "proc" | "process" => Group::Proc,
+            _ => return None,
+        })
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct MonitorConfig {
+    pub interval: Duration,
+    pub processes: Vec<ProcessSelector>,
+    /// Only these disks / interfaces (empty: every whole disk in use, every interface).
+    pub disks: Vec<String>,
+    pub nets: Vec<String>,
+    pub partitions: bool,
+    /// None: every group.
+    pub only: Option<Vec<Group>>,
+    /// Per-CPU columns (`cpu0_user_pct`, ...) besides the total.
+    pub per_cpu: bool,
+    /// Where /proc and /sys are (tests point it at captured snapshots).
+    pub root: Root,
+}
+
+impl Default for MonitorConfig {
+    fn default() -> MonitorConfig {
+        MonitorConfig {
+            interval: Duration::from_secs(1),
+            processes: Vec::new(),
+            disks: Vec::new(),
+            nets: Vec::new(),
+            partitions: false,
+            only: None,
+            per_cpu: true,
+            root: Root::live(),
+        }
+    }
+}
+
+/// The figures of one interval.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// Wall-clock time of the reading.
+    pub unix_s: f64,
+    /// Seconds since the sampler started.
+    pub elapsed_s: f64,
+    pub values: Vec<(String, f64)>,
+}
+
+impl Sample {
+    pub fn get(&self, name: &str) -> Option<f64> {
+        self.values.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+    }
+}
+
+pub struct Sampler {
+    cfg: MonitorConfig,
+    sel: Selection,
+    prev: Option<(Instant, Snapshot)>,
+    procs: process::ProcessTracker,
+    started: Instant,
+}
+
+impl Sampler {
+    pub fn new(cfg: &MonitorConfig) -> anyhow::Result<Sampler> {
+        let sel = Selection { disks: cfg.disks.clone(), nets: cfg.nets.clone(), partitions: cfg.partitions, per_cpu: cfg.per_cpu };
+        let procs = if cfg.only.as_ref().is_none_or(|o| o.contains(&Group::Proc)) { cfg.processes.clone() } else { Vec::new() };
+        Ok(Sampler {
+            cfg: cfg.clone(),
+            sel,
+            prev: None,
+            procs: process::ProcessTracker::new(cfg.root.clone(), procs),
+            started: Instant::now(),
+        })
+    }
+
+    fn wants(&self, g: Group) -> bool {
+        self.cfg.only.as_ref().is_none_or(|o| o.contains(&g))
+    }
+
+    /// Read now; the figures since the previous call (None for the first, priming read).
+    pub fn sample(&mut self) -> anyhow::Result<Option<Sample>> {
+        let now = Instant::now();
+        let unix_s = crate::util::time::unix_now();
+        let wants = |g: Group| self.wants(g);
+        let snap = Snapshot::read(&self.cfg.root, &wants, &self.sel);
+        let mut values = Vec::new();
+        let first = self.prev.is_none();
+        let dt = self.prev.as_ref().map(|(t, _)| now.duration_since(*t).as_secs_f64()).unwrap_or(0.0);
+        if let Some((_, prev)) = &self.prev {
+            if dt > 0.0 {
+                system::figures(prev, &snap, dt, &self.sel, &mut values);
+            }
+        }
+        self.procs.sample(dt.max(1e-9), first, &mut values);
+        let groups_ok = |name: &str| match self.cfg.only.as_ref() {
+            None => true,
+            Some(o) => o.iter().any(|g| group_of(name) == Some(*g)),
+        };
+        values.retain(|(n, v)| v.is_finite() && groups_ok(n));
+        self.prev = Some((now, snap));
+        if first {
+            return Ok(None);
+        }
+        Ok(Some(Sample { unix_s, elapsed_s: now.duration_since(self.started).as_secs_f64(), values }))
+    }
+}
+
+/// The group a column belongs to.
+pub fn group_of(name: &str) -> Option<Group> {
+    let g = if name.starts_with("cpu") {
+        Group::Cpu
+    } else if name.starts_with("procs_") || name.starts_with("load_") || name.ends_with("_per_s") && ["ctxt", "intr", "forks"].iter().any(|p| name.starts_with(p)) {
+        Group::Load
+    } else if name.starts_with("mem_") || name.starts_with("swap_") || name.starts_with("page_faults") || name.starts_with("major_faults") {
+        Group::Mem
+    } else if name.starts_with("disk_") {
+        Group::Disk
+    } else if name.starts_with("net_") {
+        Group::Net
+    } else if name.starts_with("tcp_") {
+        Group::Tcp
+    } else if name.starts_with("psi_") {
+        Group::Psi
+    } else if name.starts_with("temp_") {
+        Group::Temp
+    } else if name.starts_with("proc_") {
+        Group::Proc
+    } else {
+        return None;
+    };
+    Some(g)
+}
+
+/// A sampler running on its own thread.
+pub struct BackgroundSampler {
+    stop: Cancel,
+    handle: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
+}
+
+/// Sample every `cfg.interval` on a background thread until `cancel` or `stop()`, calling `on_sample`
+/// with each interval's figures.
+pub fn spawn(cfg: MonitorConfig, cancel: Cancel, mut on_sample: impl FnMut(Sample) + Send + 'static) -> anyhow::Result<BackgroundSampler> {
+    let mut sampler = Sampler::new(&cfg)?;
+    let stop = Cancel::new();
+    let stop2 = stop.clone();
+    sampler.sample()?;
+    let start = Instant::now();
+    let handle = std::thread::Builder::new().name("perflab-monitor".into()).spawn(move || {
+        let mut k: u32 = 1;
+        loop {
+            let due = start + cfg.interval * k;
+            loop {
+                if stop2.is_cancelled() || cancel.is_cancelled() {
+                    return Ok(());
+                }
+                let now = Instant::now();
+                if now >= due {
+                    break;
+                }
+                std::thread::sleep((due - now).min(Duration::from_millis(50)));
+            }
+            if let Some(s) = sampler.sample()? {
+                on_sample(s);
+            }
+            // A late tick does not shift the schedule; ticks missed entirely are skipped.
+            let behind = start.elapsed().as_secs_f64() / cfg.interval.as_secs_f64();
+            k = (k + 1).max(behind.floor() as u32 + 1);
+        }
+    })?;
+    Ok(BackgroundSampler { stop, handle: Some(handle) })
+}
+
+impl BackgroundSampler {
+    /// Stop sampling and wait for the thread.
+    pub fn stop(mut self) -> anyhow::Result<()> {
+        self.stop.cancel();
+        match self.handle.take().map(|h| h.join()) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(anyhow::anyhow!("the monitor thread panicked")),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for BackgroundSampler {
+    fn drop(&mut self) {
+        self.stop.cancel();
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}

@@ -50,3 +50,9 @@ mod tests {
         assert_eq!(compact_utc(1_795_403_095.0), "20261123-030455");
     }
 }
+
+/// `HH:MM:SS` (UTC), for table rows.
+pub fn hms_utc(unix: f64) -> String {
+    let (_, _, _, h, mi, s) = utc_parts(unix);
+    format!("{h:02}:{mi:02}:{s:02}")
+}

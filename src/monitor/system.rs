@@ -1,0 +1,301 @@
+//! System-wide figures: one read of each file per tick into a `Snapshot`, and sysstat's formulas over
+//! two snapshots. A counter that went backward makes that figure missing for the interval (never 0),
+//! and the next interval starts from the new value.
+
+use super::parse::{self, DiskLine, NetLine, Stat};
+use super::Group;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Where the files are read from (`/` live, a fixture directory in tests).
+#[derive(Clone, Debug)]
+pub struct Root(pub PathBuf);
+
+impl Root {
+    pub fn live() -> Root {
+        Root(PathBuf::from("/"))
+    }
+    pub fn read(&self, rel: &str) -> Option<String> {
+        std::fs::read_to_string(self.0.join(rel)).ok()
+    }
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.0.join(rel)
+    }
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct Snapshot {
+    pub stat: Stat,
+    pub loadavg: Option<[f64; 3]>,
+    pub meminfo: BTreeMap<String, u64>,
+    pub vmstat: BTreeMap<String, u64>,
+    pub disks: Vec<DiskLine>,
+    pub nets: Vec<NetLine>,
+    pub tcp: BTreeMap<String, i64>,
+    /// (`cpu_some`, avg10, total µs)
+    pub psi: Vec<(String, f64, u64)>,
+    pub temps: Vec<(String, f64)>,
+}
+
+/// Which devices and interfaces to report.
+#[derive(Clone, Debug, Default)]
+pub struct Selection {
+    pub disks: Vec<String>,
+    pub nets: Vec<String>,
+    pub partitions: bool,
+    pub per_cpu: bool,
+}
+
+impl Snapshot {
+    pub fn read(root: &Root, groups: &dyn Fn(Group) -> bool, sel: &Selection) -> Snapshot {
+        let mut s = Snapshot::default();
+        if groups(Group::Cpu) || groups(Group::Load) {
+            s.stat = root.read("proc/stat").map(|t| parse::stat(&t)).unwrap_or_default();
+            s.loadavg = root.read("proc/loadavg").and_then(|t| parse::loadavg(&t));
+        }
+        if groups(Group::Mem) {
+            s.meminfo = root.read("proc/meminfo").map(|t| parse::colon_kv(&t)).unwrap_or_default();
+            s.vmstat = root.read("proc/vmstat").map(|t| parse::space_kv(&t)).unwrap_or_default();
+        }
+        if groups(Group::Disk) {
+            let all = root.read("proc/diskstats").map(|t| parse::diskstats(&t)).unwrap_or_default();
+            s.disks = all.into_iter().filter(|d| wanted_disk(root, d, sel)).collect();
+        }
+        if groups(Group::Net) {
+            let all = root.read("proc/net/dev").map(|t| parse::net_dev(&t)).unwrap_or_default();
+            s.nets = all.into_iter().filter(|n| sel.nets.is_empty() || sel.nets.contains(&n.name)).collect();
+        }
+        if groups(Group::Tcp) {
+            s.tcp = root.read("proc/net/snmp").map(|t| parse::snmp_tcp(&t)).unwrap_or_default();
+        }
+        if groups(Group::Psi) {
+            for res in ["cpu", "memory", "io"] {
+                if let Some(t) = root.read(&format!("proc/pressure/{res}")) {
+                    let short = if res == "memory" { "mem" } else { res };
+                    for (kind, avg10, total) in parse::pressure(&t) {
+                        s.psi.push((format!("{short}_{kind}"), avg10, total));
+                    }
+                }
+            }
+        }
+        if groups(Group::Temp) {
+            s.temps = temperatures(root);
+        }
+        s
+    }
+}
+
+fn wanted_disk(root: &Root, d: &DiskLine, sel: &Selection) -> bool {
+    if !sel.disks.is_empty() {
+        return sel.disks.contains(&d.name);
+    }
+    let whole = root.path(&format!("sys/block/{}", d.name)).exists();
+    let virtual_dev = ["loop", "ram", "zram", "nbd"].iter().any(|p| d.name.starts_with(p));
+    let ever_used = d.f[0] + d.f[4] > 0;
+    (whole || sel.partitions) && !virtual_dev && ever_used
+}
+
+fn temperatures(root: &Root) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for dir in read_dir(&root.path("sys/class/thermal")) {
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if !name.starts_with("thermal_zone") {
+            continue;
+        }
+        let kind = std::fs::read_to_string(dir.join("type")).map(|t| t.trim().to_string()).unwrap_or(name.clone());
+        if let Some(mc) = std::fs::read_to_string(dir.join("temp")).ok().and_then(|t| t.trim().parse::<f64>().ok()) {
+            out.push((format!("temp_{}_c", clean(&kind)), mc / 1000.0));
+        }
+    }
+    for dir in read_dir(&root.path("sys/class/hwmon")) {
+        let chip = std::fs::read_to_string(dir.join("name")).map(|t| t.trim().to_string()).unwrap_or_default();
+        for f in read_dir(&dir) {
+            let fname = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Some(idx) = fname.strip_prefix("temp").and_then(|r| r.strip_suffix("_input")) {
+                if let Some(mc) = std::fs::read_to_string(&f).ok().and_then(|t| t.trim().parse::<f64>().ok()) {
+                    out.push((format!("temp_{}_{}_c", clean(&chip), idx), mc / 1000.0));
+                }
+            }
+        }
+    }
+    out
+}
+
+fn read_dir(p: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path()).collect();
+    v.sort();
+    v
+}
+
+fn clean(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' }).collect()
+}
+
+/// Δ of a counter, or None when it went backward (wrap or reset).
+fn delta(prev: u64, cur: u64) -> Option<u64> {
+    cur.checked_sub(prev)
+}
+
+const CPU_COLS: [&str; 8] = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"];
+
+/// The figures of one interval. `dt` is in seconds (monotonic clock).
+pub fn figures(prev: &Snapshot, cur: &Snapshot, dt: f64, sel: &Selection, out: &mut Vec<(String, f64)>) {
+    for (name, f) in &cur.stat.cpus {
+        if name != "cpu" && !sel.per_cpu {
+            continue;
+        }
+        // An offline CPU has no line: it is left out until it has a line in two samples in a row.
+        let Some((_, p)) = prev.stat.cpus.iter().find(|(n, _)| n == name) else { continue };
+        cpu_figures(if name == "cpu" { "cpu" } else { name }, p, f, out);
+    }
+    let st = (&prev.stat, &cur.stat);
+    if let Some(v) = cur.stat.procs_running {
+        out.push(("procs_running".into(), v as f64));
+    }
+    if let Some(v) = cur.stat.procs_blocked {
+        out.push(("procs_blocked".into(), v as f64));
+    }
+    if let Some([a, b, c]) = cur.loadavg {
+        out.extend([("load_1".into(), a), ("load_5".into(), b), ("load_15".into(), c)]);
+    }
+    for (name, p, c) in [("ctxt_per_s", st.0.ctxt, st.1.ctxt), ("intr_per_s", st.0.intr, st.1.intr), ("forks_per_s", st.0.processes, st.1.processes)] {
+        if let (Some(p), Some(c)) = (p, c) {
+            if let Some(d) = delta(p, c) {
+                out.push((name.into(), d as f64 / dt));
+            }
+        }
+    }
+    memory(prev, cur, dt, out);
+    for d in &cur.disks {
+        if let Some(p) = prev.disks.iter().find(|x| x.name == d.name) {
+            disk(&d.name, &p.f, &d.f, dt, out);
+        }
+    }
+    for n in &cur.nets {
+        if let Some(p) = prev.nets.iter().find(|x| x.name == n.name) {
+            net(p, n, dt, out);
+        }
+    }
+    for (key, name) in [("RetransSegs", "tcp_retrans_per_s"), ("ActiveOpens", "tcp_active_opens_per_s"), ("PassiveOpens", "tcp_passive_opens_per_s")] {
+        if let (Some(p), Some(c)) = (prev.tcp.get(key), cur.tcp.get(key)) {
+            if c >= p {
+                out.push((name.into(), (c - p) as f64 / dt));
+            }
+        }
+    }
+    if let Some(e) = cur.tcp.get("CurrEstab") {
+        out.push(("tcp_established".into(), *e as f64));
+    }
+    for (name, avg10, total) in &cur.psi {
+        out.push((format!("psi_{name}_avg10_pct"), *avg10));
+        if let Some((_, _, pt)) = prev.psi.iter().find(|(n, _, _)| n == name) {
+            if let Some(d) = delta(*pt, *total) {
+                out.push((format!("psi_{name}_pct"), (d as f64 / (dt * 1e6) * 100.0).min(100.0)));
+            }
+        }
+    }
+    out.extend(cur.temps.iter().cloned());
+}
+
+fn cpu_figures(name: &str, p: &[u64; 10], c: &[u64; 10], out: &mut Vec<(String, f64)>) {
+    let mut d = [0u64; 8];
+    for i in 0..8 {
+        match delta(p[i], c[i]) {
+            Some(x) => d[i] = x,
+            None => return, // a counter went backward (hotplug, accounting glitch): skip this interval
+        }
+    }
+    let total: u64 = d.iter().sum();
+    if total == 0 {
+        return;
+    }
+    let guest = c[8].saturating_sub(p[8]);
+    let guest_nice = c[9].saturating_sub(p[9]);
+    let pct = |x: u64| 100.0 * x as f64 / total as f64;
+    let user = pct(d[0].saturating_sub(guest));
+    let nice = pct(d[1].saturating_sub(guest_nice));
+    let vals = [user, nice, pct(d[2]), pct(d[3]), pct(d[4]), pct(d[5]), pct(d[6]), pct(d[7])];
+    for (col, v) in CPU_COLS.iter().zip(vals) {
+        out.push((format!("{name}_{col}_pct"), v));
+    }
+    out.push((format!("{name}_busy_pct"), (100.0 - vals[3] - vals[4] - vals[7]).max(0.0)));
+}
+
+fn memory(prev: &Snapshot, cur: &Snapshot, dt: f64, out: &mut Vec<(String, f64)>) {
+    let m = &cur.meminfo;
+    let mb = |k: &str| m.get(k).map(|kb| *kb as f64 / 1024.0);
+    if let (Some(total), Some(free)) = (mb("MemTotal"), mb("MemFree")) {
+        let buffers = mb("Buffers").unwrap_or(0.0);
+        let cached = mb("Cached").unwrap_or(0.0) + mb("SReclaimable").unwrap_or(0.0);
+        let available = mb("MemAvailable");
+        // free(1): used = total - free - buffers - cache.
+        let used = (total - free - buffers - cached).max(0.0);
+        out.extend([("mem_total_mb".into(), total), ("mem_used_mb".into(), used), ("mem_free_mb".into(), free)]);
+        if let Some(a) = available {
+            out.push(("mem_available_mb".into(), a));
+            // sar's %memused: (total - available) / total.
+            out.push(("mem_used_pct".into(), 100.0 * (total - a) / total));
+        }
+        out.extend([("mem_buffers_mb".into(), buffers), ("mem_cached_mb".into(), cached)]);
+        if let (Some(st), Some(sf)) = (mb("SwapTotal"), mb("SwapFree")) {
+            out.push(("swap_used_mb".into(), st - sf));
+        }
+    }
+    for (key, name) in [("pswpin", "swap_in_pages_per_s"), ("pswpout", "swap_out_pages_per_s"), ("pgfault", "page_faults_per_s"), ("pgmajfault", "major_faults_per_s")] {
+        if let (Some(p), Some(c)) = (prev.vmstat.get(key), cur.vmstat.get(key)) {
+            if let Some(d) = delta(*p, *c) {
+                out.push((name.into(), d as f64 / dt));
+            }
+        }
+    }
+}
+
+fn disk(name: &str, p: &[u64; 11], c: &[u64; 11], dt: f64, out: &mut Vec<(String, f64)>) {
+    let mut d = [0u64; 11];
+    for i in 0..11 {
+        if i == 8 {
+            continue; // in flight is a gauge
+        }
+        match delta(p[i], c[i]) {
+            Some(x) => d[i] = x,
+            None => return,
+        }
+    }
+    let ms = dt * 1000.0;
+    let await_ms = |ticks: u64, ios: u64| if ios == 0 { 0.0 } else { ticks as f64 / ios as f64 };
+    let n = |k: &str| format!("disk_{name}_{k}");
+    out.extend([
+        (n("reads_per_s"), d[0] as f64 / dt),
+        (n("writes_per_s"), d[4] as f64 / dt),
+        (n("read_mbps"), d[2] as f64 * 512.0 / 1_048_576.0 / dt),
+        (n("write_mbps"), d[6] as f64 * 512.0 / 1_048_576.0 / dt),
+        (n("r_await_ms"), await_ms(d[3], d[0])),
+        (n("w_await_ms"), await_ms(d[7], d[4])),
+        (n("aqu_sz"), d[10] as f64 / ms),
+        (n("util_pct"), (d[9] as f64 / ms * 100.0).min(100.0)),
+    ]);
+}
+
+fn net(p: &NetLine, c: &NetLine, dt: f64, out: &mut Vec<(String, f64)>) {
+    let mut d = [0u64; 8];
+    for i in 0..4 {
+        match (delta(p.rx[i], c.rx[i]), delta(p.tx[i], c.tx[i])) {
+            (Some(r), Some(t)) => {
+                d[i] = r;
+                d[i + 4] = t;
+            }
+            _ => return,
+        }
+    }
+    let n = |k: &str| format!("net_{}_{k}", c.name);
+    out.extend([
+        (n("rx_mbitps"), d[0] as f64 * 8.0 / 1e6 / dt),
+        (n("tx_mbitps"), d[4] as f64 * 8.0 / 1e6 / dt),
+        (n("rx_pkts_per_s"), d[1] as f64 / dt),
+        (n("tx_pkts_per_s"), d[5] as f64 / dt),
+        (n("rx_errs_per_s"), d[2] as f64 / dt),
+        (n("tx_errs_per_s"), d[6] as f64 / dt),
+        (n("rx_drops_per_s"), d[3] as f64 / dt),
+        (n("tx_drops_per_s"), d[7] as f64 / dt),
+    ]);
+}
