@@ -1,8 +1,103 @@
 //! The `perflab serve` command line.
 
-#[derive(clap::Args, Debug)]
-pub struct ServeArgs {}
+use super::{start, Delay, Model, ServeConfig, Stall};
+use crate::error::usage;
+use std::io::Write;
 
-pub fn run(_args: ServeArgs) -> anyhow::Result<i32> {
-    Err(crate::error::usage("perflab serve is not built yet"))
+#[derive(clap::Args, Debug)]
+pub struct ServeArgs {
+    /// Address to listen on
+    #[arg(long, default_value = "127.0.0.1")]
+    pub host: std::net::IpAddr,
+    /// Port (0 = pick a free one; the address is printed on stdout)
+    #[arg(long, short, default_value_t = 8080)]
+    pub port: u16,
+    /// Concurrency model: event-loop (HTTP/1.1 + h2c), pool, thread-per-connection (HTTP/1.1 only)
+    #[arg(long, default_value = "event-loop")]
+    pub model: String,
+    /// Worker threads of the pool model
+    #[arg(long, default_value_t = 5)]
+    pub workers: usize,
+    /// Event-loop threads (0 = one per CPU)
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
+    /// Body size of GET / in bytes (GET /bytes/N serves N bytes)
+    #[arg(long, default_value_t = 37)]
+    pub size: usize,
+    /// Delay per request: 20ms, uniform:5ms-15ms or exp:10ms
+    #[arg(long)]
+    pub delay: Option<String>,
+    /// Testing aid: close each connection after N responses
+    #[arg(long, value_name = "N")]
+    pub close_after: Option<u64>,
+    /// Testing aid: a global pause this long after start (with --stall-for)
+    #[arg(long, value_name = "D")]
+    pub stall_at: Option<String>,
+    /// Testing aid: how long the global pause lasts
+    #[arg(long, value_name = "D")]
+    pub stall_for: Option<String>,
+    /// Testing aid: answer this fraction of requests (0..1) with 500
+    #[arg(long, default_value_t = 0.0)]
+    pub fail_rate: f64,
+}
+
+fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
+    let model = match a.model.as_str() {
+        "event-loop" | "event" | "async" => Model::EventLoop,
+        "pool" => {
+            if a.workers == 0 {
+                return Err(usage("--workers must be at least 1"));
+            }
+            Model::Pool { workers: a.workers }
+        }
+        "thread-per-connection" | "threads" => Model::ThreadPerConnection,
+        other => return Err(usage(format!("--model {other}: use event-loop, pool or thread-per-connection"))),
+    };
+    let delay = match &a.delay {
+        Some(d) => Delay::parse(d).map_err(|e| usage(format!("--delay: {e}")))?,
+        None => Delay::None,
+    };
+    let dur = |s: &Option<String>, flag: &str| {
+        s.as_deref().map(crate::util::duration::parse).transpose().map_err(|e| usage(format!("{flag}: {e}")))
+    };
+    let stall = match (dur(&a.stall_at, "--stall-at")?, dur(&a.stall_for, "--stall-for")?) {
+        (Some(at), Some(length)) => Some(Stall { at, length }),
+        (None, None) => None,
+        _ => return Err(usage("--stall-at and --stall-for go together")),
+    };
+    if !(0.0..=1.0).contains(&a.fail_rate) {
+        return Err(usage("--fail-rate is a fraction between 0 and 1"));
+    }
+    if a.close_after == Some(0) {
+        return Err(usage("--close-after must be at least 1"));
+    }
+    if a.size > super::content::MAX_BODY {
+        return Err(usage(format!("--size is at most {} bytes", super::content::MAX_BODY)));
+    }
+    Ok(ServeConfig {
+        host: a.host,
+        port: a.port,
+        model,
+        size: a.size,
+        delay,
+        close_after: a.close_after,
+        stall,
+        fail_rate: a.fail_rate,
+        threads: a.threads,
+    })
+}
+
+pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
+    let cfg = config(&a)?;
+    let cancel = crate::util::Cancel::on_signals()?;
+    let server = start(cfg)?;
+    let mut out = std::io::stdout();
+    writeln!(out, "listening on http://{} (model {})", server.addr(), a.model)?;
+    out.flush()?;
+    while !cancel.is_cancelled() {
+        cancel.sleep(std::time::Duration::from_millis(200));
+    }
+    let served = server.shutdown()?;
+    writeln!(out, "served {served} requests")?;
+    Ok(0)
 }
