@@ -71,10 +71,6 @@ impl ProcessTracker {
         }
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.selectors.is_empty()
-    }
-
     /// Read every process once and append the figures of the interval since the last call
     /// (`first`: the priming read, nothing appended).
     pub fn sample(&mut self, dt: f64, first: bool, out: &mut Vec<(String, f64)>) {

@@ -1,11 +1,131 @@
 //! The `perflab http` command line.
+//!
+//! Exit codes: 0 the run completed and every request got a response; 1 some requests failed at the
+//! transport level (refused, reset, timed out, malformed) or none got a response; 2 bad input;
+//! 130 interrupted (the summary is still printed).
+
+use super::{prepare, HttpConfig};
+use std::collections::BTreeMap;
+use std::io::Write;
 
 #[derive(clap::Args, Debug)]
 pub struct HttpArgs {
-    /// Target URL (loopback only in tests and examples)
+    /// Target URL, e.g. http://127.0.0.1:8080/
     pub url: String,
+    /// Concurrent connections
+    #[arg(short = 'c', long, default_value_t = 10)]
+    pub connections: u64,
+    /// Stop after N requests
+    #[arg(short = 'n', long)]
+    pub requests: Option<u64>,
+    /// Stop after this long (e.g. 10s); with -n, whichever comes first
+    #[arg(short = 'd', long)]
+    pub duration: Option<String>,
+    /// Warm-up before measuring (e.g. 2s)
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Open model: requests per second
+    #[arg(short = 'r', long)]
+    pub rate: Option<f64>,
+    /// Open-model arrivals: constant or poisson
+    #[arg(long)]
+    pub arrival: Option<String>,
+    /// Seed for Poisson arrivals
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Cap on requests in flight (default: the number of connections)
+    #[arg(long)]
+    pub max_inflight: Option<u64>,
+    /// HTTP method (default GET, or POST with a body)
+    #[arg(short = 'm', long)]
+    pub method: Option<String>,
+    /// Extra header "Name: value" (repeatable)
+    #[arg(short = 'H', long = "header")]
+    pub headers: Vec<String>,
+    /// Request body
+    #[arg(short = 'b', long)]
+    pub body: Option<String>,
+    /// Request body from a file
+    #[arg(long)]
+    pub body_file: Option<String>,
+    /// A new connection for each request (like ab without -k)
+    #[arg(long)]
+    pub no_keepalive: bool,
+    /// Per-request timeout (default 30s)
+    #[arg(long)]
+    pub timeout: Option<String>,
+    /// Worker threads (default: one per CPU)
+    #[arg(short = 't', long)]
+    pub threads: Option<u64>,
+    /// Print the result as JSON (schema perflab.http/1)
+    #[arg(long)]
+    pub json: bool,
+    /// No live progress line
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
-pub fn run(_args: HttpArgs) -> anyhow::Result<i32> {
-    Err(crate::error::usage("perflab http is not built yet"))
+pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
+    let mut headers = BTreeMap::new();
+    for h in &a.headers {
+        let (k, v) = h.split_once(':').ok_or_else(|| crate::error::usage(format!("header `{h}`: write it as \"Name: value\"")))?;
+        headers.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    if a.requests.is_none() && a.duration.is_none() {
+        return Err(crate::error::usage("give -n REQUESTS or -d DURATION (or both)"));
+    }
+    let cfg = HttpConfig {
+        url: a.url.clone(),
+        connections: a.connections,
+        requests: a.requests,
+        duration: a.duration.clone(),
+        rate: a.rate,
+        arrival: a.arrival.clone(),
+        seed: a.seed,
+        max_inflight: a.max_inflight,
+        method: a.method.clone(),
+        headers,
+        body: a.body.clone(),
+        body_file: a.body_file.clone(),
+        keepalive: !a.no_keepalive,
+        http2: false,
+        streams: None,
+        insecure: false,
+        cacert: None,
+        timeout: a.timeout.clone(),
+        threads: a.threads,
+    };
+    let prepared = prepare(&cfg)?;
+    let warmup = a
+        .warmup
+        .as_deref()
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
+        .unwrap_or_default();
+    let cancel = crate::util::Cancel::on_signals()?;
+    let live = !a.quiet && !a.json;
+    let mut on_tick = |t: &super::Tick| {
+        if live {
+            let p99 = if t.p99_ms.is_finite() { format!("{:.2} ms", t.p99_ms) } else { "-".into() };
+            eprint!("\r[{:>4.0}s] {:>10.0} req/s  p99 {p99:>10}  errors {:<6}", t.t_s + 1.0, t.requests_per_s, t.errors);
+            let _ = std::io::stderr().flush();
+        }
+    };
+    let report = super::run(&prepared, warmup, &cancel, &mut || {}, &mut on_tick)?;
+    if live {
+        eprintln!();
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report.json())?);
+    } else {
+        print!("{}", report.summary());
+    }
+    Ok(if cancel.is_cancelled() {
+        130
+    } else if report.errors() > 0 || report.stats.responses == 0 {
+        1
+    } else {
+        0
+    })
 }

@@ -1,0 +1,219 @@
+//! `perflab http` options, shared by the command line and plans (`[workload] type = "http"`), and
+//! their validation into what the engine needs: the address, the request bytes, the schedule.
+
+use crate::error::usage;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::time::Duration;
+
+/// Every option of `perflab http`; in a plan, the same names in snake_case.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HttpConfig {
+    pub url: String,
+    #[serde(default = "default_connections")]
+    pub connections: u64,
+    /// Stop after this many requests.
+    #[serde(default)]
+    pub requests: Option<u64>,
+    /// Stop after this long (`"10s"`).
+    #[serde(default)]
+    pub duration: Option<String>,
+    /// Open model: requests per second.
+    #[serde(default)]
+    pub rate: Option<f64>,
+    /// `constant` (default) or `poisson`.
+    #[serde(default)]
+    pub arrival: Option<String>,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub max_inflight: Option<u64>,
+    #[serde(default)]
+    pub method: Option<String>,
+    #[serde(default)]
+    pub headers: BTreeMap<String, String>,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub body_file: Option<String>,
+    #[serde(default = "yes")]
+    pub keepalive: bool,
+    #[serde(default)]
+    pub http2: bool,
+    #[serde(default)]
+    pub streams: Option<u64>,
+    #[serde(default)]
+    pub insecure: bool,
+    #[serde(default)]
+    pub cacert: Option<String>,
+    /// Per-request timeout (connect and response), default 30s.
+    #[serde(default)]
+    pub timeout: Option<String>,
+    /// Worker threads (default: one per CPU, at most one per connection).
+    #[serde(default)]
+    pub threads: Option<u64>,
+}
+
+fn default_connections() -> u64 {
+    10
+}
+fn yes() -> bool {
+    true
+}
+
+impl HttpConfig {
+    pub fn new(url: &str) -> HttpConfig {
+        HttpConfig {
+            url: url.to_string(),
+            connections: default_connections(),
+            requests: None,
+            duration: None,
+            rate: None,
+            arrival: None,
+            seed: None,
+            max_inflight: None,
+            method: None,
+            headers: BTreeMap::new(),
+            body: None,
+            body_file: None,
+            keepalive: true,
+            http2: false,
+            streams: None,
+            insecure: false,
+            cacert: None,
+            timeout: None,
+            threads: None,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Arrival {
+    Constant,
+    Poisson,
+}
+
+/// A validated configuration.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    pub addr: SocketAddr,
+    pub url: String,
+    pub request: Vec<u8>,
+    pub connections: usize,
+    pub threads: usize,
+    pub requests: Option<u64>,
+    pub duration: Option<Duration>,
+    pub rate: Option<f64>,
+    pub arrival: Arrival,
+    pub seed: u64,
+    pub max_inflight: usize,
+    pub keepalive: bool,
+    pub timeout: Duration,
+    /// For reports: the method and the path.
+    pub method: String,
+}
+
+fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
+    s.as_deref().map(crate::util::duration::parse).transpose().map_err(|e| usage(format!("{what}: {e}")))
+}
+
+pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
+    let (scheme, rest) = c.url.split_once("://").ok_or_else(|| usage(format!("`{}` is not a URL (try http://127.0.0.1:8080/)", c.url)))?;
+    match scheme {
+        "http" => {}
+        "https" => return Err(usage("https:// is not supported by this build of perflab http yet (use http://)")),
+        other => return Err(usage(format!("unsupported scheme `{other}` (use http://)"))),
+    }
+    if c.http2 || c.streams.is_some() {
+        return Err(usage("HTTP/2 is not supported by this build of perflab http yet"));
+    }
+    let (authority, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "/"),
+    };
+    if authority.is_empty() {
+        return Err(usage(format!("`{}` has no host", c.url)));
+    }
+    let hostport = if authority.rsplit_once(':').is_some_and(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit())) && !authority.ends_with(']') {
+        authority.to_string()
+    } else {
+        format!("{authority}:80")
+    };
+    let addr = hostport
+        .to_socket_addrs()
+        .map_err(|e| usage(format!("cannot resolve {authority}: {e}")))?
+        .next()
+        .ok_or_else(|| usage(format!("cannot resolve {authority}")))?;
+    if c.connections == 0 {
+        return Err(usage("connections must be at least 1"));
+    }
+    if c.requests == Some(0) {
+        return Err(usage("requests must be at least 1"));
+    }
+    let duration = dur(&c.duration, "duration")?;
+    if duration.is_some_and(|d| d.is_zero()) {
+        return Err(usage("duration must be longer than 0s"));
+    }
+    if let Some(r) = c.rate {
+        if !(r > 0.0 && r.is_finite()) {
+            return Err(usage("rate must be a positive number of requests per second"));
+        }
+    }
+    let arrival = match c.arrival.as_deref() {
+        None | Some("constant") => Arrival::Constant,
+        Some("poisson") => Arrival::Poisson,
+        Some(o) => return Err(usage(format!("arrival `{o}`: use constant or poisson"))),
+    };
+    if c.arrival.is_some() && c.rate.is_none() {
+        return Err(usage("arrival needs a rate (the open model)"));
+    }
+    let timeout = dur(&c.timeout, "timeout")?.unwrap_or(Duration::from_secs(30));
+    let method = c.method.clone().unwrap_or_else(|| if c.body.is_some() || c.body_file.is_some() { "POST".into() } else { "GET".into() });
+    if !method.chars().all(|ch| ch.is_ascii_uppercase()) || method.is_empty() {
+        return Err(usage(format!("method `{method}`: use an upper-case HTTP method such as GET or POST")));
+    }
+    let body: Vec<u8> = match (&c.body, &c.body_file) {
+        (Some(_), Some(_)) => return Err(usage("give either body or body_file, not both")),
+        (Some(b), None) => b.as_bytes().to_vec(),
+        (None, Some(f)) => std::fs::read(f).map_err(|e| usage(format!("cannot read body file {f}: {e}")))?,
+        (None, None) => Vec::new(),
+    };
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perflab\r\nAccept: */*\r\n");
+    for (k, v) in &c.headers {
+        if k.contains(['\r', '\n', ':']) || v.contains(['\r', '\n']) {
+            return Err(usage(format!("header `{k}` holds a line break or a colon")));
+        }
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !c.keepalive {
+        req.push_str("Connection: close\r\n");
+    }
+    if !body.is_empty() {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    let mut request = req.into_bytes();
+    request.extend_from_slice(&body);
+    let connections = c.connections as usize;
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let threads = (c.threads.map(|t| t as usize).unwrap_or(cpus)).clamp(1, connections);
+    let max_inflight = c.max_inflight.map(|m| m as usize).unwrap_or(connections).clamp(1, connections);
+    Ok(Prepared {
+        addr,
+        url: c.url.clone(),
+        request,
+        connections,
+        threads,
+        requests: c.requests,
+        duration,
+        rate: c.rate,
+        arrival,
+        seed: c.seed.unwrap_or(1),
+        max_inflight,
+        keepalive: c.keepalive,
+        timeout,
+        method,
+    })
+}

@@ -1,0 +1,262 @@
+//! What a run measured, and how it is shown: the ab-like summary, the JSON document
+//! (`perflab.http/1`, docs/http-json.md) and the runner's `WorkloadResult`.
+
+use super::config::Prepared;
+use super::conn::ErrorClass;
+use super::worker::{Stats, LATE_TOLERANCE};
+use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
+use hdrhistogram::Histogram;
+use std::fmt::Write;
+use std::time::Duration;
+
+/// One second of the measured phase.
+#[derive(Clone, Debug)]
+pub struct Tick {
+    pub t_s: f64,
+    pub responses: u64,
+    pub errors: u64,
+    pub requests_per_s: f64,
+    pub p99_ms: f64,
+}
+
+pub struct HttpReport {
+    pub url: String,
+    pub connections: usize,
+    pub threads: usize,
+    pub target_rate: Option<f64>,
+    pub stats: Stats,
+    pub series: Vec<Tick>,
+    pub measured: Duration,
+    pub cpu: Duration,
+    pub interrupted: bool,
+}
+
+/// The percentiles of ab's table, extended.
+pub const PERCENTILES: [f64; 11] = [50.0, 66.0, 75.0, 80.0, 90.0, 95.0, 98.0, 99.0, 99.9, 99.99, 100.0];
+
+impl HttpReport {
+    pub fn new(cfg: &Prepared, stats: Stats, series: Vec<Tick>, measured: Duration, cpu: Duration, interrupted: bool) -> HttpReport {
+        HttpReport {
+            url: cfg.url.clone(),
+            connections: cfg.connections,
+            threads: cfg.threads,
+            target_rate: cfg.rate,
+            stats,
+            series,
+            measured,
+            cpu,
+            interrupted,
+        }
+    }
+
+    pub fn errors(&self) -> u64 {
+        self.stats.errors.iter().sum()
+    }
+
+    /// Requests that ended (a response or a transport error).
+    pub fn completed(&self) -> u64 {
+        self.stats.responses + self.errors()
+    }
+
+    pub fn requests_per_s(&self) -> f64 {
+        self.stats.responses as f64 / self.measured.as_secs_f64().max(1e-9)
+    }
+
+    /// Responses with status >= 400 count as failed requests in the error rate, beside transport errors.
+    pub fn http_errors(&self) -> u64 {
+        self.stats.status[400..].iter().sum()
+    }
+
+    pub fn error_rate_pct(&self) -> f64 {
+        let n = self.completed();
+        if n == 0 {
+            return 0.0;
+        }
+        100.0 * (self.errors() + self.http_errors()) as f64 / n as f64
+    }
+
+    pub fn cpu_us_per_request(&self) -> Option<f64> {
+        let n = self.completed();
+        (n > 0).then(|| self.cpu.as_secs_f64() * 1e6 / n as f64)
+    }
+
+    pub fn status_counts(&self) -> Vec<(u16, u64)> {
+        self.stats.status.iter().enumerate().filter(|(_, n)| **n > 0).map(|(s, n)| (s as u16, *n)).collect()
+    }
+
+    pub fn error_counts(&self) -> Vec<(&'static str, u64, Option<String>)> {
+        ErrorClass::ALL
+            .iter()
+            .filter(|c| self.stats.errors[**c as usize] > 0)
+            .map(|c| (c.name(), self.stats.errors[*c as usize], self.stats.first_error[*c as usize].clone()))
+            .collect()
+    }
+
+    /// The runner's view.
+    pub fn to_result(&self) -> WorkloadResult {
+        let mut r = WorkloadResult::default();
+        let ms = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        let lat = &self.stats.latency;
+        let m = &mut r.metrics;
+        m.push(Metric::new("requests_per_s", "req/s", self.requests_per_s(), Better::Higher));
+        m.push(Metric::new("transfer_mb_s", "MB/s", self.stats.body_bytes as f64 / 1_048_576.0 / self.measured.as_secs_f64().max(1e-9), Better::Higher));
+        if lat.len() > 0 {
+            for (name, q) in [("latency_p50_ms", 0.5), ("latency_p90_ms", 0.9), ("latency_p99_ms", 0.99), ("latency_p999_ms", 0.999)] {
+                m.push(Metric::new(name, "ms", ms(lat, q), Better::Lower));
+            }
+            m.push(Metric::new("latency_mean_ms", "ms", lat.mean() / 1000.0, Better::Lower));
+            m.push(Metric::new("latency_max_ms", "ms", lat.max() as f64 / 1000.0, Better::Lower));
+        }
+        m.push(Metric::new("error_rate_pct", "%", self.error_rate_pct(), Better::Lower));
+        m.push(Metric::new("requests", "", self.stats.responses as f64, Better::Neither));
+        m.push(Metric::new("errors", "", self.errors() as f64, Better::Lower));
+        if let Some(rate) = self.target_rate {
+            m.push(Metric::new("target_rate_per_s", "req/s", rate, Better::Neither));
+            m.push(Metric::new("late_sends", "", self.stats.late as f64, Better::Lower));
+            m.push(Metric::new("dropped_sends", "", self.stats.dropped as f64, Better::Lower));
+        }
+        m.push(Metric::new("reconnects", "", self.stats.reconnects as f64, Better::Neither));
+        if let Some(c) = self.cpu_us_per_request() {
+            m.push(Metric::new("loadgen_cpu_us_per_req", "µs", c, Better::Lower));
+        }
+        for (name, h) in [("latency", &self.stats.latency), ("service_time", &self.stats.service), ("connect", &self.stats.connect), ("ttfb", &self.stats.ttfb)] {
+            if h.len() > 0 {
+                r.histograms.push(NamedHistogram { name: name.into(), hist: h.clone() });
+            }
+        }
+        for t in &self.series {
+            r.series.push(SeriesPoint { t_s: t.t_s, name: "requests_per_s".into(), value: t.requests_per_s });
+            if t.p99_ms.is_finite() {
+                r.series.push(SeriesPoint { t_s: t.t_s, name: "latency_p99_ms".into(), value: t.p99_ms });
+            }
+        }
+        r.errors = self.error_counts().into_iter().map(|(n, c, _)| (n.to_string(), c)).collect();
+        for (s, n) in self.status_counts() {
+            if s >= 400 {
+                r.errors.push((format!("status_{s}"), n));
+            }
+        }
+        if self.stats.responses == 0 {
+            r.failure = Some(match self.error_counts().first() {
+                Some((class, n, ex)) => format!("no response: {n} {class} error(s), e.g. {}", ex.as_deref().unwrap_or("")),
+                None => "no response".into(),
+            });
+        }
+        r
+    }
+
+    /// The summary an ab user recognises.
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let st = &self.stats;
+        let secs = self.measured.as_secs_f64();
+        let _ = writeln!(s, "Target:                 {}", self.url);
+        let _ = writeln!(s, "Connections:            {} on {} thread(s)", self.connections, self.threads);
+        let _ = writeln!(s, "Time taken:             {secs:.3} s{}", if self.interrupted { " (interrupted)" } else { "" });
+        let _ = writeln!(s, "Complete requests:      {}", st.responses);
+        let _ = writeln!(s, "Failed requests:        {}", self.errors() + self.http_errors());
+        for (class, n, ex) in self.error_counts() {
+            let _ = writeln!(s, "   {class}: {n} (first: {})", ex.unwrap_or_default());
+        }
+        if self.http_errors() > 0 {
+            for (code, n) in self.status_counts().into_iter().filter(|(c, _)| *c >= 400) {
+                let _ = writeln!(s, "   status {code}: {n}");
+            }
+        }
+        if st.inflight_at_stop > 0 {
+            let _ = writeln!(s, "In flight at stop:      {} (not counted)", st.inflight_at_stop);
+        }
+        let _ = writeln!(s, "Reconnects:             {}", st.reconnects);
+        let _ = writeln!(s, "Requests per second:    {:.2} [#/sec] (mean)", self.requests_per_s());
+        if let Some(rate) = self.target_rate {
+            let _ = writeln!(s, "Target rate:            {rate:.2} [#/sec]; achieved {:.2}", self.requests_per_s());
+            let _ = writeln!(s, "Late sends:             {} (more than {} ms after their intended time)", st.late, LATE_TOLERANCE.as_millis());
+            let _ = writeln!(s, "Dropped sends:          {} (never sent)", st.dropped);
+        }
+        let _ = writeln!(s, "Transfer rate:          {:.2} [Kbytes/sec] received (bodies)", st.body_bytes as f64 / 1024.0 / secs.max(1e-9));
+        if let Some(c) = self.cpu_us_per_request() {
+            let _ = writeln!(s, "Client CPU:             {c:.1} µs per request");
+        }
+        if st.latency.len() == 0 {
+            return s;
+        }
+        let _ = writeln!(s, "\nConnection Times (ms)\n              min  mean[+/-sd] median   max");
+        let row = |name: &str, h: &Histogram<u64>| {
+            let f = |v: f64| v / 1000.0;
+            format!(
+                "{name:<9} {:>7.2} {:>6.2} {:>5.2} {:>7.2} {:>7.2}\n",
+                f(h.min() as f64),
+                f(h.mean()),
+                f(h.stdev()),
+                f(h.value_at_quantile(0.5) as f64),
+                f(h.max() as f64)
+            )
+        };
+        if st.connect.len() > 0 {
+            s.push_str(&row("Connect:", &st.connect));
+        }
+        s.push_str(&row("Waiting:", &st.ttfb));
+        s.push_str(&row("Service:", &st.service));
+        s.push_str(&row("Total:", &st.latency));
+        let from = if self.target_rate.is_some() { "from the intended send time" } else { "from the send" };
+        let _ = writeln!(s, "\nPercentage of the requests served within a certain time (ms), {from}");
+        for p in PERCENTILES {
+            let v = st.latency.value_at_quantile(p / 100.0) as f64 / 1000.0;
+            let label = if p == 100.0 { format!("{p:>5}%") } else { format!("{:>5}%", trim(p)) };
+            let suffix = if p == 100.0 { " (longest request)" } else { "" };
+            let _ = writeln!(s, " {label} {v:>9.2}{suffix}");
+        }
+        s
+    }
+
+    /// The `perflab.http/1` JSON document.
+    pub fn json(&self) -> serde_json::Value {
+        let pct = |h: &Histogram<u64>| -> serde_json::Value {
+            if h.len() == 0 {
+                return serde_json::Value::Null;
+            }
+            let mut m = serde_json::Map::new();
+            for p in PERCENTILES {
+                m.insert(format!("p{}", trim(p)), (h.value_at_quantile(p / 100.0) as f64 / 1000.0).into());
+            }
+            m.insert("min".into(), (h.min() as f64 / 1000.0).into());
+            m.insert("mean".into(), (h.mean() / 1000.0).into());
+            m.insert("stdev".into(), (h.stdev() / 1000.0).into());
+            m.insert("count".into(), h.len().into());
+            serde_json::Value::Object(m)
+        };
+        let st = &self.stats;
+        serde_json::json!({
+            "schema": "perflab.http/1",
+            "url": self.url,
+            "connections": self.connections,
+            "threads": self.threads,
+            "duration_s": self.measured.as_secs_f64(),
+            "interrupted": self.interrupted,
+            "requests": st.responses,
+            "requests_per_s": self.requests_per_s(),
+            "body_bytes": st.body_bytes,
+            "status": self.status_counts().into_iter().map(|(c, n)| (c.to_string(), serde_json::Value::from(n))).collect::<serde_json::Map<_, _>>(),
+            "errors": self.error_counts().into_iter().map(|(c, n, ex)| serde_json::json!({"class": c, "count": n, "first": ex})).collect::<Vec<_>>(),
+            "error_rate_pct": self.error_rate_pct(),
+            "in_flight_at_stop": st.inflight_at_stop,
+            "reconnects": st.reconnects,
+            "connections_opened": st.connections_opened,
+            "open_model": self.target_rate.map(|r| serde_json::json!({
+                "target_rate_per_s": r, "scheduled": st.scheduled, "late": st.late, "dropped": st.dropped,
+                "late_tolerance_ms": LATE_TOLERANCE.as_millis() as u64,
+            })),
+            "latency_ms": pct(&st.latency),
+            "service_time_ms": pct(&st.service),
+            "connect_ms": pct(&st.connect),
+            "ttfb_ms": pct(&st.ttfb),
+            "client_cpu_us_per_request": self.cpu_us_per_request(),
+            "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "requests_per_s": t.requests_per_s, "errors": t.errors, "p99_ms": if t.p99_ms.is_finite() { serde_json::Value::from(t.p99_ms) } else { serde_json::Value::Null }})).collect::<Vec<_>>(),
+        })
+    }
+}
+
+fn trim(p: f64) -> String {
+    let s = format!("{p}");
+    s.trim_end_matches(".0").to_string()
+}

@@ -1,0 +1,211 @@
+//! An incremental HTTP/1.1 response parser: the head with httparse, then the body framed by
+//! Content-Length, chunked encoding, or the connection's end. Body bytes are counted, never copied.
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Body {
+    Length(u64),
+    Chunked(Chunk),
+    UntilEof,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Chunk {
+    /// Reading the hex size line (value so far, past a `;` extension?).
+    Size(u64, bool),
+    Data(u64),
+    /// The CRLF after a chunk's data: bytes left to skip.
+    DataEnd(u8),
+    /// Trailer lines after the last chunk: length of the current line.
+    Trailer(usize),
+}
+
+/// The outcome of feeding bytes.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Fed {
+    /// Need more bytes; all given were used.
+    More,
+    /// The response is complete; `used` bytes of the input belonged to it.
+    Done { used: usize },
+}
+
+#[derive(Debug, Default)]
+pub struct Parser {
+    body: Option<Body>,
+    pub status: u16,
+    /// The server will close the connection after this response.
+    pub close: bool,
+    pub body_bytes: u64,
+    head_request: bool,
+}
+
+pub const MAX_HEAD: usize = 64 << 10;
+
+impl Parser {
+    /// Ready for the next response (`head`: the request was HEAD, so no body follows).
+    pub fn reset(&mut self, head: bool) {
+        *self = Parser { head_request: head, ..Parser::default() };
+    }
+
+    pub fn in_head(&self) -> bool {
+        self.body.is_none()
+    }
+
+    /// Try to parse the head from `buf`; Ok(Some(head_len)) when complete.
+    pub fn parse_head(&mut self, buf: &[u8]) -> Result<Option<usize>, String> {
+        let mut headers = [httparse::EMPTY_HEADER; 64];
+        let mut resp = httparse::Response::new(&mut headers);
+        let n = match resp.parse(buf) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => return Err("response head larger than 64 KiB".into()),
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(e) => return Err(format!("invalid response head: {e}")),
+        };
+        self.status = resp.code.unwrap_or(0);
+        self.close = resp.version == Some(0);
+        let mut length = None;
+        let mut chunked = false;
+        for h in resp.headers.iter() {
+            if h.name.eq_ignore_ascii_case("content-length") {
+                let v = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
+                length = Some(v.ok_or("invalid Content-Length")?);
+            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked = h.value.to_ascii_lowercase().windows(7).any(|w| w == b"chunked");
+            } else if h.name.eq_ignore_ascii_case("connection") {
+                let v = h.value.to_ascii_lowercase();
+                if v.windows(5).any(|w| w == b"close") {
+                    self.close = true;
+                } else if v.windows(10).any(|w| w == b"keep-alive") {
+                    self.close = false;
+                }
+            }
+        }
+        let no_body = self.head_request || self.status == 204 || self.status == 304 || (100..200).contains(&self.status);
+        self.body = Some(if no_body {
+            Body::Length(0)
+        } else if chunked {
+            Body::Chunked(Chunk::Size(0, false))
+        } else if let Some(l) = length {
+            Body::Length(l)
+        } else {
+            self.close = true;
+            Body::UntilEof
+        });
+        Ok(Some(n))
+    }
+
+    /// Feed body bytes (after the head).
+    pub fn feed_body(&mut self, data: &[u8]) -> Result<Fed, String> {
+        let Some(body) = self.body.as_mut() else { return Err("body before head".into()) };
+        match body {
+            Body::Length(left) => {
+                let take = (*left).min(data.len() as u64);
+                *left -= take;
+                self.body_bytes += take;
+                Ok(if *left == 0 { Fed::Done { used: take as usize } } else { Fed::More })
+            }
+            Body::UntilEof => {
+                self.body_bytes += data.len() as u64;
+                Ok(Fed::More)
+            }
+            Body::Chunked(state) => {
+                let mut i = 0;
+                while i < data.len() {
+                    match state {
+                        Chunk::Size(v, ext) => {
+                            let b = data[i];
+                            i += 1;
+                            match b {
+                                b'\n' => *state = if *v == 0 { Chunk::Trailer(0) } else { Chunk::Data(*v) },
+                                b'\r' => {}
+                                b';' => *ext = true,
+                                _ if *ext => {}
+                                _ => {
+                                    let d = (b as char).to_digit(16).ok_or("invalid chunk size")? as u64;
+                                    *v = v.checked_mul(16).and_then(|x| x.checked_add(d)).ok_or("chunk size overflow")?;
+                                }
+                            }
+                        }
+                        Chunk::Data(left) => {
+                            let take = (*left).min((data.len() - i) as u64);
+                            *left -= take;
+                            i += take as usize;
+                            self.body_bytes += take;
+                            if *left == 0 {
+                                *state = Chunk::DataEnd(2);
+                            }
+                        }
+                        Chunk::DataEnd(left) => {
+                            i += 1;
+                            *left -= 1;
+                            if *left == 0 {
+                                *state = Chunk::Size(0, false);
+                            }
+                        }
+                        Chunk::Trailer(len) => {
+                            let b = data[i];
+                            i += 1;
+                            match b {
+                                b'\n' if *len == 0 => return Ok(Fed::Done { used: i }),
+                                b'\n' => *len = 0,
+                                b'\r' => {}
+                                _ => *len += 1,
+                            }
+                        }
+                    }
+                }
+                Ok(Fed::More)
+            }
+        }
+    }
+
+    /// The connection ended: is the response complete?
+    pub fn at_eof(&self) -> Result<(), &'static str> {
+        match self.body {
+            Some(Body::UntilEof) => Ok(()),
+            Some(Body::Length(0)) => Ok(()),
+            Some(_) => Err("body_short"),
+            None => Err("closed"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whole(p: &mut Parser, bytes: &[u8]) -> Fed {
+        let h = p.parse_head(bytes).expect("head").expect("complete");
+        p.feed_body(&bytes[h..]).expect("body")
+    }
+
+    #[test]
+    fn content_length_and_keepalive() {
+        let mut p = Parser::default();
+        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), Fed::Done { used: 5 });
+        assert_eq!((p.status, p.close, p.body_bytes), (200, false, 5));
+    }
+
+    #[test]
+    fn chunked_in_pieces() {
+        let mut p = Parser::default();
+        let msg = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n4\r\nWiki\r\n5;x=1\r\npedia\r\n0\r\n\r\n";
+        let h = p.parse_head(msg).expect("ok").expect("complete");
+        let body = &msg[h..];
+        let mut done = false;
+        for chunk in body.chunks(3) {
+            if let Fed::Done { .. } = p.feed_body(chunk).expect("ok") {
+                done = true;
+            }
+        }
+        assert!(done);
+        assert_eq!((p.body_bytes, p.close), (9, true));
+    }
+
+    #[test]
+    fn short_body_and_partial_head() {
+        let mut p = Parser::default();
+        assert_eq!(p.parse_head(b"HTTP/1.1 200 OK\r\nContent-Le"), Ok(None));
+        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"), Fed::More);
+        assert_eq!(p.at_eof(), Err("body_short"));
+    }
+}

@@ -1,0 +1,599 @@
+//! One worker thread: an epoll loop (mio) over its share of the connections, driving the closed or the
+//! open model, recording into its own histograms. Nothing is allocated per request.
+
+use super::config::{Arrival, Prepared};
+use super::conn::{Conn, ErrorClass, State, BUF};
+use super::response::Fed;
+use crate::workload::result::latency_histogram;
+use hdrhistogram::Histogram;
+use mio::{Events, Interest, Poll, Token};
+use std::collections::VecDeque;
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What all workers share.
+pub struct Shared {
+    pub cfg: Prepared,
+    pub start: Instant,
+    /// Requests whose intended time is at or after this instant are measured (warm-up before it).
+    pub measure_from: Instant,
+    pub deadline: Option<Instant>,
+    /// Measured requests claimed so far (for `requests = n`).
+    pub issued: AtomicU64,
+    pub stop: AtomicBool,
+}
+
+/// Late means sent more than this after the intended time.
+pub const LATE_TOLERANCE: Duration = Duration::from_millis(1);
+
+/// One second of one worker's measured responses.
+pub struct Interval {
+    pub sec: u32,
+    pub latency: Histogram<u64>,
+    pub responses: u64,
+    pub errors: u64,
+}
+
+pub enum Message {
+    Interval(Interval),
+    Finished,
+}
+
+/// A worker's totals.
+pub struct Stats {
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    pub ttfb: Histogram<u64>,
+    pub responses: u64,
+    pub status: Vec<u64>,
+    pub errors: [u64; 8],
+    pub first_error: [Option<String>; 8],
+    pub body_bytes: u64,
+    pub late: u64,
+    pub dropped: u64,
+    pub scheduled: u64,
+    pub inflight_at_stop: u64,
+    pub reconnects: u64,
+    pub connections_opened: u64,
+}
+
+impl Stats {
+    pub fn new() -> Stats {
+        Stats {
+            latency: latency_histogram(),
+            service: latency_histogram(),
+            connect: latency_histogram(),
+            ttfb: latency_histogram(),
+            responses: 0,
+            status: vec![0; 600],
+            errors: [0; 8],
+            first_error: Default::default(),
+            body_bytes: 0,
+            late: 0,
+            dropped: 0,
+            scheduled: 0,
+            inflight_at_stop: 0,
+            reconnects: 0,
+            connections_opened: 0,
+        }
+    }
+
+    /// Add another worker's totals (histograms merge exactly).
+    pub fn merge(&mut self, o: &Stats) {
+        let _ = self.latency.add(&o.latency);
+        let _ = self.service.add(&o.service);
+        let _ = self.connect.add(&o.connect);
+        let _ = self.ttfb.add(&o.ttfb);
+        self.responses += o.responses;
+        self.status.iter_mut().zip(&o.status).for_each(|(a, b)| *a += b);
+        for i in 0..8 {
+            self.errors[i] += o.errors[i];
+            if self.first_error[i].is_none() {
+                self.first_error[i] = o.first_error[i].clone();
+            }
+        }
+        self.body_bytes += o.body_bytes;
+        self.late += o.late;
+        self.dropped += o.dropped;
+        self.scheduled += o.scheduled;
+        self.inflight_at_stop += o.inflight_at_stop;
+        self.reconnects += o.reconnects;
+        self.connections_opened += o.connections_opened;
+    }
+}
+
+fn us(d: Duration) -> u64 {
+    (d.as_micros() as u64).max(1)
+}
+
+struct Worker {
+    sh: Arc<Shared>,
+    poll: Poll,
+    conns: Vec<Conn>,
+    idle: Vec<usize>,
+    stats: Stats,
+    /// Open model: intended send times not yet sent.
+    queue: VecDeque<Instant>,
+    next_arrival: Option<Instant>,
+    gap_s: f64,
+    rng: u64,
+    inflight: usize,
+    max_inflight: usize,
+    exhausted: bool,
+    sec: u32,
+    interval: Interval,
+    tx: Sender<Message>,
+}
+
+/// Run one worker with `n` connections until the run ends.
+pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender<Message>) -> std::io::Result<Stats> {
+    let now = Instant::now();
+    let workers = sh.cfg.threads as f64;
+    let gap_s = sh.cfg.rate.map(|r| workers / r).unwrap_or(0.0);
+    let mut w = Worker {
+        poll: Poll::new()?,
+        conns: (0..n).map(|_| Conn::new(now)).collect(),
+        idle: Vec::with_capacity(n),
+        stats: Stats::new(),
+        queue: VecDeque::new(),
+        // Workers' schedules are offset so that their sends interleave evenly.
+        next_arrival: sh.cfg.rate.map(|_| sh.start + Duration::from_secs_f64(gap_s * id as f64 / workers)),
+        gap_s,
+        rng: sh.cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1),
+        inflight: 0,
+        max_inflight,
+        exhausted: false,
+        sec: 0,
+        interval: Interval { sec: 0, latency: latency_histogram(), responses: 0, errors: 0 },
+        tx,
+        sh,
+    };
+    w.main_loop()?;
+    Ok(w.stats)
+}
+
+impl Worker {
+    fn main_loop(&mut self) -> std::io::Result<()> {
+        let mut events = Events::with_capacity(1024);
+        let mut last_scan = Instant::now();
+        loop {
+            let now = Instant::now();
+            if self.sh.stop.load(Ordering::Relaxed) || self.sh.deadline.is_some_and(|d| now >= d) {
+                break;
+            }
+            if self.exhausted && self.inflight == 0 {
+                break;
+            }
+            self.reconnect_due(now);
+            self.arrivals(now);
+            self.dispatch();
+            self.flush_interval(now, false);
+            let mut timeout = self.timeout(now);
+            // epoll waits in whole milliseconds (rounded up): a send due sooner than that would be
+            // late, so sleep the fine part with nanosleep and then only look for events.
+            if timeout < Duration::from_millis(2) && self.next_arrival.is_some_and(|a| a.saturating_duration_since(now) <= timeout) {
+                std::thread::sleep(timeout);
+                timeout = Duration::ZERO;
+            }
+            match self.poll.poll(&mut events, Some(timeout)) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+            for ev in events.iter() {
+                let i = ev.token().0;
+                self.on_event(i, ev.is_readable(), ev.is_writable() || ev.is_error());
+            }
+            if now.duration_since(last_scan) >= Duration::from_millis(50) {
+                last_scan = now;
+                self.timeouts(Instant::now());
+            }
+        }
+        let end = Instant::now();
+        for c in &self.conns {
+            if c.state == State::Busy && c.measured {
+                self.stats.inflight_at_stop += 1;
+            }
+        }
+        self.stats.dropped += self.queue.iter().filter(|t| **t >= self.sh.measure_from).count() as u64;
+        self.flush_interval(end, true);
+        Ok(())
+    }
+
+    fn timeout(&self, now: Instant) -> Duration {
+        let mut t = Duration::from_millis(50);
+        if let Some(a) = self.next_arrival {
+            t = t.min(a.saturating_duration_since(now));
+        }
+        if let Some(d) = self.sh.deadline {
+            t = t.min(d.saturating_duration_since(now));
+        }
+        if now >= self.sh.measure_from {
+            let next = self.sh.measure_from + Duration::from_secs(self.sec as u64 + 1);
+            t = t.min(next.saturating_duration_since(now));
+        } else {
+            t = t.min(self.sh.measure_from - now);
+        }
+        t
+    }
+
+    /// Send each finished second of measurement to the coordinator.
+    fn flush_interval(&mut self, now: Instant, last: bool) {
+        if now < self.sh.measure_from {
+            return;
+        }
+        let elapsed = now.duration_since(self.sh.measure_from).as_secs() as u32;
+        while self.sec < elapsed || last {
+            let done = std::mem::replace(
+                &mut self.interval,
+                Interval { sec: self.sec + 1, latency: latency_histogram(), responses: 0, errors: 0 },
+            );
+            let _ = self.tx.send(Message::Interval(done));
+            self.sec += 1;
+            if last {
+                break;
+            }
+        }
+    }
+
+    fn next_rand(&mut self) -> f64 {
+        // xorshift64*: small, fast, reproducible from the seed.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let v = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
+        ((v >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+
+    /// Open model: the intended send times that have come.
+    fn arrivals(&mut self, now: Instant) {
+        while let Some(t) = self.next_arrival {
+            if t > now || self.sh.deadline.is_some_and(|d| t >= d) {
+                break;
+            }
+            if t >= self.sh.measure_from {
+                if let Some(n) = self.sh.cfg.requests {
+                    if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n {
+                        self.next_arrival = None;
+                        self.exhausted = true;
+                        break;
+                    }
+                }
+                self.stats.scheduled += 1;
+            }
+            self.queue.push_back(t);
+            let gap = match self.sh.cfg.arrival {
+                Arrival::Constant => self.gap_s,
+                Arrival::Poisson => -self.gap_s * self.next_rand().ln(),
+            };
+            self.next_arrival = Some(t + Duration::from_secs_f64(gap));
+        }
+    }
+
+    fn dispatch(&mut self) {
+        while self.inflight < self.max_inflight {
+            let Some(i) = self.idle.pop() else { break };
+            if self.conns[i].state != State::Idle {
+                continue;
+            }
+            if !self.send(i) {
+                self.idle.push(i);
+                break;
+            }
+        }
+    }
+
+    /// Start the next request on idle connection `i`; false when there is nothing to send.
+    fn send(&mut self, i: usize) -> bool {
+        let now = Instant::now();
+        let intended = if self.sh.cfg.rate.is_some() {
+            match self.queue.pop_front() {
+                Some(t) => t,
+                None => return false,
+            }
+        } else {
+            if self.exhausted {
+                return false;
+            }
+            if now >= self.sh.measure_from {
+                if let Some(n) = self.sh.cfg.requests {
+                    if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n {
+                        self.exhausted = true;
+                        return false;
+                    }
+                }
+            }
+            now
+        };
+        let c = &mut self.conns[i];
+        c.intended = intended;
+        c.sent = now;
+        c.measured = intended >= self.sh.measure_from;
+        c.first_byte = false;
+        c.written = 0;
+        c.filled = 0;
+        c.parser.reset(self.sh.cfg.method == "HEAD");
+        c.state = State::Busy;
+        self.inflight += 1;
+        if c.measured && now.duration_since(intended) > LATE_TOLERANCE {
+            self.stats.late += 1;
+        }
+        self.write(i);
+        true
+    }
+
+    fn write(&mut self, i: usize) {
+        let req = &self.sh.cfg.request;
+        let c = &mut self.conns[i];
+        let Some(s) = c.stream.as_mut() else { return };
+        while c.written < req.len() {
+            match s.write(&req[c.written..]) {
+                Ok(n) => c.written += n,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let class = ErrorClass::of_io(&e, false);
+                    self.fail(i, class, &e.to_string());
+                    return;
+                }
+            }
+        }
+    }
+
+    fn connect(&mut self, i: usize) {
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        c.connect_started = now;
+        match mio::net::TcpStream::connect(self.sh.cfg.addr) {
+            Ok(mut s) => {
+                let _ = s.set_nodelay(true);
+                if self.poll.registry().register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE).is_err() {
+                    c.state = State::Down(now + Duration::from_millis(10));
+                    return;
+                }
+                c.stream = Some(s);
+                c.state = State::Connecting;
+                self.stats.connections_opened += 1;
+            }
+            Err(e) => {
+                c.state = State::Down(now + Duration::from_millis(10));
+                self.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
+            }
+        }
+    }
+
+    fn reconnect_due(&mut self, now: Instant) {
+        for i in 0..self.conns.len() {
+            if let State::Down(at) = self.conns[i].state {
+                if at <= now {
+                    self.connect(i);
+                }
+            }
+        }
+    }
+
+    /// A failed connect is a failed request: the closed model claims a slot for it, the open model
+    /// takes the oldest waiting request.
+    fn connect_failed(&mut self, class: ErrorClass, msg: &str) {
+        let now = Instant::now();
+        let measured = if self.sh.cfg.rate.is_some() {
+            match self.queue.pop_front() {
+                Some(t) => t >= self.sh.measure_from,
+                None => false,
+            }
+        } else if now >= self.sh.measure_from && !self.exhausted {
+            match self.sh.cfg.requests {
+                Some(n) if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n => {
+                    self.exhausted = true;
+                    false
+                }
+                _ => true,
+            }
+        } else {
+            false
+        };
+        if measured {
+            self.count_error(class, msg);
+        }
+    }
+
+    fn count_error(&mut self, class: ErrorClass, msg: &str) {
+        let k = class as usize;
+        self.stats.errors[k] += 1;
+        if self.stats.first_error[k].is_none() {
+            self.stats.first_error[k] = Some(msg.to_string());
+        }
+        self.interval.errors += 1;
+    }
+
+    /// Drop connection `i` and connect again (after `delay`).
+    fn drop_conn(&mut self, i: usize, delay: Duration) {
+        let c = &mut self.conns[i];
+        if let Some(mut s) = c.stream.take() {
+            let _ = self.poll.registry().deregister(&mut s);
+        }
+        if c.state == State::Busy {
+            self.inflight -= 1;
+        }
+        c.state = State::Down(Instant::now() + delay);
+        c.responses = 0;
+        if delay.is_zero() {
+            self.connect(i);
+        }
+    }
+
+    /// The request on connection `i` failed.
+    fn fail(&mut self, i: usize, class: ErrorClass, msg: &str) {
+        let c = &self.conns[i];
+        if c.state == State::Busy && c.measured {
+            self.count_error(class, msg);
+        }
+        self.stats.reconnects += 1;
+        self.drop_conn(i, Duration::from_millis(1));
+    }
+
+    fn timeouts(&mut self, now: Instant) {
+        let limit = self.sh.cfg.timeout;
+        for i in 0..self.conns.len() {
+            let c = &self.conns[i];
+            match c.state {
+                State::Connecting if now.duration_since(c.connect_started) > limit => {
+                    self.drop_conn(i, Duration::from_millis(10));
+                    self.connect_failed(ErrorClass::ConnectTimeout, "no connection within the timeout");
+                }
+                State::Busy if now.duration_since(c.sent) > limit => {
+                    self.fail(i, ErrorClass::ReadTimeout, "no complete response within the timeout");
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool) {
+        match self.conns[i].state {
+            State::Connecting => {
+                let c = &mut self.conns[i];
+                let Some(s) = c.stream.as_ref() else { return };
+                match s.take_error() {
+                    Ok(Some(e)) | Err(e) => {
+                        self.drop_conn(i, Duration::from_millis(10));
+                        self.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
+                        return;
+                    }
+                    Ok(None) => {}
+                }
+                if s.peer_addr().is_err() {
+                    return; // not connected yet
+                }
+                let now = Instant::now();
+                if now >= self.sh.measure_from {
+                    let _ = self.stats.connect.record(us(now - c.connect_started));
+                }
+                c.state = State::Idle;
+                self.idle.push(i);
+                self.dispatch();
+            }
+            State::Idle => {
+                if readable {
+                    // The server closed an idle keep-alive connection: connect again, no error.
+                    let mut probe = [0u8; 1];
+                    let closed = match self.conns[i].stream.as_mut().map(|s| s.read(&mut probe)) {
+                        Some(Ok(0)) | Some(Err(_)) => true,
+                        _ => false,
+                    };
+                    if closed {
+                        self.idle.retain(|x| *x != i);
+                        self.stats.reconnects += 1;
+                        self.drop_conn(i, Duration::ZERO);
+                    }
+                }
+            }
+            State::Busy => {
+                if writable && self.conns[i].written < self.sh.cfg.request.len() {
+                    self.write(i);
+                }
+                if readable && self.conns[i].state == State::Busy {
+                    self.read(i);
+                }
+            }
+            State::Down(_) => {}
+        }
+    }
+
+    fn read(&mut self, i: usize) {
+        loop {
+            let c = &mut self.conns[i];
+            let Some(s) = c.stream.as_mut() else { return };
+            let in_head = c.parser.in_head();
+            let dst = if in_head { &mut c.buf[c.filled..] } else { &mut c.buf[..] };
+            match s.read(dst) {
+                Ok(0) => {
+                    let started = c.first_byte;
+                    match c.parser.at_eof() {
+                        Ok(()) => self.complete(i, true),
+                        Err("body_short") => self.fail(i, ErrorClass::BodyShort, "the connection closed before the body's end"),
+                        Err(_) if !started => self.fail(i, ErrorClass::Closed, "the connection closed before the response"),
+                        Err(_) => self.fail(i, ErrorClass::Protocol, "the connection closed inside the response head"),
+                    }
+                    return;
+                }
+                Ok(n) => {
+                    if !c.first_byte {
+                        c.first_byte = true;
+                        if c.measured {
+                            let _ = self.stats.ttfb.record(us(c.sent.elapsed()));
+                        }
+                    }
+                    let fed = if in_head {
+                        c.filled += n;
+                        match c.parser.parse_head(&c.buf[..c.filled]) {
+                            Ok(Some(h)) => {
+                                let filled = c.filled;
+                                c.filled = 0;
+                                c.parser.feed_body(&c.buf[h..filled])
+                            }
+                            Ok(None) if c.filled == BUF => Err("response head too large".to_string()),
+                            Ok(None) => Ok(Fed::More),
+                            Err(e) => Err(e),
+                        }
+                    } else {
+                        c.parser.feed_body(&c.buf[..n])
+                    };
+                    match fed {
+                        Ok(Fed::Done { .. }) => {
+                            self.complete(i, false);
+                            return;
+                        }
+                        Ok(Fed::More) => {}
+                        Err(e) => {
+                            self.fail(i, ErrorClass::Protocol, &e);
+                            return;
+                        }
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    let class = ErrorClass::of_io(&e, false);
+                    self.fail(i, class, &e.to_string());
+                    return;
+                }
+            }
+        }
+    }
+
+    /// A whole response arrived on connection `i` (`eof`: its end was the connection's end).
+    fn complete(&mut self, i: usize, eof: bool) {
+        let now = Instant::now();
+        let c = &mut self.conns[i];
+        c.responses += 1;
+        if c.measured {
+            let st = &mut self.stats;
+            let lat = us(now - c.intended);
+            let _ = st.latency.record(lat);
+            let _ = st.service.record(us(now - c.sent));
+            let _ = self.interval.latency.record(lat);
+            self.interval.responses += 1;
+            st.responses += 1;
+            st.status[(c.parser.status as usize).min(599)] += 1;
+            st.body_bytes += c.parser.body_bytes;
+        }
+        let close = eof || c.parser.close || !self.sh.cfg.keepalive;
+        self.inflight -= 1;
+        if close {
+            c.state = State::Down(now);
+            if self.sh.cfg.keepalive {
+                self.stats.reconnects += 1;
+            }
+            self.drop_conn(i, Duration::ZERO);
+        } else {
+            c.state = State::Idle;
+            self.idle.push(i);
+            self.dispatch();
+        }
+    }
+}
