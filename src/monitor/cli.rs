@@ -136,7 +136,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
     loop {
         let due = start + s.cfg.interval * k;
         let now = Instant::now();
-        if now < due && !cancel.sleep(due - now) {
+        if now < due && cancel.sleep(due - now) {
             break;
         }
         if cancel.is_cancelled() {
@@ -144,14 +144,10 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         }
         let Some(mut sample) = sampler.sample()? else { continue };
         if s.table {
-            let t = table.get_or_insert_with(|| Table::new(&sample));
-            let mut out = stdout.lock();
             // Per-CPU figures are always in the files; the table shows them only with --cpu.
-            if a.cpu {
-                t.print(&sample, &mut out)?;
-            } else {
-                t.print(&without_per_cpu(&sample), &mut out)?;
-            }
+            let shown = if a.cpu { sample.clone() } else { without_per_cpu(&sample) };
+            let t = table.get_or_insert_with(|| Table::new(&shown));
+            t.print(&shown, &mut stdout.lock())?;
         }
         if let Some(c) = s.csv.as_mut() {
             c.write(&sample)?;

@@ -15,6 +15,7 @@ pub use process::ProcessSelector;
 pub use system::Root;
 
 use crate::util::Cancel;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use system::{Selection, Snapshot};
 
@@ -181,43 +182,92 @@ pub fn group_of(name: &str) -> Option<Group> {
 /// A sampler running on its own thread.
 pub struct BackgroundSampler {
     stop: Cancel,
+    marker: Marker,
     handle: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
 }
 
+type Sink = Box<dyn FnMut(Sample) + Send>;
+
+struct Inner {
+    sampler: Sampler,
+    sink: Sink,
+    /// The schedule: tick k is due at `base + k * interval`.
+    base: Instant,
+    k: u32,
+    last: Instant,
+}
+
+/// Ends the current interval now (at a phase boundary), so that no interval straddles two phases.
+#[derive(Clone)]
+pub struct Marker {
+    inner: Arc<Mutex<Inner>>,
+    interval: Duration,
+}
+
+impl Marker {
+    /// Take a sample now and restart the schedule from now. An interval shorter than a quarter of
+    /// the configured one is too short for rates from 10 ms ticks: it is read and dropped instead.
+    pub fn mark(&self) -> anyhow::Result<()> {
+        let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Instant::now();
+        let sample = g.sampler.sample()?;
+        if now.duration_since(g.last) >= self.interval / 4 {
+            if let Some(s) = sample {
+                (g.sink)(s);
+            }
+        }
+        g.base = now;
+        g.k = 1;
+        g.last = now;
+        Ok(())
+    }
+}
+
 /// Sample every `cfg.interval` on a background thread until `cancel` or `stop()`, calling `on_sample`
-/// with each interval's figures.
-pub fn spawn(cfg: MonitorConfig, cancel: Cancel, mut on_sample: impl FnMut(Sample) + Send + 'static) -> anyhow::Result<BackgroundSampler> {
+/// with each interval's figures. The schedule is absolute: a late tick does not shift later ones.
+pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) + Send + 'static) -> anyhow::Result<BackgroundSampler> {
     let mut sampler = Sampler::new(&cfg)?;
+    sampler.sample()?;
+    let now = Instant::now();
+    let inner = Arc::new(Mutex::new(Inner { sampler, sink: Box::new(on_sample), base: now, k: 1, last: now }));
+    let marker = Marker { inner: inner.clone(), interval: cfg.interval };
     let stop = Cancel::new();
     let stop2 = stop.clone();
-    sampler.sample()?;
-    let start = Instant::now();
-    let handle = std::thread::Builder::new().name("perflab-monitor".into()).spawn(move || {
-        let mut k: u32 = 1;
-        loop {
-            let due = start + cfg.interval * k;
-            loop {
-                if stop2.is_cancelled() || cancel.is_cancelled() {
-                    return Ok(());
-                }
-                let now = Instant::now();
-                if now >= due {
-                    break;
-                }
-                std::thread::sleep((due - now).min(Duration::from_millis(50)));
+    let interval = cfg.interval;
+    let handle = std::thread::Builder::new().name("perflab-monitor".into()).spawn(move || loop {
+        let due = {
+            let g = inner.lock().unwrap_or_else(|p| p.into_inner());
+            g.base + interval * g.k
+        };
+        let now = Instant::now();
+        if now < due {
+            if stop2.is_cancelled() || cancel.is_cancelled() {
+                return Ok(());
             }
-            if let Some(s) = sampler.sample()? {
-                on_sample(s);
-            }
-            // A late tick does not shift the schedule; ticks missed entirely are skipped.
-            let behind = start.elapsed().as_secs_f64() / cfg.interval.as_secs_f64();
-            k = (k + 1).max(behind.floor() as u32 + 1);
+            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            continue;
         }
+        let mut g = inner.lock().unwrap_or_else(|p| p.into_inner());
+        if Instant::now() < g.base + interval * g.k {
+            continue; // a mark moved the schedule meanwhile
+        }
+        if let Some(s) = g.sampler.sample()? {
+            (g.sink)(s);
+        }
+        g.last = Instant::now();
+        // Ticks missed entirely are skipped, never bunched.
+        let behind = g.base.elapsed().as_secs_f64() / interval.as_secs_f64();
+        g.k = (g.k + 1).max(behind.floor() as u32 + 1);
     })?;
-    Ok(BackgroundSampler { stop, handle: Some(handle) })
+    Ok(BackgroundSampler { stop, marker, handle: Some(handle) })
 }
 
 impl BackgroundSampler {
+    /// A handle that ends the current interval now (see `Marker::mark`).
+    pub fn marker(&self) -> Marker {
+        self.marker.clone()
+    }
+
     /// Stop sampling and wait for the thread.
     pub fn stop(mut self) -> anyhow::Result<()> {
         self.stop.cancel();

@@ -70,7 +70,9 @@ impl Table {
 }
 
 fn fmt(v: f64) -> String {
-    if v.abs() >= 1000.0 {
+    if v.fract() == 0.0 && v.abs() < 1e9 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1000.0 {
         format!("{v:.0}")
     } else if v.abs() >= 100.0 {
         format!("{v:.1}")

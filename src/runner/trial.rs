@@ -37,6 +37,8 @@ struct Clock {
     t0: Instant,
     phases: Vec<(String, f64, f64)>,
     current: Option<(Phase, f64)>,
+    /// Ends the monitor's interval at each phase boundary.
+    marker: Option<crate::monitor::Marker>,
 }
 
 impl Clock {
@@ -44,6 +46,7 @@ impl Clock {
         self.t0.elapsed().as_secs_f64()
     }
     fn enter(&mut self, p: Phase, shared: &CurrentPhase, obs: &mut dyn TrialObserver) {
+        self.mark();
         let now = self.now();
         if let Some((prev, start)) = self.current.take() {
             self.phases.push((prev.name().to_string(), start, now));
@@ -51,6 +54,12 @@ impl Clock {
         self.current = Some((p, now));
         shared.set(p);
         obs.phase(p);
+    }
+    /// The samples up to now belong to the phase that is ending.
+    fn mark(&self) {
+        if let Some(m) = &self.marker {
+            let _ = m.mark();
+        }
     }
     fn close(&mut self) {
         let now = self.now();
@@ -71,7 +80,7 @@ pub fn run_trial(
 ) -> TrialRecord {
     let started_unix = unix_now();
     let shared = CurrentPhase::default();
-    let mut clock = Clock { t0: Instant::now(), phases: Vec::new(), current: None };
+    let mut clock = Clock { t0: Instant::now(), phases: Vec::new(), current: None, marker: None };
     let mut rec = TrialRecord {
         id: spec.id,
         point: spec.point,
@@ -135,7 +144,10 @@ pub fn run_trial(
         }
     });
     let monitor = match monitor {
-        Ok(m) => Some(m),
+        Ok(m) => {
+            clock.marker = Some(m.marker());
+            Some(m)
+        }
         Err(e) => {
             rec.failure = Some(format!("monitor could not start: {e:#}"));
             None
@@ -185,6 +197,8 @@ pub fn run_trial(
     if cancel.is_cancelled() && rec.failure.is_none() {
         rec.failure = Some("interrupted".into());
     }
+    clock.mark();
+    clock.marker = None;
     if let Some(m) = monitor {
         if let Err(e) = m.stop() {
             rec.failure.get_or_insert(format!("monitor failed: {e:#}"));

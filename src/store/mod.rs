@@ -46,7 +46,8 @@ impl Store {
     }
 
     /// Open an existing run's store (for reports, export and `--resume`).
-    pub fn open(dir: &Path) -> anyhow::Result<Store> {
+    pub fn open(dir: impl AsRef<Path>) -> anyhow::Result<Store> {
+        let dir = dir.as_ref();
         let path = dir.join(DB_FILE);
         if !path.is_file() {
             return Err(crate::error::usage(format!(
