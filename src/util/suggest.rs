@@ -18,6 +18,12 @@ pub fn did_you_mean(msg: &str) -> String {
 
 /// The candidate nearest to `bad` by edit distance, if it is near enough to be a typo.
 pub fn nearest<'a>(bad: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    // An abbreviation (`conc` for `concurrency`) is a likely slip too.
+    if bad.len() >= 3 {
+        if let Some(c) = candidates.iter().find(|c| c.starts_with(bad)) {
+            return Some(c);
+        }
+    }
     let (d, c) = candidates.iter().map(|c| (edit_distance(bad, c), *c)).min()?;
     (d <= 2.max(bad.len() / 3)).then_some(c)
 }
