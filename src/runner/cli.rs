@@ -58,10 +58,12 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let exp = super::from_plan::build(&plan, &trials, &label)?;
     let opts = RunOptions { runs_dir: args.runs_dir, resume: args.resume, quiet, fail_fast: args.fail_fast };
     let outcome = execute_with_signals(exp, &opts)?;
+    let reports = if outcome.status != "interrupted" { write_report(&outcome.dir) } else { Vec::new() };
     if args.json {
-        println!("{}", outcome_json(&outcome));
+        println!("{}", outcome_json(&outcome, &reports));
     } else {
         print_outcome(&outcome);
+        reports.iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
 }
@@ -85,14 +87,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let outcome = execute_with_signals(exp, &opts)?;
     print_outcome(&outcome);
     if outcome.status != "interrupted" {
-        match crate::report::write_default(&outcome.dir) {
-            Ok(paths) => {
-                for p in paths {
-                    println!("report: {}", p.display());
-                }
-            }
-            Err(e) => eprintln!("perflab: warning: the report could not be written: {e:#}"),
-        }
+        write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
 }
@@ -133,7 +128,18 @@ fn shell_path(p: &Path) -> String {
     p.display().to_string()
 }
 
-fn outcome_json(o: &RunOutcome) -> String {
+/// The run's report (Markdown, HTML, JSON, CSV); a failure is a warning, the run's data is stored.
+fn write_report(dir: &Path) -> Vec<PathBuf> {
+    match crate::report::write_default(dir) {
+        Ok(paths) => paths,
+        Err(e) => {
+            eprintln!("perflab: warning: the report could not be written: {e:#}");
+            Vec::new()
+        }
+    }
+}
+
+fn outcome_json(o: &RunOutcome, reports: &[PathBuf]) -> String {
     serde_json::json!({
         "schema": "perflab.run/1",
         "dir": o.dir.display().to_string(),
@@ -142,6 +148,7 @@ fn outcome_json(o: &RunOutcome) -> String {
         "trials_failed": o.trials_failed,
         "thresholds_failed": o.thresholds_failed,
         "exit_code": o.exit_code(),
+        "reports": reports.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     })
     .to_string()
 }

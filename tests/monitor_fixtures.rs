@@ -1,0 +1,120 @@
+//! The sampler's formulas on captured /proc snapshots with hand-computed answers (sysstat's formulas),
+//! a counter that goes backward, and a snapshot captured from a real machine.
+
+use perflab::monitor::system::{figures, Root, Selection, Snapshot};
+use perflab::monitor::Group;
+use std::path::PathBuf;
+
+fn fixture(case: &str, t: &str) -> Snapshot {
+    let root = Root(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc").join(case).join(t));
+    Snapshot::read(&root, &|_: Group| true, &selection())
+}
+
+fn selection() -> Selection {
+    Selection { per_cpu: true, ..Selection::default() }
+}
+
+fn interval(case: &str, dt: f64) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    figures(&fixture(case, "t0"), &fixture(case, "t1"), dt, &selection(), &mut out);
+    out
+}
+
+fn get(v: &[(String, f64)], name: &str) -> Option<f64> {
+    v.iter().find(|(n, _)| n == name).map(|(_, x)| *x)
+}
+
+#[track_caller]
+fn near(v: &[(String, f64)], name: &str, want: f64) {
+    let got = get(v, name).unwrap_or_else(|| panic!("{name} is missing"));
+    assert!((got - want).abs() < 1e-6, "{name}: got {got}, want {want}");
+}
+
+#[test]
+fn cpu_figures_follow_mpstat() {
+    let v = interval("basic", 2.0);
+    // Δ: user 60, system 20, idle 100, irq 10, softirq 10 → 200 ticks.
+    for (n, want) in [("user", 30.0), ("system", 10.0), ("idle", 50.0), ("irq", 5.0), ("softirq", 5.0), ("iowait", 0.0), ("busy", 50.0)] {
+        near(&v, &format!("cpu_{n}_pct"), want);
+    }
+    near(&v, "cpu0_busy_pct", 100.0);
+    near(&v, "cpu0_user_pct", 60.0);
+    near(&v, "cpu1_busy_pct", 0.0);
+    near(&v, "intr_per_s", 1000.0);
+    near(&v, "ctxt_per_s", 500.0);
+    near(&v, "forks_per_s", 5.0);
+    near(&v, "procs_running", 2.0);
+    near(&v, "load_1", 0.5);
+}
+
+#[test]
+fn memory_figures_follow_free_and_sar() {
+    let v = interval("basic", 2.0);
+    near(&v, "mem_total_mb", 2048.0);
+    near(&v, "mem_used_mb", 704.0); // total − free − buffers − (cached + SReclaimable)
+    near(&v, "mem_available_mb", 1536.0);
+    near(&v, "mem_used_pct", 25.0); // (total − available) / total
+    near(&v, "swap_used_mb", 256.0);
+    near(&v, "page_faults_per_s", 1000.0);
+    near(&v, "major_faults_per_s", 1.0);
+    near(&v, "swap_in_pages_per_s", 2.0);
+    near(&v, "swap_out_pages_per_s", 4.0);
+}
+
+#[test]
+fn disk_figures_follow_iostat_and_skip_virtual_devices() {
+    let v = interval("basic", 2.0);
+    near(&v, "disk_vda_reads_per_s", 50.0);
+    near(&v, "disk_vda_writes_per_s", 100.0);
+    near(&v, "disk_vda_read_mbps", 0.5); // 2048 sectors = 1 MiB over 2 s
+    near(&v, "disk_vda_write_mbps", 404_000.0 * 512.0 / 1_048_576.0 / 2.0);
+    near(&v, "disk_vda_r_await_ms", 1.0);
+    near(&v, "disk_vda_w_await_ms", 2.0);
+    near(&v, "disk_vda_util_pct", 25.0);
+    near(&v, "disk_vda_aqu_sz", 0.5);
+    assert!(get(&v, "disk_loop0_reads_per_s").is_none(), "loop devices are left out");
+}
+
+#[test]
+fn network_tcp_and_pressure() {
+    let v = interval("basic", 2.0);
+    near(&v, "net_eth0_rx_mbitps", 5.0);
+    near(&v, "net_eth0_rx_pkts_per_s", 250.0);
+    near(&v, "net_eth0_rx_errs_per_s", 0.5);
+    near(&v, "net_eth0_rx_drops_per_s", 1.0);
+    near(&v, "net_eth0_tx_mbitps", 0.0);
+    near(&v, "tcp_retrans_per_s", 1.0);
+    near(&v, "tcp_active_opens_per_s", 2.0);
+    near(&v, "tcp_passive_opens_per_s", 5.0);
+    near(&v, "tcp_established", 7.0);
+    near(&v, "psi_cpu_some_avg10_pct", 2.5);
+    near(&v, "psi_cpu_some_pct", 25.0);
+    assert!(get(&v, "psi_mem_some_avg10_pct").is_none(), "a file the machine lacks gives no column, never 0");
+    assert!(v.iter().all(|(n, _)| !n.starts_with("temp_")), "no thermal zones here: no temperature columns");
+}
+
+#[test]
+fn a_counter_that_goes_backward_makes_its_figures_missing_not_zero() {
+    let v = interval("wrap", 1.0);
+    assert!(get(&v, "ctxt_per_s").is_none(), "ctxt went backward");
+    assert!(v.iter().all(|(n, _)| !n.starts_with("net_eth0_")), "eth0's counters went backward");
+    near(&v, "cpu_busy_pct", 50.0);
+    // The next interval starts from the new values.
+    let mut next = Vec::new();
+    figures(&fixture("wrap", "t1"), &fixture("wrap", "t1"), 1.0, &selection(), &mut next);
+    near(&next, "ctxt_per_s", 0.0);
+}
+
+#[test]
+fn a_snapshot_captured_on_a_real_machine_parses() {
+    let s = fixture("captured", ".");
+    assert!(s.stat.cpus.len() >= 2, "the total and at least one CPU");
+    assert!(s.stat.ctxt.is_some() && s.stat.procs_running.is_some());
+    assert!(s.meminfo.contains_key("MemAvailable"));
+    assert!(s.nets.iter().any(|n| n.name == "lo"));
+    assert!(!s.tcp.is_empty());
+    let mut v = Vec::new();
+    figures(&s, &s, 1.0, &selection(), &mut v);
+    near(&v, "ctxt_per_s", 0.0);
+    assert!(get(&v, "mem_used_pct").is_some_and(|p| (0.0..=100.0).contains(&p)));
+}

@@ -1,0 +1,214 @@
+//! The sampler against known answers on this machine: a busy loop, 1 GiB touched, 4 processes, 200 MB
+//! written and fsynced. These tests serialize on one lock so that they do not disturb each other.
+
+use perflab::monitor::{MonitorConfig, ProcessSelector, Sample, Sampler};
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+
+fn lock() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn samples_of(out: &str) -> Vec<serde_json::Value> {
+    out.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
+}
+
+#[test]
+fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
+    let _g = lock();
+    let ncpu = perflab::util::cpus::online_cpus().len();
+    let mut busy = Command::new("sh").args(["-c", "while :; do :; done"]).spawn().expect("spawn busy loop");
+    std::thread::sleep(Duration::from_millis(300));
+    let out = Command::new(BIN)
+        .args(["monitor", "--interval", "1s", "--count", "3", "--jsonl", "-", "--pid"])
+        .arg(busy.id().to_string())
+        .output()
+        .expect("run monitor");
+    let _ = busy.kill();
+    let _ = busy.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = samples_of(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(rows.len(), 3, "three samples");
+    let mean = |k: &str| rows.iter().filter_map(|r| r[k].as_f64()).sum::<f64>() / rows.len() as f64;
+    let proc_cpu = mean(&format!("proc_{}_cpu_pct", busy.id()));
+    assert!((proc_cpu - 100.0).abs() <= 12.0, "the busy process: {proc_cpu:.1} % (want 100 ± 12)");
+    let total = mean("cpu_busy_pct");
+    let want = 100.0 / ncpu as f64;
+    if ncpu == 2 {
+        assert!((total - want).abs() <= 12.0, "total CPU busy: {total:.1} % (want 50 ± 12 on 2 cores)");
+    } else {
+        eprintln!("note: {ncpu} CPUs here; the total-CPU check (50 ± 12 %) is written for 2 cores; got {total:.1} % (one core = {want:.1} %)");
+        assert!(total >= want - 12.0, "at least one core busy: {total:.1}");
+    }
+}
+
+/// Not a test of its own: run as a child (PERFLAB_TEST_CHILD=alloc) it allocates and touches 1 GiB,
+/// says "ready", and holds it until its stdin closes.
+#[test]
+fn child_alloc() {
+    if std::env::var("PERFLAB_TEST_CHILD").as_deref() != Ok("alloc") {
+        return;
+    }
+    let v = vec![7u8; 1 << 30];
+    println!("ready {}", v[v.len() - 1]);
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
+    drop(v);
+}
+
+fn sample(s: &mut Sampler) -> Sample {
+    loop {
+        if let Some(x) = s.sample().expect("sample") {
+            return x;
+        }
+    }
+}
+
+#[test]
+fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
+    let _g = lock();
+    let mut child = Command::new(std::env::current_exe().expect("exe"))
+        .args(["--exact", "child_alloc", "--nocapture", "--test-threads", "1"])
+        .env("PERFLAB_TEST_CHILD", "alloc")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn child");
+    let pid = child.id() as i32;
+    let cfg = MonitorConfig { processes: vec![ProcessSelector::tree("child", pid)], per_cpu: false, ..MonitorConfig::default() };
+    let mut s = Sampler::new(&cfg).expect("sampler");
+    s.sample().expect("prime");
+    std::thread::sleep(Duration::from_millis(100));
+    let before = sample(&mut s);
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut line = String::new();
+    while !line.starts_with("ready") && Instant::now() < deadline {
+        line.clear();
+        if out.read_line(&mut line).unwrap_or(0) == 0 {
+            break;
+        }
+    }
+    assert!(line.starts_with("ready"), "the child allocated: {line:?}");
+    std::thread::sleep(Duration::from_millis(100));
+    let after = sample(&mut s);
+    drop(child.stdin.take());
+    let _ = child.wait();
+    let gib_mb = 1024.0;
+    let used = after.get("mem_used_mb").expect("used") - before.get("mem_used_mb").expect("used");
+    let rss = after.get("proc_child_rss_mb").expect("rss") - before.get("proc_child_rss_mb").expect("rss");
+    assert!((rss - gib_mb).abs() <= 0.1 * gib_mb, "RSS moved by {rss:.0} MB (want 1024 ± 10 %)");
+    assert!((used - gib_mb).abs() <= 0.1 * gib_mb, "used memory moved by {used:.0} MB (want 1024 ± 10 %)");
+}
+
+#[test]
+fn a_child_that_forks_3_more_is_counted_as_4_processes_with_match() {
+    let _g = lock();
+    let mut sh = Command::new("sh")
+        .args(["-c", ": perflab-fork-marker; sleep 20 & sleep 20 & sleep 20 & wait"])
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(Duration::from_millis(300));
+    let out = Command::new(BIN)
+        .args(["monitor", "--interval", "200ms", "--count", "1", "--only", "proc", "--jsonl", "-", "--match", "perflab-fork-marker"])
+        .output()
+        .expect("monitor");
+    let _ = Command::new("pkill").args(["-P", &sh.id().to_string()]).status();
+    let _ = sh.kill();
+    let _ = sh.wait();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let rows = samples_of(&String::from_utf8_lossy(&out.stdout));
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["proc_match_count"].as_f64(), Some(4.0), "{}", rows[0]);
+    assert!(rows[0].get("cpu_busy_pct").is_none(), "--only proc");
+}
+
+/// The block device holding `path` (its whole disk), from its st_dev via /sys/dev/block.
+fn backing_disk(path: &std::path::Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let dev = std::fs::metadata(path).ok()?.dev();
+    let (major, minor) = (libc_major(dev), libc_minor(dev));
+    if major == 0 {
+        return None; // overlay, tmpfs, ...
+    }
+    let link = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
+    let node = if link.join("partition").exists() { link.parent()? } else { &link };
+    node.file_name().map(|n| n.to_string_lossy().into_owned())
+}
+
+fn libc_major(dev: u64) -> u64 {
+    ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff)
+}
+
+fn libc_minor(dev: u64) -> u64 {
+    ((dev >> 12) & 0xffff_ff00) | (dev & 0xff)
+}
+
+#[test]
+fn writing_and_fsyncing_200_mb_shows_on_the_backing_device() {
+    let _g = lock();
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tmp dir on disk");
+    let disk = backing_disk(dir.path());
+    let me = std::process::id() as i32;
+    let cfg = MonitorConfig { interval: Duration::from_millis(250), processes: vec![ProcessSelector::tree("me", me)], per_cpu: false, ..MonitorConfig::default() };
+    let total = std::sync::Arc::new(Mutex::new(Vec::<Sample>::new()));
+    let sink = total.clone();
+    let bg = perflab::monitor::spawn(cfg, perflab::util::Cancel::new(), move |s| sink.lock().expect("lock").push(s)).expect("spawn");
+    let mut f = std::fs::File::create(dir.path().join("big")).expect("create");
+    let chunk = vec![0x5au8; 1 << 20];
+    for _ in 0..200 {
+        f.write_all(&chunk).expect("write");
+    }
+    f.sync_all().expect("fsync");
+    std::thread::sleep(Duration::from_millis(600));
+    bg.marker().mark().expect("mark");
+    bg.stop().expect("stop");
+    let samples = total.lock().expect("lock").clone();
+    let sum = |name: &str| -> f64 {
+        let mut last = 0.0;
+        samples.iter().map(|s| {
+            let dt = s.elapsed_s - last;
+            last = s.elapsed_s;
+            s.get(name).unwrap_or(0.0) * dt
+        }).sum()
+    };
+    match disk {
+        Some(d) if samples.iter().any(|s| s.get(&format!("disk_{d}_write_mbps")).is_some()) => {
+            let mb = sum(&format!("disk_{d}_write_mbps")) * 1_048_576.0 / 1e6;
+            assert!(mb >= 150.0, "{d}: {mb:.0} MB written (want at least 150)");
+        }
+        other => {
+            eprintln!("note: the backing device of {} could not be found ({other:?}); checking the process's write bytes instead", dir.path().display());
+            let mb = sum("proc_me_write_bytes_per_s") / 1e6;
+            assert!(mb >= 150.0, "the process wrote {mb:.0} MB (want at least 150)");
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2_and_writes_nothing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let csv = tmp.path().join("out.csv");
+    for args in [
+        vec!["--interval", "5ms"],
+        vec!["--interval", "0"],
+        vec!["--disk", "nosuchdisk0"],
+        vec!["--net", "nosuchif0"],
+        vec!["--pid", "999999999"],
+        vec!["--only", "cpu,bogus"],
+    ] {
+        let out = Command::new(BIN).arg("monitor").args(&args).arg("--csv").arg(&csv).arg("--count").arg("1").output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+        assert!(!csv.exists(), "{args:?}: nothing written half-way");
+    }
+    let out = Command::new(BIN).args(["monitor", "--count", "1", "--csv", "/nonexistent-dir/x.csv"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(2));
+}
