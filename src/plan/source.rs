@@ -13,7 +13,10 @@ pub struct Source {
 
 impl Source {
     pub fn new(text: &str, label: &str) -> Source {
-        Source { label: label.to_string(), text: text.to_string() }
+        Source {
+            label: label.to_string(),
+            text: text.to_string(),
+        }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -21,7 +24,12 @@ impl Source {
         let offset = offset.min(self.text.len());
         let before = &self.text[..floor_char_boundary(&self.text, offset)];
         let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+        let col = before
+            .rsplit('\n')
+            .next()
+            .map(|l| l.chars().count())
+            .unwrap_or(0)
+            + 1;
         (line, col)
     }
 
@@ -39,11 +47,15 @@ impl Source {
     /// The span of the key at `path` (e.g. `["target", "cpus"]`); when the last key is absent, the span
     /// of the deepest table that exists (its header or first key).
     pub fn key_span(&self, path: &[&str]) -> Range<usize> {
-        let Ok(root) = DeTable::parse(&self.text) else { return 0..0 };
+        let Ok(root) = DeTable::parse(&self.text) else {
+            return 0..0;
+        };
         let mut table = root.get_ref();
         let mut best = 0..0;
         for key in path {
-            let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else { break };
+            let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else {
+                break;
+            };
             best = k.span();
             match v.get_ref() {
                 DeValue::Table(t) => table = t,
@@ -56,10 +68,14 @@ impl Source {
     /// Every string value under the key at `path`, with its span (arrays and inline tables included).
     pub fn strings_under(&self, path: &[&str]) -> Vec<(String, Range<usize>)> {
         let mut out = Vec::new();
-        let Ok(root) = DeTable::parse(&self.text) else { return out };
+        let Ok(root) = DeTable::parse(&self.text) else {
+            return out;
+        };
         let mut table = root.get_ref();
         for (i, key) in path.iter().enumerate() {
-            let Some((_, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else { return out };
+            let Some((_, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else {
+                return out;
+            };
             if i + 1 == path.len() {
                 collect_strings(v.get_ref(), v.span(), &mut out);
                 return out;
@@ -76,8 +92,12 @@ impl Source {
 fn collect_strings(v: &DeValue<'_>, span: Range<usize>, out: &mut Vec<(String, Range<usize>)>) {
     match v {
         DeValue::String(s) => out.push((s.to_string(), span)),
-        DeValue::Array(a) => a.iter().for_each(|e| collect_strings(e.get_ref(), e.span(), out)),
-        DeValue::Table(t) => t.iter().for_each(|(_, e)| collect_strings(e.get_ref(), e.span(), out)),
+        DeValue::Array(a) => a
+            .iter()
+            .for_each(|e| collect_strings(e.get_ref(), e.span(), out)),
+        DeValue::Table(t) => t
+            .iter()
+            .for_each(|(_, e)| collect_strings(e.get_ref(), e.span(), out)),
         _ => {}
     }
 }
@@ -99,13 +119,19 @@ mod tests {
         assert_eq!(s.line_col(0), (1, 1));
         let at = s.text.find("conections").unwrap_or(0);
         assert_eq!(s.line_col(at), (3, 1));
-        assert_eq!(s.at(&s.key_span(&["workload", "conections"])), "plan.toml:3:1");
+        assert_eq!(
+            s.at(&s.key_span(&["workload", "conections"])),
+            "plan.toml:3:1"
+        );
         assert_eq!(s.line_col(s.key_span(&["workload"]).start), (2, 2));
     }
 
     #[test]
     fn strings_are_found_with_their_spans() {
-        let s = Source::new("[target]\ncommand = [\"serve\", \"${model}\"]\nenv = { A = \"${x}\" }\n", "p");
+        let s = Source::new(
+            "[target]\ncommand = [\"serve\", \"${model}\"]\nenv = { A = \"${x}\" }\n",
+            "p",
+        );
         let found = s.strings_under(&["target"]);
         let names: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
         assert_eq!(names, ["serve", "${model}", "${x}"]);
