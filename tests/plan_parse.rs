@@ -261,3 +261,36 @@ fn variant_hooks_take_only_the_variant_name() {
         "{e}"
     );
 }
+
+#[test]
+fn unknown_keys_name_their_table_and_duplicates_and_unused_parameters_are_caught() {
+    let e = err(&format!("{BASE}[phases]\nlod = \"5s\"\n"));
+    assert!(
+        e.starts_with("plan.toml:6:1: unknown key `lod` in [phases] (did you mean `load`?)"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}[matrix]\nvariant = [\"x\"]\n[variant.x]\nsetpu = \"true\"\n"
+    ));
+    assert!(
+        e.starts_with("plan.toml:8:1: unknown key `setpu` in [variant.x] (did you mean `setup`?)"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}[target]\ncommand = \"true\"\nready = {{ tpc = \"127.0.0.1:9\" }}\n"
+    ));
+    assert!(
+        e.starts_with("plan.toml:7:1:") && e.contains("did you mean `tcp`"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[matrix]\nc = [1, 2, 1]\n"));
+    assert!(
+        e.starts_with("plan.toml:6:1:") && e.contains("lists 1 twice"),
+        "{e}"
+    );
+    let p = parse(&format!("{BASE}[matrix]\nc = [1, 2]\n")).expect("valid");
+    assert_eq!(p.notes.len(), 1, "an unused parameter is noted");
+    assert!(p.notes[0].contains("`c` is not used"), "{:?}", p.notes);
+    let listing = plan::dry_run_listing(&p, &plan::expand(&p));
+    assert!(listing.contains("note: matrix parameter `c`"), "{listing}");
+}

@@ -65,6 +65,33 @@ impl Source {
         best
     }
 
+    /// The dotted path of the innermost table (standard or inline) whose span holds `offset`, e.g.
+    /// `phases` or `target.stop`; `None` at the top level. Tables inside arrays are not entered.
+    pub fn section_at(&self, offset: usize) -> Option<String> {
+        let Ok(root) = DeTable::parse(&self.text) else {
+            return None;
+        };
+        let mut table = root.get_ref();
+        let mut path: Vec<String> = Vec::new();
+        'descend: loop {
+            for (k, v) in table.iter() {
+                if let DeValue::Table(t) = v.get_ref() {
+                    let vs = v.span();
+                    if k.span().contains(&offset) {
+                        break 'descend;
+                    }
+                    if vs.contains(&offset) || holds(t, offset) {
+                        path.push(k.get_ref().to_string());
+                        table = t;
+                        continue 'descend;
+                    }
+                }
+            }
+            break;
+        }
+        (!path.is_empty()).then(|| path.join("."))
+    }
+
     /// Every string value under the key at `path`, with its span (arrays and inline tables included).
     pub fn strings_under(&self, path: &[&str]) -> Vec<(String, Range<usize>)> {
         let mut out = Vec::new();
@@ -87,6 +114,15 @@ impl Source {
         }
         out
     }
+}
+
+/// Whether a key or value anywhere inside `t` (nested tables included) spans `offset`.
+fn holds(t: &DeTable<'_>, offset: usize) -> bool {
+    t.iter().any(|(k, v)| {
+        k.span().contains(&offset)
+            || v.span().contains(&offset)
+            || matches!(v.get_ref(), DeValue::Table(inner) if holds(inner, offset))
+    })
 }
 
 fn collect_strings(v: &DeValue<'_>, span: Range<usize>, out: &mut Vec<(String, Range<usize>)>) {
@@ -124,6 +160,19 @@ mod tests {
             "plan.toml:3:1"
         );
         assert_eq!(s.line_col(s.key_span(&["workload"]).start), (2, 2));
+    }
+
+    #[test]
+    fn sections_are_named_by_their_innermost_table() {
+        let s = Source::new(
+            "a = 1\n[phases]\nlod = 1\n[variant.x]\nsetpu = 2\n[target]\nstop = { sgnal = 3 }\n",
+            "p",
+        );
+        let at = |k: &str| s.section_at(s.text.find(k).unwrap_or(0));
+        assert_eq!(at("a ="), None);
+        assert_eq!(at("lod").as_deref(), Some("phases"));
+        assert_eq!(at("setpu").as_deref(), Some("variant.x"));
+        assert_eq!(at("sgnal").as_deref(), Some("target.stop"));
     }
 
     #[test]

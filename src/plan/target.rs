@@ -177,9 +177,12 @@ fn ready(r: &Table) -> Result<ReadySpec, String> {
         }
         "delay" => ReadySpec::Delay(values::duration(v)?),
         other => {
-            return Err(format!(
-                "unknown ready check `{other}` (use tcp, http, log or delay)"
-            ))
+            let kinds = ["tcp", "http", "log", "delay", "timeout"];
+            let hint = match crate::util::suggest::nearest(other, &kinds) {
+                Some(c) => format!("did you mean `{c}`?"),
+                None => "use tcp, http, log or delay".into(),
+            };
+            return Err(format!("unknown ready check `{other}` ({hint})"));
         }
     })
 }

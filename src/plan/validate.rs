@@ -18,7 +18,11 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         let msg = e.message().trim().replace('\n', " ");
         let text = match backticked(&msg) {
             Some(k) if msg.starts_with("unknown field") => {
-                format!("unknown key `{k}`{}", did_you_mean(&msg))
+                let section = src
+                    .section_at(span.start)
+                    .map(|t| format!(" in [{t}]"))
+                    .unwrap_or_default();
+                format!("unknown key `{k}`{section}{}", did_you_mean(&msg))
             }
             _ => msg,
         };
@@ -69,7 +73,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         .and_then(|t| t.get("restart"))
         .and_then(Value::as_str)
         == Some("keep");
-    let mut notes = Vec::new();
+    let mut notes = unused_parameters(&src, &matrix, &variants);
     let points = points(
         &matrix,
         target_table.as_ref(),
@@ -174,6 +178,17 @@ fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
             }
             single => vec![single.clone()],
         };
+        for (i, v) in values.iter().enumerate() {
+            if values[..i]
+                .iter()
+                .any(|w| values::display(w) == values::display(v))
+            {
+                return Err(src.error(
+                    &at(),
+                    format!("matrix `{k}` lists {v} twice: each value makes one point"),
+                ));
+            }
+        }
         out.params.push((k.clone(), values));
     }
     for e in &out.exclude {
@@ -185,6 +200,30 @@ fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
         }
     }
     Ok(out)
+}
+
+/// A matrix parameter that nothing refers to gives points that differ only in their label: usually a
+/// forgotten `${name}`. Noted (not an error: it can label an outside change, such as a BIOS setting).
+fn unused_parameters(
+    src: &Source,
+    m: &Matrix,
+    variants: &BTreeMap<String, VariantHooks>,
+) -> Vec<String> {
+    let mut used: Vec<String> = ["target", "workload", "variant"]
+        .iter()
+        .flat_map(|s| src.strings_under(&[s]))
+        .flat_map(|(text, _)| references(&text))
+        .collect();
+    if !variants.is_empty() {
+        used.push("variant".into());
+    }
+    m.params
+        .iter()
+        .filter(|(k, vals)| vals.len() > 1 && !used.contains(k))
+        .map(|(k, _)| {
+            format!("matrix parameter `{k}` is not used as ${{{k}}} anywhere: its points differ only in name")
+        })
+        .collect()
 }
 
 fn check_references(src: &Source, m: &Matrix) -> anyhow::Result<()> {
