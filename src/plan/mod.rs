@@ -79,14 +79,22 @@ impl Point {
         let map: serde_json::Map<String, serde_json::Value> = self
             .params
             .iter()
-            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(serde_json::Value::Null)))
+            .map(|(k, v)| {
+                (
+                    k.clone(),
+                    serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
+                )
+            })
             .collect();
         serde_json::Value::Object(map).to_string()
     }
 
     /// The value of the `variant` parameter, if any.
     pub fn variant(&self) -> Option<String> {
-        self.params.iter().find(|(k, _)| k == "variant").map(|(_, v)| values::display(v))
+        self.params
+            .iter()
+            .find(|(k, _)| k == "variant")
+            .map(|(_, v)| values::display(v))
     }
 }
 
@@ -116,7 +124,12 @@ pub enum Repetitions {
     Fixed(u32),
     /// `expand` lists `min` repetitions; the runner adds more (up to `max`) while the 95 % CI
     /// half-width of `metric` is above `ci_pct` % of its mean.
-    Adaptive { min: u32, max: u32, ci_pct: f64, metric: String },
+    Adaptive {
+        min: u32,
+        max: u32,
+        ci_pct: f64,
+        metric: String,
+    },
 }
 
 impl Repetitions {
@@ -171,8 +184,15 @@ pub struct Trial {
 /// Read and validate a plan file.
 pub fn load(path: &Path) -> anyhow::Result<Plan> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
     parse_str(&text, &label)
+}
+
+/// 1-based (line, column) of a byte range's start in the plan's source, so a caller can report an
+/// error found later (e.g. while decoding the workload table) at its place in the file.
+pub fn locate(plan: &Plan, span: std::ops::Range<usize>) -> (usize, usize) {
+    plan.source.line_col(span.start)
 }
 
 /// Validate a plan's text; `file_label` names it in messages (`plan.toml:7:13: ...`).
@@ -186,5 +206,11 @@ impl Plan {
         let mut path = vec!["workload"];
         path.extend(key);
         self.source.at(&self.source.key_span(&path))
+    }
+
+    /// `file:line:col` of any key by its path, e.g. `["target", "ready", "tcp"]` (when the last key is
+    /// absent: the deepest table that exists).
+    pub fn locate_key(&self, path: &[&str]) -> String {
+        self.source.at(&self.source.key_span(path))
     }
 }

@@ -13,7 +13,10 @@ pub struct Source {
 
 impl Source {
     pub fn new(text: &str, label: &str) -> Source {
-        Source { label: label.to_string(), text: text.to_string() }
+        Source {
+            label: label.to_string(),
+            text: text.to_string(),
+        }
     }
 
     /// 1-based line and column (in characters) of a byte offset.
@@ -21,7 +24,12 @@ impl Source {
         let offset = offset.min(self.text.len());
         let before = &self.text[..floor_char_boundary(&self.text, offset)];
         let line = before.matches('\n').count() + 1;
-        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
+        let col = before
+            .rsplit('\n')
+            .next()
+            .map(|l| l.chars().count())
+            .unwrap_or(0)
+            + 1;
         (line, col)
     }
 
@@ -39,11 +47,15 @@ impl Source {
     /// The span of the key at `path` (e.g. `["target", "cpus"]`); when the last key is absent, the span
     /// of the deepest table that exists (its header or first key).
     pub fn key_span(&self, path: &[&str]) -> Range<usize> {
-        let Ok(root) = DeTable::parse(&self.text) else { return 0..0 };
+        let Ok(root) = DeTable::parse(&self.text) else {
+            return 0..0;
+        };
         let mut table = root.get_ref();
         let mut best = 0..0;
         for key in path {
-            let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else { break };
+            let Some((k, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else {
+                break;
+            };
             best = k.span();
             match v.get_ref() {
                 DeValue::Table(t) => table = t,
@@ -53,13 +65,44 @@ impl Source {
         best
     }
 
+    /// The dotted path of the innermost table (standard or inline) whose span holds `offset`, e.g.
+    /// `phases` or `target.stop`; `None` at the top level. Tables inside arrays are not entered.
+    pub fn section_at(&self, offset: usize) -> Option<String> {
+        let Ok(root) = DeTable::parse(&self.text) else {
+            return None;
+        };
+        let mut table = root.get_ref();
+        let mut path: Vec<String> = Vec::new();
+        'descend: loop {
+            for (k, v) in table.iter() {
+                if let DeValue::Table(t) = v.get_ref() {
+                    let vs = v.span();
+                    if k.span().contains(&offset) {
+                        break 'descend;
+                    }
+                    if vs.contains(&offset) || holds(t, offset) {
+                        path.push(k.get_ref().to_string());
+                        table = t;
+                        continue 'descend;
+                    }
+                }
+            }
+            break;
+        }
+        (!path.is_empty()).then(|| path.join("."))
+    }
+
     /// Every string value under the key at `path`, with its span (arrays and inline tables included).
     pub fn strings_under(&self, path: &[&str]) -> Vec<(String, Range<usize>)> {
         let mut out = Vec::new();
-        let Ok(root) = DeTable::parse(&self.text) else { return out };
+        let Ok(root) = DeTable::parse(&self.text) else {
+            return out;
+        };
         let mut table = root.get_ref();
         for (i, key) in path.iter().enumerate() {
-            let Some((_, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else { return out };
+            let Some((_, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else {
+                return out;
+            };
             if i + 1 == path.len() {
                 collect_strings(v.get_ref(), v.span(), &mut out);
                 return out;
@@ -73,11 +116,24 @@ impl Source {
     }
 }
 
+/// Whether a key or value anywhere inside `t` (nested tables included) spans `offset`.
+fn holds(t: &DeTable<'_>, offset: usize) -> bool {
+    t.iter().any(|(k, v)| {
+        k.span().contains(&offset)
+            || v.span().contains(&offset)
+            || matches!(v.get_ref(), DeValue::Table(inner) if holds(inner, offset))
+    })
+}
+
 fn collect_strings(v: &DeValue<'_>, span: Range<usize>, out: &mut Vec<(String, Range<usize>)>) {
     match v {
         DeValue::String(s) => out.push((s.to_string(), span)),
-        DeValue::Array(a) => a.iter().for_each(|e| collect_strings(e.get_ref(), e.span(), out)),
-        DeValue::Table(t) => t.iter().for_each(|(_, e)| collect_strings(e.get_ref(), e.span(), out)),
+        DeValue::Array(a) => a
+            .iter()
+            .for_each(|e| collect_strings(e.get_ref(), e.span(), out)),
+        DeValue::Table(t) => t
+            .iter()
+            .for_each(|(_, e)| collect_strings(e.get_ref(), e.span(), out)),
         _ => {}
     }
 }
@@ -99,13 +155,32 @@ mod tests {
         assert_eq!(s.line_col(0), (1, 1));
         let at = s.text.find("conections").unwrap_or(0);
         assert_eq!(s.line_col(at), (3, 1));
-        assert_eq!(s.at(&s.key_span(&["workload", "conections"])), "plan.toml:3:1");
+        assert_eq!(
+            s.at(&s.key_span(&["workload", "conections"])),
+            "plan.toml:3:1"
+        );
         assert_eq!(s.line_col(s.key_span(&["workload"]).start), (2, 2));
     }
 
     #[test]
+    fn sections_are_named_by_their_innermost_table() {
+        let s = Source::new(
+            "a = 1\n[phases]\nlod = 1\n[variant.x]\nsetpu = 2\n[target]\nstop = { sgnal = 3 }\n",
+            "p",
+        );
+        let at = |k: &str| s.section_at(s.text.find(k).unwrap_or(0));
+        assert_eq!(at("a ="), None);
+        assert_eq!(at("lod").as_deref(), Some("phases"));
+        assert_eq!(at("setpu").as_deref(), Some("variant.x"));
+        assert_eq!(at("sgnal").as_deref(), Some("target.stop"));
+    }
+
+    #[test]
     fn strings_are_found_with_their_spans() {
-        let s = Source::new("[target]\ncommand = [\"serve\", \"${model}\"]\nenv = { A = \"${x}\" }\n", "p");
+        let s = Source::new(
+            "[target]\ncommand = [\"serve\", \"${model}\"]\nenv = { A = \"${x}\" }\n",
+            "p",
+        );
         let found = s.strings_under(&["target"]);
         let names: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
         assert_eq!(names, ["serve", "${model}", "${x}"]);

@@ -49,50 +49,101 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         }
     }
     let command = match t.get("command") {
-        Some(v) => values::command(v).map_err(|m| err(&["command"], format!("[target] command: {m}")))?,
+        Some(v) => {
+            values::command(v).map_err(|m| err(&["command"], format!("[target] command: {m}")))?
+        }
         None => return Err(err(&[], "[target] needs a `command`".into())),
     };
     let cwd = match t.get("cwd") {
         Some(Value::String(s)) => Some(std::path::PathBuf::from(s)),
-        Some(other) => return Err(err(&["cwd"], format!("[target] cwd: expected a path, found {other}"))),
+        Some(other) => {
+            return Err(err(
+                &["cwd"],
+                format!("[target] cwd: expected a path, found {other}"),
+            ))
+        }
         None => None,
     };
     let env = match t.get("env") {
-        Some(Value::Table(e)) => e.iter().map(|(k, v)| (k.clone(), values::display(v))).collect(),
-        Some(_) => return Err(err(&["env"], "[target] env: expected a table such as { RUST_LOG = \"info\" }".into())),
+        Some(Value::Table(e)) => e
+            .iter()
+            .map(|(k, v)| (k.clone(), values::display(v)))
+            .collect(),
+        Some(_) => {
+            return Err(err(
+                &["env"],
+                "[target] env: expected a table such as { RUST_LOG = \"info\" }".into(),
+            ))
+        }
         None => Vec::new(),
     };
     let ready = match t.get("ready") {
-        Some(Value::Table(r)) => ready(r).map_err(|m| err(&["ready"], format!("[target] ready: {m}")))?,
-        Some(_) => return Err(err(&["ready"], "[target] ready: expected a table such as { tcp = \"127.0.0.1:8080\" }".into())),
+        Some(Value::Table(r)) => {
+            ready(r).map_err(|m| err(&["ready"], format!("[target] ready: {m}")))?
+        }
+        Some(_) => {
+            return Err(err(
+                &["ready"],
+                "[target] ready: expected a table such as { tcp = \"127.0.0.1:8080\" }".into(),
+            ))
+        }
         None => ReadySpec::None,
     };
     let (stop_signal, grace) = match t.get("stop") {
-        Some(Value::Table(s)) => stop(s).map_err(|m| err(&["stop"], format!("[target] stop: {m}")))?,
-        Some(_) => return Err(err(&["stop"], "[target] stop: expected { signal = \"SIGTERM\", grace = \"5s\" }".into())),
+        Some(Value::Table(s)) => {
+            stop(s).map_err(|m| err(&["stop"], format!("[target] stop: {m}")))?
+        }
+        Some(_) => {
+            return Err(err(
+                &["stop"],
+                "[target] stop: expected { signal = \"SIGTERM\", grace = \"5s\" }".into(),
+            ))
+        }
         None => (libc::SIGTERM, Duration::from_secs(5)),
     };
     let cpus = match t.get("cpus") {
-        Some(v) => Some(values::cpus(v).map_err(|m| err(&["cpus"], format!("[target] cpus: {m}")))?),
+        Some(v) => {
+            Some(values::cpus(v).map_err(|m| err(&["cpus"], format!("[target] cpus: {m}")))?)
+        }
         None => None,
     };
     let cpu_quota = match t.get("cpu_quota") {
         Some(v) => match values::number(v) {
             Some(q) if q > 0.0 => Some(q),
-            _ => return Err(err(&["cpu_quota"], format!("[target] cpu_quota: expected a positive number of CPUs, found {v}"))),
+            _ => {
+                return Err(err(
+                    &["cpu_quota"],
+                    format!("[target] cpu_quota: expected a positive number of CPUs, found {v}"),
+                ))
+            }
         },
         None => None,
     };
     let memory = match t.get("memory") {
-        Some(v) => Some(values::memory(v).map_err(|m| err(&["memory"], format!("[target] memory: {m}")))?),
+        Some(v) => {
+            Some(values::memory(v).map_err(|m| err(&["memory"], format!("[target] memory: {m}")))?)
+        }
         None => None,
     };
     if let Some(v) = t.get("restart") {
         if !matches!(v.as_str(), Some("per-trial" | "keep")) {
-            return Err(err(&["restart"], format!("[target] restart: expected \"per-trial\" or \"keep\", found {v}")));
+            return Err(err(
+                &["restart"],
+                format!("[target] restart: expected \"per-trial\" or \"keep\", found {v}"),
+            ));
         }
     }
-    Ok(ResolvedTarget { command, cwd, env, ready, stop_signal, grace, cpus, cpu_quota, memory })
+    Ok(ResolvedTarget {
+        command,
+        cwd,
+        env,
+        ready,
+        stop_signal,
+        grace,
+        cpus,
+        cpu_quota,
+        memory,
+    })
 }
 
 fn ready(r: &Table) -> Result<ReadySpec, String> {
@@ -105,17 +156,34 @@ fn ready(r: &Table) -> Result<ReadySpec, String> {
         return Err("give exactly one of tcp, http, log or delay (and optionally timeout)".into());
     }
     let v = &r[kinds[0].as_str()];
-    let text = || v.as_str().map(str::to_string).ok_or_else(|| format!("{} expects a string", kinds[0]));
+    let text = || {
+        v.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("{} expects a string", kinds[0]))
+    };
     Ok(match kinds[0].as_str() {
-        "tcp" => ReadySpec::Tcp { addr: text()?, timeout },
-        "http" => ReadySpec::Http { url: text()?, timeout },
+        "tcp" => ReadySpec::Tcp {
+            addr: text()?,
+            timeout,
+        },
+        "http" => ReadySpec::Http {
+            url: text()?,
+            timeout,
+        },
         "log" => {
             let pattern = text()?;
             regex::Regex::new(&pattern).map_err(|e| format!("log pattern: {e}"))?;
             ReadySpec::Log { pattern, timeout }
         }
         "delay" => ReadySpec::Delay(values::duration(v)?),
-        other => return Err(format!("unknown ready check `{other}` (use tcp, http, log or delay)")),
+        other => {
+            let kinds = ["tcp", "http", "log", "delay", "timeout"];
+            let hint = match crate::util::suggest::nearest(other, &kinds) {
+                Some(c) => format!("did you mean `{c}`?"),
+                None => "use tcp, http, log or delay".into(),
+            };
+            return Err(format!("unknown ready check `{other}` ({hint})"));
+        }
     })
 }
 
@@ -123,7 +191,15 @@ fn stop(s: &Table) -> Result<(i32, Duration), String> {
     if let Some(k) = s.keys().find(|k| *k != "signal" && *k != "grace") {
         return Err(format!("unknown key `{k}` (use signal and grace)"));
     }
-    let signal = s.get("signal").map(values::signal).transpose()?.unwrap_or(libc::SIGTERM);
-    let grace = s.get("grace").map(values::duration).transpose()?.unwrap_or(Duration::from_secs(5));
+    let signal = s
+        .get("signal")
+        .map(values::signal)
+        .transpose()?
+        .unwrap_or(libc::SIGTERM);
+    let grace = s
+        .get("grace")
+        .map(values::duration)
+        .transpose()?
+        .unwrap_or(Duration::from_secs(5));
     Ok((signal, grace))
 }

@@ -4,7 +4,9 @@ use super::raw::{RawPhases, RawPlan};
 use super::source::Source;
 use super::target::{resolve, ReadySpec};
 use super::values::{self, references, substitute, Params};
-use super::{Matrix, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec};
+use super::{
+    Matrix, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec,
+};
 use crate::util::suggest::{backticked, did_you_mean};
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -15,7 +17,13 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         let span = e.span().unwrap_or(0..0);
         let msg = e.message().trim().replace('\n', " ");
         let text = match backticked(&msg) {
-            Some(k) if msg.starts_with("unknown field") => format!("unknown key `{k}`{}", did_you_mean(&msg)),
+            Some(k) if msg.starts_with("unknown field") => {
+                let section = src
+                    .section_at(span.start)
+                    .map(|t| format!(" in [{t}]"))
+                    .unwrap_or_default();
+                format!("unknown key `{k}`{section}{}", did_you_mean(&msg))
+            }
             _ => msg,
         };
         src.error(&span, text)
@@ -36,26 +44,49 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
             "interleaved" => Order::Interleaved,
             "shuffled" => Order::Shuffled,
             other => {
-                let hint = crate::util::suggest::nearest(other, &["sequential", "interleaved", "shuffled"])
-                    .map(|c| format!(" (did you mean \"{c}\"?)"))
-                    .unwrap_or_else(|| " (use sequential, interleaved or shuffled)".into());
+                let hint = crate::util::suggest::nearest(
+                    other,
+                    &["sequential", "interleaved", "shuffled"],
+                )
+                .map(|c| format!(" (did you mean \"{c}\"?)"))
+                .unwrap_or_else(|| " (use sequential, interleaved or shuffled)".into());
                 return Err(src.error(&o.span(), format!("unknown order \"{other}\"{hint}")));
             }
         },
     };
     let seed = match &raw.seed {
-        Some(s) if *s.get_ref() < 0 => return Err(src.error(&s.span(), "the seed must be zero or positive")),
+        Some(s) if *s.get_ref() < 0 => {
+            return Err(src.error(&s.span(), "the seed must be zero or positive"))
+        }
         Some(s) => *s.get_ref() as u64,
         None => 1,
     };
-    let thresholds = raw.thresholds.iter().map(|t| threshold(t, &src)).collect::<anyhow::Result<Vec<_>>>()?;
+    let thresholds = raw
+        .thresholds
+        .iter()
+        .map(|t| threshold(t, &src))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let variants = variants(&raw, &matrix, &src)?;
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
-    let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
-    let mut notes = Vec::new();
-    let points = points(&matrix, target_table.as_ref(), &workload.table, raw.skip_unsupported, &src, &mut notes)?;
+    let keep_target = target_table
+        .as_ref()
+        .and_then(|t| t.get("restart"))
+        .and_then(Value::as_str)
+        == Some("keep");
+    let mut notes = unused_parameters(&src, &matrix, &variants);
+    let points = points(
+        &matrix,
+        target_table.as_ref(),
+        &workload.table,
+        raw.skip_unsupported,
+        &src,
+        &mut notes,
+    )?;
     if points.is_empty() {
-        return Err(src.error(&raw.name.span(), "no matrix point is left to run (all excluded or skipped)"));
+        return Err(src.error(
+            &raw.name.span(),
+            "no matrix point is left to run (all excluded or skipped)",
+        ));
     }
     check_ports(&points, &src)?;
     Ok(Plan {
@@ -79,7 +110,10 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
 
 fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
     let Some(w) = &raw.workload else {
-        return Err(src.error(&(0..0), "the plan has no [workload] (add one with type = \"http\" or \"exec\")"));
+        return Err(src.error(
+            &(0..0),
+            "the plan has no [workload] (add one with type = \"http\" or \"exec\")",
+        ));
     };
     let kind = match w.get_ref().get("type") {
         Some(Value::String(s)) if s == "http" || s == "exec" => s.clone(),
@@ -89,9 +123,17 @@ fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
                 format!("unknown workload type {other} (use \"http\" or \"exec\")"),
             ))
         }
-        None => return Err(src.error(&w.span(), "[workload] needs a `type` (\"http\" or \"exec\")")),
+        None => {
+            return Err(src.error(
+                &w.span(),
+                "[workload] needs a `type` (\"http\" or \"exec\")",
+            ))
+        }
     };
-    Ok(WorkloadSpec { kind, table: w.get_ref().clone() })
+    Ok(WorkloadSpec {
+        kind,
+        table: w.get_ref().clone(),
+    })
 }
 
 fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
@@ -101,35 +143,87 @@ fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
         let at = || src.key_span(&["matrix", k]);
         if k == "exclude" {
             let Value::Array(list) = v else {
-                return Err(src.error(&at(), "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]"));
+                return Err(src.error(
+                    &at(),
+                    "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]",
+                ));
             };
             for e in list {
                 let Value::Table(t) = e else {
-                    return Err(src.error(&at(), "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]"));
+                    return Err(src.error(
+                        &at(),
+                        "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]",
+                    ));
                 };
                 out.exclude.push(t.clone());
             }
             continue;
         }
         if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(src.error(&at(), format!("matrix parameter `{k}`: use letters, digits and _ only")));
+            return Err(src.error(
+                &at(),
+                format!("matrix parameter `{k}`: use letters, digits and _ only"),
+            ));
         }
         let values = match v {
             Value::Array(a) if a.is_empty() => {
-                return Err(src.error(&at(), format!("matrix `{k}` is an empty list: give at least one value")))
+                return Err(src.error(
+                    &at(),
+                    format!("matrix `{k}` is an empty list: give at least one value"),
+                ))
             }
             Value::Array(a) => a.clone(),
-            Value::Table(_) => return Err(src.error(&at(), format!("matrix `{k}`: expected a list of values"))),
+            Value::Table(_) => {
+                return Err(src.error(&at(), format!("matrix `{k}`: expected a list of values")))
+            }
             single => vec![single.clone()],
         };
+        for (i, v) in values.iter().enumerate() {
+            if values[..i]
+                .iter()
+                .any(|w| values::display(w) == values::display(v))
+            {
+                return Err(src.error(
+                    &at(),
+                    format!("matrix `{k}` lists {v} twice: each value makes one point"),
+                ));
+            }
+        }
         out.params.push((k.clone(), values));
     }
     for e in &out.exclude {
         if let Some(k) = e.keys().find(|k| !out.params.iter().any(|(p, _)| p == *k)) {
-            return Err(src.error(&src.key_span(&["matrix", "exclude"]), format!("matrix `exclude` names `{k}`, which is not a matrix parameter")));
+            return Err(src.error(
+                &src.key_span(&["matrix", "exclude"]),
+                format!("matrix `exclude` names `{k}`, which is not a matrix parameter"),
+            ));
         }
     }
     Ok(out)
+}
+
+/// A matrix parameter that nothing refers to gives points that differ only in their label: usually a
+/// forgotten `${name}`. Noted (not an error: it can label an outside change, such as a BIOS setting).
+fn unused_parameters(
+    src: &Source,
+    m: &Matrix,
+    variants: &BTreeMap<String, VariantHooks>,
+) -> Vec<String> {
+    let mut used: Vec<String> = ["target", "workload", "variant"]
+        .iter()
+        .flat_map(|s| src.strings_under(&[s]))
+        .flat_map(|(text, _)| references(&text))
+        .collect();
+    if !variants.is_empty() {
+        used.push("variant".into());
+    }
+    m.params
+        .iter()
+        .filter(|(k, vals)| vals.len() > 1 && !used.contains(k))
+        .map(|(k, _)| {
+            format!("matrix parameter `{k}` is not used as ${{{k}}} anywhere: its points differ only in name")
+        })
+        .collect()
 }
 
 fn check_references(src: &Source, m: &Matrix) -> anyhow::Result<()> {
@@ -143,7 +237,9 @@ fn check_references(src: &Source, m: &Matrix) -> anyhow::Result<()> {
                         None if known.is_empty() => " (the plan has no [matrix])".into(),
                         None => format!(" (the matrix has: {})", known.join(", ")),
                     };
-                    return Err(src.error(&span, format!("`${{{r}}}` is not a matrix parameter{hint}")));
+                    return Err(
+                        src.error(&span, format!("`${{{r}}}` is not a matrix parameter{hint}"))
+                    );
                 }
             }
         }
@@ -162,27 +258,41 @@ fn phases(p: RawPhases, src: &Source) -> anyhow::Result<Phases> {
     ];
     for (name, v, slot) in fields {
         if let Some(v) = v {
-            *slot = values::duration(v.get_ref()).map_err(|m| src.error(&v.span(), format!("[phases] {name}: {m}")))?;
+            *slot = values::duration(v.get_ref())
+                .map_err(|m| src.error(&v.span(), format!("[phases] {name}: {m}")))?;
         }
     }
     if out.interval < std::time::Duration::from_millis(10) {
-        return Err(src.error(&src.key_span(&["phases", "interval"]), "[phases] interval must be at least 10ms"));
+        return Err(src.error(
+            &src.key_span(&["phases", "interval"]),
+            "[phases] interval must be at least 10ms",
+        ));
     }
     if out.load.is_zero() {
-        return Err(src.error(&src.key_span(&["phases", "load"]), "[phases] load must be longer than 0s"));
+        return Err(src.error(
+            &src.key_span(&["phases", "load"]),
+            "[phases] load must be longer than 0s",
+        ));
     }
     Ok(out)
 }
 
 fn repetitions(r: Option<&Spanned<Value>>, src: &Source) -> anyhow::Result<Repetitions> {
-    let Some(r) = r else { return Ok(Repetitions::Fixed(1)) };
+    let Some(r) = r else {
+        return Ok(Repetitions::Fixed(1));
+    };
     let bad = |m: &str| src.error(&r.span(), format!("repetitions: {m}"));
     match r.get_ref() {
         Value::Integer(n) if (1..=10_000).contains(n) => Ok(Repetitions::Fixed(*n as u32)),
         Value::Integer(n) => Err(bad(&format!("{n} is not a count between 1 and 10000"))),
         Value::Table(t) => {
-            if let Some(k) = t.keys().find(|k| !["min", "max", "ci_pct", "metric"].contains(&k.as_str())) {
-                return Err(bad(&format!("unknown key `{k}` (use min, max, ci_pct, metric)")));
+            if let Some(k) = t
+                .keys()
+                .find(|k| !["min", "max", "ci_pct", "metric"].contains(&k.as_str()))
+            {
+                return Err(bad(&format!(
+                    "unknown key `{k}` (use min, max, ci_pct, metric)"
+                )));
             }
             let int = |k: &str, d: i64| t.get(k).map(|v| v.as_integer()).unwrap_or(Some(d));
             let (Some(min), Some(max)) = (int("min", 3), int("max", 10)) else {
@@ -191,12 +301,29 @@ fn repetitions(r: Option<&Spanned<Value>>, src: &Source) -> anyhow::Result<Repet
             if min < 2 || max < min || max > 10_000 {
                 return Err(bad("adaptive repetitions need 2 <= min <= max"));
             }
-            let ci_pct = t.get("ci_pct").map(values::number).unwrap_or(Some(5.0)).filter(|c| *c > 0.0);
-            let Some(ci_pct) = ci_pct else { return Err(bad("ci_pct is a positive percentage")) };
-            let metric = t.get("metric").and_then(Value::as_str).unwrap_or("requests_per_s").to_string();
-            Ok(Repetitions::Adaptive { min: min as u32, max: max as u32, ci_pct, metric })
+            let ci_pct = t
+                .get("ci_pct")
+                .map(values::number)
+                .unwrap_or(Some(5.0))
+                .filter(|c| *c > 0.0);
+            let Some(ci_pct) = ci_pct else {
+                return Err(bad("ci_pct is a positive percentage"));
+            };
+            let metric = t
+                .get("metric")
+                .and_then(Value::as_str)
+                .unwrap_or("requests_per_s")
+                .to_string();
+            Ok(Repetitions::Adaptive {
+                min: min as u32,
+                max: max as u32,
+                ci_pct,
+                metric,
+            })
         }
-        other => Err(bad(&format!("expected a count or {{ min, max, ci_pct, metric }}, found {other}"))),
+        other => Err(bad(&format!(
+            "expected a count or {{ min, max, ci_pct, metric }}, found {other}"
+        ))),
     }
 }
 
@@ -204,7 +331,9 @@ fn threshold(t: &Spanned<Value>, src: &Source) -> anyhow::Result<Threshold> {
     let bad = |m: String| src.error(&t.span(), m);
     match t.get_ref() {
         Value::String(s) => parse_threshold(s).ok_or_else(|| {
-            bad(format!("threshold \"{s}\": write it as `metric op value`, e.g. \"latency_p99_ms < 50\""))
+            bad(format!(
+                "threshold \"{s}\": write it as `metric op value`, e.g. \"latency_p99_ms < 50\""
+            ))
         }),
         Value::Table(tab) => {
             let metric = tab.get("metric").and_then(Value::as_str);
@@ -212,28 +341,54 @@ fn threshold(t: &Spanned<Value>, src: &Source) -> anyhow::Result<Threshold> {
             let value = tab.get("value").and_then(values::number);
             match (metric, op, value) {
                 (Some(m), Some(op), Some(v)) if ["<", "<=", ">", ">="].contains(&op) => {
-                    Ok(Threshold { expr: format!("{m} {op} {v}"), metric: m.to_string(), op: op.to_string(), value: v })
+                    Ok(Threshold {
+                        expr: format!("{m} {op} {v}"),
+                        metric: m.to_string(),
+                        op: op.to_string(),
+                        value: v,
+                    })
                 }
-                _ => Err(bad("a threshold needs metric (a name), op (<, <=, > or >=) and value (a number)".into())),
+                _ => Err(bad(
+                    "a threshold needs metric (a name), op (<, <=, > or >=) and value (a number)"
+                        .into(),
+                )),
             }
         }
-        other => Err(bad(format!("a threshold is a string such as \"error_rate_pct < 1\", found {other}"))),
+        other => Err(bad(format!(
+            "a threshold is a string such as \"error_rate_pct < 1\", found {other}"
+        ))),
     }
 }
 
 /// `latency_p99_ms < 50` → a threshold.
 pub fn parse_threshold(s: &str) -> Option<Threshold> {
     let ops = ["<=", ">=", "<", ">"];
-    let (i, op) = ops.iter().filter_map(|op| s.find(op).map(|i| (i, *op))).min_by_key(|(i, op)| (*i, usize::MAX - op.len()))?;
+    let (i, op) = ops
+        .iter()
+        .filter_map(|op| s.find(op).map(|i| (i, *op)))
+        .min_by_key(|(i, op)| (*i, usize::MAX - op.len()))?;
     let metric = s[..i].trim();
     let value: f64 = s[i + op.len()..].trim().parse().ok()?;
-    if metric.is_empty() || !metric.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
+    if metric.is_empty()
+        || !metric
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+    {
         return None;
     }
-    Some(Threshold { expr: s.trim().to_string(), metric: metric.to_string(), op: op.to_string(), value })
+    Some(Threshold {
+        expr: s.trim().to_string(),
+        metric: metric.to_string(),
+        op: op.to_string(),
+        value,
+    })
 }
 
-fn variants(raw: &RawPlan, m: &Matrix, src: &Source) -> anyhow::Result<BTreeMap<String, VariantHooks>> {
+fn variants(
+    raw: &RawPlan,
+    m: &Matrix,
+    src: &Source,
+) -> anyhow::Result<BTreeMap<String, VariantHooks>> {
     let values: Vec<String> = m
         .params
         .iter()
@@ -246,12 +401,37 @@ fn variants(raw: &RawPlan, m: &Matrix, src: &Source) -> anyhow::Result<BTreeMap<
             let msg = if values.is_empty() {
                 format!("[variant.{name}]: the matrix has no `variant` parameter (add variant = [\"{name}\", ...])")
             } else {
-                format!("[variant.{name}]: `{name}` is not a value of the matrix's `variant` ({})", values.join(", "))
+                format!(
+                    "[variant.{name}]: `{name}` is not a value of the matrix's `variant` ({})",
+                    values.join(", ")
+                )
             };
             return Err(src.error(&src.key_span(&["variant", name]), msg));
         }
+        // Hooks run once when the run switches to this variant, not per point: only `${variant}` has
+        // one value there.
+        for (text, span) in src.strings_under(&["variant", name]) {
+            if let Some(r) = references(&text).into_iter().find(|r| r != "variant") {
+                return Err(src.error(
+                    &span,
+                    format!("`${{{r}}}` in [variant.{name}]: hooks run once per variant, so only `${{variant}}` can be used there"),
+                ));
+            }
+        }
         let h = hooks.get_ref();
-        out.insert(name.clone(), VariantHooks { setup: h.setup.clone().into_vec(), teardown: h.teardown.clone().into_vec() });
+        let params: Params = vec![("variant".to_string(), Value::String(name.clone()))];
+        let sub = |v: Vec<String>| -> Vec<String> {
+            v.into_iter()
+                .map(|c| values::display(&substitute(&Value::String(c), &params)))
+                .collect()
+        };
+        out.insert(
+            name.clone(),
+            VariantHooks {
+                setup: sub(h.setup.clone().into_vec()),
+                teardown: sub(h.teardown.clone().into_vec()),
+            },
+        );
     }
     Ok(out)
 }
@@ -266,21 +446,37 @@ fn points(
 ) -> anyhow::Result<Vec<Point>> {
     let mut combos: Vec<Params> = vec![Vec::new()];
     for (k, vals) in &m.params {
-        combos = combos.into_iter().flat_map(|c| vals.iter().map(move |v| {
-            let mut next = c.clone();
-            next.push((k.clone(), v.clone()));
-            next
-        })).collect();
+        combos = combos
+            .into_iter()
+            .flat_map(|c| {
+                vals.iter().map(move |v| {
+                    let mut next = c.clone();
+                    next.push((k.clone(), v.clone()));
+                    next
+                })
+            })
+            .collect();
     }
     let mut out = Vec::new();
+    let mut used = vec![false; m.exclude.len()];
     for params in combos {
-        if m.exclude.iter().any(|e| e.iter().all(|(k, v)| params.iter().any(|(pk, pv)| pk == k && pv == v))) {
+        let excluded: Vec<usize> = (0..m.exclude.len())
+            .filter(|i| excludes(&m.exclude[*i], &params))
+            .collect();
+        if !excluded.is_empty() {
+            excluded.into_iter().for_each(|i| used[i] = true);
             continue;
         }
-        let label = params.iter().map(|(k, v)| format!("{k}={}", values::display(v))).collect::<Vec<_>>().join(" ");
+        let label = params
+            .iter()
+            .map(|(k, v)| format!("{k}={}", values::display(v)))
+            .collect::<Vec<_>>()
+            .join(" ");
         let target = match target {
             Some(t) => {
-                let Value::Table(sub) = substitute(&Value::Table(t.clone()), &params) else { unreachable!() };
+                let Value::Table(sub) = substitute(&Value::Table(t.clone()), &params) else {
+                    unreachable!()
+                };
                 Some(resolve(&sub, src)?)
             }
             None => None,
@@ -288,18 +484,57 @@ fn points(
         if let Some(cpus) = target.as_ref().and_then(|t| t.cpus.as_ref()) {
             if let Err(why) = cpus.resolve() {
                 if skip_unsupported {
-                    notes.push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
+                    notes.push(format!(
+                        "skipped {}: {why}",
+                        if label.is_empty() { "the plan" } else { &label }
+                    ));
                     continue;
                 }
                 let span = src.key_span(&["target", "cpus"]);
-                let at = if label.is_empty() { String::new() } else { format!(" (at {label})") };
-                return Err(src.error(&span, format!("{why}{at}; set skip_unsupported = true to skip such points")));
+                let at = if label.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (at {label})")
+                };
+                return Err(src.error(
+                    &span,
+                    format!("{why}{at}; set skip_unsupported = true to skip such points"),
+                ));
             }
         }
-        let Value::Table(workload) = substitute(&Value::Table(workload.clone()), &params) else { unreachable!() };
-        out.push(Point { id: out.len(), label, params, target, workload });
+        let Value::Table(workload) = substitute(&Value::Table(workload.clone()), &params) else {
+            unreachable!()
+        };
+        out.push(Point {
+            id: out.len(),
+            label,
+            params,
+            target,
+            workload,
+        });
+    }
+    if let Some(i) = used.iter().position(|u| !u) {
+        let entry = m.exclude[i]
+            .iter()
+            .map(|(k, v)| format!("{k} = {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(src.error(
+            &src.key_span(&["matrix", "exclude"]),
+            format!("matrix `exclude` entry {{ {entry} }} matches no matrix point (check its values against the matrix lists)"),
+        ));
     }
     Ok(out)
+}
+
+/// An `exclude` entry matches a point when every value it names equals the point's (`20` and `"20"`
+/// count as equal: the same text in the label).
+fn excludes(entry: &Table, params: &Params) -> bool {
+    entry.iter().all(|(k, v)| {
+        params
+            .iter()
+            .any(|(pk, pv)| pk == k && (pv == v || values::display(pv) == values::display(v)))
+    })
 }
 
 /// A ready port on loopback that something already listens on would make perflab measure the wrong
@@ -307,12 +542,21 @@ fn points(
 fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> {
     let mut seen = Vec::new();
     for p in points {
-        let Some(ReadySpec::Tcp { addr, .. }) = p.target.as_ref().map(|t| &t.ready) else { continue };
-        if seen.contains(addr) {
+        let addr = match p.target.as_ref().map(|t| &t.ready) {
+            Some(ReadySpec::Tcp { addr, .. }) => addr.clone(),
+            Some(ReadySpec::Http { url, .. }) => match url_authority(url) {
+                Some(a) => a,
+                None => continue,
+            },
+            _ => continue,
+        };
+        if seen.contains(&addr) {
             continue;
         }
         seen.push(addr.clone());
-        let Ok(sa) = addr.parse::<std::net::SocketAddr>() else { continue };
+        let Some(sa) = socket_addr(&addr) else {
+            continue;
+        };
         if !sa.ip().is_loopback() && !sa.ip().is_unspecified() {
             continue;
         }
@@ -326,14 +570,60 @@ fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// `http://127.0.0.1:8080/x` → `127.0.0.1:8080` (the scheme's port when none is given).
+fn url_authority(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let auth = rest.split(['/', '?', '#']).next()?;
+    let auth = auth.rsplit('@').next()?;
+    let has_port = match auth.rfind(']') {
+        Some(close) => auth[close..].contains(':'),
+        None => auth.contains(':'),
+    };
+    if has_port {
+        return Some(auth.to_string());
+    }
+    let port = match scheme {
+        "http" => 80,
+        "https" => 443,
+        _ => return None,
+    };
+    Some(format!("{auth}:{port}"))
+}
+
+/// A loopback socket address from `127.0.0.1:80`, `[::1]:80` or `localhost:80`.
+fn socket_addr(addr: &str) -> Option<std::net::SocketAddr> {
+    if let Ok(sa) = addr.parse::<std::net::SocketAddr>() {
+        return Some(sa);
+    }
+    let port = addr.strip_prefix("localhost:")?.parse::<u16>().ok()?;
+    Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::parse_threshold;
+    use super::{parse_threshold, url_authority};
+
+    #[test]
+    fn url_authorities_carry_a_port() {
+        assert_eq!(
+            url_authority("http://127.0.0.1:8080/x?y").as_deref(),
+            Some("127.0.0.1:8080")
+        );
+        assert_eq!(
+            url_authority("http://localhost/").as_deref(),
+            Some("localhost:80")
+        );
+        assert_eq!(url_authority("http://[::1]:9/").as_deref(), Some("[::1]:9"));
+        assert_eq!(url_authority("http://[::1]/").as_deref(), Some("[::1]:80"));
+    }
 
     #[test]
     fn thresholds_parse_from_text() {
         let t = parse_threshold("latency_p99_ms <= 50").expect("parses");
-        assert_eq!((t.metric.as_str(), t.op.as_str(), t.value), ("latency_p99_ms", "<=", 50.0));
+        assert_eq!(
+            (t.metric.as_str(), t.op.as_str(), t.value),
+            ("latency_p99_ms", "<=", 50.0)
+        );
         assert!(parse_threshold("p99 is small").is_none());
     }
 }
