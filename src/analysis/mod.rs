@@ -10,8 +10,12 @@
 //!   sample cannot support.
 //! - [`hypothesis`]: Welch's t, Mann–Whitney U, Shapiro–Wilk.
 //! - [`compare`]: Δ % with a 95 % CI, the test, p and a direction-aware verdict.
+//! - [`scaling`]: speedup, efficiency and the knee along a swept parameter.
+//! - [`phases`]: Baseline / Under load / Peak / Recovery and recovery time per metric.
 
 pub mod compare;
 pub mod hypothesis;
 pub mod percentiles;
+pub mod phases;
+pub mod scaling;
 pub mod stats;
