@@ -12,7 +12,9 @@
 //! - [`compare`]: Δ % with a 95 % CI, the test, p and a direction-aware verdict.
 //! - [`scaling`]: speedup, efficiency and the knee along a swept parameter.
 //! - [`phases`]: Baseline / Under load / Peak / Recovery and recovery time per metric.
+//! - [`bottleneck`]: the USE-method rules R1–R12 and errors along the sweep, with evidence.
 
+pub mod bottleneck;
 pub mod compare;
 pub mod hypothesis;
 pub mod percentiles;
