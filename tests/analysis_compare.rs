@@ -44,8 +44,11 @@ fn mann_whitney_textbook_example() {
 /// z = (1.5 − 18 + 0.5) / √37.2273 = −2.62234, p = 2 · Φ(−2.62234) = 0.0087328.
 #[test]
 fn mann_whitney_ties_normal_approximation() {
-    let mw = mann_whitney(&[1.0, 2.0, 2.0, 3.0, 3.0, 3.0], &[3.0, 4.0, 4.0, 5.0, 5.0, 6.0])
-        .expect("ok");
+    let mw = mann_whitney(
+        &[1.0, 2.0, 2.0, 3.0, 3.0, 3.0],
+        &[3.0, 4.0, 4.0, 5.0, 5.0, 6.0],
+    )
+    .expect("ok");
     assert_eq!(mw.u, 1.5);
     assert!(!mw.exact);
     assert!((mw.p - 0.0087328).abs() < 1e-6, "p {}", mw.p);
@@ -83,11 +86,17 @@ fn calibration_same_distribution_is_not_significant() {
     let mut rng = StdRng::seed_from_u64(6);
     let quiet = (0..200)
         .filter(|_| {
-            let (a, b) = (sample(&mut rng, 10, 1000.0, 50.0), sample(&mut rng, 10, 1000.0, 50.0));
+            let (a, b) = (
+                sample(&mut rng, 10, 1000.0, 50.0),
+                sample(&mut rng, 10, 1000.0, 50.0),
+            );
             compare(&a, &b, Better::Higher).verdict == Verdict::NoSignificantDifference
         })
         .count();
-    assert!(quiet >= 186, "only {quiet} of 200 said no significant difference");
+    assert!(
+        quiet >= 186,
+        "only {quiet} of 200 said no significant difference"
+    );
 }
 
 #[test]
@@ -140,5 +149,8 @@ fn skewed_samples_use_mann_whitney() {
 fn deterministic() {
     let a = [1.0, 2.0, 3.0, 4.0, 5.5];
     let b = [2.0, 3.0, 4.0, 5.0, 6.0];
-    assert_eq!(compare(&a, &b, Better::Higher), compare(&a, &b, Better::Higher));
+    assert_eq!(
+        compare(&a, &b, Better::Higher),
+        compare(&a, &b, Better::Higher)
+    );
 }

@@ -48,9 +48,15 @@ fn ci_half_width_for_adaptive_repetitions() {
     let hw = ci_half_width_pct(&[10.0, 12.0, 14.0]).expect("defined");
     assert!((hw - 41.40).abs() < 0.01, "{hw}");
     assert!(ci_half_width_pct(&[5.0]).is_none());
-    assert!(ci_half_width_pct(&[-1.0, 1.0]).is_none(), "zero mean has no relative width");
+    assert!(
+        ci_half_width_pct(&[-1.0, 1.0]).is_none(),
+        "zero mean has no relative width"
+    );
     let v: Vec<f64> = vec![10.0, 12.0, 14.0];
-    assert_eq!(ci_half_width_pct(&v), Summary::of(&v).and_then(|s| s.ci95_pct()));
+    assert_eq!(
+        ci_half_width_pct(&v),
+        Summary::of(&v).and_then(|s| s.ci95_pct())
+    );
 }
 
 #[test]
@@ -87,7 +93,10 @@ fn percentiles_from_merged_histograms() {
     let pa = percentiles::of(&a).expect("not empty");
     assert_eq!(pa.get("p99"), Some(495.0));
     assert_eq!(pa.get("p99.9"), None);
-    assert_eq!(pa.omitted, vec!["p99.9 needs >= 1000 values (have 500)".to_string()]);
+    assert_eq!(
+        pa.omitted,
+        vec!["p99.9 needs >= 1000 values (have 500)".to_string()]
+    );
     // 99 values: p99 left out too.
     let mut small = latency_histogram();
     for v in 1..=99u64 {

@@ -31,7 +31,11 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     let diff = mb - ma;
     if se2 <= 0.0 {
         let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        let t = if diff == 0.0 { 0.0 } else { diff.signum() * f64::INFINITY };
+        let t = if diff == 0.0 {
+            0.0
+        } else {
+            diff.signum() * f64::INFINITY
+        };
         return Some(Welch {
             t,
             df: na + nb - 2.0,

@@ -50,7 +50,10 @@ pub struct Percentiles {
 impl Percentiles {
     /// The value of a supported percentile by label ("p99"), None if left out.
     pub fn get(&self, label: &str) -> Option<f64> {
-        self.values.iter().find(|p| p.label == label).map(|p| p.value)
+        self.values
+            .iter()
+            .find(|p| p.label == label)
+            .map(|p| p.value)
     }
 }
 

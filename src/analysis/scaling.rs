@@ -100,7 +100,11 @@ pub fn analyze(points: &[ScalingPoint], ncpu: u32) -> ScalingAnalysis {
     let knee = pts.windows(2).find_map(|w| {
         let (a, b) = (w[0], w[1]);
         let (ta, tb) = (a.throughput.mean, b.throughput.mean);
-        let gain_pct = if ta > 0.0 { 100.0 * (tb / ta - 1.0) } else { 0.0 };
+        let gain_pct = if ta > 0.0 {
+            100.0 * (tb / ta - 1.0)
+        } else {
+            0.0
+        };
         let growth = match (a.latency, b.latency) {
             (Some(la), Some(lb)) if la > 0.0 => Some(100.0 * (lb / la - 1.0)),
             (Some(la), Some(lb)) => Some(if lb > la { f64::INFINITY } else { 0.0 }),
@@ -131,7 +135,10 @@ fn threshold(name: &str, sys: &[(String, f64)], ncpu: u32) -> Option<(f64, Strin
     };
     Some(match name {
         "cpu_busy_pct" => (90.0, "CPU busy >= 90 %".into()),
-        n if cpu_n(n) => (90.0, format!("{} busy >= 90 % (one hot CPU)", &n[..n.len() - 9])),
+        n if cpu_n(n) => (
+            90.0,
+            format!("{} busy >= 90 % (one hot CPU)", &n[..n.len() - 9]),
+        ),
         "mem_used_pct" => (90.0, "memory used >= 90 %".into()),
         "cpu_steal_pct" => (10.0, "CPU steal >= 10 % (noisy host)".into()),
         "cpu_iowait_pct" => (20.0, "iowait >= 20 % (iowait is idle time)".into()),

@@ -267,7 +267,11 @@ pub fn evaluate(points: &[PointSamples<'_>], ctx: &Context) -> Vec<Finding> {
             points: Vec::new(),
             hits: Vec::new(),
             evidence: Vec::new(),
-            caveats: rule.caveats.iter().map(|&i| CAVEATS[i].to_string()).collect(),
+            caveats: rule
+                .caveats
+                .iter()
+                .map(|&i| CAVEATS[i].to_string())
+                .collect(),
         };
         for p in points {
             if let Some((hit, ev, critical)) = evaluate_point(rule, p, ctx) {
@@ -305,12 +309,7 @@ fn evaluate_point(
         .into_iter()
         .map(|(k, (s, n))| (k.to_string(), s / n as f64))
         .collect();
-    let load: Vec<&[(String, f64)]> = p
-        .rows
-        .iter()
-        .filter(|r| r.1 == LOAD)
-        .map(|r| r.2)
-        .collect();
+    let load: Vec<&[(String, f64)]> = p.rows.iter().filter(|r| r.1 == LOAD).map(|r| r.2).collect();
     let (mut held, mut evaluable) = (0, 0);
     // Culprit metric -> (op, threshold, source), first seen.
     let mut culprits: BTreeMap<String, (Op, f64, &'static str)> = BTreeMap::new();
@@ -321,12 +320,16 @@ fn evaluate_point(
             ncpu: ctx.ncpu.max(1) as f64,
             ctx,
         };
-        let Some(c) = (rule.check)(&env) else { continue };
+        let Some(c) = (rule.check)(&env) else {
+            continue;
+        };
         evaluable += 1;
         if !c.is_empty() {
             held += 1;
             for k in c {
-                culprits.entry(k.metric).or_insert((k.op, k.threshold, k.source));
+                culprits
+                    .entry(k.metric)
+                    .or_insert((k.op, k.threshold, k.source));
             }
         }
     }

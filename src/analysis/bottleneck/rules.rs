@@ -153,10 +153,18 @@ fn r1_cpu_saturated(e: &Env) -> Option<Vec<Culprit>> {
         out.push(c("procs_running", Op::Gt, e.ncpu, "ncpu (Netflix USE)"));
     }
     if psi.is_some_and(|p| p >= 10.0) {
-        out.push(c("psi_cpu_some_avg10_pct", Op::Ge, 10.0, "PSI cpu some (p)"));
+        out.push(c(
+            "psi_cpu_some_avg10_pct",
+            Op::Ge,
+            10.0,
+            "PSI cpu some (p)",
+        ));
     }
     if !out.is_empty() {
-        out.insert(0, c("cpu_busy_pct", Op::Ge, 90.0, "atop, pmie, node-mixin 90 %"));
+        out.insert(
+            0,
+            c("cpu_busy_pct", Op::Ge, 90.0, "atop, pmie, node-mixin 90 %"),
+        );
     }
     Some(out)
 }
@@ -224,12 +232,21 @@ fn r4_kernel_heavy(e: &Env) -> Option<Vec<Culprit>> {
         e.get("cpu_system_pct")?,
         e.get("cpu_user_pct")?,
     );
-    let share = if usr + sys > 0.0 { sys / (usr + sys) } else { 0.0 };
+    let share = if usr + sys > 0.0 {
+        sys / (usr + sys)
+    } else {
+        0.0
+    };
     Some(when(
         busy > 70.0 && share > 0.75,
         vec![
             c("cpu_busy_pct", Op::Gt, 70.0, "pmie cpu.system"),
-            c("cpu_system_pct", Op::Gt, 0.75 * (usr + sys), "75 % of usr+sys (pmie)"),
+            c(
+                "cpu_system_pct",
+                Op::Gt,
+                0.75 * (usr + sys),
+                "75 % of usr+sys (pmie)",
+            ),
         ],
     ))
 }
@@ -317,11 +334,21 @@ fn r7_memory(e: &Env) -> Option<Vec<Culprit>> {
     }
     if let Some((a, t)) = avail {
         if t > 0.0 && a < 0.1 * t {
-            out.push(c("mem_available_mb", Op::Lt, 0.1 * t, "10 % of RAM (node-mixin)"));
+            out.push(c(
+                "mem_available_mb",
+                Op::Lt,
+                0.1 * t,
+                "10 % of RAM (node-mixin)",
+            ));
         }
     }
     if psi.is_some_and(|v| v > 0.0) {
-        out.push(c("psi_mem_full_avg10_pct", Op::Gt, 0.0, "PSI memory full (netdata)"));
+        out.push(c(
+            "psi_mem_full_avg10_pct",
+            Op::Gt,
+            0.0,
+            "PSI memory full (netdata)",
+        ));
     }
     Some(out)
 }
@@ -334,7 +361,12 @@ fn r8_oom(e: &Env) -> Option<Vec<Culprit>> {
         if let Some(v) = e.get(name) {
             seen = true;
             if v > 0.0 {
-                out.push(c(name, Op::Gt, 0.0, "vmstat oom_kill (pmie, netdata, atop)"));
+                out.push(c(
+                    name,
+                    Op::Gt,
+                    0.0,
+                    "vmstat oom_kill (pmie, netdata, atop)",
+                ));
             }
         }
     }
@@ -379,7 +411,10 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
             ("errs", 0.01, "1 % of packets (node-mixin)"),
             ("drops", 0.02, "2 % of packets (netdata)"),
         ] {
-            let (rx, tx) = (g(&format!("rx_{kind}_per_s")), g(&format!("tx_{kind}_per_s")));
+            let (rx, tx) = (
+                g(&format!("rx_{kind}_per_s")),
+                g(&format!("tx_{kind}_per_s")),
+            );
             if rx.is_none() && tx.is_none() {
                 continue;
             }
@@ -389,7 +424,12 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
             if n > 0.0 && (n > th || (kind == "drops" && n >= th)) {
                 for (dir, v) in [("rx", rx), ("tx", tx)] {
                     if v.is_some_and(|v| v > 0.0) {
-                        out.push(c(format!("net_{iface}_{dir}_{kind}_per_s"), Op::Gt, th, src));
+                        out.push(c(
+                            format!("net_{iface}_{dir}_{kind}_per_s"),
+                            Op::Gt,
+                            th,
+                            src,
+                        ));
                     }
                 }
             }
@@ -398,13 +438,23 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
     if let Some(v) = e.get("tcp_listen_overflows_per_s") {
         seen = true;
         if v > 0.0 {
-            out.push(c("tcp_listen_overflows_per_s", Op::Gt, 0.0, "pmie, node_exporter"));
+            out.push(c(
+                "tcp_listen_overflows_per_s",
+                Op::Gt,
+                0.0,
+                "pmie, node_exporter",
+            ));
         }
     }
     if let (Some(r), Some(s)) = (e.get("tcp_retrans_per_s"), e.get("tcp_out_segs_per_s")) {
         seen = true;
         if s > 0.0 && r > 0.01 * s {
-            out.push(c("tcp_retrans_per_s", Op::Gt, 0.01 * s, "1 % of out segments (p)"));
+            out.push(c(
+                "tcp_retrans_per_s",
+                Op::Gt,
+                0.01 * s,
+                "1 % of out segments (p)",
+            ));
         }
     }
     seen.then_some(out)
@@ -453,6 +503,11 @@ fn r12_loadgen(e: &Env) -> Option<Vec<Culprit>> {
     let th = 90.0 * cores;
     Some(when(
         cpu >= th,
-        vec![c("proc_loadgen_cpu_pct", Op::Ge, th, "90 % of its cores (p)")],
+        vec![c(
+            "proc_loadgen_cpu_pct",
+            Op::Ge,
+            th,
+            "90 % of its cores (p)",
+        )],
     ))
 }
