@@ -43,7 +43,7 @@ pub struct Percentiles {
     pub values: Vec<Percentile>,
     /// The largest value recorded (always supported when count > 0).
     pub max: f64,
-    /// Those left out, e.g. "p99.9 needs >= 1000 values (have 240)".
+    /// Those left out, e.g. "p99.9 needs >= 1000 values" (the count is in `count`).
     pub omitted: Vec<String>,
 }
 
@@ -91,7 +91,7 @@ pub fn of(h: &Histogram<u64>) -> Option<Percentiles> {
                 value: h.value_at_quantile(q) as f64,
             });
         } else {
-            omitted.push(format!("{label} needs >= {need} values (have {count})"));
+            omitted.push(format!("{label} needs >= {need} values"));
         }
     }
     Some(Percentiles {

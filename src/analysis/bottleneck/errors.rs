@@ -1,11 +1,11 @@
 //! "Errors that appear above some concurrency": per-point error rates along the swept parameter.
 
-use super::{Evidence, Finding, Hit, Kind, Severity};
+use super::{Evidence, Finding, Kind, Severity};
 
 /// Given (label, swept value, error rate) per point, a finding when errors appear from some value
 /// on: the lowest erroring value has at least one error-free point below it. The error rate is
 /// errors / requests (any consistent unit); a rate > 0 counts as erroring. The evidence quotes
-/// every point's rate, with threshold 0.
+/// every point's rate, with threshold 0 (`hits` stays empty: this rule reads no samples).
 pub fn errors_by_parameter(parameter: &str, points: &[(String, f64, f64)]) -> Option<Finding> {
     let mut pts: Vec<&(String, f64, f64)> = points.iter().filter(|p| p.1.is_finite()).collect();
     pts.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -22,19 +22,12 @@ pub fn errors_by_parameter(parameter: &str, points: &[(String, f64, f64)]) -> Op
         kind: Kind::Errors,
         severity: Severity::Critical,
         points: erroring.iter().map(|p| p.0.clone()).collect(),
-        hits: erroring
-            .iter()
-            .map(|p| Hit {
-                point: p.0.clone(),
-                held: 1,
-                samples: 1,
-            })
-            .collect(),
+        hits: Vec::new(),
         evidence: pts
             .iter()
             .map(|p| Evidence {
                 point: p.0.clone(),
-                metric: format!("error_rate at {parameter} = {}", p.1),
+                metric: "error rate".into(),
                 mean: p.2,
                 p95: p.2,
                 baseline: None,

@@ -132,6 +132,7 @@ pub struct Finding {
     pub severity: Severity,
     /// Labels of the points where it fired, in input order.
     pub points: Vec<String>,
+    /// Per point, how many load samples the condition held in (empty for E1).
     pub hits: Vec<Hit>,
     pub evidence: Vec<Evidence>,
     /// Caveats that apply to this finding.
@@ -147,8 +148,12 @@ fn fmt_num(v: f64) -> String {
 }
 
 impl Evidence {
-    /// e.g. "cpu_busy_pct mean 96.5, p95 99.0 (baseline 3.1) >= 90 in 28/30 samples [atop, pmie]".
+    /// e.g. "c=10: cpu_busy_pct mean 96.50, p95 99 (baseline 3.10) >= 90 in 28/30 samples [atop]";
+    /// a single value (E1) prints as "c=10: error rate 0.50".
     pub fn text(&self) -> String {
+        if self.samples == 1 {
+            return format!("{}: {} {}", self.point, self.metric, fmt_num(self.mean));
+        }
         format!(
             "{}: {} mean {}, p95 {}{} {} {} in {}/{} samples [{}]",
             self.point,
