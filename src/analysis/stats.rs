@@ -1,47 +1,106 @@
-//! Summary statistics of repeated measurements.
+//! Summaries of repeated measurements: mean, median, sample sd, the 95 % confidence interval of
+//! the mean (Student t) and the coefficient of variation, with `noisy` / `small` flags.
 
-/// Student's t quantile t(0.975, df): exact table for small df, the Cornish-Fisher expansion beyond.
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, StudentsT};
+
+/// CV above this (percent) marks a summary `noisy`.
+pub const NOISY_CV_PCT: f64 = 10.0;
+/// Fewer values than this mark a summary `small`.
+pub const SMALL_N: usize = 3;
+
+/// A summary of repeated measurements (non-finite values are ignored).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    pub median: f64,
+    /// Sample standard deviation (n - 1); 0 when n = 1.
+    pub sd: f64,
+    pub min: f64,
+    pub max: f64,
+    /// Half-width of the 95 % confidence interval of the mean (Student t, n - 1 df); None when n < 2.
+    pub ci95: Option<f64>,
+    /// Coefficient of variation in percent (sd / |mean|); None when the mean is 0 or n < 2.
+    pub cv_pct: Option<f64>,
+    /// CV > 10 %.
+    pub noisy: bool,
+    /// n < 3.
+    pub small: bool,
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided 95 %); NaN if df <= 0.
 pub fn t975(df: f64) -> f64 {
-    const TABLE: [f64; 30] = [
-        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145, 2.131,
-        2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-    ];
-    if df >= 1.0 && df <= 30.0 && df.fract() == 0.0 {
-        return TABLE[df as usize - 1];
-    }
-    let z = 1.959_963_984_540_054_f64;
-    let g1 = (z.powi(3) + z) / 4.0;
-    let g2 = (5.0 * z.powi(5) + 16.0 * z.powi(3) + 3.0 * z) / 96.0;
-    let g3 = (3.0 * z.powi(7) + 19.0 * z.powi(5) + 17.0 * z.powi(3) - 15.0 * z) / 384.0;
-    z + g1 / df + g2 / df.powi(2) + g3 / df.powi(3)
+    StudentsT::new(0.0, 1.0, df)
+        .map(|t| t.inverse_cdf(0.975))
+        .unwrap_or(f64::NAN)
 }
 
-/// The 95 % confidence interval half-width of the mean, as a percentage of the mean
-/// (None for fewer than 2 values or a zero mean).
-pub fn ci_half_width_pct(values: &[f64]) -> Option<f64> {
+/// The arithmetic mean, None when empty.
+pub fn mean(values: &[f64]) -> Option<f64> {
+    (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+}
+
+/// The sample standard deviation (n - 1), None when n < 2.
+pub fn sample_sd(values: &[f64]) -> Option<f64> {
     let n = values.len();
-    if n < 2 {
-        return None;
-    }
-    let mean = values.iter().sum::<f64>() / n as f64;
-    if mean == 0.0 {
-        return None;
-    }
-    let var = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let hw = t975((n - 1) as f64) * (var / n as f64).sqrt();
-    Some(100.0 * hw / mean.abs())
+    let m = mean(values)?;
+    (n > 1).then(|| (values.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn half_width_known_answer() {
-        // 10, 12, 14: mean 12, sd 2, se 2/sqrt(3), t(0.975, 2) = 4.303 → hw = 4.968 → 41.4 % of 12.
-        let hw = ci_half_width_pct(&[10.0, 12.0, 14.0]).expect("defined");
-        assert!((hw - 41.40).abs() < 0.05, "{hw}");
-        assert!(ci_half_width_pct(&[5.0]).is_none());
-        assert!((t975(40.0) - 2.021).abs() < 0.002);
+/// The q-quantile (0..=1) of already sorted values, linear interpolation between closest ranks.
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
     }
+    let pos = q.clamp(0.0, 1.0) * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = pos.ceil() as usize;
+    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64))
+}
+
+impl Summary {
+    /// The summary of `values` (non-finite ones dropped); None when no finite value is left.
+    pub fn of(values: &[f64]) -> Option<Summary> {
+        let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_by(|a, b| a.total_cmp(b));
+        let n = v.len();
+        let mean = v.iter().sum::<f64>() / n as f64;
+        let median = quantile_sorted(&v, 0.5).unwrap_or(mean);
+        let sd = sample_sd(&v).unwrap_or(0.0);
+        let ci95 = (n > 1).then(|| t975((n - 1) as f64) * sd / (n as f64).sqrt());
+        let cv_pct = (n > 1 && mean != 0.0).then(|| 100.0 * sd / mean.abs());
+        Some(Summary {
+            n,
+            mean,
+            median,
+            sd,
+            min: v[0],
+            max: v[n - 1],
+            ci95,
+            cv_pct,
+            noisy: cv_pct.is_some_and(|c| c > NOISY_CV_PCT),
+            small: n < SMALL_N,
+        })
+    }
+
+    /// The 95 % CI of the mean as (low, high); None when n < 2.
+    pub fn ci95_bounds(&self) -> Option<(f64, f64)> {
+        self.ci95.map(|h| (self.mean - h, self.mean + h))
+    }
+
+    /// The CI half-width as a percentage of |mean|; None when n < 2 or the mean is 0.
+    pub fn ci95_pct(&self) -> Option<f64> {
+        let h = self.ci95?;
+        (self.mean != 0.0).then(|| 100.0 * h / self.mean.abs())
+    }
+}
+
+/// The 95 % CI half-width of the mean as a percentage of |mean|, for adaptive repetitions:
+/// None with fewer than 2 finite values or a zero mean.
+pub fn ci_half_width_pct(values: &[f64]) -> Option<f64> {
+    Summary::of(values)?.ci95_pct()
 }

@@ -6,7 +6,8 @@ use super::model::*;
 use super::phases::phase_row;
 use super::safe as redact;
 use super::scaling::scaling;
-use super::stats::{Summary, PERCENTILES};
+use crate::analysis::percentiles;
+use crate::analysis::stats::Summary;
 use crate::store::{Store, StoredTrial};
 use crate::workload::Better;
 use serde_json::Value;
@@ -159,19 +160,22 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         .collect();
 
     let mut points = Vec::new();
+    let mut groups: Vec<(String, Vec<&Loaded>)> = Vec::new();
     let mut charted = Vec::new();
     for label in &point_order {
         let group: Vec<&Loaded> = loaded.iter().filter(|l| &l.point_label == label).collect();
         if group.is_empty() {
             continue;
         }
-        points.push(point_report(
+        let point = point_report(
             label,
             &group,
             dirs.len(),
             stop_reasons.get(label).cloned().flatten(),
             label_runs,
-        ));
+        );
+        groups.push((point.label.clone(), group.clone()));
+        points.push(point);
         for l in &group {
             if charted.len() < MAX_TRIAL_CHARTS && !l.samples.is_empty() {
                 charted.push(trial_series(l, dirs.len() > 1, &runs));
@@ -197,11 +201,18 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         })
         .collect();
 
+    let ncpu = runs.iter().map(|r| r.ncpu).max().unwrap_or(1);
     let scaling = swept
         .as_ref()
-        .and_then(|s| scaling(s, &variant_parameters, &points));
+        .and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
     let comparisons = comparisons(&variant_parameters, swept.as_deref(), &loaded);
-    let findings = super::findings::evaluate(&points, &runs, swept.as_deref());
+    let findings = super::findings::evaluate(
+        &groups,
+        &points,
+        &runs,
+        swept.as_deref(),
+        &variant_parameters,
+    );
     let title = if label_runs {
         format!(
             "perflab compare: {}",
@@ -302,54 +313,34 @@ fn point_report(
             between_run_cv_pct,
         });
     }
-    // Latency percentiles from merged histograms.
-    let mut merged: BTreeMap<String, hdrhistogram::Histogram<u64>> = BTreeMap::new();
+    // Latency percentiles from merged histograms (µs in the store, ms in the report).
+    let mut by_name: BTreeMap<&str, Vec<&hdrhistogram::Histogram<u64>>> = BTreeMap::new();
     for l in &ok {
         for h in &l.trial.histograms {
-            match merged.get_mut(&h.name) {
-                Some(m) => {
-                    let _ = m.add(&h.hist);
-                }
-                None => {
-                    merged.insert(h.name.clone(), h.hist.clone());
-                }
-            }
+            by_name.entry(h.name.as_str()).or_default().push(&h.hist);
         }
     }
-    let latency = merged
-        .iter()
-        .filter(|(_, h)| !h.is_empty())
-        .map(|(name, h)| {
-            let count = h.len();
-            let mut percentiles = Vec::new();
-            let mut omitted = Vec::new();
-            for (p, q, need) in PERCENTILES {
-                if count >= need {
-                    percentiles.push((p.to_string(), h.value_at_quantile(q) as f64 / 1000.0));
-                } else {
-                    omitted.push(format!("{p} needs >= {need} values"));
-                }
-            }
-            // Four steps per decade of 1/(1-q), as far as the count supports, then the max.
-            let mut spectrum = Vec::new();
-            let mut k = 0;
-            loop {
-                let x = 10f64.powf(k as f64 / 4.0);
-                if x > count as f64 {
-                    break;
-                }
-                spectrum.push((x, h.value_at_quantile(1.0 - 1.0 / x) as f64 / 1000.0));
-                k += 1;
-            }
-            spectrum.push(((count as f64).max(2.0), h.max() as f64 / 1000.0));
-            PercentileRow {
-                spectrum,
-                histogram: name.clone(),
-                count,
-                percentiles,
-                max_ms: h.max() as f64 / 1000.0,
-                omitted,
-            }
+    let ms = |us: f64| us / 1000.0;
+    let latency = by_name
+        .into_iter()
+        .filter_map(|(name, hists)| {
+            let merged = percentiles::merge(hists)?;
+            let p = percentiles::of(&merged)?;
+            Some(PercentileRow {
+                spectrum: percentiles::spectrum(&merged)
+                    .into_iter()
+                    .map(|(x, v)| (x, ms(v)))
+                    .collect(),
+                histogram: name.to_string(),
+                count: p.count,
+                percentiles: p
+                    .values
+                    .iter()
+                    .map(|q| (q.label.clone(), ms(q.value)))
+                    .collect(),
+                max_ms: ms(p.max),
+                omitted: p.omitted,
+            })
         })
         .collect();
     // System phases table.

@@ -1,10 +1,10 @@
 //! Comparison of variants: each variant parameter's values against the first, at fixed other
-//! parameters, with Welch's t and a direction-aware verdict.
+//! parameters. The statistics (Δ %, its CI, the test, p, the verdict) are `crate::analysis::compare`.
 
 use super::assemble::{value_text, Loaded};
-use super::model::{Comparison, Verdict};
+use super::model::Comparison;
 use super::safe as redact;
-use super::stats::{welch, welch_ci, Summary};
+use crate::analysis::compare::compare;
 use crate::workload::Better;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -71,78 +71,32 @@ pub(crate) fn comparisons(
                             .filter_map(|l| l.trial.metric(metric))
                             .collect()
                     };
-                    let (Some(sa), Some(sb)) =
-                        (Summary::of(&sample(a_val)), Summary::of(&sample(b_val)))
-                    else {
+                    let (sa, sb) = (sample(a_val), sample(b_val));
+                    if sa.is_empty() || sb.is_empty() {
                         continue;
-                    };
-                    out.push(compare_one(
-                        vp, a_val, b_val, &at, metric, unit, *better, &sa, &sb,
-                    ));
+                    }
+                    let c = compare(&sa, &sb, *better);
+                    out.push(Comparison {
+                        parameter: vp.to_string(),
+                        a: redact(&value_text(a_val)),
+                        b: redact(&value_text(b_val)),
+                        at: at.clone(),
+                        metric: metric.to_string(),
+                        unit: unit.to_string(),
+                        n_a: c.n_a,
+                        n_b: c.n_b,
+                        mean_a: c.mean_a,
+                        mean_b: c.mean_b,
+                        delta_pct: c.delta_pct,
+                        ci95_low_pct: c.ci95_low_pct,
+                        ci95_high_pct: c.ci95_high_pct,
+                        test: c.test.name().to_string(),
+                        p: c.p,
+                        verdict: c.verdict,
+                    });
                 }
             }
         }
     }
     out
-}
-
-/// The number of repetitions a side needs for a comparison.
-pub const MIN_SAMPLES: usize = 3;
-
-#[allow(clippy::too_many_arguments)]
-fn compare_one(
-    vp: &str,
-    a: &Value,
-    b: &Value,
-    at: &str,
-    metric: &str,
-    unit: &str,
-    better: Better,
-    sa: &Summary,
-    sb: &Summary,
-) -> Comparison {
-    let delta_pct = (sa.mean != 0.0).then(|| 100.0 * (sb.mean - sa.mean) / sa.mean.abs());
-    let mut c = Comparison {
-        parameter: vp.to_string(),
-        a: redact(&value_text(a)),
-        b: redact(&value_text(b)),
-        at: at.to_string(),
-        metric: metric.to_string(),
-        unit: unit.to_string(),
-        n_a: sa.n,
-        n_b: sb.n,
-        mean_a: sa.mean,
-        mean_b: sb.mean,
-        delta_pct,
-        ci95_low_pct: None,
-        ci95_high_pct: None,
-        test: "Welch's t".into(),
-        p: None,
-        verdict: Verdict::TooFewSamples { need: MIN_SAMPLES },
-    };
-    if sa.n < MIN_SAMPLES || sb.n < MIN_SAMPLES {
-        return c;
-    }
-    let Some((_, df, p)) = welch(sa, sb) else {
-        return c;
-    };
-    c.p = Some(p);
-    if sa.mean != 0.0 {
-        let (lo, hi) = welch_ci(sa, sb, df);
-        c.ci95_low_pct = Some(100.0 * lo / sa.mean.abs());
-        c.ci95_high_pct = Some(100.0 * hi / sa.mean.abs());
-    }
-    let up = sb.mean > sa.mean;
-    c.verdict = if p >= 0.05 {
-        Verdict::NoSignificantDifference
-    } else {
-        match better {
-            Better::Higher if up => Verdict::Improved,
-            Better::Higher => Verdict::Regressed,
-            Better::Lower if up => Verdict::Regressed,
-            Better::Lower => Verdict::Improved,
-            Better::Neither => Verdict::Changed,
-        }
-    };
-    c
 }

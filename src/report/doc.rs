@@ -317,11 +317,19 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             ));
         }
         for (v, x) in &s.knees {
+            let saturated = s
+                .saturated_at_knee
+                .iter()
+                .find(|(sv, _)| sv == v)
+                .map_or(String::new(), |(_, what)| {
+                    format!(" Saturated there: {}.", what.join("; "))
+                });
             blocks.push(Block::Para(format!(
-                "Knee for {}: after {} = {} throughput grows < 5 % while latency rises.",
+                "Knee for {}: after {} = {} throughput grows < 5 % while latency rises.{}",
                 redact(v),
                 redact(&s.parameter),
-                num(*x)
+                num(*x),
+                redact(&saturated)
             )));
         }
         blocks.extend(chart_blocks("throughput"));
@@ -340,8 +348,9 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         ));
     } else {
         blocks.push(Block::Para(
-            "Δ % = (b − a) / a of the means, with its 95 % CI (Welch); test: Welch's t, α = 0.05. Direction-aware: \
-             a significant change is called improved or regressed by the metric's better direction."
+            "Δ % = (b − a) / a of the means, with its 95 % CI (Welch); test: Welch's t, or Mann-Whitney U when \
+             both sides have ≥ 5 values and Shapiro-Wilk rejects normality; α = 0.05. Direction-aware: a \
+             significant change is called improved or regressed by the metric's better direction."
                 .into(),
         ));
         let rows = m
@@ -403,6 +412,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             .iter()
             .map(|f| {
                 vec![
+                    format!("{} {}", f.rule, redact(&f.title)),
                     f.resource.clone(),
                     f.kind.clone(),
                     f.severity.clone(),
@@ -412,15 +422,18 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             })
             .collect();
         blocks.push(t(
-            &["resource", "kind", "severity", "points", "evidence"],
+            &[
+                "finding", "resource", "kind", "severity", "points", "evidence",
+            ],
             rows,
         ));
     }
-    blocks.push(Block::Para(
-        "Caveats: iowait is idle time, not busy time; disk %util on virtio/NVMe is not capacity; a saturated load \
-         generator measures itself."
-            .into(),
-    ));
+    blocks.push(Block::Para(format!(
+        "A rule fires when its condition holds in ≥ 50 % of a point's load-phase samples; (p) marks a \
+         threshold proposed here with no published anchor. Caveats: {} A saturated load generator \
+         measures itself.",
+        crate::analysis::bottleneck::CAVEATS.join(" ")
+    )));
     out.push(Section {
         title: "Bottleneck findings".into(),
         blocks,

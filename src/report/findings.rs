@@ -1,131 +1,80 @@
-//! A few bottleneck rules over the phase tables, until `crate::analysis::bottleneck` lands. Each
-//! finding quotes its evidence (the load-phase mean, the baseline and the threshold).
+//! Bottleneck findings for the report: `crate::analysis::bottleneck` over each point's monitor
+//! samples (all its trials pooled), plus errors that appear above some value of the swept
+//! parameter, per variant.
 
+use super::assemble::Loaded;
 use super::model::{Finding, PointReport, RunFacts};
+use super::phases::sample_refs;
+use super::scaling::variant_of;
+use crate::analysis::bottleneck::{self, errors_by_parameter, Context, PointSamples};
+use std::collections::BTreeMap;
 
-struct Rule {
-    resource: &'static str,
-    kind: &'static str,
-    /// Does the metric name belong to this rule?
-    matches: fn(&str) -> bool,
-    /// Threshold on the load-phase mean (may depend on the cpu count).
-    threshold: fn(u32) -> f64,
-    source: &'static str,
+/// Did the target die of an OOM kill (exit 137, or SIGKILL which the runner flags as one)?
+fn oom_killed(group: &[&Loaded]) -> bool {
+    group.iter().any(|l| {
+        l.trial
+            .failure
+            .as_deref()
+            .is_some_and(|f| f.contains("status 137") || f.contains("out of memory"))
+    })
 }
 
-const RULES: &[Rule] = &[
-    Rule {
-        resource: "CPU",
-        kind: "utilization",
-        matches: |m| m == "cpu_busy_pct",
-        threshold: |_| 90.0,
-        source: "USE method: busy >= 90 % under load",
-    },
-    Rule {
-        resource: "CPU run queue",
-        kind: "saturation",
-        matches: |m| m == "procs_running",
-        threshold: |ncpu| ncpu as f64 + 1.0,
-        source: "more runnable tasks than cpus",
-    },
-    Rule {
-        resource: "memory",
-        kind: "utilization",
-        matches: |m| m == "mem_used_pct",
-        threshold: |_| 90.0,
-        source: "used >= 90 % of RAM",
-    },
-    Rule {
-        resource: "disk",
-        kind: "utilization",
-        matches: |m| m.starts_with("disk_") && m.ends_with("_util_pct"),
-        threshold: |_| 90.0,
-        source: "%util >= 90 (caveat: on virtio/NVMe %util is not capacity)",
-    },
-    Rule {
-        resource: "load generator",
-        kind: "utilization",
-        matches: |m| m == "proc_loadgen_cpu_pct",
-        threshold: |_| 90.0,
-        source: "the load generator used >= 0.9 core: it may itself be the bottleneck",
-    },
-];
-
-pub fn evaluate(points: &[PointReport], runs: &[RunFacts], swept: Option<&str>) -> Vec<Finding> {
-    let ncpu = runs.iter().map(|r| r.ncpu).max().unwrap_or(1).max(1);
-    let mut out = Vec::new();
-    for rule in RULES {
-        let mut hit_points = Vec::new();
-        let mut evidence = Vec::new();
-        for p in points {
-            for row in p.system.iter().filter(|r| (rule.matches)(&r.metric)) {
-                let th = (rule.threshold)(ncpu);
-                if let Some(v) = row.under_load.filter(|v| *v >= th) {
-                    hit_points.push(p.label.clone());
-                    evidence.push(format!(
-                        "{}: {} mean {:.1} under load (baseline {}, peak {}), threshold {:.1} ({})",
-                        p.label,
-                        row.metric,
-                        v,
-                        row.baseline.map_or("n/a".into(), |b| format!("{b:.1}")),
-                        row.peak.map_or("n/a".into(), |b| format!("{b:.1}")),
-                        th,
-                        rule.source
-                    ));
-                }
-            }
-        }
-        if !hit_points.is_empty() {
-            hit_points.dedup();
-            out.push(Finding {
-                resource: rule.resource.into(),
-                kind: rule.kind.into(),
-                severity: if hit_points.len() == points.len() {
-                    "high".into()
-                } else {
-                    "medium".into()
-                },
-                points: hit_points,
-                evidence: evidence.join("; "),
-            });
-        }
+fn convert(f: bottleneck::Finding) -> Finding {
+    Finding {
+        evidence: f.evidence_text(),
+        rule: f.rule,
+        title: f.title,
+        resource: f.resource,
+        kind: f.kind.as_str().into(),
+        severity: f.severity.as_str().into(),
+        points: f.points,
+        caveats: f.caveats,
     }
-    // Errors that appear above some value of the swept parameter.
+}
+
+/// `groups`: (point label as in `points`, the point's trials).
+pub(crate) fn evaluate(
+    groups: &[(String, Vec<&Loaded>)],
+    points: &[PointReport],
+    runs: &[RunFacts],
+    swept: Option<&str>,
+    variant_params: &[String],
+) -> Vec<Finding> {
+    let ctx = Context {
+        ncpu: runs.iter().map(|r| r.ncpu).max().unwrap_or(1).max(1),
+        line_rate_mbitps: None,
+        loadgen_cores: None,
+    };
+    let samples: Vec<PointSamples> = groups
+        .iter()
+        .map(|(label, group)| PointSamples {
+            label: label.clone(),
+            rows: group.iter().flat_map(|l| sample_refs(l)).collect(),
+            oom_killed: oom_killed(group),
+        })
+        .collect();
+    let mut out: Vec<Finding> = bottleneck::evaluate(&samples, &ctx)
+        .into_iter()
+        .map(convert)
+        .collect();
+    // Errors along the swept parameter, per variant: errors per trial at each point.
     if let Some(s) = swept {
-        let with_errors: Vec<&PointReport> = points
-            .iter()
-            .filter(|p| p.errors.iter().any(|(_, n)| *n > 0))
-            .collect();
-        let clean = points.len() - with_errors.len();
-        if !with_errors.is_empty() && clean > 0 {
-            let first = with_errors
-                .iter()
-                .filter_map(|p| p.params.get(s).and_then(|v| v.as_f64()))
-                .fold(f64::INFINITY, f64::min);
-            out.push(Finding {
-                resource: "errors".into(),
-                kind: "errors".into(),
-                severity: "high".into(),
-                points: with_errors.iter().map(|p| p.label.clone()).collect(),
-                evidence: format!(
-                    "errors appear from {s} = {first} on ({} of {} points): {}",
-                    with_errors.len(),
-                    points.len(),
-                    with_errors
-                        .iter()
-                        .map(|p| format!(
-                            "{}: {}",
-                            p.label,
-                            p.errors
-                                .iter()
-                                .map(|(c, n)| format!("{c} x{n}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ))
-                        .collect::<Vec<_>>()
-                        .join("; ")
-                ),
-            });
+        let mut by_variant: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();
+        for p in points {
+            let Some(x) = p.params.get(s).and_then(|v| v.as_f64()) else {
+                continue;
+            };
+            let errors: u64 = p.errors.iter().map(|(_, n)| n).sum();
+            let rate = errors as f64 / p.trials.max(1) as f64;
+            by_variant
+                .entry(variant_of(&p.params, variant_params))
+                .or_default()
+                .push((p.label.clone(), x, rate));
+        }
+        for pts in by_variant.values() {
+            if let Some(f) = errors_by_parameter(s, pts) {
+                out.push(convert(f));
+            }
         }
     }
     out

@@ -14,7 +14,6 @@ pub mod model;
 mod phases;
 pub mod render;
 mod scaling;
-pub mod stats;
 
 pub use model::ReportModel;
 

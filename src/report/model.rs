@@ -2,7 +2,8 @@
 //! serialized as `report.json` (schema in docs/report-json.md), so JSON and tables hold the same
 //! numbers. Rendering never computes; it only formats this model.
 
-use super::stats::Summary;
+pub use crate::analysis::compare::Verdict;
+use crate::analysis::stats::Summary;
 use crate::workload::Better;
 use serde::Serialize;
 use serde_json::Value;
@@ -102,28 +103,8 @@ pub struct Scaling {
     pub rows: Vec<ScalingRow>,
     /// Per variant: the x after which throughput gains < 5 % while latency grows.
     pub knees: Vec<(String, f64)>,
-}
-
-#[derive(Clone, Debug, Serialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum Verdict {
-    Improved,
-    Regressed,
-    NoSignificantDifference,
-    Changed,
-    TooFewSamples { need: usize },
-}
-
-impl Verdict {
-    pub fn text(&self) -> String {
-        match self {
-            Verdict::Improved => "improved".into(),
-            Verdict::Regressed => "regressed".into(),
-            Verdict::NoSignificantDifference => "no significant difference".into(),
-            Verdict::Changed => "changed (no better direction)".into(),
-            Verdict::TooFewSamples { need } => format!("too few samples (need >= {need})"),
-        }
-    }
+    /// Per variant with a knee: what was saturated there (e.g. "CPU busy >= 90 % (cpu_busy_pct 97.2)").
+    pub saturated_at_knee: Vec<(String, Vec<String>)>,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -150,11 +131,17 @@ pub struct Comparison {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
+    /// The rule that fired: R1..R12 (metrics.md part b) or E1 (errors along the swept parameter).
+    pub rule: String,
+    /// e.g. "CPU saturated".
+    pub title: String,
     pub resource: String,
     pub kind: String,
     pub severity: String,
     pub points: Vec<String>,
     pub evidence: String,
+    /// Caveats that apply to this finding.
+    pub caveats: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

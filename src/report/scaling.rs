@@ -1,7 +1,9 @@
-//! Scaling against the swept parameter: speedup, efficiency and the knee.
+//! Scaling against the swept parameter: the rows and knees of `crate::analysis::scaling`, per
+//! variant, with the report's latency percentiles.
 
 use super::model::{PointReport, Scaling, ScalingRow};
 use super::safe as redact;
+use crate::analysis::scaling::{analyze, ScalingPoint};
 use crate::workload::Better;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -44,9 +46,11 @@ pub(crate) fn scaling(
     swept: &str,
     variant_params: &[String],
     points: &[PointReport],
+    ncpu: u32,
 ) -> Option<Scaling> {
     let (metric, unit) = pick_throughput(points)?;
-    let mut by_variant: BTreeMap<String, Vec<ScalingRow>> = BTreeMap::new();
+    // Per variant: (point, x, p50 ms, p99 ms).
+    let mut by_variant: BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> = BTreeMap::new();
     for p in points {
         let Some(x) = p.params.get(swept).and_then(|v| v.as_f64()) else {
             continue;
@@ -67,50 +71,57 @@ pub(crate) fn scaling(
                     .map(|(_, v)| *v)
             })
         };
-        let variant = variant_of(&p.params, variant_params);
+        let system = p
+            .system
+            .iter()
+            .filter_map(|r| r.under_load.map(|v| (r.metric.clone(), v)))
+            .collect();
         by_variant
-            .entry(variant.clone())
+            .entry(variant_of(&p.params, variant_params))
             .or_default()
-            .push(ScalingRow {
-                variant,
-                x,
-                n: m.summary.n,
-                throughput: m.summary.mean,
-                ci95: m.summary.ci95,
-                speedup: None,
-                efficiency: None,
-                p50_ms: pct("p50"),
-                p99_ms: pct("p99"),
-            });
+            .push((
+                ScalingPoint {
+                    x,
+                    throughput: m.summary.clone(),
+                    latency: pct("p50"),
+                    system,
+                },
+                pct("p99"),
+            ));
     }
     let mut rows = Vec::new();
     let mut knees = Vec::new();
+    let mut saturated_at_knee = Vec::new();
     for (variant, mut v) in by_variant {
-        v.sort_by(|a, b| a.x.total_cmp(&b.x));
-        let (x0, t0) = (v[0].x, v[0].throughput);
-        for r in &mut v {
-            if t0 > 0.0 && x0 > 0.0 {
-                let s = r.throughput / t0;
-                r.speedup = Some(s);
-                r.efficiency = Some(s / (r.x / x0));
+        // Sorted here too, so that the analysis rows (sorted by x, stable) line up with p99.
+        v.sort_by(|a, b| a.0.x.total_cmp(&b.0.x));
+        let pts: Vec<ScalingPoint> = v.iter().map(|(p, _)| p.clone()).collect();
+        let a = analyze(&pts, ncpu);
+        for (r, (_, p99)) in a.rows.iter().zip(&v) {
+            rows.push(ScalingRow {
+                variant: variant.clone(),
+                x: r.x,
+                n: r.n,
+                throughput: r.throughput,
+                ci95: r.ci95,
+                speedup: r.speedup,
+                efficiency: r.efficiency,
+                p50_ms: r.latency,
+                p99_ms: *p99,
+            });
+        }
+        if let Some(k) = a.knee {
+            knees.push((variant.clone(), k.x));
+            if !k.saturated.is_empty() {
+                saturated_at_knee.push((
+                    variant,
+                    k.saturated
+                        .iter()
+                        .map(|s| format!("{} ({} {:.1})", s.what, s.metric, s.value))
+                        .collect(),
+                ));
             }
         }
-        for w in v.windows(2) {
-            let gain = if w[0].throughput > 0.0 {
-                w[1].throughput / w[0].throughput - 1.0
-            } else {
-                0.0
-            };
-            let lat_grows = match (w[0].p50_ms, w[1].p50_ms) {
-                (Some(a), Some(b)) => b > a,
-                _ => true,
-            };
-            if gain < 0.05 && lat_grows {
-                knees.push((variant.clone(), w[0].x));
-                break;
-            }
-        }
-        rows.extend(v);
     }
     Some(Scaling {
         parameter: swept.to_string(),
@@ -118,5 +129,6 @@ pub(crate) fn scaling(
         unit,
         rows,
         knees,
+        saturated_at_knee,
     })
 }

@@ -1,0 +1,386 @@
+//! Bottleneck findings: the USE-method rules R1–R12 (docs: shared research metrics.md part b) as
+//! data, evaluated per point over the load phase against the baseline phase.
+//!
+//! A rule fires at a point when its condition holds in ≥ 50 % of the load-phase samples where it
+//! can be evaluated (a sample lacking the rule's metrics does not count; a metric the machine
+//! lacks is absent, never zero). R8 (OOM kill) is an event and fires on any sample or when the
+//! caller says the target was OOM-killed. Each `Finding` names the resource, its USE kind, a
+//! severity, the points where it fired and quotes its evidence: per metric the load-phase mean and
+//! p95, the baseline mean, the threshold, how many samples crossed it and where the threshold
+//! comes from ("(p)" marks a proposal with no published anchor).
+//!
+//! Plus two findings from outside the monitor samples: errors that appear above some value of the
+//! swept parameter ([`errors_by_parameter`]) and the rules' caveats ([`CAVEATS`]).
+
+mod errors;
+mod rules;
+
+pub use errors::errors_by_parameter;
+
+use super::phases::{SampleRef, BASELINE, LOAD};
+use super::stats::quantile_sorted;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The caveats to print with the findings.
+pub const CAVEATS: [&str; 5] = [
+    "%util on SSD, NVMe, virtio or RAID devices is not capacity: 100 % only means always busy.",
+    "iowait is idle time: a CPU waiting on I/O could have run other work.",
+    "Load average includes tasks in uninterruptible (D) sleep, not only runnable ones.",
+    "NIC line rate and thermal throttling cannot be observed here unless a line rate is given.",
+    "Kernel work for loopback traffic (softirq) is charged to no process; it shows as other CPU.",
+];
+
+/// A rule fires when its condition holds in at least this fraction of load-phase samples.
+pub const FIRE_FRACTION: f64 = 0.5;
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    Utilization,
+    Saturation,
+    Errors,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Utilization => "utilization",
+            Kind::Saturation => "saturation",
+            Kind::Errors => "errors",
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Fired, but held in fewer than 90 % of the load samples.
+    Warning,
+    /// Held in ≥ 90 % of the load samples at some point, or an OOM kill, or errors.
+    Critical,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Critical => "critical",
+        }
+    }
+}
+
+/// The samples of one point of the matrix (all its trials pooled).
+#[derive(Clone, Debug)]
+pub struct PointSamples<'a> {
+    pub label: String,
+    /// Monitor samples of every phase; only `baseline` and `load` are used.
+    pub rows: Vec<SampleRef<'a>>,
+    /// The target was OOM-killed (exit 137 or a cgroup oom_kill) in one of the point's trials.
+    pub oom_killed: bool,
+}
+
+/// Facts about the machine the rules need.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Context {
+    /// Online CPUs the run could use.
+    pub ncpu: u32,
+    /// NIC line rate in Mbit/s for R9 (unknown here unless given).
+    pub line_rate_mbitps: Option<f64>,
+    /// Cores the load generator may use for R12; None = min(ncpu, proc_loadgen_threads).
+    pub loadgen_cores: Option<f64>,
+}
+
+/// One quoted figure.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Evidence {
+    pub point: String,
+    pub metric: String,
+    /// Mean over the point's load-phase samples that have the metric.
+    pub mean: f64,
+    /// 95th percentile over the same samples (linear interpolation).
+    pub p95: f64,
+    /// Baseline-phase mean, if there was a baseline.
+    pub baseline: Option<f64>,
+    /// The comparison and threshold, e.g. ">=" 90.
+    pub op: String,
+    pub threshold: f64,
+    /// Load samples whose value crossed the threshold, of `samples`.
+    pub crossed: usize,
+    pub samples: usize,
+    /// Where the threshold comes from.
+    pub source: String,
+}
+
+/// Where a rule fired: its condition held in `held` of `samples` load-phase samples.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Hit {
+    pub point: String,
+    pub held: usize,
+    pub samples: usize,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Finding {
+    /// "R1".."R12", or "E1" for errors along the swept parameter.
+    pub rule: String,
+    /// e.g. "CPU saturated".
+    pub title: String,
+    /// e.g. "CPU", "disk", "memory", "network", "load generator".
+    pub resource: String,
+    pub kind: Kind,
+    pub severity: Severity,
+    /// Labels of the points where it fired, in input order.
+    pub points: Vec<String>,
+    /// Per point, how many load samples the condition held in (empty for E1).
+    pub hits: Vec<Hit>,
+    pub evidence: Vec<Evidence>,
+    /// Caveats that apply to this finding.
+    pub caveats: Vec<String>,
+}
+
+fn fmt_num(v: f64) -> String {
+    if v.abs() >= 100.0 || v == v.trunc() {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+    }
+}
+
+impl Evidence {
+    /// e.g. "c=10: cpu_busy_pct mean 96.50, p95 99 (baseline 3.10) >= 90 in 28/30 samples [atop]";
+    /// a single value (E1) prints as "c=10: error rate 0.50".
+    pub fn text(&self) -> String {
+        if self.samples == 1 {
+            return format!("{}: {} {}", self.point, self.metric, fmt_num(self.mean));
+        }
+        format!(
+            "{}: {} mean {}, p95 {}{} {} {} in {}/{} samples [{}]",
+            self.point,
+            self.metric,
+            fmt_num(self.mean),
+            fmt_num(self.p95),
+            self.baseline
+                .map_or(String::new(), |b| format!(" (baseline {})", fmt_num(b))),
+            self.op,
+            fmt_num(self.threshold),
+            self.crossed,
+            self.samples,
+            self.source
+        )
+    }
+}
+
+impl Finding {
+    /// The evidence as one line, items separated by "; ".
+    pub fn evidence_text(&self) -> String {
+        let mut parts: Vec<String> = self
+            .hits
+            .iter()
+            .map(|h| format!("{}: held in {}/{} load samples", h.point, h.held, h.samples))
+            .collect();
+        parts.extend(self.evidence.iter().map(Evidence::text));
+        parts.join("; ")
+    }
+}
+
+/// The values of one sample plus what the rules need to judge it.
+pub(crate) struct Env<'a> {
+    values: &'a [(String, f64)],
+    pub baseline: &'a BTreeMap<String, f64>,
+    pub ncpu: f64,
+    pub ctx: &'a Context,
+}
+
+impl Env<'_> {
+    pub fn get(&self, k: &str) -> Option<f64> {
+        self.values
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| *v)
+            .filter(|v| v.is_finite())
+    }
+
+    /// (middle part, value) of every metric named `{prefix}{middle}{suffix}`.
+    pub fn matching<'s>(
+        &'s self,
+        prefix: &'s str,
+        suffix: &'s str,
+    ) -> impl Iterator<Item = (&'s str, f64)> + 's {
+        self.values.iter().filter_map(move |(n, v)| {
+            let mid = n.strip_prefix(prefix)?.strip_suffix(suffix)?;
+            (!mid.is_empty() && v.is_finite()).then_some((mid, *v))
+        })
+    }
+}
+
+/// A metric a rule points at in one sample, with the threshold it was held to.
+pub(crate) struct Culprit {
+    pub metric: String,
+    pub op: Op,
+    pub threshold: f64,
+    pub source: &'static str,
+}
+
+#[derive(Clone, Copy)]
+pub(crate) enum Op {
+    Ge,
+    Gt,
+    Lt,
+}
+
+impl Op {
+    fn holds(self, v: f64, th: f64) -> bool {
+        match self {
+            Op::Ge => v >= th,
+            Op::Gt => v > th,
+            Op::Lt => v < th,
+        }
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Gt => ">",
+            Op::Lt => "<",
+        }
+    }
+}
+
+/// One rule: its condition over a sample (None when the sample lacks its metrics) and, when it
+/// holds, the culprit metrics to quote.
+pub(crate) struct Rule {
+    pub id: &'static str,
+    pub title: &'static str,
+    pub resource: &'static str,
+    pub kind: Kind,
+    /// Fires on any single sample (events such as OOM kills).
+    pub event: bool,
+    pub check: fn(&Env) -> Option<Vec<Culprit>>,
+    pub caveats: &'static [usize],
+}
+
+/// Evaluate R1–R12 at every point. Findings come in rule order; points in input order.
+pub fn evaluate(points: &[PointSamples<'_>], ctx: &Context) -> Vec<Finding> {
+    let mut out = Vec::new();
+    for rule in rules::RULES {
+        let mut f = Finding {
+            rule: rule.id.into(),
+            title: rule.title.into(),
+            resource: rule.resource.into(),
+            kind: rule.kind,
+            severity: Severity::Warning,
+            points: Vec::new(),
+            hits: Vec::new(),
+            evidence: Vec::new(),
+            caveats: rule
+                .caveats
+                .iter()
+                .map(|&i| CAVEATS[i].to_string())
+                .collect(),
+        };
+        for p in points {
+            if let Some((hit, ev, critical)) = evaluate_point(rule, p, ctx) {
+                f.points.push(p.label.clone());
+                f.hits.push(hit);
+                f.evidence.extend(ev);
+                if critical {
+                    f.severity = Severity::Critical;
+                }
+            }
+        }
+        if !f.points.is_empty() {
+            out.push(f);
+        }
+    }
+    out
+}
+
+fn evaluate_point(
+    rule: &Rule,
+    p: &PointSamples<'_>,
+    ctx: &Context,
+) -> Option<(Hit, Vec<Evidence>, bool)> {
+    let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
+    for (_, phase, values) in &p.rows {
+        if *phase == BASELINE {
+            for (k, v) in values.iter().filter(|(_, v)| v.is_finite()) {
+                let e = sums.entry(k.as_str()).or_default();
+                e.0 += v;
+                e.1 += 1;
+            }
+        }
+    }
+    let baseline: BTreeMap<String, f64> = sums
+        .into_iter()
+        .map(|(k, (s, n))| (k.to_string(), s / n as f64))
+        .collect();
+    let load: Vec<&[(String, f64)]> = p.rows.iter().filter(|r| r.1 == LOAD).map(|r| r.2).collect();
+    let (mut held, mut evaluable) = (0, 0);
+    // Culprit metric -> (op, threshold, source), first seen.
+    let mut culprits: BTreeMap<String, (Op, f64, &'static str)> = BTreeMap::new();
+    for values in &load {
+        let env = Env {
+            values,
+            baseline: &baseline,
+            ncpu: ctx.ncpu.max(1) as f64,
+            ctx,
+        };
+        let Some(c) = (rule.check)(&env) else {
+            continue;
+        };
+        evaluable += 1;
+        if !c.is_empty() {
+            held += 1;
+            for k in c {
+                culprits
+                    .entry(k.metric)
+                    .or_insert((k.op, k.threshold, k.source));
+            }
+        }
+    }
+    let fired = if rule.event {
+        held > 0 || (rule.id == "R8" && p.oom_killed)
+    } else {
+        evaluable > 0 && held as f64 >= FIRE_FRACTION * evaluable as f64
+    };
+    if !fired {
+        return None;
+    }
+    let critical = rule.event || held as f64 >= 0.9 * evaluable as f64;
+    let evidence = culprits
+        .into_iter()
+        .filter_map(|(metric, (op, threshold, source))| {
+            let mut vals: Vec<f64> = load
+                .iter()
+                .filter_map(|vs| vs.iter().find(|(k, _)| *k == metric).map(|(_, v)| *v))
+                .filter(|v| v.is_finite())
+                .collect();
+            if vals.is_empty() {
+                return None;
+            }
+            vals.sort_by(|a, b| a.total_cmp(b));
+            let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+            Some(Evidence {
+                point: p.label.clone(),
+                baseline: baseline.get(&metric).copied(),
+                mean,
+                p95: quantile_sorted(&vals, 0.95).unwrap_or(mean),
+                op: op.as_str().into(),
+                threshold,
+                crossed: vals.iter().filter(|v| op.holds(**v, threshold)).count(),
+                samples: vals.len(),
+                source: source.into(),
+                metric,
+            })
+        })
+        .collect();
+    Some((
+        Hit {
+            point: p.label.clone(),
+            held,
+            samples: evaluable,
+        },
+        evidence,
+        critical,
+    ))
+}

@@ -1,0 +1,193 @@
+//! Scaling along a swept parameter (e.g. concurrency): speedup and parallel efficiency against
+//! the smallest point, and the knee.
+//!
+//! - speedup(x) = throughput(x) / throughput(x0), efficiency(x) = speedup / (x / x0), where x0 is
+//!   the smallest swept value (None when x0 or throughput(x0) is not positive).
+//! - The knee is the first point after which throughput gains less than 5 % while latency grows:
+//!   for consecutive points i, i+1 (sorted by x), gain = T(i+1)/T(i) − 1 < 5 % and
+//!   latency(i+1) > latency(i). When a latency is unknown, the throughput plateau alone counts.
+//! - What saturated there: system load-phase means at the knee and the next point checked against
+//!   the same thresholds as the bottleneck rules (CPU busy ≥ 90 %, one CPU ≥ 90 %, memory used
+//!   ≥ 90 %, disk %util ≥ 90, PSI some ≥ 10 %, steal ≥ 10 %, load generator ≥ 90 % of its cores).
+
+use super::stats::Summary;
+use serde::{Deserialize, Serialize};
+
+/// Throughput gains below this (percent) make a plateau.
+pub const KNEE_GAIN_PCT: f64 = 5.0;
+
+/// One point of the sweep.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ScalingPoint {
+    /// The swept parameter's value.
+    pub x: f64,
+    /// Throughput over the point's repetitions (higher is better).
+    pub throughput: Summary,
+    /// A representative latency of the point (e.g. merged p50 or p99), any unit; None if unknown.
+    pub latency: Option<f64>,
+    /// Load-phase means of system metrics at this point (COMMON.md names); may be empty.
+    pub system: Vec<(String, f64)>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ScalingRow {
+    pub x: f64,
+    pub n: usize,
+    pub throughput: f64,
+    /// 95 % CI half-width of the throughput mean.
+    pub ci95: Option<f64>,
+    pub latency: Option<f64>,
+    pub speedup: Option<f64>,
+    pub efficiency: Option<f64>,
+}
+
+/// A resource that was saturated at the knee.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Saturation {
+    pub metric: String,
+    /// The higher of its values at the knee and at the next point.
+    pub value: f64,
+    pub threshold: f64,
+    pub what: String,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Knee {
+    /// The point after which gains stop.
+    pub x: f64,
+    pub next_x: f64,
+    /// Throughput gain from x to next_x, percent.
+    pub gain_pct: f64,
+    /// Latency growth from x to next_x, percent; None if unknown.
+    pub latency_growth_pct: Option<f64>,
+    pub saturated: Vec<Saturation>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ScalingAnalysis {
+    /// Sorted by x.
+    pub rows: Vec<ScalingRow>,
+    pub knee: Option<Knee>,
+}
+
+/// Analyse one sweep (one variant). Points are sorted by x; `ncpu` sizes the load generator's
+/// capacity (with `proc_loadgen_threads`, when known, capping it).
+pub fn analyze(points: &[ScalingPoint], ncpu: u32) -> ScalingAnalysis {
+    let mut pts: Vec<&ScalingPoint> = points.iter().collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let base = pts.first().map(|p| (p.x, p.throughput.mean));
+    let rows = pts
+        .iter()
+        .map(|p| {
+            let (speedup, efficiency) = match base {
+                Some((x0, t0)) if x0 > 0.0 && t0 > 0.0 => {
+                    let s = p.throughput.mean / t0;
+                    (Some(s), Some(s / (p.x / x0)))
+                }
+                _ => (None, None),
+            };
+            ScalingRow {
+                x: p.x,
+                n: p.throughput.n,
+                throughput: p.throughput.mean,
+                ci95: p.throughput.ci95,
+                latency: p.latency,
+                speedup,
+                efficiency,
+            }
+        })
+        .collect();
+    let knee = pts.windows(2).find_map(|w| {
+        let (a, b) = (w[0], w[1]);
+        let (ta, tb) = (a.throughput.mean, b.throughput.mean);
+        let gain_pct = if ta > 0.0 {
+            100.0 * (tb / ta - 1.0)
+        } else {
+            0.0
+        };
+        let growth = match (a.latency, b.latency) {
+            (Some(la), Some(lb)) if la > 0.0 => Some(100.0 * (lb / la - 1.0)),
+            (Some(la), Some(lb)) => Some(if lb > la { f64::INFINITY } else { 0.0 }),
+            _ => None,
+        };
+        let grows = growth.is_none_or(|g| g > 0.0);
+        (gain_pct < KNEE_GAIN_PCT && grows).then(|| Knee {
+            x: a.x,
+            next_x: b.x,
+            gain_pct,
+            latency_growth_pct: growth,
+            saturated: saturated(&a.system, &b.system, ncpu),
+        })
+    });
+    ScalingAnalysis { rows, knee }
+}
+
+fn get(sys: &[(String, f64)], k: &str) -> Option<f64> {
+    sys.iter().find(|(n, _)| n == k).map(|(_, v)| *v)
+}
+
+/// Saturation thresholds for a metric name: (threshold, what), or None if not a saturation signal.
+fn threshold(name: &str, sys: &[(String, f64)], ncpu: u32) -> Option<(f64, String)> {
+    let cpu_n = |n: &str| {
+        n.strip_prefix("cpu")
+            .and_then(|r| r.strip_suffix("_busy_pct"))
+            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+    };
+    Some(match name {
+        "cpu_busy_pct" => (90.0, "CPU busy >= 90 %".into()),
+        n if cpu_n(n) => (
+            90.0,
+            format!("{} busy >= 90 % (one hot CPU)", &n[..n.len() - 9]),
+        ),
+        "mem_used_pct" => (90.0, "memory used >= 90 %".into()),
+        "cpu_steal_pct" => (10.0, "CPU steal >= 10 % (noisy host)".into()),
+        "cpu_iowait_pct" => (20.0, "iowait >= 20 % (iowait is idle time)".into()),
+        n if n.starts_with("psi_") && n.contains("_some_") => {
+            (10.0, format!("{n} >= 10 % (pressure)"))
+        }
+        n if n.starts_with("disk_") && n.ends_with("_util_pct") => (
+            90.0,
+            format!("{n} >= 90 (on virtio/SSD %util is not capacity)"),
+        ),
+        "proc_loadgen_cpu_pct" => {
+            let cores = loadgen_cores(sys, ncpu);
+            (
+                90.0 * cores,
+                format!("load generator >= 90 % of its {cores} core(s)"),
+            )
+        }
+        _ => return None,
+    })
+}
+
+/// The cores the load generator can use: min(ncpu, its threads) when its thread count is known.
+pub fn loadgen_cores(sys: &[(String, f64)], ncpu: u32) -> f64 {
+    let n = ncpu.max(1) as f64;
+    get(sys, "proc_loadgen_threads").map_or(n, |t| t.max(1.0).min(n))
+}
+
+fn saturated(at: &[(String, f64)], next: &[(String, f64)], ncpu: u32) -> Vec<Saturation> {
+    let mut names: Vec<&str> = at.iter().chain(next).map(|(k, _)| k.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let mut out = Vec::new();
+    for name in names {
+        let value = match (get(at, name), get(next, name)) {
+            (Some(a), Some(b)) => a.max(b),
+            (Some(v), None) | (None, Some(v)) => v,
+            (None, None) => continue,
+        };
+        let sys = if get(next, name).is_some() { next } else { at };
+        if let Some((th, what)) = threshold(name, sys, ncpu) {
+            if value >= th {
+                out.push(Saturation {
+                    metric: name.to_string(),
+                    value,
+                    threshold: th,
+                    what,
+                });
+            }
+        }
+    }
+    out
+}
