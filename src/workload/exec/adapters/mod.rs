@@ -2,6 +2,16 @@
 //! registry picks one from the program name (through wrappers such as `taskset` or `nice`) or by
 //! explicit name.
 
+pub mod ab;
+pub mod fio;
+pub mod iperf3;
+pub mod memtester;
+pub mod pgbench;
+pub mod stress_ng;
+pub mod sysbench;
+pub mod text;
+pub mod wrk;
+
 use super::process::Exit;
 use crate::workload::WorkloadResult;
 use std::path::{Path, PathBuf};
@@ -99,7 +109,16 @@ pub trait Adapter: Send + Sync {
 
 /// Every adapter.
 pub fn all() -> &'static [&'static dyn Adapter] {
-    &[]
+    &[
+        &stress_ng::StressNg,
+        &memtester::Memtester,
+        &fio::Fio,
+        &iperf3::Iperf3,
+        &sysbench::Sysbench,
+        &pgbench::Pgbench,
+        &ab::Ab,
+        &wrk::Wrk,
+    ]
 }
 
 /// The adapter called `name`.
