@@ -29,7 +29,7 @@ impl Adapter for Memtester {
             Exit::Signal(s) => return Err(ParseError::with_raw(format!("killed by signal {s}"), &text)),
         };
         if code & 1 != 0 {
-            let msg = super::text::error_message(&format!("{}\n{text}", out.stderr), &["can not", "failed", "need", "Usage", "invalid"]);
+            let msg = super::text::error_message(&format!("{text}\n{}", out.stderr), &["can not", "failed", "need", "invalid"]);
             return Err(ParseError::with_raw(format!("could not start (exit status {code}): {msg}"), &out.all_text()));
         }
         // Order of first appearance; a test passes only if every loop printed `ok` for it.
