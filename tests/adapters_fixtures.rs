@@ -14,9 +14,15 @@ fn read(path: &str) -> String {
 /// The captured run `tool/name`: its command words, stdout, stderr and exit status.
 fn fixture(tool: &str, name: &str) -> ToolOutput {
     let base = format!("{DIR}/{tool}/{name}");
-    let code: i32 = read(&format!("{base}.exit")).trim().parse().expect("exit code");
+    let code: i32 = read(&format!("{base}.exit"))
+        .trim()
+        .parse()
+        .expect("exit code");
     ToolOutput {
-        args: read(&format!("{base}.cmd")).split_whitespace().map(str::to_string).collect(),
+        args: read(&format!("{base}.cmd"))
+            .split_whitespace()
+            .map(str::to_string)
+            .collect(),
         cwd: None,
         stdout: read(&format!("{base}.stdout")),
         stderr: read(&format!("{base}.stderr")),
@@ -26,18 +32,23 @@ fn fixture(tool: &str, name: &str) -> ToolOutput {
 
 fn parse(adapter: &str, tool: &str, name: &str) -> WorkloadResult {
     let a = by_name(adapter).expect("adapter");
-    a.parse(&fixture(tool, name)).unwrap_or_else(|e| panic!("{tool}/{name}: {e} {:?}", e.raw))
+    a.parse(&fixture(tool, name))
+        .unwrap_or_else(|e| panic!("{tool}/{name}: {e} {:?}", e.raw))
 }
 
 fn error(adapter: &str, tool: &str, name: &str) -> String {
     let a = by_name(adapter).expect("adapter");
-    let e = a.parse(&fixture(tool, name)).expect_err("the tool's error fails the trial");
+    let e = a
+        .parse(&fixture(tool, name))
+        .expect_err("the tool's error fails the trial");
     assert!(!e.raw.is_empty(), "the tool's lines are kept");
     e.reason
 }
 
 fn v(r: &WorkloadResult, name: &str) -> f64 {
-    r.metric(name).unwrap_or_else(|| panic!("metric {name} missing from {:?}", names(r))).value
+    r.metric(name)
+        .unwrap_or_else(|| panic!("metric {name} missing from {:?}", names(r)))
+        .value
 }
 
 fn names(r: &WorkloadResult) -> Vec<&str> {
@@ -59,19 +70,28 @@ fn stress_ng_yaml_per_stressor() {
     assert_eq!(v(&r, "cpu_system_time_s"), 0.004008);
     assert_eq!(v(&r, "cpu_cpu_usage_pct"), 55.641455);
     assert!(close(v(&r, "cpu_max_rss_mb"), 3196.0 / 1024.0));
-    assert_eq!(r.metric("cpu_bogo_ops_per_s").map(|m| m.better), Some(Better::Higher));
+    assert_eq!(
+        r.metric("cpu_bogo_ops_per_s").map(|m| m.better),
+        Some(Better::Higher)
+    );
     let r = parse("stress-ng", "stress-ng", "vm_stream");
     assert_eq!(v(&r, "vm_bogo_ops"), 37888.0);
     assert_eq!(v(&r, "stream_bogo_ops"), 1.0);
     assert_eq!(v(&r, "stream_wall_time_s"), 12.840403);
-    assert!(r.metric("stream_memory_read_rate_mib_per_s").is_none(), "no rate when the loop ran < 4.5 s");
+    assert!(
+        r.metric("stream_memory_read_rate_mib_per_s").is_none(),
+        "no rate when the loop ran < 4.5 s"
+    );
 }
 
 #[test]
 fn stress_ng_metrics_text_when_there_is_no_yaml() {
     let mut out = fixture("stress-ng", "cpu");
     out.args.retain(|a| a != "--yaml" && !a.ends_with(".yaml"));
-    let r = by_name("stress-ng").expect("adapter").parse(&out).expect("text parses");
+    let r = by_name("stress-ng")
+        .expect("adapter")
+        .parse(&out)
+        .expect("text parses");
     assert_eq!(v(&r, "cpu_bogo_ops"), 4540.0);
     assert_eq!(v(&r, "cpu_wall_time_s"), 2.00);
     assert_eq!(v(&r, "cpu_user_time_s"), 2.22);
@@ -80,7 +100,10 @@ fn stress_ng_metrics_text_when_there_is_no_yaml() {
     assert_eq!(v(&r, "cpu_bogo_ops_per_cpu_s"), 2037.40);
     let mut out = fixture("stress-ng", "vm_stream");
     out.args.retain(|a| a != "--yaml" && !a.ends_with(".yaml"));
-    let r = by_name("stress-ng").expect("adapter").parse(&out).expect("text parses");
+    let r = by_name("stress-ng")
+        .expect("adapter")
+        .parse(&out)
+        .expect("text parses");
     assert_eq!(v(&r, "vm_bogo_ops_per_s"), 18887.92);
     assert_eq!(v(&r, "stream_bogo_ops_per_cpu_s"), 0.09);
 }
@@ -92,24 +115,42 @@ fn stress_ng_yaml_with_stream_rates_is_mib() {
     perflab::workload::exec::adapters::stress_ng::parse_yaml(yaml, &mut m);
     let r = m.result;
     assert_eq!(v(&r, "stream_memory_read_rate_mib_per_s"), 7822.9);
-    assert_eq!(r.metric("stream_memory_read_rate_mib_per_s").map(|m| m.unit.as_str()), Some("MiB/s"));
+    assert_eq!(
+        r.metric("stream_memory_read_rate_mib_per_s")
+            .map(|m| m.unit.as_str()),
+        Some("MiB/s")
+    );
     assert_eq!(v(&r, "stream_memory_rate_mflop_per_s"), 783.5);
 }
 
 #[test]
 fn stress_ng_error() {
     let e = error("stress-ng", "stress-ng", "error");
-    assert_eq!(e, "exit status 1 (error): stress-ng: unrecognized option '--no-such-option'");
+    assert_eq!(
+        e,
+        "exit status 1 (error): stress-ng: unrecognized option '--no-such-option'"
+    );
 }
 
 #[test]
 fn stress_ng_without_metrics_is_a_failure_not_a_zero() {
     let mut out = fixture("stress-ng", "cpu");
     out.args.retain(|a| a != "--yaml" && !a.ends_with(".yaml"));
-    out.stderr = out.stderr.lines().filter(|l| !l.contains("metrc")).collect::<Vec<_>>().join("\n");
-    let e = by_name("stress-ng").expect("adapter").parse(&out).expect_err("nothing to read");
+    out.stderr = out
+        .stderr
+        .lines()
+        .filter(|l| !l.contains("metrc"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let e = by_name("stress-ng")
+        .expect("adapter")
+        .parse(&out)
+        .expect_err("nothing to read");
     assert!(e.reason.starts_with("no stress-ng metrics"), "{}", e.reason);
-    assert!(e.raw.iter().any(|l| l.contains("successful run completed")), "unparsed lines kept");
+    assert!(
+        e.raw.iter().any(|l| l.contains("successful run completed")),
+        "unparsed lines kept"
+    );
 }
 
 #[test]
@@ -119,7 +160,15 @@ fn memtester_every_test_passes() {
     assert_eq!(v(&r, "memtest_tests_passed"), 18.0);
     assert_eq!(v(&r, "memtest_tests_failed"), 0.0);
     assert_eq!(v(&r, "memtest_loops"), 1.0);
-    for t in ["stuck_address", "random_value", "compare_xor", "bit_flip", "walking_zeroes", "8_bit_writes", "16_bit_writes"] {
+    for t in [
+        "stuck_address",
+        "random_value",
+        "compare_xor",
+        "bit_flip",
+        "walking_zeroes",
+        "8_bit_writes",
+        "16_bit_writes",
+    ] {
         assert_eq!(v(&r, &format!("memtest_{t}_pass")), 1.0, "{t}");
     }
 }
@@ -128,10 +177,15 @@ fn memtester_every_test_passes() {
 fn memtester_a_failed_test_fails_the_trial() {
     // The captured output with one test's `ok` replaced by memtester's failure report.
     let mut out = fixture("memtester", "ok");
-    out.stdout = out.stdout.replacen("Compare MUL         : ok", "Compare MUL         : ", 1);
+    out.stdout = out
+        .stdout
+        .replacen("Compare MUL         : ok", "Compare MUL         : ", 1);
     out.stderr = "FAILURE: 0x4e0c3a1b != 0x4e0c3a1f at offset 0x00001230.\n".into();
     out.exit = Exit::Code(4);
-    let r = by_name("memtester").expect("adapter").parse(&out).expect("parses");
+    let r = by_name("memtester")
+        .expect("adapter")
+        .parse(&out)
+        .expect("parses");
     assert_eq!(v(&r, "memtest_compare_mul_pass"), 0.0);
     assert_eq!(v(&r, "memtest_tests_failed"), 1.0);
     assert_eq!(v(&r, "memtest_tests_passed"), 17.0);
@@ -158,7 +212,10 @@ fn fio_single_job_json_file() {
     let r = parse("fio", "fio", "randread");
     assert_eq!(v(&r, "randread_read_iops"), 17977.511244);
     assert_eq!(v(&r, "read_iops"), 17977.511244);
-    assert!(close(v(&r, "randread_read_bw_mibps"), 73635886.0 / 1048576.0));
+    assert!(close(
+        v(&r, "randread_read_bw_mibps"),
+        73635886.0 / 1048576.0
+    ));
     assert!(close(v(&r, "read_clat_mean_us"), 55.251102716));
     assert_eq!(v(&r, "read_clat_p50_us"), 48.384);
     assert_eq!(v(&r, "read_clat_p99_us"), 98.816);
@@ -166,7 +223,10 @@ fn fio_single_job_json_file() {
     assert_eq!(v(&r, "randread_read_lat_p99_us"), 98.816);
     assert_eq!(v(&r, "randread_usr_cpu_pct"), 1.25);
     assert_eq!(v(&r, "randread_sys_cpu_pct"), 46.75);
-    assert!(r.metric("write_iops").is_none(), "no write figures for a read-only job");
+    assert!(
+        r.metric("write_iops").is_none(),
+        "no write figures for a read-only job"
+    );
 }
 
 #[test]
@@ -176,8 +236,14 @@ fn fio_two_jobs_are_summed_and_kept_apart() {
     assert_eq!(v(&r, "mixed_1_read_iops"), 13417.291354);
     assert!(close(v(&r, "read_iops"), 13427.786107 + 13417.291354));
     assert!(close(v(&r, "write_iops"), 5749.125437 + 5770.114943));
-    assert!(close(v(&r, "write_bw_mibps"), (23548417.0 + 23634390.0) / 1048576.0));
-    assert!(r.metric("read_clat_p99_us").is_none(), "percentiles of two jobs are not merged");
+    assert!(close(
+        v(&r, "write_bw_mibps"),
+        (23548417.0 + 23634390.0) / 1048576.0
+    ));
+    assert!(
+        r.metric("read_clat_p99_us").is_none(),
+        "percentiles of two jobs are not merged"
+    );
     assert!(r.metric("mixed_0_read_clat_p99_us").is_some());
 }
 
@@ -190,7 +256,10 @@ fn fio_json_after_notes_on_stdout() {
         "",
         Exit::Code(0),
     );
-    let r = by_name("fio").expect("adapter").parse(&out).expect("parses");
+    let r = by_name("fio")
+        .expect("adapter")
+        .parse(&out)
+        .expect("parses");
     assert_eq!(v(&r, "read_iops"), 17977.511244);
 }
 
@@ -200,8 +269,16 @@ fn fio_error() {
         error("fio", "fio", "error"),
         "job bad error 20: file:filesetup.c:455, func=fstat, error=Not a directory; fio: pid=0, err=20/file:filesetup.c:455, func=fstat, error=Not a directory"
     );
-    let out = ToolOutput::new(&["fio", "--name=x"], "x: (g=0): rw=read\nRun status group 0", "", Exit::Code(0));
-    let e = by_name("fio").expect("adapter").parse(&out).expect_err("not JSON");
+    let out = ToolOutput::new(
+        &["fio", "--name=x"],
+        "x: (g=0): rw=read\nRun status group 0",
+        "",
+        Exit::Code(0),
+    );
+    let e = by_name("fio")
+        .expect("adapter")
+        .parse(&out)
+        .expect_err("not JSON");
     assert!(e.reason.starts_with("no JSON report found"), "{}", e.reason);
     assert!(e.raw.iter().any(|l| l == "Run status group 0"));
 }
@@ -235,7 +312,10 @@ fn iperf3_udp() {
 
 #[test]
 fn iperf3_error_with_exit_status_0() {
-    assert_eq!(error("iperf3", "iperf3", "error"), "unable to connect to server: Connection refused");
+    assert_eq!(
+        error("iperf3", "iperf3", "error"),
+        "unable to connect to server: Connection refused"
+    );
 }
 
 #[test]
@@ -282,19 +362,44 @@ fn sysbench_oltp() {
     assert_eq!(v(&r, "latency_p95_ms"), 11.24);
     assert_eq!(r.errors, vec![("ignored_errors".to_string(), 10)]);
     let r = parse("sysbench", "sysbench", "oltp_read_only");
-    assert!(v(&r, "transactions_per_s") > 0.0 && v(&r, "queries_per_s") == 16.0 * v(&r, "transactions_per_s") || r.metric("queries_per_s").is_some());
+    assert!(
+        v(&r, "transactions_per_s") > 0.0
+            && v(&r, "queries_per_s") == 16.0 * v(&r, "transactions_per_s")
+            || r.metric("queries_per_s").is_some()
+    );
 }
 
 #[test]
 fn sysbench_interval_lines_become_series() {
     let text = "[ 1s ] thds: 4 tps: 120.00 qps: 2400.50 (r/w/o: 1680.00/480.00/240.50) lat (ms,95%): 11.24 err/s: 0.00 reconn/s: 0.00\n\
                 [ 2s ] thds: 4 tps: 130.00 qps: 2600.00 (r/w/o: 1820.00/520.00/260.00) lat (ms,95%): 10.50 err/s: 1.00 reconn/s: 0.00\n";
-    let full = format!("{text}{}", read(&format!("{DIR}/sysbench/oltp_read_write.stdout")));
-    let out = ToolOutput::new(&["sysbench", "oltp_read_write", "run"], full, "", Exit::Code(0));
-    let r = by_name("sysbench").expect("adapter").parse(&out).expect("parses");
-    let tps: Vec<(f64, f64)> = r.series.iter().filter(|p| p.name == "tps").map(|p| (p.t_s, p.value)).collect();
+    let full = format!(
+        "{text}{}",
+        read(&format!("{DIR}/sysbench/oltp_read_write.stdout"))
+    );
+    let out = ToolOutput::new(
+        &["sysbench", "oltp_read_write", "run"],
+        full,
+        "",
+        Exit::Code(0),
+    );
+    let r = by_name("sysbench")
+        .expect("adapter")
+        .parse(&out)
+        .expect("parses");
+    let tps: Vec<(f64, f64)> = r
+        .series
+        .iter()
+        .filter(|p| p.name == "tps")
+        .map(|p| (p.t_s, p.value))
+        .collect();
     assert_eq!(tps, vec![(1.0, 120.0), (2.0, 130.0)]);
-    let p95: Vec<f64> = r.series.iter().filter(|p| p.name == "latency_p95_ms").map(|p| p.value).collect();
+    let p95: Vec<f64> = r
+        .series
+        .iter()
+        .filter(|p| p.name == "latency_p95_ms")
+        .map(|p| p.value)
+        .collect();
     assert_eq!(p95, vec![11.24, 10.5]);
 }
 
@@ -322,10 +427,21 @@ fn pgbench_tpcb_with_progress() {
     // -P 2 with -T 2: the only progress report coincides with the end and is not printed.
     assert!(r.series.is_empty());
     let mut out = fixture("pgbench", "tpcb");
-    out.stderr.push_str("progress: 1.0 s, 1494.4 tps, lat 5.213 ms stddev 2.549, 0 failed\n");
-    let r = by_name("pgbench").expect("adapter").parse(&out).expect("parses");
-    let s: Vec<(f64, &str, f64)> = r.series.iter().map(|p| (p.t_s, p.name.as_str(), p.value)).collect();
-    assert_eq!(s, vec![(1.0, "tps", 1494.4), (1.0, "latency_avg_ms", 5.213)]);
+    out.stderr
+        .push_str("progress: 1.0 s, 1494.4 tps, lat 5.213 ms stddev 2.549, 0 failed\n");
+    let r = by_name("pgbench")
+        .expect("adapter")
+        .parse(&out)
+        .expect("parses");
+    let s: Vec<(f64, &str, f64)> = r
+        .series
+        .iter()
+        .map(|p| (p.t_s, p.name.as_str(), p.value))
+        .collect();
+    assert_eq!(
+        s,
+        vec![(1.0, "tps", 1494.4), (1.0, "latency_avg_ms", 5.213)]
+    );
 }
 
 #[test]
@@ -334,7 +450,10 @@ fn pgbench_without_progress_reports_the_derived_average_as_such() {
     assert_eq!(v(&r, "transactions_per_s"), 28292.311468);
     assert_eq!(v(&r, "transactions"), 56251.0);
     assert_eq!(v(&r, "latency_avg_derived_ms"), 0.071);
-    assert!(r.metric("latency_avg_ms").is_none(), "not measured without -P/-R/-L");
+    assert!(
+        r.metric("latency_avg_ms").is_none(),
+        "not measured without -P/-R/-L"
+    );
 }
 
 #[test]
@@ -342,7 +461,10 @@ fn pgbench_older_versions_report_both_tps() {
     let text = "number of transactions actually processed: 1000/1000\nlatency average = 1.5 ms\n\
                 tps = 650.5 (including connections establishing)\ntps = 660.25 (excluding connections establishing)\n";
     let out = ToolOutput::new(&["pgbench"], text, "", Exit::Code(0));
-    let r = by_name("pgbench").expect("adapter").parse(&out).expect("parses");
+    let r = by_name("pgbench")
+        .expect("adapter")
+        .parse(&out)
+        .expect("parses");
     assert_eq!(v(&r, "transactions_per_s"), 660.25);
     assert_eq!(v(&r, "transactions_incl_connect_per_s"), 650.5);
     assert_eq!(v(&r, "transactions"), 1000.0);
@@ -384,14 +506,20 @@ fn ab_failed_requests_by_kind() {
     let r = parse("ab", "ab", "non2xx");
     assert_eq!(v(&r, "failed_requests"), 412.0);
     assert_eq!(v(&r, "non_2xx_responses"), 88.0);
-    assert_eq!(r.errors, vec![("length".to_string(), 412), ("non_2xx".to_string(), 88)]);
+    assert_eq!(
+        r.errors,
+        vec![("length".to_string(), 412), ("non_2xx".to_string(), 88)]
+    );
     let r = parse("ab", "ab", "keepalive");
     assert!(v(&r, "keep_alive_requests") > 0.0);
 }
 
 #[test]
 fn ab_error() {
-    assert_eq!(error("ab", "ab", "error"), "apr_socket_recv: Connection refused (111) (exit status 111)");
+    assert_eq!(
+        error("ab", "ab", "error"),
+        "apr_socket_recv: Connection refused (111) (exit status 111)"
+    );
 }
 
 #[test]
@@ -413,7 +541,10 @@ fn wrk_with_latency_distribution() {
     assert!(close(v(&r, "latency_p99_ms"), 2.76));
     assert_eq!(v(&r, "socket_errors"), 0.0);
     assert_eq!(v(&r, "non_2xx_3xx_responses"), 0.0);
-    assert!(r.histograms.is_empty(), "percentiles alone cannot make a histogram");
+    assert!(
+        r.histograms.is_empty(),
+        "percentiles alone cannot make a histogram"
+    );
 }
 
 #[test]
@@ -426,13 +557,22 @@ fn wrk_without_latency_and_with_errors() {
     assert_eq!(r.errors, vec![("non_2xx_3xx".to_string(), 16811)]);
     let text = "Running 1s test @ http://127.0.0.1:1/\n  1 threads and 2 connections\n  Thread Stats   Avg      Stdev     Max   +/- Stdev\n    Latency     1.00ms    0.00us   1.00ms  100.00%\n    Req/Sec     0.00      0.00     0.00      0.00%\n  10 requests in 1.00s, 1.00KB read\n  Socket errors: connect 0, read 12, write 0, timeout 3\nRequests/sec:     10.00\nTransfer/sec:      1.00KB\n";
     let out = ToolOutput::new(&["wrk"], text, "", Exit::Code(0));
-    let r = by_name("wrk").expect("adapter").parse(&out).expect("parses");
+    let r = by_name("wrk")
+        .expect("adapter")
+        .parse(&out)
+        .expect("parses");
     assert_eq!(v(&r, "socket_errors"), 15.0);
-    assert_eq!(r.errors, vec![("read".to_string(), 12), ("timeout".to_string(), 3)]);
+    assert_eq!(
+        r.errors,
+        vec![("read".to_string(), 12), ("timeout".to_string(), 3)]
+    );
     assert!(close(v(&r, "transfer_mibps"), 1.0 / 1024.0));
 }
 
 #[test]
 fn wrk_error() {
-    assert_eq!(error("wrk", "wrk", "error"), "unable to connect to 127.0.0.1:15298 Connection refused (exit status 1)");
+    assert_eq!(
+        error("wrk", "wrk", "error"),
+        "unable to connect to 127.0.0.1:15298 Connection refused (exit status 1)"
+    );
 }

@@ -28,7 +28,10 @@ impl CommandSpec {
     pub fn words(&self) -> Vec<String> {
         match self {
             CommandSpec::Argv(v) => v.clone(),
-            CommandSpec::Shell(s) => s.split_whitespace().map(|w| w.trim_matches(['"', '\'']).to_string()).collect(),
+            CommandSpec::Shell(s) => s
+                .split_whitespace()
+                .map(|w| w.trim_matches(['"', '\'']).to_string())
+                .collect(),
         }
     }
 
@@ -116,7 +119,10 @@ impl ExecConfig {
 
     /// A config for a shell string with every other field at its default.
     pub fn shell(cmd: impl Into<String>) -> Self {
-        ExecConfig { command: CommandSpec::Shell(cmd.into()), ..ExecConfig::argv(Vec::<String>::new()) }
+        ExecConfig {
+            command: CommandSpec::Shell(cmd.into()),
+            ..ExecConfig::argv(Vec::<String>::new())
+        }
     }
 
     /// The timeout, checked.

@@ -29,7 +29,13 @@ impl ExecWorkload {
 
     fn spawn(&self, cmd: &CommandSpec, cancel: &Cancel) -> anyhow::Result<Finished> {
         let timeout = self.cfg.timeout().map_err(crate::error::usage)?;
-        process::run(&cmd.argv(), self.cfg.cwd.as_deref(), &self.cfg.env, timeout, cancel)
+        process::run(
+            &cmd.argv(),
+            self.cfg.cwd.as_deref(),
+            &self.cfg.env,
+            timeout,
+            cancel,
+        )
     }
 }
 
@@ -56,15 +62,28 @@ impl Workload for ExecWorkload {
             cancel.sleep(spec.warmup);
         }
         if cancel.is_cancelled() {
-            return Ok(WorkloadResult { failure: Some("interrupted".into()), ..Default::default() });
+            return Ok(WorkloadResult {
+                failure: Some("interrupted".into()),
+                ..Default::default()
+            });
         }
         if let Some(w) = warmup {
             let f = self.spawn(&w, cancel)?;
-            if let Some(why) = stop_or_exit_failure(&f, &w, self.cfg.timeout().unwrap_or_default()) {
-                let mut r = WorkloadResult { failure: Some(format!("warm-up command: {why}")), ..Default::default() };
+            if let Some(why) = stop_or_exit_failure(&f, &w, self.cfg.timeout().unwrap_or_default())
+            {
+                let mut r = WorkloadResult {
+                    failure: Some(format!("warm-up command: {why}")),
+                    ..Default::default()
+                };
                 r.raw = keep_raw(&f);
                 return Ok(r);
             }
+        }
+        if let Err(why) = self.remove_stale_outputs() {
+            return Ok(WorkloadResult {
+                failure: Some(why),
+                ..Default::default()
+            });
         }
         on_load_start();
         let f = self.spawn(&self.cfg.command, cancel)?;
@@ -73,11 +92,38 @@ impl Workload for ExecWorkload {
 }
 
 impl ExecWorkload {
+    /// Remove the report files the tool will write (see [`Adapter::output_files`]).
+    fn remove_stale_outputs(&self) -> Result<(), String> {
+        let Some(a) = self.adapter else { return Ok(()) };
+        for name in a.output_files(&self.cfg.command.words()) {
+            let path = match &self.cfg.cwd {
+                Some(dir) if !std::path::Path::new(&name).is_absolute() => dir.join(&name),
+                _ => std::path::PathBuf::from(&name),
+            };
+            match std::fs::remove_file(&path) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => {
+                    return Err(format!(
+                        "cannot remove the previous report {}: {e}",
+                        path.display()
+                    ))
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The result of one finished run: the command's own figures, then the adapter's.
     pub fn result(&self, f: &Finished) -> WorkloadResult {
-        let mut r = WorkloadResult { metrics: command_metrics(f), ..Default::default() };
+        let mut r = WorkloadResult {
+            metrics: command_metrics(f),
+            ..Default::default()
+        };
         let timeout = self.cfg.timeout().unwrap_or_default();
-        if let Some(why) = stop_or_exit_failure(f, &self.cfg.command, timeout).filter(|_| f.stopped.is_some()) {
+        if let Some(why) =
+            stop_or_exit_failure(f, &self.cfg.command, timeout).filter(|_| f.stopped.is_some())
+        {
             r.failure = Some(why);
             r.raw = keep_raw(f);
             return r;
@@ -125,33 +171,58 @@ fn command_metrics(f: &Finished) -> Vec<Metric> {
         Metric::new("wall_time_s", "s", f.wall.as_secs_f64(), Better::Lower),
         Metric::new("cpu_user_s", "s", f.user.as_secs_f64(), Better::Lower),
         Metric::new("cpu_system_s", "s", f.system.as_secs_f64(), Better::Lower),
-        Metric::new("max_rss_mb", "MB", f.max_rss_kb as f64 / 1024.0, Better::Lower),
+        Metric::new(
+            "max_rss_mb",
+            "MB",
+            f.max_rss_kb as f64 / 1024.0,
+            Better::Lower,
+        ),
         Metric::new("exit_status", "", code, Better::Neither),
     ]
 }
 
 /// Why a run counts as failed by perflab's own rules: stopped early, or a non-zero exit.
-fn stop_or_exit_failure(f: &Finished, cmd: &CommandSpec, timeout: std::time::Duration) -> Option<String> {
+fn stop_or_exit_failure(
+    f: &Finished,
+    cmd: &CommandSpec,
+    timeout: std::time::Duration,
+) -> Option<String> {
     match f.stopped {
         Some(Stopped::Cancelled) => return Some("interrupted".into()),
         Some(Stopped::TimedOut) => {
-            return Some(format!("`{}` timed out after {}", cmd.display(), crate::util::duration::format(timeout)))
+            return Some(format!(
+                "`{}` timed out after {}",
+                cmd.display(),
+                crate::util::duration::format(timeout)
+            ))
         }
         None => {}
     }
     if f.exit == Exit::Code(0) {
         return None;
     }
-    let last = adapters::tail_lines(&f.stderr, 1).pop().or_else(|| adapters::tail_lines(&f.stdout, 1).pop());
+    let last = adapters::tail_lines(&f.stderr, 1)
+        .pop()
+        .or_else(|| adapters::tail_lines(&f.stdout, 1).pop());
     Some(match last {
-        Some(line) => format!("`{}` failed with {}: {}", cmd.display(), f.exit, line.trim()),
+        Some(line) => format!(
+            "`{}` failed with {}: {}",
+            cmd.display(),
+            f.exit,
+            line.trim()
+        ),
         None => format!("`{}` failed with {}", cmd.display(), f.exit),
     })
 }
 
 /// The tail of stdout and stderr (at most 64 KiB together), for the record.
 fn keep_raw(f: &Finished) -> Vec<String> {
-    let mut lines: Vec<String> = f.stdout.lines().chain(f.stderr.lines()).map(str::to_string).collect();
+    let mut lines: Vec<String> = f
+        .stdout
+        .lines()
+        .chain(f.stderr.lines())
+        .map(str::to_string)
+        .collect();
     let mut total: usize = lines.iter().map(|l| l.len() + 1).sum();
     let mut drop = 0;
     while total > RAW_KEEP_BYTES && drop < lines.len() {

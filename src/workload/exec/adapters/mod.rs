@@ -30,7 +30,12 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// Output of a successful run (exit 0), for tests.
-    pub fn new(args: &[&str], stdout: impl Into<String>, stderr: impl Into<String>, exit: Exit) -> Self {
+    pub fn new(
+        args: &[&str],
+        stdout: impl Into<String>,
+        stderr: impl Into<String>,
+        exit: Exit,
+    ) -> Self {
         ToolOutput {
             args: args.iter().map(|s| s.to_string()).collect(),
             cwd: None,
@@ -42,16 +47,7 @@ impl ToolOutput {
 
     /// The value of option `long` / `short` (`--yaml F`, `--yaml=F`, `-Y F`).
     pub fn option(&self, long: &str, short: Option<&str>) -> Option<String> {
-        let mut it = self.args.iter();
-        while let Some(a) = it.next() {
-            if a == long || Some(a.as_str()) == short {
-                return it.next().cloned();
-            }
-            if let Some(v) = a.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
-                return Some(v.to_string());
-            }
-        }
-        None
+        option(&self.args, long, short)
     }
 
     /// Read a file the tool wrote, relative to its working directory.
@@ -60,8 +56,12 @@ impl ToolOutput {
             Some(dir) if !Path::new(name).is_absolute() => dir.join(name),
             _ => PathBuf::from(name),
         };
-        std::fs::read_to_string(&p)
-            .map_err(|e| ParseError::new(format!("cannot read the tool's output file {}: {e}", p.display())))
+        std::fs::read_to_string(&p).map_err(|e| {
+            ParseError::new(format!(
+                "cannot read the tool's output file {}: {e}",
+                p.display()
+            ))
+        })
     }
 
     /// stdout then stderr, for tools that print on either.
@@ -79,11 +79,17 @@ pub struct ParseError {
 
 impl ParseError {
     pub fn new(reason: impl Into<String>) -> Self {
-        ParseError { reason: reason.into(), raw: Vec::new() }
+        ParseError {
+            reason: reason.into(),
+            raw: Vec::new(),
+        }
     }
 
     pub fn with_raw(reason: impl Into<String>, text: &str) -> Self {
-        ParseError { reason: reason.into(), raw: tail_lines(text, 200) }
+        ParseError {
+            reason: reason.into(),
+            raw: tail_lines(text, 200),
+        }
     }
 }
 
@@ -105,6 +111,26 @@ pub trait Adapter: Send + Sync {
     fn debian_package(&self) -> &'static str;
     /// Metrics from the output. A tool error or output without the expected figures is an `Err`.
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError>;
+    /// Files named in `args` that the tool writes its report to (fio `--output`, stress-ng
+    /// `--yaml`). The workload removes them before each run, so that a run that fails to write one
+    /// can never be credited with a previous run's figures.
+    fn output_files(&self, _args: &[String]) -> Vec<String> {
+        Vec::new()
+    }
+}
+
+/// The value of option `long` / `short` in `args` (`--yaml F`, `--yaml=F`, `-Y F`).
+pub fn option(args: &[String], long: &str, short: Option<&str>) -> Option<String> {
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if a == long || Some(a.as_str()) == short {
+            return it.next().cloned();
+        }
+        if let Some(v) = a.strip_prefix(long).and_then(|r| r.strip_prefix('=')) {
+            return Some(v.to_string());
+        }
+    }
+    None
 }
 
 /// Every adapter.
@@ -161,7 +187,18 @@ pub fn tool_program(words: &[String]) -> Option<String> {
             "env" | "sudo" | "stdbuf" => &["-u", "-C"],
             "nice" => &["-n"],
             "taskset" | "time" => &[],
-            "numactl" => &["-C", "-N", "-m", "-p", "-i", "--physcpubind", "--cpunodebind", "--membind", "--preferred", "--interleave"],
+            "numactl" => &[
+                "-C",
+                "-N",
+                "-m",
+                "-p",
+                "-i",
+                "--physcpubind",
+                "--cpunodebind",
+                "--membind",
+                "--preferred",
+                "--interleave",
+            ],
             "ionice" => &["-c", "-n", "-p"],
             "chrt" => &[],
             "timeout" => &["-s", "-k"],
@@ -195,5 +232,8 @@ pub fn tool_program(words: &[String]) -> Option<String> {
 /// The last `n` lines of `text`, trimmed of blank ones.
 pub fn tail_lines(text: &str, n: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect()
+    lines[lines.len().saturating_sub(n)..]
+        .iter()
+        .map(|l| l.to_string())
+        .collect()
 }

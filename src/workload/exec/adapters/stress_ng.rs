@@ -36,12 +36,24 @@ impl Adapter for StressNg {
         "stress-ng"
     }
 
+    fn output_files(&self, args: &[String]) -> Vec<String> {
+        super::option(args, "--yaml", Some("-Y"))
+            .into_iter()
+            .collect()
+    }
+
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = out.all_text();
         if let Exit::Code(c) = out.exit {
             if c != 0 {
-                let msg = super::text::error_message(&text, &["error", "fail", "unrecognized", "invalid", "FAIL"]);
-                return Err(ParseError::with_raw(format!("exit status {c} ({}): {msg}", exit_meaning(c)), &text));
+                let msg = super::text::error_message(
+                    &text,
+                    &["error", "fail", "unrecognized", "invalid", "FAIL"],
+                );
+                return Err(ParseError::with_raw(
+                    format!("exit status {c} ({}): {msg}", exit_meaning(c)),
+                    &text,
+                ));
             }
         }
         let mut m = Metrics::default();
@@ -50,7 +62,10 @@ impl Adapter for StressNg {
             return m.finish("stress-ng metrics (metrics: list in the YAML file)", &text);
         }
         parse_text(&text, &mut m);
-        m.finish("stress-ng metrics (run it with --metrics-brief or --yaml FILE)", &text)
+        m.finish(
+            "stress-ng metrics (run it with --metrics-brief or --yaml FILE)",
+            &text,
+        )
     }
 }
 
@@ -68,17 +83,23 @@ pub fn parse_yaml(yaml: &str, m: &mut Metrics) {
             continue;
         }
         let l = line.trim().trim_start_matches("- ");
-        let Some((key, value)) = l.split_once(':') else { continue };
+        let Some((key, value)) = l.split_once(':') else {
+            continue;
+        };
         let (key, value) = (key.trim(), value.trim().trim_matches(['\'', '"']));
         if key == "stressor" {
             stressor = Some(snake(value));
             continue;
         }
-        let (Some(s), Ok(v)) = (&stressor, value.parse::<f64>()) else { continue };
+        let (Some(s), Ok(v)) = (&stressor, value.parse::<f64>()) else {
+            continue;
+        };
         let (name, unit, better) = match key {
             "bogo-ops" => ("bogo_ops".to_string(), "ops", Better::Higher),
             "bogo-ops-per-second-real-time" => ("bogo_ops_per_s".into(), "ops/s", Better::Higher),
-            "bogo-ops-per-second-usr-sys-time" => ("bogo_ops_per_cpu_s".into(), "ops/s", Better::Higher),
+            "bogo-ops-per-second-usr-sys-time" => {
+                ("bogo_ops_per_cpu_s".into(), "ops/s", Better::Higher)
+            }
             "wall-clock-time" => ("wall_time_s".into(), "s", Better::Neither),
             "user-time" => ("user_time_s".into(), "s", Better::Neither),
             "system-time" => ("system_time_s".into(), "s", Better::Neither),
@@ -110,7 +131,9 @@ fn misc_name(key: &str) -> (String, &'static str, Better) {
 /// versions). The header lines and non-numeric rows are skipped.
 pub fn parse_text(text: &str, m: &mut Metrics) {
     for line in text.lines() {
-        let Some(rest) = line.split_once("] ").map(|(_, r)| r) else { continue };
+        let Some(rest) = line.split_once("] ").map(|(_, r)| r) else {
+            continue;
+        };
         if !(line.contains("metrc:") || line.contains("info:")) {
             continue;
         }
@@ -125,7 +148,17 @@ pub fn parse_text(text: &str, m: &mut Metrics) {
         m.push(format!("{s}_wall_time_s"), "s", vals[1], Better::Neither);
         m.push(format!("{s}_user_time_s"), "s", vals[2], Better::Neither);
         m.push(format!("{s}_system_time_s"), "s", vals[3], Better::Neither);
-        m.push(format!("{s}_bogo_ops_per_s"), "ops/s", vals[4], Better::Higher);
-        m.push(format!("{s}_bogo_ops_per_cpu_s"), "ops/s", vals[5], Better::Higher);
+        m.push(
+            format!("{s}_bogo_ops_per_s"),
+            "ops/s",
+            vals[4],
+            Better::Higher,
+        );
+        m.push(
+            format!("{s}_bogo_ops_per_cpu_s"),
+            "ops/s",
+            vals[5],
+            Better::Higher,
+        );
     }
 }
