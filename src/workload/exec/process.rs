@@ -74,6 +74,14 @@ pub fn run(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     cmd.process_group(0);
+    // If perflab itself dies (SIGKILL, crash), the command is not left running.
+    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            Ok(())
+        });
+    }
     if let Some(dir) = cwd {
         cmd.current_dir(dir);
     }

@@ -120,6 +120,13 @@ impl ExecWorkload {
             metrics: command_metrics(f),
             ..Default::default()
         };
+        if f.truncated {
+            r.raw.push(format!(
+                "(output longer than {} MiB: only its last {} MiB were kept)",
+                process::CAPTURE_LIMIT >> 20,
+                process::CAPTURE_LIMIT >> 20
+            ));
+        }
         let timeout = self.cfg.timeout().unwrap_or_default();
         if let Some(why) =
             stop_or_exit_failure(f, &self.cfg.command, timeout).filter(|_| f.stopped.is_some())
