@@ -124,31 +124,17 @@ fn fio_live() {
 
 #[test]
 fn iperf3_live() {
-    let port = free_port().to_string();
+    let port = free_port();
+    // A persistent server (not `-1`): the readiness probe below is a connection it shrugs off.
     let server = Command::new("iperf3")
-        .args(["-s", "-1", "-B", "127.0.0.1", "-p", &port])
+        .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("iperf3: {e} — Debian package: iperf3"));
     let _server = Guard(server);
-    // Wait until the server listens (bounded).
-    for _ in 0..100 {
-        if std::net::TcpStream::connect(("127.0.0.1", port.parse::<u16>().expect("port"))).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    // Probing connected once; a one-off (-1) server may take that as its test, so give it a fresh start.
-    drop(_server);
-    let server = Command::new("iperf3")
-        .args(["-s", "-1", "-B", "127.0.0.1", "-p", &port])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("iperf3 server");
-    let _server = Guard(server);
-    std::thread::sleep(Duration::from_millis(300));
+    wait_listening(port);
+    let port = port.to_string();
     let r = run(ExecConfig::argv([
         "iperf3",
         "-c",
@@ -355,6 +341,17 @@ fn pgbench_and_sysbench_oltp_live() {
     assert_eq!(v(&r, "ignored_errors"), 0.0);
 }
 
+/// Wait (bounded, 2 s) until something listens on the loopback port.
+fn wait_listening(port: u16) {
+    for _ in 0..200 {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    panic!("nothing listens on 127.0.0.1:{port} after 2 s");
+}
+
 /// `perflab serve` on a free port for ab and wrk.
 fn serve() -> (Guard, String) {
     let port = free_port();
@@ -365,12 +362,7 @@ fn serve() -> (Guard, String) {
         .spawn()
         .expect("perflab serve");
     let guard = Guard(child);
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            break;
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    wait_listening(port);
     (guard, format!("http://127.0.0.1:{port}/"))
 }
 
