@@ -1,0 +1,138 @@
+//! memtester: one result line per test and loop (`  Bit Flip : ok`, drawn over a backspace spinner).
+//! Gives `memtest_<test>_pass` (1 when every loop passed it, else 0), `memtest_tests_passed`,
+//! `memtest_tests_failed` and `memtest_loops`; the time taken is the command's `wall_time_s`.
+//! Any failed test or a non-zero exit (a bitmask: 1 could not start, 2 stuck address, 4 other test)
+//! fails the trial.
+
+use super::text::{snake, Metrics};
+use super::{Adapter, ParseError, ToolOutput};
+use crate::workload::exec::process::Exit;
+use crate::workload::{Better, WorkloadResult};
+
+pub struct Memtester;
+
+impl Adapter for Memtester {
+    fn name(&self) -> &'static str {
+        "memtester"
+    }
+    fn programs(&self) -> &[&'static str] {
+        &["memtester"]
+    }
+    fn debian_package(&self) -> &'static str {
+        "memtester"
+    }
+
+    fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
+        let text = clean(&out.stdout);
+        let code = match out.exit {
+            Exit::Code(c) => c,
+            Exit::Signal(s) => {
+                return Err(ParseError::with_raw(format!("killed by signal {s}"), &text))
+            }
+        };
+        if code & 1 != 0 {
+            let msg = super::text::error_message(
+                &format!("{text}\n{}", out.stderr),
+                &["can not", "failed", "need", "invalid"],
+            );
+            return Err(ParseError::with_raw(
+                format!("could not start (exit status {code}): {msg}"),
+                &out.all_text(),
+            ));
+        }
+        // Order of first appearance; a test passes only if every loop printed `ok` for it.
+        let mut tests: Vec<(String, bool)> = Vec::new();
+        let mut loops = 0;
+        let mut failures: Vec<String> = Vec::new();
+        for line in text.lines() {
+            let l = line.trim();
+            if l.starts_with("Loop ") {
+                loops += 1;
+                continue;
+            }
+            if l.starts_with("FAILURE") {
+                failures.push(l.to_string());
+                continue;
+            }
+            if !line.starts_with("  ") {
+                continue;
+            }
+            let Some((name, result)) = l.split_once(':') else {
+                continue;
+            };
+            let ok = result.trim().ends_with("ok");
+            let name = name.trim().to_string();
+            match tests.iter_mut().find(|(n, _)| *n == name) {
+                Some(t) => t.1 &= ok,
+                None => tests.push((name, ok)),
+            }
+        }
+        failures.extend(
+            out.stderr
+                .lines()
+                .filter(|l| l.contains("FAILURE"))
+                .map(|l| l.trim().to_string()),
+        );
+        if tests.is_empty() {
+            return Err(ParseError::with_raw(
+                "no test results found in memtester's output",
+                &out.all_text(),
+            ));
+        }
+        let mut m = Metrics::default();
+        for (name, ok) in &tests {
+            m.push(
+                format!("memtest_{}_pass", snake(name)),
+                "",
+                if *ok { 1.0 } else { 0.0 },
+                Better::Higher,
+            );
+        }
+        let failed: Vec<&str> = tests
+            .iter()
+            .filter(|t| !t.1)
+            .map(|t| t.0.as_str())
+            .collect();
+        m.push(
+            "memtest_tests_passed",
+            "tests",
+            (tests.len() - failed.len()) as f64,
+            Better::Higher,
+        );
+        m.push(
+            "memtest_tests_failed",
+            "tests",
+            failed.len() as f64,
+            Better::Lower,
+        );
+        m.push("memtest_loops", "loops", loops as f64, Better::Neither);
+        let mut r = m.result;
+        if !failed.is_empty() || code != 0 {
+            let detail = failures
+                .first()
+                .map(|f| format!(" ({f})"))
+                .unwrap_or_default();
+            r.failure = Some(format!(
+                "memtester: failed tests: {}{detail} (exit status {code})",
+                failed.join(", ")
+            ));
+            r.raw = failures;
+        }
+        Ok(r)
+    }
+}
+
+/// Apply backspaces: memtester draws its progress with `\b` even when stdout is not a terminal.
+pub fn clean(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c == '\u{8}' {
+            if !out.ends_with('\n') {
+                out.pop();
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
