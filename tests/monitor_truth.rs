@@ -54,10 +54,13 @@ fn child_alloc() {
     if std::env::var("PERFLAB_TEST_CHILD").as_deref() != Ok("alloc") {
         return;
     }
+    // Allocate only when told to, so that the parent's "before" sample sees none of it.
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
     let v = vec![7u8; 1 << 30];
     println!("ready {}", v[v.len() - 1]);
     let _ = std::io::stdout().flush();
-    let mut line = String::new();
+    line.clear();
     let _ = std::io::stdin().read_line(&mut line);
     drop(v);
 }
@@ -86,6 +89,7 @@ fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
     s.sample().expect("prime");
     std::thread::sleep(Duration::from_millis(100));
     let before = sample(&mut s);
+    writeln!(child.stdin.as_mut().expect("stdin"), "go").expect("tell the child to allocate");
     let mut out = BufReader::new(child.stdout.take().expect("stdout"));
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut line = String::new();
