@@ -27,6 +27,15 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A parameter value (concurrency, cpus): whole numbers without decimals, others as `num`.
+pub fn param(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        num(v)
+    }
+}
+
 pub fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), num)
 }
@@ -285,7 +294,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             .map(|r| {
                 vec![
                     redact(&r.variant),
-                    num(r.x),
+                    param(r.x),
                     r.n.to_string(),
                     num(r.throughput),
                     r.ci95.map_or("–".into(), |c| format!("± {}", num(c))),
@@ -328,7 +337,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 "Knee for {}: after {} = {} throughput grows < 5 % while latency rises.{}",
                 redact(v),
                 redact(&s.parameter),
-                num(*x),
+                param(*x),
                 redact(&saturated)
             )));
         }

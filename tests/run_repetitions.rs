@@ -1,0 +1,204 @@
+//! `perflab run` bookkeeping with no target and no load: the dry-run order is the order a real run
+//! follows, every point records why its repetitions stopped (fixed N, CI reached, max reached), and
+//! a dry run finds the same [workload] errors a real run would. The workloads are `true` and `cat`
+//! of captured wrk output, so every figure is known in advance.
+
+use perflab::store::Store;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+const WRK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tools/wrk");
+
+const TINY: &str = r#"[phases]
+baseline = "0s"
+warmup = "0s"
+load = "50ms"
+recovery = "0s"
+interval = "100ms"
+"#;
+
+fn write_plan(dir: &Path, body: &str) -> PathBuf {
+    let p = dir.join("plan.toml");
+    std::fs::write(&p, body).expect("write plan");
+    p
+}
+
+fn only_run_dir(runs: &Path) -> PathBuf {
+    let dirs: Vec<PathBuf> = std::fs::read_dir(runs)
+        .expect("runs dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
+    assert_eq!(dirs.len(), 1, "one run directory: {dirs:?}");
+    dirs[0].clone()
+}
+
+fn run(args: &[&str], plan: &Path) -> std::process::Output {
+    Command::new(BIN)
+        .args(args)
+        .arg(plan)
+        .output()
+        .expect("run perflab")
+}
+
+#[test]
+fn the_dry_run_order_is_the_order_a_real_run_follows() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    // `${a}` is a whole argv element and an integer: it is passed as the word "1".
+    let plan = write_plan(
+        tmp.path(),
+        &format!(
+            "name = \"order\"\nrepetitions = 2\norder = \"shuffled\"\nseed = 7\n\n[workload]\ntype = \"exec\"\n\
+             command = [\"true\", \"${{a}}\", \"${{b}}\"]\n\n[matrix]\na = [1, 2]\nb = [\"x\", \"y\"]\n\n{TINY}"
+        ),
+    );
+    let dry = run(&["run", "--dry-run"], &plan);
+    assert_eq!(
+        dry.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&dry.stderr)
+    );
+    // "3. point 1   rep 2  a=1 b=x" → ("a=1 b=x", 2)
+    let listed: Vec<(String, u32)> = String::from_utf8_lossy(&dry.stdout)
+        .lines()
+        .filter_map(|l| {
+            let (_, rest) = l.split_once(". point ")?;
+            let (_, rest) = rest.split_once(" rep ")?;
+            let (rep, label) = rest.trim().split_once(' ')?;
+            Some((label.trim().to_string(), rep.parse().ok()?))
+        })
+        .collect();
+    assert_eq!(listed.len(), 8, "8 trials listed");
+
+    let runs = tmp.path().join("runs");
+    let out = run(
+        &[
+            "run",
+            "--quiet",
+            "--runs-dir",
+            runs.to_str().expect("utf-8"),
+        ],
+        &plan,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(only_run_dir(&runs)).expect("store");
+    let labels: std::collections::BTreeMap<usize, String> = store
+        .points()
+        .expect("points")
+        .into_iter()
+        .map(|p| (p.id, p.label))
+        .collect();
+    let mut trials = store.trials().expect("trials");
+    trials.sort_by_key(|t| t.id);
+    let ran: Vec<(String, u32)> = trials
+        .iter()
+        .map(|t| (labels[&t.point].clone(), t.repetition))
+        .collect();
+    assert_eq!(ran, listed, "the real run followed the dry-run order");
+    assert!(
+        trials
+            .windows(2)
+            .all(|w| w[0].ended_unix <= w[1].started_unix),
+        "ids are execution order"
+    );
+    assert!(
+        trials.iter().all(|t| t.ok()),
+        "{:?}",
+        trials.iter().map(|t| &t.failure).collect::<Vec<_>>()
+    );
+    // A fixed N is exactly N trials per point, and says so.
+    for p in store.points().expect("points") {
+        assert_eq!(p.repetitions, 2);
+        assert_eq!(p.stop_reason.as_deref(), Some("fixed N = 2"));
+    }
+}
+
+#[test]
+fn adaptive_repetitions_record_why_each_point_stopped() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let toggle = tmp.path().join("toggle");
+    let t = toggle.display();
+    // steady=yes prints the same wrk report every time (CI ±0 %: stops at min = 3); steady=no
+    // alternates two reports (64 123 and 128 146 req/s: the CI never narrows, so max = 5).
+    let plan = write_plan(
+        tmp.path(),
+        &format!(
+            r#"name = "adaptive"
+repetitions = {{ min = 3, max = 5, ci_pct = 5, metric = "requests_per_s" }}
+[workload]
+type = "exec"
+adapter = "wrk"
+command = "if [ ${{steady}} = yes ]; then cat {WRK}/plain.stdout; elif [ -e {t} ]; then rm {t}; cat {WRK}/plain.stdout; else touch {t}; cat {WRK}/latency.stdout; fi"
+[matrix]
+steady = ["yes", "no"]
+{TINY}"#
+        ),
+    );
+    let runs = tmp.path().join("runs");
+    let out = run(
+        &[
+            "run",
+            "--quiet",
+            "--runs-dir",
+            runs.to_str().expect("utf-8"),
+        ],
+        &plan,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(only_run_dir(&runs)).expect("store");
+    let points = store.points().expect("points");
+    let steady = points
+        .iter()
+        .find(|p| p.label == "steady=yes")
+        .expect("steady point");
+    let noisy = points
+        .iter()
+        .find(|p| p.label == "steady=no")
+        .expect("noisy point");
+    assert_eq!(steady.repetitions, 3);
+    assert_eq!(
+        steady.stop_reason.as_deref(),
+        Some("95 % CI ±0.0 % ≤ 5 % after 3 repetitions")
+    );
+    assert_eq!(noisy.repetitions, 5);
+    let why = noisy.stop_reason.as_deref().unwrap_or("");
+    assert!(why.starts_with("max = 5 reached"), "{why}");
+    let values: Vec<f64> = store
+        .trials()
+        .expect("trials")
+        .iter()
+        .filter(|t| t.point == noisy.id)
+        .filter_map(|t| t.metric("requests_per_s"))
+        .collect();
+    assert_eq!(
+        values,
+        [128146.45, 64123.31, 128146.45, 64123.31, 128146.45]
+    );
+}
+
+#[test]
+fn a_dry_run_finds_workload_errors_too() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let plan = write_plan(
+        tmp.path(),
+        &format!("name = \"bad\"\nrepetitions = 1\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\nadaptr = \"wrk\"\n{TINY}"),
+    );
+    let out = run(&["run", "--dry-run"], &plan);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("plan.toml:6:"), "located at line 6: {err}");
+    assert!(err.contains("adapter"), "did-you-mean hint: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(out.stdout.is_empty(), "nothing listed");
+}
