@@ -318,7 +318,15 @@ warmup = "100ms"
 load = "700ms"
 recovery = "200ms"
 interval = "100ms""#;
-    let plan = write_plan(tmp.path(), &serve_plan(free_port(), phases, ""));
+    // One variant, whose setup and teardown append to a log: Ctrl-C must run the teardown.
+    let log = tmp.path().join("hooks.log");
+    let hooks = format!(
+        "[variant.x]\nsetup = \"echo setup >> {0}\"\nteardown = \"echo teardown >> {0}\"\n",
+        log.display()
+    );
+    let body = serve_plan(free_port(), phases, &hooks)
+        .replace("size = [100]", "size = [100]\nvariant = [\"x\"]");
+    let plan = write_plan(tmp.path(), &body);
     let runs = tmp.path().join("runs");
     let mut child = Command::new(BIN)
         .args(["run", "--quiet", "--runs-dir"])
@@ -381,6 +389,11 @@ interval = "100ms""#;
     let kept = store.trial_ids().expect("ids").len();
     assert!((2..8).contains(&kept), "finished trials kept: {kept}");
     drop(store);
+    let hooks_ran = std::fs::read_to_string(&log).unwrap_or_default();
+    assert_eq!(
+        hooks_ran, "setup\nteardown\n",
+        "the variant's teardown ran on Ctrl-C"
+    );
 
     let out = Command::new(BIN)
         .args(["run", "--quiet", "--resume"])
@@ -445,6 +458,31 @@ fn thresholds_give_exit_1_when_broken_and_0_when_held() {
             );
         }
     }
+    // For scripts: --json prints the outcome as one document, with the same exit code.
+    let plan = write_plan(
+        tmp.path(),
+        &threshold_plan(free_port(), "requests_per_s > 1000000000"),
+    );
+    let out = Command::new(BIN)
+        .args(["run", "--json", "--runs-dir"])
+        .arg(tmp.path().join("runs"))
+        .arg(&plan)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["schema"], "perflab.run/1");
+    assert_eq!(doc["exit_code"], 1);
+    assert_eq!(doc["status"], "complete");
+    let broken = doc["thresholds_failed"][0].as_str().unwrap_or("");
+    assert!(
+        broken.starts_with("requests_per_s > 1000000000 at "),
+        "{doc}"
+    );
+    assert!(
+        doc["reports"].as_array().is_some_and(|r| !r.is_empty()),
+        "{doc}"
+    );
 }
 
 #[test]

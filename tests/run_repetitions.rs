@@ -202,3 +202,51 @@ fn a_dry_run_finds_workload_errors_too() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(out.stdout.is_empty(), "nothing listed");
 }
+
+#[test]
+fn the_demo_plan_is_pool_against_thread_per_connection_in_about_2_minutes() {
+    let out = Command::new(BIN)
+        .args(["demo", "--print-plan"])
+        .output()
+        .expect("demo");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let plan = perflab::plan::parse_str(&text, "demo.toml").expect("the demo plan is valid");
+    let values = |name: &str| -> Vec<String> {
+        let (_, v) = plan
+            .matrix
+            .params
+            .iter()
+            .find(|(k, _)| k == name)
+            .expect(name);
+        v.iter()
+            .map(|x| x.to_string().trim_matches('"').to_string())
+            .collect()
+    };
+    assert_eq!(values("model"), ["pool", "thread-per-connection"]);
+    assert_eq!(values("size"), ["37", "1000000"]);
+    assert_eq!(values("concurrency"), ["2", "5", "10", "20"]);
+    assert!(matches!(
+        plan.repetitions,
+        perflab::plan::Repetitions::Fixed(3)
+    ));
+    let target = plan.points[0].target.as_ref().expect("a target");
+    let perflab::plan::Command::Argv(argv) = &target.command else {
+        panic!("argv")
+    };
+    assert!(argv.windows(2).any(|w| w == ["--workers", "5"]), "{argv:?}");
+    assert!(argv.iter().any(|a| a == "serve"));
+    let trials = perflab::plan::expand(&plan);
+    assert_eq!(trials.len(), 2 * 2 * 4 * 3);
+    let p = &plan.phases;
+    let measured = (p.baseline + p.warmup + p.load + p.recovery) * trials.len() as u32;
+    assert!(
+        measured.as_secs() <= 120,
+        "the demo measures for {measured:?}"
+    );
+}
