@@ -259,3 +259,48 @@ fn charts_have_units_legends_and_named_phases() {
         );
     }
 }
+
+#[test]
+fn too_few_samples_are_said_plainly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = two_runs(tmp.path());
+    // Keep 2 repetitions per point in each run: no verdict from 2 against 2.
+    for dir in [&a, &b] {
+        let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).unwrap();
+        for table in [
+            "metric",
+            "histogram",
+            "sample",
+            "phase",
+            "series",
+            "error",
+            "raw_output",
+        ] {
+            db.execute(
+                &format!("DELETE FROM {table} WHERE trial_id IN (SELECT id FROM trial WHERE repetition >= 3)"),
+                [],
+            )
+            .unwrap();
+        }
+        db.execute("DELETE FROM trial WHERE repetition >= 3", [])
+            .unwrap();
+    }
+    let out = tmp.path().join("cmp");
+    write(&[&a, &b], &out, Formats::all(), true).unwrap();
+    let j = json(&out);
+    let runs: Vec<_> = j["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["parameter"] == "run")
+        .collect();
+    assert_eq!(runs.len(), 12);
+    for c in runs {
+        assert_eq!((c["n_a"].as_u64(), c["n_b"].as_u64()), (Some(2), Some(2)));
+        assert_eq!(c["verdict"]["kind"], "too_few_samples", "{c}");
+        assert_eq!(c["verdict"]["need"], 3);
+    }
+    let md = read(&out.join("report.md"));
+    assert!(md.contains("too few samples (need ≥ 3)"), "{md}");
+    assert!(md.contains("⚠ n &lt; 3"));
+}

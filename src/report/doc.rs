@@ -36,6 +36,15 @@ pub fn param(v: f64) -> String {
     }
 }
 
+/// "name (unit)", or the bare name for a count without a unit.
+fn with_unit(name: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({})", redact(unit))
+    }
+}
+
 pub fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), num)
 }
@@ -148,7 +157,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             }
             let mut row = vec![
                 redact(&p.label),
-                format!("{} ({})", r.name, redact(&r.unit)),
+                with_unit(&r.name, &r.unit),
                 s.n.to_string(),
                 num(s.mean),
                 num(s.median),
@@ -374,7 +383,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 vec![
                     redact(&format!("{}: {} → {}", c.parameter, c.a, c.b)),
                     redact(&c.at),
-                    format!("{} ({})", c.metric, redact(&c.unit)),
+                    with_unit(&c.metric, &c.unit),
                     format!("{} / {}", c.n_a, c.n_b),
                     num(c.mean_a),
                     num(c.mean_b),

@@ -90,7 +90,8 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let plan = crate::plan::parse_str(&plan_text, "demo.toml")?;
     let trials = crate::plan::expand(&plan);
     eprintln!(
-        "perflab demo: {} trials ({} × pool vs thread-per-connection), about {}",
+        "perflab demo: {} trials of plan {} (perflab serve, pool of 5 workers vs a thread per \
+         connection), about {}; the report's path is printed at the end",
         trials.len(),
         plan.name,
         crate::util::duration::format(estimate(&plan, trials.len()))
