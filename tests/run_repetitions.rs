@@ -250,3 +250,83 @@ fn the_demo_plan_is_pool_against_thread_per_connection_in_about_2_minutes() {
         "the demo measures for {measured:?}"
     );
 }
+
+#[test]
+fn resume_needs_the_same_plan_and_runs_only_what_is_missing() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let body = format!("name = \"resume\"\nrepetitions = 2\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n{TINY}");
+    let plan = write_plan(tmp.path(), &body);
+    let runs = tmp.path().join("runs");
+    let out = run(
+        &[
+            "run",
+            "--quiet",
+            "--runs-dir",
+            runs.to_str().expect("utf-8"),
+        ],
+        &plan,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dir = only_run_dir(&runs);
+    let dir_s = dir.to_str().expect("utf-8");
+    // Nothing is missing from a complete run: resuming it runs nothing.
+    let again = run(&["run", "--quiet", "--resume", dir_s], &plan);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    let store = Store::open(&dir).expect("store");
+    assert_eq!(store.trial_ids().expect("ids"), [0, 1]);
+    assert_eq!(store.run().expect("run").status, "complete");
+    drop(store);
+    // Another plan cannot continue this run: one line, exit 2, nothing stored.
+    let other = write_plan(
+        tmp.path(),
+        &body.replace("repetitions = 2", "repetitions = 3"),
+    );
+    let out = run(&["run", "--quiet", "--resume", dir_s], &other);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("different plan"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert_eq!(
+        Store::open(&dir).expect("store").trial_ids().expect("ids"),
+        [0, 1]
+    );
+}
+
+#[test]
+fn fail_fast_stops_at_the_first_failed_trial() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let body = format!("name = \"ff\"\nrepetitions = 3\n[workload]\ntype = \"exec\"\ncommand = [\"false\"]\n{TINY}");
+    let plan = write_plan(tmp.path(), &body);
+    for (flag, stored, status) in [("--fail-fast", 1, "failed"), ("--json", 3, "complete")] {
+        let runs = tmp.path().join(format!("runs{flag}"));
+        let out = run(
+            &[
+                "run",
+                "--quiet",
+                flag,
+                "--runs-dir",
+                runs.to_str().expect("utf-8"),
+            ],
+            &plan,
+        );
+        assert_eq!(out.status.code(), Some(1), "a failed trial: exit 1");
+        let store = Store::open(only_run_dir(&runs)).expect("store");
+        let trials = store.trials().expect("trials");
+        assert_eq!(trials.len(), stored, "{flag}");
+        assert!(trials.iter().all(|t| t
+            .failure
+            .as_deref()
+            .is_some_and(|f| f.contains("exit status 1"))));
+        assert_eq!(store.run().expect("run").status, status);
+    }
+}
