@@ -68,7 +68,7 @@ fn the_report_has_every_section_and_chart() {
     // The phases table and the knee (throughput flattens after concurrency 4).
     assert!(md.contains("| cpu_busy_pct |"));
     assert!(
-        md.contains("Knee for variant=a: after concurrency = 4.000"),
+        md.contains("Knee for variant=a: after concurrency = 4 throughput grows &lt; 5 % while latency rises. Saturated there: CPU busy"),
         "{md}"
     );
     // Unsupported percentiles are left out with a note (2000 values: p99.9 needs 1000 → kept).

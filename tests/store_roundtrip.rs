@@ -109,3 +109,104 @@ fn opening_something_else_is_a_clear_error() {
     assert_eq!(perflab::error::exit_code(&err), 2);
     assert!(err.to_string().contains("not a perflab run directory"));
 }
+
+#[test]
+fn every_table_exports_to_csv_with_every_row() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::create(dir.path()).unwrap();
+    s.write_run(&RunInfo {
+        plan_name: "t".into(),
+        plan_file: "t.toml".into(),
+        plan_source: "name = \"t\"".into(),
+        seed: 7,
+        started_unix: 999.0,
+        planned_trials: 2,
+    })
+    .unwrap();
+    s.write_point(0, "concurrency=10", "{}", 2, Some("fixed N = 2"))
+        .unwrap();
+    s.write_trial(&record(0, 0)).unwrap();
+    s.write_trial(&record(1, 0)).unwrap();
+    s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), true)
+        .unwrap();
+    s.finish_run("complete", 2000.0).unwrap();
+    let out = dir.path().join("csv");
+    let files = perflab::store::export::to_csv(&s, &out).unwrap();
+    // Two trials of `record`: 2 phases, 1 metric, 1 histogram, 1 series point, 1 sample with 2
+    // values, 1 error class and 1 raw line each.
+    let want = [
+        ("meta", 1),
+        ("run", 1),
+        ("point", 1),
+        ("trial", 2),
+        ("phase", 4),
+        ("metric", 2),
+        ("histogram", 2),
+        ("series", 2),
+        ("sample", 4),
+        ("error", 2),
+        ("raw_output", 2),
+        ("threshold", 1),
+    ];
+    assert_eq!(files.len(), want.len(), "one CSV per table: {files:?}");
+    for (table, rows) in want {
+        let path = out.join(format!("{table}.csv"));
+        let mut r = csv::Reader::from_path(&path).unwrap();
+        assert!(!r.headers().unwrap().is_empty(), "{table} has a header");
+        assert_eq!(r.records().count(), rows, "{table}.csv rows");
+    }
+    // The histogram column is base64 of the stored bytes, and decodes to the same histogram.
+    let mut r = csv::Reader::from_path(out.join("histogram.csv")).unwrap();
+    let col = r
+        .headers()
+        .unwrap()
+        .iter()
+        .position(|h| h == "hdr_v2_deflate")
+        .unwrap();
+    let first = r.records().next().unwrap().unwrap()[col].to_string();
+    assert!(first.len() > 20 && first.len() % 4 == 0, "{first}");
+}
+
+#[test]
+fn credentials_are_redacted_in_json_labels_and_error_classes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::create(dir.path()).unwrap();
+    s.write_run(&RunInfo {
+        plan_name: "t".into(),
+        plan_file: "t.toml".into(),
+        plan_source: "[workload]\nheaders = { Authorization = \"Bearer s3cret\" }\n".into(),
+        seed: 7,
+        started_unix: 999.0,
+        planned_trials: 1,
+    })
+    .unwrap();
+    s.write_point(
+        0,
+        "hdr=Cookie: sid=s3cret",
+        r#"{"hdr":"Cookie: sid=s3cret"}"#,
+        1,
+        None,
+    )
+    .unwrap();
+    let mut rec = record(0, 0);
+    rec.params_json = r#"{"Authorization": "Bearer s3cret"}"#.into();
+    rec.failure = Some("HTTP 401 for -H 'Authorization: Bearer s3cret'".into());
+    if let Some(r) = rec.result.as_mut() {
+        r.errors = vec![("set-cookie: s3cret".into(), 1)];
+    }
+    s.write_trial(&rec).unwrap();
+    drop(s);
+    let s = Store::open(dir.path()).unwrap();
+    let out = dir.path().join("csv");
+    perflab::store::export::to_csv(&s, &out).unwrap();
+    for e in std::fs::read_dir(&out).unwrap() {
+        let p = e.unwrap().path();
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(
+            !text.contains("s3cret"),
+            "{} keeps the credential",
+            p.display()
+        );
+    }
+    assert!(s.points().unwrap()[0].label.contains("[redacted]"));
+}

@@ -59,7 +59,7 @@ impl Verdict {
             Verdict::Regressed => "regressed".into(),
             Verdict::NoSignificantDifference => "no significant difference".into(),
             Verdict::Changed => "changed (no better direction)".into(),
-            Verdict::TooFewSamples { need } => format!("too few samples (need >= {need})"),
+            Verdict::TooFewSamples { need } => format!("too few samples (need ≥ {need})"),
         }
     }
 }

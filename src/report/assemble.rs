@@ -106,10 +106,13 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
             limit_mechanism: limited.and_then(|t| t.limit_mechanism.clone()),
             limit_proof: limited.and_then(|t| t.limit_proof.clone()),
         });
-        if ri > 0 && !label_runs && runs[0].plan != run.plan_name {
+        if ri > 0 && runs[0].plan != run.plan_name {
             notes.push(format!(
-                "run {} has plan {:?}, not {:?}: pooled anyway",
-                name, run.plan_name, runs[0].plan
+                "run {} has plan {:?}, not {:?}: {} anyway",
+                name,
+                run.plan_name,
+                runs[0].plan,
+                if label_runs { "compared" } else { "pooled" }
             ));
         }
         for t in trials {

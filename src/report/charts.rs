@@ -1,5 +1,5 @@
-//! SVG charts via plotters (SVG backend, no fonts needed): per-trial system time series with the
-//! load phase shaded, throughput and latency against the swept parameter, and latency spectra.
+//! SVG charts via plotters (SVG backend, no fonts needed): per-trial system time series with its
+//! phases shaded and named, throughput and latency against the swept parameter, and latency spectra.
 
 use super::model::{ReportModel, TrialSeries};
 use super::safe as redact;
@@ -153,6 +153,14 @@ fn panel(
             .draw_series(std::iter::once(Rectangle::new(
                 [(*a, 0.0), (*b, hi)],
                 c.filled(),
+            )))
+            .map_err(e)?;
+        // The phase's name at the top of its band, so the shading explains itself.
+        chart
+            .draw_series(std::iter::once(Text::new(
+                name.clone(),
+                (*a, hi),
+                (FONT, 11).into_font().color(&RGBColor(90, 90, 90)),
             )))
             .map_err(e)?;
     }

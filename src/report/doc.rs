@@ -27,6 +27,24 @@ pub fn num(v: f64) -> String {
     }
 }
 
+/// A parameter value (concurrency, cpus): whole numbers without decimals, others as `num`.
+pub fn param(v: f64) -> String {
+    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{}", v as i64)
+    } else {
+        num(v)
+    }
+}
+
+/// "name (unit)", or the bare name for a count without a unit.
+fn with_unit(name: &str, unit: &str) -> String {
+    if unit.is_empty() {
+        name.to_string()
+    } else {
+        format!("{name} ({})", redact(unit))
+    }
+}
+
 pub fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), num)
 }
@@ -139,7 +157,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             }
             let mut row = vec![
                 redact(&p.label),
-                format!("{} ({})", r.name, redact(&r.unit)),
+                with_unit(&r.name, &r.unit),
                 s.n.to_string(),
                 num(s.mean),
                 num(s.median),
@@ -285,7 +303,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             .map(|r| {
                 vec![
                     redact(&r.variant),
-                    num(r.x),
+                    param(r.x),
                     r.n.to_string(),
                     num(r.throughput),
                     r.ci95.map_or("–".into(), |c| format!("± {}", num(c))),
@@ -328,7 +346,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 "Knee for {}: after {} = {} throughput grows < 5 % while latency rises.{}",
                 redact(v),
                 redact(&s.parameter),
-                num(*x),
+                param(*x),
                 redact(&saturated)
             )));
         }
@@ -365,7 +383,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 vec![
                     redact(&format!("{}: {} → {}", c.parameter, c.a, c.b)),
                     redact(&c.at),
-                    format!("{} ({})", c.metric, redact(&c.unit)),
+                    with_unit(&c.metric, &c.unit),
                     format!("{} / {}", c.n_a, c.n_b),
                     num(c.mean_a),
                     num(c.mean_b),

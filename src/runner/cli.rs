@@ -50,20 +50,33 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         .map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
     let plan = crate::plan::parse_str(&source, &label)?;
     let trials = crate::plan::expand(&plan);
+    // Every trial's workload is built before anything starts (and before a dry run lists them),
+    // so a bad [workload] value is reported at its line either way.
+    let exp = super::from_plan::build(&plan, &trials, &label)?;
     if args.dry_run {
         print!("{}", crate::plan::dry_run_listing(&plan, &trials));
         return Ok(0);
     }
     let quiet = args.quiet || args.json;
-    let exp = super::from_plan::build(&plan, &trials, &label)?;
-    let opts = RunOptions { runs_dir: args.runs_dir, resume: args.resume, quiet, fail_fast: args.fail_fast };
+    let opts = RunOptions {
+        runs_dir: args.runs_dir,
+        resume: args.resume,
+        quiet,
+        fail_fast: args.fail_fast,
+    };
     let outcome = execute_with_signals(exp, &opts)?;
-    let reports = if outcome.status != "interrupted" { write_report(&outcome.dir) } else { Vec::new() };
+    let reports = if outcome.status != "interrupted" {
+        write_report(&outcome.dir)
+    } else {
+        Vec::new()
+    };
     if args.json {
         println!("{}", outcome_json(&outcome, &reports));
     } else {
         print_outcome(&outcome);
-        reports.iter().for_each(|p| println!("report: {}", p.display()));
+        reports
+            .iter()
+            .for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
 }
@@ -77,17 +90,25 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let plan = crate::plan::parse_str(&plan_text, "demo.toml")?;
     let trials = crate::plan::expand(&plan);
     eprintln!(
-        "perflab demo: {} trials ({} × pool vs thread-per-connection), about {}",
+        "perflab demo: {} trials of plan {} (perflab serve, pool of 5 workers vs a thread per \
+         connection), about {}; the report's path is printed at the end",
         trials.len(),
         plan.name,
         crate::util::duration::format(estimate(&plan, trials.len()))
     );
     let exp = super::from_plan::build(&plan, &trials, "demo.toml")?;
-    let opts = RunOptions { runs_dir: args.runs_dir, resume: None, quiet: args.quiet, fail_fast: false };
+    let opts = RunOptions {
+        runs_dir: args.runs_dir,
+        resume: None,
+        quiet: args.quiet,
+        fail_fast: false,
+    };
     let outcome = execute_with_signals(exp, &opts)?;
     print_outcome(&outcome);
     if outcome.status != "interrupted" {
-        write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
+        write_report(&outcome.dir)
+            .iter()
+            .for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
 }
@@ -95,24 +116,42 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
 /// The embedded demo plan with perflab's own path and a port filled in.
 pub fn demo_plan(port: u16) -> anyhow::Result<String> {
     let exe = std::env::current_exe()?;
-    let port = if port == 0 { std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port() } else { port };
-    Ok(include_str!("demo.toml").replace("{{PERFLAB}}", &exe.display().to_string()).replace("{{PORT}}", &port.to_string()))
+    let port = if port == 0 {
+        std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port()
+    } else {
+        port
+    };
+    Ok(include_str!("demo.toml")
+        .replace("{{PERFLAB}}", &exe.display().to_string())
+        .replace("{{PORT}}", &port.to_string()))
 }
 
 fn estimate(plan: &crate::plan::Plan, trials: usize) -> std::time::Duration {
     let p = &plan.phases;
-    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300)) * trials as u32
+    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300))
+        * trials as u32
 }
 
-fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
+fn execute_with_signals(
+    exp: super::experiment::Experiment,
+    opts: &RunOptions,
+) -> anyhow::Result<RunOutcome> {
     let cancel = Cancel::on_signals()?;
     execute(exp, opts, &cancel)
 }
 
 fn print_outcome(o: &RunOutcome) {
-    let mut line = format!("run {}: {} trial(s) ok, {} failed", o.status, o.trials_ok, o.trials_failed);
+    let mut line = format!(
+        "run {}: {} trial(s) ok, {} failed",
+        o.status, o.trials_ok, o.trials_failed
+    );
     if !o.thresholds_failed.is_empty() {
-        line.push_str(&format!(", {} threshold(s) broken", o.thresholds_failed.len()));
+        line.push_str(&format!(
+            ", {} threshold(s) broken",
+            o.thresholds_failed.len()
+        ));
     }
     println!("{line}");
     for t in &o.thresholds_failed {
@@ -120,7 +159,10 @@ fn print_outcome(o: &RunOutcome) {
     }
     println!("stored in {}", o.dir.display());
     if o.status == "interrupted" {
-        println!("resume with: perflab run --resume {} <plan>", shell_path(&o.dir));
+        println!(
+            "resume with: perflab run --resume {} <plan>",
+            shell_path(&o.dir)
+        );
     }
 }
 

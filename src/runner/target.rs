@@ -158,7 +158,12 @@ impl RunningTarget {
                 CommandLine::Argv(a) => a.first().cloned().unwrap_or_default(),
                 CommandLine::Shell(s) => s.clone(),
             };
-            anyhow::anyhow!("cannot start target `{what}`: {e}")
+            // A failure of the attach step (cgroup.procs, sched_setaffinity) surfaces here too.
+            let within = match limits.mechanism {
+                "none" => String::new(),
+                m => format!(" inside its limits ({m})"),
+            };
+            anyhow::anyhow!("cannot start target `{what}`{within}: {e}")
         })?;
         let stdout = Arc::new(Mutex::new(Tail::default()));
         let stderr = Arc::new(Mutex::new(Tail::default()));

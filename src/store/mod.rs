@@ -78,13 +78,14 @@ impl Store {
 }
 
 /// Redact values that must never be stored: Authorization and Cookie headers, anywhere in a string
-/// of `Name: value` lines or a JSON/TOML rendering that carries them.
+/// of `Name: value` lines, a shell word (`-H 'Cookie: a=1'`), or a JSON / TOML rendering that
+/// carries them (`"Authorization": "…"`, `Authorization = "…"`).
 pub fn redact(text: &str) -> String {
     use std::sync::OnceLock;
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
         regex::Regex::new(
-            r#"(?i)((?:proxy-)?authorization|cookie|set-cookie)(\s*[:=]\s*"?)([^"\r\n,\]]*)"#,
+            r#"(?i)((?:proxy-)?authorization|cookie|set-cookie)(["']?\s*[:=]\s*["']?)([^"'\r\n,\]]*)"#,
         )
         .expect("static regex")
     });
@@ -106,5 +107,17 @@ mod tests {
             r#"headers = ["Cookie: [redacted]", "X-Y: z"]"#
         );
         assert_eq!(redact("Accept: */*"), "Accept: */*");
+        assert_eq!(
+            redact(r#"{"Authorization": "Bearer abc", "x": 1}"#),
+            r#"{"Authorization": "[redacted]", "x": 1}"#
+        );
+        assert_eq!(
+            redact("curl -H 'Cookie: sid=abc' http://127.0.0.1/"),
+            "curl -H 'Cookie: [redacted]' http://127.0.0.1/"
+        );
+        assert_eq!(
+            redact(r#"headers = { authorization = "Basic dXNlcjpw" }"#),
+            r#"headers = { authorization = "[redacted]" }"#
+        );
     }
 }

@@ -125,7 +125,7 @@ impl Store {
         self.conn().execute(
             "INSERT INTO point (id, label, params_json, repetitions, stop_reason) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(id) DO UPDATE SET repetitions = excluded.repetitions, stop_reason = excluded.stop_reason",
-            params![id as i64, label, redact(params_json), repetitions, stop_reason],
+            params![id as i64, redact(label), redact(params_json), repetitions, stop_reason],
         )?;
         Ok(())
     }
@@ -204,7 +204,7 @@ impl Store {
             let mut st =
                 tx.prepare("INSERT INTO error (trial_id, class, count) VALUES (?1, ?2, ?3)")?;
             for (class, n) in &r.errors {
-                st.execute(params![t.id as i64, class, *n as i64])?;
+                st.execute(params![t.id as i64, redact(class), *n as i64])?;
             }
             let mut st =
                 tx.prepare("INSERT INTO raw_output (trial_id, line_no, line) VALUES (?1, ?2, ?3)")?;

@@ -147,6 +147,16 @@ pub fn synthetic_run(dir: &Path) {
     s.finish_run("complete", 1_700_002_000.0).unwrap();
 }
 
+/// Multiply one metric of every trial of a stored run by `factor` (a second run that differs).
+pub fn scale_metric(dir: &Path, metric: &str, factor: f64) {
+    let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).unwrap();
+    db.execute(
+        "UPDATE metric SET value = value * ?1 WHERE name = ?2",
+        rusqlite::params![factor, metric],
+    )
+    .unwrap();
+}
+
 /// Every file under `dir`, sorted, with its bytes.
 pub fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     let mut out = Vec::new();
