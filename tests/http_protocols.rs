@@ -151,7 +151,8 @@ fn an_untrusted_certificate_is_a_tls_error_unless_insecure() {
 fn an_untrusted_certificate_exits_1_with_the_summary() {
     let srv = server(true);
     let url = format!("https://127.0.0.1:{}/", srv.addr().port());
-    let o = Command::cargo_bin("perflab").unwrap().args(["http", &url, "-n", "5", "-c", "1", "-q"]).timeout(Duration::from_secs(60)).output().unwrap();
+    let o =
+        Command::cargo_bin("perflab").unwrap().args(["http", &url, "-n", "5", "-c", "1", "-q"]).timeout(Duration::from_secs(60)).output().unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("tls: 5"), "{out}");

@@ -84,8 +84,20 @@ pub async fn http1(ctx: &Ctx) {
 /// Requests one after the other on one connection; true when the run needs no more.
 async fn session<S: AsyncRead + AsyncWrite + Unpin>(ctx: &Ctx, mut s: S, buf: &mut [u8], parser: &mut Parser) -> bool {
     let cfg = &ctx.sh.cfg;
+    let mut probe = [0u8; 1];
     loop {
-        let Some((job, _permit)) = ctx.next_job().await else {
+        // While it waits for a request, an idle connection watches for the server closing it: that
+        // is a reconnect, not an error, as on the mio path.
+        let next = tokio::select! {
+            biased;
+            j = ctx.next_job() => Some(j),
+            _ = s.read(&mut probe) => None,
+        };
+        let Some(next) = next else {
+            ctx.reconnected();
+            return false;
+        };
+        let Some((job, _permit)) = next else {
             let _ = tokio::time::timeout(Duration::from_millis(100), s.shutdown()).await;
             return true;
         };
@@ -114,7 +126,13 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(ctx: &Ctx, mut s: S, buf: &m
 }
 
 /// Send the request, read its response; Ok(true) when the connection must close after it.
-async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(ctx: &Ctx, s: &mut S, buf: &mut [u8], parser: &mut Parser, job: &Job) -> Result<bool, (ErrorClass, String)> {
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
+    ctx: &Ctx,
+    s: &mut S,
+    buf: &mut [u8],
+    parser: &mut Parser,
+    job: &Job,
+) -> Result<bool, (ErrorClass, String)> {
     let io = |e: std::io::Error| (ErrorClass::of_io(&e, false), e.to_string());
     parser.reset(ctx.sh.cfg.method == "HEAD");
     s.write_all(&ctx.sh.cfg.request).await.map_err(io)?;

@@ -76,10 +76,7 @@ pub async fn run(ctx: Rc<Ctx>) {
 
 /// Serve requests on one connection until the run needs no more (true) or it breaks (false).
 async fn session<S: AsyncRead + AsyncWrite + Unpin + 'static>(ctx: &Rc<Ctx>, tpl: &Rc<Template>, io: S) -> bool {
-    let handshake = h2::client::Builder::new()
-        .initial_window_size(1 << 20)
-        .initial_connection_window_size(1 << 24)
-        .handshake::<_, Bytes>(io);
+    let handshake = h2::client::Builder::new().initial_window_size(1 << 20).initial_connection_window_size(1 << 24).handshake::<_, Bytes>(io);
     let (sr, conn) = match tokio::time::timeout(ctx.sh.cfg.timeout, handshake).await {
         Ok(Ok(x)) => x,
         Ok(Err(e)) => {
