@@ -36,6 +36,13 @@ pub struct ServeArgs {
     /// Testing aid: how long the global pause lasts
     #[arg(long, value_name = "D")]
     pub stall_for: Option<String>,
+    /// Testing aid: serve HTTPS (ALPN h2 and http/1.1) with this PEM certificate (with --tls-key;
+    /// event-loop model)
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert: Option<std::path::PathBuf>,
+    /// Testing aid: the PEM private key of --tls-cert
+    #[arg(long, value_name = "FILE")]
+    pub tls_key: Option<std::path::PathBuf>,
     /// Testing aid: answer this fraction of requests (0..1) with 500
     #[arg(long, default_value_t = 0.0)]
     pub fail_rate: f64,
@@ -74,6 +81,14 @@ fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
     if a.size > super::content::MAX_BODY {
         return Err(usage(format!("--size is at most {} bytes", super::content::MAX_BODY)));
     }
+    let tls = match (&a.tls_cert, &a.tls_key) {
+        (Some(c), Some(k)) => Some((c.clone(), k.clone())),
+        (None, None) => None,
+        _ => return Err(usage("--tls-cert and --tls-key go together")),
+    };
+    if tls.is_some() && model != Model::EventLoop {
+        return Err(usage("--tls-cert needs the event-loop model"));
+    }
     Ok(ServeConfig {
         host: a.host,
         port: a.port,
@@ -84,6 +99,7 @@ fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
         stall,
         fail_rate: a.fail_rate,
         threads: a.threads,
+        tls,
     })
 }
 
@@ -92,7 +108,8 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     let cancel = crate::util::Cancel::on_signals()?;
     let server = start(cfg)?;
     let mut out = std::io::stdout();
-    writeln!(out, "listening on http://{} (model {})", server.addr(), a.model)?;
+    let scheme = if a.tls_cert.is_some() { "https" } else { "http" };
+    writeln!(out, "listening on {scheme}://{} (model {})", server.addr(), a.model)?;
     out.flush()?;
     while !cancel.is_cancelled() {
         cancel.sleep(std::time::Duration::from_millis(200));

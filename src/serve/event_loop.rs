@@ -1,5 +1,6 @@
 //! The event-loop model: tokio + hyper on a few threads, HTTP/1.1 and h2c (prior knowledge, detected
-//! by its preface) on the same port. Delays never block other connections.
+//! by its preface) on the same port, or the same over TLS (ALPN h2, http/1.1). Delays never block
+//! other connections.
 
 use super::content::Route;
 use super::Shared;
@@ -12,10 +13,11 @@ use std::convert::Infallible;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
+use tokio_rustls::TlsAcceptor;
 
 type Stopper = Box<dyn FnOnce() + Send>;
 
-pub fn start(listener: std::net::TcpListener, shared: Arc<Shared>) -> anyhow::Result<Stopper> {
+pub fn start(listener: std::net::TcpListener, shared: Arc<Shared>, tls: Option<TlsAcceptor>) -> anyhow::Result<Stopper> {
     listener.set_nonblocking(true)?;
     let threads = match shared.cfg.threads {
         0 => std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
@@ -28,7 +30,7 @@ pub fn start(listener: std::net::TcpListener, shared: Arc<Shared>) -> anyhow::Re
         .build()?;
     let (tx, rx) = tokio::sync::watch::channel(false);
     let handle = std::thread::Builder::new().name("serve-event-loop".into()).spawn(move || {
-        rt.block_on(accept_loop(listener, shared, rx));
+        rt.block_on(accept_loop(listener, shared, tls, rx));
         rt.shutdown_timeout(Duration::from_secs(1));
     })?;
     Ok(Box::new(move || {
@@ -37,7 +39,7 @@ pub fn start(listener: std::net::TcpListener, shared: Arc<Shared>) -> anyhow::Re
     }))
 }
 
-async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>, mut stop: tokio::sync::watch::Receiver<bool>) {
+async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>, tls: Option<TlsAcceptor>, mut stop: tokio::sync::watch::Receiver<bool>) {
     let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
     loop {
         tokio::select! {
@@ -47,14 +49,32 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>, mut s
                 let _ = stream.set_nodelay(true);
                 let s = shared.clone();
                 let mut stop2 = stop.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
                     let responses = Arc::new(AtomicU64::new(0));
                     let svc = hyper::service::service_fn(move |req| answer(req, s.clone(), responses.clone()));
                     let builder = auto::Builder::new(TokioExecutor::new());
-                    let conn = builder.serve_connection(TokioIo::new(stream), svc);
-                    tokio::select! {
-                        _ = conn => {}
-                        _ = stop2.changed() => {}
+                    match tls {
+                        None => {
+                            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+                            tokio::select! {
+                                _ = conn => {}
+                                _ = stop2.changed() => {}
+                            }
+                        }
+                        Some(acceptor) => {
+                            // A failed handshake (an untrusting client) just ends the connection.
+                            let handshake = tokio::time::timeout(Duration::from_secs(10), acceptor.accept(stream));
+                            let Ok(Ok(stream)) = (tokio::select! {
+                                r = handshake => r,
+                                _ = stop2.changed() => return,
+                            }) else { return };
+                            let conn = builder.serve_connection(TokioIo::new(stream), svc);
+                            tokio::select! {
+                                _ = conn => {}
+                                _ = stop2.changed() => {}
+                            }
+                        }
                     }
                 });
             }

@@ -1,5 +1,6 @@
 //! `perflab serve`: the built-in target. One listener, three concurrency models:
-//! - `event-loop` (default): tokio + hyper, HTTP/1.1 and h2c (prior knowledge) on the same port;
+//! - `event-loop` (default): tokio + hyper, HTTP/1.1 and h2c (prior knowledge) on the same port, or
+//!   HTTPS with ALPN h2 and http/1.1 given a certificate and key (a testing aid);
 //! - `pool --workers N`: N threads, each serving one connection at a time from the shared accept
 //!   queue with blocking I/O (HTTP/1.1), like a pooled httpd;
 //! - `thread-per-connection`: a new OS thread per accepted connection (HTTP/1.1).
@@ -11,6 +12,7 @@ mod content;
 mod event_loop;
 mod http1;
 mod threads;
+mod tls;
 
 pub use content::{Delay, Stall};
 
@@ -41,6 +43,9 @@ pub struct ServeConfig {
     pub fail_rate: f64,
     /// Event-loop worker threads (0 = one per CPU).
     pub threads: usize,
+    /// Testing aid: serve HTTPS (ALPN h2 and http/1.1) with this PEM certificate and key
+    /// (event-loop model only).
+    pub tls: Option<(std::path::PathBuf, std::path::PathBuf)>,
 }
 
 impl Default for ServeConfig {
@@ -55,6 +60,7 @@ impl Default for ServeConfig {
             stall: None,
             fail_rate: 0.0,
             threads: 0,
+            tls: None,
         }
     }
 }
@@ -86,8 +92,13 @@ pub fn start(cfg: ServeConfig) -> anyhow::Result<ServerHandle> {
         stop: AtomicBool::new(false),
         started: std::time::Instant::now(),
     });
+    let acceptor = match &cfg.tls {
+        Some(_) if cfg.model != Model::EventLoop => return Err(crate::error::usage("TLS needs the event-loop model")),
+        Some((cert, key)) => Some(tls::acceptor(cert, key)?),
+        None => None,
+    };
     let stopper = match cfg.model {
-        Model::EventLoop => event_loop::start(listener, shared.clone())?,
+        Model::EventLoop => event_loop::start(listener, shared.clone(), acceptor)?,
         Model::Pool { workers } => threads::start_pool(listener, shared.clone(), workers.max(1))?,
         Model::ThreadPerConnection => threads::start_per_connection(listener, shared.clone())?,
     };

@@ -51,6 +51,18 @@ pub struct HttpArgs {
     /// A new connection for each request (like ab without -k)
     #[arg(long)]
     pub no_keepalive: bool,
+    /// HTTP/2: over TLS (ALPN h2) for https://, h2c with prior knowledge for http://
+    #[arg(long)]
+    pub http2: bool,
+    /// HTTP/2: concurrent streams per connection (default 1)
+    #[arg(long)]
+    pub streams: Option<u64>,
+    /// HTTPS: accept any server certificate
+    #[arg(long)]
+    pub insecure: bool,
+    /// HTTPS: trust the CA certificates of this PEM file (default: the Mozilla roots)
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<String>,
     /// Per-request timeout (default 30s)
     #[arg(long)]
     pub timeout: Option<String>,
@@ -88,10 +100,10 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
         body: a.body.clone(),
         body_file: a.body_file.clone(),
         keepalive: !a.no_keepalive,
-        http2: false,
-        streams: None,
-        insecure: false,
-        cacert: None,
+        http2: a.http2,
+        streams: a.streams,
+        insecure: a.insecure,
+        cacert: a.cacert.clone(),
         timeout: a.timeout.clone(),
         threads: a.threads,
     };

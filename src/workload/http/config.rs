@@ -95,6 +95,25 @@ pub enum Arrival {
     Poisson,
 }
 
+/// The wire protocol: HTTP/1.1 (plain on the mio fast path, or over TLS), h2 over TLS (ALPN) or h2c.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Protocol {
+    Http1,
+    H2,
+    H2c,
+}
+
+impl Protocol {
+    /// The name in reports and JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protocol::Http1 => "http/1.1",
+            Protocol::H2 => "h2",
+            Protocol::H2c => "h2c",
+        }
+    }
+}
+
 /// A validated configuration.
 #[derive(Clone, Debug)]
 pub struct Prepared {
@@ -113,6 +132,17 @@ pub struct Prepared {
     pub timeout: Duration,
     /// For reports: the method and the path.
     pub method: String,
+    pub protocol: Protocol,
+    /// HTTPS: the client configuration and the name the certificate must carry.
+    pub tls: Option<super::tls::Client>,
+    /// HTTP/2: concurrent streams per connection (1 for HTTP/1.1).
+    pub streams: usize,
+    /// For HTTP/2, which builds its requests from parts: `scheme://authority`, the path, the headers,
+    /// the body.
+    pub origin: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: bytes::Bytes,
 }
 
 fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
@@ -121,13 +151,24 @@ fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
 
 pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     let (scheme, rest) = c.url.split_once("://").ok_or_else(|| usage(format!("`{}` is not a URL (try http://127.0.0.1:8080/)", c.url)))?;
-    match scheme {
-        "http" => {}
-        "https" => return Err(usage("https:// is not supported by this build of perflab http yet (use http://)")),
-        other => return Err(usage(format!("unsupported scheme `{other}` (use http://)"))),
+    let (https, protocol) = match (scheme, c.http2) {
+        ("http", false) => (false, Protocol::Http1),
+        ("http", true) => (false, Protocol::H2c),
+        ("https", false) => (true, Protocol::Http1),
+        ("https", true) => (true, Protocol::H2),
+        (other, _) => return Err(usage(format!("unsupported scheme `{other}` (use http:// or https://)"))),
+    };
+    if c.streams.is_some() && !c.http2 {
+        return Err(usage("streams needs HTTP/2 (--http2)"));
     }
-    if c.http2 || c.streams.is_some() {
-        return Err(usage("HTTP/2 is not supported by this build of perflab http yet"));
+    if c.streams == Some(0) {
+        return Err(usage("streams must be at least 1"));
+    }
+    if c.http2 && !c.keepalive {
+        return Err(usage("--no-keepalive applies to HTTP/1.1 only (HTTP/2 multiplexes one connection)"));
+    }
+    if !https && (c.insecure || c.cacert.is_some()) {
+        return Err(usage("--insecure and --cacert apply to https:// URLs only"));
     }
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
@@ -139,7 +180,7 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     let hostport = if authority.rsplit_once(':').is_some_and(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit())) && !authority.ends_with(']') {
         authority.to_string()
     } else {
-        format!("{authority}:80")
+        format!("{authority}:{}", if https { 443 } else { 80 })
     };
     let addr = hostport
         .to_socket_addrs()
@@ -199,8 +240,17 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     let connections = c.connections as usize;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     let threads = (c.threads.map(|t| t as usize).unwrap_or(cpus)).clamp(1, connections);
-    let max_inflight = c.max_inflight.map(|m| m as usize).unwrap_or(connections).clamp(1, connections);
-    Ok(Prepared {
+    let streams = if c.http2 { c.streams.unwrap_or(1) as usize } else { 1 };
+    let slots = connections.saturating_mul(streams);
+    let max_inflight = c.max_inflight.map(|m| m as usize).unwrap_or(slots).clamp(1, slots);
+    let tls = if https {
+        let host = authority.rsplit_once(':').filter(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit())).map_or(authority, |(h, _)| h);
+        Some(super::tls::Client::new(host, c.insecure, c.cacert.as_deref(), protocol == Protocol::H2)?)
+    } else {
+        None
+    };
+    let headers = c.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+    let prepared = Prepared {
         addr,
         url: c.url.clone(),
         request,
@@ -215,5 +265,16 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         keepalive: c.keepalive,
         timeout,
         method,
-    })
+        protocol,
+        tls,
+        streams,
+        origin: format!("{}://{authority}", if https { "https" } else { "http" }),
+        path: path.to_string(),
+        headers,
+        body: body.into(),
+    };
+    if protocol != Protocol::Http1 {
+        super::h2::Template::new(&prepared).map_err(usage)?;
+    }
+    Ok(prepared)
 }

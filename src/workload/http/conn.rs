@@ -64,10 +64,13 @@ pub enum ErrorClass {
     Protocol,
     BodyShort,
     Other,
+    /// The TLS handshake failed (an untrusted certificate, no common protocol, ALPN refused).
+    Tls,
 }
 
 impl ErrorClass {
-    pub const ALL: [ErrorClass; 8] = [
+    pub const COUNT: usize = 9;
+    pub const ALL: [ErrorClass; ErrorClass::COUNT] = [
         ErrorClass::ConnectRefused,
         ErrorClass::ConnectTimeout,
         ErrorClass::Reset,
@@ -76,6 +79,7 @@ impl ErrorClass {
         ErrorClass::Protocol,
         ErrorClass::BodyShort,
         ErrorClass::Other,
+        ErrorClass::Tls,
     ];
 
     pub fn name(self) -> &'static str {
@@ -88,6 +92,7 @@ impl ErrorClass {
             ErrorClass::Protocol => "protocol",
             ErrorClass::BodyShort => "body_short",
             ErrorClass::Other => "other",
+            ErrorClass::Tls => "tls",
         }
     }
 

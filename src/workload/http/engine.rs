@@ -40,7 +40,11 @@ pub fn run(
         let cap = (cfg.max_inflight / threads + usize::from(id < cfg.max_inflight % threads)).max(1);
         let (sh, tx) = (sh.clone(), tx.clone());
         handles.push(std::thread::Builder::new().name(format!("http-worker-{id}")).spawn(move || {
-            let r = worker::run(sh, id, n, cap, tx.clone());
+            let r = if sh.cfg.tls.is_some() || sh.cfg.protocol != super::config::Protocol::Http1 {
+                super::async_engine::run(sh, id, n, cap, tx.clone())
+            } else {
+                worker::run(sh, id, n, cap, tx.clone())
+            };
             let _ = tx.send(Message::Finished);
             r
         })?);

@@ -2,16 +2,22 @@
 //! `duration`) and open model (`rate`, constant or Poisson arrivals, latency from the intended send
 //! time). HTTP/1.1 on a hand-written mio hot path: one epoll loop per worker thread, request bytes
 //! built once, responses framed without copying bodies, one HdrHistogram per worker merged exactly.
+//! HTTPS (rustls, ring), h2 over TLS (ALPN) and h2c run on a tokio engine (`async_engine`) with the
+//! same models and accounting.
 
 pub mod cli;
+mod async_conn;
+mod async_engine;
 mod config;
 mod conn;
 mod engine;
+mod h2;
 mod report;
 mod response;
+pub mod tls;
 mod worker;
 
-pub use config::{prepare, HttpConfig, Prepared};
+pub use config::{prepare, HttpConfig, Prepared, Protocol};
 pub use engine::run;
 pub use report::{HttpReport, Tick, PERCENTILES};
 

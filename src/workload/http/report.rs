@@ -24,6 +24,9 @@ pub struct HttpReport {
     pub connections: usize,
     pub threads: usize,
     pub target_rate: Option<f64>,
+    /// "http/1.1", "h2" or "h2c"; `tls`: over HTTPS.
+    pub protocol: &'static str,
+    pub tls: bool,
     pub stats: Stats,
     pub series: Vec<Tick>,
     pub measured: Duration,
@@ -41,6 +44,8 @@ impl HttpReport {
             connections: cfg.connections,
             threads: cfg.threads,
             target_rate: cfg.rate,
+            protocol: cfg.protocol.name(),
+            tls: cfg.tls.is_some(),
             stats,
             series,
             measured,
@@ -119,7 +124,7 @@ impl HttpReport {
         if let Some(c) = self.cpu_us_per_request() {
             m.push(Metric::new("loadgen_cpu_us_per_req", "µs", c, Better::Lower));
         }
-        for (name, h) in [("latency", &self.stats.latency), ("service_time", &self.stats.service), ("connect", &self.stats.connect), ("ttfb", &self.stats.ttfb)] {
+        for (name, h) in [("latency", &self.stats.latency), ("service_time", &self.stats.service), ("connect", &self.stats.connect), ("tls_handshake", &self.stats.tls_handshake), ("ttfb", &self.stats.ttfb)] {
             if h.len() > 0 {
                 r.histograms.push(NamedHistogram { name: name.into(), hist: h.clone() });
             }
@@ -151,6 +156,7 @@ impl HttpReport {
         let st = &self.stats;
         let secs = self.measured.as_secs_f64();
         let _ = writeln!(s, "Target:                 {}", self.url);
+        let _ = writeln!(s, "Protocol:               {}{}", self.protocol, if self.tls { " over TLS" } else { "" });
         let _ = writeln!(s, "Connections:            {} on {} thread(s)", self.connections, self.threads);
         let _ = writeln!(s, "Time taken:             {secs:.3} s{}", if self.interrupted { " (interrupted)" } else { "" });
         let _ = writeln!(s, "Complete requests:      {}", st.responses);
@@ -195,6 +201,9 @@ impl HttpReport {
         if st.connect.len() > 0 {
             s.push_str(&row("Connect:", &st.connect));
         }
+        if st.tls_handshake.len() > 0 {
+            s.push_str(&row("TLS:", &st.tls_handshake));
+        }
         s.push_str(&row("Waiting:", &st.ttfb));
         s.push_str(&row("Service:", &st.service));
         s.push_str(&row("Total:", &st.latency));
@@ -229,6 +238,8 @@ impl HttpReport {
         serde_json::json!({
             "schema": "perflab.http/1",
             "url": self.url,
+            "protocol": self.protocol,
+            "tls": self.tls,
             "connections": self.connections,
             "threads": self.threads,
             "duration_s": self.measured.as_secs_f64(),
@@ -249,6 +260,7 @@ impl HttpReport {
             "latency_ms": pct(&st.latency),
             "service_time_ms": pct(&st.service),
             "connect_ms": pct(&st.connect),
+            "tls_handshake_ms": pct(&st.tls_handshake),
             "ttfb_ms": pct(&st.ttfb),
             "client_cpu_us_per_request": self.cpu_us_per_request(),
             "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "requests_per_s": t.requests_per_s, "errors": t.errors, "p99_ms": if t.p99_ms.is_finite() { serde_json::Value::from(t.p99_ms) } else { serde_json::Value::Null }})).collect::<Vec<_>>(),

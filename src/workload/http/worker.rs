@@ -47,11 +47,13 @@ pub struct Stats {
     pub latency: Histogram<u64>,
     pub service: Histogram<u64>,
     pub connect: Histogram<u64>,
+    /// HTTPS: the TLS handshake after the TCP connect.
+    pub tls_handshake: Histogram<u64>,
     pub ttfb: Histogram<u64>,
     pub responses: u64,
     pub status: Vec<u64>,
-    pub errors: [u64; 8],
-    pub first_error: [Option<String>; 8],
+    pub errors: [u64; ErrorClass::COUNT],
+    pub first_error: [Option<String>; ErrorClass::COUNT],
     pub body_bytes: u64,
     pub late: u64,
     pub dropped: u64,
@@ -67,10 +69,11 @@ impl Stats {
             latency: latency_histogram(),
             service: latency_histogram(),
             connect: latency_histogram(),
+            tls_handshake: latency_histogram(),
             ttfb: latency_histogram(),
             responses: 0,
             status: vec![0; 600],
-            errors: [0; 8],
+            errors: [0; ErrorClass::COUNT],
             first_error: Default::default(),
             body_bytes: 0,
             late: 0,
@@ -87,10 +90,11 @@ impl Stats {
         let _ = self.latency.add(&o.latency);
         let _ = self.service.add(&o.service);
         let _ = self.connect.add(&o.connect);
+        let _ = self.tls_handshake.add(&o.tls_handshake);
         let _ = self.ttfb.add(&o.ttfb);
         self.responses += o.responses;
         self.status.iter_mut().zip(&o.status).for_each(|(a, b)| *a += b);
-        for i in 0..8 {
+        for i in 0..ErrorClass::COUNT {
             self.errors[i] += o.errors[i];
             if self.first_error[i].is_none() {
                 self.first_error[i] = o.first_error[i].clone();
