@@ -14,6 +14,7 @@ mod worker;
 pub use config::{prepare, HttpConfig, Prepared};
 pub use engine::run;
 pub use report::{HttpReport, Tick, PERCENTILES};
+pub use worker::Stats;
 
 use crate::util::Cancel;
 use crate::workload::{RunSpec, Workload, WorkloadResult};
