@@ -9,6 +9,7 @@ mod conn;
 mod engine;
 mod report;
 mod response;
+mod timer;
 mod worker;
 
 pub use config::{prepare, HttpConfig, Prepared};
