@@ -38,7 +38,7 @@ fn load(s: &ServerHandle, f: impl FnOnce(&mut HttpConfig)) -> HttpReport {
         Duration::ZERO,
         &Cancel::new(),
         &mut || {},
-        &mut |_| {},
+        &mut |_, _| {},
     )
     .expect("the run completes")
 }
@@ -279,4 +279,93 @@ fn two_workers_histograms_merged_equal_one_histogram_of_all_values() {
     };
     assert_eq!(counts(&merged.latency), counts(&all));
     assert!(merged.latency == all);
+}
+
+#[test]
+fn hdr_log_parses_back_and_holds_every_completed_request() {
+    use hdrhistogram::serialization::interval_log::{IntervalLogIterator, LogEntry};
+    use hdrhistogram::serialization::Deserializer;
+    let _g = lock();
+    let s = server(|c| c.delay = Delay::Fixed(Duration::from_millis(1)));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("latency.hlog");
+    let out = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args([
+            "http",
+            &format!("http://{}/", s.addr()),
+            "-c",
+            "4",
+            "-d",
+            "2500ms",
+            "--json",
+            "--hdr-log",
+        ])
+        .arg(&path)
+        .output()
+        .expect("run perflab http");
+    s.shutdown().expect("shutdown");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    let completed = j["requests"].as_u64().expect("requests");
+    assert!(completed > 0);
+
+    let text = std::fs::read(&path).expect("the log");
+    let (mut total, mut intervals, mut base, mut last_ts) = (0u64, 0, None, -1.0);
+    let mut de = Deserializer::new();
+    for entry in IntervalLogIterator::new(&text) {
+        match entry.expect("a valid interval log line") {
+            LogEntry::BaseTime(t) => base = Some(t),
+            LogEntry::StartTime(_) => {}
+            LogEntry::Interval(iv) => {
+                let ts = iv.start_timestamp().as_secs_f64();
+                assert!(ts > last_ts, "intervals in time order");
+                last_ts = ts;
+                assert!(iv.duration().as_secs_f64() <= 1.0 + 1e-9, "1 s intervals");
+                let bytes = base64_decode(iv.encoded_histogram());
+                let h: hdrhistogram::Histogram<u64> =
+                    de.deserialize(&mut &bytes[..]).expect("a V2 histogram");
+                total += h.len();
+                intervals += 1;
+            }
+        }
+    }
+    assert!(base.is_some(), "a BaseTime header");
+    assert!(
+        intervals >= 3,
+        "2.5 s gives at least 3 intervals, got {intervals}"
+    );
+    assert_eq!(
+        total, completed,
+        "the log's total count equals the requests completed"
+    );
+}
+
+/// Standard base64 (the log's histogram encoding), decoded here to keep the test self-contained.
+fn base64_decode(s: &str) -> Vec<u8> {
+    let val = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => panic!("not base64: {c}"),
+    } as u32;
+    let bytes: Vec<u8> = s.bytes().filter(|c| *c != b'=').collect();
+    let mut out = Vec::new();
+    for chunk in bytes.chunks(4) {
+        let mut acc = 0u32;
+        for (i, c) in chunk.iter().enumerate() {
+            acc |= val(*c) << (18 - 6 * i);
+        }
+        let n = chunk.len() * 6 / 8;
+        for i in 0..n {
+            out.push((acc >> (16 - 8 * i)) as u8);
+        }
+    }
+    out
 }

@@ -39,7 +39,7 @@ fn each_model_counts_the_requests_it_served() {
             Duration::ZERO,
             &Cancel::new(),
             &mut || {},
-            &mut |_| {},
+            &mut |_, _| {},
         )
         .expect("run");
         let served = s.shutdown().expect("shutdown");

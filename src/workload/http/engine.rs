@@ -18,7 +18,7 @@ pub fn run(
     warmup: Duration,
     cancel: &Cancel,
     on_load_start: &mut dyn FnMut(),
-    on_tick: &mut dyn FnMut(&Tick),
+    on_tick: &mut dyn FnMut(&Tick, &Histogram<u64>),
 ) -> anyhow::Result<HttpReport> {
     let cpu0 = cpu_time();
     let start = Instant::now();
@@ -74,7 +74,7 @@ pub fn run(
                 if e.0 == threads {
                     if let Some((_, h, n, errs)) = pending.remove(&iv.sec) {
                         let t = tick(iv.sec, &h, n, errs, now.duration_since(measure_from));
-                        on_tick(&t);
+                        on_tick(&t, &h);
                         series.push(t);
                     }
                 }
@@ -95,6 +95,7 @@ pub fn run(
     // The last, partial second.
     for (sec, (_, h, n, errs)) in pending {
         let t = tick(sec, &h, n, errs, ended.duration_since(measure_from));
+        on_tick(&t, &h);
         series.push(t);
     }
     let measured = ended.saturating_duration_since(measure_from);
@@ -107,6 +108,7 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
     let span = (elapsed.as_secs_f64() - f64::from(sec)).clamp(1e-3, 1.0);
     Tick {
         t_s: f64::from(sec),
+        span_s: span,
         responses: n,
         errors,
         requests_per_s: n as f64 / span,

@@ -7,6 +7,7 @@ pub mod cli;
 mod config;
 mod conn;
 mod engine;
+pub mod hdrlog;
 mod report;
 mod response;
 mod timer;
@@ -43,7 +44,7 @@ impl Workload for HttpWorkload {
             Some(d) if cfg.requests.is_some() => d.min(spec.load),
             _ => spec.load,
         });
-        let report = run(&cfg, spec.warmup, cancel, on_load_start, &mut |_| {})?;
+        let report = run(&cfg, spec.warmup, cancel, on_load_start, &mut |_, _| {})?;
         Ok(report.to_result())
     }
 }

@@ -13,6 +13,8 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub struct Tick {
     pub t_s: f64,
+    /// The interval's length: 1 s, less for the last one.
+    pub span_s: f64,
     pub responses: u64,
     pub errors: u64,
     pub requests_per_s: f64,
