@@ -369,3 +369,73 @@ fn base64_decode(s: &str) -> Vec<u8> {
     }
     out
 }
+
+fn kinds(r: &HttpReport) -> Vec<&'static str> {
+    r.warnings.iter().map(|w| w.kind).collect()
+}
+
+#[test]
+fn self_diagnosis_reports_cpu_per_request_and_warns_when_behind_or_sharing_cores() {
+    let _g = lock();
+    // Each response takes 20 ms and one connection is allowed: at most 50 req/s can be served, so an
+    // open model at 200 req/s must fall behind.
+    let s = server(|c| c.delay = Delay::Fixed(Duration::from_millis(20)));
+    let r = load(&s, |c| {
+        c.rate = Some(200.0);
+        c.duration = Some("1s".into());
+        c.connections = 1;
+        c.threads = Some(1);
+    });
+    let closed = load(&s, |c| c.requests = Some(20));
+    s.shutdown().expect("shutdown");
+    assert!(r.stats.late * 100 > r.stats.scheduled || r.stats.dropped > 0);
+    assert!(
+        kinds(&r).contains(&"client_behind_schedule"),
+        "{:?}",
+        r.warnings
+    );
+    // The target runs inside this test process, on the same CPUs.
+    assert!(
+        kinds(&r).contains(&"shares_cores_with_target"),
+        "{:?}",
+        r.warnings
+    );
+    assert!(
+        !kinds(&closed).contains(&"client_behind_schedule"),
+        "{:?}",
+        closed.warnings
+    );
+    let c = closed.cpu_us_per_request().expect("CPU per request");
+    assert!(c > 0.0);
+    let j = r.json();
+    assert!(j["warnings"]
+        .as_array()
+        .expect("warnings")
+        .iter()
+        .any(|w| w["kind"] == "client_behind_schedule"));
+    assert!(r.summary().contains("WARNING:"));
+    assert!(closed.summary().contains("µs per request"));
+    assert_eq!(closed.json()["client_cpu_us_per_request"].as_f64(), Some(c));
+}
+
+#[test]
+fn a_client_thread_near_100_percent_is_reported_as_the_bottleneck() {
+    // No server: the report is built directly, as the engine would, with measured thread loads.
+    let cfg = http::prepare(&HttpConfig::new("http://127.0.0.1:9/")).expect("valid");
+    let mut r = HttpReport::new(
+        &cfg,
+        Stats::new(),
+        Vec::new(),
+        Duration::from_secs(10),
+        Duration::from_secs(1),
+        false,
+    );
+    r.thread_busy = vec![0.5, 0.97];
+    assert!(http::diagnose(&cfg, &r)
+        .iter()
+        .any(|w| w.kind == "client_cpu_bound"));
+    r.thread_busy = vec![0.5, 0.4];
+    assert!(!http::diagnose(&cfg, &r)
+        .iter()
+        .any(|w| w.kind == "client_cpu_bound"));
+}

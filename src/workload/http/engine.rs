@@ -2,6 +2,7 @@
 //! second's histograms into the live series, and merges the workers' totals exactly at the end.
 
 use super::config::Prepared;
+use super::diagnosis;
 use super::report::{HttpReport, Tick};
 use super::worker::{self, Message, Shared, Stats};
 use crate::util::Cancel;
@@ -40,9 +41,11 @@ pub fn run(
         let cap = (cfg.max_inflight / threads + usize::from(id < cfg.max_inflight % threads)).max(1);
         let (sh, tx) = (sh.clone(), tx.clone());
         handles.push(std::thread::Builder::new().name(format!("http-worker-{id}")).spawn(move || {
+            let t0 = Instant::now();
             let r = worker::run(sh, id, n, cap, tx.clone());
+            let busy = diagnosis::thread_cpu().as_secs_f64() / t0.elapsed().as_secs_f64().max(1e-9);
             let _ = tx.send(Message::Finished);
-            r
+            r.map(|s| (s, busy))
         })?);
     }
     drop(tx);
@@ -85,9 +88,13 @@ pub fn run(
     }
     let ended = Instant::now();
     let mut total = Stats::new();
+    let mut busy = Vec::new();
     for h in handles {
         match h.join() {
-            Ok(Ok(s)) => total.merge(&s),
+            Ok(Ok((s, b))) => {
+                total.merge(&s);
+                busy.push(b);
+            }
             Ok(Err(e)) => return Err(anyhow::anyhow!("a worker failed: {e}")),
             Err(_) => return Err(anyhow::anyhow!("a worker panicked")),
         }
@@ -100,7 +107,11 @@ pub fn run(
     }
     let measured = ended.saturating_duration_since(measure_from);
     let cpu = cpu_time().saturating_sub(cpu0);
-    Ok(HttpReport::new(cfg, total, series, measured, cpu, cancel.is_cancelled()))
+    let mut report = HttpReport::new(cfg, total, series, measured, cpu, cancel.is_cancelled());
+    report.wall = ended.duration_since(start);
+    report.thread_busy = busy;
+    report.warnings = diagnosis::diagnose(cfg, &report);
+    Ok(report)
 }
 
 fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) -> Tick {

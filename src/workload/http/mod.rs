@@ -6,6 +6,7 @@
 pub mod cli;
 mod config;
 mod conn;
+mod diagnosis;
 mod engine;
 pub mod hdrlog;
 mod report;
@@ -15,6 +16,7 @@ mod worker;
 
 pub use config::{prepare, HttpConfig, Prepared};
 pub use engine::run;
+pub use diagnosis::{diagnose, Warning};
 pub use report::{HttpReport, Tick, PERCENTILES};
 pub use worker::Stats;
 

@@ -3,6 +3,7 @@
 
 use super::config::Prepared;
 use super::conn::ErrorClass;
+use super::diagnosis::Warning;
 use super::worker::{Stats, LATE_TOLERANCE};
 use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 use hdrhistogram::Histogram;
@@ -31,6 +32,11 @@ pub struct HttpReport {
     pub measured: Duration,
     pub cpu: Duration,
     pub interrupted: bool,
+    /// The whole run, warm-up included (the span of `cpu`).
+    pub wall: Duration,
+    /// Each worker thread's CPU time over its wall time (0..1).
+    pub thread_busy: Vec<f64>,
+    pub warnings: Vec<Warning>,
 }
 
 /// The percentiles of ab's table, extended.
@@ -48,6 +54,9 @@ impl HttpReport {
             measured,
             cpu,
             interrupted,
+            wall: measured,
+            thread_busy: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -75,6 +84,11 @@ impl HttpReport {
             return 0.0;
         }
         100.0 * (self.errors() + self.http_errors()) as f64 / n as f64
+    }
+
+    /// The busiest worker thread's CPU time over its wall time (0..1).
+    pub fn busiest_thread(&self) -> f64 {
+        self.thread_busy.iter().cloned().fold(0.0, f64::max)
     }
 
     pub fn cpu_us_per_request(&self) -> Option<f64> {
@@ -177,7 +191,10 @@ impl HttpReport {
         }
         let _ = writeln!(s, "Transfer rate:          {:.2} [Kbytes/sec] received (bodies)", st.body_bytes as f64 / 1024.0 / secs.max(1e-9));
         if let Some(c) = self.cpu_us_per_request() {
-            let _ = writeln!(s, "Client CPU:             {c:.1} µs per request");
+            let _ = writeln!(s, "Client CPU:             {c:.1} µs per request ({:.3} s user+sys; busiest thread {:.0} %)", self.cpu.as_secs_f64(), self.busiest_thread() * 100.0);
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "WARNING:                {}", w.message);
         }
         if st.latency.len() == 0 {
             return s;
@@ -253,6 +270,10 @@ impl HttpReport {
             "connect_ms": pct(&st.connect),
             "ttfb_ms": pct(&st.ttfb),
             "client_cpu_us_per_request": self.cpu_us_per_request(),
+            "client_cpu_s": self.cpu.as_secs_f64(),
+            "client_wall_s": self.wall.as_secs_f64(),
+            "client_thread_busy_pct": self.thread_busy.iter().map(|b| b * 100.0).collect::<Vec<_>>(),
+            "warnings": self.warnings.iter().map(|w| serde_json::json!({"kind": w.kind, "message": w.message})).collect::<Vec<_>>(),
             "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "requests_per_s": t.requests_per_s, "errors": t.errors, "p99_ms": if t.p99_ms.is_finite() { serde_json::Value::from(t.p99_ms) } else { serde_json::Value::Null }})).collect::<Vec<_>>(),
         })
     }
