@@ -439,3 +439,54 @@ fn a_client_thread_near_100_percent_is_reported_as_the_bottleneck() {
         .iter()
         .any(|w| w.kind == "client_cpu_bound"));
 }
+
+#[test]
+fn exit_codes_follow_the_documented_rule() {
+    let _g = lock();
+    let bin = env!("CARGO_BIN_EXE_perflab");
+    // 2: bad input, one line, nothing sent.
+    for args in [
+        &["http", "not-a-url", "-n", "1"][..],
+        &["http", "http://127.0.0.1:9/"][..],
+        &["http", "http://127.0.0.1:9/", "-n", "1", "--rate", "-3"][..],
+    ] {
+        let out = Command::new(bin).args(args).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err:?}");
+    }
+    // 0: every request answered, even with HTTP 500s (they are responses).
+    let s = server(|c| c.fail_rate = 1.0);
+    let url = format!("http://{}/", s.addr());
+    let out = Command::new(bin)
+        .args(["http", &url, "-n", "50", "-q"])
+        .output()
+        .expect("run");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("status 500: 50"));
+    // 130: interrupted, with the summary still printed.
+    let child = Command::new(bin)
+        .args(["http", &url, "-d", "60s", "-q", "-c", "2"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    std::thread::sleep(Duration::from_millis(700));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let out = child.wait_with_output().expect("wait");
+    s.shutdown().expect("shutdown");
+    assert_eq!(out.status.code(), Some(130));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("(interrupted)") && text.contains("Complete requests:"),
+        "{text}"
+    );
+}

@@ -1,8 +1,14 @@
 //! The `perflab http` command line.
 //!
-//! Exit codes: 0 the run completed and every request got a response; 1 some requests failed at the
-//! transport level (refused, reset, timed out, malformed) or none got a response; 2 bad input;
-//! 130 interrupted (the summary is still printed).
+//! Exit codes, checked in this order (README `## perflab http`):
+//! - 2: bad input (an option, the URL, a body file, the --hdr-log path): one line on stderr, no load sent;
+//! - 130: interrupted by SIGINT or SIGTERM; the summary of what was measured is still printed
+//!   (a second signal exits at once with 130, without it);
+//! - 1: at least one measured request ended in a transport error (connect refused or timed out,
+//!   reset, closed before the response, read timeout, protocol, body short), or no response came at
+//!   all, or the run could not go on (a worker failed, the hdr log could not be written);
+//! - 0: otherwise. HTTP statuses >= 400 are responses: they count under "Failed requests" and in
+//!   `error_rate_pct`, but do not change the exit code.
 
 use super::{prepare, HttpConfig};
 use std::collections::BTreeMap;
