@@ -135,6 +135,9 @@ impl HttpReport {
         if let Some(c) = self.cpu_us_per_request() {
             m.push(Metric::new("loadgen_cpu_us_per_req", "µs", c, Better::Lower));
         }
+        if !self.thread_busy.is_empty() {
+            m.push(Metric::new("loadgen_busiest_thread_pct", "%", self.busiest_thread() * 100.0, Better::Neither));
+        }
         for (name, h) in [("latency", &self.stats.latency), ("service_time", &self.stats.service), ("connect", &self.stats.connect), ("ttfb", &self.stats.ttfb)] {
             if h.len() > 0 {
                 r.histograms.push(NamedHistogram { name: name.into(), hist: h.clone() });
