@@ -32,7 +32,7 @@ fn config(url: String, n: u64, connections: u64) -> HttpConfig {
 
 fn load(c: &HttpConfig) -> HttpReport {
     let p = prepare(c).expect("valid config");
-    run(&p, Duration::ZERO, &Cancel::new(), &mut || {}, &mut |_| {}).expect("the run completes")
+    run(&p, Duration::ZERO, &Cancel::new(), &mut || {}, &mut |_, _| {}).expect("the run completes")
 }
 
 fn errors_of(r: &HttpReport, class: &str) -> u64 {

@@ -1,8 +1,14 @@
 //! The `perflab http` command line.
 //!
-//! Exit codes: 0 the run completed and every request got a response; 1 some requests failed at the
-//! transport level (refused, reset, timed out, malformed) or none got a response; 2 bad input;
-//! 130 interrupted (the summary is still printed).
+//! Exit codes, checked in this order (README `## perflab http`):
+//! - 2: bad input (an option, the URL, a body file, the --hdr-log path): one line on stderr, no load sent;
+//! - 130: interrupted by SIGINT or SIGTERM; the summary of what was measured is still printed
+//!   (a second signal exits at once with 130, without it);
+//! - 1: at least one measured request ended in a transport error (connect refused or timed out,
+//!   reset, closed before the response, read timeout, protocol, body short), or no response came at
+//!   all, or the run could not go on (a worker failed, the hdr log could not be written);
+//! - 0: otherwise. HTTP statuses >= 400 are responses: they count under "Failed requests" and in
+//!   `error_rate_pct`, but do not change the exit code.
 
 use super::{prepare, HttpConfig};
 use std::collections::BTreeMap;
@@ -72,6 +78,9 @@ pub struct HttpArgs {
     /// Print the result as JSON (schema perflab.http/1)
     #[arg(long)]
     pub json: bool,
+    /// Write an HdrHistogram interval log (1 s intervals, µs) to FILE
+    #[arg(long, value_name = "FILE")]
+    pub hdr_log: Option<String>,
     /// No live progress line
     #[arg(short, long)]
     pub quiet: bool,
@@ -117,7 +126,16 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
         .unwrap_or_default();
     let cancel = crate::util::Cancel::on_signals()?;
     let live = !a.quiet && !a.json;
-    let mut on_tick = |t: &super::Tick| {
+    let mut log_file = a.hdr_log.as_deref().map(super::hdrlog::HdrLogFile::create).transpose()?;
+    let measure_start = std::time::SystemTime::now() + warmup;
+    let mut log = log_file.as_mut().map(|f| f.begin(measure_start, &a.url)).transpose()?;
+    let mut log_error: Option<anyhow::Error> = None;
+    let mut on_tick = |t: &super::Tick, h: &hdrhistogram::Histogram<u64>| {
+        if let Some(w) = log.as_mut() {
+            if let Err(e) = super::hdrlog::write(w, h, t.t_s, t.span_s) {
+                log_error.get_or_insert(e);
+            }
+        }
         if live {
             let p99 = if t.p99_ms.is_finite() { format!("{:.2} ms", t.p99_ms) } else { "-".into() };
             eprint!("\r[{:>4.0}s] {:>10.0} req/s  p99 {p99:>10}  errors {:<6}", t.t_s + 1.0, t.requests_per_s, t.errors);
@@ -125,6 +143,13 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
         }
     };
     let report = super::run(&prepared, warmup, &cancel, &mut || {}, &mut on_tick)?;
+    drop(log);
+    if let Some(f) = log_file.as_mut() {
+        super::hdrlog::finish(f)?;
+    }
+    if let Some(e) = log_error {
+        return Err(e);
+    }
     if live {
         eprintln!();
     }

@@ -2,6 +2,7 @@
 //! second's histograms into the live series, and merges the workers' totals exactly at the end.
 
 use super::config::Prepared;
+use super::diagnosis;
 use super::report::{HttpReport, Tick};
 use super::worker::{self, Message, Shared, Stats};
 use crate::util::Cancel;
@@ -18,7 +19,7 @@ pub fn run(
     warmup: Duration,
     cancel: &Cancel,
     on_load_start: &mut dyn FnMut(),
-    on_tick: &mut dyn FnMut(&Tick),
+    on_tick: &mut dyn FnMut(&Tick, &Histogram<u64>),
 ) -> anyhow::Result<HttpReport> {
     let cpu0 = cpu_time();
     let start = Instant::now();
@@ -40,13 +41,15 @@ pub fn run(
         let cap = (cfg.max_inflight / threads + usize::from(id < cfg.max_inflight % threads)).max(1);
         let (sh, tx) = (sh.clone(), tx.clone());
         handles.push(std::thread::Builder::new().name(format!("http-worker-{id}")).spawn(move || {
+            let t0 = Instant::now();
             let r = if sh.cfg.tls.is_some() || sh.cfg.protocol != super::config::Protocol::Http1 {
                 super::async_engine::run(sh, id, n, cap, tx.clone())
             } else {
                 worker::run(sh, id, n, cap, tx.clone())
             };
+            let busy = diagnosis::thread_cpu().as_secs_f64() / t0.elapsed().as_secs_f64().max(1e-9);
             let _ = tx.send(Message::Finished);
-            r
+            r.map(|s| (s, busy))
         })?);
     }
     drop(tx);
@@ -78,7 +81,7 @@ pub fn run(
                 if e.0 == threads {
                     if let Some((_, h, n, errs)) = pending.remove(&iv.sec) {
                         let t = tick(iv.sec, &h, n, errs, now.duration_since(measure_from));
-                        on_tick(&t);
+                        on_tick(&t, &h);
                         series.push(t);
                     }
                 }
@@ -89,9 +92,13 @@ pub fn run(
     }
     let ended = Instant::now();
     let mut total = Stats::new();
+    let mut busy = Vec::new();
     for h in handles {
         match h.join() {
-            Ok(Ok(s)) => total.merge(&s),
+            Ok(Ok((s, b))) => {
+                total.merge(&s);
+                busy.push(b);
+            }
             Ok(Err(e)) => return Err(anyhow::anyhow!("a worker failed: {e}")),
             Err(_) => return Err(anyhow::anyhow!("a worker panicked")),
         }
@@ -99,11 +106,16 @@ pub fn run(
     // The last, partial second.
     for (sec, (_, h, n, errs)) in pending {
         let t = tick(sec, &h, n, errs, ended.duration_since(measure_from));
+        on_tick(&t, &h);
         series.push(t);
     }
     let measured = ended.saturating_duration_since(measure_from);
     let cpu = cpu_time().saturating_sub(cpu0);
-    Ok(HttpReport::new(cfg, total, series, measured, cpu, cancel.is_cancelled()))
+    let mut report = HttpReport::new(cfg, total, series, measured, cpu, cancel.is_cancelled());
+    report.wall = ended.duration_since(start);
+    report.thread_busy = busy;
+    report.warnings = diagnosis::diagnose(cfg, &report);
+    Ok(report)
 }
 
 fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) -> Tick {
@@ -111,6 +123,7 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
     let span = (elapsed.as_secs_f64() - f64::from(sec)).clamp(1e-3, 1.0);
     Tick {
         t_s: f64::from(sec),
+        span_s: span,
         responses: n,
         errors,
         requests_per_s: n as f64 / span,

@@ -10,16 +10,21 @@ mod async_conn;
 mod async_engine;
 mod config;
 mod conn;
+mod diagnosis;
 mod engine;
 mod h2;
+pub mod hdrlog;
 mod report;
 mod response;
+mod timer;
 pub mod tls;
 mod worker;
 
 pub use config::{prepare, HttpConfig, Prepared, Protocol};
 pub use engine::run;
+pub use diagnosis::{diagnose, Warning};
 pub use report::{HttpReport, Tick, PERCENTILES};
+pub use worker::Stats;
 
 use crate::util::Cancel;
 use crate::workload::{RunSpec, Workload, WorkloadResult};
@@ -47,7 +52,7 @@ impl Workload for HttpWorkload {
             Some(d) if cfg.requests.is_some() => d.min(spec.load),
             _ => spec.load,
         });
-        let report = run(&cfg, spec.warmup, cancel, on_load_start, &mut |_| {})?;
+        let report = run(&cfg, spec.warmup, cancel, on_load_start, &mut |_, _| {})?;
         Ok(report.to_result())
     }
 }

@@ -3,6 +3,7 @@
 
 use super::config::Prepared;
 use super::conn::ErrorClass;
+use super::diagnosis::Warning;
 use super::worker::{Stats, LATE_TOLERANCE};
 use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 use hdrhistogram::Histogram;
@@ -13,6 +14,8 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub struct Tick {
     pub t_s: f64,
+    /// The interval's length: 1 s, less for the last one.
+    pub span_s: f64,
     pub responses: u64,
     pub errors: u64,
     pub requests_per_s: f64,
@@ -32,6 +35,11 @@ pub struct HttpReport {
     pub measured: Duration,
     pub cpu: Duration,
     pub interrupted: bool,
+    /// The whole run, warm-up included (the span of `cpu`).
+    pub wall: Duration,
+    /// Each worker thread's CPU time over its wall time (0..1).
+    pub thread_busy: Vec<f64>,
+    pub warnings: Vec<Warning>,
 }
 
 /// The percentiles of ab's table, extended.
@@ -51,6 +59,9 @@ impl HttpReport {
             measured,
             cpu,
             interrupted,
+            wall: measured,
+            thread_busy: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 
@@ -78,6 +89,11 @@ impl HttpReport {
             return 0.0;
         }
         100.0 * (self.errors() + self.http_errors()) as f64 / n as f64
+    }
+
+    /// The busiest worker thread's CPU time over its wall time (0..1).
+    pub fn busiest_thread(&self) -> f64 {
+        self.thread_busy.iter().cloned().fold(0.0, f64::max)
     }
 
     pub fn cpu_us_per_request(&self) -> Option<f64> {
@@ -123,6 +139,9 @@ impl HttpReport {
         m.push(Metric::new("reconnects", "", self.stats.reconnects as f64, Better::Neither));
         if let Some(c) = self.cpu_us_per_request() {
             m.push(Metric::new("loadgen_cpu_us_per_req", "µs", c, Better::Lower));
+        }
+        if !self.thread_busy.is_empty() {
+            m.push(Metric::new("loadgen_busiest_thread_pct", "%", self.busiest_thread() * 100.0, Better::Neither));
         }
         for (name, h) in [("latency", &self.stats.latency), ("service_time", &self.stats.service), ("connect", &self.stats.connect), ("tls_handshake", &self.stats.tls_handshake), ("ttfb", &self.stats.ttfb)] {
             if h.len() > 0 {
@@ -181,7 +200,10 @@ impl HttpReport {
         }
         let _ = writeln!(s, "Transfer rate:          {:.2} [Kbytes/sec] received (bodies)", st.body_bytes as f64 / 1024.0 / secs.max(1e-9));
         if let Some(c) = self.cpu_us_per_request() {
-            let _ = writeln!(s, "Client CPU:             {c:.1} µs per request");
+            let _ = writeln!(s, "Client CPU:             {c:.1} µs per request ({:.3} s user+sys; busiest thread {:.0} %)", self.cpu.as_secs_f64(), self.busiest_thread() * 100.0);
+        }
+        for w in &self.warnings {
+            let _ = writeln!(s, "WARNING:                {}", w.message);
         }
         if st.latency.len() == 0 {
             return s;
@@ -263,6 +285,10 @@ impl HttpReport {
             "tls_handshake_ms": pct(&st.tls_handshake),
             "ttfb_ms": pct(&st.ttfb),
             "client_cpu_us_per_request": self.cpu_us_per_request(),
+            "client_cpu_s": self.cpu.as_secs_f64(),
+            "client_wall_s": self.wall.as_secs_f64(),
+            "client_thread_busy_pct": self.thread_busy.iter().map(|b| b * 100.0).collect::<Vec<_>>(),
+            "warnings": self.warnings.iter().map(|w| serde_json::json!({"kind": w.kind, "message": w.message})).collect::<Vec<_>>(),
             "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "requests_per_s": t.requests_per_s, "errors": t.errors, "p99_ms": if t.p99_ms.is_finite() { serde_json::Value::from(t.p99_ms) } else { serde_json::Value::Null }})).collect::<Vec<_>>(),
         })
     }

@@ -4,6 +4,7 @@
 use super::config::{Arrival, Prepared};
 use super::conn::{Conn, ErrorClass, State, BUF};
 use super::response::Fed;
+use super::timer::Timer;
 use crate::workload::result::latency_histogram;
 use hdrhistogram::Histogram;
 use mio::{Events, Interest, Poll, Token};
@@ -131,15 +132,25 @@ struct Worker {
     sec: u32,
     interval: Interval,
     tx: Sender<Message>,
+    /// Open model: wakes the loop at the next send time.
+    timer: Option<Timer>,
 }
+
+const TIMER: Token = Token(usize::MAX - 1);
 
 /// Run one worker with `n` connections until the run ends.
 pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender<Message>) -> std::io::Result<Stats> {
     let now = Instant::now();
     let workers = sh.cfg.threads as f64;
     let gap_s = sh.cfg.rate.map(|r| workers / r).unwrap_or(0.0);
+    let poll = Poll::new()?;
+    let timer = match sh.cfg.rate {
+        Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
+        None => None,
+    };
     let mut w = Worker {
-        poll: Poll::new()?,
+        poll,
+        timer,
         conns: (0..n).map(|_| Conn::new(now)).collect(),
         idle: Vec::with_capacity(n),
         stats: Stats::new(),
@@ -176,12 +187,10 @@ impl Worker {
             self.arrivals(now);
             self.dispatch();
             self.flush_interval(now, false);
-            let mut timeout = self.timeout(now);
-            // epoll waits in whole milliseconds (rounded up): a send due sooner than that would be
-            // late, so sleep the fine part with nanosleep and then only look for events.
-            if timeout < Duration::from_millis(2) && self.next_arrival.is_some_and(|a| a.saturating_duration_since(now) <= timeout) {
-                std::thread::sleep(timeout);
-                timeout = Duration::ZERO;
+            let timeout = self.timeout(now);
+            // epoll waits in whole ms (rounded up): the timerfd wakes the loop when a send is due.
+            if let (Some(a), Some(t)) = (self.next_arrival, self.timer.as_mut()) {
+                t.arm(a);
             }
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
@@ -190,6 +199,12 @@ impl Worker {
             }
             for ev in events.iter() {
                 let i = ev.token().0;
+                if i == TIMER.0 {
+                    if let Some(t) = self.timer.as_mut() {
+                        t.fired();
+                    }
+                    continue;
+                }
                 self.on_event(i, ev.is_readable(), ev.is_writable() || ev.is_error());
             }
             if now.duration_since(last_scan) >= Duration::from_millis(50) {
