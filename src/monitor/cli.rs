@@ -62,13 +62,9 @@ struct Setup {
 }
 
 fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
-    let interval =
-        crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
+    let interval = crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
     if interval < Duration::from_millis(10) {
-        return Err(usage(format!(
-            "--interval {} is too short: the minimum is 10ms",
-            a.interval
-        )));
+        return Err(usage(format!("--interval {} is too short: the minimum is 10ms", a.interval)));
     }
     let duration = a
         .duration
@@ -88,31 +84,14 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         ),
     };
     let diskstats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
-    let disks: Vec<String> = super::parse::diskstats(&diskstats)
-        .into_iter()
-        .map(|d| d.name)
-        .collect();
+    let disks: Vec<String> = super::parse::diskstats(&diskstats).into_iter().map(|d| d.name).collect();
     if let Some(d) = a.disk.iter().find(|d| !disks.contains(d)) {
-        return Err(usage(format!(
-            "--disk {d}: no such disk (this machine has: {})",
-            disks
-                .iter()
-                .filter(|n| !n.starts_with("loop") && !n.starts_with("ram"))
-                .cloned()
-                .collect::<Vec<_>>()
-                .join(", ")
-        )));
+        return Err(usage(format!("--disk {d}: no such disk (this machine has: {})", disks.iter().filter(|n| !n.starts_with("loop") && !n.starts_with("ram")).cloned().collect::<Vec<_>>().join(", "))));
     }
     let netdev = std::fs::read_to_string("/proc/net/dev").unwrap_or_default();
-    let nets: Vec<String> = super::parse::net_dev(&netdev)
-        .into_iter()
-        .map(|n| n.name)
-        .collect();
+    let nets: Vec<String> = super::parse::net_dev(&netdev).into_iter().map(|n| n.name).collect();
     if let Some(n) = a.net.iter().find(|n| !nets.contains(n)) {
-        return Err(usage(format!(
-            "--net {n}: no such network interface (this machine has: {})",
-            nets.join(", ")
-        )));
+        return Err(usage(format!("--net {n}: no such network interface (this machine has: {})", nets.join(", "))));
     }
     let mut processes = Vec::new();
     for pid in &a.pid {
@@ -122,48 +101,25 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
     }
     if let Some(p) = &a.pattern {
-        let re = regex::Regex::new(p).map_err(|e| {
-            usage(format!(
-                "--match: invalid regex: {}",
-                e.to_string().replace('\n', " ")
-            ))
-        })?;
+        let re = regex::Regex::new(p).map_err(|e| usage(format!("--match: invalid regex: {}", e.to_string().replace('\n', " "))))?;
         processes.push(ProcessSelector::matching("match", re));
     }
-    let stdout_taken =
-        a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
+    let stdout_taken = a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
     if a.csv.is_some() && a.csv == a.jsonl {
         return Err(usage("--csv and --jsonl name the same file"));
     }
     // Every check has passed: only now are files created.
     let csv = a.csv.as_ref().map(|p| open(p).map(Csv::new)).transpose()?;
     let jsonl = a.jsonl.as_ref().map(open).transpose()?;
-    let cfg = MonitorConfig {
-        interval,
-        processes,
-        disks: a.disk.clone(),
-        nets: a.net.clone(),
-        partitions: a.partitions,
-        only,
-        per_cpu: true,
-        ..MonitorConfig::default()
-    };
-    Ok(Setup {
-        cfg,
-        duration,
-        count: a.count,
-        csv,
-        jsonl,
-        table: !a.quiet && !stdout_taken,
-    })
+    let cfg = MonitorConfig { interval, processes, disks: a.disk.clone(), nets: a.net.clone(), partitions: a.partitions, only, per_cpu: true, ..MonitorConfig::default() };
+    Ok(Setup { cfg, duration, count: a.count, csv, jsonl, table: !a.quiet && !stdout_taken })
 }
 
 fn open(p: &PathBuf) -> anyhow::Result<Box<dyn Write + Send>> {
     if p.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdout()));
     }
-    let f = std::fs::File::create(p)
-        .map_err(|e| usage(format!("cannot write {}: {e}", p.display())))?;
+    let f = std::fs::File::create(p).map_err(|e| usage(format!("cannot write {}: {e}", p.display())))?;
     Ok(Box::new(std::io::BufWriter::new(f)))
 }
 
@@ -187,16 +143,10 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         if cancel.is_cancelled() {
             break;
         }
-        let Some(mut sample) = sampler.sample()? else {
-            continue;
-        };
+        let Some(mut sample) = sampler.sample()? else { continue };
         if s.table {
             // Per-CPU figures are always in the files; the table shows them only with --cpu.
-            let shown = if a.cpu {
-                sample.clone()
-            } else {
-                without_per_cpu(&sample)
-            };
+            let shown = if a.cpu { sample.clone() } else { without_per_cpu(&sample) };
             let t = table.get_or_insert_with(|| Table::new(&shown));
             t.print(&shown, &mut stdout.lock())?;
         }
@@ -208,10 +158,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         }
         sample.values.clear();
         n += 1;
-        if s.count.is_some_and(|c| n >= c)
-            || s.duration
-                .is_some_and(|d| start.elapsed() + s.cfg.interval / 2 >= d)
-        {
+        if s.count.is_some_and(|c| n >= c) || s.duration.is_some_and(|d| start.elapsed() + s.cfg.interval / 2 >= d) {
             break;
         }
         let behind = start.elapsed().as_secs_f64() / s.cfg.interval.as_secs_f64();
@@ -240,11 +187,7 @@ impl SignalWaker {
     fn wait(&self, d: Duration) {
         use std::os::fd::AsRawFd;
         let ms = d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
-        let mut fds = [libc::pollfd {
-            fd: self.rx.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
+        let mut fds = [libc::pollfd { fd: self.rx.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
         // SAFETY: one valid pollfd for the duration of the call.
         unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
     }
@@ -254,13 +197,8 @@ fn without_per_cpu(s: &super::Sample) -> super::Sample {
     let values = s
         .values
         .iter()
-        .filter(|(n, _)| {
-            !(n.starts_with("cpu") && n.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
-        })
+        .filter(|(n, _)| !(n.starts_with("cpu") && n.as_bytes().get(3).is_some_and(u8::is_ascii_digit)))
         .cloned()
         .collect();
-    super::Sample {
-        values,
-        ..s.clone()
-    }
+    super::Sample { values, ..s.clone() }
 }

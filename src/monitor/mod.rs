@@ -34,17 +34,8 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 9] = [
-        Group::Cpu,
-        Group::Load,
-        Group::Mem,
-        Group::Disk,
-        Group::Net,
-        Group::Tcp,
-        Group::Psi,
-        Group::Temp,
-        Group::Proc,
-    ];
+    pub const ALL: [Group; 9] =
+        [Group::Cpu, Group::Load, Group::Mem, Group::Disk, Group::Net, Group::Tcp, Group::Psi, Group::Temp, Group::Proc];
 
     pub fn parse(s: &str) -> Option<Group> {
         Some(match s.trim() {
@@ -119,17 +110,8 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn new(cfg: &MonitorConfig) -> anyhow::Result<Sampler> {
-        let sel = Selection {
-            disks: cfg.disks.clone(),
-            nets: cfg.nets.clone(),
-            partitions: cfg.partitions,
-            per_cpu: cfg.per_cpu,
-        };
-        let procs = if cfg.only.as_ref().is_none_or(|o| o.contains(&Group::Proc)) {
-            cfg.processes.clone()
-        } else {
-            Vec::new()
-        };
+        let sel = Selection { disks: cfg.disks.clone(), nets: cfg.nets.clone(), partitions: cfg.partitions, per_cpu: cfg.per_cpu };
+        let procs = if cfg.only.as_ref().is_none_or(|o| o.contains(&Group::Proc)) { cfg.processes.clone() } else { Vec::new() };
         Ok(Sampler {
             cfg: cfg.clone(),
             sel,
@@ -151,11 +133,7 @@ impl Sampler {
         let snap = Snapshot::read(&self.cfg.root, &wants, &self.sel);
         let mut values = Vec::new();
         let first = self.prev.is_none();
-        let dt = self
-            .prev
-            .as_ref()
-            .map(|(t, _)| now.duration_since(*t).as_secs_f64())
-            .unwrap_or(0.0);
+        let dt = self.prev.as_ref().map(|(t, _)| now.duration_since(*t).as_secs_f64()).unwrap_or(0.0);
         if let Some((_, prev)) = &self.prev {
             if dt > 0.0 {
                 system::figures(prev, &snap, dt, &self.sel, &mut values);
@@ -171,11 +149,7 @@ impl Sampler {
         if first {
             return Ok(None);
         }
-        Ok(Some(Sample {
-            unix_s,
-            elapsed_s: now.duration_since(self.started).as_secs_f64(),
-            values,
-        }))
+        Ok(Some(Sample { unix_s, elapsed_s: now.duration_since(self.started).as_secs_f64(), values }))
     }
 }
 
@@ -183,19 +157,9 @@ impl Sampler {
 pub fn group_of(name: &str) -> Option<Group> {
     let g = if name.starts_with("cpu") {
         Group::Cpu
-    } else if name.starts_with("procs_")
-        || name.starts_with("load_")
-        || name.ends_with("_per_s")
-            && ["ctxt", "intr", "forks"]
-                .iter()
-                .any(|p| name.starts_with(p))
-    {
+    } else if name.starts_with("procs_") || name.starts_with("load_") || name.ends_with("_per_s") && ["ctxt", "intr", "forks"].iter().any(|p| name.starts_with(p)) {
         Group::Load
-    } else if name.starts_with("mem_")
-        || name.starts_with("swap_")
-        || name.starts_with("page_faults")
-        || name.starts_with("major_faults")
-    {
+    } else if name.starts_with("mem_") || name.starts_with("swap_") || name.starts_with("page_faults") || name.starts_with("major_faults") {
         Group::Mem
     } else if name.starts_with("disk_") {
         Group::Disk
@@ -263,66 +227,46 @@ impl Marker {
 
 /// Sample every `cfg.interval` on a background thread until `cancel` or `stop()`, calling `on_sample`
 /// with each interval's figures. The schedule is absolute: a late tick does not shift later ones.
-pub fn spawn(
-    cfg: MonitorConfig,
-    cancel: Cancel,
-    on_sample: impl FnMut(Sample) + Send + 'static,
-) -> anyhow::Result<BackgroundSampler> {
+pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) + Send + 'static) -> anyhow::Result<BackgroundSampler> {
     let mut sampler = Sampler::new(&cfg)?;
     sampler.sample()?;
     let now = Instant::now();
-    let inner = Arc::new(Mutex::new(Inner {
-        sampler,
-        sink: Box::new(on_sample),
-        base: now,
-        k: 1,
-        last: now,
-    }));
-    let marker = Marker {
-        inner: inner.clone(),
-        interval: cfg.interval,
-    };
+    let inner = Arc::new(Mutex::new(Inner { sampler, sink: Box::new(on_sample), base: now, k: 1, last: now }));
+    let marker = Marker { inner: inner.clone(), interval: cfg.interval };
     let stop = Cancel::new();
     let stop2 = stop.clone();
     let bell = Arc::new((Mutex::new(()), Condvar::new()));
     let bell2 = bell.clone();
     let interval = cfg.interval;
-    let handle = std::thread::Builder::new()
-        .name("perflab-monitor".into())
-        .spawn(move || loop {
-            let due = {
-                let g = inner.lock().unwrap_or_else(|p| p.into_inner());
-                g.base + interval * g.k
-            };
-            let now = Instant::now();
-            if now < due {
-                let (lock, cv) = &*bell2;
-                let g = lock.lock().unwrap_or_else(|p| p.into_inner());
-                if stop2.is_cancelled() || cancel.is_cancelled() {
-                    return Ok(());
-                }
-                // `stop()` rings the bell; an outside cancel is looked at at least every 250 ms.
-                let _ = cv.wait_timeout(g, (due - now).min(Duration::from_millis(250)));
-                continue;
+    let handle = std::thread::Builder::new().name("perflab-monitor".into()).spawn(move || loop {
+        let due = {
+            let g = inner.lock().unwrap_or_else(|p| p.into_inner());
+            g.base + interval * g.k
+        };
+        let now = Instant::now();
+        if now < due {
+            let (lock, cv) = &*bell2;
+            let g = lock.lock().unwrap_or_else(|p| p.into_inner());
+            if stop2.is_cancelled() || cancel.is_cancelled() {
+                return Ok(());
             }
-            let mut g = inner.lock().unwrap_or_else(|p| p.into_inner());
-            if Instant::now() < g.base + interval * g.k {
-                continue; // a mark moved the schedule meanwhile
-            }
-            if let Some(s) = g.sampler.sample()? {
-                (g.sink)(s);
-            }
-            g.last = Instant::now();
-            // Ticks missed entirely are skipped, never bunched.
-            let behind = g.base.elapsed().as_secs_f64() / interval.as_secs_f64();
-            g.k = (g.k + 1).max(behind.floor() as u32 + 1);
-        })?;
-    Ok(BackgroundSampler {
-        stop,
-        bell,
-        marker,
-        handle: Some(handle),
-    })
+            // `stop()` rings the bell; an outside cancel is looked at at least every 250 ms.
+            let _ = cv.wait_timeout(g, (due - now).min(Duration::from_millis(250)));
+            continue;
+        }
+        let mut g = inner.lock().unwrap_or_else(|p| p.into_inner());
+        if Instant::now() < g.base + interval * g.k {
+            continue; // a mark moved the schedule meanwhile
+        }
+        if let Some(s) = g.sampler.sample()? {
+            (g.sink)(s);
+        }
+        g.last = Instant::now();
+        // Ticks missed entirely are skipped, never bunched.
+        let behind = g.base.elapsed().as_secs_f64() / interval.as_secs_f64();
+        g.k = (g.k + 1).max(behind.floor() as u32 + 1);
+    })?;
+    Ok(BackgroundSampler { stop, bell, marker, handle: Some(handle) })
 }
 
 impl BackgroundSampler {

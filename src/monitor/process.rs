@@ -3,7 +3,8 @@
 //! Each tick lists `/proc` (this kernel has no `task/*/children`) and builds the parent links from
 //! `/proc/PID/stat`. That file is read again only for the processes being followed and for new pids:
 //! a process outside every tree keeps its parent until its parent dies, so its line from an earlier
-//! tick still places it (a full re-read every `FULL_SCAN` catches a reparenting). It then sums the members of every selector: its pids, the processes whose command line
+//! tick still places it (a full re-read every `FULL_SCAN` catches a reparenting). It then sums the
+//! members of every selector: its pids, the processes whose command line
 //! matches its pattern, and all their descendants, less any subtree that another selector roots
 //! (so the load generator's figures never include the target it started).
 
@@ -26,27 +27,15 @@ pub struct ProcessSelector {
 impl ProcessSelector {
     /// This process and its children (minus trees other selectors root).
     pub fn own_process(label: &str) -> ProcessSelector {
-        ProcessSelector {
-            label: label.into(),
-            pids: vec![std::process::id() as i32],
-            pattern: None,
-        }
+        ProcessSelector { label: label.into(), pids: vec![std::process::id() as i32], pattern: None }
     }
     /// `pid` and all its descendants.
     pub fn tree(label: &str, pid: i32) -> ProcessSelector {
-        ProcessSelector {
-            label: label.into(),
-            pids: vec![pid],
-            pattern: None,
-        }
+        ProcessSelector { label: label.into(), pids: vec![pid], pattern: None }
     }
     /// Every process whose command line matches, with its descendants.
     pub fn matching(label: &str, pattern: regex::Regex) -> ProcessSelector {
-        ProcessSelector {
-            label: label.into(),
-            pids: Vec::new(),
-            pattern: Some(pattern),
-        }
+        ProcessSelector { label: label.into(), pids: Vec::new(), pattern: Some(pattern) }
     }
 }
 
@@ -115,30 +104,16 @@ impl ProcessTracker {
         if self.selectors.iter().any(|s| s.pattern.is_some()) {
             for (pid, st) in &table {
                 if !self.cmdlines.contains_key(&(*pid, st.starttime)) {
-                    let cmd = self
-                        .root
-                        .read(&format!("proc/{pid}/cmdline"))
-                        .unwrap_or_default()
-                        .replace('\0', " ");
-                    self.cmdlines
-                        .insert((*pid, st.starttime), cmd.trim().to_string());
+                    let cmd = self.root.read(&format!("proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ");
+                    self.cmdlines.insert((*pid, st.starttime), cmd.trim().to_string());
                 }
             }
         }
-        let roots: Vec<Vec<i32>> = self
-            .selectors
-            .iter()
-            .map(|s| self.roots_of(s, &table))
-            .collect();
+        let roots: Vec<Vec<i32>> = self.selectors.iter().map(|s| self.roots_of(s, &table)).collect();
         let mut next_prev = HashMap::new();
         let mut followed = HashSet::new();
         for (i, sel) in self.selectors.iter().enumerate() {
-            let fenced: HashSet<i32> = roots
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .flat_map(|(_, r)| r.iter().copied())
-                .collect();
+            let fenced: HashSet<i32> = roots.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, r)| r.iter().copied()).collect();
             let members = tree(&roots[i], &children, &fenced);
             followed.extend(members.iter().copied());
             let (mut rss, mut threads) = (0.0, 0u64);
@@ -150,9 +125,7 @@ impl ProcessTracker {
                 let base = match self.prev.get(&key) {
                     Some(p) => Some(*p),
                     // Born during the interval: everything it used so far belongs to it.
-                    None if self.prev_uptime_ticks.is_some_and(|u| st.starttime >= u) => {
-                        Some(Counters::default())
-                    }
+                    None if self.prev_uptime_ticks.is_some_and(|u| st.starttime >= u) => Some(Counters::default()),
                     None => None,
                 };
                 if let Some(b) = base {
@@ -171,10 +144,7 @@ impl ProcessTracker {
                 continue;
             }
             let n = |k: &str| format!("proc_{}_{k}", sel.label);
-            out.push((
-                n("count"),
-                members.iter().filter(|p| table.contains_key(p)).count() as f64,
-            ));
+            out.push((n("count"), members.iter().filter(|p| table.contains_key(p)).count() as f64));
             if members.is_empty() {
                 continue; // gone: the count says so, the other columns are absent
             }
@@ -193,8 +163,7 @@ impl ProcessTracker {
         }
         self.prev = next_prev;
         self.prev_uptime_ticks = uptime_ticks;
-        self.cmdlines
-            .retain(|k, _| table.get(&k.0).is_some_and(|s| s.starttime == k.1));
+        self.cmdlines.retain(|k, _| table.get(&k.0).is_some_and(|s| s.starttime == k.1));
         self.table = table;
         self.followed = followed;
     }
@@ -203,22 +172,16 @@ impl ProcessTracker {
     /// every `FULL_SCAN`), taken from the previous tick for the others.
     fn scan(&mut self) -> HashMap<i32, PidStat> {
         let mut out = HashMap::with_capacity(self.table.len() + 16);
-        let Ok(dir) = std::fs::read_dir(self.root.path("proc")) else {
-            return out;
-        };
+        let Ok(dir) = std::fs::read_dir(self.root.path("proc")) else { return out };
         let now = Instant::now();
-        let full = self
-            .full_scan
-            .is_none_or(|t| now.duration_since(t) >= FULL_SCAN);
+        let full = self.full_scan.is_none_or(|t| now.duration_since(t) >= FULL_SCAN);
         if full {
             self.full_scan = Some(now);
         }
         let mut path = String::with_capacity(32);
         for e in dir.flatten() {
             let name = e.file_name();
-            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                continue;
-            };
+            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
             if !full && !self.followed.contains(&pid) {
                 if let Some(st) = self.table.get(&pid) {
                     out.insert(pid, *st);
@@ -236,34 +199,21 @@ impl ProcessTracker {
     }
 
     fn roots_of(&self, sel: &ProcessSelector, table: &HashMap<i32, PidStat>) -> Vec<i32> {
-        let mut roots: Vec<i32> = sel
-            .pids
-            .iter()
-            .copied()
-            .filter(|p| table.contains_key(p))
-            .collect();
+        let mut roots: Vec<i32> = sel.pids.iter().copied().filter(|p| table.contains_key(p)).collect();
         if let Some(re) = &sel.pattern {
             let mut matched: Vec<i32> = Vec::new();
             for (pid, st) in table {
                 if *pid == self.me {
                     continue;
                 }
-                let hit = self
-                    .cmdlines
-                    .get(&(*pid, st.starttime))
-                    .is_some_and(|c| !c.is_empty() && re.is_match(c));
+                let hit = self.cmdlines.get(&(*pid, st.starttime)).is_some_and(|c| !c.is_empty() && re.is_match(c));
                 if hit {
                     matched.push(*pid);
                 }
             }
             // A match whose parent also matches is counted through its parent's tree.
             let set: HashSet<i32> = matched.iter().copied().collect();
-            roots.extend(
-                matched
-                    .iter()
-                    .copied()
-                    .filter(|p| !set.contains(&table[p].ppid)),
-            );
+            roots.extend(matched.iter().copied().filter(|p| !set.contains(&table[p].ppid)));
         }
         roots.sort_unstable();
         roots.dedup();
@@ -271,14 +221,8 @@ impl ProcessTracker {
     }
 
     fn counters(&self, pid: i32, st: &PidStat) -> Counters {
-        let status = self
-            .root
-            .read(&format!("proc/{pid}/status"))
-            .unwrap_or_default();
-        let io = self
-            .root
-            .read(&format!("proc/{pid}/io"))
-            .unwrap_or_default();
+        let status = self.root.read(&format!("proc/{pid}/status")).unwrap_or_default();
+        let io = self.root.read(&format!("proc/{pid}/io")).unwrap_or_default();
         Counters {
             utime: st.utime,
             stime: st.stime,

@@ -43,10 +43,7 @@ pub const MAX_HEAD: usize = 64 << 10;
 impl Parser {
     /// Ready for the next response (`head`: the request was HEAD, so no body follows).
     pub fn reset(&mut self, head: bool) {
-        *self = Parser {
-            head_request: head,
-            ..Parser::default()
-        };
+        *self = Parser { head_request: head, ..Parser::default() };
     }
 
     pub fn in_head(&self) -> bool {
@@ -58,15 +55,9 @@ impl Parser {
     pub fn parse_head(&mut self, buf: &[u8]) -> Result<Option<usize>, String> {
         let mut headers = [std::mem::MaybeUninit::<httparse::Header>::uninit(); 64];
         let mut resp = httparse::Response::new(&mut []);
-        let n = match httparse::ParserConfig::default().parse_response_with_uninit_headers(
-            &mut resp,
-            buf,
-            &mut headers,
-        ) {
+        let n = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, buf, &mut headers) {
             Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => {
-                return Err("response head larger than 64 KiB".into())
-            }
+            Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => return Err("response head larger than 64 KiB".into()),
             Ok(httparse::Status::Partial) => return Ok(None),
             Err(e) => return Err(format!("invalid response head: {e}")),
         };
@@ -78,14 +69,10 @@ impl Parser {
             // Dispatch on the name's length first: most headers are skipped after one comparison.
             match h.name.len() {
                 14 if h.name.eq_ignore_ascii_case("content-length") => {
-                    let v = std::str::from_utf8(h.value)
-                        .ok()
-                        .and_then(|v| v.trim().parse::<u64>().ok());
+                    let v = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
                     length = Some(v.ok_or("invalid Content-Length")?);
                 }
-                17 if h.name.eq_ignore_ascii_case("transfer-encoding") => {
-                    chunked = contains_token(h.value, b"chunked")
-                }
+                17 if h.name.eq_ignore_ascii_case("transfer-encoding") => chunked = contains_token(h.value, b"chunked"),
                 10 if h.name.eq_ignore_ascii_case("connection") => {
                     if contains_token(h.value, b"close") {
                         self.close = true;
@@ -96,10 +83,7 @@ impl Parser {
                 _ => {}
             }
         }
-        let no_body = self.head_request
-            || self.status == 204
-            || self.status == 304
-            || (100..200).contains(&self.status);
+        let no_body = self.head_request || self.status == 204 || self.status == 304 || (100..200).contains(&self.status);
         self.body = Some(if no_body {
             Body::Length(0)
         } else if chunked {
@@ -123,13 +107,7 @@ impl Parser {
                 let take = (*left).min(data.len() as u64);
                 *left -= take;
                 self.body_bytes += take;
-                Ok(if *left == 0 {
-                    Fed::Done {
-                        used: take as usize,
-                    }
-                } else {
-                    Fed::More
-                })
+                Ok(if *left == 0 { Fed::Done { used: take as usize } } else { Fed::More })
             }
             Body::UntilEof => {
                 self.body_bytes += data.len() as u64;
@@ -143,23 +121,13 @@ impl Parser {
                             let b = data[i];
                             i += 1;
                             match b {
-                                b'\n' => {
-                                    *state = if *v == 0 {
-                                        Chunk::Trailer(0)
-                                    } else {
-                                        Chunk::Data(*v)
-                                    }
-                                }
+                                b'\n' => *state = if *v == 0 { Chunk::Trailer(0) } else { Chunk::Data(*v) },
                                 b'\r' => {}
                                 b';' => *ext = true,
                                 _ if *ext => {}
                                 _ => {
-                                    let d = (b as char).to_digit(16).ok_or("invalid chunk size")?
-                                        as u64;
-                                    *v = v
-                                        .checked_mul(16)
-                                        .and_then(|x| x.checked_add(d))
-                                        .ok_or("chunk size overflow")?;
+                                    let d = (b as char).to_digit(16).ok_or("invalid chunk size")? as u64;
+                                    *v = v.checked_mul(16).and_then(|x| x.checked_add(d)).ok_or("chunk size overflow")?;
                                 }
                             }
                         }
@@ -209,9 +177,7 @@ impl Parser {
 
 /// `word` (lower case) occurs in `value`, ignoring ASCII case.
 fn contains_token(value: &[u8], word: &[u8]) -> bool {
-    value
-        .windows(word.len())
-        .any(|w| w.eq_ignore_ascii_case(word))
+    value.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word))
 }
 
 #[cfg(test)]
@@ -226,10 +192,7 @@ mod tests {
     #[test]
     fn content_length_and_keepalive() {
         let mut p = Parser::default();
-        assert_eq!(
-            whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
-            Fed::Done { used: 5 }
-        );
+        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), Fed::Done { used: 5 });
         assert_eq!((p.status, p.close, p.body_bytes), (200, false, 5));
     }
 
@@ -252,28 +215,13 @@ mod tests {
     #[test]
     fn connection_header_in_any_case() {
         let mut p = Parser::default();
-        assert_eq!(
-            whole(
-                &mut p,
-                b"HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-length: 0\r\n\r\n"
-            ),
-            Fed::Done { used: 0 }
-        );
+        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-length: 0\r\n\r\n"), Fed::Done { used: 0 });
         assert!(p.close);
         p.reset(false);
-        assert_eq!(
-            whole(
-                &mut p,
-                b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok"
-            ),
-            Fed::Done { used: 2 }
-        );
+        assert_eq!(whole(&mut p, b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok"), Fed::Done { used: 2 });
         assert!(!p.close);
         p.reset(false);
-        let h = p
-            .parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n")
-            .expect("ok")
-            .expect("complete");
+        let h = p.parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n").expect("ok").expect("complete");
         assert_eq!(h, 53);
         assert_eq!(p.feed_body(b"0\r\n\r\n"), Ok(Fed::Done { used: 5 }));
     }
@@ -282,10 +230,7 @@ mod tests {
     fn short_body_and_partial_head() {
         let mut p = Parser::default();
         assert_eq!(p.parse_head(b"HTTP/1.1 200 OK\r\nContent-Le"), Ok(None));
-        assert_eq!(
-            whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"),
-            Fed::More
-        );
+        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"), Fed::More);
         assert_eq!(p.at_eof(), Err("body_short"));
     }
 }

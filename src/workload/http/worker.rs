@@ -90,10 +90,7 @@ impl Stats {
         let _ = self.connect.add(&o.connect);
         let _ = self.ttfb.add(&o.ttfb);
         self.responses += o.responses;
-        self.status
-            .iter_mut()
-            .zip(&o.status)
-            .for_each(|(a, b)| *a += b);
+        self.status.iter_mut().zip(&o.status).for_each(|(a, b)| *a += b);
         for i in 0..8 {
             self.errors[i] += o.errors[i];
             if self.first_error[i].is_none() {
@@ -140,13 +137,7 @@ struct Worker {
 }
 
 /// Run one worker with `n` connections until the run ends.
-pub fn run(
-    sh: Arc<Shared>,
-    id: usize,
-    n: usize,
-    max_inflight: usize,
-    tx: Sender<Message>,
-) -> std::io::Result<Stats> {
+pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender<Message>) -> std::io::Result<Stats> {
     let now = Instant::now();
     let workers = sh.cfg.threads as f64;
     let gap_s = sh.cfg.rate.map(|r| workers / r).unwrap_or(0.0);
@@ -157,16 +148,9 @@ pub fn run(
         stats: Stats::new(),
         queue: VecDeque::new(),
         // Workers' schedules are offset so that their sends interleave evenly.
-        next_arrival: sh
-            .cfg
-            .rate
-            .map(|_| sh.start + Duration::from_secs_f64(gap_s * id as f64 / workers)),
+        next_arrival: sh.cfg.rate.map(|_| sh.start + Duration::from_secs_f64(gap_s * id as f64 / workers)),
         gap_s,
-        rng: sh
-            .cfg
-            .seed
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            .wrapping_add(id as u64 + 1),
+        rng: sh.cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1),
         inflight: 0,
         max_inflight,
         exhausted: false,
@@ -174,12 +158,7 @@ pub fn run(
         rbuf: vec![0u8; BUF].into_boxed_slice(),
         open: sh.cfg.rate.is_some(),
         sec: 0,
-        interval: Interval {
-            sec: 0,
-            latency: latency_histogram(),
-            responses: 0,
-            errors: 0,
-        },
+        interval: Interval { sec: 0, latency: latency_histogram(), responses: 0, errors: 0 },
         tx,
         sh,
     };
@@ -206,11 +185,7 @@ impl Worker {
             let mut timeout = self.timeout(now);
             // epoll waits in whole milliseconds (rounded up): a send due sooner than that would be
             // late, so sleep the fine part with nanosleep and then only look for events.
-            if timeout < Duration::from_millis(2)
-                && self
-                    .next_arrival
-                    .is_some_and(|a| a.saturating_duration_since(now) <= timeout)
-            {
+            if timeout < Duration::from_millis(2) && self.next_arrival.is_some_and(|a| a.saturating_duration_since(now) <= timeout) {
                 std::thread::sleep(timeout);
                 timeout = Duration::ZERO;
             }
@@ -221,12 +196,7 @@ impl Worker {
             }
             for ev in events.iter() {
                 let i = ev.token().0;
-                self.on_event(
-                    i,
-                    ev.is_readable(),
-                    ev.is_writable() || ev.is_error(),
-                    ev.is_read_closed(),
-                );
+                self.on_event(i, ev.is_readable(), ev.is_writable() || ev.is_error(), ev.is_read_closed());
             }
             if now.duration_since(last_scan) >= Duration::from_millis(50) {
                 last_scan = now;
@@ -239,11 +209,7 @@ impl Worker {
                 self.stats.inflight_at_stop += 1;
             }
         }
-        self.stats.dropped += self
-            .queue
-            .iter()
-            .filter(|t| **t >= self.sh.measure_from)
-            .count() as u64;
+        self.stats.dropped += self.queue.iter().filter(|t| **t >= self.sh.measure_from).count() as u64;
         if !self.open {
             // Closed model: each request is sent when it is due, so its service time is its latency.
             self.stats.service = self.stats.latency.clone();
@@ -278,12 +244,7 @@ impl Worker {
         while self.sec < elapsed || last {
             let done = std::mem::replace(
                 &mut self.interval,
-                Interval {
-                    sec: self.sec + 1,
-                    latency: latency_histogram(),
-                    responses: 0,
-                    errors: 0,
-                },
+                Interval { sec: self.sec + 1, latency: latency_histogram(), responses: 0, errors: 0 },
             );
             let _ = self.tx.send(Message::Interval(done));
             self.sec += 1;
@@ -404,12 +365,7 @@ impl Worker {
         match mio::net::TcpStream::connect(self.sh.cfg.addr) {
             Ok(mut s) => {
                 let _ = s.set_nodelay(true);
-                if self
-                    .poll
-                    .registry()
-                    .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)
-                    .is_err()
-                {
+                if self.poll.registry().register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE).is_err() {
                     c.state = State::Down(now + Duration::from_millis(10));
                     self.any_down = true;
                     return;
@@ -511,17 +467,10 @@ impl Worker {
             match c.state {
                 State::Connecting if now.duration_since(c.connect_started) > limit => {
                     self.drop_conn(i, Duration::from_millis(10));
-                    self.connect_failed(
-                        ErrorClass::ConnectTimeout,
-                        "no connection within the timeout",
-                    );
+                    self.connect_failed(ErrorClass::ConnectTimeout, "no connection within the timeout");
                 }
                 State::Busy if now.duration_since(c.sent) > limit => {
-                    self.fail(
-                        i,
-                        ErrorClass::ReadTimeout,
-                        "no complete response within the timeout",
-                    );
+                    self.fail(i, ErrorClass::ReadTimeout, "no complete response within the timeout");
                 }
                 _ => {}
             }
@@ -591,21 +540,9 @@ impl Worker {
                     let started = c.first_byte;
                     match c.parser.at_eof() {
                         Ok(()) => self.complete(i, true, now),
-                        Err("body_short") => self.fail(
-                            i,
-                            ErrorClass::BodyShort,
-                            "the connection closed before the body's end",
-                        ),
-                        Err(_) if !started => self.fail(
-                            i,
-                            ErrorClass::Closed,
-                            "the connection closed before the response",
-                        ),
-                        Err(_) => self.fail(
-                            i,
-                            ErrorClass::Protocol,
-                            "the connection closed inside the response head",
-                        ),
+                        Err("body_short") => self.fail(i, ErrorClass::BodyShort, "the connection closed before the body's end"),
+                        Err(_) if !started => self.fail(i, ErrorClass::Closed, "the connection closed before the response"),
+                        Err(_) => self.fail(i, ErrorClass::Protocol, "the connection closed inside the response head"),
                     }
                     return;
                 }
@@ -613,10 +550,7 @@ impl Worker {
                     if !c.first_byte {
                         c.first_byte = true;
                         if c.measured {
-                            let _ = self
-                                .stats
-                                .ttfb
-                                .record(us(now.saturating_duration_since(c.sent)));
+                            let _ = self.stats.ttfb.record(us(now.saturating_duration_since(c.sent)));
                         }
                     }
                     let data = &self.rbuf[..n];
@@ -635,8 +569,7 @@ impl Worker {
                     } else {
                         // The head came in pieces: gather them on the connection.
                         let before = c.head.len();
-                        c.head
-                            .extend_from_slice(&data[..n.min(MAX_HEAD.saturating_sub(before))]);
+                        c.head.extend_from_slice(&data[..n.min(MAX_HEAD.saturating_sub(before))]);
                         match c.parser.parse_head(&c.head) {
                             Ok(Some(h)) => {
                                 // The bytes of this read that follow the head start the body.
@@ -644,9 +577,7 @@ impl Worker {
                                 c.head.clear();
                                 r
                             }
-                            Ok(None) if c.head.len() >= MAX_HEAD => {
-                                Err("response head larger than 64 KiB".to_string())
-                            }
+                            Ok(None) if c.head.len() >= MAX_HEAD => Err("response head larger than 64 KiB".to_string()),
                             Ok(None) => Ok(Fed::More),
                             Err(e) => Err(e),
                         }
