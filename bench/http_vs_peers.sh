@@ -3,7 +3,8 @@
 #
 #   bench/http_vs_peers.sh            # 3 repetitions x 5 s per cell, medians; RSS of 60 s vs 10 s
 #   bench/http_vs_peers.sh --quick    # smoke test: 1 repetition x 2 s; RSS of 6 s vs 2 s
-#   options: --max-load X   before each repetition wait (at most 3 min) for the 1-min load < X
+#   options: --max-busy P   before each repetition, wait (at most 3 min) until the machine, with
+#                           nothing of ours running, is less than P % busy over 2 s (default 25)
 #            --port N       nginx port (default: the first free one from 18080)
 #
 # nginx (2 workers, access_log off, keepalive_requests 100000000) serves an 800-byte file from a
@@ -12,12 +13,12 @@
 # (nginx, wrk, apache2-utils, time) are installed with apt-get -y.
 set -euo pipefail
 
-REPS=3 DUR=5 RSS_SHORT=10 RSS_LONG=60 MAX_LOAD="" PORT=""
+REPS=3 DUR=5 RSS_SHORT=10 RSS_LONG=60 MAX_BUSY=25 PORT=""
 CS=(10 50 100)
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) REPS=1 DUR=2 RSS_SHORT=2 RSS_LONG=6 ;;
-        --max-load) MAX_LOAD="$2"; shift ;;
+        --max-busy) MAX_BUSY="$2"; shift ;;
         --port) PORT="$2"; shift ;;
         -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
         *) echo "http_vs_peers.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -90,15 +91,25 @@ size=$(curl -s -o /dev/null -w '%{size_download}' "$URL" 2>/dev/null || echo "?"
 [ "$size" = "800" ] || { echo "nginx does not serve 800 bytes at $URL (got '$size')" >&2; exit 1; }
 
 # --- running a client -----------------------------------------------------------------------
-load1() { cut -d' ' -f1 /proc/loadavg; }
-wait_load() {
-    [ -n "$MAX_LOAD" ] || return 0
+# How busy the machine is (% of all CPUs, over 2 s) while none of our clients runs: other work.
+busy() {
+    local a b
+    a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat)
+    sleep 2
+    b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); u = y[1] - x[1]; i = y[2] - x[2]; printf "%.0f", (u + i > 0 ? 100 * u / (u + i) : 0) }'
+}
+BUSY=0
+wait_quiet() {
     local waited=0
-    while awk -v l="$(load1)" -v m="$MAX_LOAD" 'BEGIN { exit !(l >= m) }'; do
-        [ $waited -ge 180 ] && { echo "  (load still $(load1) after 3 min; going on)"; return 0; }
-        sleep 10; waited=$((waited + 10))
+    BUSY=$(busy)
+    while [ "$BUSY" -ge "$MAX_BUSY" ]; do
+        [ $waited -ge 180 ] && { echo "  (still ${BUSY} % busy after 3 min: going on, figures are noisy)"; return 0; }
+        sleep 8; waited=$((waited + 10))
+        BUSY=$(busy)
     done
 }
+conditions() { echo "others ${BUSY} % busy, load $(cut -d' ' -f1-3 /proc/loadavg)"; }
 
 # cmd TOOL MODE C DUR: the client's command line (MODE: ka = keep-alive, close).
 cmd() {
@@ -110,6 +121,8 @@ cmd() {
         ab/close) echo "ab -q -t $d -n 20000000 -c $c $URL" ;;
         perflab/ka) echo "$PERFLAB http -q -c $c -d ${d}s $URL" ;;
         perflab/close) echo "$PERFLAB http -q --no-keepalive -c $c -d ${d}s $URL" ;;
+        perflab1/ka) echo "$PERFLAB http -q -t 1 -c $c -d ${d}s $URL" ;;
+        perflab1/close) echo "$PERFLAB http -q -t 1 --no-keepalive -c $c -d ${d}s $URL" ;;
     esac
 }
 
@@ -128,7 +141,7 @@ run() {
             n=$(awk '/requests in/ { print $1 }' "$out")
             rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
             err=$(awk '/Non-2xx/ { e += $NF } /Socket errors/ { gsub(",", ""); e += $4 + $6 + $8 + $10 } END { print e + 0 }' "$out") ;;
-        ab|perflab)
+        ab|perflab|perflab1)
             n=$(awk '/^Complete requests:/ { print $3 }' "$out")
             rps=$(awk '/^Requests per second:/ { print $4 }' "$out")
             err=$(awk '/^Failed requests:/ { e += $3 } /^Non-2xx responses:/ { e += $3 } END { print e + 0 }' "$out") ;;
@@ -144,18 +157,21 @@ run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-TOOLS=(wrk ab perflab)
+# perflab1 (one worker thread) is an extra row, not part of the goals: it shows what the default of
+# one worker per CPU costs when the client shares two cores with the server.
+TOOLS=(wrk ab perflab perflab1)
 echo "perflab http vs wrk and ab — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"
 echo "target: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') at $URL (800 B), $REPS x ${DUR}s per cell, medians"
-echo "clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), ab $(ab -V | head -1 | awk '{ print $NF }'), perflab $($PERFLAB --version | awk '{ print $2 }')"
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), ab $(ab -V | awk '/Version/ { print $5; exit }'), perflab $($PERFLAB --version | awk '{ print $2 }')"
+BUSY=$(busy)
+echo "at start: $(conditions)"
 echo
 declare -A RPS CPU
 for mode in ka close; do
     echo "== $([ $mode = ka ] && echo keep-alive || echo 'Connection: close') =="
     for rep in $(seq "$REPS"); do
-        wait_load
-        echo "repetition $rep (load $(cut -d' ' -f1-3 /proc/loadavg))"
+        wait_quiet
+        echo "repetition $rep ($(conditions))"
         for c in "${CS[@]}"; do
             for tool in "${TOOLS[@]}"; do
                 read -r r u n e <<<"$(run $tool $mode "$c")"
@@ -184,6 +200,8 @@ label() {
         ab/close) echo "ab" ;;
         perflab/ka) echo "perflab http" ;;
         perflab/close) echo "perflab http --no-keepalive" ;;
+        perflab1/ka) echo "(extra) perflab http -t 1" ;;
+        perflab1/close) echo "(extra) perflab http -t 1 --no-k.." ;;
     esac
 }
 table() {
@@ -214,8 +232,8 @@ rss() {
     /usr/bin/time -v -o "$T/rss.txt" "$PERFLAB" http -q -c 50 -d "${1}s" "$URL" >/dev/null 2>&1 || true
     awk -F': ' '/Maximum resident set size/ { print $2 }' "$T/rss.txt"
 }
-wait_load
-echo "RSS of perflab http -c 50 (load $(cut -d' ' -f1-3 /proc/loadavg))"
+wait_quiet
+echo "RSS of perflab http -c 50 ($(conditions))"
 RS=$(rss "$RSS_SHORT")
 RL=$(rss "$RSS_LONG")
 printf '  %3s s run: %6s KiB max RSS\n  %3s s run: %6s KiB max RSS\n\n' "$RSS_SHORT" "$RS" "$RSS_LONG" "$RL"
@@ -241,4 +259,4 @@ done
 r=$(ratio "$RL" "$RS")
 printf '| %-46s | %-24s | %-4s |\n' "RSS ${RSS_LONG} s run <= 1.1 x RSS ${RSS_SHORT} s run" "$RL / $RS KiB = $r x" "$(verdict "$r" '<=' 1.10)"
 echo
-echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "at end: load $(cut -d' ' -f1-3 /proc/loadavg)"
