@@ -15,7 +15,7 @@ pub use process::ProcessSelector;
 pub use system::Root;
 
 use crate::util::Cancel;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 use system::{Selection, Snapshot};
 
@@ -182,6 +182,8 @@ pub fn group_of(name: &str) -> Option<Group> {
 /// A sampler running on its own thread.
 pub struct BackgroundSampler {
     stop: Cancel,
+    /// Rung by `stop()`, so that the thread sleeps until its next tick instead of polling.
+    bell: Arc<(Mutex<()>, Condvar)>,
     marker: Marker,
     handle: Option<std::thread::JoinHandle<anyhow::Result<()>>>,
 }
@@ -233,6 +235,8 @@ pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) +
     let marker = Marker { inner: inner.clone(), interval: cfg.interval };
     let stop = Cancel::new();
     let stop2 = stop.clone();
+    let bell = Arc::new((Mutex::new(()), Condvar::new()));
+    let bell2 = bell.clone();
     let interval = cfg.interval;
     let handle = std::thread::Builder::new().name("perflab-monitor".into()).spawn(move || loop {
         let due = {
@@ -241,10 +245,13 @@ pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) +
         };
         let now = Instant::now();
         if now < due {
+            let (lock, cv) = &*bell2;
+            let g = lock.lock().unwrap_or_else(|p| p.into_inner());
             if stop2.is_cancelled() || cancel.is_cancelled() {
                 return Ok(());
             }
-            std::thread::sleep((due - now).min(Duration::from_millis(20)));
+            // `stop()` rings the bell; an outside cancel is looked at at least every 250 ms.
+            let _ = cv.wait_timeout(g, (due - now).min(Duration::from_millis(250)));
             continue;
         }
         let mut g = inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -259,7 +266,7 @@ pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) +
         let behind = g.base.elapsed().as_secs_f64() / interval.as_secs_f64();
         g.k = (g.k + 1).max(behind.floor() as u32 + 1);
     })?;
-    Ok(BackgroundSampler { stop, marker, handle: Some(handle) })
+    Ok(BackgroundSampler { stop, bell, marker, handle: Some(handle) })
 }
 
 impl BackgroundSampler {
@@ -268,9 +275,15 @@ impl BackgroundSampler {
         self.marker.clone()
     }
 
+    fn ring(&self) {
+        self.stop.cancel();
+        let _g = self.bell.0.lock().unwrap_or_else(|p| p.into_inner());
+        self.bell.1.notify_all();
+    }
+
     /// Stop sampling and wait for the thread.
     pub fn stop(mut self) -> anyhow::Result<()> {
-        self.stop.cancel();
+        self.ring();
         match self.handle.take().map(|h| h.join()) {
             Some(Ok(r)) => r,
             Some(Err(_)) => Err(anyhow::anyhow!("the monitor thread panicked")),
@@ -281,7 +294,7 @@ impl BackgroundSampler {
 
 impl Drop for BackgroundSampler {
     fn drop(&mut self) {
-        self.stop.cancel();
+        self.ring();
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }

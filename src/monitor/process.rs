@@ -1,13 +1,20 @@
 //! Per-process figures, aggregated over whole process trees (pidstat's formulas).
 //!
-//! Each tick scans `/proc/*/stat` once (this kernel has no `task/*/children`), builds the parent
-//! links, and sums the members of every selector: its pids, the processes whose command line
+//! Each tick lists `/proc` (this kernel has no `task/*/children`) and builds the parent links from
+//! `/proc/PID/stat`. That file is read again only for the processes being followed and for new pids:
+//! a process outside every tree keeps its parent until its parent dies, so its line from an earlier
+//! tick still places it (a full re-read every `FULL_SCAN` catches a reparenting). It then sums the
+//! members of every selector: its pids, the processes whose command line
 //! matches its pattern, and all their descendants, less any subtree that another selector roots
 //! (so the load generator's figures never include the target it started).
 
 use super::parse::{self, PidStat};
 use super::system::Root;
 use std::collections::{HashMap, HashSet};
+use std::time::{Duration, Instant};
+
+/// How often every `/proc/PID/stat` is read again, not only the followed and the new ones.
+const FULL_SCAN: Duration = Duration::from_secs(5);
 
 /// Which processes a group of columns (`proc_<label>_*`) covers.
 #[derive(Clone, Debug)]
@@ -53,6 +60,10 @@ pub struct ProcessTracker {
     hz: f64,
     page_mb: f64,
     me: i32,
+    /// The previous tick's process table, the pids in some tree then, and the last full scan.
+    table: HashMap<i32, PidStat>,
+    followed: HashSet<i32>,
+    full_scan: Option<Instant>,
 }
 
 impl ProcessTracker {
@@ -68,6 +79,9 @@ impl ProcessTracker {
             hz,
             page_mb: page / 1_048_576.0,
             me: std::process::id() as i32,
+            table: HashMap::new(),
+            followed: HashSet::new(),
+            full_scan: None,
         }
     }
 
@@ -97,9 +111,11 @@ impl ProcessTracker {
         }
         let roots: Vec<Vec<i32>> = self.selectors.iter().map(|s| self.roots_of(s, &table)).collect();
         let mut next_prev = HashMap::new();
+        let mut followed = HashSet::new();
         for (i, sel) in self.selectors.iter().enumerate() {
             let fenced: HashSet<i32> = roots.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, r)| r.iter().copied()).collect();
             let members = tree(&roots[i], &children, &fenced);
+            followed.extend(members.iter().copied());
             let (mut rss, mut threads) = (0.0, 0u64);
             let mut d = Counters::default();
             for pid in &members {
@@ -148,14 +164,34 @@ impl ProcessTracker {
         self.prev = next_prev;
         self.prev_uptime_ticks = uptime_ticks;
         self.cmdlines.retain(|k, _| table.get(&k.0).is_some_and(|s| s.starttime == k.1));
+        self.table = table;
+        self.followed = followed;
     }
 
-    fn scan(&self) -> HashMap<i32, PidStat> {
-        let mut out = HashMap::new();
+    /// The process table: pid → its `stat` line, re-read for followed and new pids (and for all
+    /// every `FULL_SCAN`), taken from the previous tick for the others.
+    fn scan(&mut self) -> HashMap<i32, PidStat> {
+        let mut out = HashMap::with_capacity(self.table.len() + 16);
         let Ok(dir) = std::fs::read_dir(self.root.path("proc")) else { return out };
+        let now = Instant::now();
+        let full = self.full_scan.is_none_or(|t| now.duration_since(t) >= FULL_SCAN);
+        if full {
+            self.full_scan = Some(now);
+        }
+        let mut path = String::with_capacity(32);
         for e in dir.flatten() {
-            let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { continue };
-            if let Some(st) = self.root.read(&format!("proc/{pid}/stat")).and_then(|t| parse::pid_stat(&t)) {
+            let name = e.file_name();
+            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+            if !full && !self.followed.contains(&pid) {
+                if let Some(st) = self.table.get(&pid) {
+                    out.insert(pid, *st);
+                    continue;
+                }
+            }
+            path.clear();
+            use std::fmt::Write;
+            let _ = write!(path, "proc/{pid}/stat");
+            if let Some(st) = self.root.read(&path).and_then(|t| parse::pid_stat(&t)) {
                 out.insert(pid, st);
             }
         }
@@ -185,17 +221,28 @@ impl ProcessTracker {
     }
 
     fn counters(&self, pid: i32, st: &PidStat) -> Counters {
-        let status = self.root.read(&format!("proc/{pid}/status")).map(|t| parse::colon_kv(&t)).unwrap_or_default();
-        let io = self.root.read(&format!("proc/{pid}/io")).map(|t| parse::colon_kv(&t)).unwrap_or_default();
+        let status = self.root.read(&format!("proc/{pid}/status")).unwrap_or_default();
+        let io = self.root.read(&format!("proc/{pid}/io")).unwrap_or_default();
         Counters {
             utime: st.utime,
             stime: st.stime,
-            vcs: status.get("voluntary_ctxt_switches").copied().unwrap_or(0),
-            nvcs: status.get("nonvoluntary_ctxt_switches").copied().unwrap_or(0),
-            read: io.get("read_bytes").copied().unwrap_or(0),
-            write: io.get("write_bytes").copied().unwrap_or(0),
+            vcs: colon_field(&status, "voluntary_ctxt_switches").unwrap_or(0),
+            nvcs: colon_field(&status, "nonvoluntary_ctxt_switches").unwrap_or(0),
+            read: colon_field(&io, "read_bytes").unwrap_or(0),
+            write: colon_field(&io, "write_bytes").unwrap_or(0),
         }
     }
+}
+
+/// The number after `key:` in a `key: value` file, without building a map of every line.
+fn colon_field(text: &str, key: &str) -> Option<u64> {
+    text.lines().find_map(|l| {
+        let (k, v) = l.split_once(':')?;
+        if k.trim() != key {
+            return None;
+        }
+        v.split_ascii_whitespace().next()?.parse().ok()
+    })
 }
 
 /// `roots` and their descendants, not entering the subtrees rooted at `fenced` pids.
@@ -220,6 +267,14 @@ fn tree(roots: &[i32], children: &HashMap<i32, Vec<i32>>, fenced: &HashSet<i32>)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn colon_fields_by_exact_name() {
+        let status = "Name:\tsh\nvoluntary_ctxt_switches:\t12\nnonvoluntary_ctxt_switches:\t3\n";
+        assert_eq!(colon_field(status, "voluntary_ctxt_switches"), Some(12));
+        assert_eq!(colon_field(status, "nonvoluntary_ctxt_switches"), Some(3));
+        assert_eq!(colon_field(status, "ctxt_switches"), None);
+    }
 
     #[test]
     fn trees_stop_at_fenced_subtrees() {

@@ -25,12 +25,14 @@ pub struct Conn {
     /// The request counts (its intended time is inside the measured phase).
     pub measured: bool,
     pub parser: Parser,
-    pub buf: Vec<u8>,
-    pub filled: usize,
+    /// A response head that arrived in pieces, kept until it is whole (empty otherwise: reads go
+    /// to the worker's one shared buffer, and only a split head is copied here).
+    pub head: Vec<u8>,
     /// Responses on this connection so far.
     pub responses: u64,
 }
 
+/// The size of a worker's read buffer.
 pub const BUF: usize = 64 << 10;
 
 impl Conn {
@@ -45,8 +47,7 @@ impl Conn {
             first_byte: false,
             measured: false,
             parser: Parser::default(),
-            buf: vec![0; BUF],
-            filled: 0,
+            head: Vec::new(),
             responses: 0,
         }
     }

@@ -50,11 +50,12 @@ impl Parser {
         self.body.is_none()
     }
 
-    /// Try to parse the head from `buf`; Ok(Some(head_len)) when complete.
+    /// Try to parse the head from `buf`; Ok(Some(head_len)) when complete. Only the framing headers
+    /// are looked at, and nothing is allocated.
     pub fn parse_head(&mut self, buf: &[u8]) -> Result<Option<usize>, String> {
-        let mut headers = [httparse::EMPTY_HEADER; 64];
-        let mut resp = httparse::Response::new(&mut headers);
-        let n = match resp.parse(buf) {
+        let mut headers = [std::mem::MaybeUninit::<httparse::Header>::uninit(); 64];
+        let mut resp = httparse::Response::new(&mut []);
+        let n = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, buf, &mut headers) {
             Ok(httparse::Status::Complete(n)) => n,
             Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => return Err("response head larger than 64 KiB".into()),
             Ok(httparse::Status::Partial) => return Ok(None),
@@ -65,18 +66,21 @@ impl Parser {
         let mut length = None;
         let mut chunked = false;
         for h in resp.headers.iter() {
-            if h.name.eq_ignore_ascii_case("content-length") {
-                let v = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
-                length = Some(v.ok_or("invalid Content-Length")?);
-            } else if h.name.eq_ignore_ascii_case("transfer-encoding") {
-                chunked = h.value.to_ascii_lowercase().windows(7).any(|w| w == b"chunked");
-            } else if h.name.eq_ignore_ascii_case("connection") {
-                let v = h.value.to_ascii_lowercase();
-                if v.windows(5).any(|w| w == b"close") {
-                    self.close = true;
-                } else if v.windows(10).any(|w| w == b"keep-alive") {
-                    self.close = false;
+            // Dispatch on the name's length first: most headers are skipped after one comparison.
+            match h.name.len() {
+                14 if h.name.eq_ignore_ascii_case("content-length") => {
+                    let v = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
+                    length = Some(v.ok_or("invalid Content-Length")?);
                 }
+                17 if h.name.eq_ignore_ascii_case("transfer-encoding") => chunked = contains_token(h.value, b"chunked"),
+                10 if h.name.eq_ignore_ascii_case("connection") => {
+                    if contains_token(h.value, b"close") {
+                        self.close = true;
+                    } else if contains_token(h.value, b"keep-alive") {
+                        self.close = false;
+                    }
+                }
+                _ => {}
             }
         }
         let no_body = self.head_request || self.status == 204 || self.status == 304 || (100..200).contains(&self.status);
@@ -95,7 +99,9 @@ impl Parser {
 
     /// Feed body bytes (after the head).
     pub fn feed_body(&mut self, data: &[u8]) -> Result<Fed, String> {
-        let Some(body) = self.body.as_mut() else { return Err("body before head".into()) };
+        let Some(body) = self.body.as_mut() else {
+            return Err("body before head".into());
+        };
         match body {
             Body::Length(left) => {
                 let take = (*left).min(data.len() as u64);
@@ -169,6 +175,11 @@ impl Parser {
     }
 }
 
+/// `word` (lower case) occurs in `value`, ignoring ASCII case.
+fn contains_token(value: &[u8], word: &[u8]) -> bool {
+    value.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -199,6 +210,20 @@ mod tests {
         }
         assert!(done);
         assert_eq!((p.body_bytes, p.close), (9, true));
+    }
+
+    #[test]
+    fn connection_header_in_any_case() {
+        let mut p = Parser::default();
+        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-length: 0\r\n\r\n"), Fed::Done { used: 0 });
+        assert!(p.close);
+        p.reset(false);
+        assert_eq!(whole(&mut p, b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok"), Fed::Done { used: 2 });
+        assert!(!p.close);
+        p.reset(false);
+        let h = p.parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n").expect("ok").expect("complete");
+        assert_eq!(h, 53);
+        assert_eq!(p.feed_body(b"0\r\n\r\n"), Ok(Fed::Done { used: 5 }));
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! One worker thread: an epoll loop (mio) over its share of the connections, driving the closed or the
-//! open model, recording into its own histograms. Nothing is allocated per request.
+//! open model, recording into its own histograms. Nothing is allocated per request: responses are
+//! read into one buffer per worker, and the clock is read once per event.
 
 use super::config::{Arrival, Prepared};
 use super::conn::{Conn, ErrorClass, State, BUF};
-use super::response::Fed;
+use super::response::{Fed, MAX_HEAD};
 use super::timer::Timer;
 use crate::workload::result::latency_histogram;
 use hdrhistogram::Histogram;
@@ -129,6 +130,12 @@ struct Worker {
     inflight: usize,
     max_inflight: usize,
     exhausted: bool,
+    /// Some connection may be down (waiting to reconnect); when false the scan is skipped.
+    any_down: bool,
+    /// The worker's read buffer, shared by its connections.
+    rbuf: Box<[u8]>,
+    /// Open model: the service time differs from the latency, so it has its own histogram.
+    open: bool,
     sec: u32,
     interval: Interval,
     tx: Sender<Message>,
@@ -162,6 +169,9 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
         inflight: 0,
         max_inflight,
         exhausted: false,
+        any_down: true,
+        rbuf: vec![0u8; BUF].into_boxed_slice(),
+        open: sh.cfg.rate.is_some(),
         sec: 0,
         interval: Interval { sec: 0, latency: latency_histogram(), responses: 0, errors: 0 },
         tx,
@@ -185,7 +195,7 @@ impl Worker {
             }
             self.reconnect_due(now);
             self.arrivals(now);
-            self.dispatch();
+            self.dispatch(now);
             self.flush_interval(now, false);
             let timeout = self.timeout(now);
             // epoll waits in whole ms (rounded up): the timerfd wakes the loop when a send is due.
@@ -205,7 +215,7 @@ impl Worker {
                     }
                     continue;
                 }
-                self.on_event(i, ev.is_readable(), ev.is_writable() || ev.is_error());
+                self.on_event(i, ev.is_readable(), ev.is_writable() || ev.is_error(), ev.is_read_closed());
             }
             if now.duration_since(last_scan) >= Duration::from_millis(50) {
                 last_scan = now;
@@ -219,6 +229,10 @@ impl Worker {
             }
         }
         self.stats.dropped += self.queue.iter().filter(|t| **t >= self.sh.measure_from).count() as u64;
+        if !self.open {
+            // Closed model: each request is sent when it is due, so its service time is its latency.
+            self.stats.service = self.stats.latency.clone();
+        }
         self.flush_interval(end, true);
         Ok(())
     }
@@ -293,22 +307,22 @@ impl Worker {
         }
     }
 
-    fn dispatch(&mut self) {
+    fn dispatch(&mut self, now: Instant) {
         while self.inflight < self.max_inflight {
             let Some(i) = self.idle.pop() else { break };
             if self.conns[i].state != State::Idle {
                 continue;
             }
-            if !self.send(i) {
+            if !self.send(i, now) {
                 self.idle.push(i);
                 break;
             }
         }
     }
 
-    /// Start the next request on idle connection `i`; false when there is nothing to send.
-    fn send(&mut self, i: usize) -> bool {
-        let now = Instant::now();
+    /// Start the next request on idle connection `i` (`now`: this event's clock reading); false when
+    /// there is nothing to send.
+    fn send(&mut self, i: usize, now: Instant) -> bool {
         let intended = if self.sh.cfg.rate.is_some() {
             match self.queue.pop_front() {
                 Some(t) => t,
@@ -334,7 +348,7 @@ impl Worker {
         c.measured = intended >= self.sh.measure_from;
         c.first_byte = false;
         c.written = 0;
-        c.filled = 0;
+        c.head.clear();
         c.parser.reset(self.sh.cfg.method == "HEAD");
         c.state = State::Busy;
         self.inflight += 1;
@@ -372,6 +386,7 @@ impl Worker {
                 let _ = s.set_nodelay(true);
                 if self.poll.registry().register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE).is_err() {
                     c.state = State::Down(now + Duration::from_millis(10));
+                    self.any_down = true;
                     return;
                 }
                 c.stream = Some(s);
@@ -380,16 +395,24 @@ impl Worker {
             }
             Err(e) => {
                 c.state = State::Down(now + Duration::from_millis(10));
+                self.any_down = true;
                 self.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
             }
         }
     }
 
     fn reconnect_due(&mut self, now: Instant) {
+        if !self.any_down {
+            return;
+        }
+        self.any_down = false;
         for i in 0..self.conns.len() {
             if let State::Down(at) = self.conns[i].state {
                 if at <= now {
                     self.connect(i);
+                }
+                if matches!(self.conns[i].state, State::Down(_)) {
+                    self.any_down = true;
                 }
             }
         }
@@ -432,13 +455,14 @@ impl Worker {
     /// Drop connection `i` and connect again (after `delay`).
     fn drop_conn(&mut self, i: usize, delay: Duration) {
         let c = &mut self.conns[i];
-        if let Some(mut s) = c.stream.take() {
-            let _ = self.poll.registry().deregister(&mut s);
-        }
+        // Closing the socket (its only descriptor) also removes it from the epoll set: no
+        // EPOLL_CTL_DEL is needed.
+        drop(c.stream.take());
         if c.state == State::Busy {
             self.inflight -= 1;
         }
         c.state = State::Down(Instant::now() + delay);
+        self.any_down = true;
         c.responses = 0;
         if delay.is_zero() {
             self.connect(i);
@@ -472,7 +496,7 @@ impl Worker {
         }
     }
 
-    fn on_event(&mut self, i: usize, readable: bool, writable: bool) {
+    fn on_event(&mut self, i: usize, readable: bool, writable: bool, read_closed: bool) {
         match self.conns[i].state {
             State::Connecting => {
                 let c = &mut self.conns[i];
@@ -494,10 +518,10 @@ impl Worker {
                 }
                 c.state = State::Idle;
                 self.idle.push(i);
-                self.dispatch();
+                self.dispatch(now);
             }
             State::Idle => {
-                if readable {
+                if readable || read_closed {
                     // The server closed an idle keep-alive connection: connect again, no error.
                     let mut probe = [0u8; 1];
                     let closed = match self.conns[i].stream.as_mut().map(|s| s.read(&mut probe)) {
@@ -515,25 +539,26 @@ impl Worker {
                 if writable && self.conns[i].written < self.sh.cfg.request.len() {
                     self.write(i);
                 }
-                if readable && self.conns[i].state == State::Busy {
-                    self.read(i);
+                if (readable || read_closed) && self.conns[i].state == State::Busy {
+                    // One clock reading per event: it times the first byte, the end of the
+                    // response and the send of the next request on this connection.
+                    self.read(i, Instant::now());
                 }
             }
             State::Down(_) => {}
         }
     }
 
-    fn read(&mut self, i: usize) {
+    /// Read what has arrived on connection `i` into the worker's buffer and feed the parser.
+    fn read(&mut self, i: usize, now: Instant) {
         loop {
             let c = &mut self.conns[i];
             let Some(s) = c.stream.as_mut() else { return };
-            let in_head = c.parser.in_head();
-            let dst = if in_head { &mut c.buf[c.filled..] } else { &mut c.buf[..] };
-            match s.read(dst) {
+            match s.read(&mut self.rbuf) {
                 Ok(0) => {
                     let started = c.first_byte;
                     match c.parser.at_eof() {
-                        Ok(()) => self.complete(i, true),
+                        Ok(()) => self.complete(i, true, now),
                         Err("body_short") => self.fail(i, ErrorClass::BodyShort, "the connection closed before the body's end"),
                         Err(_) if !started => self.fail(i, ErrorClass::Closed, "the connection closed before the response"),
                         Err(_) => self.fail(i, ErrorClass::Protocol, "the connection closed inside the response head"),
@@ -544,27 +569,41 @@ impl Worker {
                     if !c.first_byte {
                         c.first_byte = true;
                         if c.measured {
-                            let _ = self.stats.ttfb.record(us(c.sent.elapsed()));
+                            let _ = self.stats.ttfb.record(us(now.saturating_duration_since(c.sent)));
                         }
                     }
-                    let fed = if in_head {
-                        c.filled += n;
-                        match c.parser.parse_head(&c.buf[..c.filled]) {
-                            Ok(Some(h)) => {
-                                let filled = c.filled;
-                                c.filled = 0;
-                                c.parser.feed_body(&c.buf[h..filled])
+                    let data = &self.rbuf[..n];
+                    let fed = if !c.parser.in_head() {
+                        c.parser.feed_body(data)
+                    } else if c.head.is_empty() {
+                        // The usual case: the whole head is in this one read.
+                        match c.parser.parse_head(data) {
+                            Ok(Some(h)) => c.parser.feed_body(&data[h..]),
+                            Ok(None) => {
+                                c.head.extend_from_slice(data);
+                                Ok(Fed::More)
                             }
-                            Ok(None) if c.filled == BUF => Err("response head too large".to_string()),
-                            Ok(None) => Ok(Fed::More),
                             Err(e) => Err(e),
                         }
                     } else {
-                        c.parser.feed_body(&c.buf[..n])
+                        // The head came in pieces: gather them on the connection.
+                        let before = c.head.len();
+                        c.head.extend_from_slice(&data[..n.min(MAX_HEAD.saturating_sub(before))]);
+                        match c.parser.parse_head(&c.head) {
+                            Ok(Some(h)) => {
+                                // The bytes of this read that follow the head start the body.
+                                let r = c.parser.feed_body(&data[h - before..]);
+                                c.head.clear();
+                                r
+                            }
+                            Ok(None) if c.head.len() >= MAX_HEAD => Err("response head larger than 64 KiB".to_string()),
+                            Ok(None) => Ok(Fed::More),
+                            Err(e) => Err(e),
+                        }
                     };
                     match fed {
                         Ok(Fed::Done { .. }) => {
-                            self.complete(i, false);
+                            self.complete(i, false, now);
                             return;
                         }
                         Ok(Fed::More) => {}
@@ -585,16 +624,17 @@ impl Worker {
         }
     }
 
-    /// A whole response arrived on connection `i` (`eof`: its end was the connection's end).
-    fn complete(&mut self, i: usize, eof: bool) {
-        let now = Instant::now();
+    /// A whole response arrived on connection `i` at `now` (`eof`: its end was the connection's end).
+    fn complete(&mut self, i: usize, eof: bool, now: Instant) {
         let c = &mut self.conns[i];
         c.responses += 1;
         if c.measured {
             let st = &mut self.stats;
-            let lat = us(now - c.intended);
+            let lat = us(now.saturating_duration_since(c.intended));
             let _ = st.latency.record(lat);
-            let _ = st.service.record(us(now - c.sent));
+            if self.open {
+                let _ = st.service.record(us(now.saturating_duration_since(c.sent)));
+            }
             let _ = self.interval.latency.record(lat);
             self.interval.responses += 1;
             st.responses += 1;
@@ -612,7 +652,7 @@ impl Worker {
         } else {
             c.state = State::Idle;
             self.idle.push(i);
-            self.dispatch();
+            self.dispatch(now);
         }
     }
 }

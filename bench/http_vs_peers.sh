@@ -1,0 +1,262 @@
+#!/usr/bin/env bash
+# perflab http against wrk and ab, on loopback against nginx (issue 4, "Performance").
+#
+#   bench/http_vs_peers.sh            # 3 repetitions x 5 s per cell, medians; RSS of 60 s vs 10 s
+#   bench/http_vs_peers.sh --quick    # smoke test: 1 repetition x 2 s; RSS of 6 s vs 2 s
+#   options: --max-busy P   before each repetition, wait (at most 3 min) until the machine, with
+#                           nothing of ours running, is less than P % busy over 2 s (default 25)
+#            --port N       nginx port (default: the first free one from 18080)
+#
+# nginx (2 workers, access_log off, keepalive_requests 100000000) serves an 800-byte file from a
+# private config in a temp dir; it is stopped on exit. Each client is run under /usr/bin/time: its
+# CPU per request is (user + sys of the client process) / completed requests. Missing packages
+# (nginx, wrk, apache2-utils, time) are installed with apt-get -y.
+set -euo pipefail
+
+REPS=3 DUR=5 RSS_SHORT=10 RSS_LONG=60 MAX_BUSY=25 PORT=""
+CS=(10 50 100)
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) REPS=1 DUR=2 RSS_SHORT=2 RSS_LONG=6 ;;
+        --max-busy) MAX_BUSY="$2"; shift ;;
+        --port) PORT="$2"; shift ;;
+        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        *) echo "http_vs_peers.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PERFLAB="$ROOT/target/release/perflab"
+
+# --- packages -------------------------------------------------------------------------------
+need=()
+command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || need+=(nginx)
+command -v wrk >/dev/null || need+=(wrk)
+command -v ab >/dev/null || need+=(apache2-utils)
+[ -x /usr/bin/time ] || need+=(time)
+if [ ${#need[@]} -gt 0 ]; then
+    SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+    echo "installing: ${need[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get -y -q install "${need[@]}" >/dev/null ||
+        { $SUDO apt-get -q update >/dev/null && $SUDO apt-get -y -q install "${need[@]}" >/dev/null; }
+fi
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+if [ ! -x "$PERFLAB" ]; then
+    echo "building the release binary"
+    (cd "$ROOT" && cargo build --release -q)
+fi
+
+# --- nginx ----------------------------------------------------------------------------------
+T="$(mktemp -d /tmp/perflab-bench.XXXXXX)"
+chmod 755 "$T"   # nginx's workers run as an unprivileged user
+cleanup() {
+    if [ -s "$T/nginx.pid" ]; then
+        kill -QUIT "$(cat "$T/nginx.pid")" 2>/dev/null || true
+        for _ in 1 2 3 4 5 6 7 8 9 10; do [ -e "$T/nginx.pid" ] || break; sleep 0.2; done
+    fi
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+if [ -z "$PORT" ]; then
+    PORT=18080
+    while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
+fi
+mkdir -p "$T/www" "$T/tmp"
+head -c 800 /dev/zero | tr '\0' 'x' >"$T/www/index.html"
+chmod 644 "$T/www/index.html"
+cat >"$T/nginx.conf" <<EOF
+worker_processes 2;
+pid $T/nginx.pid;
+error_log $T/error.log;
+events { worker_connections 8192; }
+http {
+    access_log off;
+    sendfile on; tcp_nopush on; tcp_nodelay on;
+    keepalive_requests 100000000;
+    keepalive_timeout 120s;
+    client_body_temp_path $T/tmp; proxy_temp_path $T/tmp; fastcgi_temp_path $T/tmp;
+    uwsgi_temp_path $T/tmp; scgi_temp_path $T/tmp;
+    server { listen 127.0.0.1:$PORT; root $T/www; }
+}
+EOF
+"$NGINX" -p "$T" -c "$T/nginx.conf" -g 'daemon on;'
+URL="http://127.0.0.1:$PORT/index.html"
+for _ in $(seq 50); do port_free "$PORT" || break; sleep 0.1; done
+size=$(curl -s -o /dev/null -w '%{size_download}' "$URL" 2>/dev/null || echo "?")
+[ "$size" = "800" ] || { echo "nginx does not serve 800 bytes at $URL (got '$size')" >&2; exit 1; }
+
+# --- running a client -----------------------------------------------------------------------
+# How busy the machine is (% of all CPUs, over 2 s) while none of our clients runs: other work.
+busy() {
+    local a b
+    a=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat)
+    sleep 2
+    b=$(awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9, $5 + $6 }' /proc/stat)
+    awk -v a="$a" -v b="$b" 'BEGIN { split(a, x, " "); split(b, y, " "); u = y[1] - x[1]; i = y[2] - x[2]; printf "%.0f", (u + i > 0 ? 100 * u / (u + i) : 0) }'
+}
+BUSY=0
+wait_quiet() {
+    local waited=0
+    BUSY=$(busy)
+    while [ "$BUSY" -ge "$MAX_BUSY" ]; do
+        [ $waited -ge 180 ] && { echo "  (still ${BUSY} % busy after 3 min: going on, figures are noisy)"; return 0; }
+        sleep 8; waited=$((waited + 10))
+        BUSY=$(busy)
+    done
+}
+conditions() { echo "others ${BUSY} % busy, load $(cut -d' ' -f1-3 /proc/loadavg)"; }
+
+# cmd TOOL MODE C DUR: the client's command line (MODE: ka = keep-alive, close).
+cmd() {
+    local tool=$1 mode=$2 c=$3 d=$4
+    case "$tool/$mode" in
+        wrk/ka) echo "wrk -t2 -c$c -d${d}s $URL" ;;
+        wrk/close) echo "wrk -t2 -c$c -d${d}s -H Connection:close $URL" ;;
+        ab/ka) echo "ab -q -t $d -n 20000000 -c $c -k $URL" ;;
+        ab/close) echo "ab -q -t $d -n 20000000 -c $c $URL" ;;
+        perflab/ka) echo "$PERFLAB http -q -c $c -d ${d}s $URL" ;;
+        perflab/close) echo "$PERFLAB http -q --no-keepalive -c $c -d ${d}s $URL" ;;
+        perflab1/ka) echo "$PERFLAB http -q -t 1 -c $c -d ${d}s $URL" ;;
+        perflab1/close) echo "$PERFLAB http -q -t 1 --no-keepalive -c $c -d ${d}s $URL" ;;
+    esac
+}
+
+# run TOOL MODE C: prints "req_per_s cpu_us_per_req completed errors"
+run() {
+    local tool=$1 mode=$2 c=$3 out="$T/out.txt" tm="$T/time.txt"
+    # wrk needs the header as one argument: build the array by hand for that case.
+    local -a argv
+    read -r -a argv <<<"$(cmd "$tool" "$mode" "$c" "$DUR")"
+    [ "$tool/$mode" = wrk/close ] && argv[5]="Connection: close"
+    /usr/bin/time -f '%U %S' -o "$tm" "${argv[@]}" >"$out" 2>&1 || true
+    local cpu n rps err
+    cpu=$(awk '{ print $1 + $2 }' "$tm" | tail -1)
+    case $tool in
+        wrk)
+            n=$(awk '/requests in/ { print $1 }' "$out")
+            rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
+            err=$(awk '/Non-2xx/ { e += $NF } /Socket errors/ { gsub(",", ""); e += $4 + $6 + $8 + $10 } END { print e + 0 }' "$out") ;;
+        ab|perflab|perflab1)
+            n=$(awk '/^Complete requests:/ { print $3 }' "$out")
+            rps=$(awk '/^Requests per second:/ { print $4 }' "$out")
+            err=$(awk '/^Failed requests:/ { e += $3 } /^Non-2xx responses:/ { e += $3 } END { print e + 0 }' "$out") ;;
+    esac
+    if [ -z "$n" ] || [ -z "$rps" ] || [ "$n" = 0 ]; then
+        echo "  $tool $mode c=$c produced no result:" >&2
+        sed 's/^/    /' "$out" | tail -5 >&2
+        echo "0 0 0 0"
+        return
+    fi
+    awk -v r="$rps" -v c="$cpu" -v n="$n" -v e="$err" 'BEGIN { printf "%.0f %.2f %d %d\n", r, c * 1e6 / n, n, e }'
+}
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# perflab1 (one worker thread) is an extra row, not part of the goals: it shows what the default of
+# one worker per CPU costs when the client shares two cores with the server.
+TOOLS=(wrk ab perflab perflab1)
+echo "perflab http vs wrk and ab — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"
+echo "target: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') at $URL (800 B), $REPS x ${DUR}s per cell, medians"
+echo "clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), ab $(ab -V | awk '/Version/ { print $5; exit }'), perflab $($PERFLAB --version | awk '{ print $2 }')"
+BUSY=$(busy)
+echo "at start: $(conditions)"
+echo
+declare -A RPS CPU
+for mode in ka close; do
+    echo "== $([ $mode = ka ] && echo keep-alive || echo 'Connection: close') =="
+    for rep in $(seq "$REPS"); do
+        wait_quiet
+        echo "repetition $rep ($(conditions))"
+        for c in "${CS[@]}"; do
+            for tool in "${TOOLS[@]}"; do
+                read -r r u n e <<<"$(run $tool $mode "$c")"
+                printf '  %-8s c=%-4s %9s req/s %7s us/req  (%s done, %s errors)\n' "$tool" "$c" "$r" "$u" "$n" "$e"
+                RPS[$mode,$tool,$c]+="$r "
+                CPU[$mode,$tool,$c]+="$u "
+                sleep 1
+            done
+        done
+    done
+    echo
+done
+
+med() { tr ' ' '\n' <<<"$1" | sed '/^$/d' | median; }
+declare -A MR MC
+for key in "${!RPS[@]}"; do
+    MR[$key]=$(med "${RPS[$key]}")
+    MC[$key]=$(med "${CPU[$key]}")
+done
+
+label() {
+    case "$1/$2" in
+        wrk/ka) echo "wrk -t2" ;;
+        wrk/close) echo "wrk -t2 -H 'Connection: close'" ;;
+        ab/ka) echo "ab -k" ;;
+        ab/close) echo "ab" ;;
+        perflab/ka) echo "perflab http" ;;
+        perflab/close) echo "perflab http --no-keepalive" ;;
+        perflab1/ka) echo "(extra) perflab http -t 1" ;;
+        perflab1/close) echo "(extra) perflab http -t 1 --no-k.." ;;
+    esac
+}
+table() {
+    local mode=$1 title=$2
+    echo "$title: median req/s (ratio to wrk) | client CPU us/req"
+    printf '| %-28s |' client
+    for c in "${CS[@]}"; do printf ' %-18s |' "c=$c"; done
+    printf ' %-20s |\n' "CPU us/req (c=$(IFS=/; echo "${CS[*]}"))"
+    printf '|%s|' "------------------------------"
+    for _ in "${CS[@]}"; do printf '%s|' "--------------------"; done
+    printf '%s|\n' "----------------------"
+    for tool in "${TOOLS[@]}"; do
+        printf '| %-28s |' "$(label $tool $mode)"
+        local cpus=""
+        for c in "${CS[@]}"; do
+            printf ' %-18s |' "$(awk -v r="${MR[$mode,$tool,$c]}" -v w="${MR[$mode,wrk,$c]}" 'BEGIN { printf "%d (%.2f)", r, (w > 0 ? r / w : 0) }')"
+            cpus+="${MC[$mode,$tool,$c]} / "
+        done
+        printf ' %-20s |\n' "${cpus% / }"
+    done
+    echo
+}
+table ka "Keep-alive"
+table close "Connection: close"
+
+# --- RSS: a long run against a short one ------------------------------------------------------
+rss() {
+    /usr/bin/time -v -o "$T/rss.txt" "$PERFLAB" http -q -c 50 -d "${1}s" "$URL" >/dev/null 2>&1 || true
+    awk -F': ' '/Maximum resident set size/ { print $2 }' "$T/rss.txt"
+}
+wait_quiet
+echo "RSS of perflab http -c 50 ($(conditions))"
+RS=$(rss "$RSS_SHORT")
+RL=$(rss "$RSS_LONG")
+printf '  %3s s run: %6s KiB max RSS\n  %3s s run: %6s KiB max RSS\n\n' "$RSS_SHORT" "$RS" "$RSS_LONG" "$RL"
+
+# --- goals ----------------------------------------------------------------------------------
+verdict() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN { ok = (op == ">=") ? (a >= b) : (a <= b); print ok ? "PASS" : "MISS" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+echo "Goals (issue 4), medians of $REPS x ${DUR}s"
+printf '| %-46s | %-24s | %-4s |\n' goal measured result
+printf '|%s|%s|%s|\n' "------------------------------------------------" "--------------------------" "------"
+for c in "${CS[@]}"; do
+    r=$(ratio "${MR[ka,perflab,$c]}" "${MR[ka,wrk,$c]}")
+    printf '| %-46s | %-24s | %-4s |\n' "keep-alive req/s >= 1.10 x wrk, c=$c" "$r x" "$(verdict "$r" '>=' 1.10)"
+done
+for c in "${CS[@]}"; do
+    r=$(ratio "${MC[ka,perflab,$c]}" "${MC[ka,ab,$c]}")
+    printf '| %-46s | %-24s | %-4s |\n' "client CPU/req <= 0.8 x ab -k, c=$c" "${MC[ka,perflab,$c]} vs ${MC[ka,ab,$c]} us = $r x" "$(verdict "$r" '<=' 0.80)"
+done
+for c in "${CS[@]}"; do
+    r=$(ratio "${MR[close,perflab,$c]}" "${MR[close,wrk,$c]}")
+    printf '| %-46s | %-24s | %-4s |\n' "Connection: close req/s >= 1.0 x wrk, c=$c" "$r x" "$(verdict "$r" '>=' 1.00)"
+done
+r=$(ratio "$RL" "$RS")
+printf '| %-46s | %-24s | %-4s |\n' "RSS ${RSS_LONG} s run <= 1.1 x RSS ${RSS_SHORT} s run" "$RL / $RS KiB = $r x" "$(verdict "$r" '<=' 1.10)"
+echo
+echo "at end: load $(cut -d' ' -f1-3 /proc/loadavg)"
