@@ -48,7 +48,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let label = args.plan.display().to_string();
     let source = std::fs::read_to_string(&args.plan)
         .map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
-    let plan = crate::plan::parse_str(&source, &label)?;
+    let mut plan = crate::plan::parse_str(&source, &label)?;
+    use_this_perflab(&mut plan);
     let trials = crate::plan::expand(&plan);
     if args.dry_run {
         print!("{}", crate::plan::dry_run_listing(&plan, &trials));
@@ -56,14 +57,25 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     }
     let quiet = args.quiet || args.json;
     let exp = super::from_plan::build(&plan, &trials, &label)?;
-    let opts = RunOptions { runs_dir: args.runs_dir, resume: args.resume, quiet, fail_fast: args.fail_fast };
+    let opts = RunOptions {
+        runs_dir: args.runs_dir,
+        resume: args.resume,
+        quiet,
+        fail_fast: args.fail_fast,
+    };
     let outcome = execute_with_signals(exp, &opts)?;
-    let reports = if outcome.status != "interrupted" { write_report(&outcome.dir) } else { Vec::new() };
+    let reports = if !matches!(outcome.status.as_str(), "interrupted" | "skipped") {
+        write_report(&outcome.dir)
+    } else {
+        Vec::new()
+    };
     if args.json {
         println!("{}", outcome_json(&outcome, &reports));
     } else {
         print_outcome(&outcome);
-        reports.iter().for_each(|p| println!("report: {}", p.display()));
+        reports
+            .iter()
+            .for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
 }
@@ -83,36 +95,91 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         crate::util::duration::format(estimate(&plan, trials.len()))
     );
     let exp = super::from_plan::build(&plan, &trials, "demo.toml")?;
-    let opts = RunOptions { runs_dir: args.runs_dir, resume: None, quiet: args.quiet, fail_fast: false };
+    let opts = RunOptions {
+        runs_dir: args.runs_dir,
+        resume: None,
+        quiet: args.quiet,
+        fail_fast: false,
+    };
     let outcome = execute_with_signals(exp, &opts)?;
     print_outcome(&outcome);
     if outcome.status != "interrupted" {
-        write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
+        write_report(&outcome.dir)
+            .iter()
+            .for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
+}
+
+/// A target whose program is `perflab` (e.g. `perflab serve` in examples/) runs this very binary
+/// when no `perflab` is on PATH, so the examples work from `cargo run --release -- run ...`.
+fn use_this_perflab(plan: &mut crate::plan::Plan) {
+    let Ok(me) = std::env::current_exe() else {
+        return;
+    };
+    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
+        if let crate::plan::Command::Argv(argv) = &mut t.command {
+            let path = t
+                .env
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.as_str());
+            if argv.first().is_some_and(|a| a == "perflab")
+                && crate::workload::exec::preflight::find_program("perflab", t.cwd.as_deref(), path)
+                    .is_none()
+            {
+                argv[0] = me.display().to_string();
+            }
+        }
+    }
 }
 
 /// The embedded demo plan with perflab's own path and a port filled in.
 pub fn demo_plan(port: u16) -> anyhow::Result<String> {
     let exe = std::env::current_exe()?;
-    let port = if port == 0 { std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port() } else { port };
-    Ok(include_str!("demo.toml").replace("{{PERFLAB}}", &exe.display().to_string()).replace("{{PORT}}", &port.to_string()))
+    let port = if port == 0 {
+        std::net::TcpListener::bind("127.0.0.1:0")?
+            .local_addr()?
+            .port()
+    } else {
+        port
+    };
+    Ok(include_str!("demo.toml")
+        .replace("{{PERFLAB}}", &exe.display().to_string())
+        .replace("{{PORT}}", &port.to_string()))
 }
 
 fn estimate(plan: &crate::plan::Plan, trials: usize) -> std::time::Duration {
     let p = &plan.phases;
-    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300)) * trials as u32
+    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300))
+        * trials as u32
 }
 
-fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
+fn execute_with_signals(
+    exp: super::experiment::Experiment,
+    opts: &RunOptions,
+) -> anyhow::Result<RunOutcome> {
     let cancel = Cancel::on_signals()?;
     execute(exp, opts, &cancel)
 }
 
 fn print_outcome(o: &RunOutcome) {
-    let mut line = format!("run {}: {} trial(s) ok, {} failed", o.status, o.trials_ok, o.trials_failed);
+    for n in &o.notes {
+        println!("note: {n}");
+    }
+    if o.status == "skipped" {
+        println!("nothing was run: every trial's variant was skipped");
+        return;
+    }
+    let mut line = format!(
+        "run {}: {} trial(s) ok, {} failed",
+        o.status, o.trials_ok, o.trials_failed
+    );
     if !o.thresholds_failed.is_empty() {
-        line.push_str(&format!(", {} threshold(s) broken", o.thresholds_failed.len()));
+        line.push_str(&format!(
+            ", {} threshold(s) broken",
+            o.thresholds_failed.len()
+        ));
     }
     println!("{line}");
     for t in &o.thresholds_failed {
@@ -120,7 +187,10 @@ fn print_outcome(o: &RunOutcome) {
     }
     println!("stored in {}", o.dir.display());
     if o.status == "interrupted" {
-        println!("resume with: perflab run --resume {} <plan>", shell_path(&o.dir));
+        println!(
+            "resume with: perflab run --resume {} <plan>",
+            shell_path(&o.dir)
+        );
     }
 }
 
@@ -147,6 +217,7 @@ fn outcome_json(o: &RunOutcome, reports: &[PathBuf]) -> String {
         "trials_ok": o.trials_ok,
         "trials_failed": o.trials_failed,
         "thresholds_failed": o.thresholds_failed,
+        "notes": o.notes,
         "exit_code": o.exit_code(),
         "reports": reports.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     })
