@@ -23,8 +23,8 @@ pub fn run_all(kind: &str, variant: &str, commands: &[String]) -> anyhow::Result
     Ok(())
 }
 
-/// The variants whose `skip_unless` preconditions fail here, each with a one-line reason (the
-/// command and the last line it printed on stderr, or its exit status).
+/// The variants whose `skip_unless` preconditions fail here, each with a one-line reason: the last
+/// line the check printed on stderr, or the command and its exit status when it printed nothing.
 pub fn unmet_preconditions(
     hooks: &std::collections::BTreeMap<String, Hooks>,
 ) -> Vec<(String, String)> {
@@ -41,7 +41,7 @@ pub fn unmet_preconditions(
                 Ok(o) => {
                     let err = String::from_utf8_lossy(&o.stderr);
                     match err.lines().rev().map(str::trim).find(|l| !l.is_empty()) {
-                        Some(line) => format!("`{c}` failed: {line}"),
+                        Some(line) => line.to_string(),
                         None => format!("`{c}` failed ({})", o.status),
                     }
                 }
