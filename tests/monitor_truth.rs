@@ -64,6 +64,7 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
     let ncpu = perflab::util::cpus::online_cpus().len();
     let quiet = wait_for_quiet();
     let started = Instant::now();
+    #[allow(clippy::zombie_processes)] // reaped below with wait4, for its rusage
     let mut busy = Command::new("sh")
         .args(["-c", "while :; do :; done"])
         .spawn()
