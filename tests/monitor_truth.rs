@@ -22,7 +22,15 @@ fn samples_of(out: &str) -> Vec<serde_json::Value> {
 
 /// Whole-machine busy % over `window`, from /proc/stat (user+nice+system+irq+softirq+steal).
 fn machine_busy_pct(window: Duration) -> f64 {
-    let read = || -> (u64, u64) {
+    let (b0, t0) = proc_stat_busy();
+    std::thread::sleep(window);
+    let (b1, t1) = proc_stat_busy();
+    100.0 * (b1 - b0) as f64 / (t1 - t0).max(1) as f64
+}
+
+/// (busy, total) jiffies of the whole machine, read directly (not through perflab).
+fn proc_stat_busy() -> (u64, u64) {
+    {
         let t = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
         let f: Vec<u64> = t
             .lines()
@@ -35,11 +43,7 @@ fn machine_busy_pct(window: Duration) -> f64 {
         let idle = f[3] + f.get(4).copied().unwrap_or(0);
         let total: u64 = f.iter().take(8).sum();
         (total - idle, total)
-    };
-    let (b0, t0) = read();
-    std::thread::sleep(window);
-    let (b1, t1) = read();
-    100.0 * (b1 - b0) as f64 / (t1 - t0).max(1) as f64
+    }
 }
 
 /// Wait (up to 90 s) until the machine is below 15 % busy: the busy-loop answers (50 % of two cores,
@@ -70,6 +74,7 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
         .spawn()
         .expect("spawn busy loop");
     std::thread::sleep(Duration::from_millis(300));
+    let stat0 = proc_stat_busy();
     let out = Command::new(BIN)
         .args([
             "monitor",
@@ -84,6 +89,9 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
         .arg(busy.id().to_string())
         .output()
         .expect("run monitor");
+    let stat1 = proc_stat_busy();
+    // The whole machine over the monitor's run, read directly from /proc/stat (not through perflab).
+    let machine = 100.0 * (stat1.0 - stat0.0) as f64 / (stat1.1 - stat0.1).max(1) as f64;
     // The loop's own account of its CPU share over its whole life (wait4's rusage): the answer for
     // `--pid` whatever else the machine does.
     let _ = busy.kill();
@@ -105,15 +113,14 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
     let mean = |k: &str| rows.iter().filter_map(|r| r[k].as_f64()).sum::<f64>() / rows.len() as f64;
     let proc_cpu = mean(&format!("proc_{}_cpu_pct", busy.id()));
     let total = mean("cpu_busy_pct");
+    // Whatever else runs: the monitor agrees with the loop's own account and with /proc/stat.
     assert!((proc_cpu - own_pct).abs() <= 12.0, "the busy process: monitor {proc_cpu:.1} %, its own rusage {own_pct:.1} % (want equal ± 12)");
-    if !quiet {
-        // Others hold CPUs: the answers below assume an idle machine; what still holds is that the
-        // machine is at least as busy as the loop makes it.
-        eprintln!("note: not an idle machine, so 100 ± 12 % (process) and 50 ± 12 % (total) are not checked; the process got {own_pct:.0} % by its own account and the monitor read {proc_cpu:.0} %");
-        assert!(
-            total + 12.0 >= proc_cpu / ncpu as f64,
-            "total {total:.1} % vs the loop's {proc_cpu:.1} % of one core"
-        );
+    assert!((total - machine).abs() <= 12.0, "total CPU busy: monitor {total:.1} %, /proc/stat over the same run {machine:.1} % (want equal ± 12)");
+    // Others' share of the machine while it ran (the loop's is own_pct / ncpu).
+    let others = machine - own_pct / ncpu as f64;
+    if !quiet || others > 10.0 {
+        // The answers below assume an otherwise idle machine; say plainly that they were not checked.
+        eprintln!("note: not an idle machine (others used {others:.0} % of it during the run), so 100 ± 12 % (process) and 50 ± 12 % (total) are not checked; the process got {own_pct:.0} % by its own account, the monitor read {proc_cpu:.0} % and a total of {total:.0} %");
         return;
     }
     assert!(
@@ -132,17 +139,22 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
     }
 }
 
-/// Not a test of its own: run as a child (PERFLAB_TEST_CHILD=alloc) it allocates and touches 1 GiB,
-/// says "ready", and holds it until its stdin closes.
+/// Not a test of its own: run as a child (PERFLAB_TEST_CHILD=alloc) it says "started", waits for a
+/// line on stdin, allocates and touches 1 GiB, says "ready", and holds it until its stdin closes.
 #[test]
 fn child_alloc() {
     if std::env::var("PERFLAB_TEST_CHILD").as_deref() != Ok("alloc") {
         return;
     }
+    // Allocate only when told to, so the parent's "before" reading precedes every page.
+    println!("started");
+    let _ = std::io::stdout().flush();
+    let mut line = String::new();
+    let _ = std::io::stdin().read_line(&mut line);
     let v = vec![7u8; 1 << 30];
     println!("ready {}", v[v.len() - 1]);
     let _ = std::io::stdout().flush();
-    let mut line = String::new();
+    line.clear();
     let _ = std::io::stdin().read_line(&mut line);
     drop(v);
 }
@@ -155,9 +167,9 @@ fn sample(s: &mut Sampler) -> Sample {
     }
 }
 
-#[test]
-fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
-    let _g = lock();
+/// One child allocating 1 GiB: (its RSS change, used memory change, how much used memory drifted
+/// by itself in the second before and the second after), all in MB.
+fn alloc_once() -> (f64, f64, f64) {
     let mut child = Command::new(std::env::current_exe().expect("exe"))
         .args([
             "--exact",
@@ -177,36 +189,67 @@ fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
         per_cpu: false,
         ..MonitorConfig::default()
     };
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut wait_for = |word: &str| {
+        let mut line = String::new();
+        while !line.contains(word) {
+            line.clear();
+            if out.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+        }
+        assert!(line.contains(word), "the child said {word:?}: {line:?}");
+    };
+    wait_for("started");
     let mut s = Sampler::new(&cfg).expect("sampler");
     s.sample().expect("prime");
-    std::thread::sleep(Duration::from_millis(100));
+    std::thread::sleep(Duration::from_secs(1));
+    let still0 = sample(&mut s);
+    std::thread::sleep(Duration::from_secs(1));
     let before = sample(&mut s);
-    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let mut line = String::new();
-    while !line.contains("ready ") && Instant::now() < deadline {
-        line.clear();
-        if out.read_line(&mut line).unwrap_or(0) == 0 {
-            break;
-        }
-    }
-    assert!(line.contains("ready "), "the child allocated: {line:?}");
+    let mut stdin = child.stdin.take().expect("stdin");
+    writeln!(stdin, "go").expect("tell the child to allocate");
+    stdin.flush().expect("flush");
+    wait_for("ready ");
     std::thread::sleep(Duration::from_millis(100));
     let after = sample(&mut s);
-    drop(child.stdin.take());
+    std::thread::sleep(Duration::from_secs(1));
+    let still1 = sample(&mut s);
+    drop(stdin);
     let _ = child.wait();
-    let gib_mb = 1024.0;
-    let used = after.get("mem_used_mb").expect("used") - before.get("mem_used_mb").expect("used");
+    let u = |x: &Sample| x.get("mem_used_mb").expect("used");
+    let used = u(&after) - u(&before);
+    let drift = (u(&before) - u(&still0))
+        .abs()
+        .max((u(&still1) - u(&after)).abs());
     let rss = after.get("proc_child_rss_mb").expect("rss")
         - before.get("proc_child_rss_mb").expect("rss");
-    assert!(
-        (rss - gib_mb).abs() <= 0.1 * gib_mb,
-        "RSS moved by {rss:.0} MB (want 1024 ± 10 %)"
-    );
-    assert!(
-        (used - gib_mb).abs() <= 0.1 * gib_mb,
-        "used memory moved by {used:.0} MB (want 1024 ± 10 %)"
-    );
+    (rss, used, drift)
+}
+
+#[test]
+fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
+    let _g = lock();
+    let gib_mb = 1024.0;
+    // Used memory moves by the child's 1 GiB only if nothing else allocates or frees meanwhile (other
+    // sessions' builds share this machine): up to 3 attempts, judged by used memory holding within
+    // 30 MB by itself in the second before and the second after the allocation.
+    for attempt in 1..=3 {
+        let (rss, used, drift) = alloc_once();
+        assert!(
+            (rss - gib_mb).abs() <= 0.1 * gib_mb,
+            "RSS moved by {rss:.0} MB (want 1024 ± 10 %)"
+        );
+        if drift <= 30.0 {
+            assert!(
+                (used - gib_mb).abs() <= 0.1 * gib_mb,
+                "used memory moved by {used:.0} MB (want 1024 ± 10 %; it drifted {drift:.0} MB by itself around it)"
+            );
+            return;
+        }
+        eprintln!("note: attempt {attempt}: used memory drifted {drift:.0} MB by itself around the allocation (it moved by {used:.0} MB)");
+    }
+    eprintln!("note: the machine never held still for the used-memory check (1024 ± 10 %); only the RSS check was made");
 }
 
 #[test]
@@ -219,7 +262,25 @@ fn a_child_that_forks_3_more_is_counted_as_4_processes_with_match() {
         ])
         .spawn()
         .expect("spawn");
-    std::thread::sleep(Duration::from_millis(300));
+    // Wait until the shell has forked its 3 children (read from /proc directly).
+    let children_of = |ppid: u32| -> usize {
+        std::fs::read_dir("/proc")
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+                    .filter(|st| {
+                        st.rsplit_once(") ").and_then(|(_, rest)| {
+                            rest.split_whitespace().nth(1)?.parse::<u32>().ok()
+                        }) == Some(ppid)
+                    })
+                    .count()
+            })
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while children_of(sh.id()) < 3 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let out = Command::new(BIN)
         .args([
             "monitor",
