@@ -215,3 +215,30 @@ fn a_previous_runs_report_file_is_never_read() {
     assert!(r.metric("cpu_bogo_ops").is_none());
     assert!(!stale.exists());
 }
+
+/// A plan's exact `"${n}"` substitutes a typed value: an integer in the argv list is its text.
+#[test]
+fn numbers_in_an_argv_list_are_arguments() {
+    let cfg: ExecConfig = toml::from_str(
+        "command = [\"stress-ng\", \"--cpu\", 2, \"--cpu-load\", 90.5, \"--x\", true]",
+    )
+    .expect("decode");
+    assert_eq!(
+        cfg.command,
+        perflab::workload::exec::CommandSpec::Argv(
+            [
+                "stress-ng",
+                "--cpu",
+                "2",
+                "--cpu-load",
+                "90.5",
+                "--x",
+                "true"
+            ]
+            .map(String::from)
+            .to_vec()
+        )
+    );
+    let bad: Result<ExecConfig, _> = toml::from_str("command = [\"ls\", { a = 1 }]");
+    assert!(bad.is_err(), "a table is not an argument");
+}

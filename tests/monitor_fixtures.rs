@@ -6,17 +6,31 @@ use perflab::monitor::Group;
 use std::path::PathBuf;
 
 fn fixture(case: &str, t: &str) -> Snapshot {
-    let root = Root(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/proc").join(case).join(t));
+    let root = Root(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/proc")
+            .join(case)
+            .join(t),
+    );
     Snapshot::read(&root, &|_: Group| true, &selection())
 }
 
 fn selection() -> Selection {
-    Selection { per_cpu: true, ..Selection::default() }
+    Selection {
+        per_cpu: true,
+        ..Selection::default()
+    }
 }
 
 fn interval(case: &str, dt: f64) -> Vec<(String, f64)> {
     let mut out = Vec::new();
-    figures(&fixture(case, "t0"), &fixture(case, "t1"), dt, &selection(), &mut out);
+    figures(
+        &fixture(case, "t0"),
+        &fixture(case, "t1"),
+        dt,
+        &selection(),
+        &mut out,
+    );
     out
 }
 
@@ -34,7 +48,15 @@ fn near(v: &[(String, f64)], name: &str, want: f64) {
 fn cpu_figures_follow_mpstat() {
     let v = interval("basic", 2.0);
     // Δ: user 60, system 20, idle 100, irq 10, softirq 10 → 200 ticks.
-    for (n, want) in [("user", 30.0), ("system", 10.0), ("idle", 50.0), ("irq", 5.0), ("softirq", 5.0), ("iowait", 0.0), ("busy", 50.0)] {
+    for (n, want) in [
+        ("user", 30.0),
+        ("system", 10.0),
+        ("idle", 50.0),
+        ("irq", 5.0),
+        ("softirq", 5.0),
+        ("iowait", 0.0),
+        ("busy", 50.0),
+    ] {
         near(&v, &format!("cpu_{n}_pct"), want);
     }
     near(&v, "cpu0_busy_pct", 100.0);
@@ -67,12 +89,19 @@ fn disk_figures_follow_iostat_and_skip_virtual_devices() {
     near(&v, "disk_vda_reads_per_s", 50.0);
     near(&v, "disk_vda_writes_per_s", 100.0);
     near(&v, "disk_vda_read_mbps", 0.5); // 2048 sectors = 1 MiB over 2 s
-    near(&v, "disk_vda_write_mbps", 404_000.0 * 512.0 / 1_048_576.0 / 2.0);
+    near(
+        &v,
+        "disk_vda_write_mbps",
+        404_000.0 * 512.0 / 1_048_576.0 / 2.0,
+    );
     near(&v, "disk_vda_r_await_ms", 1.0);
     near(&v, "disk_vda_w_await_ms", 2.0);
     near(&v, "disk_vda_util_pct", 25.0);
     near(&v, "disk_vda_aqu_sz", 0.5);
-    assert!(get(&v, "disk_loop0_reads_per_s").is_none(), "loop devices are left out");
+    assert!(
+        get(&v, "disk_loop0_reads_per_s").is_none(),
+        "loop devices are left out"
+    );
 }
 
 #[test]
@@ -89,19 +118,35 @@ fn network_tcp_and_pressure() {
     near(&v, "tcp_established", 7.0);
     near(&v, "psi_cpu_some_avg10_pct", 2.5);
     near(&v, "psi_cpu_some_pct", 25.0);
-    assert!(get(&v, "psi_mem_some_avg10_pct").is_none(), "a file the machine lacks gives no column, never 0");
-    assert!(v.iter().all(|(n, _)| !n.starts_with("temp_")), "no thermal zones here: no temperature columns");
+    assert!(
+        get(&v, "psi_mem_some_avg10_pct").is_none(),
+        "a file the machine lacks gives no column, never 0"
+    );
+    assert!(
+        v.iter().all(|(n, _)| !n.starts_with("temp_")),
+        "no thermal zones here: no temperature columns"
+    );
 }
 
 #[test]
-fn a_counter_that_goes_backward_makes_its_figures_missing_not_zero() {
+fn a_counter_that_wraps_is_counted_and_one_that_resets_is_missing_not_zero() {
     let v = interval("wrap", 1.0);
+    // ctxt 5000 -> 100: a reset, not a wrap: missing for this interval.
     assert!(get(&v, "ctxt_per_s").is_none(), "ctxt went backward");
-    assert!(v.iter().all(|(n, _)| !n.starts_with("net_eth0_")), "eth0's counters went backward");
+    // eth0 rx_bytes 4294967000 -> 1000 while its packets went up: a 32-bit counter wrapped, so
+    // 2^32 - 4294967000 + 1000 = 1296 bytes were received (sysstat's unsigned difference).
+    near(&v, "net_eth0_rx_mbitps", 1296.0 * 8.0 / 1e6);
+    near(&v, "net_eth0_rx_pkts_per_s", 500.0);
     near(&v, "cpu_busy_pct", 50.0);
     // The next interval starts from the new values.
     let mut next = Vec::new();
-    figures(&fixture("wrap", "t1"), &fixture("wrap", "t1"), 1.0, &selection(), &mut next);
+    figures(
+        &fixture("wrap", "t1"),
+        &fixture("wrap", "t1"),
+        1.0,
+        &selection(),
+        &mut next,
+    );
     near(&next, "ctxt_per_s", 0.0);
 }
 
@@ -117,4 +162,43 @@ fn a_snapshot_captured_on_a_real_machine_parses() {
     figures(&s, &s, 1.0, &selection(), &mut v);
     near(&v, "ctxt_per_s", 0.0);
     assert!(get(&v, "mem_used_pct").is_some_and(|p| (0.0..=100.0).contains(&p)));
+}
+
+#[test]
+fn wrap_and_reset_rules() {
+    use perflab::monitor::system::delta;
+    assert_eq!(delta(10, 25), Some(15));
+    assert_eq!(delta(u32::MAX as u64 - 5, 10), Some(16), "32-bit wrap");
+    assert_eq!(delta(u64::MAX - 5, 10), Some(16), "64-bit wrap");
+    assert_eq!(
+        delta(5000, 100),
+        None,
+        "a small counter going back is a reset"
+    );
+    assert_eq!(
+        delta(3_000_000_000, 2_999_999_990),
+        None,
+        "a decrease near the top is not a wrap"
+    );
+    assert_eq!(
+        delta(1 << 40, 7),
+        None,
+        "a 64-bit counter far from its top reset"
+    );
+}
+
+/// Free pages in the per-CPU lists (`/proc/zoneinfo` pagesets) are counted as free: MemFree leaves
+/// them out, and on 6.x kernels they can hold hundreds of MB.
+#[test]
+fn per_cpu_free_pages_count_as_free() {
+    let zoneinfo = "Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n              count: 10\n              high:  0\n    cpu: 1\n              count: 6\n\
+Node 0, zone    DMA32\n  pages free     1000\n  pagesets\n    cpu: 0\n              count: 25600\n              high:  30000\n    cpu: 1\n              count: 0\n";
+    assert_eq!(
+        perflab::monitor::parse::zoneinfo_pcp_pages(zoneinfo),
+        Some(25616)
+    );
+    assert_eq!(
+        perflab::monitor::parse::zoneinfo_pcp_pages("Node 0, zone DMA\n  pages free 1\n"),
+        None
+    );
 }

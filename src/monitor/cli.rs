@@ -62,9 +62,13 @@ struct Setup {
 }
 
 fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
-    let interval = crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
+    let interval =
+        crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
     if interval < Duration::from_millis(10) {
-        return Err(usage(format!("--interval {} is too short: the minimum is 10ms", a.interval)));
+        return Err(usage(format!(
+            "--interval {} is too short: the minimum is 10ms",
+            a.interval
+        )));
     }
     let duration = a
         .duration
@@ -84,14 +88,31 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         ),
     };
     let diskstats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
-    let disks: Vec<String> = super::parse::diskstats(&diskstats).into_iter().map(|d| d.name).collect();
+    let disks: Vec<String> = super::parse::diskstats(&diskstats)
+        .into_iter()
+        .map(|d| d.name)
+        .collect();
     if let Some(d) = a.disk.iter().find(|d| !disks.contains(d)) {
-        return Err(usage(format!("--disk {d}: no such disk (this machine has: {})", disks.iter().filter(|n| !n.starts_with("loop") && !n.starts_with("ram")).cloned().collect::<Vec<_>>().join(", "))));
+        return Err(usage(format!(
+            "--disk {d}: no such disk (this machine has: {})",
+            disks
+                .iter()
+                .filter(|n| !n.starts_with("loop") && !n.starts_with("ram"))
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
     }
     let netdev = std::fs::read_to_string("/proc/net/dev").unwrap_or_default();
-    let nets: Vec<String> = super::parse::net_dev(&netdev).into_iter().map(|n| n.name).collect();
+    let nets: Vec<String> = super::parse::net_dev(&netdev)
+        .into_iter()
+        .map(|n| n.name)
+        .collect();
     if let Some(n) = a.net.iter().find(|n| !nets.contains(n)) {
-        return Err(usage(format!("--net {n}: no such network interface (this machine has: {})", nets.join(", "))));
+        return Err(usage(format!(
+            "--net {n}: no such network interface (this machine has: {})",
+            nets.join(", ")
+        )));
     }
     let mut processes = Vec::new();
     for pid in &a.pid {
@@ -101,25 +122,83 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
     }
     if let Some(p) = &a.pattern {
-        let re = regex::Regex::new(p).map_err(|e| usage(format!("--match: invalid regex: {}", e.to_string().replace('\n', " "))))?;
+        let re = regex::Regex::new(p).map_err(|e| {
+            usage(format!(
+                "--match: invalid regex: {}",
+                e.to_string().replace('\n', " ")
+            ))
+        })?;
         processes.push(ProcessSelector::matching("match", re));
     }
-    let stdout_taken = a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
+    let stdout_taken =
+        a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
     if a.csv.is_some() && a.csv == a.jsonl {
         return Err(usage("--csv and --jsonl name the same file"));
     }
-    // Every check has passed: only now are files created.
+    // Every check has passed, including that both outputs can be written: only now are files
+    // created (an existing file is never truncated by a run that then refuses to start).
+    for p in a.csv.iter().chain(a.jsonl.iter()) {
+        check_writable(p)?;
+    }
     let csv = a.csv.as_ref().map(|p| open(p).map(Csv::new)).transpose()?;
     let jsonl = a.jsonl.as_ref().map(open).transpose()?;
-    let cfg = MonitorConfig { interval, processes, disks: a.disk.clone(), nets: a.net.clone(), partitions: a.partitions, only, per_cpu: true, ..MonitorConfig::default() };
-    Ok(Setup { cfg, duration, count: a.count, csv, jsonl, table: !a.quiet && !stdout_taken })
+    let cfg = MonitorConfig {
+        interval,
+        processes,
+        disks: a.disk.clone(),
+        nets: a.net.clone(),
+        partitions: a.partitions,
+        only,
+        per_cpu: true,
+        ..MonitorConfig::default()
+    };
+    Ok(Setup {
+        cfg,
+        duration,
+        count: a.count,
+        csv,
+        jsonl,
+        table: !a.quiet && !stdout_taken,
+    })
+}
+
+/// `p` can be created or overwritten: an existing file is writable, or its directory exists and is.
+fn check_writable(p: &std::path::Path) -> anyhow::Result<()> {
+    if p.as_os_str() == "-" {
+        return Ok(());
+    }
+    let fail = |why: String| Err(usage(format!("cannot write {}: {why}", p.display())));
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => return fail("it is a directory".into()),
+        Ok(_) => {
+            return match std::fs::OpenOptions::new().append(true).open(p) {
+                Ok(_) => Ok(()),
+                Err(e) => fail(e.to_string()),
+            }
+        }
+        Err(_) => {}
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    if !dir.is_dir() {
+        return fail(format!("no such directory {}", dir.display()));
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|e| usage(e.to_string()))?;
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return fail(format!("directory {} is not writable", dir.display()));
+    }
+    Ok(())
 }
 
 fn open(p: &PathBuf) -> anyhow::Result<Box<dyn Write + Send>> {
     if p.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdout()));
     }
-    let f = std::fs::File::create(p).map_err(|e| usage(format!("cannot write {}: {e}", p.display())))?;
+    let f = std::fs::File::create(p)
+        .map_err(|e| usage(format!("cannot write {}: {e}", p.display())))?;
     Ok(Box::new(std::io::BufWriter::new(f)))
 }
 
@@ -134,6 +213,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
     let stdout = std::io::stdout();
     let mut n = 0u64;
     let mut k = 1u32;
+    let mut alive: std::collections::BTreeMap<String, bool> = std::collections::BTreeMap::new();
     loop {
         let due = start + s.cfg.interval * k;
         let now = Instant::now();
@@ -143,10 +223,17 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         if cancel.is_cancelled() {
             break;
         }
-        let Some(mut sample) = sampler.sample()? else { continue };
+        let Some(mut sample) = sampler.sample()? else {
+            continue;
+        };
+        note_gone(&sample, &mut alive);
         if s.table {
             // Per-CPU figures are always in the files; the table shows them only with --cpu.
-            let shown = if a.cpu { sample.clone() } else { without_per_cpu(&sample) };
+            let shown = if a.cpu {
+                sample.clone()
+            } else {
+                without_per_cpu(&sample)
+            };
             let t = table.get_or_insert_with(|| Table::new(&shown));
             t.print(&shown, &mut stdout.lock())?;
         }
@@ -158,7 +245,10 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         }
         sample.values.clear();
         n += 1;
-        if s.count.is_some_and(|c| n >= c) || s.duration.is_some_and(|d| start.elapsed() + s.cfg.interval / 2 >= d) {
+        if s.count.is_some_and(|c| n >= c)
+            || s.duration
+                .is_some_and(|d| start.elapsed() + s.cfg.interval / 2 >= d)
+        {
             break;
         }
         let behind = start.elapsed().as_secs_f64() / s.cfg.interval.as_secs_f64();
@@ -193,12 +283,40 @@ impl SignalWaker {
     }
 }
 
+/// Say once on stderr when a followed process (tree) is gone; its `proc_*_count` is then 0 and
+/// its other columns are absent. It is not an error: sampling goes on.
+fn note_gone(s: &super::Sample, alive: &mut std::collections::BTreeMap<String, bool>) {
+    for (name, v) in &s.values {
+        let Some(label) = name
+            .strip_prefix("proc_")
+            .and_then(|n| n.strip_suffix("_count"))
+        else {
+            continue;
+        };
+        let now = *v > 0.0;
+        let was = alive.insert(label.to_string(), now);
+        if !now && was == Some(true) {
+            let what = if label == "match" {
+                "--match: every matching process".to_string()
+            } else {
+                format!("--pid {label}: the process")
+            };
+            eprintln!("perflab: note: {what} is gone (exited); sampling goes on");
+        }
+    }
+}
+
 fn without_per_cpu(s: &super::Sample) -> super::Sample {
     let values = s
         .values
         .iter()
-        .filter(|(n, _)| !(n.starts_with("cpu") && n.as_bytes().get(3).is_some_and(u8::is_ascii_digit)))
+        .filter(|(n, _)| {
+            !(n.starts_with("cpu") && n.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
+        })
         .cloned()
         .collect();
-    super::Sample { values, ..s.clone() }
+    super::Sample {
+        values,
+        ..s.clone()
+    }
 }

@@ -27,15 +27,27 @@ pub struct ProcessSelector {
 impl ProcessSelector {
     /// This process and its children (minus trees other selectors root).
     pub fn own_process(label: &str) -> ProcessSelector {
-        ProcessSelector { label: label.into(), pids: vec![std::process::id() as i32], pattern: None }
+        ProcessSelector {
+            label: label.into(),
+            pids: vec![std::process::id() as i32],
+            pattern: None,
+        }
     }
     /// `pid` and all its descendants.
     pub fn tree(label: &str, pid: i32) -> ProcessSelector {
-        ProcessSelector { label: label.into(), pids: vec![pid], pattern: None }
+        ProcessSelector {
+            label: label.into(),
+            pids: vec![pid],
+            pattern: None,
+        }
     }
     /// Every process whose command line matches, with its descendants.
     pub fn matching(label: &str, pattern: regex::Regex) -> ProcessSelector {
-        ProcessSelector { label: label.into(), pids: Vec::new(), pattern: Some(pattern) }
+        ProcessSelector {
+            label: label.into(),
+            pids: Vec::new(),
+            pattern: Some(pattern),
+        }
     }
 }
 
@@ -104,16 +116,30 @@ impl ProcessTracker {
         if self.selectors.iter().any(|s| s.pattern.is_some()) {
             for (pid, st) in &table {
                 if !self.cmdlines.contains_key(&(*pid, st.starttime)) {
-                    let cmd = self.root.read(&format!("proc/{pid}/cmdline")).unwrap_or_default().replace('\0', " ");
-                    self.cmdlines.insert((*pid, st.starttime), cmd.trim().to_string());
+                    let cmd = self
+                        .root
+                        .read(&format!("proc/{pid}/cmdline"))
+                        .unwrap_or_default()
+                        .replace('\0', " ");
+                    self.cmdlines
+                        .insert((*pid, st.starttime), cmd.trim().to_string());
                 }
             }
         }
-        let roots: Vec<Vec<i32>> = self.selectors.iter().map(|s| self.roots_of(s, &table)).collect();
+        let roots: Vec<Vec<i32>> = self
+            .selectors
+            .iter()
+            .map(|s| self.roots_of(s, &table))
+            .collect();
         let mut next_prev = HashMap::new();
         let mut followed = HashSet::new();
         for (i, sel) in self.selectors.iter().enumerate() {
-            let fenced: HashSet<i32> = roots.iter().enumerate().filter(|(j, _)| *j != i).flat_map(|(_, r)| r.iter().copied()).collect();
+            let fenced: HashSet<i32> = roots
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .flat_map(|(_, r)| r.iter().copied())
+                .collect();
             let members = tree(&roots[i], &children, &fenced);
             followed.extend(members.iter().copied());
             let (mut rss, mut threads) = (0.0, 0u64);
@@ -125,7 +151,9 @@ impl ProcessTracker {
                 let base = match self.prev.get(&key) {
                     Some(p) => Some(*p),
                     // Born during the interval: everything it used so far belongs to it.
-                    None if self.prev_uptime_ticks.is_some_and(|u| st.starttime >= u) => Some(Counters::default()),
+                    None if self.prev_uptime_ticks.is_some_and(|u| st.starttime >= u) => {
+                        Some(Counters::default())
+                    }
                     None => None,
                 };
                 if let Some(b) = base {
@@ -144,7 +172,10 @@ impl ProcessTracker {
                 continue;
             }
             let n = |k: &str| format!("proc_{}_{k}", sel.label);
-            out.push((n("count"), members.iter().filter(|p| table.contains_key(p)).count() as f64));
+            out.push((
+                n("count"),
+                members.iter().filter(|p| table.contains_key(p)).count() as f64,
+            ));
             if members.is_empty() {
                 continue; // gone: the count says so, the other columns are absent
             }
@@ -199,21 +230,44 @@ impl ProcessTracker {
     }
 
     fn roots_of(&self, sel: &ProcessSelector, table: &HashMap<i32, PidStat>) -> Vec<i32> {
-        let mut roots: Vec<i32> = sel.pids.iter().copied().filter(|p| table.contains_key(p)).collect();
+        let mut roots: Vec<i32> = sel
+            .pids
+            .iter()
+            .copied()
+            .filter(|p| table.contains_key(p))
+            .collect();
         if let Some(re) = &sel.pattern {
+            // perflab itself and its ancestors (e.g. `sh -c "perflab monitor --match X"`, whose
+            // command line contains X) are never matches.
+            let mut mine = HashSet::from([self.me]);
+            let mut p = self.me;
+            while let Some(st) = table.get(&p) {
+                if st.ppid <= 0 || !mine.insert(st.ppid) {
+                    break;
+                }
+                p = st.ppid;
+            }
             let mut matched: Vec<i32> = Vec::new();
             for (pid, st) in table {
-                if *pid == self.me {
+                if mine.contains(pid) {
                     continue;
                 }
-                let hit = self.cmdlines.get(&(*pid, st.starttime)).is_some_and(|c| !c.is_empty() && re.is_match(c));
+                let hit = self
+                    .cmdlines
+                    .get(&(*pid, st.starttime))
+                    .is_some_and(|c| !c.is_empty() && re.is_match(c));
                 if hit {
                     matched.push(*pid);
                 }
             }
             // A match whose parent also matches is counted through its parent's tree.
             let set: HashSet<i32> = matched.iter().copied().collect();
-            roots.extend(matched.iter().copied().filter(|p| !set.contains(&table[p].ppid)));
+            roots.extend(
+                matched
+                    .iter()
+                    .copied()
+                    .filter(|p| !set.contains(&table[p].ppid)),
+            );
         }
         roots.sort_unstable();
         roots.dedup();

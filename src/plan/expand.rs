@@ -86,6 +86,14 @@ pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
     for note in &plan.notes {
         let _ = writeln!(s, "note: {note}");
     }
+    for (name, hooks) in &plan.variants {
+        for check in &hooks.skip_unless {
+            let _ = writeln!(
+                s,
+                "note: variant {name} runs only if `{check}` succeeds (checked when the run starts; otherwise its trials are skipped)"
+            );
+        }
+    }
     let width = trials.len().to_string().len();
     for t in trials {
         let label = if t.point_label.is_empty() {

@@ -165,6 +165,9 @@ pub struct Threshold {
 pub struct VariantHooks {
     pub setup: Vec<String>,
     pub teardown: Vec<String>,
+    /// Shell commands checked when the run starts: if one fails, the variant's trials are skipped
+    /// (with its stderr's last line as the reason) instead of failing one by one.
+    pub skip_unless: Vec<String>,
 }
 
 /// One trial: a point and a repetition, in execution order.

@@ -33,6 +33,10 @@ pub struct RawHooks {
     pub setup: Commands,
     #[serde(default)]
     pub teardown: Commands,
+    /// Preconditions: shell commands that must all succeed for this variant's trials to run;
+    /// otherwise they are skipped with a note (e.g. `test -w /proc/sys/vm/swappiness`).
+    #[serde(default)]
+    pub skip_unless: Commands,
 }
 
 /// One shell command or a list of them.

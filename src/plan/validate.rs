@@ -430,6 +430,7 @@ fn variants(
             VariantHooks {
                 setup: sub(h.setup.clone().into_vec()),
                 teardown: sub(h.teardown.clone().into_vec()),
+                skip_unless: sub(h.skip_unless.clone().into_vec()),
             },
         );
     }

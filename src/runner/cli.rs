@@ -48,7 +48,8 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let label = args.plan.display().to_string();
     let source = std::fs::read_to_string(&args.plan)
         .map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
-    let plan = crate::plan::parse_str(&source, &label)?;
+    let mut plan = crate::plan::parse_str(&source, &label)?;
+    use_this_perflab(&mut plan);
     let trials = crate::plan::expand(&plan);
     // Every trial's workload is built before anything starts (and before a dry run lists them),
     // so a bad [workload] value is reported at its line either way.
@@ -65,7 +66,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         fail_fast: args.fail_fast,
     };
     let outcome = execute_with_signals(exp, &opts)?;
-    let reports = if outcome.status != "interrupted" {
+    let reports = if !matches!(outcome.status.as_str(), "interrupted" | "skipped") {
         write_report(&outcome.dir)
     } else {
         Vec::new()
@@ -113,6 +114,29 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     Ok(outcome.exit_code())
 }
 
+/// A target whose program is `perflab` (e.g. `perflab serve` in examples/) runs this very binary
+/// when no `perflab` is on PATH, so the examples work from `cargo run --release -- run ...`.
+fn use_this_perflab(plan: &mut crate::plan::Plan) {
+    let Ok(me) = std::env::current_exe() else {
+        return;
+    };
+    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
+        if let crate::plan::Command::Argv(argv) = &mut t.command {
+            let path = t
+                .env
+                .iter()
+                .find(|(k, _)| k == "PATH")
+                .map(|(_, v)| v.as_str());
+            if argv.first().is_some_and(|a| a == "perflab")
+                && crate::workload::exec::preflight::find_program("perflab", t.cwd.as_deref(), path)
+                    .is_none()
+            {
+                argv[0] = me.display().to_string();
+            }
+        }
+    }
+}
+
 /// The embedded demo plan with perflab's own path and a port filled in.
 pub fn demo_plan(port: u16) -> anyhow::Result<String> {
     let exe = std::env::current_exe()?;
@@ -143,6 +167,13 @@ fn execute_with_signals(
 }
 
 fn print_outcome(o: &RunOutcome) {
+    for n in &o.notes {
+        println!("note: {n}");
+    }
+    if o.status == "skipped" {
+        println!("nothing was run: every trial's variant was skipped");
+        return;
+    }
     let mut line = format!(
         "run {}: {} trial(s) ok, {} failed",
         o.status, o.trials_ok, o.trials_failed
@@ -189,6 +220,7 @@ fn outcome_json(o: &RunOutcome, reports: &[PathBuf]) -> String {
         "trials_ok": o.trials_ok,
         "trials_failed": o.trials_failed,
         "thresholds_failed": o.thresholds_failed,
+        "notes": o.notes,
         "exit_code": o.exit_code(),
         "reports": reports.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     })

@@ -32,7 +32,12 @@ pub enum Repetitions {
     Fixed(u32),
     /// At least `min`, at most `max`, stopping once the 95 % CI half-width of `metric` is under
     /// `ci_pct` % of its mean.
-    Adaptive { min: u32, max: u32, ci_pct: f64, metric: String },
+    Adaptive {
+        min: u32,
+        max: u32,
+        ci_pct: f64,
+        metric: String,
+    },
 }
 
 /// Shell commands run before a variant's trials and after them.
@@ -40,6 +45,8 @@ pub enum Repetitions {
 pub struct Hooks {
     pub setup: Vec<String>,
     pub teardown: Vec<String>,
+    /// Preconditions checked once when the run starts; a failure skips the variant's trials.
+    pub skip_unless: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -1,7 +1,9 @@
 //! A validated plan and its expanded trials → an `Experiment` the runner executes. Every trial's
 //! workload is built here, before anything starts, so a bad `[workload]` key is reported at its line.
 
-use super::experiment::{Experiment, Extender, Hooks, Op, PointInfo, PreparedTrial, Repetitions, Threshold};
+use super::experiment::{
+    Experiment, Extender, Hooks, Op, PointInfo, PreparedTrial, Repetitions, Threshold,
+};
 use super::limits::Limits;
 use super::phase::PhasePlan;
 use super::target::{CommandLine, Ready, TargetConfig};
@@ -19,34 +21,65 @@ impl Locator for PlanLocator<'_> {
 
 /// Build the experiment; `plan_file` is the plan's path as the user gave it.
 pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<Experiment> {
-    let prepared = trials.iter().map(|t| prepare(plan, t)).collect::<anyhow::Result<Vec<_>>>()?;
+    let prepared = trials
+        .iter()
+        .map(|t| prepare(plan, t))
+        .collect::<anyhow::Result<Vec<_>>>()?;
     let points = plan
         .points
         .iter()
-        .map(|p| PointInfo { id: p.id, label: p.label.clone(), params_json: p.params_json() })
+        .map(|p| PointInfo {
+            id: p.id,
+            label: p.label.clone(),
+            params_json: p.params_json(),
+        })
         .collect();
     let repetitions = match &plan.repetitions {
         plan::Repetitions::Fixed(n) => Repetitions::Fixed(*n),
-        plan::Repetitions::Adaptive { min, max, ci_pct, metric } => {
-            Repetitions::Adaptive { min: *min, max: *max, ci_pct: *ci_pct, metric: metric.clone() }
-        }
+        plan::Repetitions::Adaptive {
+            min,
+            max,
+            ci_pct,
+            metric,
+        } => Repetitions::Adaptive {
+            min: *min,
+            max: *max,
+            ci_pct: *ci_pct,
+            metric: metric.clone(),
+        },
     };
     let extend: Option<Extender> = match repetitions {
         Repetitions::Adaptive { .. } => {
             let plan = Arc::new(plan.clone());
-            Some(Box::new(move |point, rep, id| prepare(&plan, &plan::trial_for(&plan, point, rep, id))))
+            Some(Box::new(move |point, rep, id| {
+                prepare(&plan, &plan::trial_for(&plan, point, rep, id))
+            }))
         }
         Repetitions::Fixed(_) => None,
     };
     let thresholds = plan
         .thresholds
         .iter()
-        .map(|t| Threshold { expr: t.expr.clone(), metric: t.metric.clone(), op: op(&t.op), value: t.value })
+        .map(|t| Threshold {
+            expr: t.expr.clone(),
+            metric: t.metric.clone(),
+            op: op(&t.op),
+            value: t.value,
+        })
         .collect();
     let hooks = plan
         .variants
         .iter()
-        .map(|(k, h)| (k.clone(), Hooks { setup: h.setup.clone(), teardown: h.teardown.clone() }))
+        .map(|(k, h)| {
+            (
+                k.clone(),
+                Hooks {
+                    setup: h.setup.clone(),
+                    teardown: h.teardown.clone(),
+                    skip_unless: h.skip_unless.clone(),
+                },
+            )
+        })
         .collect();
     let ph = &plan.phases;
     Ok(Experiment {
@@ -102,11 +135,20 @@ fn target_config(t: &ResolvedTarget) -> TargetConfig {
     };
     let ready = match &t.ready {
         ReadySpec::None => Ready::None,
-        ReadySpec::Tcp { addr, timeout } => Ready::Tcp { addr: addr.clone(), timeout: *timeout },
-        ReadySpec::Http { url, timeout } => Ready::Http { url: url.clone(), timeout: *timeout },
+        ReadySpec::Tcp { addr, timeout } => Ready::Tcp {
+            addr: addr.clone(),
+            timeout: *timeout,
+        },
+        ReadySpec::Http { url, timeout } => Ready::Http {
+            url: url.clone(),
+            timeout: *timeout,
+        },
         // The pattern was compiled once during validation.
         ReadySpec::Log { pattern, timeout } => match regex::Regex::new(pattern) {
-            Ok(pattern) => Ready::Log { pattern, timeout: *timeout },
+            Ok(pattern) => Ready::Log {
+                pattern,
+                timeout: *timeout,
+            },
             Err(_) => Ready::Delay(*timeout),
         },
         ReadySpec::Delay(d) => Ready::Delay(*d),
@@ -118,6 +160,10 @@ fn target_config(t: &ResolvedTarget) -> TargetConfig {
         ready,
         stop_signal: t.stop_signal,
         grace: t.grace,
-        limits: Limits { cpus: t.cpus.clone(), cpu_quota: t.cpu_quota, memory: t.memory },
+        limits: Limits {
+            cpus: t.cpus.clone(),
+            cpu_quota: t.cpu_quota,
+            memory: t.memory,
+        },
     }
 }

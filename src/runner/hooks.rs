@@ -23,6 +23,37 @@ pub fn run_all(kind: &str, variant: &str, commands: &[String]) -> anyhow::Result
     Ok(())
 }
 
+/// The variants whose `skip_unless` preconditions fail here, each with a one-line reason: the last
+/// line the check printed on stderr, or the command and its exit status when it printed nothing.
+pub fn unmet_preconditions(
+    hooks: &std::collections::BTreeMap<String, Hooks>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (name, h) in hooks {
+        for c in &h.skip_unless {
+            let why = match Command::new("/bin/sh")
+                .arg("-c")
+                .arg(c)
+                .stdin(std::process::Stdio::null())
+                .output()
+            {
+                Ok(o) if o.status.success() => continue,
+                Ok(o) => {
+                    let err = String::from_utf8_lossy(&o.stderr);
+                    match err.lines().rev().map(str::trim).find(|l| !l.is_empty()) {
+                        Some(line) => line.to_string(),
+                        None => format!("`{c}` failed ({})", o.status),
+                    }
+                }
+                Err(e) => format!("`{c}` could not start: {e}"),
+            };
+            out.push((name.clone(), why));
+            break;
+        }
+    }
+    out
+}
+
 /// Tracks which variant's setup is in force, so teardown always runs exactly once for it.
 #[derive(Default)]
 pub struct ActiveVariant {

@@ -10,8 +10,31 @@ use std::time::Duration;
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(untagged)]
 pub enum CommandSpec {
+    /// Numbers and booleans in the list are taken as their text, so that a plan's typed `"${n}"`
+    /// (an integer after substitution) can be an argument: `["stress-ng", "--cpu", "${workers}"]`.
+    #[serde(deserialize_with = "argv_words")]
     Argv(Vec<String>),
     Shell(String),
+}
+
+fn argv_words<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Word {
+        Text(String),
+        Int(i64),
+        Float(f64),
+        Bool(bool),
+    }
+    Ok(Vec::<Word>::deserialize(d)?
+        .into_iter()
+        .map(|w| match w {
+            Word::Text(s) => s,
+            Word::Int(i) => i.to_string(),
+            Word::Float(f) => f.to_string(),
+            Word::Bool(b) => b.to_string(),
+        })
+        .collect())
 }
 
 impl CommandSpec {

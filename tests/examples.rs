@@ -1,0 +1,425 @@
+//! examples/*.toml: one plan per seed report. Each must parse, validate and expand through the
+//! library exactly as `perflab run --dry-run` does, send load only to loopback, and name its seed.
+//! The cheapest ones also run for real, with phases and the tools' own durations shortened through
+//! the library (the files are not edited). `every_example_runs_with_short_phases` (ignored: minutes)
+//! runs all of them the same way:
+//!   cargo test --release --test examples -- --ignored --nocapture
+
+use perflab::plan::{self, Command as PlanCommand, Plan, Repetitions};
+use perflab::runner::execute::{execute, RunOptions, RunOutcome};
+use perflab::runner::from_plan;
+use perflab::store::{Store, StoredTrial};
+use perflab::util::Cancel;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+
+fn examples() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("examples/")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    v.sort();
+    v
+}
+
+fn example(name: &str) -> PathBuf {
+    examples()
+        .into_iter()
+        .find(|p| {
+            p.file_name()
+                .is_some_and(|f| f.to_string_lossy().starts_with(name))
+        })
+        .unwrap_or_else(|| panic!("no example {name}*"))
+}
+
+fn label(p: &Path) -> String {
+    format!("examples/{}", p.file_name().unwrap().to_string_lossy())
+}
+
+fn load(p: &Path) -> Plan {
+    let text = std::fs::read_to_string(p).expect("read example");
+    plan::parse_str(&text, &label(p)).unwrap_or_else(|e| panic!("{e:#}"))
+}
+
+fn on_path(prog: &str) -> bool {
+    perflab::workload::exec::preflight::find_program(prog, None, None).is_some()
+}
+
+#[test]
+fn every_example_parses_validates_and_expands() {
+    let all = examples();
+    assert!(all.len() >= 5, "one plan per seed at least: {all:?}");
+    for p in &all {
+        let plan = load(p);
+        let trials = plan::expand(&plan);
+        assert!(!trials.is_empty(), "{}: no trials", label(p));
+        assert_eq!(
+            trials.len(),
+            plan.points.len() * plan.repetitions.planned() as usize,
+            "{}",
+            label(p)
+        );
+        let listing = plan::dry_run_listing(&plan, &trials);
+        assert!(
+            listing.contains(&format!("{} trial(s)", trials.len())),
+            "{listing}"
+        );
+        // The runner's checks (workload keys, programs on PATH) pass, or name the missing tool's
+        // Debian package: one clear line, as `perflab run` prints it.
+        match from_plan::build(&plan, &trials, &label(p)) {
+            Ok(exp) => assert_eq!(exp.trials.len(), trials.len()),
+            Err(e) => {
+                let msg = format!("{e:#}");
+                assert!(
+                    msg.contains("not found on PATH (Debian package:"),
+                    "{}: {msg}",
+                    label(p)
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn every_seed_has_an_example_and_each_names_its_seed() {
+    let seeds = [
+        "000_eef81380055d1a4d.txt",
+        "001_6215b55371fc8dd4.txt",
+        "002_4864bcd341d3cf3d.txt",
+        "003_73b5c304d7160bcb.txt",
+        "004_dbe1557884b4ad79.txt",
+    ];
+    for seed in seeds {
+        let prefix = &seed[..4];
+        let mine: Vec<PathBuf> = examples()
+            .into_iter()
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+            .collect();
+        assert!(!mine.is_empty(), "no example for seed {seed}");
+        for p in mine {
+            let text = std::fs::read_to_string(&p).unwrap();
+            assert!(
+                text.contains(seed),
+                "{} does not name its seed {seed}",
+                label(&p)
+            );
+        }
+    }
+}
+
+/// Every address an example names (URLs, `-c HOST`, `--pgsql-host=`, ready checks) is loopback.
+#[test]
+fn examples_send_load_only_to_loopback() {
+    let ipv4 = regex::Regex::new(r"\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b").unwrap();
+    let url = regex::Regex::new(r"https?://([^/:\s\x22]+)").unwrap();
+    for p in examples() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let code: String = text
+            .lines()
+            .filter(|l| !l.trim_start().starts_with('#'))
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut seen = 0;
+        for m in ipv4.find_iter(&code) {
+            assert_eq!(m.as_str(), "127.0.0.1", "{}: {}", label(&p), m.as_str());
+            seen += 1;
+        }
+        for c in url.captures_iter(&code) {
+            assert!(
+                ["127.0.0.1", "localhost", "[::1]"].contains(&&c[1]),
+                "{}: {}",
+                label(&p),
+                &c[1]
+            );
+        }
+        // A plan with a client-server tool names its loopback server.
+        if code.contains("[target]") {
+            assert!(seen > 0, "{}: a target but no loopback address", label(&p));
+        }
+    }
+}
+
+#[test]
+fn the_cores_example_reports_the_4_cpu_point_before_the_run() {
+    let p = example("002_");
+    let plan = load(&p);
+    let online = perflab::util::cpus::online_cpus().len();
+    let cpus4 = plan
+        .points
+        .iter()
+        .filter(|pt| pt.label.contains("cpus=4"))
+        .count();
+    if online >= 4 {
+        assert_eq!(cpus4, 3, "4 CPUs are online: the 4-CPU points run");
+        return;
+    }
+    // skip_unsupported = true: the three 4-CPU points are dropped, each with a note.
+    assert_eq!(cpus4, 0);
+    assert_eq!(plan.points.len(), 6);
+    let notes: Vec<&String> = plan
+        .notes
+        .iter()
+        .filter(|n| n.contains("cpus = 4 cannot be honoured"))
+        .collect();
+    assert_eq!(notes.len(), 3, "{:?}", plan.notes);
+    // Without the request, the plan is refused before anything runs, at the `cpus` key.
+    let text = std::fs::read_to_string(&p)
+        .unwrap()
+        .replace("skip_unsupported = true", "");
+    let err = format!("{:#}", plan::parse_str(&text, "002.toml").unwrap_err());
+    assert!(
+        err.starts_with("002.toml:") && err.contains("cpus = 4"),
+        "{err}"
+    );
+}
+
+/// The swappiness variants run only where vm.swappiness is writable; elsewhere both are skipped
+/// with the plan's own message.
+#[test]
+fn the_swappiness_example_is_skipped_where_sysctl_cannot_write() {
+    let plan = load(&example("001_"));
+    let trials = plan::expand(&plan);
+    let exp = from_plan::build(&plan, &trials, "001").expect("build");
+    assert_eq!(exp.hooks.len(), 2);
+    assert!(exp
+        .hooks
+        .values()
+        .all(|h| h.skip_unless.len() == 1 && !h.setup.is_empty() && !h.teardown.is_empty()));
+    let writable = std::ffi::CString::new("/proc/sys/vm/swappiness")
+        .map(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+        .unwrap();
+    let unmet = perflab::runner::hooks::unmet_preconditions(&exp.hooks);
+    if writable && on_path("sysctl") {
+        assert!(unmet.is_empty(), "{unmet:?}");
+    } else {
+        assert_eq!(unmet.len(), 2, "{unmet:?}");
+        assert!(unmet.iter().all(|(_, why)| why
+            .ends_with("vm.swappiness is not writable here (run as root, outside a container)")));
+    }
+}
+
+// ---- running examples with short phases ----
+
+/// Shorten the tools' own durations in every point's workload command; returns how many options
+/// were rewritten.
+fn shorten_tools(plan: &mut Plan) -> usize {
+    let mut n = 0;
+    for pt in &mut plan.points {
+        let Some(cmd) = pt.workload.get_mut("command") else {
+            continue;
+        };
+        match cmd {
+            toml::Value::Array(a) => {
+                let mut words: Vec<String> = a
+                    .iter()
+                    .map(|v| match v {
+                        toml::Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    })
+                    .collect();
+                n += shorten_words(&mut words);
+                *a = words.into_iter().map(toml::Value::String).collect();
+            }
+            toml::Value::String(s) => {
+                let mut words: Vec<String> = s.split(' ').map(str::to_string).collect();
+                n += shorten_words(&mut words);
+                *s = words.join(" ");
+            }
+            _ => {}
+        }
+    }
+    n
+}
+
+fn shorten_words(w: &mut [String]) -> usize {
+    let tool = w
+        .first()
+        .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
+        .unwrap_or_default();
+    let mut n = 0;
+    for i in 0..w.len() {
+        let next = |w: &mut [String], v: &str| {
+            if i + 1 < w.len() {
+                w[i + 1] = v.to_string();
+                1
+            } else {
+                0
+            }
+        };
+        n += match (tool.as_str(), w[i].as_str()) {
+            ("stress-ng", "--timeout") => next(w, "1s"),
+            ("iperf3" | "ab", "-t") => next(w, "1"),
+            ("ab", "-n") => next(w, "1000"),
+            ("fio", a) if a.starts_with("--runtime=") => {
+                w[i] = "--runtime=1".into();
+                1
+            }
+            ("sysbench", a) if a.starts_with("--time=") => {
+                w[i] = "--time=1".into();
+                1
+            }
+            _ => 0,
+        };
+    }
+    n
+}
+
+/// Run `plan` for real: one repetition, short phases, `perflab` targets → this build's binary.
+fn run_short(
+    mut plan: Plan,
+    only: impl Fn(&plan::Point) -> bool,
+) -> (RunOutcome, Vec<StoredTrial>, tempfile::TempDir) {
+    plan.repetitions = Repetitions::Fixed(1);
+    plan.phases.baseline = Duration::from_millis(200);
+    plan.phases.warmup = Duration::ZERO;
+    plan.phases.load = Duration::from_secs(2);
+    plan.phases.recovery = Duration::from_millis(200);
+    plan.phases.interval = Duration::from_millis(100);
+    plan.points.retain(|p| only(p));
+    for (i, p) in plan.points.iter_mut().enumerate() {
+        p.id = i;
+    }
+    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
+        if let PlanCommand::Argv(a) = &mut t.command {
+            if a[0] == "perflab" {
+                a[0] = BIN.to_string();
+            }
+        }
+    }
+    let trials = plan::expand(&plan);
+    let exp = from_plan::build(&plan, &trials, &plan.source.label.clone())
+        .unwrap_or_else(|e| panic!("{e:#}"));
+    let tmp = tempfile::tempdir().expect("tmp");
+    let opts = RunOptions {
+        runs_dir: tmp.path().join("runs"),
+        resume: None,
+        quiet: true,
+        fail_fast: false,
+    };
+    let outcome = execute(exp, &opts, &Cancel::new()).expect("execute");
+    let stored = if outcome.status == "skipped" {
+        Vec::new()
+    } else {
+        Store::open(&outcome.dir).unwrap().trials().unwrap()
+    };
+    (outcome, stored, tmp)
+}
+
+fn failures(trials: &[StoredTrial]) -> Vec<String> {
+    trials.iter().filter_map(|t| t.failure.clone()).collect()
+}
+
+#[test]
+fn the_cores_example_runs_with_short_phases() {
+    let plan = load(&example("002_"));
+    // 1 and 2 CPUs at 100 requests: 2 trials against perflab serve.
+    let (out, trials, _tmp) = run_short(plan, |p| {
+        p.label.contains("requests=100 ") || p.label.ends_with("requests=100")
+    });
+    assert_eq!(out.status, "complete");
+    assert_eq!(trials.len(), 2, "{:?}", failures(&trials));
+    assert!(trials.iter().all(|t| t.ok()), "{:?}", failures(&trials));
+    for t in &trials {
+        assert_eq!(
+            t.metric("requests"),
+            Some(100.0),
+            "every one of the 100 requests counted"
+        );
+        assert_eq!(t.metric("error_rate_pct"), Some(0.0));
+        assert!(
+            t.limit_mechanism.is_some(),
+            "the CPU limit's mechanism is stored"
+        );
+    }
+}
+
+#[test]
+fn the_stress_ng_cpu_example_runs_with_short_phases() {
+    if !on_path("stress-ng") {
+        eprintln!("stress-ng is not installed (Debian package: stress-ng): not run");
+        return;
+    }
+    let mut plan = load(&example("000_stress_ng_cpu"));
+    assert_eq!(
+        shorten_tools(&mut plan),
+        plan.points.len(),
+        "one --timeout per point"
+    );
+    let (out, trials, _tmp) = run_short(plan, |p| p.label == "workers=2");
+    assert_eq!(out.status, "complete");
+    assert_eq!(trials.len(), 1);
+    let t = &trials[0];
+    assert!(t.ok(), "{:?}", t.failure);
+    assert_eq!(t.workload, "exec:stress-ng");
+    let ops = t.metric("cpu_bogo_ops").expect("cpu_bogo_ops");
+    let rate = t.metric("cpu_bogo_ops_per_s").expect("cpu_bogo_ops_per_s");
+    let wall = t.metric("cpu_wall_time_s").expect("cpu_wall_time_s");
+    assert!(ops > 0.0);
+    // stress-ng's own definition: bogo ops/s (real time) = bogo ops / wall time, within its rounding.
+    assert!(
+        (rate - ops / wall).abs() <= 0.01 * rate + 0.01,
+        "{rate} vs {ops}/{wall}"
+    );
+}
+
+/// All examples, one repetition each, every point, short phases and tool durations. Minutes.
+#[test]
+#[ignore]
+fn every_example_runs_with_short_phases() {
+    let mut summary = Vec::new();
+    for p in examples() {
+        let mut plan = load(&p);
+        let exec = plan.workload.kind == "exec";
+        let rewritten = shorten_tools(&mut plan);
+        if exec {
+            assert!(
+                rewritten >= plan.points.len(),
+                "{}: a tool duration per point",
+                label(&p)
+            );
+        }
+        let (out, trials, _tmp) = run_short(plan, |_| true);
+        let failed = failures(&trials);
+        let line = format!(
+            "{}: {} — {} trial(s) ok, {} failed{}{}",
+            label(&p),
+            out.status,
+            out.trials_ok,
+            out.trials_failed,
+            out.notes
+                .iter()
+                .map(|n| format!("; note: {n}"))
+                .collect::<String>(),
+            failed
+                .first()
+                .map(|f| format!("; first failure: {f}"))
+                .unwrap_or_default()
+        );
+        let line = match out.thresholds_failed.first() {
+            Some(t) => format!("{line}; threshold broken: {t}"),
+            None => line,
+        };
+        eprintln!("{line}");
+        // A threshold on a metric the workload does not give reads "no data" and breaks: this also
+        // checks that the examples' thresholds name real metrics.
+        summary.push((
+            line,
+            failed.is_empty()
+                && out.thresholds_failed.is_empty()
+                && (out.status == "complete" || out.status == "skipped"),
+        ));
+    }
+    // The fio example keeps its 1 GiB file for the next run; this test does not.
+    let _ = std::fs::remove_file("/tmp/perflab-example-fio.dat");
+    let bad: Vec<&String> = summary
+        .iter()
+        .filter(|(_, ok)| !ok)
+        .map(|(l, _)| l)
+        .collect();
+    assert!(bad.is_empty(), "{bad:#?}");
+}
