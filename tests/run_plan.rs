@@ -342,11 +342,9 @@ interval = "100ms""#;
     let mut stored = 0;
     while Instant::now() < deadline && stored < 2 {
         std::thread::sleep(Duration::from_millis(100));
-        if let Ok(dir) = std::fs::read_dir(&runs).map(|mut d| d.next()) {
-            if let Some(Ok(e)) = dir {
-                if let Ok(s) = Store::open(e.path()) {
-                    stored = s.trial_ids().map(|v| v.len()).unwrap_or(0);
-                }
+        if let Ok(Some(Ok(e))) = std::fs::read_dir(&runs).map(|mut d| d.next()) {
+            if let Ok(s) = Store::open(e.path()) {
+                stored = s.trial_ids().map(|v| v.len()).unwrap_or(0);
             }
         }
     }

@@ -49,9 +49,8 @@ impl Progress {
     }
 
     pub fn note(&self, line: &str) {
-        match &self.bar {
-            Some(b) => b.println(line),
-            None => {}
+        if let Some(b) = &self.bar {
+            b.println(line);
         }
     }
 

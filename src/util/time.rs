@@ -39,6 +39,12 @@ pub fn iso_utc(unix: f64) -> String {
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{ms:03}Z")
 }
 
+/// `HH:MM:SS` (UTC), for table rows.
+pub fn hms_utc(unix: f64) -> String {
+    let (_, _, _, h, mi, s) = utc_parts(unix);
+    format!("{h:02}:{mi:02}:{s:02}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -49,10 +55,4 @@ mod tests {
         assert_eq!(iso_utc(951_782_400.5), "2000-02-29T00:00:00.500Z");
         assert_eq!(compact_utc(1_795_403_095.0), "20261123-030455");
     }
-}
-
-/// `HH:MM:SS` (UTC), for table rows.
-pub fn hms_utc(unix: f64) -> String {
-    let (_, _, _, h, mi, s) = utc_parts(unix);
-    format!("{h:02}:{mi:02}:{s:02}")
 }

@@ -121,7 +121,7 @@ impl HttpReport {
         let m = &mut r.metrics;
         m.push(Metric::new("requests_per_s", "req/s", self.requests_per_s(), Better::Higher));
         m.push(Metric::new("transfer_mb_s", "MB/s", self.stats.body_bytes as f64 / 1_048_576.0 / self.measured.as_secs_f64().max(1e-9), Better::Higher));
-        if lat.len() > 0 {
+        if !lat.is_empty() {
             for (name, q) in [("latency_p50_ms", 0.5), ("latency_p90_ms", 0.9), ("latency_p99_ms", 0.99), ("latency_p999_ms", 0.999)] {
                 m.push(Metric::new(name, "ms", ms(lat, q), Better::Lower));
             }
@@ -144,7 +144,7 @@ impl HttpReport {
             m.push(Metric::new("loadgen_busiest_thread_pct", "%", self.busiest_thread() * 100.0, Better::Neither));
         }
         for (name, h) in [("latency", &self.stats.latency), ("service_time", &self.stats.service), ("connect", &self.stats.connect), ("tls_handshake", &self.stats.tls_handshake), ("ttfb", &self.stats.ttfb)] {
-            if h.len() > 0 {
+            if !h.is_empty() {
                 r.histograms.push(NamedHistogram { name: name.into(), hist: h.clone() });
             }
         }
@@ -205,7 +205,7 @@ impl HttpReport {
         for w in &self.warnings {
             let _ = writeln!(s, "WARNING:                {}", w.message);
         }
-        if st.latency.len() == 0 {
+        if st.latency.is_empty() {
             return s;
         }
         let _ = writeln!(s, "\nConnection Times (ms)\n              min  mean[+/-sd] median   max");
@@ -220,10 +220,10 @@ impl HttpReport {
                 f(h.max() as f64)
             )
         };
-        if st.connect.len() > 0 {
+        if !st.connect.is_empty() {
             s.push_str(&row("Connect:", &st.connect));
         }
-        if st.tls_handshake.len() > 0 {
+        if !st.tls_handshake.is_empty() {
             s.push_str(&row("TLS:", &st.tls_handshake));
         }
         s.push_str(&row("Waiting:", &st.ttfb));
@@ -243,7 +243,7 @@ impl HttpReport {
     /// The `perflab.http/1` JSON document.
     pub fn json(&self) -> serde_json::Value {
         let pct = |h: &Histogram<u64>| -> serde_json::Value {
-            if h.len() == 0 {
+            if h.is_empty() {
                 return serde_json::Value::Null;
             }
             let mut m = serde_json::Map::new();

@@ -65,6 +65,12 @@ pub struct Stats {
     pub connections_opened: u64,
 }
 
+impl Default for Stats {
+    fn default() -> Stats {
+        Stats::new()
+    }
+}
+
 impl Stats {
     pub fn new() -> Stats {
         Stats {
@@ -524,10 +530,7 @@ impl Worker {
                 if readable || read_closed {
                     // The server closed an idle keep-alive connection: connect again, no error.
                     let mut probe = [0u8; 1];
-                    let closed = match self.conns[i].stream.as_mut().map(|s| s.read(&mut probe)) {
-                        Some(Ok(0)) | Some(Err(_)) => true,
-                        _ => false,
-                    };
+                    let closed = matches!(self.conns[i].stream.as_mut().map(|s| s.read(&mut probe)), Some(Ok(0)) | Some(Err(_)));
                     if closed {
                         self.idle.retain(|x| *x != i);
                         self.stats.reconnects += 1;
