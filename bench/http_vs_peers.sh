@@ -121,8 +121,8 @@ cmd() {
         ab/close) echo "ab -q -t $d -n 20000000 -c $c $URL" ;;
         perflab/ka) echo "$PERFLAB http -q -c $c -d ${d}s $URL" ;;
         perflab/close) echo "$PERFLAB http -q --no-keepalive -c $c -d ${d}s $URL" ;;
-        perflab1/ka) echo "$PERFLAB http -q -t 1 -c $c -d ${d}s $URL" ;;
-        perflab1/close) echo "$PERFLAB http -q -t 1 --no-keepalive -c $c -d ${d}s $URL" ;;
+        perflabN/ka) echo "$PERFLAB http -q -t $(nproc) -c $c -d ${d}s $URL" ;;
+        perflabN/close) echo "$PERFLAB http -q -t 1 --no-keepalive -c $c -d ${d}s $URL" ;;
     esac
 }
 
@@ -141,7 +141,7 @@ run() {
             n=$(awk '/requests in/ { print $1 }' "$out")
             rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
             err=$(awk '/Non-2xx/ { e += $NF } /Socket errors/ { gsub(",", ""); e += $4 + $6 + $8 + $10 } END { print e + 0 }' "$out") ;;
-        ab|perflab|perflab1)
+        ab|perflab|perflabN)
             n=$(awk '/^Complete requests:/ { print $3 }' "$out")
             rps=$(awk '/^Requests per second:/ { print $4 }' "$out")
             err=$(awk '/^Failed requests:/ { e += $3 } /^Non-2xx responses:/ { e += $3 } END { print e + 0 }' "$out") ;;
@@ -157,9 +157,10 @@ run() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-# perflab1 (one worker thread) is an extra row, not part of the goals: it shows what the default of
-# one worker per CPU costs when the client shares two cores with the server.
-TOOLS=(wrk ab perflab perflab1)
+# perflabN is an extra row, not part of the goals: the other thread count than the default (keep-alive:
+# one worker per CPU instead of half the CPUs; Connection: close: one worker instead of one per CPU),
+# to show why the defaults are what they are when the client shares the cores with the server.
+TOOLS=(wrk ab perflab perflabN)
 echo "perflab http vs wrk and ab — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"
 echo "target: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') at $URL (800 B), $REPS x ${DUR}s per cell, medians"
 echo "clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), ab $(ab -V | awk '/Version/ { print $5; exit }'), perflab $($PERFLAB --version | awk '{ print $2 }')"
@@ -200,8 +201,8 @@ label() {
         ab/close) echo "ab" ;;
         perflab/ka) echo "perflab http" ;;
         perflab/close) echo "perflab http --no-keepalive" ;;
-        perflab1/ka) echo "(extra) perflab http -t 1" ;;
-        perflab1/close) echo "(extra) perflab http -t 1 --no-k.." ;;
+        perflabN/ka) echo "(extra) perflab http -t $(nproc)" ;;
+        perflabN/close) echo "(extra) perflab http -t 1 --no-k.." ;;
     esac
 }
 table() {

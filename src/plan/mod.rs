@@ -6,6 +6,7 @@
 //! order. The format is documented in docs/plan.md.
 
 mod expand;
+mod ports;
 mod raw;
 mod source;
 mod target;

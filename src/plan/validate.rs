@@ -2,14 +2,14 @@
 
 use super::raw::{RawPhases, RawPlan};
 use super::source::Source;
-use super::target::{resolve, ReadySpec};
+use super::ports::check_ports;
+use super::target::resolve;
 use super::values::{self, references, substitute, Params};
 use super::{
     Matrix, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec,
 };
 use crate::util::suggest::{backticked, did_you_mean};
 use std::collections::BTreeMap;
-use std::ops::Range;
 use toml::{Spanned, Table, Value};
 
 pub fn plan(src: Source) -> anyhow::Result<Plan> {
@@ -538,85 +538,9 @@ fn excludes(entry: &Table, params: &Params) -> bool {
     })
 }
 
-/// A ready port on loopback that something already listens on would make perflab measure the wrong
-/// server: refuse before starting.
-fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> {
-    let mut seen = Vec::new();
-    for p in points {
-        let addr = match p.target.as_ref().map(|t| &t.ready) {
-            Some(ReadySpec::Tcp { addr, .. }) => addr.clone(),
-            Some(ReadySpec::Http { url, .. }) => match url_authority(url) {
-                Some(a) => a,
-                None => continue,
-            },
-            _ => continue,
-        };
-        if seen.contains(&addr) {
-            continue;
-        }
-        seen.push(addr.clone());
-        let Some(sa) = socket_addr(&addr) else {
-            continue;
-        };
-        if !sa.ip().is_loopback() && !sa.ip().is_unspecified() {
-            continue;
-        }
-        if let Err(e) = std::net::TcpListener::bind(sa) {
-            if e.kind() == std::io::ErrorKind::AddrInUse {
-                let span: Range<usize> = src.key_span(&["target", "ready"]);
-                return Err(src.error(&span, format!("port {} is already in use: another server would answer instead of the target", sa.port())));
-            }
-        }
-    }
-    Ok(())
-}
-
-/// `http://127.0.0.1:8080/x` → `127.0.0.1:8080` (the scheme's port when none is given).
-fn url_authority(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let auth = rest.split(['/', '?', '#']).next()?;
-    let auth = auth.rsplit('@').next()?;
-    let has_port = match auth.rfind(']') {
-        Some(close) => auth[close..].contains(':'),
-        None => auth.contains(':'),
-    };
-    if has_port {
-        return Some(auth.to_string());
-    }
-    let port = match scheme {
-        "http" => 80,
-        "https" => 443,
-        _ => return None,
-    };
-    Some(format!("{auth}:{port}"))
-}
-
-/// A loopback socket address from `127.0.0.1:80`, `[::1]:80` or `localhost:80`.
-fn socket_addr(addr: &str) -> Option<std::net::SocketAddr> {
-    if let Ok(sa) = addr.parse::<std::net::SocketAddr>() {
-        return Some(sa);
-    }
-    let port = addr.strip_prefix("localhost:")?.parse::<u16>().ok()?;
-    Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{parse_threshold, url_authority};
-
-    #[test]
-    fn url_authorities_carry_a_port() {
-        assert_eq!(
-            url_authority("http://127.0.0.1:8080/x?y").as_deref(),
-            Some("127.0.0.1:8080")
-        );
-        assert_eq!(
-            url_authority("http://localhost/").as_deref(),
-            Some("localhost:80")
-        );
-        assert_eq!(url_authority("http://[::1]:9/").as_deref(), Some("[::1]:9"));
-        assert_eq!(url_authority("http://[::1]/").as_deref(), Some("[::1]:80"));
-    }
+    use super::parse_threshold;
 
     #[test]
     fn thresholds_parse_from_text() {

@@ -90,14 +90,10 @@ impl Ctx {
                 if s.exhausted {
                     return None;
                 }
-                if now >= self.sh.measure_from {
-                    if let Some(n) = self.sh.cfg.requests {
-                        if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n {
-                            drop(s);
-                            self.exhaust();
-                            return None;
-                        }
-                    }
+                if now >= self.sh.measure_from && !self.sh.claim() {
+                    drop(s);
+                    self.exhaust();
+                    return None;
                 }
                 now
             };
@@ -178,13 +174,11 @@ impl Ctx {
         let measured = if self.sh.cfg.rate.is_some() {
             self.st.borrow_mut().queue.pop_front().is_some_and(|t| t >= self.sh.measure_from)
         } else if now >= self.sh.measure_from && !self.st.borrow().exhausted {
-            match self.sh.cfg.requests {
-                Some(n) if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n => {
-                    self.exhaust();
-                    false
-                }
-                _ => true,
+            let claimed = self.sh.claim();
+            if !claimed {
+                self.exhaust();
             }
+            claimed
         } else {
             false
         };
@@ -333,10 +327,8 @@ async fn schedule(ctx: Rc<Ctx>, id: usize) {
             std::thread::sleep(next - now);
         }
         if next >= ctx.sh.measure_from {
-            if let Some(n) = cfg.requests {
-                if ctx.sh.issued.fetch_add(1, Ordering::Relaxed) >= n {
-                    break;
-                }
+            if !ctx.sh.claim() {
+                break;
             }
             ctx.st.borrow_mut().stats.scheduled += 1;
         }

@@ -72,7 +72,7 @@ pub struct HttpArgs {
     /// Per-request timeout (default 30s)
     #[arg(long)]
     pub timeout: Option<String>,
-    /// Worker threads (default: one per CPU)
+    /// Worker threads (default: one per CPU; half of them with keep-alive against a loopback target)
     #[arg(short = 't', long)]
     pub threads: Option<u64>,
     /// Print the result as JSON (schema perflab.http/1)

@@ -16,6 +16,7 @@ mod h2;
 pub mod hdrlog;
 mod report;
 mod response;
+mod shared;
 mod timer;
 pub mod tls;
 mod worker;

@@ -2,125 +2,21 @@
 //! open model, recording into its own histograms. Nothing is allocated per request: responses are
 //! read into one buffer per worker, and the clock is read once per event.
 
-use super::config::{Arrival, Prepared};
+use super::config::Arrival;
 use super::conn::{Conn, ErrorClass, State, BUF};
 use super::response::{Fed, MAX_HEAD};
 use super::timer::Timer;
+pub use super::shared::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
+use super::shared::us;
 use crate::workload::result::latency_histogram;
-use hdrhistogram::Histogram;
 use mio::{Events, Interest, Poll, Token};
 use std::collections::VecDeque;
 use std::io::{Read, Write};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// What all workers share.
-pub struct Shared {
-    pub cfg: Prepared,
-    pub start: Instant,
-    /// Requests whose intended time is at or after this instant are measured (warm-up before it).
-    pub measure_from: Instant,
-    pub deadline: Option<Instant>,
-    /// Measured requests claimed so far (for `requests = n`).
-    pub issued: AtomicU64,
-    pub stop: AtomicBool,
-}
-
-/// Late means sent more than this after the intended time.
-pub const LATE_TOLERANCE: Duration = Duration::from_millis(1);
-
-/// One second of one worker's measured responses.
-pub struct Interval {
-    pub sec: u32,
-    pub latency: Histogram<u64>,
-    pub responses: u64,
-    pub errors: u64,
-}
-
-pub enum Message {
-    Interval(Interval),
-    Finished,
-}
-
-/// A worker's totals.
-pub struct Stats {
-    pub latency: Histogram<u64>,
-    pub service: Histogram<u64>,
-    pub connect: Histogram<u64>,
-    /// HTTPS: the TLS handshake after the TCP connect.
-    pub tls_handshake: Histogram<u64>,
-    pub ttfb: Histogram<u64>,
-    pub responses: u64,
-    pub status: Vec<u64>,
-    pub errors: [u64; ErrorClass::COUNT],
-    pub first_error: [Option<String>; ErrorClass::COUNT],
-    pub body_bytes: u64,
-    pub late: u64,
-    pub dropped: u64,
-    pub scheduled: u64,
-    pub inflight_at_stop: u64,
-    pub reconnects: u64,
-    pub connections_opened: u64,
-}
-
-impl Default for Stats {
-    fn default() -> Stats {
-        Stats::new()
-    }
-}
-
-impl Stats {
-    pub fn new() -> Stats {
-        Stats {
-            latency: latency_histogram(),
-            service: latency_histogram(),
-            connect: latency_histogram(),
-            tls_handshake: latency_histogram(),
-            ttfb: latency_histogram(),
-            responses: 0,
-            status: vec![0; 600],
-            errors: [0; ErrorClass::COUNT],
-            first_error: Default::default(),
-            body_bytes: 0,
-            late: 0,
-            dropped: 0,
-            scheduled: 0,
-            inflight_at_stop: 0,
-            reconnects: 0,
-            connections_opened: 0,
-        }
-    }
-
-    /// Add another worker's totals (histograms merge exactly).
-    pub fn merge(&mut self, o: &Stats) {
-        let _ = self.latency.add(&o.latency);
-        let _ = self.service.add(&o.service);
-        let _ = self.connect.add(&o.connect);
-        let _ = self.tls_handshake.add(&o.tls_handshake);
-        let _ = self.ttfb.add(&o.ttfb);
-        self.responses += o.responses;
-        self.status.iter_mut().zip(&o.status).for_each(|(a, b)| *a += b);
-        for i in 0..ErrorClass::COUNT {
-            self.errors[i] += o.errors[i];
-            if self.first_error[i].is_none() {
-                self.first_error[i] = o.first_error[i].clone();
-            }
-        }
-        self.body_bytes += o.body_bytes;
-        self.late += o.late;
-        self.dropped += o.dropped;
-        self.scheduled += o.scheduled;
-        self.inflight_at_stop += o.inflight_at_stop;
-        self.reconnects += o.reconnects;
-        self.connections_opened += o.connections_opened;
-    }
-}
-
-fn us(d: Duration) -> u64 {
-    (d.as_micros() as u64).max(1)
-}
 
 struct Worker {
     sh: Arc<Shared>,
@@ -295,12 +191,10 @@ impl Worker {
                 break;
             }
             if t >= self.sh.measure_from {
-                if let Some(n) = self.sh.cfg.requests {
-                    if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n {
-                        self.next_arrival = None;
-                        self.exhausted = true;
-                        break;
-                    }
+                if !self.sh.claim() {
+                    self.next_arrival = None;
+                    self.exhausted = true;
+                    break;
                 }
                 self.stats.scheduled += 1;
             }
@@ -338,13 +232,9 @@ impl Worker {
             if self.exhausted {
                 return false;
             }
-            if now >= self.sh.measure_from {
-                if let Some(n) = self.sh.cfg.requests {
-                    if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n {
-                        self.exhausted = true;
-                        return false;
-                    }
-                }
+            if now >= self.sh.measure_from && !self.sh.claim() {
+                self.exhausted = true;
+                return false;
             }
             now
         };
@@ -434,13 +324,9 @@ impl Worker {
                 None => false,
             }
         } else if now >= self.sh.measure_from && !self.exhausted {
-            match self.sh.cfg.requests {
-                Some(n) if self.sh.issued.fetch_add(1, Ordering::Relaxed) >= n => {
-                    self.exhausted = true;
-                    false
-                }
-                _ => true,
-            }
+            let claimed = self.sh.claim();
+            self.exhausted |= !claimed;
+            claimed
         } else {
             false
         };

@@ -1,0 +1,121 @@
+//! What the workers of one run share (the run's settings, the `-n` budget, the stop flag), the
+//! per-second interval they report, and the statistics each one keeps and the engine merges.
+
+use super::config::Prepared;
+use super::conn::ErrorClass;
+use crate::workload::result::latency_histogram;
+use hdrhistogram::Histogram;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+/// What all workers share.
+pub struct Shared {
+    pub cfg: Prepared,
+    pub start: Instant,
+    /// Requests whose intended time is at or after this instant are measured (warm-up before it).
+    pub measure_from: Instant,
+    pub deadline: Option<Instant>,
+    /// Measured requests claimed so far (for `requests = n`).
+    pub issued: AtomicU64,
+    pub stop: AtomicBool,
+}
+
+impl Shared {
+    /// Claims one of the `-n` measured requests: false once all are claimed (always true without `-n`).
+    pub fn claim(&self) -> bool {
+        self.cfg.requests.is_none_or(|n| self.issued.fetch_add(1, Ordering::Relaxed) < n)
+    }
+}
+
+/// Late means sent more than this after the intended time.
+pub const LATE_TOLERANCE: Duration = Duration::from_millis(1);
+
+/// One second of one worker's measured responses.
+pub struct Interval {
+    pub sec: u32,
+    pub latency: Histogram<u64>,
+    pub responses: u64,
+    pub errors: u64,
+}
+
+pub enum Message {
+    Interval(Interval),
+    Finished,
+}
+
+/// A worker's totals.
+pub struct Stats {
+    pub latency: Histogram<u64>,
+    pub service: Histogram<u64>,
+    pub connect: Histogram<u64>,
+    /// HTTPS: the TLS handshake after the TCP connect.
+    pub tls_handshake: Histogram<u64>,
+    pub ttfb: Histogram<u64>,
+    pub responses: u64,
+    pub status: Vec<u64>,
+    pub errors: [u64; ErrorClass::COUNT],
+    pub first_error: [Option<String>; ErrorClass::COUNT],
+    pub body_bytes: u64,
+    pub late: u64,
+    pub dropped: u64,
+    pub scheduled: u64,
+    pub inflight_at_stop: u64,
+    pub reconnects: u64,
+    pub connections_opened: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Stats {
+        Stats::new()
+    }
+}
+
+impl Stats {
+    pub fn new() -> Stats {
+        Stats {
+            latency: latency_histogram(),
+            service: latency_histogram(),
+            connect: latency_histogram(),
+            tls_handshake: latency_histogram(),
+            ttfb: latency_histogram(),
+            responses: 0,
+            status: vec![0; 600],
+            errors: [0; ErrorClass::COUNT],
+            first_error: Default::default(),
+            body_bytes: 0,
+            late: 0,
+            dropped: 0,
+            scheduled: 0,
+            inflight_at_stop: 0,
+            reconnects: 0,
+            connections_opened: 0,
+        }
+    }
+
+    /// Add another worker's totals (histograms merge exactly).
+    pub fn merge(&mut self, o: &Stats) {
+        let _ = self.latency.add(&o.latency);
+        let _ = self.service.add(&o.service);
+        let _ = self.connect.add(&o.connect);
+        let _ = self.tls_handshake.add(&o.tls_handshake);
+        let _ = self.ttfb.add(&o.ttfb);
+        self.responses += o.responses;
+        self.status.iter_mut().zip(&o.status).for_each(|(a, b)| *a += b);
+        for i in 0..ErrorClass::COUNT {
+            self.errors[i] += o.errors[i];
+            if self.first_error[i].is_none() {
+                self.first_error[i] = o.first_error[i].clone();
+            }
+        }
+        self.body_bytes += o.body_bytes;
+        self.late += o.late;
+        self.dropped += o.dropped;
+        self.scheduled += o.scheduled;
+        self.inflight_at_stop += o.inflight_at_stop;
+        self.reconnects += o.reconnects;
+        self.connections_opened += o.connections_opened;
+    }
+}
+
+pub(super) fn us(d: Duration) -> u64 {
+    (d.as_micros() as u64).max(1)
+}
