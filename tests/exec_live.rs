@@ -125,7 +125,7 @@ fn fio_live() {
 #[test]
 fn iperf3_live() {
     let port = free_port();
-    // A persistent server (not `-1`): the readiness probe below is a connection it shrugs off.
+    // A persistent server (not `-1`); readiness is read from /proc/net/tcp, not probed by connecting.
     let server = Command::new("iperf3")
         .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
         .stdout(Stdio::null())
@@ -342,14 +342,23 @@ fn pgbench_and_sysbench_oltp_live() {
 }
 
 /// Wait (bounded, 2 s) until something listens on the loopback port.
+/// Wait (at most 5 s) until a socket listens on 127.0.0.1:`port`, read from /proc/net/tcp without
+/// connecting: a probe connection would be taken by iperf3's server as a client, and the real client
+/// that follows could find it busy ("unable to receive control message").
 fn wait_listening(port: u16) {
-    for _ in 0..200 {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+    let local = format!("0100007F:{port:04X}");
+    for _ in 0..500 {
+        let table = std::fs::read_to_string("/proc/net/tcp").unwrap_or_default();
+        // Columns: sl local_address rem_address st ...; st 0A is LISTEN.
+        if table.lines().any(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            f.len() > 3 && f[1] == local && f[3] == "0A"
+        }) {
             return;
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-    panic!("nothing listens on 127.0.0.1:{port} after 2 s");
+    panic!("nothing listens on 127.0.0.1:{port} after 5 s");
 }
 
 /// `perflab serve` on a free port for ab and wrk.
