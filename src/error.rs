@@ -25,10 +25,7 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 
 /// The exit code for an error that reached `main`.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    if err
-        .chain()
-        .any(|e| e.downcast_ref::<UsageError>().is_some())
-    {
+    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
         2
     } else {
         1

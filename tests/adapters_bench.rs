@@ -66,33 +66,12 @@ fn sysbench_oltp() {
 fn sysbench_interval_lines_become_series() {
     let text = "[ 1s ] thds: 4 tps: 120.00 qps: 2400.50 (r/w/o: 1680.00/480.00/240.50) lat (ms,95%): 11.24 err/s: 0.00 reconn/s: 0.00\n\
                 [ 2s ] thds: 4 tps: 130.00 qps: 2600.00 (r/w/o: 1820.00/520.00/260.00) lat (ms,95%): 10.50 err/s: 1.00 reconn/s: 0.00\n";
-    let full = format!(
-        "{text}{}",
-        read(&format!("{DIR}/sysbench/oltp_read_write.stdout"))
-    );
-    let out = ToolOutput::new(
-        &["sysbench", "oltp_read_write", "run"],
-        full,
-        "",
-        Exit::Code(0),
-    );
-    let r = by_name("sysbench")
-        .expect("adapter")
-        .parse(&out)
-        .expect("parses");
-    let tps: Vec<(f64, f64)> = r
-        .series
-        .iter()
-        .filter(|p| p.name == "tps")
-        .map(|p| (p.t_s, p.value))
-        .collect();
+    let full = format!("{text}{}", read(&format!("{DIR}/sysbench/oltp_read_write.stdout")));
+    let out = ToolOutput::new(&["sysbench", "oltp_read_write", "run"], full, "", Exit::Code(0));
+    let r = by_name("sysbench").expect("adapter").parse(&out).expect("parses");
+    let tps: Vec<(f64, f64)> = r.series.iter().filter(|p| p.name == "tps").map(|p| (p.t_s, p.value)).collect();
     assert_eq!(tps, vec![(1.0, 120.0), (2.0, 130.0)]);
-    let p95: Vec<f64> = r
-        .series
-        .iter()
-        .filter(|p| p.name == "latency_p95_ms")
-        .map(|p| p.value)
-        .collect();
+    let p95: Vec<f64> = r.series.iter().filter(|p| p.name == "latency_p95_ms").map(|p| p.value).collect();
     assert_eq!(p95, vec![11.24, 10.5]);
 }
 
@@ -122,19 +101,9 @@ fn pgbench_tpcb_with_progress() {
     let mut out = fixture("pgbench", "tpcb");
     out.stderr
         .push_str("progress: 1.0 s, 1494.4 tps, lat 5.213 ms stddev 2.549, 0 failed\n");
-    let r = by_name("pgbench")
-        .expect("adapter")
-        .parse(&out)
-        .expect("parses");
-    let s: Vec<(f64, &str, f64)> = r
-        .series
-        .iter()
-        .map(|p| (p.t_s, p.name.as_str(), p.value))
-        .collect();
-    assert_eq!(
-        s,
-        vec![(1.0, "tps", 1494.4), (1.0, "latency_avg_ms", 5.213)]
-    );
+    let r = by_name("pgbench").expect("adapter").parse(&out).expect("parses");
+    let s: Vec<(f64, &str, f64)> = r.series.iter().map(|p| (p.t_s, p.name.as_str(), p.value)).collect();
+    assert_eq!(s, vec![(1.0, "tps", 1494.4), (1.0, "latency_avg_ms", 5.213)]);
 }
 
 #[test]
@@ -143,10 +112,7 @@ fn pgbench_without_progress_reports_the_derived_average_as_such() {
     assert_eq!(v(&r, "transactions_per_s"), 28292.311468);
     assert_eq!(v(&r, "transactions"), 56251.0);
     assert_eq!(v(&r, "latency_avg_derived_ms"), 0.071);
-    assert!(
-        r.metric("latency_avg_ms").is_none(),
-        "not measured without -P/-R/-L"
-    );
+    assert!(r.metric("latency_avg_ms").is_none(), "not measured without -P/-R/-L");
 }
 
 #[test]
@@ -154,10 +120,7 @@ fn pgbench_older_versions_report_both_tps() {
     let text = "number of transactions actually processed: 1000/1000\nlatency average = 1.5 ms\n\
                 tps = 650.5 (including connections establishing)\ntps = 660.25 (excluding connections establishing)\n";
     let out = ToolOutput::new(&["pgbench"], text, "", Exit::Code(0));
-    let r = by_name("pgbench")
-        .expect("adapter")
-        .parse(&out)
-        .expect("parses");
+    let r = by_name("pgbench").expect("adapter").parse(&out).expect("parses");
     assert_eq!(v(&r, "transactions_per_s"), 660.25);
     assert_eq!(v(&r, "transactions_incl_connect_per_s"), 650.5);
     assert_eq!(v(&r, "transactions"), 1000.0);
@@ -199,10 +162,7 @@ fn ab_failed_requests_by_kind() {
     let r = parse("ab", "ab", "non2xx");
     assert_eq!(v(&r, "failed_requests"), 412.0);
     assert_eq!(v(&r, "non_2xx_responses"), 88.0);
-    assert_eq!(
-        r.errors,
-        vec![("length".to_string(), 412), ("non_2xx".to_string(), 88)]
-    );
+    assert_eq!(r.errors, vec![("length".to_string(), 412), ("non_2xx".to_string(), 88)]);
     let r = parse("ab", "ab", "keepalive");
     assert!(v(&r, "keep_alive_requests") > 0.0);
 }
@@ -234,10 +194,7 @@ fn wrk_with_latency_distribution() {
     assert!(close(v(&r, "latency_p99_ms"), 2.76));
     assert_eq!(v(&r, "socket_errors"), 0.0);
     assert_eq!(v(&r, "non_2xx_3xx_responses"), 0.0);
-    assert!(
-        r.histograms.is_empty(),
-        "percentiles alone cannot make a histogram"
-    );
+    assert!(r.histograms.is_empty(), "percentiles alone cannot make a histogram");
 }
 
 #[test]
@@ -250,15 +207,9 @@ fn wrk_without_latency_and_with_errors() {
     assert_eq!(r.errors, vec![("non_2xx_3xx".to_string(), 16811)]);
     let text = "Running 1s test @ http://127.0.0.1:1/\n  1 threads and 2 connections\n  Thread Stats   Avg      Stdev     Max   +/- Stdev\n    Latency     1.00ms    0.00us   1.00ms  100.00%\n    Req/Sec     0.00      0.00     0.00      0.00%\n  10 requests in 1.00s, 1.00KB read\n  Socket errors: connect 0, read 12, write 0, timeout 3\nRequests/sec:     10.00\nTransfer/sec:      1.00KB\n";
     let out = ToolOutput::new(&["wrk"], text, "", Exit::Code(0));
-    let r = by_name("wrk")
-        .expect("adapter")
-        .parse(&out)
-        .expect("parses");
+    let r = by_name("wrk").expect("adapter").parse(&out).expect("parses");
     assert_eq!(v(&r, "socket_errors"), 15.0);
-    assert_eq!(
-        r.errors,
-        vec![("read".to_string(), 12), ("timeout".to_string(), 3)]
-    );
+    assert_eq!(r.errors, vec![("read".to_string(), 12), ("timeout".to_string(), 3)]);
     assert!(close(v(&r, "transfer_mibps"), 1.0 / 1024.0));
 }
 

@@ -19,10 +19,7 @@ fn stress_ng_yaml_per_stressor() {
     assert_eq!(v(&r, "cpu_system_time_s"), 0.004008);
     assert_eq!(v(&r, "cpu_cpu_usage_pct"), 55.641455);
     assert!(close(v(&r, "cpu_max_rss_mb"), 3196.0 / 1024.0));
-    assert_eq!(
-        r.metric("cpu_bogo_ops_per_s").map(|m| m.better),
-        Some(Better::Higher)
-    );
+    assert_eq!(r.metric("cpu_bogo_ops_per_s").map(|m| m.better), Some(Better::Higher));
     let r = parse("stress-ng", "stress-ng", "vm_stream");
     assert_eq!(v(&r, "vm_bogo_ops"), 37888.0);
     assert_eq!(v(&r, "stream_bogo_ops"), 1.0);
@@ -37,10 +34,7 @@ fn stress_ng_yaml_per_stressor() {
 fn stress_ng_metrics_text_when_there_is_no_yaml() {
     let mut out = fixture("stress-ng", "cpu");
     out.args.retain(|a| a != "--yaml" && !a.ends_with(".yaml"));
-    let r = by_name("stress-ng")
-        .expect("adapter")
-        .parse(&out)
-        .expect("text parses");
+    let r = by_name("stress-ng").expect("adapter").parse(&out).expect("text parses");
     assert_eq!(v(&r, "cpu_bogo_ops"), 4540.0);
     assert_eq!(v(&r, "cpu_wall_time_s"), 2.00);
     assert_eq!(v(&r, "cpu_user_time_s"), 2.22);
@@ -49,10 +43,7 @@ fn stress_ng_metrics_text_when_there_is_no_yaml() {
     assert_eq!(v(&r, "cpu_bogo_ops_per_cpu_s"), 2037.40);
     let mut out = fixture("stress-ng", "vm_stream");
     out.args.retain(|a| a != "--yaml" && !a.ends_with(".yaml"));
-    let r = by_name("stress-ng")
-        .expect("adapter")
-        .parse(&out)
-        .expect("text parses");
+    let r = by_name("stress-ng").expect("adapter").parse(&out).expect("text parses");
     assert_eq!(v(&r, "vm_bogo_ops_per_s"), 18887.92);
     assert_eq!(v(&r, "stream_bogo_ops_per_cpu_s"), 0.09);
 }
@@ -65,8 +56,7 @@ fn stress_ng_yaml_with_stream_rates_is_mib() {
     let r = m.result;
     assert_eq!(v(&r, "stream_memory_read_rate_mib_per_s"), 7822.9);
     assert_eq!(
-        r.metric("stream_memory_read_rate_mib_per_s")
-            .map(|m| m.unit.as_str()),
+        r.metric("stream_memory_read_rate_mib_per_s").map(|m| m.unit.as_str()),
         Some("MiB/s")
     );
     assert_eq!(v(&r, "stream_memory_rate_mflop_per_s"), 783.5);
@@ -75,31 +65,17 @@ fn stress_ng_yaml_with_stream_rates_is_mib() {
 #[test]
 fn stress_ng_error() {
     let e = error("stress-ng", "stress-ng", "error");
-    assert_eq!(
-        e,
-        "exit status 1 (error): stress-ng: unrecognized option '--no-such-option'"
-    );
+    assert_eq!(e, "exit status 1 (error): stress-ng: unrecognized option '--no-such-option'");
 }
 
 #[test]
 fn stress_ng_without_metrics_is_a_failure_not_a_zero() {
     let mut out = fixture("stress-ng", "cpu");
     out.args.retain(|a| a != "--yaml" && !a.ends_with(".yaml"));
-    out.stderr = out
-        .stderr
-        .lines()
-        .filter(|l| !l.contains("metrc"))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let e = by_name("stress-ng")
-        .expect("adapter")
-        .parse(&out)
-        .expect_err("nothing to read");
+    out.stderr = out.stderr.lines().filter(|l| !l.contains("metrc")).collect::<Vec<_>>().join("\n");
+    let e = by_name("stress-ng").expect("adapter").parse(&out).expect_err("nothing to read");
     assert!(e.reason.starts_with("no stress-ng metrics"), "{}", e.reason);
-    assert!(
-        e.raw.iter().any(|l| l.contains("successful run completed")),
-        "unparsed lines kept"
-    );
+    assert!(e.raw.iter().any(|l| l.contains("successful run completed")), "unparsed lines kept");
 }
 
 #[test]
@@ -126,15 +102,10 @@ fn memtester_every_test_passes() {
 fn memtester_a_failed_test_fails_the_trial() {
     // The captured output with one test's `ok` replaced by memtester's failure report.
     let mut out = fixture("memtester", "ok");
-    out.stdout = out
-        .stdout
-        .replacen("Compare MUL         : ok", "Compare MUL         : ", 1);
+    out.stdout = out.stdout.replacen("Compare MUL         : ok", "Compare MUL         : ", 1);
     out.stderr = "FAILURE: 0x4e0c3a1b != 0x4e0c3a1f at offset 0x00001230.\n".into();
     out.exit = Exit::Code(4);
-    let r = by_name("memtester")
-        .expect("adapter")
-        .parse(&out)
-        .expect("parses");
+    let r = by_name("memtester").expect("adapter").parse(&out).expect("parses");
     assert_eq!(v(&r, "memtest_compare_mul_pass"), 0.0);
     assert_eq!(v(&r, "memtest_tests_failed"), 1.0);
     assert_eq!(v(&r, "memtest_tests_passed"), 17.0);
@@ -161,10 +132,7 @@ fn fio_single_job_json_file() {
     let r = parse("fio", "fio", "randread");
     assert_eq!(v(&r, "randread_read_iops"), 17977.511244);
     assert_eq!(v(&r, "read_iops"), 17977.511244);
-    assert!(close(
-        v(&r, "randread_read_bw_mibps"),
-        73635886.0 / 1048576.0
-    ));
+    assert!(close(v(&r, "randread_read_bw_mibps"), 73635886.0 / 1048576.0));
     assert!(close(v(&r, "read_clat_mean_us"), 55.251102716));
     assert_eq!(v(&r, "read_clat_p50_us"), 48.384);
     assert_eq!(v(&r, "read_clat_p99_us"), 98.816);
@@ -172,10 +140,7 @@ fn fio_single_job_json_file() {
     assert_eq!(v(&r, "randread_read_lat_p99_us"), 98.816);
     assert_eq!(v(&r, "randread_usr_cpu_pct"), 1.25);
     assert_eq!(v(&r, "randread_sys_cpu_pct"), 46.75);
-    assert!(
-        r.metric("write_iops").is_none(),
-        "no write figures for a read-only job"
-    );
+    assert!(r.metric("write_iops").is_none(), "no write figures for a read-only job");
 }
 
 #[test]
@@ -185,14 +150,8 @@ fn fio_two_jobs_are_summed_and_kept_apart() {
     assert_eq!(v(&r, "mixed_1_read_iops"), 13417.291354);
     assert!(close(v(&r, "read_iops"), 13427.786107 + 13417.291354));
     assert!(close(v(&r, "write_iops"), 5749.125437 + 5770.114943));
-    assert!(close(
-        v(&r, "write_bw_mibps"),
-        (23548417.0 + 23634390.0) / 1048576.0
-    ));
-    assert!(
-        r.metric("read_clat_p99_us").is_none(),
-        "percentiles of two jobs are not merged"
-    );
+    assert!(close(v(&r, "write_bw_mibps"), (23548417.0 + 23634390.0) / 1048576.0));
+    assert!(r.metric("read_clat_p99_us").is_none(), "percentiles of two jobs are not merged");
     assert!(r.metric("mixed_0_read_clat_p99_us").is_some());
 }
 
@@ -205,10 +164,7 @@ fn fio_json_after_notes_on_stdout() {
         "",
         Exit::Code(0),
     );
-    let r = by_name("fio")
-        .expect("adapter")
-        .parse(&out)
-        .expect("parses");
+    let r = by_name("fio").expect("adapter").parse(&out).expect("parses");
     assert_eq!(v(&r, "read_iops"), 17977.511244);
 }
 
@@ -218,16 +174,8 @@ fn fio_error() {
         error("fio", "fio", "error"),
         "job bad error 20: file:filesetup.c:455, func=fstat, error=Not a directory; fio: pid=0, err=20/file:filesetup.c:455, func=fstat, error=Not a directory"
     );
-    let out = ToolOutput::new(
-        &["fio", "--name=x"],
-        "x: (g=0): rw=read\nRun status group 0",
-        "",
-        Exit::Code(0),
-    );
-    let e = by_name("fio")
-        .expect("adapter")
-        .parse(&out)
-        .expect_err("not JSON");
+    let out = ToolOutput::new(&["fio", "--name=x"], "x: (g=0): rw=read\nRun status group 0", "", Exit::Code(0));
+    let e = by_name("fio").expect("adapter").parse(&out).expect_err("not JSON");
     assert!(e.reason.starts_with("no JSON report found"), "{}", e.reason);
     assert!(e.raw.iter().any(|l| l == "Run status group 0"));
 }

@@ -1,9 +1,7 @@
 //! Each bottleneck rule fires on a synthetic series built to trigger it and stays quiet on an
 //! idle one; the ≥ 50 % rule; the evidence quoted; errors along the swept parameter.
 
-use perflab::analysis::bottleneck::{
-    errors_by_parameter, evaluate, Context, Finding, PointSamples, Severity, CAVEATS,
-};
+use perflab::analysis::bottleneck::{errors_by_parameter, evaluate, Context, Finding, PointSamples, Severity, CAVEATS};
 use perflab::analysis::phases::{refs, Sample};
 
 fn idle() -> Vec<(String, f64)> {
@@ -61,9 +59,7 @@ fn with(over: &[(&str, f64)]) -> Vec<(String, f64)> {
 
 /// 5 idle baseline samples, then 10 load samples of which the first `hot` carry `over`.
 fn series(over: &[(&str, f64)], hot: usize) -> Vec<Sample> {
-    let mut s: Vec<Sample> = (0..5)
-        .map(|i| (i as f64, "baseline".into(), idle()))
-        .collect();
+    let mut s: Vec<Sample> = (0..5).map(|i| (i as f64, "baseline".into(), idle())).collect();
     for i in 0..10 {
         let v = if i < hot { with(over) } else { idle() };
         s.push((5.0 + i as f64, "load".into(), v));
@@ -103,14 +99,7 @@ fn each_rule_fires_on_its_series() {
         ("R1", vec![("cpu_busy_pct", 97.0), ("procs_running", 4.0)]),
         ("R2", vec![("procs_running", 5.0)]),
         ("R3", vec![("cpu0_busy_pct", 98.0), ("cpu_busy_pct", 51.0)]),
-        (
-            "R4",
-            vec![
-                ("cpu_busy_pct", 80.0),
-                ("cpu_system_pct", 65.0),
-                ("cpu_user_pct", 15.0),
-            ],
-        ),
+        ("R4", vec![("cpu_busy_pct", 80.0), ("cpu_system_pct", 65.0), ("cpu_user_pct", 15.0)]),
         ("R5", vec![("cgroup_throttled_pct", 40.0)]),
         (
             "R6",
@@ -132,10 +121,7 @@ fn each_rule_fires_on_its_series() {
         let hot = if rule == "R8" { 1 } else { 10 };
         let f = run(&series(&over, hot), false);
         let got = ids(&f);
-        assert!(
-            got.contains(&rule.to_string()),
-            "{rule} did not fire: {got:?}"
-        );
+        assert!(got.contains(&rule.to_string()), "{rule} did not fire: {got:?}");
         let finding = f.iter().find(|x| x.rule == rule).expect("present");
         assert_eq!(finding.points, vec!["c=10".to_string()]);
         assert!(!finding.evidence.is_empty(), "{rule} quotes no evidence");
@@ -149,32 +135,16 @@ fn each_rule_fires_on_its_series() {
 
 #[test]
 fn exactly_the_targeted_rules() {
-    assert_eq!(
-        ids(&run(&series(&[("swap_out_pages_per_s", 200.0)], 10), false)),
-        ["R7"]
-    );
-    assert_eq!(
-        ids(&run(&series(&[("procs_running", 5.0)], 10), false)),
-        ["R2"]
-    );
-    assert_eq!(
-        ids(&run(&series(&[("cgroup_throttled_pct", 40.0)], 10), false)),
-        ["R5"]
-    );
-    assert_eq!(
-        ids(&run(&series(&[], 10), true)),
-        ["R8"],
-        "OOM flag alone fires R8"
-    );
+    assert_eq!(ids(&run(&series(&[("swap_out_pages_per_s", 200.0)], 10), false)), ["R7"]);
+    assert_eq!(ids(&run(&series(&[("procs_running", 5.0)], 10), false)), ["R2"]);
+    assert_eq!(ids(&run(&series(&[("cgroup_throttled_pct", 40.0)], 10), false)), ["R5"]);
+    assert_eq!(ids(&run(&series(&[], 10), true)), ["R8"], "OOM flag alone fires R8");
 }
 
 #[test]
 fn fires_only_in_half_the_load_samples_or_more() {
     let over = [("swap_out_pages_per_s", 200.0)];
-    assert!(
-        run(&series(&over, 4), false).is_empty(),
-        "4 of 10 is below 50 %"
-    );
+    assert!(run(&series(&over, 4), false).is_empty(), "4 of 10 is below 50 %");
     let f = run(&series(&over, 5), false);
     assert_eq!(ids(&f), ["R7"]);
     assert_eq!(f[0].severity, Severity::Warning);
@@ -183,43 +153,19 @@ fn fires_only_in_half_the_load_samples_or_more() {
 
 #[test]
 fn evidence_quotes_mean_p95_baseline_threshold() {
-    let f = run(
-        &series(&[("cpu_busy_pct", 97.0), ("procs_running", 4.0)], 10),
-        false,
-    );
+    let f = run(&series(&[("cpu_busy_pct", 97.0), ("procs_running", 4.0)], 10), false);
     let r1 = f.iter().find(|x| x.rule == "R1").expect("R1");
-    let busy = r1
-        .evidence
-        .iter()
-        .find(|e| e.metric == "cpu_busy_pct")
-        .expect("busy");
-    assert_eq!(
-        (busy.mean, busy.p95, busy.baseline),
-        (97.0, 97.0, Some(3.0))
-    );
-    assert_eq!(
-        (busy.op.as_str(), busy.threshold, busy.crossed),
-        (">=", 90.0, 10)
-    );
-    let rq = r1
-        .evidence
-        .iter()
-        .find(|e| e.metric == "procs_running")
-        .expect("rq");
+    let busy = r1.evidence.iter().find(|e| e.metric == "cpu_busy_pct").expect("busy");
+    assert_eq!((busy.mean, busy.p95, busy.baseline), (97.0, 97.0, Some(3.0)));
+    assert_eq!((busy.op.as_str(), busy.threshold, busy.crossed), (">=", 90.0, 10));
+    let rq = r1.evidence.iter().find(|e| e.metric == "procs_running").expect("rq");
     assert_eq!(rq.threshold, 2.0);
     let text = r1.evidence_text();
-    assert!(
-        text.contains("cpu_busy_pct mean 97, p95 97 (baseline 3) >= 90 in 10/10"),
-        "{text}"
-    );
+    assert!(text.contains("cpu_busy_pct mean 97, p95 97 (baseline 3) >= 90 in 10/10"), "{text}");
     // The disk rule carries the %util caveat.
     let f = run(
         &series(
-            &[
-                ("cpu_iowait_pct", 35.0),
-                ("disk_vda_util_pct", 99.0),
-                ("disk_vda_w_await_ms", 40.0),
-            ],
+            &[("cpu_iowait_pct", 35.0), ("disk_vda_util_pct", 99.0), ("disk_vda_w_await_ms", 40.0)],
             10,
         ),
         false,
@@ -231,10 +177,7 @@ fn evidence_quotes_mean_p95_baseline_threshold() {
 #[test]
 fn disk_await_must_grow_against_baseline() {
     // Busy device but await as in the baseline: not disk-bound.
-    let f = run(
-        &series(&[("cpu_iowait_pct", 35.0), ("disk_vda_util_pct", 99.0)], 10),
-        false,
-    );
+    let f = run(&series(&[("cpu_iowait_pct", 35.0), ("disk_vda_util_pct", 99.0)], 10), false);
     assert!(!ids(&f).contains(&"R6".to_string()));
 }
 
@@ -251,10 +194,6 @@ fn errors_appear_above_some_concurrency() {
     assert_eq!(f.points, vec!["c=50".to_string(), "c=100".to_string()]);
     assert_eq!(f.evidence.len(), 4);
     // Errors everywhere, or nowhere: no "from some value on".
-    assert!(errors_by_parameter(
-        "concurrency",
-        &[("a".into(), 1.0, 0.1), ("b".into(), 2.0, 0.1)]
-    )
-    .is_none());
+    assert!(errors_by_parameter("concurrency", &[("a".into(), 1.0, 0.1), ("b".into(), 2.0, 0.1)]).is_none());
     assert!(errors_by_parameter("concurrency", &[("a".into(), 1.0, 0.0)]).is_none());
 }

@@ -44,11 +44,7 @@ fn mann_whitney_textbook_example() {
 /// z = (1.5 − 18 + 0.5) / √37.2273 = −2.62234, p = 2 · Φ(−2.62234) = 0.0087328.
 #[test]
 fn mann_whitney_ties_normal_approximation() {
-    let mw = mann_whitney(
-        &[1.0, 2.0, 2.0, 3.0, 3.0, 3.0],
-        &[3.0, 4.0, 4.0, 5.0, 5.0, 6.0],
-    )
-    .expect("ok");
+    let mw = mann_whitney(&[1.0, 2.0, 2.0, 3.0, 3.0, 3.0], &[3.0, 4.0, 4.0, 5.0, 5.0, 6.0]).expect("ok");
     assert_eq!(mw.u, 1.5);
     assert!(!mw.exact);
     assert!((mw.p - 0.0087328).abs() < 1e-6, "p {}", mw.p);
@@ -61,9 +57,7 @@ fn shapiro_wilk_known_answers() {
     let s = shapiro_wilk(&[1.0, 2.0, 4.0]).expect("n = 3");
     assert!((s.w - 0.964286).abs() < 1e-5, "W {}", s.w);
     assert!((s.p - 0.6369).abs() < 1e-3, "p {}", s.p);
-    let men = [
-        148.0, 154.0, 158.0, 160.0, 161.0, 162.0, 166.0, 170.0, 182.0, 195.0, 236.0,
-    ];
+    let men = [148.0, 154.0, 158.0, 160.0, 161.0, 162.0, 166.0, 170.0, 182.0, 195.0, 236.0];
     let s = shapiro_wilk(&men).expect("n = 11");
     assert!((s.w - 0.79).abs() < 0.005, "W {}", s.w);
     assert!(s.p < 0.01, "p {}", s.p);
@@ -86,17 +80,11 @@ fn calibration_same_distribution_is_not_significant() {
     let mut rng = StdRng::seed_from_u64(6);
     let quiet = (0..200)
         .filter(|_| {
-            let (a, b) = (
-                sample(&mut rng, 10, 1000.0, 50.0),
-                sample(&mut rng, 10, 1000.0, 50.0),
-            );
+            let (a, b) = (sample(&mut rng, 10, 1000.0, 50.0), sample(&mut rng, 10, 1000.0, 50.0));
             compare(&a, &b, Better::Higher).verdict == Verdict::NoSignificantDifference
         })
         .count();
-    assert!(
-        quiet >= 186,
-        "only {quiet} of 200 said no significant difference"
-    );
+    assert!(quiet >= 186, "only {quiet} of 200 said no significant difference");
 }
 
 #[test]
@@ -149,8 +137,5 @@ fn skewed_samples_use_mann_whitney() {
 fn deterministic() {
     let a = [1.0, 2.0, 3.0, 4.0, 5.5];
     let b = [2.0, 3.0, 4.0, 5.0, 6.0];
-    assert_eq!(
-        compare(&a, &b, Better::Higher),
-        compare(&a, &b, Better::Higher)
-    );
+    assert_eq!(compare(&a, &b, Better::Higher), compare(&a, &b, Better::Higher));
 }

@@ -43,10 +43,7 @@ fn knee_on_a_synthetic_curve() {
 
 #[test]
 fn no_knee_while_scaling_or_latency_flat() {
-    let pts: Vec<ScalingPoint> = [1.0, 2.0, 4.0]
-        .iter()
-        .map(|&x| point(x, 1000.0 * x, 1.0, 10.0 * x))
-        .collect();
+    let pts: Vec<ScalingPoint> = [1.0, 2.0, 4.0].iter().map(|&x| point(x, 1000.0 * x, 1.0, 10.0 * x)).collect();
     assert!(analyze(&pts, 4).knee.is_none());
     // A plateau with falling latency is not a knee (the system got faster per request).
     let flat = vec![point(1.0, 1000.0, 2.0, 50.0), point(2.0, 1010.0, 1.0, 50.0)];
@@ -54,11 +51,7 @@ fn no_knee_while_scaling_or_latency_flat() {
 }
 
 fn sample(t: f64, phase: &str, cpu: f64) -> Sample {
-    (
-        t,
-        phase.to_string(),
-        vec![("cpu_busy_pct".to_string(), cpu)],
-    )
+    (t, phase.to_string(), vec![("cpu_busy_pct".to_string(), cpu)])
 }
 
 /// Baseline 5 % for 5 s, load 80 % (peak 90 %) for 10 s ending at t = 15, then recovery
@@ -72,11 +65,7 @@ fn trial(recover_to: f64) -> Vec<Sample> {
         s.push(sample(i as f64, "load", if i == 10 { 90.0 } else { 80.0 }));
     }
     for (i, v) in [50.0, 20.0, recover_to, 5.0].iter().enumerate() {
-        s.push(sample(
-            16.0 + i as f64,
-            "recovery",
-            if i == 3 { recover_to } else { *v },
-        ));
+        s.push(sample(16.0 + i as f64, "recovery", if i == 3 { recover_to } else { *v }));
     }
     s
 }
@@ -107,8 +96,5 @@ fn phase_table_and_recovery_time() {
     assert!(mixed.never_recovered);
     // A metric absent from the samples has an empty row.
     let none = metric_phases("mem_used_pct", &refs(&rows), Some(15.0));
-    assert_eq!(
-        (none.baseline, none.under_load, none.recovery_s),
-        (None, None, None)
-    );
+    assert_eq!((none.baseline, none.under_load, none.recovery_s), (None, None, None));
 }

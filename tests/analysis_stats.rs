@@ -48,15 +48,9 @@ fn ci_half_width_for_adaptive_repetitions() {
     let hw = ci_half_width_pct(&[10.0, 12.0, 14.0]).expect("defined");
     assert!((hw - 41.40).abs() < 0.01, "{hw}");
     assert!(ci_half_width_pct(&[5.0]).is_none());
-    assert!(
-        ci_half_width_pct(&[-1.0, 1.0]).is_none(),
-        "zero mean has no relative width"
-    );
+    assert!(ci_half_width_pct(&[-1.0, 1.0]).is_none(), "zero mean has no relative width");
     let v: Vec<f64> = vec![10.0, 12.0, 14.0];
-    assert_eq!(
-        ci_half_width_pct(&v),
-        Summary::of(&v).and_then(|s| s.ci95_pct())
-    );
+    assert_eq!(ci_half_width_pct(&v), Summary::of(&v).and_then(|s| s.ci95_pct()));
 }
 
 #[test]

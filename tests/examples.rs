@@ -30,10 +30,7 @@ fn examples() -> Vec<PathBuf> {
 fn example(name: &str) -> PathBuf {
     examples()
         .into_iter()
-        .find(|p| {
-            p.file_name()
-                .is_some_and(|f| f.to_string_lossy().starts_with(name))
-        })
+        .find(|p| p.file_name().is_some_and(|f| f.to_string_lossy().starts_with(name)))
         .unwrap_or_else(|| panic!("no example {name}*"))
 }
 
@@ -65,21 +62,14 @@ fn every_example_parses_validates_and_expands() {
             label(p)
         );
         let listing = plan::dry_run_listing(&plan, &trials);
-        assert!(
-            listing.contains(&format!("{} trial(s)", trials.len())),
-            "{listing}"
-        );
+        assert!(listing.contains(&format!("{} trial(s)", trials.len())), "{listing}");
         // The runner's checks (workload keys, programs on PATH) pass, or name the missing tool's
         // Debian package: one clear line, as `perflab run` prints it.
         match from_plan::build(&plan, &trials, &label(p)) {
             Ok(exp) => assert_eq!(exp.trials.len(), trials.len()),
             Err(e) => {
                 let msg = format!("{e:#}");
-                assert!(
-                    msg.contains("not found on PATH (Debian package:"),
-                    "{}: {msg}",
-                    label(p)
-                );
+                assert!(msg.contains("not found on PATH (Debian package:"), "{}: {msg}", label(p));
             }
         }
     }
@@ -103,11 +93,7 @@ fn every_seed_has_an_example_and_each_names_its_seed() {
         assert!(!mine.is_empty(), "no example for seed {seed}");
         for p in mine {
             let text = std::fs::read_to_string(&p).unwrap();
-            assert!(
-                text.contains(seed),
-                "{} does not name its seed {seed}",
-                label(&p)
-            );
+            assert!(text.contains(seed), "{} does not name its seed {seed}", label(&p));
         }
     }
 }
@@ -130,12 +116,7 @@ fn examples_send_load_only_to_loopback() {
             seen += 1;
         }
         for c in url.captures_iter(&code) {
-            assert!(
-                ["127.0.0.1", "localhost", "[::1]"].contains(&&c[1]),
-                "{}: {}",
-                label(&p),
-                &c[1]
-            );
+            assert!(["127.0.0.1", "localhost", "[::1]"].contains(&&c[1]), "{}: {}", label(&p), &c[1]);
         }
         // A plan with a client-server tool names its loopback server.
         if code.contains("[target]") {
@@ -149,11 +130,7 @@ fn the_cores_example_reports_the_4_cpu_point_before_the_run() {
     let p = example("002_");
     let plan = load(&p);
     let online = perflab::util::cpus::online_cpus().len();
-    let cpus4 = plan
-        .points
-        .iter()
-        .filter(|pt| pt.label.contains("cpus=4"))
-        .count();
+    let cpus4 = plan.points.iter().filter(|pt| pt.label.contains("cpus=4")).count();
     if online >= 4 {
         assert_eq!(cpus4, 3, "4 CPUs are online: the 4-CPU points run");
         return;
@@ -161,21 +138,12 @@ fn the_cores_example_reports_the_4_cpu_point_before_the_run() {
     // skip_unsupported = true: the three 4-CPU points are dropped, each with a note.
     assert_eq!(cpus4, 0);
     assert_eq!(plan.points.len(), 6);
-    let notes: Vec<&String> = plan
-        .notes
-        .iter()
-        .filter(|n| n.contains("cpus = 4 cannot be honoured"))
-        .collect();
+    let notes: Vec<&String> = plan.notes.iter().filter(|n| n.contains("cpus = 4 cannot be honoured")).collect();
     assert_eq!(notes.len(), 3, "{:?}", plan.notes);
     // Without the request, the plan is refused before anything runs, at the `cpus` key.
-    let text = std::fs::read_to_string(&p)
-        .unwrap()
-        .replace("skip_unsupported = true", "");
+    let text = std::fs::read_to_string(&p).unwrap().replace("skip_unsupported = true", "");
     let err = format!("{:#}", plan::parse_str(&text, "002.toml").unwrap_err());
-    assert!(
-        err.starts_with("002.toml:") && err.contains("cpus = 4"),
-        "{err}"
-    );
+    assert!(err.starts_with("002.toml:") && err.contains("cpus = 4"), "{err}");
 }
 
 /// The swappiness variants run only where vm.swappiness is writable; elsewhere both are skipped
@@ -198,8 +166,9 @@ fn the_swappiness_example_is_skipped_where_sysctl_cannot_write() {
         assert!(unmet.is_empty(), "{unmet:?}");
     } else {
         assert_eq!(unmet.len(), 2, "{unmet:?}");
-        assert!(unmet.iter().all(|(_, why)| why
-            .ends_with("vm.swappiness is not writable here (run as root, outside a container)")));
+        assert!(unmet
+            .iter()
+            .all(|(_, why)| why.ends_with("vm.swappiness is not writable here (run as root, outside a container)")));
     }
 }
 
@@ -237,10 +206,7 @@ fn shorten_tools(plan: &mut Plan) -> usize {
 }
 
 fn shorten_words(w: &mut [String]) -> usize {
-    let tool = w
-        .first()
-        .map(|s| s.rsplit('/').next().unwrap_or(s).to_string())
-        .unwrap_or_default();
+    let tool = w.first().map(|s| s.rsplit('/').next().unwrap_or(s).to_string()).unwrap_or_default();
     let mut n = 0;
     for i in 0..w.len() {
         let next = |w: &mut [String], v: &str| {
@@ -270,10 +236,7 @@ fn shorten_words(w: &mut [String]) -> usize {
 }
 
 /// Run `plan` for real: one repetition, short phases, `perflab` targets → this build's binary.
-fn run_short(
-    mut plan: Plan,
-    only: impl Fn(&plan::Point) -> bool,
-) -> (RunOutcome, Vec<StoredTrial>, tempfile::TempDir) {
+fn run_short(mut plan: Plan, only: impl Fn(&plan::Point) -> bool) -> (RunOutcome, Vec<StoredTrial>, tempfile::TempDir) {
     plan.repetitions = Repetitions::Fixed(1);
     plan.phases.baseline = Duration::from_millis(200);
     plan.phases.warmup = Duration::ZERO;
@@ -292,8 +255,7 @@ fn run_short(
         }
     }
     let trials = plan::expand(&plan);
-    let exp = from_plan::build(&plan, &trials, &plan.source.label.clone())
-        .unwrap_or_else(|e| panic!("{e:#}"));
+    let exp = from_plan::build(&plan, &trials, &plan.source.label.clone()).unwrap_or_else(|e| panic!("{e:#}"));
     let tmp = tempfile::tempdir().expect("tmp");
     let opts = RunOptions {
         runs_dir: tmp.path().join("runs"),
@@ -318,23 +280,14 @@ fn failures(trials: &[StoredTrial]) -> Vec<String> {
 fn the_cores_example_runs_with_short_phases() {
     let plan = load(&example("002_"));
     // 1 and 2 CPUs at 100 requests: 2 trials against perflab serve.
-    let (out, trials, _tmp) = run_short(plan, |p| {
-        p.label.contains("requests=100 ") || p.label.ends_with("requests=100")
-    });
+    let (out, trials, _tmp) = run_short(plan, |p| p.label.contains("requests=100 ") || p.label.ends_with("requests=100"));
     assert_eq!(out.status, "complete");
     assert_eq!(trials.len(), 2, "{:?}", failures(&trials));
     assert!(trials.iter().all(|t| t.ok()), "{:?}", failures(&trials));
     for t in &trials {
-        assert_eq!(
-            t.metric("requests"),
-            Some(100.0),
-            "every one of the 100 requests counted"
-        );
+        assert_eq!(t.metric("requests"), Some(100.0), "every one of the 100 requests counted");
         assert_eq!(t.metric("error_rate_pct"), Some(0.0));
-        assert!(
-            t.limit_mechanism.is_some(),
-            "the CPU limit's mechanism is stored"
-        );
+        assert!(t.limit_mechanism.is_some(), "the CPU limit's mechanism is stored");
     }
 }
 
@@ -345,11 +298,7 @@ fn the_stress_ng_cpu_example_runs_with_short_phases() {
         return;
     }
     let mut plan = load(&example("000_stress_ng_cpu"));
-    assert_eq!(
-        shorten_tools(&mut plan),
-        plan.points.len(),
-        "one --timeout per point"
-    );
+    assert_eq!(shorten_tools(&mut plan), plan.points.len(), "one --timeout per point");
     let (out, trials, _tmp) = run_short(plan, |p| p.label == "workers=2");
     assert_eq!(out.status, "complete");
     assert_eq!(trials.len(), 1);
@@ -361,10 +310,7 @@ fn the_stress_ng_cpu_example_runs_with_short_phases() {
     let wall = t.metric("cpu_wall_time_s").expect("cpu_wall_time_s");
     assert!(ops > 0.0);
     // stress-ng's own definition: bogo ops/s (real time) = bogo ops / wall time, within its rounding.
-    assert!(
-        (rate - ops / wall).abs() <= 0.01 * rate + 0.01,
-        "{rate} vs {ops}/{wall}"
-    );
+    assert!((rate - ops / wall).abs() <= 0.01 * rate + 0.01, "{rate} vs {ops}/{wall}");
 }
 
 /// All examples, one repetition each, every point, short phases and tool durations. Minutes.
@@ -377,11 +323,7 @@ fn every_example_runs_with_short_phases() {
         let exec = plan.workload.kind == "exec";
         let rewritten = shorten_tools(&mut plan);
         if exec {
-            assert!(
-                rewritten >= plan.points.len(),
-                "{}: a tool duration per point",
-                label(&p)
-            );
+            assert!(rewritten >= plan.points.len(), "{}: a tool duration per point", label(&p));
         }
         let (out, trials, _tmp) = run_short(plan, |_| true);
         let failed = failures(&trials);
@@ -391,14 +333,8 @@ fn every_example_runs_with_short_phases() {
             out.status,
             out.trials_ok,
             out.trials_failed,
-            out.notes
-                .iter()
-                .map(|n| format!("; note: {n}"))
-                .collect::<String>(),
-            failed
-                .first()
-                .map(|f| format!("; first failure: {f}"))
-                .unwrap_or_default()
+            out.notes.iter().map(|n| format!("; note: {n}")).collect::<String>(),
+            failed.first().map(|f| format!("; first failure: {f}")).unwrap_or_default()
         );
         let line = match out.thresholds_failed.first() {
             Some(t) => format!("{line}; threshold broken: {t}"),
@@ -409,17 +345,11 @@ fn every_example_runs_with_short_phases() {
         // checks that the examples' thresholds name real metrics.
         summary.push((
             line,
-            failed.is_empty()
-                && out.thresholds_failed.is_empty()
-                && (out.status == "complete" || out.status == "skipped"),
+            failed.is_empty() && out.thresholds_failed.is_empty() && (out.status == "complete" || out.status == "skipped"),
         ));
     }
     // The fio example keeps its 1 GiB file for the next run; this test does not.
     let _ = std::fs::remove_file("/tmp/perflab-example-fio.dat");
-    let bad: Vec<&String> = summary
-        .iter()
-        .filter(|(_, ok)| !ok)
-        .map(|(l, _)| l)
-        .collect();
+    let bad: Vec<&String> = summary.iter().filter(|(_, ok)| !ok).map(|(l, _)| l).collect();
     assert!(bad.is_empty(), "{bad:#?}");
 }

@@ -23,9 +23,7 @@ fn run(mut cfg: ExecConfig) -> WorkloadResult {
     if let Err(e) = preflight(&cfg) {
         panic!("{e} — install it to run the live tests (CI does, from .ci/packages.txt)");
     }
-    let r = ExecWorkload::new(cfg)
-        .run(SPEC, &Cancel::new(), &mut || {})
-        .expect("runs");
+    let r = ExecWorkload::new(cfg).run(SPEC, &Cancel::new(), &mut || {}).expect("runs");
     assert_eq!(r.failure, None, "raw: {:?}", r.raw);
     r
 }
@@ -135,16 +133,7 @@ fn iperf3_live() {
     let _server = Guard(server);
     wait_listening(port);
     let port = port.to_string();
-    let r = run(ExecConfig::argv([
-        "iperf3",
-        "-c",
-        "127.0.0.1",
-        "-p",
-        &port,
-        "-t",
-        "1",
-        "-J",
-    ]));
+    let r = run(ExecConfig::argv(["iperf3", "-c", "127.0.0.1", "-p", &port, "-t", "1", "-J"]));
     let sent = v(&r, "sent_mbitps");
     assert!(sent > 0.0);
     assert!(v(&r, "received_mbitps") > 0.0);
@@ -153,13 +142,7 @@ fn iperf3_live() {
 
 #[test]
 fn sysbench_cpu_live() {
-    let r = run(ExecConfig::argv([
-        "sysbench",
-        "cpu",
-        "--threads=1",
-        "--time=1",
-        "run",
-    ]));
+    let r = run(ExecConfig::argv(["sysbench", "cpu", "--threads=1", "--time=1", "run"]));
     // sysbench's "events per second" uses its own run timer, not the printed "total time" (0.1 %
     // apart in the fixture: 5066.23 vs 10141 / 2.0003 = 5069.74), so the two agree within 1 %.
     let rate = v(&r, "events") / v(&r, "total_time_s");
@@ -168,10 +151,7 @@ fn sysbench_cpu_live() {
         "{rate} vs {:?}",
         r.metric("events_per_s")
     );
-    assert!(
-        v(&r, "latency_min_ms") <= v(&r, "latency_p95_ms")
-            && v(&r, "latency_p95_ms") <= v(&r, "latency_max_ms")
-    );
+    assert!(v(&r, "latency_min_ms") <= v(&r, "latency_p95_ms") && v(&r, "latency_p95_ms") <= v(&r, "latency_max_ms"));
 }
 
 /// A scratch PostgreSQL on a free loopback port, stopped on drop.
@@ -211,52 +191,24 @@ impl Pg {
         let data = dir.path().join("pg");
         std::fs::create_dir(&data).expect("data dir");
         if unsafe { libc::geteuid() } == 0 {
-            let ok = Command::new("chown")
-                .arg("postgres")
-                .arg(&data)
-                .status()
-                .is_ok_and(|s| s.success())
-                && Command::new("chmod")
-                    .arg("755")
-                    .arg(dir.path())
-                    .status()
-                    .is_ok_and(|s| s.success());
+            let ok = Command::new("chown").arg("postgres").arg(&data).status().is_ok_and(|s| s.success())
+                && Command::new("chmod").arg("755").arg(dir.path()).status().is_ok_and(|s| s.success());
             assert!(ok, "cannot hand the scratch data dir to the postgres user");
         }
         let d = data.to_str().expect("utf-8");
-        let out = as_postgres(
-            &bin.join("initdb"),
-            &["-D", d, "-A", "trust", "-U", "postgres"],
-        )
-        .output()
-        .expect("initdb");
-        assert!(
-            out.status.success(),
-            "initdb: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = as_postgres(&bin.join("initdb"), &["-D", d, "-A", "trust", "-U", "postgres"])
+            .output()
+            .expect("initdb");
+        assert!(out.status.success(), "initdb: {}", String::from_utf8_lossy(&out.stderr));
         let port = free_port();
         let opts = format!("-p {port} -k {d} -c listen_addresses=127.0.0.1 -c fsync=off");
         let out = as_postgres(
             &bin.join("pg_ctl"),
-            &[
-                "-D",
-                d,
-                "-o",
-                &opts,
-                "-w",
-                "-l",
-                &format!("{d}/log"),
-                "start",
-            ],
+            &["-D", d, "-o", &opts, "-w", "-l", &format!("{d}/log"), "start"],
         )
         .output()
         .expect("pg_ctl");
-        assert!(
-            out.status.success(),
-            "pg_ctl start: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert!(out.status.success(), "pg_ctl start: {}", String::from_utf8_lossy(&out.stderr));
         Pg {
             bin,
             data,
@@ -273,11 +225,7 @@ impl Pg {
 impl Drop for Pg {
     fn drop(&mut self) {
         let d = self.data.to_string_lossy().to_string();
-        let _ = as_postgres(
-            &self.bin.join("pg_ctl"),
-            &["-D", &d, "-m", "immediate", "stop"],
-        )
-        .output();
+        let _ = as_postgres(&self.bin.join("pg_ctl"), &["-D", &d, "-m", "immediate", "stop"]).output();
     }
 }
 
@@ -292,11 +240,7 @@ fn pgbench_and_sysbench_oltp_live() {
         .args(["-i", "-s", "1", "-q", "postgres"])
         .output()
         .expect("pgbench -i");
-    assert!(
-        init.status.success(),
-        "pgbench -i: {}",
-        String::from_utf8_lossy(&init.stderr)
-    );
+    assert!(init.status.success(), "pgbench -i: {}", String::from_utf8_lossy(&init.stderr));
 
     // A fixed number of transactions: 2 clients × 100.
     let mut argv = vec![pgbench.as_str()];
@@ -319,17 +263,9 @@ fn pgbench_and_sysbench_oltp_live() {
     .map(|s| s.to_string())
     .chain([format!("--pgsql-port={port}")])
     .collect();
-    let prep = Command::new("sysbench")
-        .arg("oltp_read_only")
-        .args(&sb)
-        .arg("prepare")
-        .output();
+    let prep = Command::new("sysbench").arg("oltp_read_only").args(&sb).arg("prepare").output();
     let prep = prep.unwrap_or_else(|e| panic!("sysbench: {e} — Debian package: sysbench"));
-    assert!(
-        prep.status.success(),
-        "sysbench prepare: {}",
-        String::from_utf8_lossy(&prep.stdout)
-    );
+    assert!(prep.status.success(), "sysbench prepare: {}", String::from_utf8_lossy(&prep.stdout));
     let mut argv = vec!["sysbench".to_string(), "oltp_read_only".into()];
     argv.extend(sb);
     argv.extend(["--threads=2".into(), "--time=1".into(), "run".into()]);
@@ -378,14 +314,7 @@ fn serve() -> (Guard, String) {
 #[test]
 fn ab_live() {
     let (_server, url) = serve();
-    let r = run(ExecConfig::argv([
-        "ab",
-        "-n",
-        "300",
-        "-c",
-        "2",
-        url.as_str(),
-    ]));
+    let r = run(ExecConfig::argv(["ab", "-n", "300", "-c", "2", url.as_str()]));
     assert_eq!(v(&r, "complete_requests"), 300.0);
     assert_eq!(v(&r, "failed_requests"), 0.0);
     assert_eq!(v(&r, "concurrency"), 2.0);

@@ -12,15 +12,11 @@ const SPEC: RunSpec = RunSpec {
 };
 
 fn run(cfg: ExecConfig) -> perflab::workload::WorkloadResult {
-    ExecWorkload::new(cfg)
-        .run(SPEC, &Cancel::new(), &mut || {})
-        .expect("runs")
+    ExecWorkload::new(cfg).run(SPEC, &Cancel::new(), &mut || {}).expect("runs")
 }
 
 fn value(r: &perflab::workload::WorkloadResult, name: &str) -> f64 {
-    r.metric(name)
-        .unwrap_or_else(|| panic!("metric {name} in {:?}", r.metrics))
-        .value
+    r.metric(name).unwrap_or_else(|| panic!("metric {name} in {:?}", r.metrics)).value
 }
 
 #[test]
@@ -32,20 +28,14 @@ fn a_plain_command_gives_its_wall_time_and_exit_status() {
     assert_eq!(started, 1, "the load phase starts once");
     assert_eq!(r.failure, None);
     assert_eq!(value(&r, "exit_status"), 0.0);
-    assert!(
-        value(&r, "wall_time_s") >= 0.3,
-        "sleep 0.3 lasts at least 0.3 s: {:?}",
-        r.metrics
-    );
+    assert!(value(&r, "wall_time_s") >= 0.3, "sleep 0.3 lasts at least 0.3 s: {:?}", r.metrics);
     assert!(r.metric("cpu_user_s").is_some() && r.metric("cpu_system_s").is_some());
 }
 
 #[test]
 fn cpu_time_of_the_child_and_its_descendants_is_counted() {
     // A shell that runs a busy child: its CPU time reaches us through wait4's rusage.
-    let r = run(ExecConfig::shell(
-        "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done",
-    ));
+    let r = run(ExecConfig::shell("i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"));
     assert_eq!(r.failure, None);
     let cpu = value(&r, "cpu_user_s") + value(&r, "cpu_system_s");
     assert!(cpu > 0.0, "a busy loop uses CPU: {:?}", r.metrics);
@@ -57,20 +47,11 @@ fn cpu_time_of_the_child_and_its_descendants_is_counted() {
 
 #[test]
 fn a_non_zero_exit_fails_the_trial_with_the_tools_message() {
-    let r = run(ExecConfig::shell(
-        "echo partial; echo 'it broke' >&2; exit 3",
-    ));
+    let r = run(ExecConfig::shell("echo partial; echo 'it broke' >&2; exit 3"));
     assert_eq!(value(&r, "exit_status"), 3.0);
     let f = r.failure.expect("failure");
-    assert!(
-        f.contains("exit status 3") && f.ends_with("it broke"),
-        "{f}"
-    );
-    assert!(
-        r.raw.iter().any(|l| l == "partial"),
-        "output kept: {:?}",
-        r.raw
-    );
+    assert!(f.contains("exit status 3") && f.ends_with("it broke"), "{f}");
+    assert!(r.raw.iter().any(|l| l == "partial"), "output kept: {:?}", r.raw);
 }
 
 #[test]
@@ -78,13 +59,8 @@ fn a_timeout_kills_the_whole_group_and_fails() {
     let dir = tempfile::tempdir().expect("tmp");
     let marker = dir.path().join("survivor");
     // The grandchild would create the marker after 1.5 s if it survived the group kill.
-    let mut cfg = ExecConfig::shell(format!(
-        "(sleep 1.5; touch {}) & sleep 30",
-        marker.display()
-    ));
-    cfg.timeout = Some(perflab::workload::exec::config::DurationSpec::Text(
-        "300ms".into(),
-    ));
+    let mut cfg = ExecConfig::shell(format!("(sleep 1.5; touch {}) & sleep 30", marker.display()));
+    cfg.timeout = Some(perflab::workload::exec::config::DurationSpec::Text("300ms".into()));
     let r = run(cfg);
     let f = r.failure.expect("timed out");
     assert!(f.contains("timed out after 300ms"), "{f}");
@@ -112,10 +88,7 @@ fn warmup_command_runs_first_and_is_not_measured() {
     let dir = tempfile::tempdir().expect("tmp");
     let mut cfg = ExecConfig::shell("test -f warm && echo measured");
     cfg.cwd = Some(dir.path().to_path_buf());
-    cfg.warmup_command = Some(perflab::workload::exec::CommandSpec::Argv(vec![
-        "touch".into(),
-        "warm".into(),
-    ]));
+    cfg.warmup_command = Some(perflab::workload::exec::CommandSpec::Argv(vec!["touch".into(), "warm".into()]));
     let r = run(cfg);
     assert_eq!(r.failure, None, "{:?}", r.raw);
 }
@@ -150,17 +123,13 @@ fn preflight_names_a_missing_program_as_bad_input() {
 
 #[test]
 fn the_config_reads_from_toml_and_rejects_unknown_keys() {
-    let t: toml::Table = toml::from_str(
-        "command = [\"sleep\", \"1.5\"]\ntimeout = \"10s\"\nenv = { A = \"1\" }\nadapter = \"none\"",
-    )
-    .expect("toml");
+    let t: toml::Table =
+        toml::from_str("command = [\"sleep\", \"1.5\"]\ntimeout = \"10s\"\nenv = { A = \"1\" }\nadapter = \"none\"").expect("toml");
     let cfg = ExecConfig::deserialize(toml::Value::Table(t)).expect("valid");
     assert_eq!(cfg.timeout(), Ok(Duration::from_secs(10)));
     let t: toml::Table = toml::from_str("command = \"sleep 1\"\ntimeout = 2.5").expect("toml");
     assert_eq!(
-        ExecConfig::deserialize(toml::Value::Table(t))
-            .expect("valid")
-            .timeout(),
+        ExecConfig::deserialize(toml::Value::Table(t)).expect("valid").timeout(),
         Ok(Duration::from_millis(2500))
     );
     let t: toml::Table = toml::from_str("command = \"x\"\ncomand = 1").expect("toml");
@@ -192,11 +161,7 @@ fn output_the_adapter_cannot_parse_fails_and_is_kept() {
     let r = run(cfg);
     let f = r.failure.clone().expect("a parse failure");
     assert!(f.starts_with("wrk: "), "{f}");
-    assert!(
-        r.raw.iter().any(|l| l == "something else entirely"),
-        "{:?}",
-        r.raw
-    );
+    assert!(r.raw.iter().any(|l| l == "something else entirely"), "{:?}", r.raw);
     assert!(r.metric("requests_per_s").is_none(), "never a zero");
 }
 
@@ -219,24 +184,13 @@ fn a_previous_runs_report_file_is_never_read() {
 /// A plan's exact `"${n}"` substitutes a typed value: an integer in the argv list is its text.
 #[test]
 fn numbers_in_an_argv_list_are_arguments() {
-    let cfg: ExecConfig = toml::from_str(
-        "command = [\"stress-ng\", \"--cpu\", 2, \"--cpu-load\", 90.5, \"--x\", true]",
-    )
-    .expect("decode");
+    let cfg: ExecConfig = toml::from_str("command = [\"stress-ng\", \"--cpu\", 2, \"--cpu-load\", 90.5, \"--x\", true]").expect("decode");
     assert_eq!(
         cfg.command,
         perflab::workload::exec::CommandSpec::Argv(
-            [
-                "stress-ng",
-                "--cpu",
-                "2",
-                "--cpu-load",
-                "90.5",
-                "--x",
-                "true"
-            ]
-            .map(String::from)
-            .to_vec()
+            ["stress-ng", "--cpu", "2", "--cpu-load", "90.5", "--x", "true"]
+                .map(String::from)
+                .to_vec()
         )
     );
     let bad: Result<ExecConfig, _> = toml::from_str("command = [\"ls\", { a = 1 }]");

@@ -17,7 +17,11 @@ fn cert() -> String {
 }
 
 fn server(tls: bool) -> ServerHandle {
-    let cfg = ServeConfig { threads: 1, tls: tls.then(|| (fixture("localhost.crt"), fixture("localhost.key"))), ..ServeConfig::default() };
+    let cfg = ServeConfig {
+        threads: 1,
+        tls: tls.then(|| (fixture("localhost.crt"), fixture("localhost.key"))),
+        ..ServeConfig::default()
+    };
     start(cfg).expect("perflab serve starts")
 }
 
@@ -36,7 +40,11 @@ fn load(c: &HttpConfig) -> HttpReport {
 }
 
 fn errors_of(r: &HttpReport, class: &str) -> u64 {
-    r.error_counts().into_iter().filter(|(c, _, _)| *c == class).map(|(_, n, _)| n).sum()
+    r.error_counts()
+        .into_iter()
+        .filter(|(c, _, _)| *c == class)
+        .map(|(_, n, _)| n)
+        .sum()
 }
 
 #[test]
@@ -151,8 +159,12 @@ fn an_untrusted_certificate_is_a_tls_error_unless_insecure() {
 fn an_untrusted_certificate_exits_1_with_the_summary() {
     let srv = server(true);
     let url = format!("https://127.0.0.1:{}/", srv.addr().port());
-    let o =
-        Command::cargo_bin("perflab").unwrap().args(["http", &url, "-n", "5", "-c", "1", "-q"]).timeout(Duration::from_secs(60)).output().unwrap();
+    let o = Command::cargo_bin("perflab")
+        .unwrap()
+        .args(["http", &url, "-n", "5", "-c", "1", "-q"])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(1), "{out}");
     assert!(out.contains("tls: 5"), "{out}");
@@ -181,7 +193,12 @@ fn protocol_options_without_their_protocol_are_bad_input() {
         vec!["http", "http://127.0.0.1:9/", "-n", "1", "--insecure"],
         vec!["http", "http://127.0.0.1:9/", "-n", "1", "--http2", "--no-keepalive"],
     ] {
-        let o = Command::cargo_bin("perflab").unwrap().args(&args).timeout(Duration::from_secs(60)).output().unwrap();
+        let o = Command::cargo_bin("perflab")
+            .unwrap()
+            .args(&args)
+            .timeout(Duration::from_secs(60))
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");

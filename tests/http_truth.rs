@@ -33,14 +33,7 @@ fn load(s: &ServerHandle, f: impl FnOnce(&mut HttpConfig)) -> HttpReport {
     cfg.timeout = Some("10s".into());
     f(&mut cfg);
     let prepared = http::prepare(&cfg).expect("valid configuration");
-    http::run(
-        &prepared,
-        Duration::ZERO,
-        &Cancel::new(),
-        &mut || {},
-        &mut |_, _| {},
-    )
-    .expect("the run completes")
+    http::run(&prepared, Duration::ZERO, &Cancel::new(), &mut || {}, &mut |_, _| {}).expect("the run completes")
 }
 
 fn ms(h: &hdrhistogram::Histogram<u64>, q: f64) -> f64 {
@@ -68,26 +61,14 @@ fn n_1000_counts_exactly_1000_on_both_sides() {
             c.keepalive = keepalive;
         });
         let served = s.shutdown().expect("shutdown");
-        assert_eq!(
-            r.stats.responses, 1000,
-            "client count, keepalive={keepalive}"
-        );
-        assert_eq!(
-            r.errors(),
-            0,
-            "keepalive={keepalive}: {:?}",
-            r.error_counts()
-        );
+        assert_eq!(r.stats.responses, 1000, "client count, keepalive={keepalive}");
+        assert_eq!(r.errors(), 0, "keepalive={keepalive}: {:?}", r.error_counts());
         assert_eq!(r.status_counts(), vec![(200, 1000)]);
         assert_eq!(r.stats.latency.len(), 1000);
         assert_eq!(served, 1000, "server count, keepalive={keepalive}");
         if !keepalive {
             // A connection per request, and none of them is a reconnect after a failure.
-            assert!(
-                r.stats.connections_opened >= 1000,
-                "opened {}",
-                r.stats.connections_opened
-            );
+            assert!(r.stats.connections_opened >= 1000, "opened {}", r.stats.connections_opened);
         }
     }
 }
@@ -130,11 +111,7 @@ fn a_server_closing_every_10_requests_loses_and_doubles_nothing() {
         assert_eq!(r.stats.responses, 1000, "{model:?}: client count");
         assert_eq!(served, 1000, "{model:?}: server count");
         // 1000 responses, 10 per connection: at least 96 closes beyond the first 4 connections.
-        assert!(
-            r.stats.reconnects >= 96,
-            "{model:?}: reconnects {}",
-            r.stats.reconnects
-        );
+        assert!(r.stats.reconnects >= 96, "{model:?}: reconnects {}", r.stats.reconnects);
         assert!(
             r.stats.connections_opened >= 100,
             "{model:?}: opened {}",
@@ -168,17 +145,7 @@ fn a_server_killed_mid_run_gives_classified_errors_a_summary_and_exit_1() {
     let _g = lock();
     let (mut target, url) = serve_child();
     let client = Command::new(env!("CARGO_BIN_EXE_perflab"))
-        .args([
-            "http",
-            &url,
-            "-c",
-            "4",
-            "-d",
-            "3s",
-            "--quiet",
-            "--timeout",
-            "2s",
-        ])
+        .args(["http", &url, "-c", "4", "-d", "3s", "--quiet", "--timeout", "2s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -200,34 +167,14 @@ fn a_server_killed_mid_run_gives_classified_errors_a_summary_and_exit_1() {
         std::thread::sleep(Duration::from_millis(50));
     };
     let mut out = String::new();
-    client
-        .stdout
-        .take()
-        .expect("stdout")
-        .read_to_string(&mut out)
-        .expect("read stdout");
+    client.stdout.take().expect("stdout").read_to_string(&mut out).expect("read stdout");
     let mut err = String::new();
-    client
-        .stderr
-        .take()
-        .expect("stderr")
-        .read_to_string(&mut err)
-        .expect("read stderr");
-    assert_eq!(
-        status.code(),
-        Some(1),
-        "exit code; stdout:\n{out}\nstderr:\n{err}"
-    );
+    client.stderr.take().expect("stderr").read_to_string(&mut err).expect("read stderr");
+    assert_eq!(status.code(), Some(1), "exit code; stdout:\n{out}\nstderr:\n{err}");
     assert!(out.contains("Complete requests:"), "no summary:\n{out}");
-    assert!(
-        out.contains("Percentage of the requests served within"),
-        "no latency table:\n{out}"
-    );
+    assert!(out.contains("Percentage of the requests served within"), "no latency table:\n{out}");
     // Reconnecting to a dead port is refused, and each refusal is named with its first example.
-    assert!(
-        out.contains("connect_refused:"),
-        "no connect_refused line:\n{out}"
-    );
+    assert!(out.contains("connect_refused:"), "no connect_refused line:\n{out}");
     let complete: u64 = out
         .lines()
         .find_map(|l| l.strip_prefix("Complete requests:"))
@@ -260,16 +207,9 @@ fn two_workers_histograms_merged_equal_one_histogram_of_all_values() {
     merged.merge(&b);
     assert_eq!(merged.responses, values.len() as u64);
     assert_eq!(merged.latency.len(), all.len());
-    assert_eq!(
-        (merged.latency.min(), merged.latency.max()),
-        (all.min(), all.max())
-    );
+    assert_eq!((merged.latency.min(), merged.latency.max()), (all.min(), all.max()));
     for q in [0.0, 0.5, 0.9, 0.99, 0.999, 0.9999, 1.0] {
-        assert_eq!(
-            merged.latency.value_at_quantile(q),
-            all.value_at_quantile(q),
-            "q = {q}"
-        );
+        assert_eq!(merged.latency.value_at_quantile(q), all.value_at_quantile(q), "q = {q}");
     }
     // Bucket by bucket.
     let counts = |h: &hdrhistogram::Histogram<u64>| {
@@ -304,12 +244,7 @@ fn hdr_log_parses_back_and_holds_every_completed_request() {
         .output()
         .expect("run perflab http");
     s.shutdown().expect("shutdown");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let completed = j["requests"].as_u64().expect("requests");
     assert!(completed > 0);
@@ -327,22 +262,15 @@ fn hdr_log_parses_back_and_holds_every_completed_request() {
                 last_ts = ts;
                 assert!(iv.duration().as_secs_f64() <= 1.0 + 1e-9, "1 s intervals");
                 let bytes = base64_decode(iv.encoded_histogram());
-                let h: hdrhistogram::Histogram<u64> =
-                    de.deserialize(&mut &bytes[..]).expect("a V2 histogram");
+                let h: hdrhistogram::Histogram<u64> = de.deserialize(&mut &bytes[..]).expect("a V2 histogram");
                 total += h.len();
                 intervals += 1;
             }
         }
     }
     assert!(base.is_some(), "a BaseTime header");
-    assert!(
-        intervals >= 3,
-        "2.5 s gives at least 3 intervals, got {intervals}"
-    );
-    assert_eq!(
-        total, completed,
-        "the log's total count equals the requests completed"
-    );
+    assert!(intervals >= 3, "2.5 s gives at least 3 intervals, got {intervals}");
+    assert_eq!(total, completed, "the log's total count equals the requests completed");
 }
 
 /// Standard base64 (the log's histogram encoding), decoded here to keep the test self-contained.
@@ -389,22 +317,10 @@ fn self_diagnosis_reports_cpu_per_request_and_warns_when_behind_or_sharing_cores
     let closed = load(&s, |c| c.requests = Some(20));
     s.shutdown().expect("shutdown");
     assert!(r.stats.late * 100 > r.stats.scheduled || r.stats.dropped > 0);
-    assert!(
-        kinds(&r).contains(&"client_behind_schedule"),
-        "{:?}",
-        r.warnings
-    );
+    assert!(kinds(&r).contains(&"client_behind_schedule"), "{:?}", r.warnings);
     // The target runs inside this test process, on the same CPUs.
-    assert!(
-        kinds(&r).contains(&"shares_cores_with_target"),
-        "{:?}",
-        r.warnings
-    );
-    assert!(
-        !kinds(&closed).contains(&"client_behind_schedule"),
-        "{:?}",
-        closed.warnings
-    );
+    assert!(kinds(&r).contains(&"shares_cores_with_target"), "{:?}", r.warnings);
+    assert!(!kinds(&closed).contains(&"client_behind_schedule"), "{:?}", closed.warnings);
     let c = closed.cpu_us_per_request().expect("CPU per request");
     assert!(c > 0.0);
     let j = r.json();
@@ -431,13 +347,9 @@ fn a_client_thread_near_100_percent_is_reported_as_the_bottleneck() {
         false,
     );
     r.thread_busy = vec![0.5, 0.97];
-    assert!(http::diagnose(&cfg, &r)
-        .iter()
-        .any(|w| w.kind == "client_cpu_bound"));
+    assert!(http::diagnose(&cfg, &r).iter().any(|w| w.kind == "client_cpu_bound"));
     r.thread_busy = vec![0.5, 0.4];
-    assert!(!http::diagnose(&cfg, &r)
-        .iter()
-        .any(|w| w.kind == "client_cpu_bound"));
+    assert!(!http::diagnose(&cfg, &r).iter().any(|w| w.kind == "client_cpu_bound"));
 }
 
 #[test]
@@ -458,16 +370,8 @@ fn exit_codes_follow_the_documented_rule() {
     // 0: every request answered, even with HTTP 500s (they are responses).
     let s = server(|c| c.fail_rate = 1.0);
     let url = format!("http://{}/", s.addr());
-    let out = Command::new(bin)
-        .args(["http", &url, "-n", "50", "-q"])
-        .output()
-        .expect("run");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(bin).args(["http", &url, "-n", "50", "-q"]).output().expect("run");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(String::from_utf8_lossy(&out.stdout).contains("status 500: 50"));
     // 130: interrupted, with the summary still printed.
     let child = Command::new(bin)
@@ -476,17 +380,10 @@ fn exit_codes_follow_the_documented_rule() {
         .spawn()
         .expect("spawn");
     std::thread::sleep(Duration::from_millis(700));
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .expect("SIGINT");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let out = child.wait_with_output().expect("wait");
     s.shutdown().expect("shutdown");
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        text.contains("(interrupted)") && text.contains("Complete requests:"),
-        "{text}"
-    );
+    assert!(text.contains("(interrupted)") && text.contains("Complete requests:"), "{text}");
 }

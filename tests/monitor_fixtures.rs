@@ -24,13 +24,7 @@ fn selection() -> Selection {
 
 fn interval(case: &str, dt: f64) -> Vec<(String, f64)> {
     let mut out = Vec::new();
-    figures(
-        &fixture(case, "t0"),
-        &fixture(case, "t1"),
-        dt,
-        &selection(),
-        &mut out,
-    );
+    figures(&fixture(case, "t0"), &fixture(case, "t1"), dt, &selection(), &mut out);
     out
 }
 
@@ -89,19 +83,12 @@ fn disk_figures_follow_iostat_and_skip_virtual_devices() {
     near(&v, "disk_vda_reads_per_s", 50.0);
     near(&v, "disk_vda_writes_per_s", 100.0);
     near(&v, "disk_vda_read_mbps", 0.5); // 2048 sectors = 1 MiB over 2 s
-    near(
-        &v,
-        "disk_vda_write_mbps",
-        404_000.0 * 512.0 / 1_048_576.0 / 2.0,
-    );
+    near(&v, "disk_vda_write_mbps", 404_000.0 * 512.0 / 1_048_576.0 / 2.0);
     near(&v, "disk_vda_r_await_ms", 1.0);
     near(&v, "disk_vda_w_await_ms", 2.0);
     near(&v, "disk_vda_util_pct", 25.0);
     near(&v, "disk_vda_aqu_sz", 0.5);
-    assert!(
-        get(&v, "disk_loop0_reads_per_s").is_none(),
-        "loop devices are left out"
-    );
+    assert!(get(&v, "disk_loop0_reads_per_s").is_none(), "loop devices are left out");
 }
 
 #[test]
@@ -140,13 +127,7 @@ fn a_counter_that_wraps_is_counted_and_one_that_resets_is_missing_not_zero() {
     near(&v, "cpu_busy_pct", 50.0);
     // The next interval starts from the new values.
     let mut next = Vec::new();
-    figures(
-        &fixture("wrap", "t1"),
-        &fixture("wrap", "t1"),
-        1.0,
-        &selection(),
-        &mut next,
-    );
+    figures(&fixture("wrap", "t1"), &fixture("wrap", "t1"), 1.0, &selection(), &mut next);
     near(&next, "ctxt_per_s", 0.0);
 }
 
@@ -170,21 +151,9 @@ fn wrap_and_reset_rules() {
     assert_eq!(delta(10, 25), Some(15));
     assert_eq!(delta(u32::MAX as u64 - 5, 10), Some(16), "32-bit wrap");
     assert_eq!(delta(u64::MAX - 5, 10), Some(16), "64-bit wrap");
-    assert_eq!(
-        delta(5000, 100),
-        None,
-        "a small counter going back is a reset"
-    );
-    assert_eq!(
-        delta(3_000_000_000, 2_999_999_990),
-        None,
-        "a decrease near the top is not a wrap"
-    );
-    assert_eq!(
-        delta(1 << 40, 7),
-        None,
-        "a 64-bit counter far from its top reset"
-    );
+    assert_eq!(delta(5000, 100), None, "a small counter going back is a reset");
+    assert_eq!(delta(3_000_000_000, 2_999_999_990), None, "a decrease near the top is not a wrap");
+    assert_eq!(delta(1 << 40, 7), None, "a 64-bit counter far from its top reset");
 }
 
 /// Free pages in the per-CPU lists (`/proc/zoneinfo` pagesets) are counted as free: MemFree leaves
@@ -193,10 +162,7 @@ fn wrap_and_reset_rules() {
 fn per_cpu_free_pages_count_as_free() {
     let zoneinfo = "Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n              count: 10\n              high:  0\n    cpu: 1\n              count: 6\n\
 Node 0, zone    DMA32\n  pages free     1000\n  pagesets\n    cpu: 0\n              count: 25600\n              high:  30000\n    cpu: 1\n              count: 0\n";
-    assert_eq!(
-        perflab::monitor::parse::zoneinfo_pcp_pages(zoneinfo),
-        Some(25616)
-    );
+    assert_eq!(perflab::monitor::parse::zoneinfo_pcp_pages(zoneinfo), Some(25616));
     assert_eq!(
         perflab::monitor::parse::zoneinfo_pcp_pages("Node 0, zone DMA\n  pages free 1\n"),
         None

@@ -15,9 +15,7 @@ fn lock() -> std::sync::MutexGuard<'static, ()> {
 }
 
 fn samples_of(out: &str) -> Vec<serde_json::Value> {
-    out.lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect()
+    out.lines().filter_map(|l| serde_json::from_str(l).ok()).collect()
 }
 
 /// Whole-machine busy % over `window`, from /proc/stat (user+nice+system+irq+softirq+steal).
@@ -76,16 +74,7 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
     std::thread::sleep(Duration::from_millis(300));
     let stat0 = proc_stat_busy();
     let out = Command::new(BIN)
-        .args([
-            "monitor",
-            "--interval",
-            "1s",
-            "--count",
-            "3",
-            "--jsonl",
-            "-",
-            "--pid",
-        ])
+        .args(["monitor", "--interval", "1s", "--count", "3", "--jsonl", "-", "--pid"])
         .arg(busy.id().to_string())
         .output()
         .expect("run monitor");
@@ -103,19 +92,21 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
     let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     let own_pct = 100.0 * (secs(ru.ru_utime) + secs(ru.ru_stime)) / life;
 
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = samples_of(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(rows.len(), 3, "three samples");
     let mean = |k: &str| rows.iter().filter_map(|r| r[k].as_f64()).sum::<f64>() / rows.len() as f64;
     let proc_cpu = mean(&format!("proc_{}_cpu_pct", busy.id()));
     let total = mean("cpu_busy_pct");
     // Whatever else runs: the monitor agrees with the loop's own account and with /proc/stat.
-    assert!((proc_cpu - own_pct).abs() <= 12.0, "the busy process: monitor {proc_cpu:.1} %, its own rusage {own_pct:.1} % (want equal ± 12)");
-    assert!((total - machine).abs() <= 12.0, "total CPU busy: monitor {total:.1} %, /proc/stat over the same run {machine:.1} % (want equal ± 12)");
+    assert!(
+        (proc_cpu - own_pct).abs() <= 12.0,
+        "the busy process: monitor {proc_cpu:.1} %, its own rusage {own_pct:.1} % (want equal ± 12)"
+    );
+    assert!(
+        (total - machine).abs() <= 12.0,
+        "total CPU busy: monitor {total:.1} %, /proc/stat over the same run {machine:.1} % (want equal ± 12)"
+    );
     // Others' share of the machine while it ran (the loop's is own_pct / ncpu).
     let others = machine - own_pct / ncpu as f64;
     if !quiet || others > 10.0 {
@@ -134,7 +125,9 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
             "total CPU busy: {total:.1} % (want 50 ± 12 on 2 cores)"
         );
     } else {
-        eprintln!("note: {ncpu} CPUs here; the total-CPU check (50 ± 12 %) is written for 2 cores; got {total:.1} % (one core = {want:.1} %)");
+        eprintln!(
+            "note: {ncpu} CPUs here; the total-CPU check (50 ± 12 %) is written for 2 cores; got {total:.1} % (one core = {want:.1} %)"
+        );
         assert!(total >= want - 12.0, "at least one core busy: {total:.1}");
     }
 }
@@ -171,13 +164,7 @@ fn sample(s: &mut Sampler) -> Sample {
 /// by itself in the second before and the second after), all in MB.
 fn alloc_once() -> (f64, f64, f64) {
     let mut child = Command::new(std::env::current_exe().expect("exe"))
-        .args([
-            "--exact",
-            "child_alloc",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ])
+        .args(["--exact", "child_alloc", "--nocapture", "--test-threads", "1"])
         .env("PERFLAB_TEST_CHILD", "alloc")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -219,11 +206,8 @@ fn alloc_once() -> (f64, f64, f64) {
     let _ = child.wait();
     let u = |x: &Sample| x.get("mem_used_mb").expect("used");
     let used = u(&after) - u(&before);
-    let drift = (u(&before) - u(&still0))
-        .abs()
-        .max((u(&still1) - u(&after)).abs());
-    let rss = after.get("proc_child_rss_mb").expect("rss")
-        - before.get("proc_child_rss_mb").expect("rss");
+    let drift = (u(&before) - u(&still0)).abs().max((u(&still1) - u(&after)).abs());
+    let rss = after.get("proc_child_rss_mb").expect("rss") - before.get("proc_child_rss_mb").expect("rss");
     (rss, used, drift)
 }
 
@@ -236,10 +220,7 @@ fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
     // 30 MB by itself in the second before and the second after the allocation.
     for attempt in 1..=3 {
         let (rss, used, drift) = alloc_once();
-        assert!(
-            (rss - gib_mb).abs() <= 0.1 * gib_mb,
-            "RSS moved by {rss:.0} MB (want 1024 ± 10 %)"
-        );
+        assert!((rss - gib_mb).abs() <= 0.1 * gib_mb, "RSS moved by {rss:.0} MB (want 1024 ± 10 %)");
         if drift <= 30.0 {
             assert!(
                 (used - gib_mb).abs() <= 0.1 * gib_mb,
@@ -256,10 +237,7 @@ fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
 fn a_child_that_forks_3_more_is_counted_as_4_processes_with_match() {
     let _g = lock();
     let mut sh = Command::new("sh")
-        .args([
-            "-c",
-            ": perflab-fork-marker; sleep 20 & sleep 20 & sleep 20 & wait",
-        ])
+        .args(["-c", ": perflab-fork-marker; sleep 20 & sleep 20 & sleep 20 & wait"])
         .spawn()
         .expect("spawn");
     // Wait until the shell has forked its 3 children (read from /proc directly).
@@ -269,9 +247,9 @@ fn a_child_that_forks_3_more_is_counted_as_4_processes_with_match() {
                 d.flatten()
                     .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
                     .filter(|st| {
-                        st.rsplit_once(") ").and_then(|(_, rest)| {
-                            rest.split_whitespace().nth(1)?.parse::<u32>().ok()
-                        }) == Some(ppid)
+                        st.rsplit_once(") ")
+                            .and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                            == Some(ppid)
                     })
                     .count()
             })
@@ -297,24 +275,13 @@ fn a_child_that_forks_3_more_is_counted_as_4_processes_with_match() {
         ])
         .output()
         .expect("monitor");
-    let _ = Command::new("pkill")
-        .args(["-P", &sh.id().to_string()])
-        .status();
+    let _ = Command::new("pkill").args(["-P", &sh.id().to_string()]).status();
     let _ = sh.kill();
     let _ = sh.wait();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = samples_of(&String::from_utf8_lossy(&out.stdout));
     assert_eq!(rows.len(), 1);
-    assert_eq!(
-        rows[0]["proc_match_count"].as_f64(),
-        Some(4.0),
-        "{}",
-        rows[0]
-    );
+    assert_eq!(rows[0]["proc_match_count"].as_f64(), Some(4.0), "{}", rows[0]);
     assert!(rows[0].get("cpu_busy_pct").is_none(), "--only proc");
 }
 
@@ -327,11 +294,7 @@ fn backing_disk(path: &std::path::Path) -> Option<String> {
         return None; // overlay, tmpfs, ...
     }
     let link = std::fs::canonicalize(format!("/sys/dev/block/{major}:{minor}")).ok()?;
-    let node = if link.join("partition").exists() {
-        link.parent()?
-    } else {
-        &link
-    };
+    let node = if link.join("partition").exists() { link.parent()? } else { &link };
     node.file_name().map(|n| n.to_string_lossy().into_owned())
 }
 
@@ -357,10 +320,7 @@ fn writing_and_fsyncing_200_mb_shows_on_the_backing_device() {
     };
     let total = std::sync::Arc::new(Mutex::new(Vec::<Sample>::new()));
     let sink = total.clone();
-    let bg = perflab::monitor::spawn(cfg, perflab::util::Cancel::new(), move |s| {
-        sink.lock().expect("lock").push(s)
-    })
-    .expect("spawn");
+    let bg = perflab::monitor::spawn(cfg, perflab::util::Cancel::new(), move |s| sink.lock().expect("lock").push(s)).expect("spawn");
     let mut f = std::fs::File::create(dir.path().join("big")).expect("create");
     let chunk = vec![0x5au8; 1 << 20];
     for _ in 0..200 {
@@ -383,21 +343,17 @@ fn writing_and_fsyncing_200_mb_shows_on_the_backing_device() {
             .sum()
     };
     match disk {
-        Some(d)
-            if samples
-                .iter()
-                .any(|s| s.get(&format!("disk_{d}_write_mbps")).is_some()) =>
-        {
+        Some(d) if samples.iter().any(|s| s.get(&format!("disk_{d}_write_mbps")).is_some()) => {
             let mb = sum(&format!("disk_{d}_write_mbps")) * 1_048_576.0 / 1e6;
             assert!(mb >= 150.0, "{d}: {mb:.0} MB written (want at least 150)");
         }
         other => {
-            eprintln!("note: the backing device of {} could not be found ({other:?}); checking the process's write bytes instead", dir.path().display());
-            let mb = sum("proc_me_write_bytes_per_s") / 1e6;
-            assert!(
-                mb >= 150.0,
-                "the process wrote {mb:.0} MB (want at least 150)"
+            eprintln!(
+                "note: the backing device of {} could not be found ({other:?}); checking the process's write bytes instead",
+                dir.path().display()
             );
+            let mb = sum("proc_me_write_bytes_per_s") / 1e6;
+            assert!(mb >= 150.0, "the process wrote {mb:.0} MB (want at least 150)");
         }
     }
 }
@@ -442,12 +398,7 @@ fn bad_input_is_one_line_and_exit_2_and_writes_nothing() {
             .args([b, "/nonexistent-dir/x"])
             .output()
             .expect("run");
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
         assert_eq!(
             std::fs::read_to_string(&csv).expect("read"),
             "keep me\n",
@@ -493,26 +444,12 @@ fn a_followed_process_that_exits_is_gone_not_an_error() {
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut lines, &mut rest).expect("read");
     let out = mon.wait_with_output().expect("wait");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let rows = samples_of(&format!("{first}{rest}"));
     assert_eq!(rows.len(), 4);
-    assert_eq!(
-        rows[0][format!("proc_{pid}_count")].as_f64(),
-        Some(1.0),
-        "{}",
-        rows[0]
-    );
+    assert_eq!(rows[0][format!("proc_{pid}_count")].as_f64(), Some(1.0), "{}", rows[0]);
     let last = &rows[3];
-    assert_eq!(
-        last[format!("proc_{pid}_count")].as_f64(),
-        Some(0.0),
-        "{last}"
-    );
+    assert_eq!(last[format!("proc_{pid}_count")].as_f64(), Some(0.0), "{last}");
     assert!(
         last.get(format!("proc_{pid}_cpu_pct")).is_none(),
         "no figures for a gone process, never zeros: {last}"

@@ -13,9 +13,7 @@ fn free_port() -> u16 {
 }
 
 fn fixture(name: &str) -> Plan {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/plans")
-        .join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plans").join(name);
     let text = std::fs::read_to_string(&path).expect("fixture");
     let text = text.replace("18080", &free_port().to_string());
     plan::parse_str(&text, name).unwrap_or_else(|e| panic!("{name}: {e:#}"))
@@ -85,22 +83,11 @@ fn seed_002_cores_are_honoured_or_skipped_with_a_note() {
     let online = perflab::util::cpus::online_cpus().len();
     let cores_ok = [1, 2, 4].iter().filter(|c| **c <= online).count();
     assert_eq!(p.points.len(), cores_ok * 3);
-    assert_eq!(
-        p.notes.len(),
-        (3 - cores_ok) * 3,
-        "each skipped point is noted: {:?}",
-        p.notes
-    );
+    assert_eq!(p.notes.len(), (3 - cores_ok) * 3, "each skipped point is noted: {:?}", p.notes);
     let t = p.points[0].target.as_ref().expect("a target");
     assert_eq!(t.memory, Some(1 << 30));
-    assert_eq!(
-        t.command,
-        plan::Command::Shell(format!("./server --port {}", port_of(t)))
-    );
-    assert_eq!(
-        p.points[0].workload.get("requests"),
-        Some(&toml::Value::Integer(10))
-    );
+    assert_eq!(t.command, plan::Command::Shell(format!("./server --port {}", port_of(t))));
+    assert_eq!(p.points[0].workload.get("requests"), Some(&toml::Value::Integer(10)));
     workloads_build(&p);
 }
 
@@ -114,11 +101,7 @@ fn port_of(t: &plan::ResolvedTarget) -> String {
 #[test]
 fn seed_003_pool_vs_threads_with_exclude_and_string_thresholds() {
     let p = fixture("seed003_pool_vs_threads.toml");
-    assert_eq!(
-        p.points.len(),
-        2 * 2 * 6 - 2,
-        "exclude removes (10 MB, c=20) for both models"
-    );
+    assert_eq!(p.points.len(), 2 * 2 * 6 - 2, "exclude removes (10 MB, c=20) for both models");
     assert_eq!(plan::expand(&p).len(), 66);
     assert_eq!(p.thresholds.len(), 2);
     assert_eq!(p.thresholds[1].metric, "error_rate_pct");
@@ -133,8 +116,7 @@ fn seed_003_pool_vs_threads_with_exclude_and_string_thresholds() {
 
 #[test]
 fn the_annotated_example_in_docs_parses() {
-    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plan.md"))
-        .expect("docs/plan.md");
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/plan.md")).expect("docs/plan.md");
     let start = doc.find("```toml\n").expect("a toml block") + "```toml\n".len();
     let len = doc[start..].find("```").expect("closed");
     let text = doc[start..start + len].replace("18080", &free_port().to_string());
@@ -157,8 +139,7 @@ fn workload_keys_are_located_for_the_runner() {
         Ok(_) => panic!("conections is rejected"),
     };
     assert!(
-        e.starts_with("plan.toml:7:1: unknown key `conections`")
-            && e.contains("did you mean `connections`"),
+        e.starts_with("plan.toml:7:1: unknown key `conections`") && e.contains("did you mean `connections`"),
         "{e}"
     );
     let at = src.find("conections").expect("in source");

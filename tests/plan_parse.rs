@@ -20,10 +20,7 @@ const BASE: &str = "name = \"t\"\n[workload]\ntype = \"http\"\nurl = \"http://12
 fn an_unknown_key_is_named_at_its_line_and_column_with_a_hint() {
     // Keys inside [workload] are checked by the workload factory (tests/run_plan.rs); a top-level one:
     let top = err("name = \"t\"\nrepetitons = 3\n[workload]\ntype = \"http\"\n");
-    assert!(
-        top.starts_with("plan.toml:2:1: unknown key `repetitons`"),
-        "{top}"
-    );
+    assert!(top.starts_with("plan.toml:2:1: unknown key `repetitons`"), "{top}");
     assert!(top.contains("did you mean `repetitions`"), "{top}");
 }
 
@@ -31,43 +28,22 @@ fn an_unknown_key_is_named_at_its_line_and_column_with_a_hint() {
 fn wrong_types_missing_references_and_bad_values_are_located() {
     let e = err("name = 5\n[workload]\ntype = \"http\"\n");
     assert!(e.starts_with("plan.toml:1:8:"), "{e}");
-    let e = err(&format!(
-        "{BASE}connections = \"${{conc}}\"\n[matrix]\nconcurrency = [1, 2]\n"
-    ));
+    let e = err(&format!("{BASE}connections = \"${{conc}}\"\n[matrix]\nconcurrency = [1, 2]\n"));
     assert!(
         e.starts_with("plan.toml:5:15:") && e.contains("`${conc}` is not a matrix parameter"),
         "{e}"
     );
     assert!(e.contains("did you mean `${concurrency}`"), "{e}");
     let e = err(&format!("{BASE}[matrix]\nconcurrency = []\n"));
-    assert!(
-        e.starts_with("plan.toml:6:1:") && e.contains("empty list"),
-        "{e}"
-    );
+    assert!(e.starts_with("plan.toml:6:1:") && e.contains("empty list"), "{e}");
     let e = err(&format!("{BASE}[phases]\nload = \"-5s\"\n"));
-    assert!(
-        e.starts_with("plan.toml:6:8:") && e.contains("negative"),
-        "{e}"
-    );
+    assert!(e.starts_with("plan.toml:6:8:") && e.contains("negative"), "{e}");
     let e = err(&format!("order = \"random\"\n{BASE}"));
-    assert!(
-        e.starts_with("plan.toml:1:9:") && e.contains("unknown order"),
-        "{e}"
-    );
-    let e = err(&format!(
-        "{BASE}[target]\ncommand = \"true\"\nstop = {{ signal = \"SIGNOPE\" }}\n"
-    ));
-    assert!(
-        e.starts_with("plan.toml:7:1:") && e.contains("unknown signal"),
-        "{e}"
-    );
-    let e = err(&format!(
-        "{BASE}[target]\ncommand = \"true\"\nmemroy = \"1G\"\n"
-    ));
-    assert!(
-        e.starts_with("plan.toml:7:1:") && e.contains("did you mean `memory`"),
-        "{e}"
-    );
+    assert!(e.starts_with("plan.toml:1:9:") && e.contains("unknown order"), "{e}");
+    let e = err(&format!("{BASE}[target]\ncommand = \"true\"\nstop = {{ signal = \"SIGNOPE\" }}\n"));
+    assert!(e.starts_with("plan.toml:7:1:") && e.contains("unknown signal"), "{e}");
+    let e = err(&format!("{BASE}[target]\ncommand = \"true\"\nmemroy = \"1G\"\n"));
+    assert!(e.starts_with("plan.toml:7:1:") && e.contains("did you mean `memory`"), "{e}");
     let e = err("name = \"t\"\n[workload\n");
     assert!(e.starts_with("plan.toml:2:"), "{e}");
 }
@@ -93,12 +69,12 @@ fn a_ready_port_already_in_use_is_refused_before_the_run() {
 #[test]
 fn more_cpus_than_the_machine_has_is_an_error_or_a_skip() {
     let n = perflab::util::cpus::online_cpus().len();
-    let src = format!("{BASE}connections = 1\n[target]\ncommand = \"true\"\ncpus = \"${{cpus}}\"\n[matrix]\ncpus = [1, {}]\n", n + 1);
-    let e = err(&src);
-    assert!(
-        e.contains("cannot be honoured") && e.contains("skip_unsupported"),
-        "{e}"
+    let src = format!(
+        "{BASE}connections = 1\n[target]\ncommand = \"true\"\ncpus = \"${{cpus}}\"\n[matrix]\ncpus = [1, {}]\n",
+        n + 1
     );
+    let e = err(&src);
+    assert!(e.contains("cannot be honoured") && e.contains("skip_unsupported"), "{e}");
     let p = parse(&format!("skip_unsupported = true\n{src}")).expect("skips");
     assert_eq!(p.points.len(), 1);
     assert_eq!(p.notes.len(), 1, "the skip is noted: {:?}", p.notes);
@@ -123,19 +99,13 @@ fn a_2x2_matrix_with_2_repetitions_is_8_trials_with_typed_substitution() {
         Some(&toml::Value::Integer(2)),
         "typed: an integer stays an integer"
     );
-    assert_eq!(
-        w.get("url").and_then(|v| v.as_str()),
-        Some("http://127.0.0.1:9/pool")
-    );
+    assert_eq!(w.get("url").and_then(|v| v.as_str()), Some("http://127.0.0.1:9/pool"));
     assert_eq!(t[0].point_label, "concurrency=2 model=pool");
     // Sequential: both repetitions of a point, then the next point.
     let seq: Vec<(usize, u32)> = t.iter().map(|t| (t.point, t.repetition)).collect();
     assert_eq!(seq[..4], [(0, 1), (0, 2), (1, 1), (1, 2)]);
     let p = two_by_two("order = \"interleaved\"");
-    let inter: Vec<(usize, u32)> = plan::expand(&p)
-        .iter()
-        .map(|t| (t.point, t.repetition))
-        .collect();
+    let inter: Vec<(usize, u32)> = plan::expand(&p).iter().map(|t| (t.point, t.repetition)).collect();
     assert_eq!(inter[..5], [(0, 1), (1, 1), (2, 1), (3, 1), (0, 2)]);
     assert_eq!(p.order, Order::Interleaved);
 }
@@ -154,10 +124,7 @@ fn exclude_removes_points() {
 fn shuffled_order_depends_only_on_the_seed() {
     let order = |seed: u64| -> Vec<usize> {
         let src = format!("name = \"s\"\norder = \"shuffled\"\nseed = {seed}\nrepetitions = 3\n[workload]\ntype = \"exec\"\ncommand = [\"true\", \"${{x}}\"]\n[matrix]\nx = [1, 2, 3, 4, 5, 6]\n");
-        plan::expand(&parse(&src).expect("valid"))
-            .iter()
-            .map(|t| t.point)
-            .collect()
+        plan::expand(&parse(&src).expect("valid")).iter().map(|t| t.point).collect()
     };
     assert_eq!(order(7), order(7));
     assert_ne!(order(7), order(8));
@@ -202,31 +169,22 @@ fn thresholds_variants_and_adaptive_repetitions_parse() {
     );
     assert_eq!(p.thresholds.len(), 2);
     assert_eq!(
-        (
-            p.thresholds[0].metric.as_str(),
-            p.thresholds[0].op.as_str(),
-            p.thresholds[0].value
-        ),
+        (p.thresholds[0].metric.as_str(), p.thresholds[0].op.as_str(), p.thresholds[0].value),
         ("latency_p99_ms", "<", 50.0)
     );
     assert_eq!(p.variants["after"].setup, ["sysctl -w vm.swappiness=10"]);
-    assert_eq!(
-        plan::expand(&p).len(),
-        6,
-        "adaptive: min repetitions are listed"
-    );
+    assert_eq!(plan::expand(&p).len(), 6, "adaptive: min repetitions are listed");
     let e = err(&format!("{BASE}[variant.after]\nsetup = \"true\"\n"));
-    assert!(
-        e.starts_with("plan.toml:5:10:") && e.contains("no `variant` parameter"),
-        "{e}"
-    );
+    assert!(e.starts_with("plan.toml:5:10:") && e.contains("no `variant` parameter"), "{e}");
 }
 
 #[test]
 fn a_ready_url_port_already_in_use_is_refused_too() {
     let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = l.local_addr().expect("addr").port();
-    let e = err(&format!("{BASE}[target]\ncommand = \"true\"\nready = {{ http = \"http://localhost:{port}/health\" }}\n"));
+    let e = err(&format!(
+        "{BASE}[target]\ncommand = \"true\"\nready = {{ http = \"http://localhost:{port}/health\" }}\n"
+    ));
     assert!(
         e.starts_with("plan.toml:7:1:") && e.contains(&format!("port {port} is already in use")),
         "{e}"
@@ -235,31 +193,23 @@ fn a_ready_url_port_already_in_use_is_refused_too() {
 
 #[test]
 fn an_exclude_entry_that_matches_nothing_is_an_error_and_text_matches_numbers() {
-    let e = err(&format!(
-        "{BASE}[matrix]\nc = [1, 2]\nexclude = [{{ c = 3 }}]\n"
-    ));
-    assert!(
-        e.starts_with("plan.toml:7:1:") && e.contains("matches no matrix point"),
-        "{e}"
-    );
-    let p = parse(&format!(
-        "{BASE}[matrix]\nc = [1, 2]\nexclude = [{{ c = \"2\" }}]\n"
-    ))
-    .expect("valid");
+    let e = err(&format!("{BASE}[matrix]\nc = [1, 2]\nexclude = [{{ c = 3 }}]\n"));
+    assert!(e.starts_with("plan.toml:7:1:") && e.contains("matches no matrix point"), "{e}");
+    let p = parse(&format!("{BASE}[matrix]\nc = [1, 2]\nexclude = [{{ c = \"2\" }}]\n")).expect("valid");
     assert_eq!(p.points.len(), 1);
 }
 
 #[test]
 fn variant_hooks_take_only_the_variant_name() {
-    let p = parse(&format!("{BASE}[matrix]\nvariant = [\"a\", \"b\"]\nc = [1]\n[variant.b]\nsetup = \"echo ${{variant}}\"\n")).expect("valid");
+    let p = parse(&format!(
+        "{BASE}[matrix]\nvariant = [\"a\", \"b\"]\nc = [1]\n[variant.b]\nsetup = \"echo ${{variant}}\"\n"
+    ))
+    .expect("valid");
     assert_eq!(p.variants["b"].setup, ["echo b"]);
     let e = err(&format!(
         "{BASE}[matrix]\nvariant = [\"a\", \"b\"]\nc = [1]\n[variant.b]\nsetup = \"echo ${{c}}\"\n"
     ));
-    assert!(
-        e.starts_with("plan.toml:9:9:") && e.contains("only `${variant}`"),
-        "{e}"
-    );
+    assert!(e.starts_with("plan.toml:9:9:") && e.contains("only `${variant}`"), "{e}");
 }
 
 #[test]
@@ -269,9 +219,7 @@ fn unknown_keys_name_their_table_and_duplicates_and_unused_parameters_are_caught
         e.starts_with("plan.toml:6:1: unknown key `lod` in [phases] (did you mean `load`?)"),
         "{e}"
     );
-    let e = err(&format!(
-        "{BASE}[matrix]\nvariant = [\"x\"]\n[variant.x]\nsetpu = \"true\"\n"
-    ));
+    let e = err(&format!("{BASE}[matrix]\nvariant = [\"x\"]\n[variant.x]\nsetpu = \"true\"\n"));
     assert!(
         e.starts_with("plan.toml:8:1: unknown key `setpu` in [variant.x] (did you mean `setup`?)"),
         "{e}"
@@ -279,15 +227,9 @@ fn unknown_keys_name_their_table_and_duplicates_and_unused_parameters_are_caught
     let e = err(&format!(
         "{BASE}[target]\ncommand = \"true\"\nready = {{ tpc = \"127.0.0.1:9\" }}\n"
     ));
-    assert!(
-        e.starts_with("plan.toml:7:1:") && e.contains("did you mean `tcp`"),
-        "{e}"
-    );
+    assert!(e.starts_with("plan.toml:7:1:") && e.contains("did you mean `tcp`"), "{e}");
     let e = err(&format!("{BASE}[matrix]\nc = [1, 2, 1]\n"));
-    assert!(
-        e.starts_with("plan.toml:6:1:") && e.contains("lists 1 twice"),
-        "{e}"
-    );
+    assert!(e.starts_with("plan.toml:6:1:") && e.contains("lists 1 twice"), "{e}");
     let p = parse(&format!("{BASE}[matrix]\nc = [1, 2]\n")).expect("valid");
     assert_eq!(p.notes.len(), 1, "an unused parameter is noted");
     assert!(p.notes[0].contains("`c` is not used"), "{:?}", p.notes);

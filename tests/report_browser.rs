@@ -9,12 +9,7 @@ use std::process::Command;
 fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
-        .find(|b| {
-            Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
+        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
 }
 
 fn headless(bin: &str, profile: &std::path::Path) -> Command {
@@ -52,11 +47,7 @@ fn the_html_report_renders_in_headless_chromium() {
         .args(["--enable-logging=stderr", "--v=0", "--dump-dom", &url])
         .output()
         .unwrap();
-    assert!(
-        dom.status.success(),
-        "chromium failed: {}",
-        String::from_utf8_lossy(&dom.stderr)
-    );
+    assert!(dom.status.success(), "chromium failed: {}", String::from_utf8_lossy(&dom.stderr));
     let text = String::from_utf8_lossy(&dom.stdout);
     assert!(text.contains("<h2>Comparison of variants</h2>"));
     let svgs = text.matches("<svg").count();
@@ -77,11 +68,7 @@ fn the_html_report_renders_in_headless_chromium() {
         .args(["--window-size=1280,2000", &url])
         .output()
         .unwrap();
-    assert!(
-        out.status.success(),
-        "screenshot failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "screenshot failed: {}", String::from_utf8_lossy(&out.stderr));
     let png = std::fs::read(&shot).unwrap();
     assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n");
     if let Some(keep) = std::env::var_os("PERFLAB_REPORT_SHOT") {

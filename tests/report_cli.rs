@@ -19,12 +19,7 @@ fn report_writes_the_chosen_formats_and_prints_a_summary() {
         .arg(&out)
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("Metrics per point"));
     assert!(stdout.contains("requests_per_s"));
@@ -48,12 +43,7 @@ fn compare_writes_into_the_second_run() {
         .arg(&b)
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(b.join("compare").join("report.html").is_file());
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("no significant"));

@@ -46,10 +46,7 @@ fn pooled_runs_count_n1_plus_n2_and_give_the_between_run_cv() {
     let want = 100.0 * (0.2 / 2f64.sqrt()) / 1.1;
     let cv = m["between_run_cv_pct"].as_f64().unwrap();
     assert!((cv - want).abs() < 1e-9, "between-run CV {cv} vs {want}");
-    assert!(
-        one["between_run_cv_pct"].is_null(),
-        "one run has no between-run CV"
-    );
+    assert!(one["between_run_cv_pct"].is_null(), "one run has no between-run CV");
     let md = read(&out.join("report.md"));
     assert!(md.contains("| between-run CV |"));
     assert!(md.contains("| 12.86 % |"), "{md}");
@@ -67,12 +64,7 @@ fn compare_of_two_runs_finds_the_20_pct_improvement() {
         .arg(&b)
         .output()
         .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let j = json(&b.join("compare"));
     let runs: Vec<_> = j["comparisons"]
         .as_array()
@@ -106,20 +98,10 @@ fn recovery_time_is_when_the_metric_is_back_within_10_pct_of_baseline() {
     // Load ends at 16 s. CPU: baseline 10 %, 40 % at 16.5 s, 10.5 % (within 10 %) from 17.5 s on.
     // Memory: baseline 1010 MB, 1040 MB at 16.5 s is already within 10 %.
     let sys = &json(&run)["points"][0]["system"];
-    let row = |m: &str| {
-        sys.as_array()
-            .unwrap()
-            .iter()
-            .find(|r| r["metric"] == m)
-            .unwrap()
-            .clone()
-    };
+    let row = |m: &str| sys.as_array().unwrap().iter().find(|r| r["metric"] == m).unwrap().clone();
     assert_eq!(row("cpu_busy_pct")["recovery_s"].as_f64(), Some(1.5));
     assert_eq!(row("cpu_busy_pct")["baseline"].as_f64(), Some(10.0));
-    assert_eq!(
-        row("cpu_busy_pct")["recovery"].as_f64(),
-        Some((40.0 + 3.0 * 10.5) / 4.0)
-    );
+    assert_eq!(row("cpu_busy_pct")["recovery"].as_f64(), Some((40.0 + 3.0 * 10.5) / 4.0));
     assert_eq!(row("mem_used_mb")["recovery_s"].as_f64(), Some(0.5));
     let md = read(&run.join("report.md"));
     assert!(md.contains("| cpu_busy_pct | 10.00 |"));
@@ -139,18 +121,11 @@ fn every_plus_minus_says_whether_it_is_sigma_or_a_95_pct_ci() {
         if !line.starts_with('|') {
             header.clear();
             if line.contains('±') {
-                assert!(
-                    line.contains("CI") || line.contains('σ'),
-                    "a ± without σ or CI: {line}"
-                );
+                assert!(line.contains("CI") || line.contains('σ'), "a ± without σ or CI: {line}");
             }
             continue;
         }
-        let cells: Vec<String> = line
-            .trim_matches('|')
-            .split(" | ")
-            .map(|c| c.trim().to_string())
-            .collect();
+        let cells: Vec<String> = line.trim_matches('|').split(" | ").map(|c| c.trim().to_string()).collect();
         if header.is_empty() {
             header = cells;
             continue;
@@ -158,10 +133,7 @@ fn every_plus_minus_says_whether_it_is_sigma_or_a_95_pct_ci() {
         for (i, c) in cells.iter().enumerate() {
             if c.contains('±') {
                 let h = header.get(i).map(String::as_str).unwrap_or("");
-                assert!(
-                    h.contains("CI") || h.contains('σ'),
-                    "± in column {h:?}: {line}"
-                );
+                assert!(h.contains("CI") || h.contains('σ'), "± in column {h:?}: {line}");
                 checked += 1;
             }
         }
@@ -193,10 +165,7 @@ fn charts_have_units_legends_and_named_phases() {
         let svg = chart(name);
         let t = texts(&svg);
         for w in want {
-            assert!(
-                t.iter().any(|x| x == w),
-                "{name} lacks the text {w:?}: {t:?}"
-            );
+            assert!(t.iter().any(|x| x == w), "{name} lacks the text {w:?}: {t:?}");
         }
         svg
     };
@@ -217,38 +186,20 @@ fn charts_have_units_legends_and_named_phases() {
             "recovery",
         ],
     );
-    assert!(
-        trial.contains("fill=\"#FFA500\""),
-        "the load phase is shaded"
-    );
+    assert!(trial.contains("fill=\"#FFA500\""), "the load phase is shaded");
     // Throughput against the parameter: error bars, one line per variant.
     has(
         "throughput.svg",
-        &[
-            "requests_per_s (req/s)",
-            "concurrency",
-            "variant=a",
-            "variant=b",
-        ],
+        &["requests_per_s (req/s)", "concurrency", "variant=a", "variant=b"],
     );
     has(
         "latency_vs_parameter.svg",
-        &[
-            "latency (ms)",
-            "concurrency",
-            "variant=a p50",
-            "variant=a p99",
-            "variant=b p99",
-        ],
+        &["latency (ms)", "concurrency", "variant=a p50", "variant=a p99", "variant=b p99"],
     );
     // The percentile spectrum: a log axis (decades 1, 10, 100, 1000), a line per point.
     let spectrum = has(
         "latency_spectrum_00.svg",
-        &[
-            "latency (ms)",
-            "variant=a concurrency=1",
-            "variant=a concurrency=16",
-        ],
+        &["latency (ms)", "variant=a concurrency=1", "variant=a concurrency=16"],
     );
     let t = texts(&spectrum);
     assert!(t.iter().any(|x| x.contains("log scale")));
@@ -267,23 +218,14 @@ fn too_few_samples_are_said_plainly() {
     // Keep 2 repetitions per point in each run: no verdict from 2 against 2.
     for dir in [&a, &b] {
         let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).unwrap();
-        for table in [
-            "metric",
-            "histogram",
-            "sample",
-            "phase",
-            "series",
-            "error",
-            "raw_output",
-        ] {
+        for table in ["metric", "histogram", "sample", "phase", "series", "error", "raw_output"] {
             db.execute(
                 &format!("DELETE FROM {table} WHERE trial_id IN (SELECT id FROM trial WHERE repetition >= 3)"),
                 [],
             )
             .unwrap();
         }
-        db.execute("DELETE FROM trial WHERE repetition >= 3", [])
-            .unwrap();
+        db.execute("DELETE FROM trial WHERE repetition >= 3", []).unwrap();
     }
     let out = tmp.path().join("cmp");
     write(&[&a, &b], &out, Formats::all(), true).unwrap();

@@ -35,14 +35,8 @@ fn the_report_has_every_section_and_chart() {
         "Bottleneck findings",
         "Failed trials",
     ] {
-        assert!(
-            md.contains(&format!("## {section}\n")),
-            "md lacks {section}"
-        );
-        assert!(
-            html.contains(&format!("<h2>{section}</h2>")),
-            "html lacks {section}"
-        );
+        assert!(md.contains(&format!("## {section}\n")), "md lacks {section}");
+        assert!(html.contains(&format!("<h2>{section}</h2>")), "html lacks {section}");
     }
     for chart in [
         "throughput.svg",
@@ -51,18 +45,13 @@ fn the_report_has_every_section_and_chart() {
         "latency_spectrum_01.svg",
         "trial_00.svg",
     ] {
-        assert!(
-            out.join("charts").join(chart).is_file(),
-            "missing chart {chart}"
-        );
+        assert!(out.join("charts").join(chart).is_file(), "missing chart {chart}");
         assert!(md.contains(&format!("charts/{chart}")));
     }
     // Self-contained: inline SVG, no external scripts or fonts.
     assert!(html.contains("<svg"));
     assert!(!html.contains("<script"));
-    assert!(
-        !html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("@import")
-    );
+    assert!(!html.contains("src=\"http") && !html.contains("href=\"http") && !html.contains("@import"));
     // Variant b is 20 % faster with 3 repetitions at 2 % noise: a significant improvement.
     assert!(md.contains("improved"), "{md}");
     // The phases table and the knee (throughput flattens after concurrency 4).
@@ -100,16 +89,10 @@ fn markup_is_escaped_and_credentials_never_appear() {
     for (name, bytes) in all_files(&out) {
         let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains(SECRET), "{name} leaks the credential");
-        assert!(
-            !text.contains("[redacted]]"),
-            "{name}: redaction applied twice"
-        );
+        assert!(!text.contains("[redacted]]"), "{name}: redaction applied twice");
         if name.ends_with(".html") || name.ends_with(".md") || name.ends_with(".svg") {
             assert!(!text.contains(XSS), "{name} has the raw plan name");
-            assert!(
-                !text.contains("<b>boom</b>"),
-                "{name} has raw markup from an error"
-            );
+            assert!(!text.contains("<b>boom</b>"), "{name} has raw markup from an error");
         }
     }
     let html = read(&out.join("report.html"));
@@ -149,12 +132,7 @@ fn json_numbers_equal_table_numbers() {
             checked += 1;
         }
         for l in p["latency"].as_array().unwrap() {
-            let p99 = l["percentiles"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|x| x[0] == "p99")
-                .unwrap()[1]
+            let p99 = l["percentiles"].as_array().unwrap().iter().find(|x| x[0] == "p99").unwrap()[1]
                 .as_f64()
                 .unwrap();
             assert!(md.contains(&format!("| {} | latency | {} |", label, l["count"])));
@@ -261,8 +239,7 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
         planned_trials: 2,
     })
     .unwrap();
-    s.write_point(0, "concurrency=1", r#"{"concurrency":1}"#, 1, None)
-        .unwrap();
+    s.write_point(0, "concurrency=1", r#"{"concurrency":1}"#, 1, None).unwrap();
     let mut h = latency_histogram();
     for v in 1..=50u64 {
         h.record(v * 1000).unwrap();

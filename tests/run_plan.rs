@@ -78,17 +78,9 @@ fn a_2x2_matrix_with_2_repetitions_stores_8_trials_with_samples_in_every_phase()
         .arg(&plan)
         .output()
         .expect("run perflab");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let dir = only_run_dir(&runs);
-    assert!(
-        dir.join("plan.toml").exists(),
-        "a copy of the plan beside the store"
-    );
+    assert!(dir.join("plan.toml").exists(), "a copy of the plan beside the store");
     let store = Store::open(&dir).expect("open store");
     let trials = store.trials().expect("trials");
     assert_eq!(trials.len(), 8);
@@ -102,18 +94,10 @@ fn a_2x2_matrix_with_2_repetitions_stores_8_trials_with_samples_in_every_phase()
         assert!(t.started_unix <= t.ended_unix);
         assert!(t.started_unix >= last_end, "trials stored in time order");
         last_end = t.ended_unix;
-        assert!(
-            t.metric("requests_per_s").unwrap_or(0.0) > 0.0,
-            "trial {} measured requests",
-            t.id
-        );
+        assert!(t.metric("requests_per_s").unwrap_or(0.0) > 0.0, "trial {} measured requests", t.id);
         let samples = store.samples(t.id).expect("samples");
         for phase in ["baseline", "warmup", "load", "recovery"] {
-            assert!(
-                samples.iter().any(|s| s.phase == phase),
-                "trial {} has samples in {phase}",
-                t.id
-            );
+            assert!(samples.iter().any(|s| s.phase == phase), "trial {} has samples in {phase}", t.id);
         }
         let names: Vec<&str> = t.phases.iter().map(|p| p.0.as_str()).collect();
         assert_eq!(names, ["baseline", "warmup", "load", "recovery"]);
@@ -138,19 +122,10 @@ fn a_2x2_matrix_with_2_repetitions_stores_8_trials_with_samples_in_every_phase()
             .arg(out)
             .output()
             .expect("report");
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+        assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     }
     let (fa, fb) = (files_under(&a), files_under(&b));
-    assert!(
-        fa.len() >= 10,
-        "report files: {:?}",
-        fa.iter().map(|f| &f.0).collect::<Vec<_>>()
-    );
+    assert!(fa.len() >= 10, "report files: {:?}", fa.iter().map(|f| &f.0).collect::<Vec<_>>());
     assert_eq!(fa, fb, "two builds of one run are byte-identical");
     // The Authorization and Cookie values are in no file of the run: store, plan copy, reports, CSV.
     for (name, bytes) in files_under(&dir).into_iter().chain(fa) {
@@ -169,11 +144,7 @@ fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                let name = p
-                    .strip_prefix(dir)
-                    .expect("under dir")
-                    .display()
-                    .to_string();
+                let name = p.strip_prefix(dir).expect("under dir").display().to_string();
                 out.push((name, std::fs::read(&p).expect("read")));
             }
         }
@@ -201,13 +172,7 @@ fn a_plan_error_on_line_7_is_reported_at_line_7() {
     assert!(err.contains("plan.toml:7:"), "line 7 named: {err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
     assert!(!err.contains("panicked"));
-    assert!(
-        !tmp.path().join("runs").exists()
-            || std::fs::read_dir(tmp.path().join("runs"))
-                .map(|d| d.count())
-                .unwrap_or(0)
-                == 0
-    );
+    assert!(!tmp.path().join("runs").exists() || std::fs::read_dir(tmp.path().join("runs")).map(|d| d.count()).unwrap_or(0) == 0);
 }
 
 #[test]
@@ -249,10 +214,7 @@ connections = 1
     assert_eq!(trials.len(), 2, "the run went on after the first failure");
     for t in &trials {
         let f = t.failure.as_deref().unwrap_or("");
-        assert!(
-            f.contains("not ready") || f.contains("exited"),
-            "reason: {f}"
-        );
+        assert!(f.contains("not ready") || f.contains("exited"), "reason: {f}");
         let tail = t.stderr_tail.as_deref().unwrap_or("");
         assert!(
             tail.contains("cannot open config") || f.contains("cannot open config"),
@@ -275,11 +237,7 @@ fn children_of(pid: u32) -> Vec<u32> {
             let Some(rest) = stat.rfind(')').map(|i| &stat[i + 2..]) else {
                 continue;
             };
-            let ppid: u32 = rest
-                .split_whitespace()
-                .nth(1)
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(0);
+            let ppid: u32 = rest.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
             if ppid == p {
                 out.push(child);
                 stack.push(child);
@@ -295,9 +253,7 @@ fn perflab_cgroups(tag: &str) -> Vec<PathBuf> {
     while let Some(d) = stack.pop() {
         for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
             let p = e.path();
-            if e.file_type().map(|t| t.is_dir()).unwrap_or(false)
-                && !e.file_type().map(|t| t.is_symlink()).unwrap_or(true)
-            {
+            if e.file_type().map(|t| t.is_dir()).unwrap_or(false) && !e.file_type().map(|t| t.is_symlink()).unwrap_or(true) {
                 if e.file_name().to_string_lossy().contains(tag) {
                     found.push(p.clone());
                 }
@@ -324,8 +280,7 @@ interval = "100ms""#;
         "[variant.x]\nsetup = \"echo setup >> {0}\"\nteardown = \"echo teardown >> {0}\"\n",
         log.display()
     );
-    let body = serve_plan(free_port(), phases, &hooks)
-        .replace("size = [100]", "size = [100]\nvariant = [\"x\"]");
+    let body = serve_plan(free_port(), phases, &hooks).replace("size = [100]", "size = [100]\nvariant = [\"x\"]");
     let plan = write_plan(tmp.path(), &body);
     let runs = tmp.path().join("runs");
     let mut child = Command::new(BIN)
@@ -351,22 +306,14 @@ interval = "100ms""#;
     assert!(stored >= 2, "two trials were stored before the interrupt");
     let kids_before = children_of(pid);
     assert!(!kids_before.is_empty(), "a target is running");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid as i32),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .expect("SIGINT");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let status = child.wait().expect("wait");
     let mut err = String::new();
     if let Some(mut e) = child.stderr.take() {
         use std::io::Read;
         let _ = e.read_to_string(&mut err);
     }
-    assert_eq!(
-        status.code(),
-        Some(130),
-        "interrupted exit code; stderr: {err}"
-    );
+    assert_eq!(status.code(), Some(130), "interrupted exit code; stderr: {err}");
     for k in kids_before {
         assert!(
             !Path::new(&format!("/proc/{k}")).exists()
@@ -376,10 +323,7 @@ interval = "100ms""#;
             "child {k} is gone"
         );
     }
-    assert!(
-        perflab_cgroups(&format!("perflab-{pid}-")).is_empty(),
-        "no cgroup left behind"
-    );
+    assert!(perflab_cgroups(&format!("perflab-{pid}-")).is_empty(), "no cgroup left behind");
 
     let dir = only_run_dir(&runs);
     let store = Store::open(&dir).expect("store");
@@ -388,10 +332,7 @@ interval = "100ms""#;
     assert!((2..8).contains(&kept), "finished trials kept: {kept}");
     drop(store);
     let hooks_ran = std::fs::read_to_string(&log).unwrap_or_default();
-    assert_eq!(
-        hooks_ran, "setup\nteardown\n",
-        "the variant's teardown ran on Ctrl-C"
-    );
+    assert_eq!(hooks_ran, "setup\nteardown\n", "the variant's teardown ran on Ctrl-C");
 
     let out = Command::new(BIN)
         .args(["run", "--quiet", "--resume"])
@@ -399,12 +340,7 @@ interval = "100ms""#;
         .arg(&plan)
         .output()
         .expect("resume");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "resume: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_eq!(out.status.code(), Some(0), "resume: {}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open(&dir).expect("store");
     let ids = store.trial_ids().expect("ids");
     assert_eq!(ids.len(), 8, "resume ran only what was missing: {ids:?}");
@@ -435,10 +371,7 @@ connections = 2
 #[test]
 fn thresholds_give_exit_1_when_broken_and_0_when_held() {
     let tmp = tempfile::tempdir().expect("tmp");
-    for (rule, code) in [
-        ("error_rate_pct < 1", 0),
-        ("requests_per_s > 1000000000", 1),
-    ] {
+    for (rule, code) in [("error_rate_pct < 1", 0), ("requests_per_s > 1000000000", 1)] {
         let plan = write_plan(tmp.path(), &threshold_plan(free_port(), rule));
         let out = Command::new(BIN)
             .args(["run", "--quiet", "--runs-dir"])
@@ -450,17 +383,13 @@ fn thresholds_give_exit_1_when_broken_and_0_when_held() {
         assert_eq!(out.status.code(), Some(code), "{rule}: {err}");
         if code == 1 {
             assert!(
-                format!("{}{err}", String::from_utf8_lossy(&out.stdout))
-                    .contains("requests_per_s > 1000000000"),
+                format!("{}{err}", String::from_utf8_lossy(&out.stdout)).contains("requests_per_s > 1000000000"),
                 "broken rule listed"
             );
         }
     }
     // For scripts: --json prints the outcome as one document, with the same exit code.
-    let plan = write_plan(
-        tmp.path(),
-        &threshold_plan(free_port(), "requests_per_s > 1000000000"),
-    );
+    let plan = write_plan(tmp.path(), &threshold_plan(free_port(), "requests_per_s > 1000000000"));
     let out = Command::new(BIN)
         .args(["run", "--json", "--runs-dir"])
         .arg(tmp.path().join("runs"))
@@ -473,14 +402,8 @@ fn thresholds_give_exit_1_when_broken_and_0_when_held() {
     assert_eq!(doc["exit_code"], 1);
     assert_eq!(doc["status"], "complete");
     let broken = doc["thresholds_failed"][0].as_str().unwrap_or("");
-    assert!(
-        broken.starts_with("requests_per_s > 1000000000 at "),
-        "{doc}"
-    );
-    assert!(
-        doc["reports"].as_array().is_some_and(|r| !r.is_empty()),
-        "{doc}"
-    );
+    assert!(broken.starts_with("requests_per_s > 1000000000 at "), "{doc}");
+    assert!(doc["reports"].as_array().is_some_and(|r| !r.is_empty()), "{doc}");
 }
 
 #[test]
@@ -488,36 +411,15 @@ fn dry_run_lists_the_trials_in_the_order_a_real_run_follows() {
     let tmp = tempfile::tempdir().expect("tmp");
     let plan = write_plan(
         tmp.path(),
-        &serve_plan(free_port(), SHORT, "")
-            .replace("order = \"interleaved\"", "order = \"shuffled\"\nseed = 7"),
+        &serve_plan(free_port(), SHORT, "").replace("order = \"interleaved\"", "order = \"shuffled\"\nseed = 7"),
     );
-    let a = Command::new(BIN)
-        .args(["run", "--dry-run"])
-        .arg(&plan)
-        .output()
-        .expect("dry run");
-    let b = Command::new(BIN)
-        .args(["run", "--dry-run"])
-        .arg(&plan)
-        .output()
-        .expect("dry run");
-    assert_eq!(
-        a.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&a.stderr)
-    );
+    let a = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("dry run");
+    let b = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("dry run");
+    assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stderr));
     assert_eq!(a.stdout, b.stdout, "same seed, same order");
     let text = String::from_utf8_lossy(&a.stdout);
-    assert_eq!(
-        text.matches("concurrency=").count(),
-        8,
-        "8 trials listed:\n{text}"
-    );
-    assert!(
-        !tmp.path().join("runs").exists(),
-        "a dry run measures nothing"
-    );
+    assert_eq!(text.matches("concurrency=").count(), 8, "8 trials listed:\n{text}");
+    assert!(!tmp.path().join("runs").exists(), "a dry run measures nothing");
 }
 
 #[test]
@@ -556,17 +458,9 @@ interval = "250ms"
     // The target is started inside its limits; where the machine offers neither cgroups nor
     // sched_setaffinity, the trial fails naming that, and this test says so instead of passing.
     let failure = t.failure.clone().unwrap_or_default();
-    if failure.contains("did not start")
-        && ["affinity", "cgroup", "cpuset"]
-            .iter()
-            .any(|w| failure.contains(w))
-    {
-        eprintln!(
-            "SKIPPED LOUDLY: neither cgroups nor affinity can limit the target here: {failure}"
-        );
-        println!(
-            "SKIPPED LOUDLY: neither cgroups nor affinity can limit the target here: {failure}"
-        );
+    if failure.contains("did not start") && ["affinity", "cgroup", "cpuset"].iter().any(|w| failure.contains(w)) {
+        eprintln!("SKIPPED LOUDLY: neither cgroups nor affinity can limit the target here: {failure}");
+        println!("SKIPPED LOUDLY: neither cgroups nor affinity can limit the target here: {failure}");
         return;
     }
     assert_eq!(out.status.code(), Some(0), "{err} / {failure}");
@@ -588,12 +482,7 @@ interval = "250ms"
     let load: Vec<f64> = samples
         .iter()
         .filter(|s| s.phase == "load")
-        .filter_map(|s| {
-            s.values
-                .iter()
-                .find(|(k, _)| k == "proc_target_cpu_pct")
-                .map(|(_, v)| *v)
-        })
+        .filter_map(|s| s.values.iter().find(|(k, _)| k == "proc_target_cpu_pct").map(|(_, v)| *v))
         .collect();
     assert!(load.len() >= 3, "target CPU sampled during load: {load:?}");
     let mean = load.iter().sum::<f64>() / load.len() as f64;

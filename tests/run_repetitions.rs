@@ -34,11 +34,7 @@ fn only_run_dir(runs: &Path) -> PathBuf {
 }
 
 fn run(args: &[&str], plan: &Path) -> std::process::Output {
-    Command::new(BIN)
-        .args(args)
-        .arg(plan)
-        .output()
-        .expect("run perflab")
+    Command::new(BIN).args(args).arg(plan).output().expect("run perflab")
 }
 
 #[test]
@@ -53,12 +49,7 @@ fn the_dry_run_order_is_the_order_a_real_run_follows() {
         ),
     );
     let dry = run(&["run", "--dry-run"], &plan);
-    assert_eq!(
-        dry.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&dry.stderr)
-    );
+    assert_eq!(dry.status.code(), Some(0), "{}", String::from_utf8_lossy(&dry.stderr));
     // "3. point 1   rep 2  a=1 b=x" → ("a=1 b=x", 2)
     let listed: Vec<(String, u32)> = String::from_utf8_lossy(&dry.stdout)
         .lines()
@@ -72,39 +63,16 @@ fn the_dry_run_order_is_the_order_a_real_run_follows() {
     assert_eq!(listed.len(), 8, "8 trials listed");
 
     let runs = tmp.path().join("runs");
-    let out = run(
-        &[
-            "run",
-            "--quiet",
-            "--runs-dir",
-            runs.to_str().expect("utf-8"),
-        ],
-        &plan,
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run(&["run", "--quiet", "--runs-dir", runs.to_str().expect("utf-8")], &plan);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open(only_run_dir(&runs)).expect("store");
-    let labels: std::collections::BTreeMap<usize, String> = store
-        .points()
-        .expect("points")
-        .into_iter()
-        .map(|p| (p.id, p.label))
-        .collect();
+    let labels: std::collections::BTreeMap<usize, String> = store.points().expect("points").into_iter().map(|p| (p.id, p.label)).collect();
     let mut trials = store.trials().expect("trials");
     trials.sort_by_key(|t| t.id);
-    let ran: Vec<(String, u32)> = trials
-        .iter()
-        .map(|t| (labels[&t.point].clone(), t.repetition))
-        .collect();
+    let ran: Vec<(String, u32)> = trials.iter().map(|t| (labels[&t.point].clone(), t.repetition)).collect();
     assert_eq!(ran, listed, "the real run followed the dry-run order");
     assert!(
-        trials
-            .windows(2)
-            .all(|w| w[0].ended_unix <= w[1].started_unix),
+        trials.windows(2).all(|w| w[0].ended_unix <= w[1].started_unix),
         "ids are execution order"
     );
     assert!(
@@ -141,36 +109,14 @@ steady = ["yes", "no"]
         ),
     );
     let runs = tmp.path().join("runs");
-    let out = run(
-        &[
-            "run",
-            "--quiet",
-            "--runs-dir",
-            runs.to_str().expect("utf-8"),
-        ],
-        &plan,
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run(&["run", "--quiet", "--runs-dir", runs.to_str().expect("utf-8")], &plan);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let store = Store::open(only_run_dir(&runs)).expect("store");
     let points = store.points().expect("points");
-    let steady = points
-        .iter()
-        .find(|p| p.label == "steady=yes")
-        .expect("steady point");
-    let noisy = points
-        .iter()
-        .find(|p| p.label == "steady=no")
-        .expect("noisy point");
+    let steady = points.iter().find(|p| p.label == "steady=yes").expect("steady point");
+    let noisy = points.iter().find(|p| p.label == "steady=no").expect("noisy point");
     assert_eq!(steady.repetitions, 3);
-    assert_eq!(
-        steady.stop_reason.as_deref(),
-        Some("95 % CI ±0.0 % ≤ 5 % after 3 repetitions")
-    );
+    assert_eq!(steady.stop_reason.as_deref(), Some("95 % CI ±0.0 % ≤ 5 % after 3 repetitions"));
     assert_eq!(noisy.repetitions, 5);
     let why = noisy.stop_reason.as_deref().unwrap_or("");
     assert!(why.starts_with("max = 5 reached"), "{why}");
@@ -181,10 +127,7 @@ steady = ["yes", "no"]
         .filter(|t| t.point == noisy.id)
         .filter_map(|t| t.metric("requests_per_s"))
         .collect();
-    assert_eq!(
-        values,
-        [128146.45, 64123.31, 128146.45, 64123.31, 128146.45]
-    );
+    assert_eq!(values, [128146.45, 64123.31, 128146.45, 64123.31, 128146.45]);
 }
 
 #[test]
@@ -205,36 +148,18 @@ fn a_dry_run_finds_workload_errors_too() {
 
 #[test]
 fn the_demo_plan_is_pool_against_thread_per_connection_in_about_2_minutes() {
-    let out = Command::new(BIN)
-        .args(["demo", "--print-plan"])
-        .output()
-        .expect("demo");
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = Command::new(BIN).args(["demo", "--print-plan"]).output().expect("demo");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let text = String::from_utf8(out.stdout).expect("utf-8");
     let plan = perflab::plan::parse_str(&text, "demo.toml").expect("the demo plan is valid");
     let values = |name: &str| -> Vec<String> {
-        let (_, v) = plan
-            .matrix
-            .params
-            .iter()
-            .find(|(k, _)| k == name)
-            .expect(name);
-        v.iter()
-            .map(|x| x.to_string().trim_matches('"').to_string())
-            .collect()
+        let (_, v) = plan.matrix.params.iter().find(|(k, _)| k == name).expect(name);
+        v.iter().map(|x| x.to_string().trim_matches('"').to_string()).collect()
     };
     assert_eq!(values("model"), ["pool", "thread-per-connection"]);
     assert_eq!(values("size"), ["37", "1000000"]);
     assert_eq!(values("concurrency"), ["2", "5", "10", "20"]);
-    assert!(matches!(
-        plan.repetitions,
-        perflab::plan::Repetitions::Fixed(3)
-    ));
+    assert!(matches!(plan.repetitions, perflab::plan::Repetitions::Fixed(3)));
     let target = plan.points[0].target.as_ref().expect("a target");
     let perflab::plan::Command::Argv(argv) = &target.command else {
         panic!("argv")
@@ -245,10 +170,7 @@ fn the_demo_plan_is_pool_against_thread_per_connection_in_about_2_minutes() {
     assert_eq!(trials.len(), 2 * 2 * 4 * 3);
     let p = &plan.phases;
     let measured = (p.baseline + p.warmup + p.load + p.recovery) * trials.len() as u32;
-    assert!(
-        measured.as_secs() <= 120,
-        "the demo measures for {measured:?}"
-    );
+    assert!(measured.as_secs() <= 120, "the demo measures for {measured:?}");
 }
 
 #[test]
@@ -257,49 +179,25 @@ fn resume_needs_the_same_plan_and_runs_only_what_is_missing() {
     let body = format!("name = \"resume\"\nrepetitions = 2\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n{TINY}");
     let plan = write_plan(tmp.path(), &body);
     let runs = tmp.path().join("runs");
-    let out = run(
-        &[
-            "run",
-            "--quiet",
-            "--runs-dir",
-            runs.to_str().expect("utf-8"),
-        ],
-        &plan,
-    );
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run(&["run", "--quiet", "--runs-dir", runs.to_str().expect("utf-8")], &plan);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let dir = only_run_dir(&runs);
     let dir_s = dir.to_str().expect("utf-8");
     // Nothing is missing from a complete run: resuming it runs nothing.
     let again = run(&["run", "--quiet", "--resume", dir_s], &plan);
-    assert_eq!(
-        again.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&again.stderr)
-    );
+    assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
     let store = Store::open(&dir).expect("store");
     assert_eq!(store.trial_ids().expect("ids"), [0, 1]);
     assert_eq!(store.run().expect("run").status, "complete");
     drop(store);
     // Another plan cannot continue this run: one line, exit 2, nothing stored.
-    let other = write_plan(
-        tmp.path(),
-        &body.replace("repetitions = 2", "repetitions = 3"),
-    );
+    let other = write_plan(tmp.path(), &body.replace("repetitions = 2", "repetitions = 3"));
     let out = run(&["run", "--quiet", "--resume", dir_s], &other);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("different plan"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert_eq!(
-        Store::open(&dir).expect("store").trial_ids().expect("ids"),
-        [0, 1]
-    );
+    assert_eq!(Store::open(&dir).expect("store").trial_ids().expect("ids"), [0, 1]);
 }
 
 #[test]
@@ -309,24 +207,14 @@ fn fail_fast_stops_at_the_first_failed_trial() {
     let plan = write_plan(tmp.path(), &body);
     for (flag, stored, status) in [("--fail-fast", 1, "failed"), ("--json", 3, "complete")] {
         let runs = tmp.path().join(format!("runs{flag}"));
-        let out = run(
-            &[
-                "run",
-                "--quiet",
-                flag,
-                "--runs-dir",
-                runs.to_str().expect("utf-8"),
-            ],
-            &plan,
-        );
+        let out = run(&["run", "--quiet", flag, "--runs-dir", runs.to_str().expect("utf-8")], &plan);
         assert_eq!(out.status.code(), Some(1), "a failed trial: exit 1");
         let store = Store::open(only_run_dir(&runs)).expect("store");
         let trials = store.trials().expect("trials");
         assert_eq!(trials.len(), stored, "{flag}");
-        assert!(trials.iter().all(|t| t
-            .failure
-            .as_deref()
-            .is_some_and(|f| f.contains("exit status 1"))));
+        assert!(trials
+            .iter()
+            .all(|t| t.failure.as_deref().is_some_and(|f| f.contains("exit status 1"))));
         assert_eq!(store.run().expect("run").status, status);
     }
 }

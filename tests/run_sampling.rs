@@ -28,11 +28,7 @@ fn sixty_intervals_give_60_plus_or_minus_1_samples_even_with_a_slow_consumer() {
     std::thread::sleep(interval * 60 + interval / 2);
     sampler.stop().expect("stop");
     let seen = seen.lock().expect("lock");
-    assert!(
-        (59..=61).contains(&seen.len()),
-        "60 ± 1 samples, got {}",
-        seen.len()
-    );
+    assert!((59..=61).contains(&seen.len()), "60 ± 1 samples, got {}", seen.len());
     // The k-th sample belongs to the k-th tick: no tick was taken twice.
     assert!(seen.windows(2).all(|w| w[1] > w[0]), "samples in order");
 }

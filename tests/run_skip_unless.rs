@@ -37,10 +37,7 @@ interval = "50ms"
 fn run(text: &str, runs: &std::path::Path) -> perflab::runner::execute::RunOutcome {
     let plan = perflab::plan::parse_str(text, "skip.toml").expect("plan");
     let listing = perflab::plan::dry_run_listing(&plan, &perflab::plan::expand(&plan));
-    assert!(
-        listing.contains("note: variant a runs only if"),
-        "{listing}"
-    );
+    assert!(listing.contains("note: variant a runs only if"), "{listing}");
     let trials = perflab::plan::expand(&plan);
     let exp = perflab::runner::from_plan::build(&plan, &trials, "skip.toml").expect("build");
     let opts = RunOptions {
@@ -65,16 +62,9 @@ fn a_variant_whose_check_fails_is_skipped_with_its_reason_and_the_others_run() {
         vec!["variant a skipped (1 point(s) not run): needs the moon".to_string()]
     );
     assert!(!marker.exists(), "the skipped variant's setup never ran");
-    let trials = perflab::store::Store::open(&out.dir)
-        .unwrap()
-        .trials()
-        .unwrap();
+    let trials = perflab::store::Store::open(&out.dir).unwrap().trials().unwrap();
     assert_eq!(trials.len(), 1);
-    assert!(
-        trials[0].params_json.contains("\"b\""),
-        "{}",
-        trials[0].params_json
-    );
+    assert!(trials[0].params_json.contains("\"b\""), "{}", trials[0].params_json);
 }
 
 #[test]
@@ -87,9 +77,7 @@ fn when_every_variant_is_skipped_nothing_is_stored() {
     assert_eq!(out.exit_code(), 0);
     assert_eq!(out.notes.len(), 2);
     assert!(
-        out.notes
-            .iter()
-            .any(|n| n.ends_with("`false` failed (exit status: 1)")),
+        out.notes.iter().any(|n| n.ends_with("`false` failed (exit status: 1)")),
         "{:?}",
         out.notes
     );

@@ -21,12 +21,7 @@ fn cfg(cmd: &str, limits: Limits) -> TargetConfig {
 fn alive(pid: i32) -> bool {
     // A zombie still answers kill(0); look at the state too.
     match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => !s
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .trim_start()
-            .starts_with('Z'),
+        Ok(s) => !s.rsplit(')').next().unwrap_or("").trim_start().starts_with('Z'),
         Err(_) => false,
     }
 }
@@ -34,15 +29,8 @@ fn alive(pid: i32) -> bool {
 #[test]
 fn stop_kills_the_whole_tree_even_when_it_ignores_sigterm() {
     // The shell ignores TERM and starts two sleeping children that ignore it too.
-    let c = cfg(
-        "trap '' TERM; sleep 60 & sleep 60 & echo started; wait",
-        Limits::default(),
-    );
-    let applied = Applied::prepare(
-        &c.limits,
-        &format!("perflab-test-tree-{}", std::process::id()),
-    )
-    .unwrap();
+    let c = cfg("trap '' TERM; sleep 60 & sleep 60 & echo started; wait", Limits::default());
+    let applied = Applied::prepare(&c.limits, &format!("perflab-test-tree-{}", std::process::id())).unwrap();
     let mut t = RunningTarget::start(&c, applied).unwrap();
     let re = regex::Regex::new("started").unwrap();
     t.wait_ready(
@@ -60,21 +48,11 @@ fn stop_kills_the_whole_tree_even_when_it_ignores_sigterm() {
         .filter(|p| {
             std::fs::read_to_string(format!("/proc/{p}/stat"))
                 .ok()
-                .and_then(|s| {
-                    s.rsplit(')')
-                        .next()?
-                        .split_whitespace()
-                        .nth(2)?
-                        .parse::<i32>()
-                        .ok()
-                })
+                .and_then(|s| s.rsplit(')').next()?.split_whitespace().nth(2)?.parse::<i32>().ok())
                 == Some(pgid)
         })
         .collect();
-    assert!(
-        members.len() >= 3,
-        "shell + 2 sleeps in the group, found {members:?}"
-    );
+    assert!(members.len() >= 3, "shell + 2 sleeps in the group, found {members:?}");
     let stopped = t.stop().unwrap();
     assert!(stopped.stdout_tail.contains("started"));
     for p in members {
@@ -84,10 +62,7 @@ fn stop_kills_the_whole_tree_even_when_it_ignores_sigterm() {
 
 #[test]
 fn a_target_that_exits_at_once_is_reported_with_its_stderr() {
-    let c = cfg(
-        "echo 'bind: address already in use' >&2; exit 3",
-        Limits::default(),
-    );
+    let c = cfg("echo 'bind: address already in use' >&2; exit 3", Limits::default());
     let mut t = RunningTarget::start(&c, Applied::none()).unwrap();
     let err = t
         .wait_ready(
@@ -111,10 +86,7 @@ fn cpus_1_pins_the_target_and_the_cgroups_are_removed() {
         ..Default::default()
     };
     let c = cfg("sleep 30", limits);
-    let applied = match Applied::prepare(
-        &c.limits,
-        &format!("perflab-test-pin-{}", std::process::id()),
-    ) {
+    let applied = match Applied::prepare(&c.limits, &format!("perflab-test-pin-{}", std::process::id())) {
         Ok(a) => a,
         Err(e) => {
             eprintln!("SKIPPED LOUDLY: neither cgroups nor affinity could be set up here: {e}");
@@ -125,30 +97,23 @@ fn cpus_1_pins_the_target_and_the_cgroups_are_removed() {
     let mut t = RunningTarget::start(&c, applied).unwrap();
     std::thread::sleep(Duration::from_millis(100));
     let proof = t.limits.proof(t.pid());
-    assert!(
-        proof.contains("Cpus_allowed_list: 0"),
-        "mechanism {mech}, proof: {proof}"
-    );
+    assert!(proof.contains("Cpus_allowed_list: 0"), "mechanism {mech}, proof: {proof}");
     let leaf = t.limits.v2_leaf.clone();
     assert!(t.exited().is_none());
     t.stop().unwrap();
     if let Some(leaf) = leaf {
         assert!(!leaf.exists(), "cgroup {} left behind", leaf.display());
     }
-    let left: Vec<_> = [
-        "/sys/fs/cgroup/cpuset",
-        "/sys/fs/cgroup/unified",
-        "/sys/fs/cgroup",
-    ]
-    .iter()
-    .filter_map(|d| std::fs::read_dir(d).ok())
-    .flatten()
-    .filter_map(|e| e.ok())
-    .filter(|e| {
-        e.file_name()
-            .to_string_lossy()
-            .starts_with(&format!("perflab-test-pin-{}", std::process::id()))
-    })
-    .collect();
+    let left: Vec<_> = ["/sys/fs/cgroup/cpuset", "/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+        .iter()
+        .filter_map(|d| std::fs::read_dir(d).ok())
+        .flatten()
+        .filter_map(|e| e.ok())
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("perflab-test-pin-{}", std::process::id()))
+        })
+        .collect();
     assert!(left.is_empty(), "cgroups left behind: {left:?}");
 }

@@ -10,11 +10,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const MODELS: [Model; 3] = [
-    Model::EventLoop,
-    Model::Pool { workers: 3 },
-    Model::ThreadPerConnection,
-];
+const MODELS: [Model; 3] = [Model::EventLoop, Model::Pool { workers: 3 }, Model::ThreadPerConnection];
 
 fn start(model: Model) -> serve::ServerHandle {
     serve::start(ServeConfig {
@@ -34,14 +30,7 @@ fn each_model_counts_the_requests_it_served() {
         cfg.requests = Some(500);
         cfg.timeout = Some("10s".into());
         let prepared = http::prepare(&cfg).expect("valid");
-        let r = http::run(
-            &prepared,
-            Duration::ZERO,
-            &Cancel::new(),
-            &mut || {},
-            &mut |_, _| {},
-        )
-        .expect("run");
+        let r = http::run(&prepared, Duration::ZERO, &Cancel::new(), &mut || {}, &mut |_, _| {}).expect("run");
         let served = s.shutdown().expect("shutdown");
         assert_eq!(r.stats.responses, 500, "{model:?}: {:?}", r.error_counts());
         assert_eq!(served, 500, "{model:?}");
@@ -51,24 +40,12 @@ fn each_model_counts_the_requests_it_served() {
 /// One raw HTTP/1.1 GET; returns the head and the body.
 fn get(addr: SocketAddr, path: &str) -> (String, Vec<u8>) {
     let mut s = TcpStream::connect(addr).expect("connect");
-    s.set_read_timeout(Some(Duration::from_secs(10)))
-        .expect("timeout");
-    write!(
-        s,
-        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
-    )
-    .expect("send");
+    s.set_read_timeout(Some(Duration::from_secs(10))).expect("timeout");
+    write!(s, "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n").expect("send");
     let mut all = Vec::new();
     s.read_to_end(&mut all).expect("read to the end");
-    let end = all
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .expect("a head")
-        + 4;
-    (
-        String::from_utf8_lossy(&all[..end]).into_owned(),
-        all[end..].to_vec(),
-    )
+    let end = all.windows(4).position(|w| w == b"\r\n\r\n").expect("a head") + 4;
+    (String::from_utf8_lossy(&all[..end]).into_owned(), all[end..].to_vec())
 }
 
 #[test]
@@ -79,8 +56,7 @@ fn bytes_1000000_is_exactly_one_million_bytes_in_every_model() {
         s.shutdown().expect("shutdown");
         assert!(head.starts_with("HTTP/1.1 200"), "{model:?}: {head}");
         assert!(
-            head.to_ascii_lowercase()
-                .contains("content-length: 1000000\r\n"),
+            head.to_ascii_lowercase().contains("content-length: 1000000\r\n"),
             "{model:?}: {head}"
         );
         assert_eq!(body.len(), 1_000_000, "{model:?}");
@@ -99,29 +75,15 @@ fn port_0_prints_the_chosen_address_and_sigterm_exits_0() {
     let mut line = String::new();
     out.read_line(&mut line).expect("the first line");
     // One line, holding the URL with the port the kernel chose.
-    assert!(
-        line.ends_with('\n') && line.matches('\n').count() == 1,
-        "{line:?}"
-    );
-    let url = line
-        .split_whitespace()
-        .find(|w| w.starts_with("http://"))
-        .expect("a URL");
-    let addr: SocketAddr = url
-        .trim_start_matches("http://")
-        .trim_end_matches('/')
-        .parse()
-        .expect("host:port");
+    assert!(line.ends_with('\n') && line.matches('\n').count() == 1, "{line:?}");
+    let url = line.split_whitespace().find(|w| w.starts_with("http://")).expect("a URL");
+    let addr: SocketAddr = url.trim_start_matches("http://").trim_end_matches('/').parse().expect("host:port");
     assert_ne!(addr.port(), 0);
     let (head, body) = get(addr, "/");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     assert_eq!(body.len(), 37, "the default size");
 
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .expect("SIGTERM");
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGTERM).expect("SIGTERM");
     let started = Instant::now();
     let status = loop {
         if let Some(st) = child.try_wait().expect("wait") {

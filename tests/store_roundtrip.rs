@@ -25,12 +25,7 @@ fn record(id: usize, point: usize) -> TrialRecord {
         stderr_tail: None,
         phases: vec![("baseline".into(), 0.0, 2.0), ("load".into(), 2.0, 8.0)],
         result: Some(WorkloadResult {
-            metrics: vec![Metric::new(
-                "requests_per_s",
-                "req/s",
-                1234.5,
-                Better::Higher,
-            )],
+            metrics: vec![Metric::new("requests_per_s", "req/s", 1234.5, Better::Higher)],
             histograms: vec![NamedHistogram {
                 name: "latency".into(),
                 hist: h,
@@ -66,8 +61,7 @@ fn a_trial_round_trips_and_credentials_are_redacted() {
         planned_trials: 2,
     })
     .unwrap();
-    s.write_point(0, "concurrency=10", "{}", 1, Some("fixed N = 1"))
-        .unwrap();
+    s.write_point(0, "concurrency=10", "{}", 1, Some("fixed N = 1")).unwrap();
     s.write_trial(&record(0, 0)).unwrap();
     s.finish_run("complete", 2000.0).unwrap();
     drop(s);
@@ -90,10 +84,7 @@ fn a_trial_round_trips_and_credentials_are_redacted() {
     let samples = s.samples(0).unwrap();
     assert_eq!(samples.len(), 1);
     assert_eq!(samples[0].values.len(), 2);
-    assert_eq!(
-        s.raw_output(0).unwrap(),
-        vec!["Cookie: [redacted]".to_string()]
-    );
+    assert_eq!(s.raw_output(0).unwrap(), vec!["Cookie: [redacted]".to_string()]);
 
     let out = dir.path().join("csv");
     let files = perflab::store::export::to_csv(&s, &out).unwrap();
@@ -123,12 +114,10 @@ fn every_table_exports_to_csv_with_every_row() {
         planned_trials: 2,
     })
     .unwrap();
-    s.write_point(0, "concurrency=10", "{}", 2, Some("fixed N = 2"))
-        .unwrap();
+    s.write_point(0, "concurrency=10", "{}", 2, Some("fixed N = 2")).unwrap();
     s.write_trial(&record(0, 0)).unwrap();
     s.write_trial(&record(1, 0)).unwrap();
-    s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), true)
-        .unwrap();
+    s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), true).unwrap();
     s.finish_run("complete", 2000.0).unwrap();
     let out = dir.path().join("csv");
     let files = perflab::store::export::to_csv(&s, &out).unwrap();
@@ -157,12 +146,7 @@ fn every_table_exports_to_csv_with_every_row() {
     }
     // The histogram column is base64 of the stored bytes, and decodes to the same histogram.
     let mut r = csv::Reader::from_path(out.join("histogram.csv")).unwrap();
-    let col = r
-        .headers()
-        .unwrap()
-        .iter()
-        .position(|h| h == "hdr_v2_deflate")
-        .unwrap();
+    let col = r.headers().unwrap().iter().position(|h| h == "hdr_v2_deflate").unwrap();
     let first = r.records().next().unwrap().unwrap()[col].to_string();
     assert!(first.len() > 20 && first.len().is_multiple_of(4), "{first}");
 }
@@ -180,14 +164,8 @@ fn credentials_are_redacted_in_json_labels_and_error_classes() {
         planned_trials: 1,
     })
     .unwrap();
-    s.write_point(
-        0,
-        "hdr=Cookie: sid=s3cret",
-        r#"{"hdr":"Cookie: sid=s3cret"}"#,
-        1,
-        None,
-    )
-    .unwrap();
+    s.write_point(0, "hdr=Cookie: sid=s3cret", r#"{"hdr":"Cookie: sid=s3cret"}"#, 1, None)
+        .unwrap();
     let mut rec = record(0, 0);
     rec.params_json = r#"{"Authorization": "Bearer s3cret"}"#.into();
     rec.failure = Some("HTTP 401 for -H 'Authorization: Bearer s3cret'".into());
@@ -202,11 +180,7 @@ fn credentials_are_redacted_in_json_labels_and_error_classes() {
     for e in std::fs::read_dir(&out).unwrap() {
         let p = e.unwrap().path();
         let text = std::fs::read_to_string(&p).unwrap();
-        assert!(
-            !text.contains("s3cret"),
-            "{} keeps the credential",
-            p.display()
-        );
+        assert!(!text.contains("s3cret"), "{} keeps the credential", p.display());
     }
     assert!(s.points().unwrap()[0].label.contains("[redacted]"));
 }

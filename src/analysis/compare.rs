@@ -95,8 +95,7 @@ pub fn compare(a: &[f64], b: &[f64], better: Better) -> Comparison {
     let b: Vec<f64> = b.iter().copied().filter(|v| v.is_finite()).collect();
     let mean_a = mean(&a).unwrap_or(f64::NAN);
     let mean_b = mean(&b).unwrap_or(f64::NAN);
-    let delta_pct = (mean_a != 0.0 && mean_a.is_finite() && mean_b.is_finite())
-        .then(|| 100.0 * (mean_b - mean_a) / mean_a.abs());
+    let delta_pct = (mean_a != 0.0 && mean_a.is_finite() && mean_b.is_finite()).then(|| 100.0 * (mean_b - mean_a) / mean_a.abs());
     let w = welch(&a, &b);
     let pct = |v: f64| (mean_a != 0.0).then(|| 100.0 * v / mean_a.abs());
     let mut c = Comparison {

@@ -31,11 +31,7 @@ pub fn welch(a: &[f64], b: &[f64]) -> Option<Welch> {
     let diff = mb - ma;
     if se2 <= 0.0 {
         let p = if diff == 0.0 { 1.0 } else { 0.0 };
-        let t = if diff == 0.0 {
-            0.0
-        } else {
-            diff.signum() * f64::INFINITY
-        };
+        let t = if diff == 0.0 { 0.0 } else { diff.signum() * f64::INFINITY };
         return Some(Welch {
             t,
             df: na + nb - 2.0,
@@ -141,11 +137,7 @@ pub fn mann_whitney(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
     let var = mf * nf / 12.0 * ((big_n + 1.0) - ties / (big_n * (big_n - 1.0)));
     let mu = mf * nf / 2.0;
     if var <= 0.0 {
-        return Some(MannWhitney {
-            u,
-            p: 1.0,
-            exact: false,
-        });
+        return Some(MannWhitney { u, p: 1.0, exact: false });
     }
     let d = u - mu;
     let z = (d - 0.5 * d.signum()) / var.sqrt();
@@ -186,9 +178,7 @@ pub fn shapiro_wilk(values: &[f64]) -> Option<ShapiroWilk> {
     }
     let nf = n as f64;
     // Coefficients a_i (antisymmetric), from the expected normal order statistics m_i.
-    let m: Vec<f64> = (1..=n)
-        .map(|i| std_normal_inv((i as f64 - 0.375) / (nf + 0.25)))
-        .collect();
+    let m: Vec<f64> = (1..=n).map(|i| std_normal_inv((i as f64 - 0.375) / (nf + 0.25))).collect();
     let mut a = vec![0.0; n];
     if n == 3 {
         a[0] = -std::f64::consts::FRAC_1_SQRT_2;
@@ -204,8 +194,7 @@ pub fn shapiro_wilk(values: &[f64]) -> Option<ShapiroWilk> {
         a[0] = -an;
         if n > 5 {
             let an1 = m[n - 2] / ssumm2 + poly(&C2, u);
-            let phi = (summ2 - 2.0 * m[n - 1].powi(2) - 2.0 * m[n - 2].powi(2))
-                / (1.0 - 2.0 * an * an - 2.0 * an1 * an1);
+            let phi = (summ2 - 2.0 * m[n - 1].powi(2) - 2.0 * m[n - 2].powi(2)) / (1.0 - 2.0 * an * an - 2.0 * an1 * an1);
             a[n - 2] = an1;
             a[1] = -an1;
             for i in 2..n - 2 {
@@ -243,8 +232,5 @@ pub fn shapiro_wilk(values: &[f64]) -> Option<ShapiroWilk> {
         let z = ((1.0 - w).ln() - mu) / sigma;
         1.0 - std_normal_cdf(z)
     };
-    Some(ShapiroWilk {
-        w,
-        p: p.clamp(0.0, 1.0),
-    })
+    Some(ShapiroWilk { w, p: p.clamp(0.0, 1.0) })
 }

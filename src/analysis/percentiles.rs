@@ -10,12 +10,7 @@ use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 
 /// The percentiles reported: (label, quantile, values needed).
-pub const PERCENTILES: [(&str, f64, u64); 4] = [
-    ("p50", 0.50, 2),
-    ("p90", 0.90, 10),
-    ("p99", 0.99, 100),
-    ("p99.9", 0.999, 1000),
-];
+pub const PERCENTILES: [(&str, f64, u64); 4] = [("p50", 0.50, 2), ("p90", 0.90, 10), ("p99", 0.99, 100), ("p99.9", 0.999, 1000)];
 
 /// The number of values a quantile q needs to be supported: ceil(1 / (1 - q)) (q = 1 → never).
 pub fn min_count(q: f64) -> u64 {
@@ -50,10 +45,7 @@ pub struct Percentiles {
 impl Percentiles {
     /// The value of a supported percentile by label ("p99"), None if left out.
     pub fn get(&self, label: &str) -> Option<f64> {
-        self.values
-            .iter()
-            .find(|p| p.label == label)
-            .map(|p| p.value)
+        self.values.iter().find(|p| p.label == label).map(|p| p.value)
     }
 }
 

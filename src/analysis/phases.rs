@@ -23,10 +23,7 @@ pub const RECOVERY_TOLERANCE: f64 = 0.10;
 
 /// Borrow owned samples.
 pub fn refs(samples: &[Sample]) -> Vec<SampleRef<'_>> {
-    samples
-        .iter()
-        .map(|(t, p, v)| (*t, p.as_str(), v.as_slice()))
-        .collect()
+    samples.iter().map(|(t, p, v)| (*t, p.as_str(), v.as_slice())).collect()
 }
 
 /// One metric's row of the phase table.
@@ -48,11 +45,7 @@ pub struct PhaseStats {
 }
 
 fn value(values: &[(String, f64)], metric: &str) -> Option<f64> {
-    values
-        .iter()
-        .find(|(k, _)| k == metric)
-        .map(|(_, v)| *v)
-        .filter(|v| v.is_finite())
+    values.iter().find(|(k, _)| k == metric).map(|(_, v)| *v).filter(|v| v.is_finite())
 }
 
 /// Is `v` within the recovery tolerance of baseline `b`? (A zero baseline needs an exact zero.)
@@ -81,11 +74,7 @@ pub fn metric_phases(metric: &str, rows: &[SampleRef<'_>], load_end_s: Option<f6
             by.entry(phase).or_default().push((*t, v));
         }
     }
-    let vals = |p: &str| -> Vec<f64> {
-        by.get(p)
-            .map(|v| v.iter().map(|x| x.1).collect())
-            .unwrap_or_default()
-    };
+    let vals = |p: &str| -> Vec<f64> { by.get(p).map(|v| v.iter().map(|x| x.1).collect()).unwrap_or_default() };
     let (base, load, rec) = (vals(BASELINE), vals(LOAD), vals(RECOVERY));
     let baseline = mean(&base);
     let load_end = load_end_s.or_else(|| by.get(LOAD).and_then(|l| l.last()).map(|x| x.0));
@@ -111,16 +100,10 @@ pub fn metric_phases(metric: &str, rows: &[SampleRef<'_>], load_end_s: Option<f6
 
 /// The phase table of one trial: every metric present, sorted by name.
 pub fn trial_phases(rows: &[SampleRef<'_>], load_end_s: Option<f64>) -> Vec<PhaseStats> {
-    let mut names: Vec<&str> = rows
-        .iter()
-        .flat_map(|(_, _, v)| v.iter().map(|(k, _)| k.as_str()))
-        .collect();
+    let mut names: Vec<&str> = rows.iter().flat_map(|(_, _, v)| v.iter().map(|(k, _)| k.as_str())).collect();
     names.sort_unstable();
     names.dedup();
-    names
-        .into_iter()
-        .map(|m| metric_phases(m, rows, load_end_s))
-        .collect()
+    names.into_iter().map(|m| metric_phases(m, rows, load_end_s)).collect()
 }
 
 /// Pool one metric's rows over several trials (of one point): phase means weighted by sample

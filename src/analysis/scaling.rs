@@ -100,11 +100,7 @@ pub fn analyze(points: &[ScalingPoint], ncpu: u32) -> ScalingAnalysis {
     let knee = pts.windows(2).find_map(|w| {
         let (a, b) = (w[0], w[1]);
         let (ta, tb) = (a.throughput.mean, b.throughput.mean);
-        let gain_pct = if ta > 0.0 {
-            100.0 * (tb / ta - 1.0)
-        } else {
-            0.0
-        };
+        let gain_pct = if ta > 0.0 { 100.0 * (tb / ta - 1.0) } else { 0.0 };
         let growth = match (a.latency, b.latency) {
             (Some(la), Some(lb)) if la > 0.0 => Some(100.0 * (lb / la - 1.0)),
             (Some(la), Some(lb)) => Some(if lb > la { f64::INFINITY } else { 0.0 }),
@@ -135,26 +131,15 @@ fn threshold(name: &str, sys: &[(String, f64)], ncpu: u32) -> Option<(f64, Strin
     };
     Some(match name {
         "cpu_busy_pct" => (90.0, "CPU busy >= 90 %".into()),
-        n if cpu_n(n) => (
-            90.0,
-            format!("{} busy >= 90 % (one hot CPU)", &n[..n.len() - 9]),
-        ),
+        n if cpu_n(n) => (90.0, format!("{} busy >= 90 % (one hot CPU)", &n[..n.len() - 9])),
         "mem_used_pct" => (90.0, "memory used >= 90 %".into()),
         "cpu_steal_pct" => (10.0, "CPU steal >= 10 % (noisy host)".into()),
         "cpu_iowait_pct" => (20.0, "iowait >= 20 % (iowait is idle time)".into()),
-        n if n.starts_with("psi_") && n.contains("_some_") => {
-            (10.0, format!("{n} >= 10 % (pressure)"))
-        }
-        n if n.starts_with("disk_") && n.ends_with("_util_pct") => (
-            90.0,
-            format!("{n} >= 90 (on virtio/SSD %util is not capacity)"),
-        ),
+        n if n.starts_with("psi_") && n.contains("_some_") => (10.0, format!("{n} >= 10 % (pressure)")),
+        n if n.starts_with("disk_") && n.ends_with("_util_pct") => (90.0, format!("{n} >= 90 (on virtio/SSD %util is not capacity)")),
         "proc_loadgen_cpu_pct" => {
             let cores = loadgen_cores(sys, ncpu);
-            (
-                90.0 * cores,
-                format!("load generator >= 90 % of its {cores} core(s)"),
-            )
+            (90.0 * cores, format!("load generator >= 90 % of its {cores} core(s)"))
         }
         _ => return None,
     })

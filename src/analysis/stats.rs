@@ -31,9 +31,7 @@ pub struct Summary {
 
 /// The 0.975 quantile of Student's t with `df` degrees of freedom (two-sided 95 %); NaN if df <= 0.
 pub fn t975(df: f64) -> f64 {
-    StudentsT::new(0.0, 1.0, df)
-        .map(|t| t.inverse_cdf(0.975))
-        .unwrap_or(f64::NAN)
+    StudentsT::new(0.0, 1.0, df).map(|t| t.inverse_cdf(0.975)).unwrap_or(f64::NAN)
 }
 
 /// The arithmetic mean, None when empty.

@@ -4,12 +4,7 @@
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(
-    name = "perflab",
-    version,
-    about = "A performance lab in one binary",
-    propagate_version = true
-)]
+#[command(name = "perflab", version, about = "A performance lab in one binary", propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -42,10 +37,7 @@ pub fn main() -> i32 {
         Err(e) => {
             use clap::error::ErrorKind;
             if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion)
-                || matches!(
-                    e.kind(),
-                    ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-                )
+                || matches!(e.kind(), ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand)
             {
                 let _ = e.print();
                 return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
@@ -55,10 +47,7 @@ pub fn main() -> i32 {
                 };
             }
             let text = e.render().to_string();
-            let first = text
-                .lines()
-                .find(|l| !l.trim().is_empty())
-                .unwrap_or("invalid arguments");
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
             let first = first.trim_start_matches("error: ");
             eprintln!("perflab: error: {first} (see --help)");
             return 2;

@@ -62,13 +62,9 @@ struct Setup {
 }
 
 fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
-    let interval =
-        crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
+    let interval = crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
     if interval < Duration::from_millis(10) {
-        return Err(usage(format!(
-            "--interval {} is too short: the minimum is 10ms",
-            a.interval
-        )));
+        return Err(usage(format!("--interval {} is too short: the minimum is 10ms", a.interval)));
     }
     let duration = a
         .duration
@@ -83,15 +79,15 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         None => None,
         Some(list) => Some(
             list.split(',')
-                .map(|g| Group::parse(g).ok_or_else(|| usage(format!("--only: unknown group `{g}` (use cpu,load,mem,disk,net,tcp,psi,temp,proc)"))))
+                .map(|g| {
+                    Group::parse(g)
+                        .ok_or_else(|| usage(format!("--only: unknown group `{g}` (use cpu,load,mem,disk,net,tcp,psi,temp,proc)")))
+                })
                 .collect::<anyhow::Result<Vec<_>>>()?,
         ),
     };
     let diskstats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
-    let disks: Vec<String> = super::parse::diskstats(&diskstats)
-        .into_iter()
-        .map(|d| d.name)
-        .collect();
+    let disks: Vec<String> = super::parse::diskstats(&diskstats).into_iter().map(|d| d.name).collect();
     if let Some(d) = a.disk.iter().find(|d| !disks.contains(d)) {
         return Err(usage(format!(
             "--disk {d}: no such disk (this machine has: {})",
@@ -104,10 +100,7 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         )));
     }
     let netdev = std::fs::read_to_string("/proc/net/dev").unwrap_or_default();
-    let nets: Vec<String> = super::parse::net_dev(&netdev)
-        .into_iter()
-        .map(|n| n.name)
-        .collect();
+    let nets: Vec<String> = super::parse::net_dev(&netdev).into_iter().map(|n| n.name).collect();
     if let Some(n) = a.net.iter().find(|n| !nets.contains(n)) {
         return Err(usage(format!(
             "--net {n}: no such network interface (this machine has: {})",
@@ -122,16 +115,10 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
     }
     if let Some(p) = &a.pattern {
-        let re = regex::Regex::new(p).map_err(|e| {
-            usage(format!(
-                "--match: invalid regex: {}",
-                e.to_string().replace('\n', " ")
-            ))
-        })?;
+        let re = regex::Regex::new(p).map_err(|e| usage(format!("--match: invalid regex: {}", e.to_string().replace('\n', " "))))?;
         processes.push(ProcessSelector::matching("match", re));
     }
-    let stdout_taken =
-        a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
+    let stdout_taken = a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
     if a.csv.is_some() && a.csv == a.jsonl {
         return Err(usage("--csv and --jsonl name the same file"));
     }
@@ -185,8 +172,7 @@ fn check_writable(p: &std::path::Path) -> anyhow::Result<()> {
     if !dir.is_dir() {
         return fail(format!("no such directory {}", dir.display()));
     }
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
-        .map_err(|e| usage(e.to_string()))?;
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| usage(e.to_string()))?;
     if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
         return fail(format!("directory {} is not writable", dir.display()));
     }
@@ -197,8 +183,7 @@ fn open(p: &PathBuf) -> anyhow::Result<Box<dyn Write + Send>> {
     if p.as_os_str() == "-" {
         return Ok(Box::new(std::io::stdout()));
     }
-    let f = std::fs::File::create(p)
-        .map_err(|e| usage(format!("cannot write {}: {e}", p.display())))?;
+    let f = std::fs::File::create(p).map_err(|e| usage(format!("cannot write {}: {e}", p.display())))?;
     Ok(Box::new(std::io::BufWriter::new(f)))
 }
 
@@ -229,11 +214,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         note_gone(&sample, &mut alive);
         if s.table {
             // Per-CPU figures are always in the files; the table shows them only with --cpu.
-            let shown = if a.cpu {
-                sample.clone()
-            } else {
-                without_per_cpu(&sample)
-            };
+            let shown = if a.cpu { sample.clone() } else { without_per_cpu(&sample) };
             let t = table.get_or_insert_with(|| Table::new(&shown));
             t.print(&shown, &mut stdout.lock())?;
         }
@@ -245,10 +226,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         }
         sample.values.clear();
         n += 1;
-        if s.count.is_some_and(|c| n >= c)
-            || s.duration
-                .is_some_and(|d| start.elapsed() + s.cfg.interval / 2 >= d)
-        {
+        if s.count.is_some_and(|c| n >= c) || s.duration.is_some_and(|d| start.elapsed() + s.cfg.interval / 2 >= d) {
             break;
         }
         let behind = start.elapsed().as_secs_f64() / s.cfg.interval.as_secs_f64();
@@ -277,7 +255,11 @@ impl SignalWaker {
     fn wait(&self, d: Duration) {
         use std::os::fd::AsRawFd;
         let ms = d.as_nanos().div_ceil(1_000_000).min(i32::MAX as u128) as i32;
-        let mut fds = [libc::pollfd { fd: self.rx.as_raw_fd(), events: libc::POLLIN, revents: 0 }];
+        let mut fds = [libc::pollfd {
+            fd: self.rx.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
         // SAFETY: one valid pollfd for the duration of the call.
         unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
     }
@@ -287,10 +269,7 @@ impl SignalWaker {
 /// its other columns are absent. It is not an error: sampling goes on.
 fn note_gone(s: &super::Sample, alive: &mut std::collections::BTreeMap<String, bool>) {
     for (name, v) in &s.values {
-        let Some(label) = name
-            .strip_prefix("proc_")
-            .and_then(|n| n.strip_suffix("_count"))
-        else {
+        let Some(label) = name.strip_prefix("proc_").and_then(|n| n.strip_suffix("_count")) else {
             continue;
         };
         let now = *v > 0.0;
@@ -310,13 +289,8 @@ fn without_per_cpu(s: &super::Sample) -> super::Sample {
     let values = s
         .values
         .iter()
-        .filter(|(n, _)| {
-            !(n.starts_with("cpu") && n.as_bytes().get(3).is_some_and(u8::is_ascii_digit))
-        })
+        .filter(|(n, _)| !(n.starts_with("cpu") && n.as_bytes().get(3).is_some_and(u8::is_ascii_digit)))
         .cloned()
         .collect();
-    super::Sample {
-        values,
-        ..s.clone()
-    }
+    super::Sample { values, ..s.clone() }
 }

@@ -34,8 +34,17 @@ pub enum Group {
 }
 
 impl Group {
-    pub const ALL: [Group; 9] =
-        [Group::Cpu, Group::Load, Group::Mem, Group::Disk, Group::Net, Group::Tcp, Group::Psi, Group::Temp, Group::Proc];
+    pub const ALL: [Group; 9] = [
+        Group::Cpu,
+        Group::Load,
+        Group::Mem,
+        Group::Disk,
+        Group::Net,
+        Group::Tcp,
+        Group::Psi,
+        Group::Temp,
+        Group::Proc,
+    ];
 
     pub fn parse(s: &str) -> Option<Group> {
         Some(match s.trim() {
@@ -110,8 +119,17 @@ pub struct Sampler {
 
 impl Sampler {
     pub fn new(cfg: &MonitorConfig) -> anyhow::Result<Sampler> {
-        let sel = Selection { disks: cfg.disks.clone(), nets: cfg.nets.clone(), partitions: cfg.partitions, per_cpu: cfg.per_cpu };
-        let procs = if cfg.only.as_ref().is_none_or(|o| o.contains(&Group::Proc)) { cfg.processes.clone() } else { Vec::new() };
+        let sel = Selection {
+            disks: cfg.disks.clone(),
+            nets: cfg.nets.clone(),
+            partitions: cfg.partitions,
+            per_cpu: cfg.per_cpu,
+        };
+        let procs = if cfg.only.as_ref().is_none_or(|o| o.contains(&Group::Proc)) {
+            cfg.processes.clone()
+        } else {
+            Vec::new()
+        };
         Ok(Sampler {
             cfg: cfg.clone(),
             sel,
@@ -149,7 +167,11 @@ impl Sampler {
         if first {
             return Ok(None);
         }
-        Ok(Some(Sample { unix_s, elapsed_s: now.duration_since(self.started).as_secs_f64(), values }))
+        Ok(Some(Sample {
+            unix_s,
+            elapsed_s: now.duration_since(self.started).as_secs_f64(),
+            values,
+        }))
     }
 }
 
@@ -157,7 +179,10 @@ impl Sampler {
 pub fn group_of(name: &str) -> Option<Group> {
     let g = if name.starts_with("cpu") {
         Group::Cpu
-    } else if name.starts_with("procs_") || name.starts_with("load_") || name.ends_with("_per_s") && ["ctxt", "intr", "forks"].iter().any(|p| name.starts_with(p)) {
+    } else if name.starts_with("procs_")
+        || name.starts_with("load_")
+        || name.ends_with("_per_s") && ["ctxt", "intr", "forks"].iter().any(|p| name.starts_with(p))
+    {
         Group::Load
     } else if name.starts_with("mem_") || name.starts_with("swap_") || name.starts_with("page_faults") || name.starts_with("major_faults") {
         Group::Mem
@@ -231,8 +256,17 @@ pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) +
     let mut sampler = Sampler::new(&cfg)?;
     sampler.sample()?;
     let now = Instant::now();
-    let inner = Arc::new(Mutex::new(Inner { sampler, sink: Box::new(on_sample), base: now, k: 1, last: now }));
-    let marker = Marker { inner: inner.clone(), interval: cfg.interval };
+    let inner = Arc::new(Mutex::new(Inner {
+        sampler,
+        sink: Box::new(on_sample),
+        base: now,
+        k: 1,
+        last: now,
+    }));
+    let marker = Marker {
+        inner: inner.clone(),
+        interval: cfg.interval,
+    };
     let stop = Cancel::new();
     let stop2 = stop.clone();
     let bell = Arc::new((Mutex::new(()), Condvar::new()));
@@ -266,7 +300,12 @@ pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) +
         let behind = g.base.elapsed().as_secs_f64() / interval.as_secs_f64();
         g.k = (g.k + 1).max(behind.floor() as u32 + 1);
     })?;
-    Ok(BackgroundSampler { stop, bell, marker, handle: Some(handle) })
+    Ok(BackgroundSampler {
+        stop,
+        bell,
+        marker,
+        handle: Some(handle),
+    })
 }
 
 impl BackgroundSampler {

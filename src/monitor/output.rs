@@ -14,32 +14,14 @@ pub fn table_columns(names: &[String]) -> Vec<String> {
                         .any(|k| n == format!("cpu_{k}_pct"))
                     || (n.ends_with("_busy_pct") && !n.starts_with("cpu_"))
             }
-            Some(Group::Load) => {
-                ["procs_running", "procs_blocked", "load_1", "ctxt_per_s"].contains(&n)
-            }
-            Some(Group::Mem) => [
-                "mem_used_mb",
-                "mem_available_mb",
-                "swap_used_mb",
-                "major_faults_per_s",
-            ]
-            .contains(&n),
-            Some(Group::Disk) => ["_read_mbps", "_write_mbps", "_util_pct"]
-                .iter()
-                .any(|s| n.ends_with(s)),
-            Some(Group::Net) => {
-                (n.ends_with("_rx_mbitps") || n.ends_with("_tx_mbitps"))
-                    && !n.starts_with("net_lo_")
-            }
+            Some(Group::Load) => ["procs_running", "procs_blocked", "load_1", "ctxt_per_s"].contains(&n),
+            Some(Group::Mem) => ["mem_used_mb", "mem_available_mb", "swap_used_mb", "major_faults_per_s"].contains(&n),
+            Some(Group::Disk) => ["_read_mbps", "_write_mbps", "_util_pct"].iter().any(|s| n.ends_with(s)),
+            Some(Group::Net) => (n.ends_with("_rx_mbitps") || n.ends_with("_tx_mbitps")) && !n.starts_with("net_lo_"),
             Some(Group::Tcp) => ["tcp_retrans_per_s", "tcp_established"].contains(&n),
-            Some(Group::Psi) => {
-                n.ends_with("_some_avg10_pct")
-                    && (n.starts_with("psi_cpu") || n.starts_with("psi_io"))
-            }
+            Some(Group::Psi) => n.ends_with("_some_avg10_pct") && (n.starts_with("psi_cpu") || n.starts_with("psi_io")),
             Some(Group::Temp) => true,
-            Some(Group::Proc) => ["_cpu_pct", "_rss_mb", "_count", "_threads"]
-                .iter()
-                .any(|s| n.ends_with(s)),
+            Some(Group::Proc) => ["_cpu_pct", "_rss_mb", "_count", "_threads"].iter().any(|s| n.ends_with(s)),
             None => false,
         }
     };
@@ -68,11 +50,7 @@ impl Table {
         let names: Vec<String> = first.values.iter().map(|(n, _)| n.clone()).collect();
         let cols = table_columns(&names);
         let widths = cols.iter().map(|c| short(c).len().max(7)).collect();
-        Table {
-            cols,
-            widths,
-            rows: 0,
-        }
+        Table { cols, widths, rows: 0 }
     }
 
     pub fn print(&mut self, s: &Sample, out: &mut dyn Write) -> std::io::Result<()> {
@@ -124,12 +102,7 @@ impl Csv {
             self.cols = Some(cols);
         }
         let cols = self.cols.as_deref().unwrap_or(&[]);
-        let mut line = format!(
-            "{},{:.3},{:.3}",
-            crate::util::time::iso_utc(s.unix_s),
-            s.unix_s,
-            s.elapsed_s
-        );
+        let mut line = format!("{},{:.3},{:.3}", crate::util::time::iso_utc(s.unix_s), s.unix_s, s.elapsed_s);
         for c in cols {
             line.push(',');
             if let Some(v) = s.get(c) {

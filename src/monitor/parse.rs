@@ -46,10 +46,7 @@ pub fn colon_kv(text: &str) -> BTreeMap<String, u64> {
     text.lines()
         .filter_map(|l| {
             let (k, v) = l.split_once(':')?;
-            Some((
-                k.trim().to_string(),
-                v.split_ascii_whitespace().next()?.parse().ok()?,
-            ))
+            Some((k.trim().to_string(), v.split_ascii_whitespace().next()?.parse().ok()?))
         })
         .collect()
 }
@@ -80,11 +77,7 @@ pub fn space_kv(text: &str) -> BTreeMap<String, u64> {
 
 /// `/proc/loadavg`: the three load averages.
 pub fn loadavg(text: &str) -> Option<[f64; 3]> {
-    let v: Vec<f64> = text
-        .split_ascii_whitespace()
-        .take(3)
-        .filter_map(|x| x.parse().ok())
-        .collect();
+    let v: Vec<f64> = text.split_ascii_whitespace().take(3).filter_map(|x| x.parse().ok()).collect();
     (v.len() == 3).then(|| [v[0], v[1], v[2]])
 }
 
@@ -108,10 +101,7 @@ pub fn diskstats(text: &str) -> Vec<DiskLine> {
             for (slot, x) in f.iter_mut().zip(&v[3..14]) {
                 *slot = x.parse().ok()?;
             }
-            Some(DiskLine {
-                name: v[2].to_string(),
-                f,
-            })
+            Some(DiskLine { name: v[2].to_string(), f })
         })
         .collect()
 }
@@ -128,10 +118,7 @@ pub fn net_dev(text: &str) -> Vec<NetLine> {
     text.lines()
         .filter_map(|l| {
             let (name, rest) = l.split_once(':')?;
-            let v: Vec<u64> = rest
-                .split_ascii_whitespace()
-                .filter_map(|x| x.parse().ok())
-                .collect();
+            let v: Vec<u64> = rest.split_ascii_whitespace().filter_map(|x| x.parse().ok()).collect();
             if v.len() < 16 {
                 return None;
             }
@@ -151,10 +138,7 @@ pub fn snmp_tcp(text: &str) -> BTreeMap<String, i64> {
         return BTreeMap::new();
     }
     let names = lines[0].split_ascii_whitespace().skip(1);
-    let values = lines[1]
-        .split_ascii_whitespace()
-        .skip(1)
-        .map(|v| v.parse::<i64>().unwrap_or(0));
+    let values = lines[1].split_ascii_whitespace().skip(1).map(|v| v.parse::<i64>().unwrap_or(0));
     names.map(str::to_string).zip(values).collect()
 }
 
@@ -213,10 +197,7 @@ mod tests {
         let s = stat("cpu  10 1 5 100 2 0 1 3 0 0\ncpu0 5 0 2 50 1 0 0 1 0 0\nctxt 99\nprocs_running 3\nintr 7 1 2\n");
         assert_eq!(s.cpus.len(), 2);
         assert_eq!(s.cpus[0].1[3], 100);
-        assert_eq!(
-            (s.ctxt, s.intr, s.procs_running),
-            (Some(99), Some(7), Some(3))
-        );
+        assert_eq!((s.ctxt, s.intr, s.procs_running), (Some(99), Some(7), Some(3)));
     }
 
     #[test]
@@ -224,14 +205,7 @@ mod tests {
         let line = "42 (a b) c) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 0 0 20 0 4 0 5000 1000 250 18446744073709551615";
         let p = pid_stat(line).expect("parses");
         assert_eq!(
-            (
-                p.ppid,
-                p.utime,
-                p.stime,
-                p.threads,
-                p.starttime,
-                p.rss_pages
-            ),
+            (p.ppid, p.utime, p.stime, p.threads, p.starttime, p.rss_pages),
             (1, 7, 3, 4, 5000, 250)
         );
     }

@@ -121,16 +121,11 @@ impl ProcessTracker {
                         .read(&format!("proc/{pid}/cmdline"))
                         .unwrap_or_default()
                         .replace('\0', " ");
-                    self.cmdlines
-                        .insert((*pid, st.starttime), cmd.trim().to_string());
+                    self.cmdlines.insert((*pid, st.starttime), cmd.trim().to_string());
                 }
             }
         }
-        let roots: Vec<Vec<i32>> = self
-            .selectors
-            .iter()
-            .map(|s| self.roots_of(s, &table))
-            .collect();
+        let roots: Vec<Vec<i32>> = self.selectors.iter().map(|s| self.roots_of(s, &table)).collect();
         let mut next_prev = HashMap::new();
         let mut followed = HashSet::new();
         for (i, sel) in self.selectors.iter().enumerate() {
@@ -151,9 +146,7 @@ impl ProcessTracker {
                 let base = match self.prev.get(&key) {
                     Some(p) => Some(*p),
                     // Born during the interval: everything it used so far belongs to it.
-                    None if self.prev_uptime_ticks.is_some_and(|u| st.starttime >= u) => {
-                        Some(Counters::default())
-                    }
+                    None if self.prev_uptime_ticks.is_some_and(|u| st.starttime >= u) => Some(Counters::default()),
                     None => None,
                 };
                 if let Some(b) = base {
@@ -172,10 +165,7 @@ impl ProcessTracker {
                 continue;
             }
             let n = |k: &str| format!("proc_{}_{k}", sel.label);
-            out.push((
-                n("count"),
-                members.iter().filter(|p| table.contains_key(p)).count() as f64,
-            ));
+            out.push((n("count"), members.iter().filter(|p| table.contains_key(p)).count() as f64));
             if members.is_empty() {
                 continue; // gone: the count says so, the other columns are absent
             }
@@ -203,7 +193,9 @@ impl ProcessTracker {
     /// every `FULL_SCAN`), taken from the previous tick for the others.
     fn scan(&mut self) -> HashMap<i32, PidStat> {
         let mut out = HashMap::with_capacity(self.table.len() + 16);
-        let Ok(dir) = std::fs::read_dir(self.root.path("proc")) else { return out };
+        let Ok(dir) = std::fs::read_dir(self.root.path("proc")) else {
+            return out;
+        };
         let now = Instant::now();
         let full = self.full_scan.is_none_or(|t| now.duration_since(t) >= FULL_SCAN);
         if full {
@@ -212,7 +204,9 @@ impl ProcessTracker {
         let mut path = String::with_capacity(32);
         for e in dir.flatten() {
             let name = e.file_name();
-            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else { continue };
+            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
             if !full && !self.followed.contains(&pid) {
                 if let Some(st) = self.table.get(&pid) {
                     out.insert(pid, *st);
@@ -230,12 +224,7 @@ impl ProcessTracker {
     }
 
     fn roots_of(&self, sel: &ProcessSelector, table: &HashMap<i32, PidStat>) -> Vec<i32> {
-        let mut roots: Vec<i32> = sel
-            .pids
-            .iter()
-            .copied()
-            .filter(|p| table.contains_key(p))
-            .collect();
+        let mut roots: Vec<i32> = sel.pids.iter().copied().filter(|p| table.contains_key(p)).collect();
         if let Some(re) = &sel.pattern {
             // perflab itself and its ancestors (e.g. `sh -c "perflab monitor --match X"`, whose
             // command line contains X) are never matches.
@@ -262,12 +251,7 @@ impl ProcessTracker {
             }
             // A match whose parent also matches is counted through its parent's tree.
             let set: HashSet<i32> = matched.iter().copied().collect();
-            roots.extend(
-                matched
-                    .iter()
-                    .copied()
-                    .filter(|p| !set.contains(&table[p].ppid)),
-            );
+            roots.extend(matched.iter().copied().filter(|p| !set.contains(&table[p].ppid)));
         }
         roots.sort_unstable();
         roots.dedup();

@@ -50,55 +50,31 @@ impl Snapshot {
     pub fn read(root: &Root, groups: &dyn Fn(Group) -> bool, sel: &Selection) -> Snapshot {
         let mut s = Snapshot::default();
         if groups(Group::Cpu) || groups(Group::Load) {
-            s.stat = root
-                .read("proc/stat")
-                .map(|t| parse::stat(&t))
-                .unwrap_or_default();
+            s.stat = root.read("proc/stat").map(|t| parse::stat(&t)).unwrap_or_default();
             s.loadavg = root.read("proc/loadavg").and_then(|t| parse::loadavg(&t));
         }
         if groups(Group::Mem) {
-            s.meminfo = root
-                .read("proc/meminfo")
-                .map(|t| parse::colon_kv(&t))
-                .unwrap_or_default();
+            s.meminfo = root.read("proc/meminfo").map(|t| parse::colon_kv(&t)).unwrap_or_default();
             // Kept as a pseudo-field in kB, like the others.
             let page_kb = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64 / 1024;
-            if let Some(pages) = root
-                .read("proc/zoneinfo")
-                .and_then(|t| parse::zoneinfo_pcp_pages(&t))
-            {
+            if let Some(pages) = root.read("proc/zoneinfo").and_then(|t| parse::zoneinfo_pcp_pages(&t)) {
                 s.meminfo.insert(PCP_FREE.into(), pages * page_kb);
             }
-            s.vmstat = root
-                .read("proc/vmstat")
-                .map(|t| parse::space_kv(&t))
-                .unwrap_or_default();
+            s.vmstat = root.read("proc/vmstat").map(|t| parse::space_kv(&t)).unwrap_or_default();
         }
         if groups(Group::Disk) {
-            let all = root
-                .read("proc/diskstats")
-                .map(|t| parse::diskstats(&t))
-                .unwrap_or_default();
-            s.disks = all
-                .into_iter()
-                .filter(|d| wanted_disk(root, d, sel))
-                .collect();
+            let all = root.read("proc/diskstats").map(|t| parse::diskstats(&t)).unwrap_or_default();
+            s.disks = all.into_iter().filter(|d| wanted_disk(root, d, sel)).collect();
         }
         if groups(Group::Net) {
-            let all = root
-                .read("proc/net/dev")
-                .map(|t| parse::net_dev(&t))
-                .unwrap_or_default();
+            let all = root.read("proc/net/dev").map(|t| parse::net_dev(&t)).unwrap_or_default();
             s.nets = all
                 .into_iter()
                 .filter(|n| sel.nets.is_empty() || sel.nets.contains(&n.name))
                 .collect();
         }
         if groups(Group::Tcp) {
-            s.tcp = root
-                .read("proc/net/snmp")
-                .map(|t| parse::snmp_tcp(&t))
-                .unwrap_or_default();
+            s.tcp = root.read("proc/net/snmp").map(|t| parse::snmp_tcp(&t)).unwrap_or_default();
         }
         if groups(Group::Psi) {
             for res in ["cpu", "memory", "io"] {
@@ -122,9 +98,7 @@ fn wanted_disk(root: &Root, d: &DiskLine, sel: &Selection) -> bool {
         return sel.disks.contains(&d.name);
     }
     let whole = root.path(&format!("sys/block/{}", d.name)).exists();
-    let virtual_dev = ["loop", "ram", "zram", "nbd"]
-        .iter()
-        .any(|p| d.name.starts_with(p));
+    let virtual_dev = ["loop", "ram", "zram", "nbd"].iter().any(|p| d.name.starts_with(p));
     let ever_used = d.f[0] + d.f[4] > 0;
     (whole || sel.partitions) && !virtual_dev && ever_used
 }
@@ -132,10 +106,7 @@ fn wanted_disk(root: &Root, d: &DiskLine, sel: &Selection) -> bool {
 fn temperatures(root: &Root) -> Vec<(String, f64)> {
     let mut out = Vec::new();
     for dir in read_dir(&root.path("sys/class/thermal")) {
-        let name = dir
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         if !name.starts_with("thermal_zone") {
             continue;
         }
@@ -154,18 +125,9 @@ fn temperatures(root: &Root) -> Vec<(String, f64)> {
             .map(|t| t.trim().to_string())
             .unwrap_or_default();
         for f in read_dir(&dir) {
-            let fname = f
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            if let Some(idx) = fname
-                .strip_prefix("temp")
-                .and_then(|r| r.strip_suffix("_input"))
-            {
-                if let Some(mc) = std::fs::read_to_string(&f)
-                    .ok()
-                    .and_then(|t| t.trim().parse::<f64>().ok())
-                {
+            let fname = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if let Some(idx) = fname.strip_prefix("temp").and_then(|r| r.strip_suffix("_input")) {
+                if let Some(mc) = std::fs::read_to_string(&f).ok().and_then(|t| t.trim().parse::<f64>().ok()) {
                     out.push((format!("temp_{}_{}_c", clean(&chip), idx), mc / 1000.0));
                 }
             }
@@ -175,25 +137,14 @@ fn temperatures(root: &Root) -> Vec<(String, f64)> {
 }
 
 fn read_dir(p: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(p)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path()).collect();
     v.sort();
     v
 }
 
 fn clean(s: &str) -> String {
     s.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '_'
-            }
-        })
+        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
         .collect()
 }
 
@@ -217,18 +168,10 @@ pub fn delta(prev: u64, cur: u64) -> Option<u64> {
     }
 }
 
-const CPU_COLS: [&str; 8] = [
-    "user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal",
-];
+const CPU_COLS: [&str; 8] = ["user", "nice", "system", "idle", "iowait", "irq", "softirq", "steal"];
 
 /// The figures of one interval. `dt` is in seconds (monotonic clock).
-pub fn figures(
-    prev: &Snapshot,
-    cur: &Snapshot,
-    dt: f64,
-    sel: &Selection,
-    out: &mut Vec<(String, f64)>,
-) {
+pub fn figures(prev: &Snapshot, cur: &Snapshot, dt: f64, sel: &Selection, out: &mut Vec<(String, f64)>) {
     for (name, f) in &cur.stat.cpus {
         if name != "cpu" && !sel.per_cpu {
             continue;
@@ -247,11 +190,7 @@ pub fn figures(
         out.push(("procs_blocked".into(), v as f64));
     }
     if let Some([a, b, c]) = cur.loadavg {
-        out.extend([
-            ("load_1".into(), a),
-            ("load_5".into(), b),
-            ("load_15".into(), c),
-        ]);
+        out.extend([("load_1".into(), a), ("load_5".into(), b), ("load_15".into(), c)]);
     }
     for (name, p, c) in [
         ("ctxt_per_s", st.0.ctxt, st.1.ctxt),
@@ -293,10 +232,7 @@ pub fn figures(
         out.push((format!("psi_{name}_avg10_pct"), *avg10));
         if let Some((_, _, pt)) = prev.psi.iter().find(|(n, _, _)| n == name) {
             if let Some(d) = delta(*pt, *total) {
-                out.push((
-                    format!("psi_{name}_pct"),
-                    (d as f64 / (dt * 1e6) * 100.0).min(100.0),
-                ));
+                out.push((format!("psi_{name}_pct"), (d as f64 / (dt * 1e6) * 100.0).min(100.0)));
             }
         }
     }
@@ -320,23 +256,11 @@ fn cpu_figures(name: &str, p: &[u64; 10], c: &[u64; 10], out: &mut Vec<(String, 
     let pct = |x: u64| 100.0 * x as f64 / total as f64;
     let user = pct(d[0].saturating_sub(guest));
     let nice = pct(d[1].saturating_sub(guest_nice));
-    let vals = [
-        user,
-        nice,
-        pct(d[2]),
-        pct(d[3]),
-        pct(d[4]),
-        pct(d[5]),
-        pct(d[6]),
-        pct(d[7]),
-    ];
+    let vals = [user, nice, pct(d[2]), pct(d[3]), pct(d[4]), pct(d[5]), pct(d[6]), pct(d[7])];
     for (col, v) in CPU_COLS.iter().zip(vals) {
         out.push((format!("{name}_{col}_pct"), v));
     }
-    out.push((
-        format!("{name}_busy_pct"),
-        (100.0 - vals[3] - vals[4] - vals[7]).max(0.0),
-    ));
+    out.push((format!("{name}_busy_pct"), (100.0 - vals[3] - vals[4] - vals[7]).max(0.0)));
 }
 
 /// The pseudo-field of `Snapshot::meminfo` holding the per-CPU lists' free pages, in kB.
@@ -365,10 +289,7 @@ fn memory(prev: &Snapshot, cur: &Snapshot, dt: f64, out: &mut Vec<(String, f64)>
             // sar's %memused: (total - available) / total.
             out.push(("mem_used_pct".into(), 100.0 * (total - a) / total));
         }
-        out.extend([
-            ("mem_buffers_mb".into(), buffers),
-            ("mem_cached_mb".into(), cached),
-        ]);
+        out.extend([("mem_buffers_mb".into(), buffers), ("mem_cached_mb".into(), cached)]);
         if let (Some(st), Some(sf)) = (mb("SwapTotal"), mb("SwapFree")) {
             out.push(("swap_used_mb".into(), st - sf));
         }

@@ -23,11 +23,7 @@ pub fn expand(plan: &Plan) -> Vec<Trial> {
             }
         }
     }
-    order
-        .into_iter()
-        .enumerate()
-        .map(|(i, (p, r))| trial_for(plan, p, r, i))
-        .collect()
+    order.into_iter().enumerate().map(|(i, (p, r))| trial_for(plan, p, r, i)).collect()
 }
 
 /// The trial of point `point` (an index into `plan.points`), repetition `repetition`, at `index`.
@@ -57,23 +53,11 @@ pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
     };
     let reps = match &plan.repetitions {
         Repetitions::Fixed(n) => format!("{n} repetition(s)"),
-        Repetitions::Adaptive {
-            min,
-            max,
-            ci_pct,
-            metric,
-        } => {
-            format!(
-                "{min} to {max} repetitions (until the 95% CI of {metric} is within ±{ci_pct}%)"
-            )
+        Repetitions::Adaptive { min, max, ci_pct, metric } => {
+            format!("{min} to {max} repetitions (until the 95% CI of {metric} is within ±{ci_pct}%)")
         }
     };
-    let _ = writeln!(
-        s,
-        "plan {}: {} point(s) × {reps}, {order}",
-        plan.name,
-        plan.points.len()
-    );
+    let _ = writeln!(s, "plan {}: {} point(s) × {reps}, {order}", plan.name, plan.points.len());
     let _ = writeln!(
         s,
         "phases: baseline {} · warm-up {} · load {} · recovery {} · sampled every {}",
@@ -101,13 +85,7 @@ pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
         } else {
             &t.point_label
         };
-        let _ = writeln!(
-            s,
-            "{:>width$}. point {:<3} rep {}  {label}",
-            t.index + 1,
-            t.point + 1,
-            t.repetition
-        );
+        let _ = writeln!(s, "{:>width$}. point {:<3} rep {}  {label}", t.index + 1, t.point + 1, t.repetition);
     }
     let total = per_trial * trials.len() as u32;
     let _ = writeln!(

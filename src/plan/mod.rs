@@ -80,22 +80,14 @@ impl Point {
         let map: serde_json::Map<String, serde_json::Value> = self
             .params
             .iter()
-            .map(|(k, v)| {
-                (
-                    k.clone(),
-                    serde_json::to_value(v).unwrap_or(serde_json::Value::Null),
-                )
-            })
+            .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(serde_json::Value::Null)))
             .collect();
         serde_json::Value::Object(map).to_string()
     }
 
     /// The value of the `variant` parameter, if any.
     pub fn variant(&self) -> Option<String> {
-        self.params
-            .iter()
-            .find(|(k, _)| k == "variant")
-            .map(|(_, v)| values::display(v))
+        self.params.iter().find(|(k, _)| k == "variant").map(|(_, v)| values::display(v))
     }
 }
 
@@ -188,8 +180,7 @@ pub struct Trial {
 /// Read and validate a plan file.
 pub fn load(path: &Path) -> anyhow::Result<Plan> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
     parse_str(&text, &label)
 }
 

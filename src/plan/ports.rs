@@ -32,7 +32,13 @@ pub(super) fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> 
         if let Err(e) = std::net::TcpListener::bind(sa) {
             if e.kind() == std::io::ErrorKind::AddrInUse {
                 let span: Range<usize> = src.key_span(&["target", "ready"]);
-                return Err(src.error(&span, format!("port {} is already in use: another server would answer instead of the target", sa.port())));
+                return Err(src.error(
+                    &span,
+                    format!(
+                        "port {} is already in use: another server would answer instead of the target",
+                        sa.port()
+                    ),
+                ));
             }
         }
     }
@@ -74,14 +80,8 @@ mod tests {
 
     #[test]
     fn url_authorities_carry_a_port() {
-        assert_eq!(
-            url_authority("http://127.0.0.1:8080/x?y").as_deref(),
-            Some("127.0.0.1:8080")
-        );
-        assert_eq!(
-            url_authority("http://localhost/").as_deref(),
-            Some("localhost:80")
-        );
+        assert_eq!(url_authority("http://127.0.0.1:8080/x?y").as_deref(), Some("127.0.0.1:8080"));
+        assert_eq!(url_authority("http://localhost/").as_deref(), Some("localhost:80"));
         assert_eq!(url_authority("http://[::1]:9/").as_deref(), Some("[::1]:9"));
         assert_eq!(url_authority("http://[::1]/").as_deref(), Some("[::1]:80"));
     }

@@ -24,12 +24,7 @@ impl Source {
         let offset = offset.min(self.text.len());
         let before = &self.text[..floor_char_boundary(&self.text, offset)];
         let line = before.matches('\n').count() + 1;
-        let col = before
-            .rsplit('\n')
-            .next()
-            .map(|l| l.chars().count())
-            .unwrap_or(0)
-            + 1;
+        let col = before.rsplit('\n').next().map(|l| l.chars().count()).unwrap_or(0) + 1;
         (line, col)
     }
 
@@ -119,21 +114,15 @@ impl Source {
 /// Whether a key or value anywhere inside `t` (nested tables included) spans `offset`.
 fn holds(t: &DeTable<'_>, offset: usize) -> bool {
     t.iter().any(|(k, v)| {
-        k.span().contains(&offset)
-            || v.span().contains(&offset)
-            || matches!(v.get_ref(), DeValue::Table(inner) if holds(inner, offset))
+        k.span().contains(&offset) || v.span().contains(&offset) || matches!(v.get_ref(), DeValue::Table(inner) if holds(inner, offset))
     })
 }
 
 fn collect_strings(v: &DeValue<'_>, span: Range<usize>, out: &mut Vec<(String, Range<usize>)>) {
     match v {
         DeValue::String(s) => out.push((s.to_string(), span)),
-        DeValue::Array(a) => a
-            .iter()
-            .for_each(|e| collect_strings(e.get_ref(), e.span(), out)),
-        DeValue::Table(t) => t
-            .iter()
-            .for_each(|(_, e)| collect_strings(e.get_ref(), e.span(), out)),
+        DeValue::Array(a) => a.iter().for_each(|e| collect_strings(e.get_ref(), e.span(), out)),
+        DeValue::Table(t) => t.iter().for_each(|(_, e)| collect_strings(e.get_ref(), e.span(), out)),
         _ => {}
     }
 }
@@ -155,10 +144,7 @@ mod tests {
         assert_eq!(s.line_col(0), (1, 1));
         let at = s.text.find("conections").unwrap_or(0);
         assert_eq!(s.line_col(at), (3, 1));
-        assert_eq!(
-            s.at(&s.key_span(&["workload", "conections"])),
-            "plan.toml:3:1"
-        );
+        assert_eq!(s.at(&s.key_span(&["workload", "conections"])), "plan.toml:3:1");
         assert_eq!(s.line_col(s.key_span(&["workload"]).start), (2, 2));
     }
 
@@ -177,10 +163,7 @@ mod tests {
 
     #[test]
     fn strings_are_found_with_their_spans() {
-        let s = Source::new(
-            "[target]\ncommand = [\"serve\", \"${model}\"]\nenv = { A = \"${x}\" }\n",
-            "p",
-        );
+        let s = Source::new("[target]\ncommand = [\"serve\", \"${model}\"]\nenv = { A = \"${x}\" }\n", "p");
         let found = s.strings_under(&["target"]);
         let names: Vec<&str> = found.iter().map(|(v, _)| v.as_str()).collect();
         assert_eq!(names, ["serve", "${model}", "${x}"]);

@@ -49,26 +49,16 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         }
     }
     let command = match t.get("command") {
-        Some(v) => {
-            values::command(v).map_err(|m| err(&["command"], format!("[target] command: {m}")))?
-        }
+        Some(v) => values::command(v).map_err(|m| err(&["command"], format!("[target] command: {m}")))?,
         None => return Err(err(&[], "[target] needs a `command`".into())),
     };
     let cwd = match t.get("cwd") {
         Some(Value::String(s)) => Some(std::path::PathBuf::from(s)),
-        Some(other) => {
-            return Err(err(
-                &["cwd"],
-                format!("[target] cwd: expected a path, found {other}"),
-            ))
-        }
+        Some(other) => return Err(err(&["cwd"], format!("[target] cwd: expected a path, found {other}"))),
         None => None,
     };
     let env = match t.get("env") {
-        Some(Value::Table(e)) => e
-            .iter()
-            .map(|(k, v)| (k.clone(), values::display(v)))
-            .collect(),
+        Some(Value::Table(e)) => e.iter().map(|(k, v)| (k.clone(), values::display(v))).collect(),
         Some(_) => {
             return Err(err(
                 &["env"],
@@ -78,9 +68,7 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         None => Vec::new(),
     };
     let ready = match t.get("ready") {
-        Some(Value::Table(r)) => {
-            ready(r).map_err(|m| err(&["ready"], format!("[target] ready: {m}")))?
-        }
+        Some(Value::Table(r)) => ready(r).map_err(|m| err(&["ready"], format!("[target] ready: {m}")))?,
         Some(_) => {
             return Err(err(
                 &["ready"],
@@ -90,9 +78,7 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         None => ReadySpec::None,
     };
     let (stop_signal, grace) = match t.get("stop") {
-        Some(Value::Table(s)) => {
-            stop(s).map_err(|m| err(&["stop"], format!("[target] stop: {m}")))?
-        }
+        Some(Value::Table(s)) => stop(s).map_err(|m| err(&["stop"], format!("[target] stop: {m}")))?,
         Some(_) => {
             return Err(err(
                 &["stop"],
@@ -102,9 +88,7 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         None => (libc::SIGTERM, Duration::from_secs(5)),
     };
     let cpus = match t.get("cpus") {
-        Some(v) => {
-            Some(values::cpus(v).map_err(|m| err(&["cpus"], format!("[target] cpus: {m}")))?)
-        }
+        Some(v) => Some(values::cpus(v).map_err(|m| err(&["cpus"], format!("[target] cpus: {m}")))?),
         None => None,
     };
     let cpu_quota = match t.get("cpu_quota") {
@@ -120,9 +104,7 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         None => None,
     };
     let memory = match t.get("memory") {
-        Some(v) => {
-            Some(values::memory(v).map_err(|m| err(&["memory"], format!("[target] memory: {m}")))?)
-        }
+        Some(v) => Some(values::memory(v).map_err(|m| err(&["memory"], format!("[target] memory: {m}")))?),
         None => None,
     };
     if let Some(v) = t.get("restart") {
@@ -162,14 +144,8 @@ fn ready(r: &Table) -> Result<ReadySpec, String> {
             .ok_or_else(|| format!("{} expects a string", kinds[0]))
     };
     Ok(match kinds[0].as_str() {
-        "tcp" => ReadySpec::Tcp {
-            addr: text()?,
-            timeout,
-        },
-        "http" => ReadySpec::Http {
-            url: text()?,
-            timeout,
-        },
+        "tcp" => ReadySpec::Tcp { addr: text()?, timeout },
+        "http" => ReadySpec::Http { url: text()?, timeout },
         "log" => {
             let pattern = text()?;
             regex::Regex::new(&pattern).map_err(|e| format!("log pattern: {e}"))?;
@@ -191,15 +167,7 @@ fn stop(s: &Table) -> Result<(i32, Duration), String> {
     if let Some(k) = s.keys().find(|k| *k != "signal" && *k != "grace") {
         return Err(format!("unknown key `{k}` (use signal and grace)"));
     }
-    let signal = s
-        .get("signal")
-        .map(values::signal)
-        .transpose()?
-        .unwrap_or(libc::SIGTERM);
-    let grace = s
-        .get("grace")
-        .map(values::duration)
-        .transpose()?
-        .unwrap_or(Duration::from_secs(5));
+    let signal = s.get("signal").map(values::signal).transpose()?.unwrap_or(libc::SIGTERM);
+    let grace = s.get("grace").map(values::duration).transpose()?.unwrap_or(Duration::from_secs(5));
     Ok((signal, grace))
 }

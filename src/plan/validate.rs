@@ -1,13 +1,11 @@
 //! Raw plan → validated `Plan`. Every check names the place in the file (`file:line:col`).
 
+use super::ports::check_ports;
 use super::raw::{RawPhases, RawPlan};
 use super::source::Source;
-use super::ports::check_ports;
 use super::target::resolve;
 use super::values::{self, references, substitute, Params};
-use super::{
-    Matrix, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec,
-};
+use super::{Matrix, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec};
 use crate::util::suggest::{backticked, did_you_mean};
 use std::collections::BTreeMap;
 use toml::{Spanned, Table, Value};
@@ -18,10 +16,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         let msg = e.message().trim().replace('\n', " ");
         let text = match backticked(&msg) {
             Some(k) if msg.starts_with("unknown field") => {
-                let section = src
-                    .section_at(span.start)
-                    .map(|t| format!(" in [{t}]"))
-                    .unwrap_or_default();
+                let section = src.section_at(span.start).map(|t| format!(" in [{t}]")).unwrap_or_default();
                 format!("unknown key `{k}`{section}{}", did_you_mean(&msg))
             }
             _ => msg,
@@ -44,20 +39,15 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
             "interleaved" => Order::Interleaved,
             "shuffled" => Order::Shuffled,
             other => {
-                let hint = crate::util::suggest::nearest(
-                    other,
-                    &["sequential", "interleaved", "shuffled"],
-                )
-                .map(|c| format!(" (did you mean \"{c}\"?)"))
-                .unwrap_or_else(|| " (use sequential, interleaved or shuffled)".into());
+                let hint = crate::util::suggest::nearest(other, &["sequential", "interleaved", "shuffled"])
+                    .map(|c| format!(" (did you mean \"{c}\"?)"))
+                    .unwrap_or_else(|| " (use sequential, interleaved or shuffled)".into());
                 return Err(src.error(&o.span(), format!("unknown order \"{other}\"{hint}")));
             }
         },
     };
     let seed = match &raw.seed {
-        Some(s) if *s.get_ref() < 0 => {
-            return Err(src.error(&s.span(), "the seed must be zero or positive"))
-        }
+        Some(s) if *s.get_ref() < 0 => return Err(src.error(&s.span(), "the seed must be zero or positive")),
         Some(s) => *s.get_ref() as u64,
         None => 1,
     };
@@ -68,11 +58,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let variants = variants(&raw, &matrix, &src)?;
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
-    let keep_target = target_table
-        .as_ref()
-        .and_then(|t| t.get("restart"))
-        .and_then(Value::as_str)
-        == Some("keep");
+    let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
     let mut notes = unused_parameters(&src, &matrix, &variants);
     let points = points(
         &matrix,
@@ -83,10 +69,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         &mut notes,
     )?;
     if points.is_empty() {
-        return Err(src.error(
-            &raw.name.span(),
-            "no matrix point is left to run (all excluded or skipped)",
-        ));
+        return Err(src.error(&raw.name.span(), "no matrix point is left to run (all excluded or skipped)"));
     }
     check_ports(&points, &src)?;
     Ok(Plan {
@@ -110,10 +93,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
 
 fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
     let Some(w) = &raw.workload else {
-        return Err(src.error(
-            &(0..0),
-            "the plan has no [workload] (add one with type = \"http\" or \"exec\")",
-        ));
+        return Err(src.error(&(0..0), "the plan has no [workload] (add one with type = \"http\" or \"exec\")"));
     };
     let kind = match w.get_ref().get("type") {
         Some(Value::String(s)) if s == "http" || s == "exec" => s.clone(),
@@ -123,12 +103,7 @@ fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
                 format!("unknown workload type {other} (use \"http\" or \"exec\")"),
             ))
         }
-        None => {
-            return Err(src.error(
-                &w.span(),
-                "[workload] needs a `type` (\"http\" or \"exec\")",
-            ))
-        }
+        None => return Err(src.error(&w.span(), "[workload] needs a `type` (\"http\" or \"exec\")")),
     };
     Ok(WorkloadSpec {
         kind,
@@ -143,50 +118,30 @@ fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
         let at = || src.key_span(&["matrix", k]);
         if k == "exclude" {
             let Value::Array(list) = v else {
-                return Err(src.error(
-                    &at(),
-                    "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]",
-                ));
+                return Err(src.error(&at(), "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]"));
             };
             for e in list {
                 let Value::Table(t) = e else {
-                    return Err(src.error(
-                        &at(),
-                        "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]",
-                    ));
+                    return Err(src.error(&at(), "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]"));
                 };
                 out.exclude.push(t.clone());
             }
             continue;
         }
         if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(src.error(
-                &at(),
-                format!("matrix parameter `{k}`: use letters, digits and _ only"),
-            ));
+            return Err(src.error(&at(), format!("matrix parameter `{k}`: use letters, digits and _ only")));
         }
         let values = match v {
             Value::Array(a) if a.is_empty() => {
-                return Err(src.error(
-                    &at(),
-                    format!("matrix `{k}` is an empty list: give at least one value"),
-                ))
+                return Err(src.error(&at(), format!("matrix `{k}` is an empty list: give at least one value")))
             }
             Value::Array(a) => a.clone(),
-            Value::Table(_) => {
-                return Err(src.error(&at(), format!("matrix `{k}`: expected a list of values")))
-            }
+            Value::Table(_) => return Err(src.error(&at(), format!("matrix `{k}`: expected a list of values"))),
             single => vec![single.clone()],
         };
         for (i, v) in values.iter().enumerate() {
-            if values[..i]
-                .iter()
-                .any(|w| values::display(w) == values::display(v))
-            {
-                return Err(src.error(
-                    &at(),
-                    format!("matrix `{k}` lists {v} twice: each value makes one point"),
-                ));
+            if values[..i].iter().any(|w| values::display(w) == values::display(v)) {
+                return Err(src.error(&at(), format!("matrix `{k}` lists {v} twice: each value makes one point")));
             }
         }
         out.params.push((k.clone(), values));
@@ -204,11 +159,7 @@ fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
 
 /// A matrix parameter that nothing refers to gives points that differ only in their label: usually a
 /// forgotten `${name}`. Noted (not an error: it can label an outside change, such as a BIOS setting).
-fn unused_parameters(
-    src: &Source,
-    m: &Matrix,
-    variants: &BTreeMap<String, VariantHooks>,
-) -> Vec<String> {
+fn unused_parameters(src: &Source, m: &Matrix, variants: &BTreeMap<String, VariantHooks>) -> Vec<String> {
     let mut used: Vec<String> = ["target", "workload", "variant"]
         .iter()
         .flat_map(|s| src.strings_under(&[s]))
@@ -220,9 +171,7 @@ fn unused_parameters(
     m.params
         .iter()
         .filter(|(k, vals)| vals.len() > 1 && !used.contains(k))
-        .map(|(k, _)| {
-            format!("matrix parameter `{k}` is not used as ${{{k}}} anywhere: its points differ only in name")
-        })
+        .map(|(k, _)| format!("matrix parameter `{k}` is not used as ${{{k}}} anywhere: its points differ only in name"))
         .collect()
 }
 
@@ -237,9 +186,7 @@ fn check_references(src: &Source, m: &Matrix) -> anyhow::Result<()> {
                         None if known.is_empty() => " (the plan has no [matrix])".into(),
                         None => format!(" (the matrix has: {})", known.join(", ")),
                     };
-                    return Err(
-                        src.error(&span, format!("`${{{r}}}` is not a matrix parameter{hint}"))
-                    );
+                    return Err(src.error(&span, format!("`${{{r}}}` is not a matrix parameter{hint}")));
                 }
             }
         }
@@ -258,21 +205,14 @@ fn phases(p: RawPhases, src: &Source) -> anyhow::Result<Phases> {
     ];
     for (name, v, slot) in fields {
         if let Some(v) = v {
-            *slot = values::duration(v.get_ref())
-                .map_err(|m| src.error(&v.span(), format!("[phases] {name}: {m}")))?;
+            *slot = values::duration(v.get_ref()).map_err(|m| src.error(&v.span(), format!("[phases] {name}: {m}")))?;
         }
     }
     if out.interval < std::time::Duration::from_millis(10) {
-        return Err(src.error(
-            &src.key_span(&["phases", "interval"]),
-            "[phases] interval must be at least 10ms",
-        ));
+        return Err(src.error(&src.key_span(&["phases", "interval"]), "[phases] interval must be at least 10ms"));
     }
     if out.load.is_zero() {
-        return Err(src.error(
-            &src.key_span(&["phases", "load"]),
-            "[phases] load must be longer than 0s",
-        ));
+        return Err(src.error(&src.key_span(&["phases", "load"]), "[phases] load must be longer than 0s"));
     }
     Ok(out)
 }
@@ -286,13 +226,8 @@ fn repetitions(r: Option<&Spanned<Value>>, src: &Source) -> anyhow::Result<Repet
         Value::Integer(n) if (1..=10_000).contains(n) => Ok(Repetitions::Fixed(*n as u32)),
         Value::Integer(n) => Err(bad(&format!("{n} is not a count between 1 and 10000"))),
         Value::Table(t) => {
-            if let Some(k) = t
-                .keys()
-                .find(|k| !["min", "max", "ci_pct", "metric"].contains(&k.as_str()))
-            {
-                return Err(bad(&format!(
-                    "unknown key `{k}` (use min, max, ci_pct, metric)"
-                )));
+            if let Some(k) = t.keys().find(|k| !["min", "max", "ci_pct", "metric"].contains(&k.as_str())) {
+                return Err(bad(&format!("unknown key `{k}` (use min, max, ci_pct, metric)")));
             }
             let int = |k: &str, d: i64| t.get(k).map(|v| v.as_integer()).unwrap_or(Some(d));
             let (Some(min), Some(max)) = (int("min", 3), int("max", 10)) else {
@@ -301,19 +236,11 @@ fn repetitions(r: Option<&Spanned<Value>>, src: &Source) -> anyhow::Result<Repet
             if min < 2 || max < min || max > 10_000 {
                 return Err(bad("adaptive repetitions need 2 <= min <= max"));
             }
-            let ci_pct = t
-                .get("ci_pct")
-                .map(values::number)
-                .unwrap_or(Some(5.0))
-                .filter(|c| *c > 0.0);
+            let ci_pct = t.get("ci_pct").map(values::number).unwrap_or(Some(5.0)).filter(|c| *c > 0.0);
             let Some(ci_pct) = ci_pct else {
                 return Err(bad("ci_pct is a positive percentage"));
             };
-            let metric = t
-                .get("metric")
-                .and_then(Value::as_str)
-                .unwrap_or("requests_per_s")
-                .to_string();
+            let metric = t.get("metric").and_then(Value::as_str).unwrap_or("requests_per_s").to_string();
             Ok(Repetitions::Adaptive {
                 min: min as u32,
                 max: max as u32,
@@ -321,9 +248,7 @@ fn repetitions(r: Option<&Spanned<Value>>, src: &Source) -> anyhow::Result<Repet
                 metric,
             })
         }
-        other => Err(bad(&format!(
-            "expected a count or {{ min, max, ci_pct, metric }}, found {other}"
-        ))),
+        other => Err(bad(&format!("expected a count or {{ min, max, ci_pct, metric }}, found {other}"))),
     }
 }
 
@@ -340,17 +265,14 @@ fn threshold(t: &Spanned<Value>, src: &Source) -> anyhow::Result<Threshold> {
             let op = tab.get("op").and_then(Value::as_str);
             let value = tab.get("value").and_then(values::number);
             match (metric, op, value) {
-                (Some(m), Some(op), Some(v)) if ["<", "<=", ">", ">="].contains(&op) => {
-                    Ok(Threshold {
-                        expr: format!("{m} {op} {v}"),
-                        metric: m.to_string(),
-                        op: op.to_string(),
-                        value: v,
-                    })
-                }
+                (Some(m), Some(op), Some(v)) if ["<", "<=", ">", ">="].contains(&op) => Ok(Threshold {
+                    expr: format!("{m} {op} {v}"),
+                    metric: m.to_string(),
+                    op: op.to_string(),
+                    value: v,
+                }),
                 _ => Err(bad(
-                    "a threshold needs metric (a name), op (<, <=, > or >=) and value (a number)"
-                        .into(),
+                    "a threshold needs metric (a name), op (<, <=, > or >=) and value (a number)".into()
                 )),
             }
         }
@@ -369,11 +291,7 @@ pub fn parse_threshold(s: &str) -> Option<Threshold> {
         .min_by_key(|(i, op)| (*i, usize::MAX - op.len()))?;
     let metric = s[..i].trim();
     let value: f64 = s[i + op.len()..].trim().parse().ok()?;
-    if metric.is_empty()
-        || !metric
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
-    {
+    if metric.is_empty() || !metric.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
         return None;
     }
     Some(Threshold {
@@ -384,11 +302,7 @@ pub fn parse_threshold(s: &str) -> Option<Threshold> {
     })
 }
 
-fn variants(
-    raw: &RawPlan,
-    m: &Matrix,
-    src: &Source,
-) -> anyhow::Result<BTreeMap<String, VariantHooks>> {
+fn variants(raw: &RawPlan, m: &Matrix, src: &Source) -> anyhow::Result<BTreeMap<String, VariantHooks>> {
     let values: Vec<String> = m
         .params
         .iter()
@@ -461,9 +375,7 @@ fn points(
     let mut out = Vec::new();
     let mut used = vec![false; m.exclude.len()];
     for params in combos {
-        let excluded: Vec<usize> = (0..m.exclude.len())
-            .filter(|i| excludes(&m.exclude[*i], &params))
-            .collect();
+        let excluded: Vec<usize> = (0..m.exclude.len()).filter(|i| excludes(&m.exclude[*i], &params)).collect();
         if !excluded.is_empty() {
             excluded.into_iter().for_each(|i| used[i] = true);
             continue;
@@ -485,10 +397,7 @@ fn points(
         if let Some(cpus) = target.as_ref().and_then(|t| t.cpus.as_ref()) {
             if let Err(why) = cpus.resolve() {
                 if skip_unsupported {
-                    notes.push(format!(
-                        "skipped {}: {why}",
-                        if label.is_empty() { "the plan" } else { &label }
-                    ));
+                    notes.push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
                     continue;
                 }
                 let span = src.key_span(&["target", "cpus"]);
@@ -497,10 +406,7 @@ fn points(
                 } else {
                     format!(" (at {label})")
                 };
-                return Err(src.error(
-                    &span,
-                    format!("{why}{at}; set skip_unsupported = true to skip such points"),
-                ));
+                return Err(src.error(&span, format!("{why}{at}; set skip_unsupported = true to skip such points")));
             }
         }
         let Value::Table(workload) = substitute(&Value::Table(workload.clone()), &params) else {
@@ -545,10 +451,7 @@ mod tests {
     #[test]
     fn thresholds_parse_from_text() {
         let t = parse_threshold("latency_p99_ms <= 50").expect("parses");
-        assert_eq!(
-            (t.metric.as_str(), t.op.as_str(), t.value),
-            ("latency_p99_ms", "<=", 50.0)
-        );
+        assert_eq!((t.metric.as_str(), t.op.as_str(), t.value), ("latency_p99_ms", "<=", 50.0));
         assert!(parse_threshold("p99 is small").is_none());
     }
 }

@@ -50,11 +50,7 @@ pub fn substitute(v: &Value, params: &Params) -> Value {
             Value::String(out)
         }
         Value::Array(a) => Value::Array(a.iter().map(|e| substitute(e, params)).collect()),
-        Value::Table(t) => Value::Table(
-            t.iter()
-                .map(|(k, e)| (k.clone(), substitute(e, params)))
-                .collect(),
-        ),
+        Value::Table(t) => Value::Table(t.iter().map(|(k, e)| (k.clone(), substitute(e, params))).collect()),
         other => other.clone(),
     }
 }
@@ -77,10 +73,7 @@ pub fn duration(v: &Value) -> Result<Duration, String> {
         Value::Integer(i) if *i >= 0 => Ok(Duration::from_secs(*i as u64)),
         Value::Float(f) if *f >= 0.0 && f.is_finite() => Ok(Duration::from_secs_f64(*f)),
         Value::Integer(_) | Value::Float(_) => Err(format!("negative duration {v}")),
-        other => Err(format!(
-            "expected a duration such as \"10s\", found {}",
-            other.type_str()
-        )),
+        other => Err(format!("expected a duration such as \"10s\", found {}", other.type_str())),
     }
 }
 
@@ -95,19 +88,10 @@ pub fn memory(v: &Value) -> Result<u64, String> {
 
 fn parse_size(s: &str) -> Result<u64, String> {
     let t = s.trim();
-    let split = t
-        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-        .unwrap_or(t.len());
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num
-        .parse()
-        .map_err(|_| format!("invalid size \"{s}\" (try \"512M\" or \"2G\")"))?;
-    let mult: f64 = match unit
-        .trim()
-        .to_ascii_uppercase()
-        .trim_end_matches("IB")
-        .trim_end_matches('B')
-    {
+    let n: f64 = num.parse().map_err(|_| format!("invalid size \"{s}\" (try \"512M\" or \"2G\")"))?;
+    let mult: f64 = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
         "" => 1.0,
         "K" => 1024.0,
         "M" => 1024.0 * 1024.0,
@@ -138,9 +122,11 @@ pub fn signal(v: &Value) -> Result<i32, String> {
         Value::String(s) => {
             let up = s.trim().to_ascii_uppercase();
             let name = up.strip_prefix("SIG").unwrap_or(&up);
-            known.iter().find(|(n, _)| *n == name).map(|(_, n)| *n).ok_or_else(|| {
-                format!("unknown signal \"{s}\" (use SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2 or SIGKILL)")
-            })
+            known
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, n)| *n)
+                .ok_or_else(|| format!("unknown signal \"{s}\" (use SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2 or SIGKILL)"))
         }
         other => Err(format!("unknown signal {other}")),
     }
@@ -180,10 +166,7 @@ pub fn command(v: &Value) -> Result<Command, String> {
             .collect::<Option<Vec<_>>>()
             .map(Command::Argv)
             .ok_or_else(|| "a command list holds strings".to_string()),
-        other => Err(format!(
-            "expected a command (a list or a string), found {}",
-            other.type_str()
-        )),
+        other => Err(format!("expected a command (a list or a string), found {}", other.type_str())),
     }
 }
 
@@ -205,15 +188,9 @@ mod tests {
 
     #[test]
     fn exact_references_keep_their_type_and_embedded_ones_become_text() {
+        assert_eq!(substitute(&Value::String("${concurrency}".into()), &params()), Value::Integer(10));
         assert_eq!(
-            substitute(&Value::String("${concurrency}".into()), &params()),
-            Value::Integer(10)
-        );
-        assert_eq!(
-            substitute(
-                &Value::String("--model=${model} -c ${concurrency}".into()),
-                &params()
-            ),
+            substitute(&Value::String("--model=${model} -c ${concurrency}".into()), &params()),
             Value::String("--model=pool -c 10".into())
         );
         assert_eq!(references("a ${x} b ${ y }"), ["x", "y"]);
@@ -226,15 +203,9 @@ mod tests {
         assert!(memory(&Value::String("12Q".into())).is_err());
         assert_eq!(signal(&Value::String("sigint".into())), Ok(libc::SIGINT));
         assert!(signal(&Value::String("SIGFOO".into())).is_err());
-        assert_eq!(
-            cpus(&Value::String("0-1".into())),
-            Ok(CpuSpec::List(vec![0, 1]))
-        );
+        assert_eq!(cpus(&Value::String("0-1".into())), Ok(CpuSpec::List(vec![0, 1])));
         assert_eq!(cpus(&Value::Integer(2)), Ok(CpuSpec::Count(2)));
-        assert_eq!(
-            duration(&Value::String("250ms".into())),
-            Ok(Duration::from_millis(250))
-        );
+        assert_eq!(duration(&Value::String("250ms".into())), Ok(Duration::from_millis(250)));
         assert!(duration(&Value::Integer(-3)).is_err());
         assert!(duration(&Value::String("-3s".into())).is_err());
     }

@@ -118,10 +118,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         for t in trials {
             let samples = store.samples(t.id)?;
             let mut params = params_of(&t.params_json);
-            let mut label = labels
-                .get(&t.point)
-                .cloned()
-                .unwrap_or_else(|| format!("point {}", t.point));
+            let mut label = labels.get(&t.point).cloned().unwrap_or_else(|| format!("point {}", t.point));
             if label_runs {
                 params.insert("run".into(), Value::String(name.clone()));
                 label = format!("{label} run={name}");
@@ -149,8 +146,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
             }
         }
     }
-    let varying: Vec<(&String, &Vec<Value>)> =
-        values.iter().filter(|(_, v)| v.len() >= 2).collect();
+    let varying: Vec<(&String, &Vec<Value>)> = values.iter().filter(|(_, v)| v.len() >= 2).collect();
     let swept = varying
         .iter()
         .filter(|(k, v)| k.as_str() != "run" && v.iter().all(|x| x.is_number()))
@@ -170,13 +166,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         if group.is_empty() {
             continue;
         }
-        let point = point_report(
-            label,
-            &group,
-            dirs.len(),
-            stop_reasons.get(label).cloned().flatten(),
-            label_runs,
-        );
+        let point = point_report(label, &group, dirs.len(), stop_reasons.get(label).cloned().flatten(), label_runs);
         groups.push((point.label.clone(), group.clone()));
         points.push(point);
         for l in &group {
@@ -205,30 +195,16 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         .collect();
 
     let ncpu = runs.iter().map(|r| r.ncpu).max().unwrap_or(1);
-    let scaling = swept
-        .as_ref()
-        .and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
+    let scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
     let comparisons = comparisons(&variant_parameters, swept.as_deref(), &loaded);
-    let findings = super::findings::evaluate(
-        &groups,
-        &points,
-        &runs,
-        swept.as_deref(),
-        &variant_parameters,
-    );
+    let findings = super::findings::evaluate(&groups, &points, &runs, swept.as_deref(), &variant_parameters);
     let title = if label_runs {
         format!(
             "perflab compare: {}",
-            runs.iter()
-                .map(|r| r.run.as_str())
-                .collect::<Vec<_>>()
-                .join(" vs ")
+            runs.iter().map(|r| r.run.as_str()).collect::<Vec<_>>().join(" vs ")
         )
     } else {
-        format!(
-            "perflab report: {}",
-            runs.first().map(|r| r.plan.as_str()).unwrap_or("")
-        )
+        format!("perflab report: {}", runs.first().map(|r| r.plan.as_str()).unwrap_or(""))
     };
     Ok(ReportModel {
         schema: 1,
@@ -256,10 +232,7 @@ fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts]) -> TrialSerie
         }
     }
     let name = if several_runs {
-        format!(
-            "{} trial {} ({})",
-            runs[l.run].run, l.trial.id, l.point_label
-        )
+        format!("{} trial {} ({})", runs[l.run].run, l.trial.id, l.point_label)
     } else {
         format!("trial {} ({})", l.trial.id, l.point_label)
     };
@@ -270,21 +243,13 @@ fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts]) -> TrialSerie
     }
 }
 
-fn point_report(
-    label: &str,
-    group: &[&Loaded],
-    nruns: usize,
-    stop_reason: Option<String>,
-    label_runs: bool,
-) -> PointReport {
+fn point_report(label: &str, group: &[&Loaded], nruns: usize, stop_reason: Option<String>, label_runs: bool) -> PointReport {
     let ok: Vec<&&Loaded> = group.iter().filter(|l| l.trial.ok()).collect();
     // Metrics across repetitions.
     let mut names: BTreeMap<String, (String, Better)> = BTreeMap::new();
     for l in &ok {
         for m in &l.trial.metrics {
-            names
-                .entry(m.name.clone())
-                .or_insert((m.unit.clone(), m.better));
+            names.entry(m.name.clone()).or_insert((m.unit.clone(), m.better));
         }
     }
     let mut metrics = Vec::new();
@@ -296,11 +261,7 @@ fn point_report(
         let between_run_cv_pct = if nruns > 1 && !label_runs {
             let means: Vec<f64> = (0..nruns)
                 .filter_map(|r| {
-                    let v: Vec<f64> = ok
-                        .iter()
-                        .filter(|l| l.run == r)
-                        .filter_map(|l| l.trial.metric(&name))
-                        .collect();
+                    let v: Vec<f64> = ok.iter().filter(|l| l.run == r).filter_map(|l| l.trial.metric(&name)).collect();
                     Summary::of(&v).map(|s| s.mean)
                 })
                 .collect();
@@ -330,17 +291,10 @@ fn point_report(
             let merged = percentiles::merge(hists)?;
             let p = percentiles::of(&merged)?;
             Some(PercentileRow {
-                spectrum: percentiles::spectrum(&merged)
-                    .into_iter()
-                    .map(|(x, v)| (x, ms(v)))
-                    .collect(),
+                spectrum: percentiles::spectrum(&merged).into_iter().map(|(x, v)| (x, ms(v))).collect(),
                 histogram: name.to_string(),
                 count: p.count,
-                percentiles: p
-                    .values
-                    .iter()
-                    .map(|q| (q.label.clone(), ms(q.value)))
-                    .collect(),
+                percentiles: p.values.iter().map(|q| (q.label.clone(), ms(q.value))).collect(),
                 max_ms: ms(p.max),
                 omitted: p.omitted,
             })

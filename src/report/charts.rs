@@ -67,10 +67,7 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         }
     }
     for (i, v) in variants.iter().enumerate() {
-        out.push((
-            format!("latency_spectrum_{i:02}.svg"),
-            spectrum_chart(m, v)?,
-        ));
+        out.push((format!("latency_spectrum_{i:02}.svg"), spectrum_chart(m, v)?));
     }
     Ok(out)
 }
@@ -81,25 +78,19 @@ const PANELS: [Panel; 4] = [
     ("CPU (%)", |n| {
         n == "cpu_busy_pct" || (n.starts_with("proc_") && n.ends_with("_cpu_pct"))
     }),
-    ("memory (MB)", |n| {
-        n == "mem_used_mb" || n.ends_with("_rss_mb")
-    }),
+    ("memory (MB)", |n| n == "mem_used_mb" || n.ends_with("_rss_mb")),
     ("disk (%util, MB/s)", |n| n.starts_with("disk_")),
     ("network (Mbit/s)", |n| n.starts_with("net_")),
 ];
 
 fn trial_chart(t: &TrialSeries) -> anyhow::Result<Option<String>> {
-    let panels: Vec<&Panel> = PANELS
-        .iter()
-        .filter(|(_, f)| t.series.keys().any(|k| f(k)))
-        .collect();
+    let panels: Vec<&Panel> = PANELS.iter().filter(|(_, f)| t.series.keys().any(|k| f(k))).collect();
     if panels.is_empty() {
         return Ok(None);
     }
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (900, 40 + 220 * panels.len() as u32))
-            .into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (900, 40 + 220 * panels.len() as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let root = root.titled(&redact(&t.name), (FONT, 18)).map_err(e)?;
         let areas = root.split_evenly((panels.len(), 1));
@@ -118,14 +109,7 @@ fn trial_chart(t: &TrialSeries) -> anyhow::Result<Option<String>> {
     Ok(Some(buf))
 }
 
-fn panel(
-    area: &DrawingArea<SVGBackend, Shift>,
-    t: &TrialSeries,
-    title: &str,
-    f: fn(&str) -> bool,
-    x0: f64,
-    x1: f64,
-) -> anyhow::Result<()> {
+fn panel(area: &DrawingArea<SVGBackend, Shift>, t: &TrialSeries, title: &str, f: fn(&str) -> bool, x0: f64, x1: f64) -> anyhow::Result<()> {
     let series: Vec<(&String, &Vec<(f64, f64)>)> = t.series.iter().filter(|(k, _)| f(k)).collect();
     let (_, hi) = range(series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)));
     let hi = hi * 1.1;
@@ -150,10 +134,7 @@ fn panel(
             _ => RGBColor(135, 206, 235).mix(0.12),
         };
         chart
-            .draw_series(std::iter::once(Rectangle::new(
-                [(*a, 0.0), (*b, hi)],
-                c.filled(),
-            )))
+            .draw_series(std::iter::once(Rectangle::new([(*a, 0.0), (*b, hi)], c.filled())))
             .map_err(e)?;
         // The phase's name at the top of its band, so the shading explains itself.
         chart
@@ -193,11 +174,7 @@ fn throughput_chart(m: &ReportModel, s: &super::model::Scaling) -> anyhow::Resul
         let pad = (x1 - x0) * 0.05;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!(
-                    "{} vs {} (error bars: 95 % CI)",
-                    s.throughput_metric,
-                    redact(&s.parameter)
-                ),
+                format!("{} vs {} (error bars: 95 % CI)", s.throughput_metric, redact(&s.parameter)),
                 (FONT, 18),
             )
             .margin(10)
@@ -217,26 +194,14 @@ fn throughput_chart(m: &ReportModel, s: &super::model::Scaling) -> anyhow::Resul
             let c = color(i);
             let rows: Vec<_> = s.rows.iter().filter(|r| &r.variant == v).collect();
             chart
-                .draw_series(LineSeries::new(
-                    rows.iter().map(|r| (r.x, r.throughput)),
-                    c.stroke_width(2),
-                ))
+                .draw_series(LineSeries::new(rows.iter().map(|r| (r.x, r.throughput)), c.stroke_width(2)))
                 .map_err(e)?
                 .label(v.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
-                });
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
             chart
                 .draw_series(rows.iter().map(|r| {
                     let h = r.ci95.unwrap_or(0.0);
-                    ErrorBar::new_vertical(
-                        r.x,
-                        r.throughput - h,
-                        r.throughput,
-                        r.throughput + h,
-                        c.filled(),
-                        8,
-                    )
+                    ErrorBar::new_vertical(r.x, r.throughput - h, r.throughput, r.throughput + h, c.filled(), 8)
                 }))
                 .map_err(e)?;
         }
@@ -273,10 +238,7 @@ fn latency_chart(s: &super::model::Scaling) -> anyhow::Result<String> {
         let pad = (x1 - x0) * 0.05;
         let mut chart = ChartBuilder::on(&root)
             .caption(
-                format!(
-                    "latency p50 (solid) and p99 (dashed) vs {}",
-                    redact(&s.parameter)
-                ),
+                format!("latency p50 (solid) and p99 (dashed) vs {}", redact(&s.parameter)),
                 (FONT, 18),
             )
             .margin(10)
@@ -301,21 +263,14 @@ fn latency_chart(s: &super::model::Scaling) -> anyhow::Result<String> {
                 ))
                 .map_err(e)?
                 .label(format!("{v} p50"))
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
-                });
-            let p99: Vec<(f64, f64)> = rows
-                .iter()
-                .filter_map(|r| r.p99_ms.map(|y| (r.x, y)))
-                .collect();
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+            let p99: Vec<(f64, f64)> = rows.iter().filter_map(|r| r.p99_ms.map(|y| (r.x, y))).collect();
             if !p99.is_empty() {
                 chart
                     .draw_series(DashedLineSeries::new(p99, 6, 4, c.stroke_width(2)))
                     .map_err(e)?
                     .label(format!("{v} p99"))
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(1))
-                    });
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(1)));
             }
         }
         chart
@@ -334,17 +289,8 @@ fn latency_chart(s: &super::model::Scaling) -> anyhow::Result<String> {
 fn spectrum_chart(m: &ReportModel, variant: &str) -> anyhow::Result<String> {
     // (label, [(1/(1-q), ms)]) from the merged histograms, only as far as the count supports.
     let mut lines: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for p in m
-        .points
-        .iter()
-        .filter(|p| variant_of(&p.params, &m.variant_parameters) == variant)
-    {
-        let Some(l) = p
-            .latency
-            .iter()
-            .find(|l| l.histogram == "latency")
-            .or(p.latency.first())
-        else {
+    for p in m.points.iter().filter(|p| variant_of(&p.params, &m.variant_parameters) == variant) {
+        let Some(l) = p.latency.iter().find(|l| l.histogram == "latency").or(p.latency.first()) else {
             continue;
         };
         let pts = l.spectrum.clone();
@@ -357,10 +303,7 @@ fn spectrum_chart(m: &ReportModel, variant: &str) -> anyhow::Result<String> {
         let root = SVGBackend::with_string(&mut buf, (900, 450)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let mut chart = ChartBuilder::on(&root)
-            .caption(
-                format!("latency by percentile, {variant} (x: 1/(1-q), log scale)"),
-                (FONT, 18),
-            )
+            .caption(format!("latency by percentile, {variant} (x: 1/(1-q), log scale)"), (FONT, 18))
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -379,9 +322,7 @@ fn spectrum_chart(m: &ReportModel, variant: &str) -> anyhow::Result<String> {
                 .draw_series(LineSeries::new(pts.iter().copied(), c.stroke_width(2)))
                 .map_err(e)?
                 .label(label.as_str())
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2))
-                });
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
         }
         chart
             .configure_series_labels()

@@ -32,18 +32,11 @@ pub struct CompareArgs {
 
 fn finish(paths: &super::ReportPaths) -> i32 {
     print!("{}", paths.summary);
-    for p in [&paths.markdown, &paths.html, &paths.json, &paths.csv]
-        .into_iter()
-        .flatten()
-    {
+    for p in [&paths.markdown, &paths.html, &paths.json, &paths.csv].into_iter().flatten() {
         println!("wrote {}", p.display());
     }
     if !paths.charts.is_empty() {
-        println!(
-            "wrote {} charts in {}",
-            paths.charts.len(),
-            paths.dir.join("charts").display()
-        );
+        println!("wrote {} charts in {}", paths.charts.len(), paths.dir.join("charts").display());
     }
     0
 }
@@ -58,10 +51,7 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
     let formats = Formats::parse(&args.format)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| args.run_b.join("compare"));
+    let out = args.out.clone().unwrap_or_else(|| args.run_b.join("compare"));
     let paths = super::write(&[&args.run_a, &args.run_b], &out, formats, true)?;
     Ok(finish(&paths))
 }

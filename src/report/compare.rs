@@ -9,11 +9,7 @@ use crate::workload::Better;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub(crate) fn comparisons(
-    variant_params: &[String],
-    swept: Option<&str>,
-    loaded: &[Loaded],
-) -> Vec<Comparison> {
+pub(crate) fn comparisons(variant_params: &[String], swept: Option<&str>, loaded: &[Loaded]) -> Vec<Comparison> {
     let mut out = Vec::new();
     for vp in variant_params {
         // Group ok trials by the other parameters held fixed.
@@ -22,9 +18,7 @@ pub(crate) fn comparisons(
             let at: Vec<String> = l
                 .params
                 .iter()
-                .filter(|(k, _)| {
-                    *k != vp && (Some(k.as_str()) == swept || variant_params.contains(k))
-                })
+                .filter(|(k, _)| *k != vp && (Some(k.as_str()) == swept || variant_params.contains(k)))
                 .map(|(k, v)| format!("{k}={}", value_text(v)))
                 .collect();
             groups.entry(redact(&at.join(" "))).or_default().push(l);
@@ -33,10 +27,7 @@ pub(crate) fn comparisons(
         let mut keys: Vec<(f64, String)> = groups
             .iter()
             .map(|(k, g)| {
-                let x = swept
-                    .and_then(|s| g[0].params.get(s))
-                    .and_then(|v| v.as_f64())
-                    .unwrap_or(0.0);
+                let x = swept.and_then(|s| g[0].params.get(s)).and_then(|v| v.as_f64()).unwrap_or(0.0);
                 (x, k.clone())
             })
             .collect();
@@ -57,9 +48,7 @@ pub(crate) fn comparisons(
             let mut metric_names: BTreeMap<String, (String, Better)> = BTreeMap::new();
             for l in g {
                 for m in &l.trial.metrics {
-                    metric_names
-                        .entry(m.name.clone())
-                        .or_insert((m.unit.clone(), m.better));
+                    metric_names.entry(m.name.clone()).or_insert((m.unit.clone(), m.better));
                 }
             }
             let a_val = &vals[0];

@@ -98,10 +98,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 num(r.mem_total_mb),
                 r.seed.to_string(),
                 redact(&r.status),
-                format!(
-                    "{} ok / {} failed (planned {})",
-                    r.trials_ok, r.trials_failed, r.planned_trials
-                ),
+                format!("{} ok / {} failed (planned {})", r.trials_ok, r.trials_failed, r.planned_trials),
                 r.limit_mechanism.as_deref().map_or("none".into(), redact),
                 r.limit_proof.as_deref().map_or("–".into(), redact),
             ]
@@ -168,18 +165,13 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 s.cv_pct.map_or("–".into(), |c| format!("{} %", num(c))),
             ];
             if pooled {
-                row.push(
-                    r.between_run_cv_pct
-                        .map_or("–".into(), |c| format!("{} %", num(c))),
-                );
+                row.push(r.between_run_cv_pct.map_or("–".into(), |c| format!("{} %", num(c))));
             }
             row.push(warn.join(" "));
             rows.push(row);
         }
     }
-    let mut header = vec![
-        "point", "metric", "n", "mean", "median", "sd (σ)", "min", "max", "95 % CI", "CV",
-    ];
+    let mut header = vec!["point", "metric", "n", "mean", "median", "sd (σ)", "min", "max", "95 % CI", "CV"];
     if pooled {
         header.push("between-run CV");
     }
@@ -199,12 +191,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
     let mut rows = Vec::new();
     for p in &m.points {
         for l in &p.latency {
-            let get = |name: &str| {
-                l.percentiles
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map_or("–".into(), |(_, v)| num(*v))
-            };
+            let get = |name: &str| l.percentiles.iter().find(|(n, _)| n == name).map_or("–".into(), |(_, v)| num(*v));
             rows.push(vec![
                 redact(&p.label),
                 redact(&l.histogram),
@@ -219,17 +206,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         }
     }
     blocks.push(t(
-        &[
-            "point",
-            "histogram",
-            "n values",
-            "p50",
-            "p90",
-            "p99",
-            "p99.9",
-            "max",
-            "note",
-        ],
+        &["point", "histogram", "n values", "p50", "p90", "p99", "p99.9", "max", "note"],
         rows,
     ));
     blocks.extend(chart_blocks("latency_spectrum"));
@@ -270,17 +247,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 ]
             })
             .collect();
-        blocks.push(t(
-            &[
-                "metric",
-                "Baseline",
-                "Under load",
-                "Peak",
-                "Recovery",
-                "recovery time",
-            ],
-            rows,
-        ));
+        blocks.push(t(&["metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"], rows));
     }
     blocks.extend(chart_blocks("trial_"));
     out.push(Section {
@@ -308,8 +275,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                     num(r.throughput),
                     r.ci95.map_or("–".into(), |c| format!("± {}", num(c))),
                     opt(r.speedup),
-                    r.efficiency
-                        .map_or("–".into(), |e| format!("{} %", num(100.0 * e))),
+                    r.efficiency.map_or("–".into(), |e| format!("{} %", num(100.0 * e))),
                     opt(r.p50_ms),
                     opt(r.p99_ms),
                 ]
@@ -330,18 +296,14 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
             rows,
         ));
         if s.knees.is_empty() {
-            blocks.push(Block::Para(
-                "No knee: throughput kept growing by ≥ 5 % per step.".into(),
-            ));
+            blocks.push(Block::Para("No knee: throughput kept growing by ≥ 5 % per step.".into()));
         }
         for (v, x) in &s.knees {
             let saturated = s
                 .saturated_at_knee
                 .iter()
                 .find(|(sv, _)| sv == v)
-                .map_or(String::new(), |(_, what)| {
-                    format!(" Saturated there: {}.", what.join("; "))
-                });
+                .map_or(String::new(), |(_, what)| format!(" Saturated there: {}.", what.join("; ")));
             blocks.push(Block::Para(format!(
                 "Knee for {}: after {} = {} throughput grows < 5 % while latency rises.{}",
                 redact(v),
@@ -439,12 +401,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
                 ]
             })
             .collect();
-        blocks.push(t(
-            &[
-                "finding", "resource", "kind", "severity", "points", "evidence",
-            ],
-            rows,
-        ));
+        blocks.push(t(&["finding", "resource", "kind", "severity", "points", "evidence"], rows));
     }
     blocks.push(Block::Para(format!(
         "A rule fires when its condition holds in ≥ 50 % of a point's load-phase samples; (p) marks a \
@@ -465,14 +422,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         let rows = m
             .failed
             .iter()
-            .map(|f| {
-                vec![
-                    redact(&f.run),
-                    f.trial.to_string(),
-                    redact(&f.point),
-                    redact(&f.reason),
-                ]
-            })
+            .map(|f| vec![redact(&f.run), f.trial.to_string(), redact(&f.point), redact(&f.reason)])
             .collect();
         blocks.push(t(&["run", "trial", "point", "reason"], rows));
     }

@@ -53,10 +53,7 @@ pub(crate) fn evaluate(
             oom_killed: oom_killed(group),
         })
         .collect();
-    let mut out: Vec<Finding> = bottleneck::evaluate(&samples, &ctx)
-        .into_iter()
-        .map(convert)
-        .collect();
+    let mut out: Vec<Finding> = bottleneck::evaluate(&samples, &ctx).into_iter().map(convert).collect();
     // Errors along the swept parameter, per variant: errors per trial at each point.
     if let Some(s) = swept {
         let mut by_variant: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();

@@ -96,20 +96,12 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportPaths> {
 /// files written, Markdown first.
 pub fn write_default(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let p = write_report(dir)?;
-    Ok([p.markdown, p.html, p.json, p.csv]
-        .into_iter()
-        .flatten()
-        .collect())
+    Ok([p.markdown, p.html, p.json, p.csv].into_iter().flatten().collect())
 }
 
 /// Build the model of `dirs` and write the chosen formats into `out`. With `compare`, each run is
 /// a variant (`run=<dir name>`) instead of being pooled.
-pub fn write(
-    dirs: &[&Path],
-    out: &Path,
-    formats: Formats,
-    compare: bool,
-) -> anyhow::Result<ReportPaths> {
+pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> anyhow::Result<ReportPaths> {
     let model = model::build(dirs, compare)?;
     let charts = charts::render(&model)?;
     let doc = doc::build(&model, &charts);
@@ -126,8 +118,7 @@ pub fn write(
     };
     if formats.md || formats.html {
         let cdir = out.join("charts");
-        std::fs::create_dir_all(&cdir)
-            .with_context(|| format!("cannot create {}", cdir.display()))?;
+        std::fs::create_dir_all(&cdir).with_context(|| format!("cannot create {}", cdir.display()))?;
         for (name, svg) in &charts {
             let p = cdir.join(name);
             std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
@@ -138,10 +129,7 @@ pub fn write(
         paths.markdown = Some(put("report.md", &render::markdown(&model.title, &doc))?);
     }
     if formats.html {
-        paths.html = Some(put(
-            "report.html",
-            &render::html_page(&model.title, &doc, &charts),
-        )?);
+        paths.html = Some(put("report.html", &render::html_page(&model.title, &doc, &charts))?);
     }
     if formats.json {
         let mut text = serde_json::to_string_pretty(&model)?;
@@ -183,7 +171,5 @@ fn summary_csv(m: &ReportModel) -> anyhow::Result<String> {
             ])?;
         }
     }
-    Ok(String::from_utf8(
-        w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?,
-    )?)
+    Ok(String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?)
 }

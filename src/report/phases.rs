@@ -7,10 +7,7 @@ use crate::analysis::phases::{metric_phases, pool, SampleRef};
 
 /// A trial's monitor samples, borrowed as the analysis wants them.
 pub(crate) fn sample_refs(l: &Loaded) -> Vec<SampleRef<'_>> {
-    l.samples
-        .iter()
-        .map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice()))
-        .collect()
+    l.samples.iter().map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice())).collect()
 }
 
 /// When the load phase ended, in seconds since the trial started.
@@ -24,10 +21,7 @@ fn load_end(l: &Loaded) -> Option<f64> {
 }
 
 pub(crate) fn phase_row(metric: &str, group: &[&Loaded]) -> PhaseRow {
-    let per_trial: Vec<_> = group
-        .iter()
-        .map(|l| metric_phases(metric, &sample_refs(l), load_end(l)))
-        .collect();
+    let per_trial: Vec<_> = group.iter().map(|l| metric_phases(metric, &sample_refs(l), load_end(l))).collect();
     let p = pool(&per_trial);
     PhaseRow {
         metric: metric.to_string(),

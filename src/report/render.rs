@@ -39,18 +39,11 @@ pub fn markdown(title: &str, doc: &[Section]) -> String {
                 Block::Table(t) => {
                     o.push_str(&format!(
                         "| {} |\n",
-                        t.header
-                            .iter()
-                            .map(|h| md_cell(h))
-                            .collect::<Vec<_>>()
-                            .join(" | ")
+                        t.header.iter().map(|h| md_cell(h)).collect::<Vec<_>>().join(" | ")
                     ));
                     o.push_str(&format!("|{}\n", "---|".repeat(t.header.len())));
                     for r in &t.rows {
-                        o.push_str(&format!(
-                            "| {} |\n",
-                            r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")
-                        ));
+                        o.push_str(&format!("| {} |\n", r.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ")));
                     }
                     o.push('\n');
                 }
@@ -72,10 +65,7 @@ pub fn html_page(title: &str, doc: &[Section], charts: &[(String, String)]) -> S
     let mut o = String::new();
     o.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     o.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n");
-    o.push_str(&format!(
-        "<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        html(title)
-    ));
+    o.push_str(&format!("<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n", html(title)));
     o.push_str(&format!("<h1>{}</h1>\n", html(title)));
     for s in doc {
         o.push_str(&format!("<h2>{}</h2>\n", html(&s.title)));
@@ -87,8 +77,7 @@ pub fn html_page(title: &str, doc: &[Section], charts: &[(String, String)]) -> S
                         // plotters escapes every text it draws; strip the XML prolog for inline use.
                         let body = svg.trim_start_matches(|c| c != '<');
                         let body = if body.starts_with("<?xml") {
-                            body.split_once("?>")
-                                .map_or(body, |(_, rest)| rest.trim_start())
+                            body.split_once("?>").map_or(body, |(_, rest)| rest.trim_start())
                         } else {
                             body
                         };
@@ -129,11 +118,7 @@ pub fn terminal(title: &str, doc: &[Section]) -> String {
     for s in doc.iter().filter(|s| {
         matches!(
             s.title.as_str(),
-            "Run"
-                | "Metrics per point"
-                | "Latency percentiles"
-                | "Comparison of variants"
-                | "Bottleneck findings"
+            "Run" | "Metrics per point" | "Latency percentiles" | "Comparison of variants" | "Bottleneck findings"
         )
     }) {
         o.push_str(&format!("\n{}\n", s.title));

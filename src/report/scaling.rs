@@ -12,11 +12,7 @@ use std::collections::BTreeMap;
 pub fn variant_of(params: &BTreeMap<String, Value>, variant_params: &[String]) -> String {
     let parts: Vec<String> = variant_params
         .iter()
-        .filter_map(|k| {
-            params
-                .get(k)
-                .map(|v| format!("{k}={}", super::assemble::value_text(v)))
-        })
+        .filter_map(|k| params.get(k).map(|v| format!("{k}={}", super::assemble::value_text(v))))
         .collect();
     if parts.is_empty() {
         "all".into()
@@ -42,12 +38,7 @@ fn pick_throughput(points: &[PointReport]) -> Option<(String, String)> {
     best
 }
 
-pub(crate) fn scaling(
-    swept: &str,
-    variant_params: &[String],
-    points: &[PointReport],
-    ncpu: u32,
-) -> Option<Scaling> {
+pub(crate) fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], ncpu: u32) -> Option<Scaling> {
     let (metric, unit) = pick_throughput(points)?;
     // Per variant: (point, x, p50 ms, p99 ms).
     let mut by_variant: BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> = BTreeMap::new();
@@ -58,36 +49,22 @@ pub(crate) fn scaling(
         let Some(m) = p.metrics.iter().find(|m| m.name == metric) else {
             continue;
         };
-        let lat = p
-            .latency
-            .iter()
-            .find(|l| l.histogram == "latency")
-            .or(p.latency.first());
-        let pct = |name: &str| {
-            lat.and_then(|l| {
-                l.percentiles
-                    .iter()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| *v)
-            })
-        };
+        let lat = p.latency.iter().find(|l| l.histogram == "latency").or(p.latency.first());
+        let pct = |name: &str| lat.and_then(|l| l.percentiles.iter().find(|(n, _)| n == name).map(|(_, v)| *v));
         let system = p
             .system
             .iter()
             .filter_map(|r| r.under_load.map(|v| (r.metric.clone(), v)))
             .collect();
-        by_variant
-            .entry(variant_of(&p.params, variant_params))
-            .or_default()
-            .push((
-                ScalingPoint {
-                    x,
-                    throughput: m.summary.clone(),
-                    latency: pct("p50"),
-                    system,
-                },
-                pct("p99"),
-            ));
+        by_variant.entry(variant_of(&p.params, variant_params)).or_default().push((
+            ScalingPoint {
+                x,
+                throughput: m.summary.clone(),
+                latency: pct("p50"),
+                system,
+            },
+            pct("p99"),
+        ));
     }
     let mut rows = Vec::new();
     let mut knees = Vec::new();

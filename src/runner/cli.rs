@@ -46,8 +46,7 @@ pub struct DemoArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let label = args.plan.display().to_string();
-    let source = std::fs::read_to_string(&args.plan)
-        .map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    let source = std::fs::read_to_string(&args.plan).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
     let mut plan = crate::plan::parse_str(&source, &label)?;
     use_this_perflab(&mut plan);
     let trials = crate::plan::expand(&plan);
@@ -75,9 +74,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         println!("{}", outcome_json(&outcome, &reports));
     } else {
         print_outcome(&outcome);
-        reports
-            .iter()
-            .for_each(|p| println!("report: {}", p.display()));
+        reports.iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
 }
@@ -107,9 +104,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let outcome = execute_with_signals(exp, &opts)?;
     print_outcome(&outcome);
     if outcome.status != "interrupted" {
-        write_report(&outcome.dir)
-            .iter()
-            .for_each(|p| println!("report: {}", p.display()));
+        write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
 }
@@ -122,14 +117,9 @@ fn use_this_perflab(plan: &mut crate::plan::Plan) {
     };
     for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
         if let crate::plan::Command::Argv(argv) = &mut t.command {
-            let path = t
-                .env
-                .iter()
-                .find(|(k, _)| k == "PATH")
-                .map(|(_, v)| v.as_str());
+            let path = t.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
             if argv.first().is_some_and(|a| a == "perflab")
-                && crate::workload::exec::preflight::find_program("perflab", t.cwd.as_deref(), path)
-                    .is_none()
+                && crate::workload::exec::preflight::find_program("perflab", t.cwd.as_deref(), path).is_none()
             {
                 argv[0] = me.display().to_string();
             }
@@ -141,9 +131,7 @@ fn use_this_perflab(plan: &mut crate::plan::Plan) {
 pub fn demo_plan(port: u16) -> anyhow::Result<String> {
     let exe = std::env::current_exe()?;
     let port = if port == 0 {
-        std::net::TcpListener::bind("127.0.0.1:0")?
-            .local_addr()?
-            .port()
+        std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port()
     } else {
         port
     };
@@ -154,14 +142,10 @@ pub fn demo_plan(port: u16) -> anyhow::Result<String> {
 
 fn estimate(plan: &crate::plan::Plan, trials: usize) -> std::time::Duration {
     let p = &plan.phases;
-    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300))
-        * trials as u32
+    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300)) * trials as u32
 }
 
-fn execute_with_signals(
-    exp: super::experiment::Experiment,
-    opts: &RunOptions,
-) -> anyhow::Result<RunOutcome> {
+fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
     let cancel = Cancel::on_signals()?;
     execute(exp, opts, &cancel)
 }
@@ -174,15 +158,9 @@ fn print_outcome(o: &RunOutcome) {
         println!("nothing was run: every trial's variant was skipped");
         return;
     }
-    let mut line = format!(
-        "run {}: {} trial(s) ok, {} failed",
-        o.status, o.trials_ok, o.trials_failed
-    );
+    let mut line = format!("run {}: {} trial(s) ok, {} failed", o.status, o.trials_ok, o.trials_failed);
     if !o.thresholds_failed.is_empty() {
-        line.push_str(&format!(
-            ", {} threshold(s) broken",
-            o.thresholds_failed.len()
-        ));
+        line.push_str(&format!(", {} threshold(s) broken", o.thresholds_failed.len()));
     }
     println!("{line}");
     for t in &o.thresholds_failed {
@@ -190,10 +168,7 @@ fn print_outcome(o: &RunOutcome) {
     }
     println!("stored in {}", o.dir.display());
     if o.status == "interrupted" {
-        println!(
-            "resume with: perflab run --resume {} <plan>",
-            shell_path(&o.dir)
-        );
+        println!("resume with: perflab run --resume {} <plan>", shell_path(&o.dir));
     }
 }
 

@@ -39,10 +39,7 @@ impl RunOutcome {
     pub fn exit_code(&self) -> i32 {
         if self.status == "interrupted" {
             130
-        } else if !self.thresholds_failed.is_empty()
-            || self.trials_failed > 0
-            || self.status == "failed"
-        {
+        } else if !self.thresholds_failed.is_empty() || self.trials_failed > 0 || self.status == "failed" {
             1
         } else {
             0
@@ -79,23 +76,14 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
         return Ok((store, done));
     }
     let started = unix_now();
-    let mut dir = opts
-        .runs_dir
-        .join(format!("{}-{}", compact_utc(started), safe_name(&exp.name)));
+    let mut dir = opts.runs_dir.join(format!("{}-{}", compact_utc(started), safe_name(&exp.name)));
     let mut k = 1;
     while dir.exists() {
         k += 1;
-        dir = opts.runs_dir.join(format!(
-            "{}-{}-{k}",
-            compact_utc(started),
-            safe_name(&exp.name)
-        ));
+        dir = opts.runs_dir.join(format!("{}-{}-{k}", compact_utc(started), safe_name(&exp.name)));
     }
     let mut store = Store::create(&dir)?;
-    std::fs::write(
-        dir.join("plan.toml"),
-        crate::store::redact(&exp.plan_source),
-    )?;
+    std::fs::write(dir.join("plan.toml"), crate::store::redact(&exp.plan_source))?;
     store.write_run(&RunInfo {
         plan_name: exp.name.clone(),
         plan_file: exp.plan_file.clone(),
@@ -116,13 +104,7 @@ struct Kept {
     target: RunningTarget,
 }
 
-fn summary_line(
-    i: usize,
-    n: usize,
-    label: &str,
-    rep: u32,
-    rec: &crate::store::TrialRecord,
-) -> String {
+fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::TrialRecord) -> String {
     match &rec.failure {
         Some(f) => format!("✗ trial {i}/{n} {label} #{rep}: failed: {f}"),
         None => {
@@ -152,19 +134,12 @@ fn skip_unmet_variants(exp: &mut Experiment) -> Vec<String> {
             .collect();
         exp.trials.retain(|t| !gone.contains(&t.point));
         exp.points.retain(|p| !gone.contains(&p.id));
-        notes.push(format!(
-            "variant {name} skipped ({} point(s) not run): {why}",
-            gone.len()
-        ));
+        notes.push(format!("variant {name} skipped ({} point(s) not run): {why}", gone.len()));
     }
     notes
 }
 
-pub fn execute(
-    mut exp: Experiment,
-    opts: &RunOptions,
-    cancel: &Cancel,
-) -> anyhow::Result<RunOutcome> {
+pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyhow::Result<RunOutcome> {
     let notes = skip_unmet_variants(&mut exp);
     if exp.trials.is_empty() && !notes.is_empty() && opts.resume.is_none() {
         return Ok(RunOutcome {
@@ -179,8 +154,7 @@ pub fn execute(
     let (mut store, done) = open_store(&exp, opts)?;
     let dir = store.dir().to_path_buf();
     let run_tag = format!("{}-{}", std::process::id(), compact_utc(unix_now()));
-    let labels: BTreeMap<usize, String> =
-        exp.points.iter().map(|p| (p.id, p.label.clone())).collect();
+    let labels: BTreeMap<usize, String> = exp.points.iter().map(|p| (p.id, p.label.clone())).collect();
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
         .filter(|t| !done.contains(&t.id))
@@ -214,19 +188,12 @@ pub fn execute(
             next_id = next_id.max(t.id + 1);
             let label = labels.get(&t.point).cloned().unwrap_or_default();
             progress.start_trial(&format!("{label} #{}", t.repetition));
-            let hooks = t
-                .variant
-                .as_ref()
-                .and_then(|v| exp.hooks.get(v).map(|h| (v.as_str(), h)));
+            let hooks = t.variant.as_ref().and_then(|v| exp.hooks.get(v).map(|h| (v.as_str(), h)));
             let setup_err = variant.switch(hooks).err();
 
             // A kept target: (re)start it when its configuration differs from the running one.
             let mut kept_err = None;
-            let per_trial_target = if exp.keep_target {
-                None
-            } else {
-                t.target.as_ref()
-            };
+            let per_trial_target = if exp.keep_target { None } else { t.target.as_ref() };
             if exp.keep_target && setup_err.is_none() {
                 if let Some(cfg) = &t.target {
                     let key = format!("{cfg:?}");
@@ -283,13 +250,7 @@ pub fn execute(
                 }
             } else {
                 let kept_target = kept.as_mut().map(|k| &mut k.target);
-                run_trial(
-                    &spec,
-                    t.workload.as_mut(),
-                    kept_target,
-                    cancel,
-                    &mut progress,
-                )
+                run_trial(&spec, t.workload.as_mut(), kept_target, cancel, &mut progress)
             };
             if cancel.is_cancelled() {
                 // An interrupted trial is not finished: it is not stored, and --resume runs it again.
@@ -307,13 +268,7 @@ pub fn execute(
             store.write_trial(&rec)?;
             ran += 1;
             let total = done.len() + ran + queue.len();
-            progress.finish_trial(&summary_line(
-                done.len() + ran,
-                total,
-                &label,
-                t.repetition,
-                &rec,
-            ));
+            progress.finish_trial(&summary_line(done.len() + ran, total, &label, t.repetition, &rec));
             if rec.failure.is_some() && opts.fail_fast {
                 failed_fast = true;
             }
@@ -363,9 +318,7 @@ pub fn execute(
                 let v = super::thresholds::judge(th, &ts);
                 store.write_threshold(&th.expr, p.id, v.observed, v.passed)?;
                 if !v.passed {
-                    let obs = v
-                        .observed
-                        .map_or("no data".to_string(), |o| format!("{o:.3}"));
+                    let obs = v.observed.map_or("no data".to_string(), |o| format!("{o:.3}"));
                     thresholds_failed.push(format!("{} at {}: observed {obs}", th.expr, p.label));
                 }
             }
@@ -394,18 +347,8 @@ pub fn execute(
 }
 
 /// Which points need one more repetition (adaptive policy), recording why the others stopped.
-fn plan_more(
-    exp: &Experiment,
-    trials: &[StoredTrial],
-    reasons: &mut BTreeMap<usize, String>,
-) -> Vec<(usize, u32)> {
-    let Repetitions::Adaptive {
-        min,
-        max,
-        ci_pct,
-        metric,
-    } = &exp.repetitions
-    else {
+fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<usize, String>) -> Vec<(usize, u32)> {
+    let Repetitions::Adaptive { min, max, ci_pct, metric } = &exp.repetitions else {
         return vec![];
     };
     let mut more = Vec::new();
@@ -415,28 +358,17 @@ fn plan_more(
         }
         let mine: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == p.id).collect();
         let reps = mine.iter().map(|t| t.repetition).max().unwrap_or(0);
-        let vals: Vec<f64> = mine
-            .iter()
-            .filter(|t| t.ok())
-            .filter_map(|t| t.metric(metric))
-            .collect();
+        let vals: Vec<f64> = mine.iter().filter(|t| t.ok()).filter_map(|t| t.metric(metric)).collect();
         let hw = crate::analysis::stats::ci_half_width_pct(&vals);
         if reps >= *max {
             reasons.insert(
                 p.id,
-                format!(
-                    "max = {max} reached (CI ±{})",
-                    hw.map_or("n/a".into(), |h| format!("{h:.1} %"))
-                ),
+                format!("max = {max} reached (CI ±{})", hw.map_or("n/a".into(), |h| format!("{h:.1} %"))),
             );
         } else if vals.len() as u32 >= *min && hw.is_some_and(|h| h <= *ci_pct) {
             reasons.insert(
                 p.id,
-                format!(
-                    "95 % CI ±{:.1} % ≤ {ci_pct} % after {} repetitions",
-                    hw.unwrap_or(0.0),
-                    vals.len()
-                ),
+                format!("95 % CI ±{:.1} % ≤ {ci_pct} % after {} repetitions", hw.unwrap_or(0.0), vals.len()),
             );
         } else {
             more.push((p.id, reps + 1));

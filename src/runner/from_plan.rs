@@ -1,9 +1,7 @@
 //! A validated plan and its expanded trials → an `Experiment` the runner executes. Every trial's
 //! workload is built here, before anything starts, so a bad `[workload]` key is reported at its line.
 
-use super::experiment::{
-    Experiment, Extender, Hooks, Op, PointInfo, PreparedTrial, Repetitions, Threshold,
-};
+use super::experiment::{Experiment, Extender, Hooks, Op, PointInfo, PreparedTrial, Repetitions, Threshold};
 use super::limits::Limits;
 use super::phase::PhasePlan;
 use super::target::{CommandLine, Ready, TargetConfig};
@@ -21,10 +19,7 @@ impl Locator for PlanLocator<'_> {
 
 /// Build the experiment; `plan_file` is the plan's path as the user gave it.
 pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<Experiment> {
-    let prepared = trials
-        .iter()
-        .map(|t| prepare(plan, t))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let prepared = trials.iter().map(|t| prepare(plan, t)).collect::<anyhow::Result<Vec<_>>>()?;
     let points = plan
         .points
         .iter()
@@ -36,12 +31,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         .collect();
     let repetitions = match &plan.repetitions {
         plan::Repetitions::Fixed(n) => Repetitions::Fixed(*n),
-        plan::Repetitions::Adaptive {
-            min,
-            max,
-            ci_pct,
-            metric,
-        } => Repetitions::Adaptive {
+        plan::Repetitions::Adaptive { min, max, ci_pct, metric } => Repetitions::Adaptive {
             min: *min,
             max: *max,
             ci_pct: *ci_pct,

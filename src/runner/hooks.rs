@@ -25,18 +25,11 @@ pub fn run_all(kind: &str, variant: &str, commands: &[String]) -> anyhow::Result
 
 /// The variants whose `skip_unless` preconditions fail here, each with a one-line reason: the last
 /// line the check printed on stderr, or the command and its exit status when it printed nothing.
-pub fn unmet_preconditions(
-    hooks: &std::collections::BTreeMap<String, Hooks>,
-) -> Vec<(String, String)> {
+pub fn unmet_preconditions(hooks: &std::collections::BTreeMap<String, Hooks>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (name, h) in hooks {
         for c in &h.skip_unless {
-            let why = match Command::new("/bin/sh")
-                .arg("-c")
-                .arg(c)
-                .stdin(std::process::Stdio::null())
-                .output()
-            {
+            let why = match Command::new("/bin/sh").arg("-c").arg(c).stdin(std::process::Stdio::null()).output() {
                 Ok(o) if o.status.success() => continue,
                 Ok(o) => {
                     let err = String::from_utf8_lossy(&o.stderr);

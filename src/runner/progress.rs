@@ -19,13 +19,19 @@ impl Progress {
         let bar = (!quiet).then(|| {
             let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr_with_hz(4));
             b.set_style(
-                ProgressStyle::with_template("{bar:30.cyan/blue} trial {pos}/{len} {msg}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                ProgressStyle::with_template("{bar:30.cyan/blue} trial {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
             );
             b.enable_steady_tick(Duration::from_millis(250));
             b
         });
-        Progress { bar, total, done: 0, label: String::new(), per_trial, started: Instant::now() }
+        Progress {
+            bar,
+            total,
+            done: 0,
+            label: String::new(),
+            per_trial,
+            started: Instant::now(),
+        }
     }
 
     pub fn start_trial(&mut self, label: &str) {

@@ -19,18 +19,9 @@ pub enum CommandLine {
 #[derive(Clone, Debug)]
 pub enum Ready {
     None,
-    Tcp {
-        addr: String,
-        timeout: Duration,
-    },
-    Http {
-        url: String,
-        timeout: Duration,
-    },
-    Log {
-        pattern: regex::Regex,
-        timeout: Duration,
-    },
+    Tcp { addr: String, timeout: Duration },
+    Http { url: String, timeout: Duration },
+    Log { pattern: regex::Regex, timeout: Duration },
     Delay(Duration),
 }
 
@@ -88,11 +79,7 @@ pub struct Stopped {
     pub died: Option<String>,
 }
 
-fn reader(
-    mut src: impl Read + Send + 'static,
-    tail: Arc<Mutex<Tail>>,
-    lines: mpsc::Sender<String>,
-) -> std::thread::JoinHandle<()> {
+fn reader(mut src: impl Read + Send + 'static, tail: Arc<Mutex<Tail>>, lines: mpsc::Sender<String>) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut r = BufReader::new(&mut src);
         let mut line = Vec::new();
@@ -117,11 +104,7 @@ fn describe(status: std::process::ExitStatus) -> String {
         (Some(c), _) => format!("exited with status {c}"),
         (None, Some(s)) => format!(
             "was killed by signal {s}{}",
-            if s == libc::SIGKILL {
-                " (SIGKILL; out of memory?)"
-            } else {
-                ""
-            }
+            if s == libc::SIGKILL { " (SIGKILL; out of memory?)" } else { "" }
         ),
         _ => "exited".into(),
     }
@@ -149,9 +132,7 @@ impl RunningTarget {
             cmd.current_dir(d);
         }
         cmd.envs(cfg.env.iter().map(|(k, v)| (k, v)));
-        cmd.stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
+        cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         limits.install(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| {
             let what = match &cfg.command {
@@ -214,10 +195,7 @@ impl RunningTarget {
             Ready::Delay(d) => (*d, String::new()),
             Ready::Tcp { addr, timeout } => (*timeout, format!("port {addr} to accept")),
             Ready::Http { url, timeout } => (*timeout, format!("{url} to answer 200")),
-            Ready::Log { pattern, timeout } => (
-                *timeout,
-                format!("a log line matching /{}/", pattern.as_str()),
-            ),
+            Ready::Log { pattern, timeout } => (*timeout, format!("a log line matching /{}/", pattern.as_str())),
         };
         loop {
             if cancel.is_cancelled() {
@@ -253,11 +231,7 @@ impl RunningTarget {
                     crate::util::duration::format(timeout)
                 );
             }
-            std::thread::sleep(Duration::from_millis(if matches!(ready, Ready::Delay(_)) {
-                10
-            } else {
-                25
-            }));
+            std::thread::sleep(Duration::from_millis(if matches!(ready, Ready::Delay(_)) { 10 } else { 25 }));
         }
     }
 
@@ -324,10 +298,8 @@ fn http_ok(url: &str) -> bool {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(
-        format!("GET {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n").as_bytes(),
-    )
-    .is_err()
+    if s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n").as_bytes())
+        .is_err()
     {
         return false;
     }

@@ -80,7 +80,12 @@ pub fn run_trial(
 ) -> TrialRecord {
     let started_unix = unix_now();
     let shared = CurrentPhase::default();
-    let mut clock = Clock { t0: Instant::now(), phases: Vec::new(), current: None, marker: None };
+    let mut clock = Clock {
+        t0: Instant::now(),
+        phases: Vec::new(),
+        current: None,
+        marker: None,
+    };
     let mut rec = TrialRecord {
         id: spec.id,
         point: spec.point,
@@ -135,12 +140,21 @@ pub fn run_trial(
     if let Some(pid) = target_pid {
         processes.push(ProcessSelector::tree("target", pid as i32));
     }
-    let mcfg = MonitorConfig { interval: spec.phases.interval, processes, ..MonitorConfig::default() };
+    let mcfg = MonitorConfig {
+        interval: spec.phases.interval,
+        processes,
+        ..MonitorConfig::default()
+    };
     let sink = samples.clone();
     let tag = shared.clone();
     let monitor = crate::monitor::spawn(mcfg, cancel.clone(), move |s| {
         if let Ok(mut v) = sink.lock() {
-            v.push(TaggedSample { phase: tag.get().name().to_string(), t_s: s.unix_s - started_unix, unix_s: s.unix_s, values: s.values });
+            v.push(TaggedSample {
+                phase: tag.get().name().to_string(),
+                t_s: s.unix_s - started_unix,
+                unix_s: s.unix_s,
+                values: s.values,
+            });
         }
     });
     let monitor = match monitor {
@@ -171,7 +185,14 @@ pub fn run_trial(
                 clock.enter(Phase::Load, shared, obs);
                 load_started = true;
             };
-            workload.run(RunSpec { warmup: spec.phases.warmup, load: spec.phases.load }, cancel, &mut on_load)
+            workload.run(
+                RunSpec {
+                    warmup: spec.phases.warmup,
+                    load: spec.phases.load,
+                },
+                cancel,
+                &mut on_load,
+            )
         };
         if !load_started {
             clock.enter(Phase::Load, &shared, obs);

@@ -11,25 +11,19 @@ pub trait Locator {
 }
 
 /// Build one trial's workload from its substituted table.
-pub fn build(
-    kind: &str,
-    table: &toml::Table,
-    loc: &dyn Locator,
-) -> anyhow::Result<Box<dyn Workload>> {
+pub fn build(kind: &str, table: &toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
     let mut table = table.clone();
     table.remove("type");
     match kind {
         "http" => {
             let cfg: crate::workload::http::HttpConfig = decode(table, loc)?;
-            let w = crate::workload::http::HttpWorkload::new(cfg)
-                .map_err(|e| located(loc, None, &format!("{e:#}")))?;
+            let w = crate::workload::http::HttpWorkload::new(cfg).map_err(|e| located(loc, None, &format!("{e:#}")))?;
             Ok(Box::new(w))
         }
         "exec" => {
             argv_as_strings(&mut table);
             let cfg: crate::workload::exec::ExecConfig = decode(table, loc)?;
-            crate::workload::exec::preflight(&cfg)
-                .map_err(|e| located(loc, Some("command"), &format!("{e:#}")))?;
+            crate::workload::exec::preflight(&cfg).map_err(|e| located(loc, Some("command"), &format!("{e:#}")))?;
             Ok(Box::new(crate::workload::exec::ExecWorkload::new(cfg)))
         }
         other => Err(located(
@@ -56,10 +50,7 @@ fn argv_as_strings(table: &mut toml::Table) {
     }
 }
 
-fn decode<T: serde::de::DeserializeOwned>(
-    table: toml::Table,
-    loc: &dyn Locator,
-) -> anyhow::Result<T> {
+fn decode<T: serde::de::DeserializeOwned>(table: toml::Table, loc: &dyn Locator) -> anyhow::Result<T> {
     T::deserialize(toml::Value::Table(table)).map_err(|e| {
         let msg = e.message().trim().to_string();
         let key = backticked(&msg);

@@ -65,7 +65,10 @@ fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
         None => Delay::None,
     };
     let dur = |s: &Option<String>, flag: &str| {
-        s.as_deref().map(crate::util::duration::parse).transpose().map_err(|e| usage(format!("{flag}: {e}")))
+        s.as_deref()
+            .map(crate::util::duration::parse)
+            .transpose()
+            .map_err(|e| usage(format!("{flag}: {e}")))
     };
     let stall = match (dur(&a.stall_at, "--stall-at")?, dur(&a.stall_for, "--stall-for")?) {
         (Some(at), Some(length)) => Some(Stall { at, length }),

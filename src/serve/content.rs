@@ -85,7 +85,10 @@ pub enum Route {
 
 impl Content {
     pub fn new(root: usize) -> Content {
-        Content { root, buf: RwLock::new(fill(root.max(64 << 10))) }
+        Content {
+            root,
+            buf: RwLock::new(fill(root.max(64 << 10))),
+        }
     }
 
     pub fn route(&self, path: &str) -> Route {
@@ -136,7 +139,10 @@ mod tests {
         assert!(matches!(c.route("/bytes/1000000"), Route::Body(b) if b.len() == 1_000_000));
         assert!(matches!(c.route("/nope"), Route::NotFound));
         assert_eq!(Delay::parse("20ms"), Ok(Delay::Fixed(Duration::from_millis(20))));
-        assert_eq!(Delay::parse("uniform:5ms-15ms"), Ok(Delay::Uniform(Duration::from_millis(5), Duration::from_millis(15))));
+        assert_eq!(
+            Delay::parse("uniform:5ms-15ms"),
+            Ok(Delay::Uniform(Duration::from_millis(5), Duration::from_millis(15)))
+        );
         assert!(Delay::parse("uniform:15ms-5ms").is_err());
     }
 }

@@ -39,8 +39,15 @@ pub fn start(listener: std::net::TcpListener, shared: Arc<Shared>, tls: Option<T
     }))
 }
 
-async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>, tls: Option<TlsAcceptor>, mut stop: tokio::sync::watch::Receiver<bool>) {
-    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else { return };
+async fn accept_loop(
+    listener: std::net::TcpListener,
+    shared: Arc<Shared>,
+    tls: Option<TlsAcceptor>,
+    mut stop: tokio::sync::watch::Receiver<bool>,
+) {
+    let Ok(listener) = tokio::net::TcpListener::from_std(listener) else {
+        return;
+    };
     loop {
         tokio::select! {
             _ = stop.changed() => break,
@@ -82,7 +89,11 @@ async fn accept_loop(listener: std::net::TcpListener, shared: Arc<Shared>, tls: 
     }
 }
 
-async fn answer(req: Request<hyper::body::Incoming>, shared: Arc<Shared>, responses: Arc<AtomicU64>) -> Result<Response<Full<Bytes>>, Infallible> {
+async fn answer(
+    req: Request<hyper::body::Incoming>,
+    shared: Arc<Shared>,
+    responses: Arc<AtomicU64>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let mut d = shared.cfg.delay.draw();
     if let Some(s) = &shared.cfg.stall {
         d = d.max(s.wait(shared.started));
@@ -108,5 +119,7 @@ async fn answer(req: Request<hyper::body::Incoming>, shared: Arc<Shared>, respon
     }
     shared.served.fetch_add(1, Ordering::Relaxed);
     let body = if head { Bytes::new() } else { body };
-    Ok(resp.body(Full::new(body)).unwrap_or_else(|_| Response::new(Full::new(Bytes::new()))))
+    Ok(resp
+        .body(Full::new(body))
+        .unwrap_or_else(|_| Response::new(Full::new(Bytes::new()))))
 }

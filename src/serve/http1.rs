@@ -91,7 +91,14 @@ fn read_more(stream: &mut TcpStream, buf: &mut Vec<u8>, shared: &Shared) -> bool
                 buf.extend_from_slice(&chunk[..n]);
                 return true;
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                continue
+            }
             Err(_) => return false,
         }
     }

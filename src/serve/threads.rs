@@ -60,7 +60,10 @@ pub fn start_per_connection(listener: TcpListener, shared: Arc<Shared>) -> anyho
             match listener.accept() {
                 Ok((stream, _)) if !s.stop.load(Ordering::Relaxed) => {
                     let s2 = s.clone();
-                    if let Ok(h) = std::thread::Builder::new().name("serve-conn".into()).spawn(move || serve_connection(stream, &s2)) {
+                    if let Ok(h) = std::thread::Builder::new()
+                        .name("serve-conn".into())
+                        .spawn(move || serve_connection(stream, &s2))
+                    {
                         if let Ok(mut v) = c2.lock() {
                             v.retain(|h| !h.is_finished());
                             v.push(h);

@@ -7,13 +7,11 @@ use std::path::{Path, PathBuf};
 
 /// Write `<table>.csv` for every table into `out_dir`; returns the files written.
 pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    std::fs::create_dir_all(out_dir)
-        .with_context(|| format!("cannot create {}", out_dir.display()))?;
+    std::fs::create_dir_all(out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
     let mut written = Vec::new();
     for table in TABLES {
         let path = out_dir.join(format!("{table}.csv"));
-        let mut w = csv::Writer::from_path(&path)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        let mut w = csv::Writer::from_path(&path).with_context(|| format!("cannot write {}", path.display()))?;
         let mut st = store.conn().prepare(&format!("SELECT * FROM {table}"))?;
         let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
         w.write_record(&names)?;
@@ -41,11 +39,7 @@ fn base64_encode(bytes: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
         let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
         for i in 0..4 {
             if i <= chunk.len() {

@@ -30,14 +30,12 @@ pub struct Store {
 impl Store {
     /// Create a new store in `dir` (the directory is created; an existing database is an error).
     pub fn create(dir: &Path) -> anyhow::Result<Store> {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create run directory {}", dir.display()))?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create run directory {}", dir.display()))?;
         let path = dir.join(DB_FILE);
         if path.exists() {
             anyhow::bail!("{} already exists", path.display());
         }
-        let conn =
-            Connection::open(&path).with_context(|| format!("cannot create {}", path.display()))?;
+        let conn = Connection::open(&path).with_context(|| format!("cannot create {}", path.display()))?;
         schema::create(&conn)?;
         Ok(Store {
             conn,
@@ -55,8 +53,7 @@ impl Store {
                 dir.display()
             )));
         }
-        let conn =
-            Connection::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+        let conn = Connection::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
         schema::check(&conn)?;
         Ok(Store {
             conn,
@@ -84,10 +81,7 @@ pub fn redact(text: &str) -> String {
     use std::sync::OnceLock;
     static RE: OnceLock<regex::Regex> = OnceLock::new();
     let re = RE.get_or_init(|| {
-        regex::Regex::new(
-            r#"(?i)((?:proxy-)?authorization|cookie|set-cookie)(["']?\s*[:=]\s*["']?)([^"'\r\n,\]]*)"#,
-        )
-        .expect("static regex")
+        regex::Regex::new(r#"(?i)((?:proxy-)?authorization|cookie|set-cookie)(["']?\s*[:=]\s*["']?)([^"'\r\n,\]]*)"#).expect("static regex")
     });
     re.replace_all(text, "${1}${2}[redacted]").into_owned()
 }
@@ -98,10 +92,7 @@ mod tests {
 
     #[test]
     fn redacts_credentials() {
-        assert_eq!(
-            redact("Authorization: Bearer abc"),
-            "Authorization: [redacted]"
-        );
+        assert_eq!(redact("Authorization: Bearer abc"), "Authorization: [redacted]");
         assert_eq!(
             redact(r#"headers = ["Cookie: a=1", "X-Y: z"]"#),
             r#"headers = ["Cookie: [redacted]", "X-Y: z"]"#

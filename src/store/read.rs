@@ -58,10 +58,7 @@ impl StoredTrial {
     }
 
     pub fn metric(&self, name: &str) -> Option<f64> {
-        self.metrics
-            .iter()
-            .find(|m| m.name == name)
-            .map(|m| m.value)
+        self.metrics.iter().find(|m| m.name == name).map(|m| m.value)
     }
 }
 
@@ -100,9 +97,9 @@ impl Store {
     }
 
     pub fn points(&self) -> anyhow::Result<Vec<StoredPoint>> {
-        let mut st = self.conn().prepare(
-            "SELECT id, label, params_json, repetitions, stop_reason FROM point ORDER BY id",
-        )?;
+        let mut st = self
+            .conn()
+            .prepare("SELECT id, label, params_json, repetitions, stop_reason FROM point ORDER BY id")?;
         let rows = st.query_map([], |r| {
             Ok(StoredPoint {
                 id: r.get::<_, i64>(0)? as usize,
@@ -119,9 +116,7 @@ impl Store {
     pub fn trial_ids(&self) -> anyhow::Result<Vec<usize>> {
         let mut st = self.conn().prepare("SELECT id FROM trial ORDER BY id")?;
         let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
-        Ok(rows
-            .map(|r| r.map(|v| v as usize))
-            .collect::<Result<_, _>>()?)
+        Ok(rows.map(|r| r.map(|v| v as usize)).collect::<Result<_, _>>()?)
     }
 
     /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
@@ -153,21 +148,16 @@ impl Store {
                 })
             })?
             .collect::<Result<_, _>>()?;
-        let index: BTreeMap<usize, usize> =
-            trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+        let index: BTreeMap<usize, usize> = trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
         let c = self.conn();
-        let mut st = c.prepare(
-            "SELECT trial_id, name, start_s, end_s FROM phase ORDER BY trial_id, start_s",
-        )?;
+        let mut st = c.prepare("SELECT trial_id, name, start_s, end_s FROM phase ORDER BY trial_id, start_s")?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
                 trials[i].phases.push((r.get(1)?, r.get(2)?, r.get(3)?));
             }
         }
-        let mut st = c.prepare(
-            "SELECT trial_id, name, unit, value, better FROM metric ORDER BY trial_id, name",
-        )?;
+        let mut st = c.prepare("SELECT trial_id, name, unit, value, better FROM metric ORDER BY trial_id, name")?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
@@ -180,9 +170,7 @@ impl Store {
                 });
             }
         }
-        let mut st = c.prepare(
-            "SELECT trial_id, name, hdr_v2_deflate FROM histogram ORDER BY trial_id, name",
-        )?;
+        let mut st = c.prepare("SELECT trial_id, name, hdr_v2_deflate FROM histogram ORDER BY trial_id, name")?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
@@ -193,9 +181,7 @@ impl Store {
                 });
             }
         }
-        let mut st = c.prepare(
-            "SELECT trial_id, name, t_s, value FROM series ORDER BY trial_id, name, t_s",
-        )?;
+        let mut st = c.prepare("SELECT trial_id, name, t_s, value FROM series ORDER BY trial_id, name, t_s")?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
@@ -206,14 +192,11 @@ impl Store {
                 });
             }
         }
-        let mut st =
-            c.prepare("SELECT trial_id, class, count FROM error ORDER BY trial_id, class")?;
+        let mut st = c.prepare("SELECT trial_id, class, count FROM error ORDER BY trial_id, class")?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
-                trials[i]
-                    .errors
-                    .push((r.get(1)?, r.get::<_, i64>(2)? as u64));
+                trials[i].errors.push((r.get(1)?, r.get::<_, i64>(2)? as u64));
             }
         }
         Ok(trials)

@@ -128,11 +128,7 @@ pub fn create(conn: &Connection) -> anyhow::Result<()> {
 
 pub fn check(conn: &Connection) -> anyhow::Result<()> {
     let v: String = conn
-        .query_row(
-            "SELECT value FROM meta WHERE key = 'schema_version'",
-            [],
-            |r| r.get(0),
-        )
+        .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
         .map_err(|_| crate::error::usage("not a perflab store (no schema version)"))?;
     if v != SCHEMA_VERSION.to_string() {
         return Err(crate::error::usage(format!(

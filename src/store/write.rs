@@ -53,19 +53,13 @@ fn host_facts() -> (String, String, i64, f64) {
         .unwrap_or_default()
         .trim()
         .to_string();
-    let ncpu = std::thread::available_parallelism()
-        .map(|n| n.get() as i64)
-        .unwrap_or(1);
+    let ncpu = std::thread::available_parallelism().map(|n| n.get() as i64).unwrap_or(1);
     let mem_kb = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {
             s.lines()
                 .find(|l| l.starts_with("MemTotal:"))
-                .and_then(|l| {
-                    l.split_whitespace()
-                        .nth(1)
-                        .and_then(|v| v.parse::<f64>().ok())
-                })
+                .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
         })
         .unwrap_or(0.0);
     (host, kernel, ncpu, mem_kb / 1024.0)
@@ -106,10 +100,8 @@ impl Store {
 
     /// Mark a resumed run as running again.
     pub fn reopen_run(&mut self) -> anyhow::Result<()> {
-        self.conn().execute(
-            "UPDATE run SET status = 'running', ended_unix = NULL WHERE id = 1",
-            [],
-        )?;
+        self.conn()
+            .execute("UPDATE run SET status = 'running', ended_unix = NULL WHERE id = 1", [])?;
         Ok(())
     }
 
@@ -154,15 +146,11 @@ impl Store {
             ],
         )?;
         {
-            let mut st = tx.prepare(
-                "INSERT INTO phase (trial_id, name, start_s, end_s) VALUES (?1, ?2, ?3, ?4)",
-            )?;
+            let mut st = tx.prepare("INSERT INTO phase (trial_id, name, start_s, end_s) VALUES (?1, ?2, ?3, ?4)")?;
             for (name, a, b) in &t.phases {
                 st.execute(params![t.id as i64, name, a, b])?;
             }
-            let mut st = tx.prepare(
-                "INSERT INTO sample (trial_id, phase, t_s, unix_s, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-            )?;
+            let mut st = tx.prepare("INSERT INTO sample (trial_id, phase, t_s, unix_s, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
             for s in &t.samples {
                 for (name, v) in &s.values {
                     if v.is_finite() {
@@ -172,42 +160,23 @@ impl Store {
             }
         }
         if let Some(r) = &t.result {
-            let mut st = tx.prepare(
-                "INSERT OR REPLACE INTO metric (trial_id, name, unit, value, better) VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?;
+            let mut st = tx.prepare("INSERT OR REPLACE INTO metric (trial_id, name, unit, value, better) VALUES (?1, ?2, ?3, ?4, ?5)")?;
             for m in r.metrics.iter().filter(|m| m.value.is_finite()) {
-                st.execute(params![
-                    t.id as i64,
-                    m.name,
-                    m.unit,
-                    m.value,
-                    m.better.as_str()
-                ])?;
+                st.execute(params![t.id as i64, m.name, m.unit, m.value, m.better.as_str()])?;
             }
-            let mut st = tx.prepare(
-                "INSERT OR REPLACE INTO histogram (trial_id, name, count, hdr_v2_deflate) VALUES (?1, ?2, ?3, ?4)",
-            )?;
+            let mut st = tx.prepare("INSERT OR REPLACE INTO histogram (trial_id, name, count, hdr_v2_deflate) VALUES (?1, ?2, ?3, ?4)")?;
             for h in &r.histograms {
-                st.execute(params![
-                    t.id as i64,
-                    h.name,
-                    h.hist.len() as i64,
-                    codec::encode_histogram(&h.hist)?
-                ])?;
+                st.execute(params![t.id as i64, h.name, h.hist.len() as i64, codec::encode_histogram(&h.hist)?])?;
             }
-            let mut st = tx.prepare(
-                "INSERT INTO series (trial_id, name, t_s, value) VALUES (?1, ?2, ?3, ?4)",
-            )?;
+            let mut st = tx.prepare("INSERT INTO series (trial_id, name, t_s, value) VALUES (?1, ?2, ?3, ?4)")?;
             for p in r.series.iter().filter(|p| p.value.is_finite()) {
                 st.execute(params![t.id as i64, p.name, p.t_s, p.value])?;
             }
-            let mut st =
-                tx.prepare("INSERT INTO error (trial_id, class, count) VALUES (?1, ?2, ?3)")?;
+            let mut st = tx.prepare("INSERT INTO error (trial_id, class, count) VALUES (?1, ?2, ?3)")?;
             for (class, n) in &r.errors {
                 st.execute(params![t.id as i64, redact(class), *n as i64])?;
             }
-            let mut st =
-                tx.prepare("INSERT INTO raw_output (trial_id, line_no, line) VALUES (?1, ?2, ?3)")?;
+            let mut st = tx.prepare("INSERT INTO raw_output (trial_id, line_no, line) VALUES (?1, ?2, ?3)")?;
             for (i, line) in r.raw.iter().enumerate() {
                 st.execute(params![t.id as i64, i as i64, redact(line)])?;
             }
@@ -216,13 +185,7 @@ impl Store {
         Ok(())
     }
 
-    pub fn write_threshold(
-        &mut self,
-        expr: &str,
-        point: usize,
-        observed: Option<f64>,
-        passed: bool,
-    ) -> anyhow::Result<()> {
+    pub fn write_threshold(&mut self, expr: &str, point: usize, observed: Option<f64>, passed: bool) -> anyhow::Result<()> {
         self.conn().execute(
             "INSERT INTO threshold (expr, point, observed, passed) VALUES (?1, ?2, ?3, ?4)",
             params![expr, point as i64, observed, passed as i64],

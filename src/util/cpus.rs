@@ -21,10 +21,7 @@ impl CpuSpec {
             CpuSpec::Count(n) => Ok(online[..*n].to_vec()),
             CpuSpec::List(l) if l.is_empty() => Err("cpus = [] asks for no CPU at all".into()),
             CpuSpec::List(l) => match l.iter().find(|c| !online.contains(c)) {
-                Some(c) => Err(format!(
-                    "CPU {c} is not online here (online: {})",
-                    format_cpu_list(&online)
-                )),
+                Some(c) => Err(format!("CPU {c} is not online here (online: {})", format_cpu_list(&online))),
                 None => Ok(l.clone()),
             },
         }
@@ -37,12 +34,7 @@ pub fn online_cpus() -> Vec<usize> {
         .ok()
         .and_then(|s| parse_cpu_list(s.trim()).ok())
         .filter(|v| !v.is_empty())
-        .unwrap_or_else(|| {
-            (0..std::thread::available_parallelism()
-                .map(|n| n.get())
-                .unwrap_or(1))
-                .collect()
-        })
+        .unwrap_or_else(|| (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect())
 }
 
 /// Parse a kernel CPU list such as `0-1,3`.
@@ -50,14 +42,8 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         if let Some((a, b)) = part.split_once('-') {
-            let a: usize = a
-                .trim()
-                .parse()
-                .map_err(|_| format!("bad CPU list '{s}'"))?;
-            let b: usize = b
-                .trim()
-                .parse()
-                .map_err(|_| format!("bad CPU list '{s}'"))?;
+            let a: usize = a.trim().parse().map_err(|_| format!("bad CPU list '{s}'"))?;
+            let b: usize = b.trim().parse().map_err(|_| format!("bad CPU list '{s}'"))?;
             if a > b {
                 return Err(format!("bad CPU range '{part}'"));
             }
@@ -72,10 +58,7 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
 }
 
 pub fn format_cpu_list(cpus: &[usize]) -> String {
-    cpus.iter()
-        .map(|c| c.to_string())
-        .collect::<Vec<_>>()
-        .join(",")
+    cpus.iter().map(|c| c.to_string()).collect::<Vec<_>>().join(",")
 }
 
 #[cfg(test)]
@@ -92,10 +75,7 @@ mod tests {
     #[test]
     fn too_many_cpus_is_refused() {
         let n = online_cpus().len();
-        assert!(CpuSpec::Count(n + 2)
-            .resolve()
-            .unwrap_err()
-            .contains("cannot be honoured"));
+        assert!(CpuSpec::Count(n + 2).resolve().unwrap_err().contains("cannot be honoured"));
         assert_eq!(CpuSpec::Count(1).resolve().unwrap().len(), 1);
     }
 }

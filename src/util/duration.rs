@@ -17,8 +17,7 @@ pub fn parse(s: &str) -> Result<Duration, String> {
         }
         return Ok(Duration::from_secs_f64(secs));
     }
-    humantime::parse_duration(t)
-        .map_err(|e| format!("invalid duration '{t}': {e} (try 500ms, 10s, 2m)"))
+    humantime::parse_duration(t).map_err(|e| format!("invalid duration '{t}': {e} (try 500ms, 10s, 2m)"))
 }
 
 /// Format a duration compactly for humans (`1.5s`, `250ms`, `2m30s`).

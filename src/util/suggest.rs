@@ -11,9 +11,13 @@ pub fn backticked(msg: &str) -> Option<String> {
 /// Returns " (did you mean `connections`?)" or "".
 pub fn did_you_mean(msg: &str) -> String {
     let Some(bad) = backticked(msg) else { return String::new() };
-    let Some((_, expected)) = msg.split_once("expected") else { return String::new() };
+    let Some((_, expected)) = msg.split_once("expected") else {
+        return String::new();
+    };
     let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    nearest(&bad, &candidates).map(|c| format!(" (did you mean `{c}`?)")).unwrap_or_default()
+    nearest(&bad, &candidates)
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
 }
 
 /// The candidate nearest to `bad` by edit distance, if it is near enough to be a typo.
@@ -51,6 +55,9 @@ mod tests {
         assert_eq!(did_you_mean(m), " (did you mean `connections`?)");
         assert_eq!(did_you_mean("unknown field `zzzzzzzz`, expected `url`"), "");
         assert_eq!(backticked(m).as_deref(), Some("conections"));
-        assert_eq!(nearest("interleave", &["sequential", "interleaved", "shuffled"]), Some("interleaved"));
+        assert_eq!(
+            nearest("interleave", &["sequential", "interleaved", "shuffled"]),
+            Some("interleaved")
+        );
     }
 }

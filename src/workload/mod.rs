@@ -30,10 +30,5 @@ pub trait Workload: Send {
     /// Run warm-up then load. Must return (with whatever was measured) soon after `cancel` is set.
     /// `on_load_start` is called once, at the instant the measured load phase begins, so that the
     /// runner can tag monitor samples with the right phase.
-    fn run(
-        &mut self,
-        spec: RunSpec,
-        cancel: &Cancel,
-        on_load_start: &mut dyn FnMut(),
-    ) -> anyhow::Result<WorkloadResult>;
+    fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult>;
 }

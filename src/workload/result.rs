@@ -32,12 +32,7 @@ pub struct Metric {
 }
 
 impl Metric {
-    pub fn new(
-        name: impl Into<String>,
-        unit: impl Into<String>,
-        value: f64,
-        better: Better,
-    ) -> Self {
+    pub fn new(name: impl Into<String>, unit: impl Into<String>, value: f64, better: Better) -> Self {
         Metric {
             name: name.into(),
             unit: unit.into(),
@@ -88,9 +83,6 @@ impl WorkloadResult {
     }
 
     pub fn histogram(&self, name: &str) -> Option<&Histogram<u64>> {
-        self.histograms
-            .iter()
-            .find(|h| h.name == name)
-            .map(|h| &h.hist)
+        self.histograms.iter().find(|h| h.name == name).map(|h| &h.hist)
     }
 }

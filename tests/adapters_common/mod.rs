@@ -14,15 +14,9 @@ pub fn read(path: &str) -> String {
 /// The captured run `tool/name`: its command words, stdout, stderr and exit status.
 pub fn fixture(tool: &str, name: &str) -> ToolOutput {
     let base = format!("{DIR}/{tool}/{name}");
-    let code: i32 = read(&format!("{base}.exit"))
-        .trim()
-        .parse()
-        .expect("exit code");
+    let code: i32 = read(&format!("{base}.exit")).trim().parse().expect("exit code");
     ToolOutput {
-        args: read(&format!("{base}.cmd"))
-            .split_whitespace()
-            .map(str::to_string)
-            .collect(),
+        args: read(&format!("{base}.cmd")).split_whitespace().map(str::to_string).collect(),
         cwd: None,
         stdout: read(&format!("{base}.stdout")),
         stderr: read(&format!("{base}.stderr")),
@@ -38,9 +32,7 @@ pub fn parse(adapter: &str, tool: &str, name: &str) -> WorkloadResult {
 
 pub fn error(adapter: &str, tool: &str, name: &str) -> String {
     let a = by_name(adapter).expect("adapter");
-    let e = a
-        .parse(&fixture(tool, name))
-        .expect_err("the tool's error fails the trial");
+    let e = a.parse(&fixture(tool, name)).expect_err("the tool's error fails the trial");
     assert!(!e.raw.is_empty(), "the tool's lines are kept");
     e.reason
 }

@@ -11,9 +11,7 @@ pub const SECRET: &str = "s3cretT0ken";
 
 /// Deterministic pseudo-noise in [-1, 1).
 fn noise(seed: u64) -> f64 {
-    let mut x = seed
-        .wrapping_mul(6364136223846793005)
-        .wrapping_add(1442695040888963407);
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     x ^= x >> 33;
     x = x.wrapping_mul(0xff51afd7ed558ccd);
     x ^= x >> 33;
@@ -39,8 +37,7 @@ pub fn synthetic_run(dir: &Path) {
         for conc in [1u32, 4, 16] {
             let label = format!("variant={variant} concurrency={conc}");
             let params = format!(r#"{{"variant":"{variant}","concurrency":{conc}}}"#);
-            s.write_point(point, &label, &params, 3, Some("fixed N = 3"))
-                .unwrap();
+            s.write_point(point, &label, &params, 3, Some("fixed N = 3")).unwrap();
             for rep in 0..3u32 {
                 let speed = if variant == "b" { 1.2 } else { 1.0 };
                 let ideal = 1000.0 * speed * (conc as f64).min(4.0);
@@ -48,8 +45,7 @@ pub fn synthetic_run(dir: &Path) {
                 let mut h = latency_histogram();
                 for i in 0..2000u64 {
                     let base = 1000.0 * conc as f64 / speed;
-                    h.record((base * (1.0 + (i % 100) as f64 / 100.0)) as u64)
-                        .unwrap();
+                    h.record((base * (1.0 + (i % 100) as f64 / 100.0)) as u64).unwrap();
                 }
                 let busy = 20.0 + 20.0 * (conc as f64).min(4.0) + noise(id as u64 + 7);
                 let mut samples = Vec::new();
@@ -73,11 +69,7 @@ pub fn synthetic_run(dir: &Path) {
                         ],
                     });
                 }
-                let errors = if conc == 16 {
-                    vec![("timeout".to_string(), 3)]
-                } else {
-                    vec![]
-                };
+                let errors = if conc == 16 { vec![("timeout".to_string(), 3)] } else { vec![] };
                 s.write_trial(&TrialRecord {
                     id,
                     point,
@@ -99,12 +91,7 @@ pub fn synthetic_run(dir: &Path) {
                     result: Some(WorkloadResult {
                         metrics: vec![
                             Metric::new("requests_per_s", "req/s", rps, Better::Higher),
-                            Metric::new(
-                                "latency_mean_ms",
-                                "ms",
-                                1.5 * conc as f64 / speed,
-                                Better::Lower,
-                            ),
+                            Metric::new("latency_mean_ms", "ms", 1.5 * conc as f64 / speed, Better::Lower),
                         ],
                         histograms: vec![NamedHistogram {
                             name: "latency".into(),
@@ -130,9 +117,7 @@ pub fn synthetic_run(dir: &Path) {
         repetition: 4,
         params_json: r#"{"variant":"b","concurrency":16}"#.into(),
         workload: "http".into(),
-        failure: Some(format!(
-            "target exited: <b>boom</b> Authorization: Bearer {SECRET}"
-        )),
+        failure: Some(format!("target exited: <b>boom</b> Authorization: Bearer {SECRET}")),
         started_unix: 1_700_001_000.0,
         ended_unix: 1_700_001_001.0,
         limit_mechanism: None,
@@ -167,10 +152,7 @@ pub fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
             if p.is_dir() {
                 stack.push(p);
             } else {
-                out.push((
-                    p.strip_prefix(dir).unwrap().display().to_string(),
-                    std::fs::read(&p).unwrap(),
-                ));
+                out.push((p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
             }
         }
     }

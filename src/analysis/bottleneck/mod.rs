@@ -160,8 +160,7 @@ impl Evidence {
             self.metric,
             fmt_num(self.mean),
             fmt_num(self.p95),
-            self.baseline
-                .map_or(String::new(), |b| format!(" (baseline {})", fmt_num(b))),
+            self.baseline.map_or(String::new(), |b| format!(" (baseline {})", fmt_num(b))),
             self.op,
             fmt_num(self.threshold),
             self.crossed,
@@ -194,19 +193,11 @@ pub(crate) struct Env<'a> {
 
 impl Env<'_> {
     pub fn get(&self, k: &str) -> Option<f64> {
-        self.values
-            .iter()
-            .find(|(n, _)| n == k)
-            .map(|(_, v)| *v)
-            .filter(|v| v.is_finite())
+        self.values.iter().find(|(n, _)| n == k).map(|(_, v)| *v).filter(|v| v.is_finite())
     }
 
     /// (middle part, value) of every metric named `{prefix}{middle}{suffix}`.
-    pub fn matching<'s>(
-        &'s self,
-        prefix: &'s str,
-        suffix: &'s str,
-    ) -> impl Iterator<Item = (&'s str, f64)> + 's {
+    pub fn matching<'s>(&'s self, prefix: &'s str, suffix: &'s str) -> impl Iterator<Item = (&'s str, f64)> + 's {
         self.values.iter().filter_map(move |(n, v)| {
             let mid = n.strip_prefix(prefix)?.strip_suffix(suffix)?;
             (!mid.is_empty() && v.is_finite()).then_some((mid, *v))
@@ -272,11 +263,7 @@ pub fn evaluate(points: &[PointSamples<'_>], ctx: &Context) -> Vec<Finding> {
             points: Vec::new(),
             hits: Vec::new(),
             evidence: Vec::new(),
-            caveats: rule
-                .caveats
-                .iter()
-                .map(|&i| CAVEATS[i].to_string())
-                .collect(),
+            caveats: rule.caveats.iter().map(|&i| CAVEATS[i].to_string()).collect(),
         };
         for p in points {
             if let Some((hit, ev, critical)) = evaluate_point(rule, p, ctx) {
@@ -295,11 +282,7 @@ pub fn evaluate(points: &[PointSamples<'_>], ctx: &Context) -> Vec<Finding> {
     out
 }
 
-fn evaluate_point(
-    rule: &Rule,
-    p: &PointSamples<'_>,
-    ctx: &Context,
-) -> Option<(Hit, Vec<Evidence>, bool)> {
+fn evaluate_point(rule: &Rule, p: &PointSamples<'_>, ctx: &Context) -> Option<(Hit, Vec<Evidence>, bool)> {
     let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
     for (_, phase, values) in &p.rows {
         if *phase == BASELINE {
@@ -310,10 +293,7 @@ fn evaluate_point(
             }
         }
     }
-    let baseline: BTreeMap<String, f64> = sums
-        .into_iter()
-        .map(|(k, (s, n))| (k.to_string(), s / n as f64))
-        .collect();
+    let baseline: BTreeMap<String, f64> = sums.into_iter().map(|(k, (s, n))| (k.to_string(), s / n as f64)).collect();
     let load: Vec<&[(String, f64)]> = p.rows.iter().filter(|r| r.1 == LOAD).map(|r| r.2).collect();
     let (mut held, mut evaluable) = (0, 0);
     // Culprit metric -> (op, threshold, source), first seen.
@@ -332,9 +312,7 @@ fn evaluate_point(
         if !c.is_empty() {
             held += 1;
             for k in c {
-                culprits
-                    .entry(k.metric)
-                    .or_insert((k.op, k.threshold, k.source));
+                culprits.entry(k.metric).or_insert((k.op, k.threshold, k.source));
             }
         }
     }

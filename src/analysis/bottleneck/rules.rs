@@ -153,18 +153,10 @@ fn r1_cpu_saturated(e: &Env) -> Option<Vec<Culprit>> {
         out.push(c("procs_running", Op::Gt, e.ncpu, "ncpu (Netflix USE)"));
     }
     if psi.is_some_and(|p| p >= 10.0) {
-        out.push(c(
-            "psi_cpu_some_avg10_pct",
-            Op::Ge,
-            10.0,
-            "PSI cpu some (p)",
-        ));
+        out.push(c("psi_cpu_some_avg10_pct", Op::Ge, 10.0, "PSI cpu some (p)"));
     }
     if !out.is_empty() {
-        out.insert(
-            0,
-            c("cpu_busy_pct", Op::Ge, 90.0, "atop, pmie, node-mixin 90 %"),
-        );
+        out.insert(0, c("cpu_busy_pct", Op::Ge, 90.0, "atop, pmie, node-mixin 90 %"));
     }
     Some(out)
 }
@@ -205,48 +197,25 @@ fn r3_single_thread(e: &Env) -> Option<Vec<Culprit>> {
     let cap = 100.0 / e.ncpu + 10.0;
     if let (Some(a), Some((cpu, h))) = (avg, hot) {
         if h >= 90.0 && a <= cap {
-            out.push(c(
-                format!("cpu{cpu}_busy_pct"),
-                Op::Ge,
-                90.0,
-                "one hot CPU (Netflix)",
-            ));
+            out.push(c(format!("cpu{cpu}_busy_pct"), Op::Ge, 90.0, "one hot CPU (Netflix)"));
             out.push(c("cpu_busy_pct", Op::Lt, cap, "100/ncpu + 10 (p)"));
         }
     }
     if sut.is_some_and(|s| (90.0..=110.0).contains(&s)) {
-        out.push(c(
-            "proc_target_cpu_pct",
-            Op::Ge,
-            90.0,
-            "target ~ one core of several (Netflix)",
-        ));
+        out.push(c("proc_target_cpu_pct", Op::Ge, 90.0, "target ~ one core of several (Netflix)"));
     }
     Some(out)
 }
 
 /// R4: sys / (usr + sys) > 75 % while busy > 70 %.
 fn r4_kernel_heavy(e: &Env) -> Option<Vec<Culprit>> {
-    let (busy, sys, usr) = (
-        e.get("cpu_busy_pct")?,
-        e.get("cpu_system_pct")?,
-        e.get("cpu_user_pct")?,
-    );
-    let share = if usr + sys > 0.0 {
-        sys / (usr + sys)
-    } else {
-        0.0
-    };
+    let (busy, sys, usr) = (e.get("cpu_busy_pct")?, e.get("cpu_system_pct")?, e.get("cpu_user_pct")?);
+    let share = if usr + sys > 0.0 { sys / (usr + sys) } else { 0.0 };
     Some(when(
         busy > 70.0 && share > 0.75,
         vec![
             c("cpu_busy_pct", Op::Gt, 70.0, "pmie cpu.system"),
-            c(
-                "cpu_system_pct",
-                Op::Gt,
-                0.75 * (usr + sys),
-                "75 % of usr+sys (pmie)",
-            ),
+            c("cpu_system_pct", Op::Gt, 0.75 * (usr + sys), "75 % of usr+sys (pmie)"),
         ],
     ))
 }
@@ -258,12 +227,7 @@ fn r5_throttled(e: &Env) -> Option<Vec<Culprit>> {
     for (mid, v) in e.matching("", "throttled_pct") {
         seen = true;
         if v > 10.0 {
-            out.push(c(
-                format!("{mid}throttled_pct"),
-                Op::Gt,
-                10.0,
-                "throttled periods (below) (p)",
-            ));
+            out.push(c(format!("{mid}throttled_pct"), Op::Gt, 10.0, "throttled periods (below) (p)"));
         }
     }
     seen.then_some(out)
@@ -334,21 +298,11 @@ fn r7_memory(e: &Env) -> Option<Vec<Culprit>> {
     }
     if let Some((a, t)) = avail {
         if t > 0.0 && a < 0.1 * t {
-            out.push(c(
-                "mem_available_mb",
-                Op::Lt,
-                0.1 * t,
-                "10 % of RAM (node-mixin)",
-            ));
+            out.push(c("mem_available_mb", Op::Lt, 0.1 * t, "10 % of RAM (node-mixin)"));
         }
     }
     if psi.is_some_and(|v| v > 0.0) {
-        out.push(c(
-            "psi_mem_full_avg10_pct",
-            Op::Gt,
-            0.0,
-            "PSI memory full (netdata)",
-        ));
+        out.push(c("psi_mem_full_avg10_pct", Op::Gt, 0.0, "PSI memory full (netdata)"));
     }
     Some(out)
 }
@@ -361,12 +315,7 @@ fn r8_oom(e: &Env) -> Option<Vec<Culprit>> {
         if let Some(v) = e.get(name) {
             seen = true;
             if v > 0.0 {
-                out.push(c(
-                    name,
-                    Op::Gt,
-                    0.0,
-                    "vmstat oom_kill (pmie, netdata, atop)",
-                ));
+                out.push(c(name, Op::Gt, 0.0, "vmstat oom_kill (pmie, netdata, atop)"));
             }
         }
     }
@@ -411,10 +360,7 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
             ("errs", 0.01, "1 % of packets (node-mixin)"),
             ("drops", 0.02, "2 % of packets (netdata)"),
         ] {
-            let (rx, tx) = (
-                g(&format!("rx_{kind}_per_s")),
-                g(&format!("tx_{kind}_per_s")),
-            );
+            let (rx, tx) = (g(&format!("rx_{kind}_per_s")), g(&format!("tx_{kind}_per_s")));
             if rx.is_none() && tx.is_none() {
                 continue;
             }
@@ -424,12 +370,7 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
             if n > 0.0 && (n > th || (kind == "drops" && n >= th)) {
                 for (dir, v) in [("rx", rx), ("tx", tx)] {
                     if v.is_some_and(|v| v > 0.0) {
-                        out.push(c(
-                            format!("net_{iface}_{dir}_{kind}_per_s"),
-                            Op::Gt,
-                            th,
-                            src,
-                        ));
+                        out.push(c(format!("net_{iface}_{dir}_{kind}_per_s"), Op::Gt, th, src));
                     }
                 }
             }
@@ -438,23 +379,13 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
     if let Some(v) = e.get("tcp_listen_overflows_per_s") {
         seen = true;
         if v > 0.0 {
-            out.push(c(
-                "tcp_listen_overflows_per_s",
-                Op::Gt,
-                0.0,
-                "pmie, node_exporter",
-            ));
+            out.push(c("tcp_listen_overflows_per_s", Op::Gt, 0.0, "pmie, node_exporter"));
         }
     }
     if let (Some(r), Some(s)) = (e.get("tcp_retrans_per_s"), e.get("tcp_out_segs_per_s")) {
         seen = true;
         if s > 0.0 && r > 0.01 * s {
-            out.push(c(
-                "tcp_retrans_per_s",
-                Op::Gt,
-                0.01 * s,
-                "1 % of out segments (p)",
-            ));
+            out.push(c("tcp_retrans_per_s", Op::Gt, 0.01 * s, "1 % of out segments (p)"));
         }
     }
     seen.then_some(out)
@@ -464,11 +395,7 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
 /// the machine (p): cpu_busy_pct − (target + loadgen %CPU) / ncpu.
 fn r11_noisy_host(e: &Env) -> Option<Vec<Culprit>> {
     let steal = e.get("cpu_steal_pct");
-    let other = match (
-        e.get("cpu_busy_pct"),
-        e.get("proc_target_cpu_pct"),
-        e.get("proc_loadgen_cpu_pct"),
-    ) {
+    let other = match (e.get("cpu_busy_pct"), e.get("proc_target_cpu_pct"), e.get("proc_loadgen_cpu_pct")) {
         (Some(b), Some(t), Some(l)) => Some(b - (t + l) / e.ncpu),
         _ => None,
     };
@@ -496,18 +423,14 @@ fn r11_noisy_host(e: &Env) -> Option<Vec<Culprit>> {
 /// `loadgen_cores`, else min(ncpu, proc_loadgen_threads), else ncpu.
 fn r12_loadgen(e: &Env) -> Option<Vec<Culprit>> {
     let cpu = e.get("proc_loadgen_cpu_pct")?;
-    let cores = e.ctx.loadgen_cores.filter(|c| *c > 0.0).unwrap_or_else(|| {
-        e.get("proc_loadgen_threads")
-            .map_or(e.ncpu, |t| t.max(1.0).min(e.ncpu))
-    });
+    let cores = e
+        .ctx
+        .loadgen_cores
+        .filter(|c| *c > 0.0)
+        .unwrap_or_else(|| e.get("proc_loadgen_threads").map_or(e.ncpu, |t| t.max(1.0).min(e.ncpu)));
     let th = 90.0 * cores;
     Some(when(
         cpu >= th,
-        vec![c(
-            "proc_loadgen_cpu_pct",
-            Op::Ge,
-            th,
-            "90 % of its cores (p)",
-        )],
+        vec![c("proc_loadgen_cpu_pct", Op::Ge, th, "90 % of its cores (p)")],
     ))
 }

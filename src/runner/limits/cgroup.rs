@@ -43,8 +43,7 @@ pub fn detect() -> Hierarchy {
             "cgroup" => {
                 for c in ["cpu", "cpuset", "memory", "cpuacct", "pids"] {
                     if opts.split(',').any(|o| o == c) {
-                        v1.entry(c.to_string())
-                            .or_insert_with(|| PathBuf::from(mount_point));
+                        v1.entry(c.to_string()).or_insert_with(|| PathBuf::from(mount_point));
                     }
                 }
             }
@@ -57,11 +56,7 @@ pub fn detect() -> Hierarchy {
             .split_whitespace()
             .map(String::from)
             .collect();
-        if v1.is_empty()
-            && ["cpu", "cpuset", "memory"]
-                .iter()
-                .all(|c| controllers.iter().any(|x| x == c))
-        {
+        if v1.is_empty() && ["cpu", "cpuset", "memory"].iter().all(|c| controllers.iter().any(|x| x == c)) {
             return Hierarchy::V2 {
                 root: root.clone(),
                 controllers,
@@ -99,14 +94,11 @@ fn child_dir(mount: &Path, controller: &str, name: &str) -> PathBuf {
 }
 
 fn write(dir: &Path, file: &str, value: &str) -> anyhow::Result<()> {
-    std::fs::write(dir.join(file), value)
-        .with_context(|| format!("cannot write {value:?} to {}", dir.join(file).display()))
+    std::fs::write(dir.join(file), value).with_context(|| format!("cannot write {value:?} to {}", dir.join(file).display()))
 }
 
 fn procs_file(dir: &Path) -> anyhow::Result<CString> {
-    Ok(CString::new(
-        dir.join("cgroup.procs").to_string_lossy().into_owned(),
-    )?)
+    Ok(CString::new(dir.join("cgroup.procs").to_string_lossy().into_owned())?)
 }
 
 pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
@@ -121,18 +113,13 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
             // Enable the controllers for children of the root (allowed even with processes in the root).
             let _ = std::fs::write(root.join("cgroup.subtree_control"), "+cpu +cpuset +memory");
             let dir = root.join(name);
-            std::fs::create_dir(&dir)
-                .with_context(|| format!("cannot create cgroup {}", dir.display()))?;
+            std::fs::create_dir(&dir).with_context(|| format!("cannot create cgroup {}", dir.display()))?;
             applied.dirs.push(dir.clone());
             if let Some(c) = &cpus {
                 write(&dir, "cpuset.cpus", &crate::util::cpus::format_cpu_list(c))?;
             }
             if let Some(q) = limits.cpu_quota {
-                write(
-                    &dir,
-                    "cpu.max",
-                    &format!("{} 100000", (q * 100_000.0).round() as u64),
-                )?;
+                write(&dir, "cpu.max", &format!("{} 100000", (q * 100_000.0).round() as u64))?;
             }
             if let Some(m) = limits.memory {
                 write(&dir, "memory.max", &m.to_string())?;
@@ -168,19 +155,14 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
                         applied.affinity = cpus.clone();
                         continue;
                     }
-                    return Err(anyhow::anyhow!(
-                        "cannot create cgroup {}: {e}",
-                        dir.display()
-                    ));
+                    return Err(anyhow::anyhow!("cannot create cgroup {}: {e}", dir.display()));
                 }
                 applied.dirs.push(dir.clone());
                 match ctrl {
                     "cpuset" => {
                         // v1 cpuset needs cpus AND mems before a task can attach (else ENOSPC).
-                        let parent_mems = std::fs::read_to_string(
-                            dir.parent().unwrap_or(mount).join("cpuset.mems"),
-                        )
-                        .unwrap_or_else(|_| "0".into());
+                        let parent_mems =
+                            std::fs::read_to_string(dir.parent().unwrap_or(mount).join("cpuset.mems")).unwrap_or_else(|_| "0".into());
                         write(
                             &dir,
                             "cpuset.cpus",
@@ -191,18 +173,10 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
                     "cpu" => {
                         let q = limits.cpu_quota.unwrap_or(1.0);
                         write(&dir, "cpu.cfs_period_us", "100000")?;
-                        write(
-                            &dir,
-                            "cpu.cfs_quota_us",
-                            &((q * 100_000.0).round() as u64).to_string(),
-                        )?;
+                        write(&dir, "cpu.cfs_quota_us", &((q * 100_000.0).round() as u64).to_string())?;
                     }
                     _ => {
-                        write(
-                            &dir,
-                            "memory.limit_in_bytes",
-                            &limits.memory.unwrap_or(0).to_string(),
-                        )?;
+                        write(&dir, "memory.limit_in_bytes", &limits.memory.unwrap_or(0).to_string())?;
                     }
                 }
                 applied.procs_files.push(procs_file(&dir)?);

@@ -12,9 +12,8 @@
 
 mod cgroup;
 
-
-pub use cgroup::{detect, Hierarchy};
 pub use crate::util::cpus::{online_cpus, parse_cpu_list, CpuSpec};
+pub use cgroup::{detect, Hierarchy};
 
 use std::ffi::CString;
 use std::path::PathBuf;
@@ -100,8 +99,7 @@ impl Applied {
                     }
                 }
                 if let Some(set) = &mask {
-                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0
-                    {
+                    if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), set) != 0 {
                         return Err(std::io::Error::last_os_error());
                     }
                 }

@@ -51,10 +51,7 @@ impl CommandSpec {
     pub fn words(&self) -> Vec<String> {
         match self {
             CommandSpec::Argv(v) => v.clone(),
-            CommandSpec::Shell(s) => s
-                .split_whitespace()
-                .map(|w| w.trim_matches(['"', '\'']).to_string())
-                .collect(),
+            CommandSpec::Shell(s) => s.split_whitespace().map(|w| w.trim_matches(['"', '\'']).to_string()).collect(),
         }
     }
 

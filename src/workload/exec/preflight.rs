@@ -8,9 +8,8 @@ use std::path::{Path, PathBuf};
 
 /// Shell words that are not programs: a shell string starting with one is not checked.
 const SHELL_WORDS: &[&str] = &[
-    "cd", "exec", "for", "while", "if", "case", "{", "(", "!", "set", "export", "source", ".",
-    "eval", "true", "false", "echo", "printf", "test", "[", "[[", "read", "ulimit", "umask",
-    "trap", "until", "time",
+    "cd", "exec", "for", "while", "if", "case", "{", "(", "!", "set", "export", "source", ".", "eval", "true", "false", "echo", "printf",
+    "test", "[", "[[", "read", "ulimit", "umask", "trap", "until", "time",
 ];
 
 /// Check `cfg` before the run: program on PATH (naming its Debian package when an adapter knows it),
@@ -23,10 +22,7 @@ pub fn preflight(cfg: &ExecConfig) -> anyhow::Result<()> {
     if let Some(name) = &cfg.adapter {
         if name != "none" && adapters::by_name(name).is_none() {
             let known: Vec<&str> = adapters::all().iter().map(|a| a.name()).collect();
-            return Err(usage(format!(
-                "unknown adapter `{name}` (known: {}, none)",
-                known.join(", ")
-            )));
+            return Err(usage(format!("unknown adapter `{name}` (known: {}, none)", known.join(", "))));
         }
     }
     cfg.timeout().map_err(usage)?;
@@ -57,22 +53,12 @@ fn check_command(cmd: &CommandSpec, cfg: &ExecConfig) -> anyhow::Result<()> {
         if matches!(cmd, CommandSpec::Shell(_)) && prog.contains('=') {
             continue;
         }
-        if find_program(
-            &prog,
-            cfg.cwd.as_deref(),
-            cfg.env.get("PATH").map(String::as_str),
-        )
-        .is_none()
-        {
+        if find_program(&prog, cfg.cwd.as_deref(), cfg.env.get("PATH").map(String::as_str)).is_none() {
             let base = adapters::basename(&prog);
             let explicit = cfg.adapter.as_deref().and_then(adapters::by_name);
-            let package =
-                adapters::by_program(base).or(explicit.filter(|a| a.programs().contains(&base)));
+            let package = adapters::by_program(base).or(explicit.filter(|a| a.programs().contains(&base)));
             return Err(usage(match package {
-                Some(a) => format!(
-                    "{base} not found on PATH (Debian package: {})",
-                    a.debian_package()
-                ),
+                Some(a) => format!("{base} not found on PATH (Debian package: {})", a.debian_package()),
                 None if prog.contains('/') => format!("`{prog}` not found or not executable"),
                 None => format!("`{prog}` not found on PATH"),
             }));
@@ -91,12 +77,8 @@ pub fn find_program(prog: &str, cwd: Option<&Path>, path: Option<&str>) -> Optio
         };
         return is_executable(&p).then_some(p);
     }
-    let path = path
-        .map(str::to_string)
-        .or_else(|| std::env::var("PATH").ok())?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(prog))
-        .find(|p| is_executable(p))
+    let path = path.map(str::to_string).or_else(|| std::env::var("PATH").ok())?;
+    std::env::split_paths(&path).map(|d| d.join(prog)).find(|p| is_executable(p))
 }
 
 fn is_executable(p: &Path) -> bool {

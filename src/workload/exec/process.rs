@@ -86,22 +86,14 @@ pub fn run(
         cmd.current_dir(dir);
     }
     let start = Instant::now();
-    let mut child = cmd
-        .spawn()
-        .map_err(|e| anyhow::anyhow!("cannot start `{prog}`: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| anyhow::anyhow!("cannot start `{prog}`: {e}"))?;
     let pid = child.id() as libc::pid_t;
     let out_buf = Arc::new(Mutex::new(Tail::default()));
     let err_buf = Arc::new(Mutex::new(Tail::default()));
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let readers = [
-        child
-            .stdout
-            .take()
-            .map(|s| spawn_reader(s, out_buf.clone(), done_tx.clone())),
-        child
-            .stderr
-            .take()
-            .map(|s| spawn_reader(s, err_buf.clone(), done_tx.clone())),
+        child.stdout.take().map(|s| spawn_reader(s, out_buf.clone(), done_tx.clone())),
+        child.stderr.take().map(|s| spawn_reader(s, err_buf.clone(), done_tx.clone())),
     ];
     drop(done_tx);
     // `child` is reaped by wait4 below, never by std: dropping a std Child does not wait.
@@ -156,11 +148,7 @@ pub fn run(
     let exit = if libc::WIFSIGNALED(status) {
         Exit::Signal(libc::WTERMSIG(status))
     } else {
-        Exit::Code(
-            std::process::ExitStatus::from_raw(status)
-                .code()
-                .unwrap_or(-1),
-        )
+        Exit::Code(std::process::ExitStatus::from_raw(status).code().unwrap_or(-1))
     };
     Ok(Finished {
         exit,
@@ -210,11 +198,7 @@ struct Tail {
     truncated: bool,
 }
 
-fn spawn_reader(
-    mut src: impl Read + Send + 'static,
-    buf: Arc<Mutex<Tail>>,
-    done: mpsc::Sender<()>,
-) {
+fn spawn_reader(mut src: impl Read + Send + 'static, buf: Arc<Mutex<Tail>>, done: mpsc::Sender<()>) {
     std::thread::spawn(move || {
         let mut chunk = [0u8; 64 * 1024];
         loop {

@@ -29,13 +29,7 @@ impl ExecWorkload {
 
     fn spawn(&self, cmd: &CommandSpec, cancel: &Cancel) -> anyhow::Result<Finished> {
         let timeout = self.cfg.timeout().map_err(crate::error::usage)?;
-        process::run(
-            &cmd.argv(),
-            self.cfg.cwd.as_deref(),
-            &self.cfg.env,
-            timeout,
-            cancel,
-        )
+        process::run(&cmd.argv(), self.cfg.cwd.as_deref(), &self.cfg.env, timeout, cancel)
     }
 }
 
@@ -47,12 +41,7 @@ impl Workload for ExecWorkload {
         }
     }
 
-    fn run(
-        &mut self,
-        spec: RunSpec,
-        cancel: &Cancel,
-        on_load_start: &mut dyn FnMut(),
-    ) -> anyhow::Result<WorkloadResult> {
+    fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
         let warmup = match (&self.cfg.warmup_command, self.cfg.warmup_run) {
             (Some(w), _) => Some(w.clone()),
             (None, true) => Some(self.cfg.command.clone()),
@@ -69,8 +58,7 @@ impl Workload for ExecWorkload {
         }
         if let Some(w) = warmup {
             let f = self.spawn(&w, cancel)?;
-            if let Some(why) = stop_or_exit_failure(&f, &w, self.cfg.timeout().unwrap_or_default())
-            {
+            if let Some(why) = stop_or_exit_failure(&f, &w, self.cfg.timeout().unwrap_or_default()) {
                 let mut r = WorkloadResult {
                     failure: Some(format!("warm-up command: {why}")),
                     ..Default::default()
@@ -103,12 +91,7 @@ impl ExecWorkload {
             match std::fs::remove_file(&path) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => {
-                    return Err(format!(
-                        "cannot remove the previous report {}: {e}",
-                        path.display()
-                    ))
-                }
+                Err(e) => return Err(format!("cannot remove the previous report {}: {e}", path.display())),
             }
         }
         Ok(())
@@ -128,9 +111,7 @@ impl ExecWorkload {
             ));
         }
         let timeout = self.cfg.timeout().unwrap_or_default();
-        if let Some(why) =
-            stop_or_exit_failure(f, &self.cfg.command, timeout).filter(|_| f.stopped.is_some())
-        {
+        if let Some(why) = stop_or_exit_failure(f, &self.cfg.command, timeout).filter(|_| f.stopped.is_some()) {
             r.failure = Some(why);
             r.raw = keep_raw(f);
             return r;
@@ -178,22 +159,13 @@ fn command_metrics(f: &Finished) -> Vec<Metric> {
         Metric::new("wall_time_s", "s", f.wall.as_secs_f64(), Better::Lower),
         Metric::new("cpu_user_s", "s", f.user.as_secs_f64(), Better::Lower),
         Metric::new("cpu_system_s", "s", f.system.as_secs_f64(), Better::Lower),
-        Metric::new(
-            "max_rss_mb",
-            "MB",
-            f.max_rss_kb as f64 / 1024.0,
-            Better::Lower,
-        ),
+        Metric::new("max_rss_mb", "MB", f.max_rss_kb as f64 / 1024.0, Better::Lower),
         Metric::new("exit_status", "", code, Better::Neither),
     ]
 }
 
 /// Why a run counts as failed by perflab's own rules: stopped early, or a non-zero exit.
-fn stop_or_exit_failure(
-    f: &Finished,
-    cmd: &CommandSpec,
-    timeout: std::time::Duration,
-) -> Option<String> {
+fn stop_or_exit_failure(f: &Finished, cmd: &CommandSpec, timeout: std::time::Duration) -> Option<String> {
     match f.stopped {
         Some(Stopped::Cancelled) => return Some("interrupted".into()),
         Some(Stopped::TimedOut) => {
@@ -212,24 +184,14 @@ fn stop_or_exit_failure(
         .pop()
         .or_else(|| adapters::tail_lines(&f.stdout, 1).pop());
     Some(match last {
-        Some(line) => format!(
-            "`{}` failed with {}: {}",
-            cmd.display(),
-            f.exit,
-            line.trim()
-        ),
+        Some(line) => format!("`{}` failed with {}: {}", cmd.display(), f.exit, line.trim()),
         None => format!("`{}` failed with {}", cmd.display(), f.exit),
     })
 }
 
 /// The tail of stdout and stderr (at most 64 KiB together), for the record.
 fn keep_raw(f: &Finished) -> Vec<String> {
-    let mut lines: Vec<String> = f
-        .stdout
-        .lines()
-        .chain(f.stderr.lines())
-        .map(str::to_string)
-        .collect();
+    let mut lines: Vec<String> = f.stdout.lines().chain(f.stderr.lines()).map(str::to_string).collect();
     let mut total: usize = lines.iter().map(|l| l.len() + 1).sum();
     let mut drop = 0;
     while total > RAW_KEEP_BYTES && drop < lines.len() {

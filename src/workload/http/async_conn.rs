@@ -56,7 +56,11 @@ async fn try_connect(ctx: &Ctx) -> Result<Stream, (ErrorClass, String)> {
         Ok(Err(e)) => return Err((super::tls::handshake_error(&e), format!("TLS handshake: {e}"))),
         Err(_) => return Err((ErrorClass::Tls, "no TLS handshake within the timeout".into())),
     };
-    let want: &[u8] = if cfg.protocol == super::config::Protocol::H2 { b"h2" } else { b"http/1.1" };
+    let want: &[u8] = if cfg.protocol == super::config::Protocol::H2 {
+        b"h2"
+    } else {
+        b"http/1.1"
+    };
     // An h2 client must not speak HTTP/2 unless the server chose it; HTTP/1.1 needs no ALPN.
     if cfg.protocol == super::config::Protocol::H2 && s.get_ref().1.alpn_protocol() != Some(want) {
         return Err((ErrorClass::Tls, "the server did not choose h2 by ALPN".into()));

@@ -104,7 +104,14 @@ impl Ctx {
                     s.stats.late += 1;
                 }
             }
-            return Some((Job { intended, sent: now, measured }, permit));
+            return Some((
+                Job {
+                    intended,
+                    sent: now,
+                    measured,
+                },
+                permit,
+            ));
         }
     }
 
@@ -211,7 +218,12 @@ impl Ctx {
         let elapsed = now.duration_since(self.sh.measure_from).as_secs() as u32;
         let s = &mut *self.st.borrow_mut();
         while s.sec < elapsed || last {
-            let next = Interval { sec: s.sec + 1, latency: latency_histogram(), responses: 0, errors: 0 };
+            let next = Interval {
+                sec: s.sec + 1,
+                latency: latency_histogram(),
+                responses: 0,
+                errors: 0,
+            };
             let done = std::mem::replace(&mut s.interval, next);
             let _ = self.tx.send(Message::Interval(done));
             s.sec += 1;
@@ -228,7 +240,12 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
     let ctx = Rc::new(Ctx {
         st: RefCell::new(State {
             stats: Stats::new(),
-            interval: Interval { sec: 0, latency: latency_histogram(), responses: 0, errors: 0 },
+            interval: Interval {
+                sec: 0,
+                latency: latency_histogram(),
+                responses: 0,
+                errors: 0,
+            },
             sec: 0,
             queue: VecDeque::new(),
             exhausted: false,

@@ -89,7 +89,9 @@ pub struct HttpArgs {
 pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
     let mut headers = BTreeMap::new();
     for h in &a.headers {
-        let (k, v) = h.split_once(':').ok_or_else(|| crate::error::usage(format!("header `{h}`: write it as \"Name: value\"")))?;
+        let (k, v) = h
+            .split_once(':')
+            .ok_or_else(|| crate::error::usage(format!("header `{h}`: write it as \"Name: value\"")))?;
         headers.insert(k.trim().to_string(), v.trim().to_string());
     }
     if a.requests.is_none() && a.duration.is_none() {
@@ -137,8 +139,17 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
             }
         }
         if live {
-            let p99 = if t.p99_ms.is_finite() { format!("{:.2} ms", t.p99_ms) } else { "-".into() };
-            eprint!("\r[{:>4.0}s] {:>10.0} req/s  p99 {p99:>10}  errors {:<6}", t.t_s + 1.0, t.requests_per_s, t.errors);
+            let p99 = if t.p99_ms.is_finite() {
+                format!("{:.2} ms", t.p99_ms)
+            } else {
+                "-".into()
+            };
+            eprint!(
+                "\r[{:>4.0}s] {:>10.0} req/s  p99 {p99:>10}  errors {:<6}",
+                t.t_s + 1.0,
+                t.requests_per_s,
+                t.errors
+            );
             let _ = std::io::stderr().flush();
         }
     };

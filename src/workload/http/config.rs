@@ -146,11 +146,17 @@ pub struct Prepared {
 }
 
 fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
-    s.as_deref().map(crate::util::duration::parse).transpose().map_err(|e| usage(format!("{what}: {e}")))
+    s.as_deref()
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| usage(format!("{what}: {e}")))
 }
 
 pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
-    let (scheme, rest) = c.url.split_once("://").ok_or_else(|| usage(format!("`{}` is not a URL (try http://127.0.0.1:8080/)", c.url)))?;
+    let (scheme, rest) = c
+        .url
+        .split_once("://")
+        .ok_or_else(|| usage(format!("`{}` is not a URL (try http://127.0.0.1:8080/)", c.url)))?;
     let (https, protocol) = match (scheme, c.http2) {
         ("http", false) => (false, Protocol::Http1),
         ("http", true) => (false, Protocol::H2c),
@@ -177,7 +183,11 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     if authority.is_empty() {
         return Err(usage(format!("`{}` has no host", c.url)));
     }
-    let hostport = if authority.rsplit_once(':').is_some_and(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit())) && !authority.ends_with(']') {
+    let hostport = if authority
+        .rsplit_once(':')
+        .is_some_and(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit()))
+        && !authority.ends_with(']')
+    {
         authority.to_string()
     } else {
         format!("{authority}:{}", if https { 443 } else { 80 })
@@ -211,9 +221,17 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         return Err(usage("arrival needs a rate (the open model)"));
     }
     let timeout = dur(&c.timeout, "timeout")?.unwrap_or(Duration::from_secs(30));
-    let method = c.method.clone().unwrap_or_else(|| if c.body.is_some() || c.body_file.is_some() { "POST".into() } else { "GET".into() });
+    let method = c.method.clone().unwrap_or_else(|| {
+        if c.body.is_some() || c.body_file.is_some() {
+            "POST".into()
+        } else {
+            "GET".into()
+        }
+    });
     if !method.chars().all(|ch| ch.is_ascii_uppercase()) || method.is_empty() {
-        return Err(usage(format!("method `{method}`: use an upper-case HTTP method such as GET or POST")));
+        return Err(usage(format!(
+            "method `{method}`: use an upper-case HTTP method such as GET or POST"
+        )));
     }
     let body: Vec<u8> = match (&c.body, &c.body_file) {
         (Some(_), Some(_)) => return Err(usage("give either body or body_file, not both")),
@@ -243,14 +261,26 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     // of them (at least one). On 2 CPUs against nginx that pushed ~30 % more requests at ~40 % less CPU
     // per request than one thread per CPU, while a connection per request (kernel connect/close work)
     // went ~10 % faster on one thread per CPU (bench/http_vs_peers.sh, the extra rows).
-    let default_threads = if addr.ip().is_loopback() && c.keepalive { (cpus / 2).max(1) } else { cpus };
+    let default_threads = if addr.ip().is_loopback() && c.keepalive {
+        (cpus / 2).max(1)
+    } else {
+        cpus
+    };
     let threads = (c.threads.map(|t| t as usize).unwrap_or(default_threads)).clamp(1, connections);
     let streams = if c.http2 { c.streams.unwrap_or(1) as usize } else { 1 };
     let slots = connections.saturating_mul(streams);
     let max_inflight = c.max_inflight.map(|m| m as usize).unwrap_or(slots).clamp(1, slots);
     let tls = if https {
-        let host = authority.rsplit_once(':').filter(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit())).map_or(authority, |(h, _)| h);
-        Some(super::tls::Client::new(host, c.insecure, c.cacert.as_deref(), protocol == Protocol::H2)?)
+        let host = authority
+            .rsplit_once(':')
+            .filter(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit()))
+            .map_or(authority, |(h, _)| h);
+        Some(super::tls::Client::new(
+            host,
+            c.insecure,
+            c.cacert.as_deref(),
+            protocol == Protocol::H2,
+        )?)
     } else {
         None
     };

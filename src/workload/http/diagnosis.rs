@@ -20,10 +20,7 @@ pub struct Warning {
 
 /// CPU time of the calling thread.
 pub fn thread_cpu() -> std::time::Duration {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
@@ -32,8 +29,7 @@ pub fn diagnose(cfg: &Prepared, r: &HttpReport) -> Vec<Warning> {
     let mut w = Vec::new();
     let busiest = r.thread_busy.iter().cloned().fold(0.0_f64, f64::max);
     let cpus = own_cpus();
-    let process_busy =
-        r.cpu.as_secs_f64() / (r.wall.as_secs_f64().max(1e-9) * cpus.len().max(1) as f64);
+    let process_busy = r.cpu.as_secs_f64() / (r.wall.as_secs_f64().max(1e-9) * cpus.len().max(1) as f64);
     if busiest >= BUSY_THREAD {
         w.push(Warning {
             kind: "client_cpu_bound",
@@ -77,7 +73,11 @@ pub fn diagnose(cfg: &Prepared, r: &HttpReport) -> Vec<Warning> {
             Some((pid, theirs)) => {
                 let shared: Vec<usize> = cpus.intersection(&theirs).copied().collect();
                 if !shared.is_empty() {
-                    let who = if pid == std::process::id() { "this process".to_string() } else { format!("pid {pid}") };
+                    let who = if pid == std::process::id() {
+                        "this process".to_string()
+                    } else {
+                        format!("pid {pid}")
+                    };
                     w.push(Warning {
                         kind: "shares_cores_with_target",
                         message: format!(
@@ -112,12 +112,8 @@ fn online_cpus() -> BTreeSet<usize> {
 
 fn cpus_of(pid: &str) -> Option<BTreeSet<usize>> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
-    crate::util::cpus::parse_cpu_list(list.trim())
-        .ok()
-        .map(|v| v.into_iter().collect())
+    let list = status.lines().find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?;
+    crate::util::cpus::parse_cpu_list(list.trim()).ok().map(|v| v.into_iter().collect())
 }
 
 /// The process listening on loopback `port`, and its CPUs: the socket's inode from /proc/net/tcp*,
@@ -131,14 +127,7 @@ fn target_cpus(port: u16) -> Option<(u32, BTreeSet<usize>)> {
         for line in text.lines().skip(1) {
             let f: Vec<&str> = line.split_whitespace().collect();
             // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, the inode is the 10th field.
-            if f.len() > 9
-                && f[3] == "0A"
-                && f[1]
-                    .rsplit(':')
-                    .next()
-                    .and_then(|p| u16::from_str_radix(p, 16).ok())
-                    == Some(port)
-            {
+            if f.len() > 9 && f[3] == "0A" && f[1].rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port) {
                 inodes.insert(format!("socket:[{}]", f[9]));
             }
         }

@@ -69,7 +69,11 @@ pub fn run(
         if cancel.is_cancelled() {
             sh.stop.store(true, Ordering::Relaxed);
         }
-        let wait = if started { Duration::from_millis(100) } else { (measure_from - now).min(Duration::from_millis(100)) };
+        let wait = if started {
+            Duration::from_millis(100)
+        } else {
+            (measure_from - now).min(Duration::from_millis(100))
+        };
         match rx.recv_timeout(wait) {
             Ok(Message::Finished) => finished += 1,
             Ok(Message::Interval(iv)) => {
@@ -127,7 +131,11 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
         responses: n,
         errors,
         requests_per_s: n as f64 / span,
-        p99_ms: if n > 0 { h.value_at_quantile(0.99) as f64 / 1000.0 } else { f64::NAN },
+        p99_ms: if n > 0 {
+            h.value_at_quantile(0.99) as f64 / 1000.0
+        } else {
+            f64::NAN
+        },
     }
 }
 

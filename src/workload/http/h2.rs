@@ -22,12 +22,21 @@ pub struct Template {
 }
 
 /// Headers HTTP/2 forbids (RFC 9113 §8.2.2); `host` becomes the `:authority` of the URI.
-const CONNECTION_SPECIFIC: [&str; 6] = ["host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade"];
+const CONNECTION_SPECIFIC: [&str; 6] = [
+    "host",
+    "connection",
+    "keep-alive",
+    "proxy-connection",
+    "transfer-encoding",
+    "upgrade",
+];
 
 impl Template {
     pub fn new(cfg: &Prepared) -> Result<Template, String> {
         let method = Method::from_bytes(cfg.method.as_bytes()).map_err(|e| format!("method `{}`: {e}", cfg.method))?;
-        let uri: Uri = format!("{}{}", cfg.origin, cfg.path).parse().map_err(|e| format!("URL `{}`: {e}", cfg.url))?;
+        let uri: Uri = format!("{}{}", cfg.origin, cfg.path)
+            .parse()
+            .map_err(|e| format!("URL `{}`: {e}", cfg.url))?;
         let mut headers = HeaderMap::new();
         headers.insert(http::header::USER_AGENT, HeaderValue::from_static("perflab"));
         headers.insert(http::header::ACCEPT, HeaderValue::from_static("*/*"));
@@ -76,7 +85,10 @@ pub async fn run(ctx: Rc<Ctx>) {
 
 /// Serve requests on one connection until the run needs no more (true) or it breaks (false).
 async fn session<S: AsyncRead + AsyncWrite + Unpin + 'static>(ctx: &Rc<Ctx>, tpl: &Rc<Template>, io: S) -> bool {
-    let handshake = h2::client::Builder::new().initial_window_size(1 << 20).initial_connection_window_size(1 << 24).handshake::<_, Bytes>(io);
+    let handshake = h2::client::Builder::new()
+        .initial_window_size(1 << 20)
+        .initial_connection_window_size(1 << 24)
+        .handshake::<_, Bytes>(io);
     let (sr, conn) = match tokio::time::timeout(ctx.sh.cfg.timeout, handshake).await {
         Ok(Ok(x)) => x,
         Ok(Err(e)) => {
@@ -94,7 +106,9 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin + 'static>(ctx: &Rc<Ctx>, tpl
         let _ = conn.await;
         d.set(true);
     });
-    let slots: Vec<_> = (0..ctx.sh.cfg.streams).map(|_| tokio::task::spawn_local(slot(ctx.clone(), tpl.clone(), sr.clone(), dead.clone()))).collect();
+    let slots: Vec<_> = (0..ctx.sh.cfg.streams)
+        .map(|_| tokio::task::spawn_local(slot(ctx.clone(), tpl.clone(), sr.clone(), dead.clone())))
+        .collect();
     drop(sr);
     let mut finished = true;
     for h in slots {

@@ -36,9 +36,7 @@ impl HdrLogFile {
     pub fn begin(&mut self, measure_start: SystemTime, url: &str) -> anyhow::Result<Writer<'_>> {
         let w = IntervalLogWriterBuilder::new()
             .add_comment("[Histogram log format version 1.3]")
-            .add_comment(&format!(
-                "[perflab http {url}: latency in microseconds, one interval per second]"
-            ))
+            .add_comment(&format!("[perflab http {url}: latency in microseconds, one interval per second]"))
             .with_start_time(measure_start)
             .with_base_time(measure_start)
             .with_max_value_divisor(1000.0)
@@ -61,7 +59,5 @@ pub fn write(w: &mut Writer<'_>, h: &Histogram<u64>, t_s: f64, span_s: f64) -> a
 
 /// Flush the file at the end of the run.
 pub fn finish(file: &mut HdrLogFile) -> anyhow::Result<()> {
-    file.out
-        .flush()
-        .map_err(|e| anyhow::anyhow!("--hdr-log {}: {e}", file.path))
+    file.out.flush().map_err(|e| anyhow::anyhow!("--hdr-log {}: {e}", file.path))
 }

@@ -5,9 +5,9 @@
 //! HTTPS (rustls, ring), h2 over TLS (ALPN) and h2c run on a tokio engine (`async_engine`) with the
 //! same models and accounting.
 
-pub mod cli;
 mod async_conn;
 mod async_engine;
+pub mod cli;
 mod config;
 mod conn;
 mod diagnosis;
@@ -22,8 +22,8 @@ pub mod tls;
 mod worker;
 
 pub use config::{prepare, HttpConfig, Prepared, Protocol};
-pub use engine::run;
 pub use diagnosis::{diagnose, Warning};
+pub use engine::run;
 pub use report::{HttpReport, Tick, PERCENTILES};
 pub use worker::Stats;
 

@@ -102,14 +102,26 @@ impl HttpReport {
     }
 
     pub fn status_counts(&self) -> Vec<(u16, u64)> {
-        self.stats.status.iter().enumerate().filter(|(_, n)| **n > 0).map(|(s, n)| (s as u16, *n)).collect()
+        self.stats
+            .status
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| **n > 0)
+            .map(|(s, n)| (s as u16, *n))
+            .collect()
     }
 
     pub fn error_counts(&self) -> Vec<(&'static str, u64, Option<String>)> {
         ErrorClass::ALL
             .iter()
             .filter(|c| self.stats.errors[**c as usize] > 0)
-            .map(|c| (c.name(), self.stats.errors[*c as usize], self.stats.first_error[*c as usize].clone()))
+            .map(|c| {
+                (
+                    c.name(),
+                    self.stats.errors[*c as usize],
+                    self.stats.first_error[*c as usize].clone(),
+                )
+            })
             .collect()
     }
 
@@ -120,9 +132,19 @@ impl HttpReport {
         let lat = &self.stats.latency;
         let m = &mut r.metrics;
         m.push(Metric::new("requests_per_s", "req/s", self.requests_per_s(), Better::Higher));
-        m.push(Metric::new("transfer_mb_s", "MB/s", self.stats.body_bytes as f64 / 1_048_576.0 / self.measured.as_secs_f64().max(1e-9), Better::Higher));
+        m.push(Metric::new(
+            "transfer_mb_s",
+            "MB/s",
+            self.stats.body_bytes as f64 / 1_048_576.0 / self.measured.as_secs_f64().max(1e-9),
+            Better::Higher,
+        ));
         if !lat.is_empty() {
-            for (name, q) in [("latency_p50_ms", 0.5), ("latency_p90_ms", 0.9), ("latency_p99_ms", 0.99), ("latency_p999_ms", 0.999)] {
+            for (name, q) in [
+                ("latency_p50_ms", 0.5),
+                ("latency_p90_ms", 0.9),
+                ("latency_p99_ms", 0.99),
+                ("latency_p999_ms", 0.999),
+            ] {
                 m.push(Metric::new(name, "ms", ms(lat, q), Better::Lower));
             }
             m.push(Metric::new("latency_mean_ms", "ms", lat.mean() / 1000.0, Better::Lower));
@@ -141,17 +163,39 @@ impl HttpReport {
             m.push(Metric::new("loadgen_cpu_us_per_req", "µs", c, Better::Lower));
         }
         if !self.thread_busy.is_empty() {
-            m.push(Metric::new("loadgen_busiest_thread_pct", "%", self.busiest_thread() * 100.0, Better::Neither));
+            m.push(Metric::new(
+                "loadgen_busiest_thread_pct",
+                "%",
+                self.busiest_thread() * 100.0,
+                Better::Neither,
+            ));
         }
-        for (name, h) in [("latency", &self.stats.latency), ("service_time", &self.stats.service), ("connect", &self.stats.connect), ("tls_handshake", &self.stats.tls_handshake), ("ttfb", &self.stats.ttfb)] {
+        for (name, h) in [
+            ("latency", &self.stats.latency),
+            ("service_time", &self.stats.service),
+            ("connect", &self.stats.connect),
+            ("tls_handshake", &self.stats.tls_handshake),
+            ("ttfb", &self.stats.ttfb),
+        ] {
             if !h.is_empty() {
-                r.histograms.push(NamedHistogram { name: name.into(), hist: h.clone() });
+                r.histograms.push(NamedHistogram {
+                    name: name.into(),
+                    hist: h.clone(),
+                });
             }
         }
         for t in &self.series {
-            r.series.push(SeriesPoint { t_s: t.t_s, name: "requests_per_s".into(), value: t.requests_per_s });
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "requests_per_s".into(),
+                value: t.requests_per_s,
+            });
             if t.p99_ms.is_finite() {
-                r.series.push(SeriesPoint { t_s: t.t_s, name: "latency_p99_ms".into(), value: t.p99_ms });
+                r.series.push(SeriesPoint {
+                    t_s: t.t_s,
+                    name: "latency_p99_ms".into(),
+                    value: t.p99_ms,
+                });
             }
         }
         r.errors = self.error_counts().into_iter().map(|(n, c, _)| (n.to_string(), c)).collect();
@@ -175,9 +219,18 @@ impl HttpReport {
         let st = &self.stats;
         let secs = self.measured.as_secs_f64();
         let _ = writeln!(s, "Target:                 {}", self.url);
-        let _ = writeln!(s, "Protocol:               {}{}", self.protocol, if self.tls { " over TLS" } else { "" });
+        let _ = writeln!(
+            s,
+            "Protocol:               {}{}",
+            self.protocol,
+            if self.tls { " over TLS" } else { "" }
+        );
         let _ = writeln!(s, "Connections:            {} on {} thread(s)", self.connections, self.threads);
-        let _ = writeln!(s, "Time taken:             {secs:.3} s{}", if self.interrupted { " (interrupted)" } else { "" });
+        let _ = writeln!(
+            s,
+            "Time taken:             {secs:.3} s{}",
+            if self.interrupted { " (interrupted)" } else { "" }
+        );
         let _ = writeln!(s, "Complete requests:      {}", st.responses);
         let _ = writeln!(s, "Failed requests:        {}", self.errors() + self.http_errors());
         for (class, n, ex) in self.error_counts() {
@@ -194,13 +247,31 @@ impl HttpReport {
         let _ = writeln!(s, "Reconnects:             {}", st.reconnects);
         let _ = writeln!(s, "Requests per second:    {:.2} [#/sec] (mean)", self.requests_per_s());
         if let Some(rate) = self.target_rate {
-            let _ = writeln!(s, "Target rate:            {rate:.2} [#/sec]; achieved {:.2}", self.requests_per_s());
-            let _ = writeln!(s, "Late sends:             {} (more than {} ms after their intended time)", st.late, LATE_TOLERANCE.as_millis());
+            let _ = writeln!(
+                s,
+                "Target rate:            {rate:.2} [#/sec]; achieved {:.2}",
+                self.requests_per_s()
+            );
+            let _ = writeln!(
+                s,
+                "Late sends:             {} (more than {} ms after their intended time)",
+                st.late,
+                LATE_TOLERANCE.as_millis()
+            );
             let _ = writeln!(s, "Dropped sends:          {} (never sent)", st.dropped);
         }
-        let _ = writeln!(s, "Transfer rate:          {:.2} [Kbytes/sec] received (bodies)", st.body_bytes as f64 / 1024.0 / secs.max(1e-9));
+        let _ = writeln!(
+            s,
+            "Transfer rate:          {:.2} [Kbytes/sec] received (bodies)",
+            st.body_bytes as f64 / 1024.0 / secs.max(1e-9)
+        );
         if let Some(c) = self.cpu_us_per_request() {
-            let _ = writeln!(s, "Client CPU:             {c:.1} µs per request ({:.3} s user+sys; busiest thread {:.0} %)", self.cpu.as_secs_f64(), self.busiest_thread() * 100.0);
+            let _ = writeln!(
+                s,
+                "Client CPU:             {c:.1} µs per request ({:.3} s user+sys; busiest thread {:.0} %)",
+                self.cpu.as_secs_f64(),
+                self.busiest_thread() * 100.0
+            );
         }
         for w in &self.warnings {
             let _ = writeln!(s, "WARNING:                {}", w.message);
@@ -229,11 +300,19 @@ impl HttpReport {
         s.push_str(&row("Waiting:", &st.ttfb));
         s.push_str(&row("Service:", &st.service));
         s.push_str(&row("Total:", &st.latency));
-        let from = if self.target_rate.is_some() { "from the intended send time" } else { "from the send" };
+        let from = if self.target_rate.is_some() {
+            "from the intended send time"
+        } else {
+            "from the send"
+        };
         let _ = writeln!(s, "\nPercentage of the requests served within a certain time (ms), {from}");
         for p in PERCENTILES {
             let v = st.latency.value_at_quantile(p / 100.0) as f64 / 1000.0;
-            let label = if p == 100.0 { format!("{p:>5}%") } else { format!("{:>5}%", trim(p)) };
+            let label = if p == 100.0 {
+                format!("{p:>5}%")
+            } else {
+                format!("{:>5}%", trim(p))
+            };
             let suffix = if p == 100.0 { " (longest request)" } else { "" };
             let _ = writeln!(s, " {label} {v:>9.2}{suffix}");
         }

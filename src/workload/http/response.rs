@@ -43,7 +43,10 @@ pub const MAX_HEAD: usize = 64 << 10;
 impl Parser {
     /// Ready for the next response (`head`: the request was HEAD, so no body follows).
     pub fn reset(&mut self, head: bool) {
-        *self = Parser { head_request: head, ..Parser::default() };
+        *self = Parser {
+            head_request: head,
+            ..Parser::default()
+        };
     }
 
     pub fn in_head(&self) -> bool {
@@ -192,7 +195,10 @@ mod tests {
     #[test]
     fn content_length_and_keepalive() {
         let mut p = Parser::default();
-        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"), Fed::Done { used: 5 });
+        assert_eq!(
+            whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello"),
+            Fed::Done { used: 5 }
+        );
         assert_eq!((p.status, p.close, p.body_bytes), (200, false, 5));
     }
 
@@ -215,13 +221,22 @@ mod tests {
     #[test]
     fn connection_header_in_any_case() {
         let mut p = Parser::default();
-        assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-length: 0\r\n\r\n"), Fed::Done { used: 0 });
+        assert_eq!(
+            whole(&mut p, b"HTTP/1.1 200 OK\r\nCONNECTION: Close\r\ncontent-length: 0\r\n\r\n"),
+            Fed::Done { used: 0 }
+        );
         assert!(p.close);
         p.reset(false);
-        assert_eq!(whole(&mut p, b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok"), Fed::Done { used: 2 });
+        assert_eq!(
+            whole(&mut p, b"HTTP/1.0 200 OK\r\nConnection: Keep-Alive\r\nContent-Length: 2\r\n\r\nok"),
+            Fed::Done { used: 2 }
+        );
         assert!(!p.close);
         p.reset(false);
-        let h = p.parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n").expect("ok").expect("complete");
+        let h = p
+            .parse_head(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip, CHUNKED\r\n\r\n")
+            .expect("ok")
+            .expect("complete");
         assert_eq!(h, 53);
         assert_eq!(p.feed_body(b"0\r\n\r\n"), Ok(Fed::Done { used: 5 }));
     }

@@ -14,12 +14,7 @@ pub struct Timer {
 
 impl Timer {
     pub fn new(registry: &Registry, token: Token) -> std::io::Result<Timer> {
-        let fd = unsafe {
-            libc::timerfd_create(
-                libc::CLOCK_MONOTONIC,
-                libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-            )
-        };
+        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
@@ -34,10 +29,7 @@ impl Timer {
             return;
         }
         self.armed = Some(at);
-        let mut now = libc::timespec {
-            tv_sec: 0,
-            tv_nsec: 0,
-        };
+        let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
         // Instant is CLOCK_MONOTONIC on Linux; go through a delta to stay within the public API.
         let delta = at.saturating_duration_since(Instant::now());
@@ -53,20 +45,10 @@ impl Timer {
             tv_nsec: (ns as libc::c_long).max(1),
         };
         let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: value,
         };
-        unsafe {
-            libc::timerfd_settime(
-                self.fd.as_raw_fd(),
-                libc::TFD_TIMER_ABSTIME,
-                &spec,
-                std::ptr::null_mut(),
-            )
-        };
+        unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
     }
 
     /// The timer fired: clear it.

@@ -25,14 +25,20 @@ impl Client {
             .with_safe_default_protocol_versions()
             .map_err(|e| anyhow::anyhow!("TLS set-up: {e}"))?;
         let mut config = if insecure {
-            builder.dangerous().with_custom_certificate_verifier(Arc::new(AcceptAny(provider))).with_no_client_auth()
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+                .with_no_client_auth()
         } else {
             builder.with_root_certificates(roots(cacert)?).with_no_client_auth()
         };
         config.alpn_protocols = vec![if h2 { b"h2".to_vec() } else { b"http/1.1".to_vec() }];
         let host = host.trim_start_matches('[').trim_end_matches(']');
         let name = ServerName::try_from(host.to_string()).map_err(|e| usage(format!("`{host}` is not a valid TLS server name: {e}")))?;
-        Ok(Client { config: Arc::new(config), name })
+        Ok(Client {
+            config: Arc::new(config),
+            name,
+        })
     }
 }
 
@@ -51,7 +57,9 @@ fn roots(cacert: Option<&str>) -> anyhow::Result<RootCertStore> {
         return Err(usage(format!("--cacert {path}: no PEM certificate in the file")));
     }
     for c in certs {
-        store.add(c).map_err(|e| usage(format!("--cacert {path}: unusable certificate: {e}")))?;
+        store
+            .add(c)
+            .map_err(|e| usage(format!("--cacert {path}: unusable certificate: {e}")))?;
     }
     Ok(store)
 }

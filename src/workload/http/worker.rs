@@ -5,9 +5,9 @@
 use super::config::Arrival;
 use super::conn::{Conn, ErrorClass, State, BUF};
 use super::response::{Fed, MAX_HEAD};
-use super::timer::Timer;
-pub use super::shared::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
 use super::shared::us;
+pub use super::shared::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
+use super::timer::Timer;
 use crate::workload::result::latency_histogram;
 use mio::{Events, Interest, Poll, Token};
 use std::collections::VecDeque;
@@ -16,7 +16,6 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-
 
 struct Worker {
     sh: Arc<Shared>,
@@ -75,7 +74,12 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
         rbuf: vec![0u8; BUF].into_boxed_slice(),
         open: sh.cfg.rate.is_some(),
         sec: 0,
-        interval: Interval { sec: 0, latency: latency_histogram(), responses: 0, errors: 0 },
+        interval: Interval {
+            sec: 0,
+            latency: latency_histogram(),
+            responses: 0,
+            errors: 0,
+        },
         tx,
         sh,
     };
@@ -165,7 +169,12 @@ impl Worker {
         while self.sec < elapsed || last {
             let done = std::mem::replace(
                 &mut self.interval,
-                Interval { sec: self.sec + 1, latency: latency_histogram(), responses: 0, errors: 0 },
+                Interval {
+                    sec: self.sec + 1,
+                    latency: latency_histogram(),
+                    responses: 0,
+                    errors: 0,
+                },
             );
             let _ = self.tx.send(Message::Interval(done));
             self.sec += 1;
@@ -280,7 +289,12 @@ impl Worker {
         match mio::net::TcpStream::connect(self.sh.cfg.addr) {
             Ok(mut s) => {
                 let _ = s.set_nodelay(true);
-                if self.poll.registry().register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE).is_err() {
+                if self
+                    .poll
+                    .registry()
+                    .register(&mut s, Token(i), Interest::READABLE | Interest::WRITABLE)
+                    .is_err()
+                {
                     c.state = State::Down(now + Duration::from_millis(10));
                     self.any_down = true;
                     return;
@@ -416,7 +430,10 @@ impl Worker {
                 if readable || read_closed {
                     // The server closed an idle keep-alive connection: connect again, no error.
                     let mut probe = [0u8; 1];
-                    let closed = matches!(self.conns[i].stream.as_mut().map(|s| s.read(&mut probe)), Some(Ok(0)) | Some(Err(_)));
+                    let closed = matches!(
+                        self.conns[i].stream.as_mut().map(|s| s.read(&mut probe)),
+                        Some(Ok(0)) | Some(Err(_))
+                    );
                     if closed {
                         self.idle.retain(|x| *x != i);
                         self.stats.reconnects += 1;

@@ -28,28 +28,15 @@ impl Adapter for Ab {
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = &out.stdout;
         if out.exit != Exit::Code(0) || !text.contains("Requests per second:") {
-            let why = match super::text::error_message(
-                &out.stderr,
-                &["apr_", "ab:", "error", "Invalid", "invalid"],
-            ) {
-                msg if msg.is_empty() => {
-                    "no `Requests per second:` line in ab's output".to_string()
-                }
+            let why = match super::text::error_message(&out.stderr, &["apr_", "ab:", "error", "Invalid", "invalid"]) {
+                msg if msg.is_empty() => "no `Requests per second:` line in ab's output".to_string(),
                 msg => msg,
             };
-            return Err(ParseError::with_raw(
-                format!("{why} ({})", out.exit),
-                &out.all_text(),
-            ));
+            return Err(ParseError::with_raw(format!("{why} ({})", out.exit), &out.all_text()));
         }
         let mut m = Metrics::default();
         let num = |label: &str| after(text, label).and_then(first_number);
-        m.opt(
-            "requests_per_s",
-            "req/s",
-            num("Requests per second:"),
-            Better::Higher,
-        );
+        m.opt("requests_per_s", "req/s", num("Requests per second:"), Better::Higher);
         for line in text.lines().filter(|l| l.starts_with("Time per request:")) {
             let name = if line.contains("across all") {
                 "time_per_request_all_ms"
@@ -58,68 +45,20 @@ impl Adapter for Ab {
             };
             m.opt(name, "ms", first_number(line), Better::Lower);
         }
-        m.opt(
-            "transfer_kib_per_s",
-            "KiB/s",
-            num("Transfer rate:"),
-            Better::Higher,
-        );
-        m.opt(
-            "time_taken_s",
-            "s",
-            num("Time taken for tests:"),
-            Better::Neither,
-        );
-        m.opt(
-            "concurrency",
-            "",
-            num("Concurrency Level:"),
-            Better::Neither,
-        );
-        m.opt(
-            "complete_requests",
-            "requests",
-            num("Complete requests:"),
-            Better::Neither,
-        );
+        m.opt("transfer_kib_per_s", "KiB/s", num("Transfer rate:"), Better::Higher);
+        m.opt("time_taken_s", "s", num("Time taken for tests:"), Better::Neither);
+        m.opt("concurrency", "", num("Concurrency Level:"), Better::Neither);
+        m.opt("complete_requests", "requests", num("Complete requests:"), Better::Neither);
         let failed = num("Failed requests:");
         m.opt("failed_requests", "requests", failed, Better::Lower);
         let non2xx = num("Non-2xx responses:");
-        m.push(
-            "non_2xx_responses",
-            "responses",
-            non2xx.unwrap_or(0.0),
-            Better::Lower,
-        );
-        m.opt(
-            "write_errors",
-            "errors",
-            num("Write errors:"),
-            Better::Lower,
-        );
-        m.opt(
-            "keep_alive_requests",
-            "requests",
-            num("Keep-Alive requests:"),
-            Better::Neither,
-        );
-        m.opt(
-            "total_transferred_bytes",
-            "B",
-            num("Total transferred:"),
-            Better::Neither,
-        );
-        m.opt(
-            "html_transferred_bytes",
-            "B",
-            num("HTML transferred:"),
-            Better::Neither,
-        );
+        m.push("non_2xx_responses", "responses", non2xx.unwrap_or(0.0), Better::Lower);
+        m.opt("write_errors", "errors", num("Write errors:"), Better::Lower);
+        m.opt("keep_alive_requests", "requests", num("Keep-Alive requests:"), Better::Neither);
+        m.opt("total_transferred_bytes", "B", num("Total transferred:"), Better::Neither);
+        m.opt("html_transferred_bytes", "B", num("HTML transferred:"), Better::Neither);
         // "   (Connect: 0, Receive: 0, Length: 412, Exceptions: 0)" under "Failed requests:".
-        if let Some(line) = text
-            .lines()
-            .find(|l| l.trim_start().starts_with("(Connect:"))
-        {
+        if let Some(line) = text.lines().find(|l| l.trim_start().starts_with("(Connect:")) {
             for part in line.trim().trim_matches(['(', ')']).split(',') {
                 if let Some((k, v)) = part.split_once(':') {
                     if let Ok(n) = v.trim().parse::<u64>() {
@@ -141,12 +80,7 @@ impl Adapter for Ab {
             let v = numbers(line);
             let base = snake(row);
             for (i, col) in ["min", "mean", "sd", "median", "max"].iter().enumerate() {
-                m.opt(
-                    format!("{base}_{col}_ms"),
-                    "ms",
-                    v.get(i).copied(),
-                    Better::Lower,
-                );
+                m.opt(format!("{base}_{col}_ms"), "ms", v.get(i).copied(), Better::Lower);
             }
         }
         // Percentage of the requests served within a certain time (ms): "  50%      0".
@@ -163,10 +97,7 @@ impl Adapter for Ab {
             }
         }
         if !m.has("requests_per_s") {
-            return Err(ParseError::with_raw(
-                "cannot read `Requests per second:`",
-                text,
-            ));
+            return Err(ParseError::with_raw("cannot read `Requests per second:`", text));
         }
         Ok(m.result)
     }

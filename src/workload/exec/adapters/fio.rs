@@ -48,28 +48,16 @@ impl Adapter for Fio {
             ));
         };
         let Some(jobs) = doc.get("jobs").and_then(Value::as_array) else {
-            return Err(ParseError::with_raw(
-                "the JSON report has no `jobs` list",
-                &json_text,
-            ));
+            return Err(ParseError::with_raw("the JSON report has no `jobs` list", &json_text));
         };
         let errors: Vec<String> = jobs
             .iter()
             .filter(|j| j.get("error").and_then(Value::as_i64).unwrap_or(0) != 0)
-            .map(|j| {
-                format!(
-                    "job {} error {}",
-                    j["jobname"].as_str().unwrap_or("?"),
-                    j["error"]
-                )
-            })
+            .map(|j| format!("job {} error {}", j["jobname"].as_str().unwrap_or("?"), j["error"]))
             .collect();
         if !errors.is_empty() {
             let msg = super::text::error_message(&out.stderr, &["err=", "error"]);
-            return Err(ParseError::with_raw(
-                format!("{}: {msg}", errors.join(", ")),
-                &out.stderr,
-            ));
+            return Err(ParseError::with_raw(format!("{}: {msg}", errors.join(", ")), &out.stderr));
         }
         let names = job_names(jobs);
         let mut m = Metrics::default();
@@ -77,20 +65,13 @@ impl Adapter for Fio {
         for (job, name) in jobs.iter().zip(&names) {
             for (d, dir) in DIRECTIONS.iter().enumerate() {
                 let Some(x) = job.get(*dir) else { continue };
-                if num(x, "total_ios").unwrap_or(0.0) == 0.0
-                    && num(x, "io_bytes").unwrap_or(0.0) == 0.0
-                {
+                if num(x, "total_ios").unwrap_or(0.0) == 0.0 && num(x, "io_bytes").unwrap_or(0.0) == 0.0 {
                     continue;
                 }
                 let iops = num(x, "iops");
                 let bw = num(x, "bw_bytes").map(|b| b / 1048576.0);
                 m.opt(format!("{name}_{dir}_iops"), "IO/s", iops, Better::Higher);
-                m.opt(
-                    format!("{name}_{dir}_bw_mibps"),
-                    "MiB/s",
-                    bw,
-                    Better::Higher,
-                );
+                m.opt(format!("{name}_{dir}_bw_mibps"), "MiB/s", bw, Better::Higher);
                 totals[d].0 += iops.unwrap_or(0.0);
                 totals[d].1 += bw.unwrap_or(0.0);
                 totals[d].2 = true;
@@ -98,36 +79,17 @@ impl Adapter for Fio {
                     if prefix.is_empty() && jobs.len() != 1 {
                         continue;
                     }
-                    let p = if prefix.is_empty() {
-                        String::new()
-                    } else {
-                        format!("{prefix}_")
-                    };
+                    let p = if prefix.is_empty() { String::new() } else { format!("{prefix}_") };
                     latencies(&mut m, &format!("{p}{dir}"), x);
                 }
             }
-            m.opt(
-                format!("{name}_usr_cpu_pct"),
-                "%",
-                num(job, "usr_cpu"),
-                Better::Lower,
-            );
-            m.opt(
-                format!("{name}_sys_cpu_pct"),
-                "%",
-                num(job, "sys_cpu"),
-                Better::Lower,
-            );
+            m.opt(format!("{name}_usr_cpu_pct"), "%", num(job, "usr_cpu"), Better::Lower);
+            m.opt(format!("{name}_sys_cpu_pct"), "%", num(job, "sys_cpu"), Better::Lower);
         }
         for (d, dir) in DIRECTIONS.iter().enumerate() {
             if totals[d].2 {
                 m.push(format!("{dir}_iops"), "IO/s", totals[d].0, Better::Higher);
-                m.push(
-                    format!("{dir}_bw_mibps"),
-                    "MiB/s",
-                    totals[d].1,
-                    Better::Higher,
-                );
+                m.push(format!("{dir}_bw_mibps"), "MiB/s", totals[d].1, Better::Higher);
             }
         }
         m.finish("fio job figures", &json_text)
@@ -168,10 +130,7 @@ fn num(v: &Value, key: &str) -> Option<f64> {
 
 /// Job names as metric prefixes; a repeated name (numjobs > 1) gets `_0`, `_1`, ...
 fn job_names(jobs: &[Value]) -> Vec<String> {
-    let raw: Vec<String> = jobs
-        .iter()
-        .map(|j| snake(j["jobname"].as_str().unwrap_or("job")))
-        .collect();
+    let raw: Vec<String> = jobs.iter().map(|j| snake(j["jobname"].as_str().unwrap_or("job"))).collect();
     let mut seen = std::collections::HashMap::new();
     raw.iter()
         .map(|n| {

@@ -44,74 +44,25 @@ impl Adapter for Iperf3 {
         let end = &doc["end"];
         let udp = doc["start"]["test_start"]["protocol"].as_str() == Some("UDP");
         let mut m = Metrics::default();
-        let mbit = |v: &Value| {
-            v.get("bits_per_second")
-                .and_then(Value::as_f64)
-                .map(|b| b / 1e6)
-        };
-        m.opt(
-            "sent_mbitps",
-            "Mbit/s",
-            mbit(&end["sum_sent"]),
-            Better::Higher,
-        );
-        m.opt(
-            "received_mbitps",
-            "Mbit/s",
-            mbit(&end["sum_received"]),
-            Better::Higher,
-        );
+        let mbit = |v: &Value| v.get("bits_per_second").and_then(Value::as_f64).map(|b| b / 1e6);
+        m.opt("sent_mbitps", "Mbit/s", mbit(&end["sum_sent"]), Better::Higher);
+        m.opt("received_mbitps", "Mbit/s", mbit(&end["sum_received"]), Better::Higher);
         if udp {
             let sum = &end["sum"];
             m.opt("jitter_ms", "ms", sum["jitter_ms"].as_f64(), Better::Lower);
-            m.opt(
-                "lost_packets",
-                "packets",
-                sum["lost_packets"].as_f64(),
-                Better::Lower,
-            );
+            m.opt("lost_packets", "packets", sum["lost_packets"].as_f64(), Better::Lower);
             m.opt("lost_pct", "%", sum["lost_percent"].as_f64(), Better::Lower);
-            m.opt(
-                "packets",
-                "packets",
-                sum["packets"].as_f64(),
-                Better::Neither,
-            );
+            m.opt("packets", "packets", sum["packets"].as_f64(), Better::Neither);
         } else {
-            m.opt(
-                "retransmits",
-                "segments",
-                end["sum_sent"]["retransmits"].as_f64(),
-                Better::Lower,
-            );
+            m.opt("retransmits", "segments", end["sum_sent"]["retransmits"].as_f64(), Better::Lower);
             if let Some([s]) = end["streams"].as_array().map(Vec::as_slice) {
-                m.opt(
-                    "rtt_mean_us",
-                    "us",
-                    s["sender"]["mean_rtt"].as_f64(),
-                    Better::Lower,
-                );
-                m.opt(
-                    "rtt_max_us",
-                    "us",
-                    s["sender"]["max_rtt"].as_f64(),
-                    Better::Lower,
-                );
+                m.opt("rtt_mean_us", "us", s["sender"]["mean_rtt"].as_f64(), Better::Lower);
+                m.opt("rtt_max_us", "us", s["sender"]["max_rtt"].as_f64(), Better::Lower);
             }
         }
         let cpu = &end["cpu_utilization_percent"];
-        m.opt(
-            "client_cpu_pct",
-            "%",
-            cpu["host_total"].as_f64(),
-            Better::Lower,
-        );
-        m.opt(
-            "server_cpu_pct",
-            "%",
-            cpu["remote_total"].as_f64(),
-            Better::Lower,
-        );
+        m.opt("client_cpu_pct", "%", cpu["host_total"].as_f64(), Better::Lower);
+        m.opt("server_cpu_pct", "%", cpu["remote_total"].as_f64(), Better::Lower);
         if !m.has("sent_mbitps") && !m.has("received_mbitps") {
             return Err(ParseError::with_raw(
                 "the JSON report has no end.sum_sent / end.sum_received",

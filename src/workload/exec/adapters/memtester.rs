@@ -26,15 +26,10 @@ impl Adapter for Memtester {
         let text = clean(&out.stdout);
         let code = match out.exit {
             Exit::Code(c) => c,
-            Exit::Signal(s) => {
-                return Err(ParseError::with_raw(format!("killed by signal {s}"), &text))
-            }
+            Exit::Signal(s) => return Err(ParseError::with_raw(format!("killed by signal {s}"), &text)),
         };
         if code & 1 != 0 {
-            let msg = super::text::error_message(
-                &format!("{text}\n{}", out.stderr),
-                &["can not", "failed", "need", "invalid"],
-            );
+            let msg = super::text::error_message(&format!("{text}\n{}", out.stderr), &["can not", "failed", "need", "invalid"]);
             return Err(ParseError::with_raw(
                 format!("could not start (exit status {code}): {msg}"),
                 &out.all_text(),
@@ -67,17 +62,9 @@ impl Adapter for Memtester {
                 None => tests.push((name, ok)),
             }
         }
-        failures.extend(
-            out.stderr
-                .lines()
-                .filter(|l| l.contains("FAILURE"))
-                .map(|l| l.trim().to_string()),
-        );
+        failures.extend(out.stderr.lines().filter(|l| l.contains("FAILURE")).map(|l| l.trim().to_string()));
         if tests.is_empty() {
-            return Err(ParseError::with_raw(
-                "no test results found in memtester's output",
-                &out.all_text(),
-            ));
+            return Err(ParseError::with_raw("no test results found in memtester's output", &out.all_text()));
         }
         let mut m = Metrics::default();
         for (name, ok) in &tests {
@@ -88,30 +75,13 @@ impl Adapter for Memtester {
                 Better::Higher,
             );
         }
-        let failed: Vec<&str> = tests
-            .iter()
-            .filter(|t| !t.1)
-            .map(|t| t.0.as_str())
-            .collect();
-        m.push(
-            "memtest_tests_passed",
-            "tests",
-            (tests.len() - failed.len()) as f64,
-            Better::Higher,
-        );
-        m.push(
-            "memtest_tests_failed",
-            "tests",
-            failed.len() as f64,
-            Better::Lower,
-        );
+        let failed: Vec<&str> = tests.iter().filter(|t| !t.1).map(|t| t.0.as_str()).collect();
+        m.push("memtest_tests_passed", "tests", (tests.len() - failed.len()) as f64, Better::Higher);
+        m.push("memtest_tests_failed", "tests", failed.len() as f64, Better::Lower);
         m.push("memtest_loops", "loops", loops as f64, Better::Neither);
         let mut r = m.result;
         if !failed.is_empty() || code != 0 {
-            let detail = failures
-                .first()
-                .map(|f| format!(" ({f})"))
-                .unwrap_or_default();
+            let detail = failures.first().map(|f| format!(" ({f})")).unwrap_or_default();
             r.failure = Some(format!(
                 "memtester: failed tests: {}{detail} (exit status {code})",
                 failed.join(", ")

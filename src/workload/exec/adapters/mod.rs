@@ -30,12 +30,7 @@ pub struct ToolOutput {
 
 impl ToolOutput {
     /// Output of a successful run (exit 0), for tests.
-    pub fn new(
-        args: &[&str],
-        stdout: impl Into<String>,
-        stderr: impl Into<String>,
-        exit: Exit,
-    ) -> Self {
+    pub fn new(args: &[&str], stdout: impl Into<String>, stderr: impl Into<String>, exit: Exit) -> Self {
         ToolOutput {
             args: args.iter().map(|s| s.to_string()).collect(),
             cwd: None,
@@ -56,12 +51,7 @@ impl ToolOutput {
             Some(dir) if !Path::new(name).is_absolute() => dir.join(name),
             _ => PathBuf::from(name),
         };
-        std::fs::read_to_string(&p).map_err(|e| {
-            ParseError::new(format!(
-                "cannot read the tool's output file {}: {e}",
-                p.display()
-            ))
-        })
+        std::fs::read_to_string(&p).map_err(|e| ParseError::new(format!("cannot read the tool's output file {}: {e}", p.display())))
     }
 
     /// stdout then stderr, for tools that print on either.
@@ -232,8 +222,5 @@ pub fn tool_program(words: &[String]) -> Option<String> {
 /// The last `n` lines of `text`, trimmed of blank ones.
 pub fn tail_lines(text: &str, n: usize) -> Vec<String> {
     let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(n)..]
-        .iter()
-        .map(|l| l.to_string())
-        .collect()
+    lines[lines.len().saturating_sub(n)..].iter().map(|l| l.to_string()).collect()
 }

@@ -34,9 +34,7 @@ impl Adapter for Pgbench {
         let mut m = Metrics::default();
         for line in text.lines().filter(|l| l.trim_start().starts_with("tps =")) {
             let v = first_number(line);
-            if line.contains("without initial connection time")
-                || line.contains("excluding connections establishing")
-            {
+            if line.contains("without initial connection time") || line.contains("excluding connections establishing") {
                 m.opt("transactions_per_s", "tps", v, Better::Higher);
             } else if line.contains("including") {
                 m.opt("transactions_incl_connect_per_s", "tps", v, Better::Higher);
@@ -46,10 +44,7 @@ impl Adapter for Pgbench {
             let why = if errors.is_empty() {
                 match out.exit {
                     Exit::Code(0) => "no `tps =` line in pgbench's output".to_string(),
-                    e => format!(
-                        "{e}: {}",
-                        super::text::error_message(&text, &["error", "FATAL"])
-                    ),
+                    e => format!("{e}: {}", super::text::error_message(&text, &["error", "FATAL"])),
                 }
             } else {
                 errors.join("; ")
@@ -64,22 +59,10 @@ impl Adapter for Pgbench {
             Better::Neither,
         );
         if let Some(v) = after(&text, "number of failed transactions:").map(numbers) {
-            m.opt(
-                "failed_transactions",
-                "transactions",
-                v.first().copied(),
-                Better::Lower,
-            );
-            m.opt(
-                "failed_transactions_pct",
-                "%",
-                v.get(1).copied(),
-                Better::Lower,
-            );
+            m.opt("failed_transactions", "transactions", v.first().copied(), Better::Lower);
+            m.opt("failed_transactions_pct", "%", v.get(1).copied(), Better::Lower);
             if v.first().is_some_and(|n| *n > 0.0) {
-                m.result
-                    .errors
-                    .push(("failed_transactions".into(), v[0] as u64));
+                m.result.errors.push(("failed_transactions".into(), v[0] as u64));
             }
         }
         let avg = after(&text, "latency average =").and_then(first_number);

@@ -37,23 +37,15 @@ impl Adapter for StressNg {
     }
 
     fn output_files(&self, args: &[String]) -> Vec<String> {
-        super::option(args, "--yaml", Some("-Y"))
-            .into_iter()
-            .collect()
+        super::option(args, "--yaml", Some("-Y")).into_iter().collect()
     }
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = out.all_text();
         if let Exit::Code(c) = out.exit {
             if c != 0 {
-                let msg = super::text::error_message(
-                    &text,
-                    &["error", "fail", "unrecognized", "invalid", "FAIL"],
-                );
-                return Err(ParseError::with_raw(
-                    format!("exit status {c} ({}): {msg}", exit_meaning(c)),
-                    &text,
-                ));
+                let msg = super::text::error_message(&text, &["error", "fail", "unrecognized", "invalid", "FAIL"]);
+                return Err(ParseError::with_raw(format!("exit status {c} ({}): {msg}", exit_meaning(c)), &text));
             }
         }
         let mut m = Metrics::default();
@@ -62,10 +54,7 @@ impl Adapter for StressNg {
             return m.finish("stress-ng metrics (metrics: list in the YAML file)", &text);
         }
         parse_text(&text, &mut m);
-        m.finish(
-            "stress-ng metrics (run it with --metrics-brief or --yaml FILE)",
-            &text,
-        )
+        m.finish("stress-ng metrics (run it with --metrics-brief or --yaml FILE)", &text)
     }
 }
 
@@ -97,9 +86,7 @@ pub fn parse_yaml(yaml: &str, m: &mut Metrics) {
         let (name, unit, better) = match key {
             "bogo-ops" => ("bogo_ops".to_string(), "ops", Better::Higher),
             "bogo-ops-per-second-real-time" => ("bogo_ops_per_s".into(), "ops/s", Better::Higher),
-            "bogo-ops-per-second-usr-sys-time" => {
-                ("bogo_ops_per_cpu_s".into(), "ops/s", Better::Higher)
-            }
+            "bogo-ops-per-second-usr-sys-time" => ("bogo_ops_per_cpu_s".into(), "ops/s", Better::Higher),
             "wall-clock-time" => ("wall_time_s".into(), "s", Better::Neither),
             "user-time" => ("user_time_s".into(), "s", Better::Neither),
             "system-time" => ("system_time_s".into(), "s", Better::Neither),
@@ -148,17 +135,7 @@ pub fn parse_text(text: &str, m: &mut Metrics) {
         m.push(format!("{s}_wall_time_s"), "s", vals[1], Better::Neither);
         m.push(format!("{s}_user_time_s"), "s", vals[2], Better::Neither);
         m.push(format!("{s}_system_time_s"), "s", vals[3], Better::Neither);
-        m.push(
-            format!("{s}_bogo_ops_per_s"),
-            "ops/s",
-            vals[4],
-            Better::Higher,
-        );
-        m.push(
-            format!("{s}_bogo_ops_per_cpu_s"),
-            "ops/s",
-            vals[5],
-            Better::Higher,
-        );
+        m.push(format!("{s}_bogo_ops_per_s"), "ops/s", vals[4], Better::Higher);
+        m.push(format!("{s}_bogo_ops_per_cpu_s"), "ops/s", vals[5], Better::Higher);
     }
 }

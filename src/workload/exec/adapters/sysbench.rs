@@ -27,11 +27,7 @@ impl Adapter for Sysbench {
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = out.all_text();
-        let fatal: Vec<&str> = text
-            .lines()
-            .map(str::trim)
-            .filter(|l| l.starts_with("FATAL:"))
-            .collect();
+        let fatal: Vec<&str> = text.lines().map(str::trim).filter(|l| l.starts_with("FATAL:")).collect();
         if !fatal.is_empty() {
             return Err(ParseError::with_raw(fatal.join("; "), &text));
         }
@@ -48,12 +44,7 @@ impl Adapter for Sysbench {
             Better::Higher,
         );
         if let Some(line) = text.lines().find(|l| l.contains("MiB transferred (")) {
-            m.opt(
-                "transfer_mibps",
-                "MiB/s",
-                numbers(line).get(1).copied(),
-                Better::Higher,
-            );
+            m.opt("transfer_mibps", "MiB/s", numbers(line).get(1).copied(), Better::Higher);
         }
         for (label, name, unit) in [
             ("reads/s:", "reads_per_s", "ops/s"),
@@ -62,12 +53,7 @@ impl Adapter for Sysbench {
             ("read, MiB/s:", "read_mibps", "MiB/s"),
             ("written, MiB/s:", "write_mibps", "MiB/s"),
         ] {
-            m.opt(
-                name,
-                unit,
-                after(&text, label).and_then(first_number),
-                Better::Higher,
-            );
+            m.opt(name, unit, after(&text, label).and_then(first_number), Better::Higher);
         }
         if let Some(r) = after(&text, "read:").filter(|_| text.contains("queries performed:")) {
             m.opt("queries_read", "queries", first_number(r), Better::Neither);
@@ -103,50 +89,25 @@ impl Adapter for Sysbench {
         let events = after(&text, "total number of events:").and_then(first_number);
         m.opt("total_time_s", "s", total, Better::Neither);
         m.opt("events", "events", events, Better::Neither);
-        let eps = after(&text, "events per second:")
-            .and_then(first_number)
-            .or(match (events, total) {
-                (Some(e), Some(t)) if t > 0.0 => Some(e / t),
-                _ => None,
-            });
+        let eps = after(&text, "events per second:").and_then(first_number).or(match (events, total) {
+            (Some(e), Some(t)) if t > 0.0 => Some(e / t),
+            _ => None,
+        });
         m.opt("events_per_s", "events/s", eps, Better::Higher);
         if let Some(pos) = text.find("Latency (ms):") {
             let block = &text[pos..];
-            m.opt(
-                "latency_min_ms",
-                "ms",
-                after(block, "min:").and_then(first_number),
-                Better::Lower,
-            );
-            m.opt(
-                "latency_avg_ms",
-                "ms",
-                after(block, "avg:").and_then(first_number),
-                Better::Lower,
-            );
-            m.opt(
-                "latency_max_ms",
-                "ms",
-                after(block, "max:").and_then(first_number),
-                Better::Lower,
-            );
+            m.opt("latency_min_ms", "ms", after(block, "min:").and_then(first_number), Better::Lower);
+            m.opt("latency_avg_ms", "ms", after(block, "avg:").and_then(first_number), Better::Lower);
+            m.opt("latency_max_ms", "ms", after(block, "max:").and_then(first_number), Better::Lower);
             if let Some(line) = block.lines().find(|l| l.contains("th percentile:")) {
                 let v = numbers(line);
                 if let (Some(p), Some(x)) = (v.first(), v.get(1)) {
-                    m.push(
-                        format!("latency_p{}_ms", fmt_pct(*p)),
-                        "ms",
-                        *x,
-                        Better::Lower,
-                    );
+                    m.push(format!("latency_p{}_ms", fmt_pct(*p)), "ms", *x, Better::Lower);
                 }
             }
         }
         if !m.has("events") {
-            return Err(ParseError::with_raw(
-                "no `General statistics` block in sysbench's output",
-                &text,
-            ));
+            return Err(ParseError::with_raw("no `General statistics` block in sysbench's output", &text));
         }
         intervals(&text, &mut m);
         Ok(m.result)
@@ -163,10 +124,7 @@ fn fmt_pct(p: f64) -> String {
 
 /// `[ 1s ] thds: 4 tps: 120.00 qps: 2400.00 (r/w/o: ...) lat (ms,95%): 11.24 err/s: 0.00 reconn/s: 0.00`
 fn intervals(text: &str, m: &mut Metrics) {
-    for line in text
-        .lines()
-        .filter(|l| l.starts_with('[') && l.contains("s ] thds:"))
-    {
+    for line in text.lines().filter(|l| l.starts_with('[') && l.contains("s ] thds:")) {
         let Some(t) = line
             .trim_start_matches('[')
             .trim()
@@ -178,11 +136,7 @@ fn intervals(text: &str, m: &mut Metrics) {
         };
         let mut push = |name: String, v: Option<f64>| {
             if let Some(value) = v {
-                m.result.series.push(SeriesPoint {
-                    t_s: t,
-                    name,
-                    value,
-                });
+                m.result.series.push(SeriesPoint { t_s: t, name, value });
             }
         };
         let field = |key: &str| line.split(key).nth(1).and_then(first_number);

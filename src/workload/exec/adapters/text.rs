@@ -5,10 +5,7 @@ use crate::workload::{Better, Metric, WorkloadResult};
 
 /// The text after the first line (trimmed) that starts with `label`, trimmed.
 pub fn after<'a>(text: &'a str, label: &str) -> Option<&'a str> {
-    text.lines()
-        .map(str::trim_start)
-        .find_map(|l| l.strip_prefix(label))
-        .map(str::trim)
+    text.lines().map(str::trim_start).find_map(|l| l.strip_prefix(label)).map(str::trim)
 }
 
 /// The first number (`12`, `-3.5`, `1e3`) in `s`.
@@ -22,11 +19,9 @@ pub fn numbers(s: &str) -> Vec<f64> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < b.len() {
-        let starts =
-            b[i].is_ascii_digit() || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+        let starts = b[i].is_ascii_digit() || (b[i] == b'-' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
         // A digit glued to a word (`p95`, `sd`) or another number is not the start of a number.
-        let glued =
-            i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.' || b[i - 1] == b'_');
+        let glued = i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'.' || b[i - 1] == b'_');
         if !starts || glued {
             i += 1;
             continue;
@@ -35,10 +30,7 @@ pub fn numbers(s: &str) -> Vec<f64> {
         while j < b.len() && (b[j].is_ascii_digit() || b[j] == b'.') {
             j += 1;
         }
-        if j + 1 < b.len()
-            && (b[j] == b'e' || b[j] == b'E')
-            && (b[j + 1].is_ascii_digit() || b[j + 1] == b'-' || b[j + 1] == b'+')
-        {
+        if j + 1 < b.len() && (b[j] == b'e' || b[j] == b'E') && (b[j + 1].is_ascii_digit() || b[j + 1] == b'-' || b[j + 1] == b'+') {
             let mut k = j + 2;
             while k < b.len() && b[k].is_ascii_digit() {
                 k += 1;
@@ -63,9 +55,7 @@ pub struct Metrics {
 
 impl Metrics {
     pub fn push(&mut self, name: impl Into<String>, unit: &str, value: f64, better: Better) {
-        self.result
-            .metrics
-            .push(Metric::new(name, unit, value, better));
+        self.result.metrics.push(Metric::new(name, unit, value, better));
     }
 
     /// Push when the value was found.
@@ -86,10 +76,7 @@ impl Metrics {
     /// The result, or a parse error when no figure at all was found.
     pub fn finish(self, what: &str, text: &str) -> Result<WorkloadResult, ParseError> {
         if self.is_empty() {
-            return Err(ParseError::with_raw(
-                format!("no {what} found in the output"),
-                text,
-            ));
+            return Err(ParseError::with_raw(format!("no {what} found in the output"), text));
         }
         Ok(self.result)
     }
@@ -160,11 +147,7 @@ pub fn error_message(text: &str, markers: &[&str]) -> String {
         .filter(|l| markers.iter().any(|m| l.contains(m)))
         .collect();
     if lines.is_empty() {
-        super::tail_lines(text, 1)
-            .pop()
-            .unwrap_or_default()
-            .trim()
-            .to_string()
+        super::tail_lines(text, 1).pop().unwrap_or_default().trim().to_string()
     } else {
         lines.join("; ")
     }
@@ -176,10 +159,7 @@ mod tests {
 
     #[test]
     fn numbers_are_found_but_not_inside_words() {
-        assert_eq!(
-            numbers("Total operations: 2048 (25451.96 per second)"),
-            vec![2048.0, 25451.96]
-        );
+        assert_eq!(numbers("Total operations: 2048 (25451.96 per second)"), vec![2048.0, 25451.96]);
         assert_eq!(numbers("p95 x -3.5 1e3 1.5e-2."), vec![-3.5, 1000.0, 0.015]);
         assert_eq!(first_number("2.0003s"), Some(2.0003));
         assert!((duration_ms("231.81us").unwrap_or(0.0) - 0.23181).abs() < 1e-15);
