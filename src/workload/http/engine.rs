@@ -21,7 +21,7 @@ pub fn run(
     on_load_start: &mut dyn FnMut(),
     on_tick: &mut dyn FnMut(&Tick, &Histogram<u64>),
 ) -> anyhow::Result<HttpReport> {
-    let cpu0 = cpu_time();
+    let cpu0 = diagnosis::process_cpu();
     let start = Instant::now();
     let measure_from = start + warmup;
     let sh = Arc::new(Shared {
@@ -114,7 +114,7 @@ pub fn run(
         series.push(t);
     }
     let measured = ended.saturating_duration_since(measure_from);
-    let cpu = cpu_time().saturating_sub(cpu0);
+    let cpu = diagnosis::process_cpu().saturating_sub(cpu0);
     let mut report = HttpReport::new(cfg, total, series, measured, cpu, cancel.is_cancelled());
     report.wall = ended.duration_since(start);
     report.thread_busy = busy;
@@ -137,12 +137,4 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
             f64::NAN
         },
     }
-}
-
-/// This process's CPU time (user + system).
-fn cpu_time() -> Duration {
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
 }
