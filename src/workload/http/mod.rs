@@ -17,6 +17,7 @@ pub mod hdrlog;
 mod report;
 mod response;
 mod shared;
+mod sys;
 mod timer;
 pub mod tls;
 mod worker;

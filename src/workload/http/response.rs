@@ -56,48 +56,42 @@ impl Parser {
     /// Try to parse the head from `buf`; Ok(Some(head_len)) when complete. Only the framing headers
     /// are looked at, and nothing is allocated.
     pub fn parse_head(&mut self, buf: &[u8]) -> Result<Option<usize>, String> {
-        let mut headers = [std::mem::MaybeUninit::<httparse::Header>::uninit(); 64];
-        let mut resp = httparse::Response::new(&mut []);
-        let n = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, buf, &mut headers) {
-            Ok(httparse::Status::Complete(n)) => n,
-            Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => return Err("response head larger than 64 KiB".into()),
-            Ok(httparse::Status::Partial) => return Ok(None),
-            Err(e) => return Err(format!("invalid response head: {e}")),
-        };
-        self.status = resp.code.unwrap_or(0);
-        self.close = resp.version == Some(0);
-        let mut length = None;
-        let mut chunked = false;
-        for h in resp.headers.iter() {
-            // Dispatch on the name's length first: most headers are skipped after one comparison.
-            match h.name.len() {
-                14 if h.name.eq_ignore_ascii_case("content-length") => {
-                    let v = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
-                    length = Some(v.ok_or("invalid Content-Length")?);
-                }
-                17 if h.name.eq_ignore_ascii_case("transfer-encoding") => chunked = contains_token(h.value, b"chunked"),
-                10 if h.name.eq_ignore_ascii_case("connection") => {
-                    if contains_token(h.value, b"close") {
-                        self.close = true;
-                    } else if contains_token(h.value, b"keep-alive") {
-                        self.close = false;
-                    }
-                }
-                _ => {}
+        Ok(Head::parse(buf)?.map(|h| self.apply(h)))
+    }
+
+    /// As [`Parser::parse_head`], but a head byte-for-byte equal to the one in `cache` takes its
+    /// parse from there (equal bytes parse equal), and a new head that is small replaces it.
+    pub fn parse_head_cached(&mut self, buf: &[u8], cache: &mut HeadCache) -> Result<Option<usize>, String> {
+        if let Some(h) = cache.head {
+            if buf.len() >= cache.bytes.len() && buf[..cache.bytes.len()] == cache.bytes[..] {
+                return Ok(Some(self.apply(h)));
             }
         }
-        let no_body = self.head_request || self.status == 204 || self.status == 304 || (100..200).contains(&self.status);
+        let Some(h) = Head::parse(buf)? else { return Ok(None) };
+        if h.len <= HeadCache::MAX {
+            cache.bytes.clear();
+            cache.bytes.extend_from_slice(&buf[..h.len]);
+            cache.head = Some(h);
+        }
+        Ok(Some(self.apply(h)))
+    }
+
+    /// Take a parsed head's framing; returns its length.
+    fn apply(&mut self, h: Head) -> usize {
+        self.status = h.status;
+        self.close = h.close;
+        let no_body = self.head_request || h.status == 204 || h.status == 304 || (100..200).contains(&h.status);
         self.body = Some(if no_body {
             Body::Length(0)
-        } else if chunked {
+        } else if h.chunked {
             Body::Chunked(Chunk::Size(0, false))
-        } else if let Some(l) = length {
+        } else if let Some(l) = h.length {
             Body::Length(l)
         } else {
             self.close = true;
             Body::UntilEof
         });
-        Ok(Some(n))
+        h.len
     }
 
     /// Feed body bytes (after the head).
@@ -178,6 +172,70 @@ impl Parser {
     }
 }
 
+/// What a response head says about framing: all the parser keeps of it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Head {
+    len: usize,
+    status: u16,
+    /// HTTP/1.0 without keep-alive, or `Connection: close`.
+    close: bool,
+    length: Option<u64>,
+    chunked: bool,
+}
+
+impl Head {
+    fn parse(buf: &[u8]) -> Result<Option<Head>, String> {
+        let mut headers = [std::mem::MaybeUninit::<httparse::Header>::uninit(); 64];
+        let mut resp = httparse::Response::new(&mut []);
+        let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, buf, &mut headers) {
+            Ok(httparse::Status::Complete(n)) => n,
+            Ok(httparse::Status::Partial) if buf.len() >= MAX_HEAD => return Err("response head larger than 64 KiB".into()),
+            Ok(httparse::Status::Partial) => return Ok(None),
+            Err(e) => return Err(format!("invalid response head: {e}")),
+        };
+        let mut h = Head {
+            len,
+            status: resp.code.unwrap_or(0),
+            close: resp.version == Some(0),
+            length: None,
+            chunked: false,
+        };
+        for f in resp.headers.iter() {
+            // Dispatch on the name's length first: most headers are skipped after one comparison.
+            match f.name.len() {
+                14 if f.name.eq_ignore_ascii_case("content-length") => {
+                    let v = std::str::from_utf8(f.value).ok().and_then(|v| v.trim().parse::<u64>().ok());
+                    h.length = Some(v.ok_or("invalid Content-Length")?);
+                }
+                17 if f.name.eq_ignore_ascii_case("transfer-encoding") => h.chunked = contains_token(f.value, b"chunked"),
+                10 if f.name.eq_ignore_ascii_case("connection") => {
+                    if contains_token(f.value, b"close") {
+                        h.close = true;
+                    } else if contains_token(f.value, b"keep-alive") {
+                        h.close = false;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Some(h))
+    }
+}
+
+/// The last response head a worker parsed, kept byte for byte with its parse. A server repeats its
+/// head exactly from one response to the next (until its Date header ticks over), so most heads
+/// are recognised by one comparison instead of being parsed again.
+#[derive(Debug, Default)]
+pub struct HeadCache {
+    bytes: Vec<u8>,
+    head: Option<Head>,
+}
+
+impl HeadCache {
+    /// Heads longer than this are not kept.
+    const MAX: usize = 1024;
+}
+
 /// `word` (lower case) occurs in `value`, ignoring ASCII case.
 fn contains_token(value: &[u8], word: &[u8]) -> bool {
     value.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word))
@@ -247,5 +305,42 @@ mod tests {
         assert_eq!(p.parse_head(b"HTTP/1.1 200 OK\r\nContent-Le"), Ok(None));
         assert_eq!(whole(&mut p, b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc"), Fed::More);
         assert_eq!(p.at_eof(), Err("body_short"));
+    }
+
+    #[test]
+    fn cached_heads_parse_as_fresh_ones() {
+        let a = b"HTTP/1.1 200 OK\r\nDate: Mon, 23 Nov 2026 11:00:00 GMT\r\nContent-Length: 3\r\n\r\nabc";
+        let b = b"HTTP/1.1 200 OK\r\nDate: Mon, 23 Nov 2026 11:00:01 GMT\r\nConnection: close\r\n\r\nxyz";
+        let mut cache = HeadCache::default();
+        for (bytes, head_request) in [
+            (&a[..], false),
+            (&a[..], false),
+            (&a[..], true),
+            (&b[..], false),
+            (&b[..], false),
+            (&a[..], false),
+        ] {
+            let (mut fresh, mut cached) = (Parser::default(), Parser::default());
+            fresh.reset(head_request);
+            cached.reset(head_request);
+            let f = fresh.parse_head(bytes).expect("ok").expect("complete");
+            let c = cached.parse_head_cached(bytes, &mut cache).expect("ok").expect("complete");
+            assert_eq!(f, c);
+            assert_eq!(fresh.feed_body(&bytes[f..]), cached.feed_body(&bytes[c..]));
+            assert_eq!(
+                (fresh.status, fresh.close, fresh.body_bytes),
+                (cached.status, cached.close, cached.body_bytes)
+            );
+            assert_eq!(cache.bytes, bytes[..f]);
+        }
+        // A head that only starts like the cached one is parsed, not taken from the cache.
+        let mut p = Parser::default();
+        assert_eq!(p.parse_head_cached(&a[..20], &mut cache), Ok(None));
+        let bad = b"HTTP/1.1 200 OK\r\nDate: Mon, 23 Nov 2026 11:00:00 GMT\r\nContent-Length: x\r\n\r\n";
+        assert!(p.parse_head_cached(bad, &mut cache).is_err());
+        // Long heads are parsed but not kept.
+        let long = format!("HTTP/1.1 204 No Content\r\nX-Pad: {}\r\n\r\n", "p".repeat(2000));
+        assert_eq!(p.parse_head_cached(long.as_bytes(), &mut cache), Ok(Some(long.len())));
+        assert_eq!(cache.bytes, a[..a.len() - 3]);
     }
 }

@@ -4,14 +4,15 @@
 
 use super::config::Arrival;
 use super::conn::{Conn, ErrorClass, State, BUF};
-use super::response::{Fed, MAX_HEAD};
+use super::response::{Fed, HeadCache, MAX_HEAD};
 use super::shared::us;
 pub use super::shared::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
+use super::sys;
 use super::timer::Timer;
 use crate::workload::result::latency_histogram;
 use mio::{Events, Interest, Poll, Token};
 use std::collections::VecDeque;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -35,6 +36,8 @@ struct Worker {
     any_down: bool,
     /// The worker's read buffer, shared by its connections.
     rbuf: Box<[u8]>,
+    /// The last response head, to recognise the next one without parsing it.
+    heads: HeadCache,
     /// Open model: the service time differs from the latency, so it has its own histogram.
     open: bool,
     sec: u32,
@@ -72,6 +75,7 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
         exhausted: false,
         any_down: true,
         rbuf: vec![0u8; BUF].into_boxed_slice(),
+        heads: HeadCache::default(),
         open: sh.cfg.rate.is_some(),
         sec: 0,
         interval: Interval {
@@ -269,7 +273,7 @@ impl Worker {
         let c = &mut self.conns[i];
         let Some(s) = c.stream.as_mut() else { return };
         while c.written < req.len() {
-            match s.write(&req[c.written..]) {
+            match sys::send(s, &req[c.written..]) {
                 Ok(n) => c.written += n,
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -460,7 +464,7 @@ impl Worker {
         loop {
             let c = &mut self.conns[i];
             let Some(s) = c.stream.as_mut() else { return };
-            match s.read(&mut self.rbuf) {
+            match sys::recv(s, &mut self.rbuf) {
                 Ok(0) => {
                     let started = c.first_byte;
                     match c.parser.at_eof() {
@@ -483,7 +487,7 @@ impl Worker {
                         c.parser.feed_body(data)
                     } else if c.head.is_empty() {
                         // The usual case: the whole head is in this one read.
-                        match c.parser.parse_head(data) {
+                        match c.parser.parse_head_cached(data, &mut self.heads) {
                             Ok(Some(h)) => c.parser.feed_body(&data[h..]),
                             Ok(None) => {
                                 c.head.extend_from_slice(data);
