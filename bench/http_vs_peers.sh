@@ -8,7 +8,11 @@
 #            --port N       nginx port (default: the first free one from 18080)
 #
 # nginx (2 workers, access_log off, keepalive_requests 100000000) serves an 800-byte file from a
-# private config in a temp dir; it is stopped on exit. Each client is run under /usr/bin/time: its
+# private config in a temp dir; it is stopped on exit. It listens with reuseport, so the kernel spreads
+# the connections over the two workers by their addresses. Without it, whichever worker wakes first
+# takes a burst of new connections: ss -tnp showed all 10 of a c=10 run on one worker in 4 of 5 runs
+# of perflab and 3 of 6 of ab (wrk's two threads split them 2/8 to 5/5), and c=10 throughput followed
+# that split, not the client. Each client is run under /usr/bin/time: its
 # CPU per request is (user + sys of the client process) / completed requests. Missing packages
 # (nginx, wrk, apache2-utils, time) are installed with apt-get -y.
 set -euo pipefail
@@ -81,7 +85,7 @@ http {
     keepalive_timeout 120s;
     client_body_temp_path $T/tmp; proxy_temp_path $T/tmp; fastcgi_temp_path $T/tmp;
     uwsgi_temp_path $T/tmp; scgi_temp_path $T/tmp;
-    server { listen 127.0.0.1:$PORT; root $T/www; }
+    server { listen 127.0.0.1:$PORT reuseport; root $T/www; }
 }
 EOF
 "$NGINX" -p "$T" -c "$T/nginx.conf" -g 'daemon on;'
@@ -162,7 +166,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 # to show why the defaults are what they are when the client shares the cores with the server.
 TOOLS=(wrk ab perflab perflabN)
 echo "perflab http vs wrk and ab — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"
-echo "target: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') at $URL (800 B), $REPS x ${DUR}s per cell, medians"
+echo "target: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (2 workers, reuseport) at $URL (800 B), $REPS x ${DUR}s per cell, medians"
 echo "clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), ab $(ab -V | awk '/Version/ { print $5; exit }'), perflab $($PERFLAB --version | awk '{ print $2 }')"
 BUSY=$(busy)
 echo "at start: $(conditions)"
