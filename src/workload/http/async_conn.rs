@@ -3,7 +3,7 @@
 
 use super::async_engine::{Ctx, Job};
 use super::conn::{ErrorClass, BUF};
-use super::response::{Fed, Parser};
+use super::response::{Fed, HeadCache, Parser};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -73,11 +73,12 @@ async fn try_connect(ctx: &Ctx) -> Result<Stream, (ErrorClass, String)> {
 pub async fn http1(ctx: &Ctx) {
     let mut buf = vec![0u8; BUF];
     let mut parser = Parser::default();
+    let mut heads = HeadCache::default();
     loop {
         let Some(stream) = connect(ctx).await else { return };
         let finished = match stream {
-            Stream::Plain(s) => session(ctx, s, &mut buf, &mut parser).await,
-            Stream::Tls(s) => session(ctx, *s, &mut buf, &mut parser).await,
+            Stream::Plain(s) => session(ctx, s, &mut buf, &mut parser, &mut heads).await,
+            Stream::Tls(s) => session(ctx, *s, &mut buf, &mut parser, &mut heads).await,
         };
         if finished {
             return;
@@ -86,7 +87,13 @@ pub async fn http1(ctx: &Ctx) {
 }
 
 /// Requests one after the other on one connection; true when the run needs no more.
-async fn session<S: AsyncRead + AsyncWrite + Unpin>(ctx: &Ctx, mut s: S, buf: &mut [u8], parser: &mut Parser) -> bool {
+async fn session<S: AsyncRead + AsyncWrite + Unpin>(
+    ctx: &Ctx,
+    mut s: S,
+    buf: &mut [u8],
+    parser: &mut Parser,
+    heads: &mut HeadCache,
+) -> bool {
     let cfg = &ctx.sh.cfg;
     let mut probe = [0u8; 1];
     loop {
@@ -105,7 +112,7 @@ async fn session<S: AsyncRead + AsyncWrite + Unpin>(ctx: &Ctx, mut s: S, buf: &m
             let _ = tokio::time::timeout(Duration::from_millis(100), s.shutdown()).await;
             return true;
         };
-        match tokio::time::timeout(cfg.timeout, exchange(ctx, &mut s, buf, parser, &job)).await {
+        match tokio::time::timeout(cfg.timeout, exchange(ctx, &mut s, buf, parser, heads, &job)).await {
             Ok(Ok(close)) => {
                 ctx.done(&job, parser.status, parser.body_bytes);
                 if close || !cfg.keepalive {
@@ -135,6 +142,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
     s: &mut S,
     buf: &mut [u8],
     parser: &mut Parser,
+    heads: &mut HeadCache,
     job: &Job,
 ) -> Result<bool, (ErrorClass, String)> {
     let io = |e: std::io::Error| (ErrorClass::of_io(&e, false), e.to_string());
@@ -166,7 +174,7 @@ async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(
         }
         let fed = if in_head {
             filled += n;
-            match parser.parse_head(&buf[..filled]) {
+            match parser.parse_head_cached(&buf[..filled], heads) {
                 Ok(Some(h)) => parser.feed_body(&buf[h..filled]),
                 Ok(None) if filled == buf.len() => Err("response head too large".to_string()),
                 Ok(None) => Ok(Fed::More),
