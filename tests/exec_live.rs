@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+mod common;
+use common::free_port;
+
 const SPEC: RunSpec = RunSpec {
     warmup: Duration::ZERO,
     load: Duration::from_secs(1),
@@ -32,13 +35,6 @@ fn v(r: &WorkloadResult, name: &str) -> f64 {
     r.metric(name)
         .unwrap_or_else(|| panic!("metric {name} missing: {:?}", r.metrics))
         .value
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 /// A child process killed when dropped.

@@ -6,11 +6,8 @@ use perflab::plan::{self, Order, Plan, Repetitions};
 use perflab::runner::workloads::{self, Locator};
 use std::path::Path;
 
-/// A free loopback port: the fixtures' `18080` is replaced by it so a busy 18080 cannot fail the test.
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
+mod common;
+use common::free_port;
 
 fn fixture(name: &str) -> Plan {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/plans").join(name);

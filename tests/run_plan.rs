@@ -7,30 +7,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod common;
+use common::{free_port, only_run_dir, write_plan};
+
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 /// A credential the plans send in Authorization and Cookie headers: no stored or reported file may hold it.
 const SECRET: &str = "s3cretT0kenXyz";
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
-
-fn write_plan(dir: &Path, body: &str) -> PathBuf {
-    let p = dir.join("plan.toml");
-    std::fs::write(&p, body).expect("write plan");
-    p
-}
-
-fn only_run_dir(runs: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(runs)
-        .expect("runs dir")
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "exactly one run directory: {dirs:?}");
-    dirs[0].clone()
-}
 
 fn serve_plan(port: u16, phases: &str, extra: &str) -> String {
     format!(

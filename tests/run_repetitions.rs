@@ -4,8 +4,11 @@
 //! of captured wrk output, so every figure is known in advance.
 
 use perflab::store::Store;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
+
+mod common;
+use common::{only_run_dir, write_plan};
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 const WRK: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/tools/wrk");
@@ -17,21 +20,6 @@ load = "50ms"
 recovery = "0s"
 interval = "100ms"
 "#;
-
-fn write_plan(dir: &Path, body: &str) -> PathBuf {
-    let p = dir.join("plan.toml");
-    std::fs::write(&p, body).expect("write plan");
-    p
-}
-
-fn only_run_dir(runs: &Path) -> PathBuf {
-    let dirs: Vec<PathBuf> = std::fs::read_dir(runs)
-        .expect("runs dir")
-        .map(|e| e.expect("entry").path())
-        .collect();
-    assert_eq!(dirs.len(), 1, "one run directory: {dirs:?}");
-    dirs[0].clone()
-}
 
 fn run(args: &[&str], plan: &Path) -> std::process::Output {
     Command::new(BIN).args(args).arg(plan).output().expect("run perflab")
