@@ -387,3 +387,31 @@ fn exit_codes_follow_the_documented_rule() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("(interrupted)") && text.contains("Complete requests:"), "{text}");
 }
+
+#[test]
+fn busy_polling_counts_the_same_and_keeps_its_polling_apart_from_work() {
+    let _g = lock();
+    let s = server(|c| c.delay = Delay::Fixed(Duration::from_millis(2)));
+    let r = load(&s, |c| {
+        c.requests = Some(200);
+        c.connections = 1;
+        c.threads = Some(1);
+        c.busy_poll = true;
+    });
+    let served = s.shutdown().expect("shutdown");
+    assert_eq!((r.stats.responses, r.errors(), served), (200, 0, 200));
+    assert!(ms(&r.stats.latency, 0.5) >= 2.0, "p50 {} ms", ms(&r.stats.latency, 0.5));
+    // Every request waited 2 ms for the server, which the worker spent polling for nothing: that time
+    // is reported apart, and the busy figure leaves it out.
+    assert!(r.stats.spin > Duration::from_millis(200), "spin {:?}", r.stats.spin);
+    assert!(!kinds(&r).contains(&"client_cpu_bound"), "{:?}", r.warnings);
+    let j = r.json();
+    assert_eq!(j["busy_poll"], true);
+    assert!(j["client_spin_s"].as_f64().expect("client_spin_s") > 0.2);
+    // The tokio path (HTTPS, HTTP/2) does not poll: asking for it there is a usage error.
+    let mut cfg = HttpConfig::new("http://127.0.0.1:9/");
+    cfg.http2 = true;
+    cfg.busy_poll = true;
+    let e = http::prepare(&cfg).expect_err("refused").to_string();
+    assert!(e.contains("--busy-poll works with plain HTTP/1.1"), "{e}");
+}

@@ -75,6 +75,10 @@ pub struct HttpArgs {
     /// Worker threads (default: one per CPU; half of them with keep-alive against a loopback target)
     #[arg(short = 't', long)]
     pub threads: Option<u64>,
+    /// Wait for responses by polling, not sleeping: no thread wake-up delay in the latencies, one
+    /// busy core per worker thread (plain HTTP/1.1)
+    #[arg(long)]
+    pub busy_poll: bool,
     /// Print the result as JSON (schema perflab.http/1)
     #[arg(long)]
     pub json: bool,
@@ -117,6 +121,7 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
         cacert: a.cacert.clone(),
         timeout: a.timeout.clone(),
         threads: a.threads,
+        busy_poll: a.busy_poll,
     };
     let prepared = prepare(&cfg)?;
     let warmup = a

@@ -54,6 +54,10 @@ pub struct HttpConfig {
     /// Worker threads (default: one per CPU, half of them against loopback; at most one per connection).
     #[serde(default)]
     pub threads: Option<u64>,
+    /// Wait for responses by polling instead of sleeping (plain HTTP/1.1 only): no thread wake-up in
+    /// the latencies, at the cost of one busy core per worker thread.
+    #[serde(default)]
+    pub busy_poll: bool,
 }
 
 fn default_connections() -> u64 {
@@ -85,6 +89,7 @@ impl HttpConfig {
             cacert: None,
             timeout: None,
             threads: None,
+            busy_poll: false,
         }
     }
 }
@@ -143,6 +148,8 @@ pub struct Prepared {
     pub path: String,
     pub headers: Vec<(String, String)>,
     pub body: bytes::Bytes,
+    /// Poll for responses instead of sleeping (the mio path only).
+    pub busy_poll: bool,
 }
 
 fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
@@ -268,6 +275,9 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     };
     let threads = (c.threads.map(|t| t as usize).unwrap_or(default_threads)).clamp(1, connections);
     let streams = if c.http2 { c.streams.unwrap_or(1) as usize } else { 1 };
+    if c.busy_poll && (https || protocol != Protocol::Http1) {
+        return Err(usage("--busy-poll works with plain HTTP/1.1 (an http:// URL without --http2) only"));
+    }
     let slots = connections.saturating_mul(streams);
     let max_inflight = c.max_inflight.map(|m| m as usize).unwrap_or(slots).clamp(1, slots);
     let tls = if https {
@@ -307,6 +317,7 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         path: path.to_string(),
         headers,
         body: body.into(),
+        busy_poll: c.busy_poll,
     };
     if protocol != Protocol::Http1 {
         super::h2::Template::new(&prepared).map_err(usage)?;

@@ -37,7 +37,8 @@ pub fn diagnose(cfg: &Prepared, r: &HttpReport) -> Vec<Warning> {
     let mut w = Vec::new();
     let busiest = r.thread_busy.iter().cloned().fold(0.0_f64, f64::max);
     let cpus = own_cpus();
-    let process_busy = r.cpu.as_secs_f64() / (r.wall.as_secs_f64().max(1e-9) * cpus.len().max(1) as f64);
+    let work = r.cpu.saturating_sub(r.stats.spin);
+    let process_busy = work.as_secs_f64() / (r.wall.as_secs_f64().max(1e-9) * cpus.len().max(1) as f64);
     if busiest >= BUSY_THREAD {
         w.push(Warning {
             kind: "client_cpu_bound",

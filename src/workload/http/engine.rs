@@ -47,9 +47,13 @@ pub fn run(
             } else {
                 worker::run(sh, id, n, cap, tx.clone())
             };
-            let busy = diagnosis::thread_cpu().as_secs_f64() / t0.elapsed().as_secs_f64().max(1e-9);
+            let (cpu, wall) = (diagnosis::thread_cpu(), t0.elapsed().as_secs_f64().max(1e-9));
             let _ = tx.send(Message::Finished);
-            r.map(|s| (s, busy))
+            // Busy polling: the time spent polling for nothing is not work.
+            r.map(|s| {
+                let busy = cpu.saturating_sub(s.spin).as_secs_f64() / wall;
+                (s, busy)
+            })
         })?);
     }
     drop(tx);

@@ -30,6 +30,8 @@ pub struct HttpReport {
     /// "http/1.1", "h2" or "h2c"; `tls`: over HTTPS.
     pub protocol: &'static str,
     pub tls: bool,
+    /// The workers polled for responses instead of sleeping (`--busy-poll`).
+    pub busy_poll: bool,
     pub stats: Stats,
     pub series: Vec<Tick>,
     pub measured: Duration,
@@ -54,6 +56,7 @@ impl HttpReport {
             target_rate: cfg.rate,
             protocol: cfg.protocol.name(),
             tls: cfg.tls.is_some(),
+            busy_poll: cfg.busy_poll,
             stats,
             series,
             measured,
@@ -268,9 +271,14 @@ impl HttpReport {
         if let Some(c) = self.cpu_us_per_request() {
             let _ = writeln!(
                 s,
-                "Client CPU:             {c:.1} µs per request ({:.3} s user+sys; busiest thread {:.0} %)",
+                "Client CPU:             {c:.1} µs per request ({:.3} s user+sys; busiest thread {:.0} %{})",
                 self.cpu.as_secs_f64(),
-                self.busiest_thread() * 100.0
+                self.busiest_thread() * 100.0,
+                if self.busy_poll {
+                    format!("; busy polling, {:.3} s of it polling for nothing", st.spin.as_secs_f64())
+                } else {
+                    String::new()
+                }
             );
         }
         for w in &self.warnings {
@@ -367,6 +375,8 @@ impl HttpReport {
             "client_cpu_s": self.cpu.as_secs_f64(),
             "client_wall_s": self.wall.as_secs_f64(),
             "client_thread_busy_pct": self.thread_busy.iter().map(|b| b * 100.0).collect::<Vec<_>>(),
+            "busy_poll": self.busy_poll,
+            "client_spin_s": st.spin.as_secs_f64(),
             "warnings": self.warnings.iter().map(|w| serde_json::json!({"kind": w.kind, "message": w.message})).collect::<Vec<_>>(),
             "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "requests_per_s": t.requests_per_s, "errors": t.errors, "p99_ms": if t.p99_ms.is_finite() { serde_json::Value::from(t.p99_ms) } else { serde_json::Value::Null }})).collect::<Vec<_>>(),
         })

@@ -61,6 +61,8 @@ pub struct Stats {
     pub inflight_at_stop: u64,
     pub reconnects: u64,
     pub connections_opened: u64,
+    /// Busy polling: wall time spent in polls that found nothing and the yields after them.
+    pub spin: Duration,
 }
 
 impl Default for Stats {
@@ -88,6 +90,7 @@ impl Stats {
             inflight_at_stop: 0,
             reconnects: 0,
             connections_opened: 0,
+            spin: Duration::ZERO,
         }
     }
 
@@ -113,6 +116,7 @@ impl Stats {
         self.inflight_at_stop += o.inflight_at_stop;
         self.reconnects += o.reconnects;
         self.connections_opened += o.connections_opened;
+        self.spin += o.spin;
     }
 }
 

@@ -107,15 +107,24 @@ impl Worker {
             self.arrivals(now);
             self.dispatch(now);
             self.flush_interval(now, false);
-            let timeout = self.timeout(now);
+            let busy_poll = self.sh.cfg.busy_poll;
+            let timeout = if busy_poll { Duration::ZERO } else { self.timeout(now) };
             // epoll waits in whole ms (rounded up): the timerfd wakes the loop when a send is due.
             if let (Some(a), Some(t)) = (self.next_arrival, self.timer.as_mut()) {
                 t.arm(a);
             }
+            let polled = busy_poll.then(Instant::now);
             match self.poll.poll(&mut events, Some(timeout)) {
                 Ok(()) => {}
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e),
+            }
+            if let (Some(t), true) = (polled, events.is_empty()) {
+                // Nothing yet: let whatever else shares this core run (the target, perhaps), then
+                // poll again. This time is not work, and the thread's busy figure leaves it out.
+                // SAFETY: sched_yield takes no arguments and cannot fail on Linux.
+                unsafe { libc::sched_yield() };
+                self.stats.spin += t.elapsed();
             }
             for ev in events.iter() {
                 let i = ev.token().0;
