@@ -177,8 +177,12 @@ for mode in ka close; do
     for rep in $(seq "$REPS"); do
         wait_quiet
         echo "repetition $rep ($(conditions))"
+        # The clients take turns first: the order rotates with each repetition, so that a drift of the
+        # machine during a repetition does not always fall on the same client.
+        k=$(( (rep - 1) % ${#TOOLS[@]} ))
+        order=("${TOOLS[@]:k}" "${TOOLS[@]:0:k}")
         for c in "${CS[@]}"; do
-            for tool in "${TOOLS[@]}"; do
+            for tool in "${order[@]}"; do
                 read -r r u n e <<<"$(run $tool $mode "$c")"
                 printf '  %-8s c=%-4s %9s req/s %7s us/req  (%s done, %s errors)\n' "$tool" "$c" "$r" "$u" "$n" "$e"
                 RPS[$mode,$tool,$c]+="$r "
