@@ -6,6 +6,8 @@ use perflab::runner::target::{CommandLine, Ready, RunningTarget, TargetConfig};
 use perflab::util::Cancel;
 use std::time::Duration;
 
+mod common;
+
 fn cfg(cmd: &str, limits: Limits) -> TargetConfig {
     TargetConfig {
         command: CommandLine::Shell(cmd.into()),
@@ -116,4 +118,102 @@ fn cpus_1_pins_the_target_and_the_cgroups_are_removed() {
         })
         .collect();
     assert!(left.is_empty(), "cgroups left behind: {left:?}");
+}
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+
+fn started(cmd: &str, ready: &Ready) -> (RunningTarget, anyhow::Result<()>) {
+    let mut t = RunningTarget::start(&cfg(cmd, Limits::default()), Applied::none()).expect("target starts");
+    let r = t.wait_ready(ready, &Cancel::new());
+    (t, r)
+}
+
+fn get(url_port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", url_port)).expect("connect");
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .expect("send");
+    let mut out = String::new();
+    let _ = s.read_to_string(&mut out);
+    out
+}
+
+#[test]
+fn ready_by_url_means_a_200_and_a_404_never_is_ready() {
+    // The server comes up only after a while, so the first probes find nothing listening.
+    let port = common::free_port();
+    let cmd = format!("sleep 0.3; exec {BIN} serve --port {port} --size 10");
+    let url = |path: &str| Ready::Http {
+        url: format!("http://127.0.0.1:{port}{path}"),
+        timeout: Duration::from_secs(10),
+    };
+    let (t, r) = started(&cmd, &url("/"));
+    r.expect("ready once / answers 200");
+    assert!(get(port, "/").starts_with("HTTP/1.1 200"), "ready means answering");
+    t.stop().expect("stop");
+
+    // perflab serve answers 404 off its routes: listening is not enough.
+    let port = common::free_port();
+    let cmd = format!("exec {BIN} serve --port {port}");
+    let ready = Ready::Http {
+        url: format!("http://127.0.0.1:{port}/nope"),
+        timeout: Duration::from_millis(800),
+    };
+    let (t, r) = started(&cmd, &ready);
+    let e = r.expect_err("a 404 is not ready").to_string();
+    assert!(e.contains(&format!("waited for http://127.0.0.1:{port}/nope to answer 200")), "{e}");
+    assert!(get(port, "/nope").starts_with("HTTP/1.1 404"), "the server was up all along");
+    t.stop().expect("stop");
+}
+
+#[test]
+fn ready_by_log_reads_stderr_too_and_a_timeout_names_the_pattern() {
+    let log = |p: &str, ms| Ready::Log {
+        pattern: regex::Regex::new(p).expect("regex"),
+        timeout: Duration::from_millis(ms),
+    };
+    let (t, r) = started(
+        "echo starting; sleep 0.2; echo 'db: ready to accept connections' >&2; sleep 30",
+        &log("ready to accept", 10_000),
+    );
+    r.expect("the line on stderr makes it ready");
+    t.stop().expect("stop");
+    let (t, r) = started("echo hello; sleep 30", &log("never said", 500));
+    let e = r.expect_err("times out").to_string();
+    assert!(e.contains("waited for a log line matching /never said/"), "{e}");
+    t.stop().expect("stop");
+}
+
+fn rss_kib() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .expect("status")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:")?.trim().strip_suffix("kB")?.trim().parse().ok())
+        .expect("VmRSS")
+}
+
+#[test]
+fn a_target_that_logs_a_lot_after_it_is_ready_does_not_grow_the_runner() {
+    // 300 MB of log lines after the ready line: the tails keep their ends, nothing else is kept.
+    let cmd = "echo up; yes 'GET /index.html 200 800 0.000123 some client said hello to the server' | head -c 300000000";
+    let before = rss_kib();
+    let (mut t, r) = started(
+        cmd,
+        &Ready::Log {
+            pattern: regex::Regex::new("^up$").expect("regex"),
+            timeout: Duration::from_secs(10),
+        },
+    );
+    r.expect("ready");
+    // The pipe holds 64 KiB: once the target has exited, the readers have taken all but that.
+    let until = std::time::Instant::now() + Duration::from_secs(120);
+    while t.exited().is_none() && std::time::Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(t.exited().is_some(), "the target printed its 300 MB and exited");
+    std::thread::sleep(Duration::from_millis(300));
+    let grown = rss_kib().saturating_sub(before);
+    assert!(grown < 100_000, "the runner grew by {grown} KiB while the target printed 300 MB");
+    let stopped = t.stop().expect("stop");
+    assert!(stopped.stdout_tail.contains("some client said hello"));
 }

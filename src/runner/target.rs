@@ -5,6 +5,7 @@ use super::limits::{Applied, Limits};
 use crate::util::Cancel;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -65,6 +66,9 @@ pub struct RunningTarget {
     stdout: Arc<Mutex<Tail>>,
     stderr: Arc<Mutex<Tail>>,
     lines: mpsc::Receiver<String>,
+    /// The readers pass lines on only while readiness may need them: a target that logs a line per
+    /// request would otherwise queue its whole output in memory for the rest of the trial.
+    want_lines: Arc<AtomicBool>,
     readers: Vec<std::thread::JoinHandle<()>>,
     exited: Option<std::process::ExitStatus>,
     stop_signal: i32,
@@ -79,7 +83,12 @@ pub struct Stopped {
     pub died: Option<String>,
 }
 
-fn reader(mut src: impl Read + Send + 'static, tail: Arc<Mutex<Tail>>, lines: mpsc::Sender<String>) -> std::thread::JoinHandle<()> {
+fn reader(
+    mut src: impl Read + Send + 'static,
+    tail: Arc<Mutex<Tail>>,
+    lines: mpsc::Sender<String>,
+    want: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<()> {
     std::thread::spawn(move || {
         let mut r = BufReader::new(&mut src);
         let mut line = Vec::new();
@@ -91,7 +100,9 @@ fn reader(mut src: impl Read + Send + 'static, tail: Arc<Mutex<Tail>>, lines: mp
                     if let Ok(mut t) = tail.lock() {
                         t.push(&line);
                     }
-                    let _ = lines.send(String::from_utf8_lossy(&line).trim_end().to_string());
+                    if want.load(Ordering::Relaxed) {
+                        let _ = lines.send(String::from_utf8_lossy(&line).trim_end().to_string());
+                    }
                 }
             }
         }
@@ -149,12 +160,13 @@ impl RunningTarget {
         let stdout = Arc::new(Mutex::new(Tail::default()));
         let stderr = Arc::new(Mutex::new(Tail::default()));
         let (tx, rx) = mpsc::channel();
+        let want_lines = Arc::new(AtomicBool::new(true));
         let mut readers = Vec::new();
         if let Some(o) = child.stdout.take() {
-            readers.push(reader(o, stdout.clone(), tx.clone()));
+            readers.push(reader(o, stdout.clone(), tx.clone(), want_lines.clone()));
         }
         if let Some(e) = child.stderr.take() {
-            readers.push(reader(e, stderr.clone(), tx));
+            readers.push(reader(e, stderr.clone(), tx, want_lines.clone()));
         }
         Ok(RunningTarget {
             child,
@@ -162,6 +174,7 @@ impl RunningTarget {
             stdout,
             stderr,
             lines: rx,
+            want_lines,
             readers,
             exited: None,
             stop_signal: cfg.stop_signal,
@@ -187,8 +200,16 @@ impl RunningTarget {
         self.stderr.lock().map(|t| t.text()).unwrap_or_default()
     }
 
-    /// Wait until the target is ready. The error says why not (timeout, exit, cancel).
+    /// Wait until the target is ready. The error says why not (timeout, exit, cancel). Once it returns,
+    /// the target's output still reaches the tails but is no longer kept line by line.
     pub fn wait_ready(&mut self, ready: &Ready, cancel: &Cancel) -> anyhow::Result<()> {
+        let r = self.wait_ready_inner(ready, cancel);
+        self.want_lines.store(false, Ordering::Relaxed);
+        while self.lines.try_recv().is_ok() {}
+        r
+    }
+
+    fn wait_ready_inner(&mut self, ready: &Ready, cancel: &Cancel) -> anyhow::Result<()> {
         let start = Instant::now();
         let (timeout, what) = match ready {
             Ready::None => return Ok(()),
