@@ -289,6 +289,16 @@ fn the_cores_example_runs_with_short_phases() {
         assert_eq!(t.metric("error_rate_pct"), Some(0.0));
         assert!(t.limit_mechanism.is_some(), "the CPU limit's mechanism is stored");
     }
+    // Where the machine has fewer than 4 CPUs, the 4-CPU points the plan skipped are said at the end,
+    // kept in the store and printed in the report, not only in the dry run.
+    if perflab::util::cpus::online_cpus().len() < 4 {
+        let said = |notes: &[String]| notes.iter().filter(|n| n.contains("cpus = 4 cannot be honoured")).count();
+        assert_eq!(said(&out.notes), 3, "{:?}", out.notes);
+        assert_eq!(said(&Store::open(&out.dir).unwrap().notes().unwrap()), 3);
+        let md = perflab::report::write_report(&out.dir).unwrap().markdown.expect("report.md");
+        let md = std::fs::read_to_string(md).unwrap();
+        assert_eq!(md.matches("cpus = 4 cannot be honoured").count(), 3, "{md}");
+    }
 }
 
 #[test]

@@ -115,6 +115,12 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
                 if label_runs { "compared" } else { "pooled" }
             ));
         }
+        // What the run could not do (points or variants skipped here), once however many runs say it.
+        for n in store.notes()? {
+            if !notes.contains(&n) {
+                notes.push(n);
+            }
+        }
         for t in trials {
             let samples = store.samples(t.id)?;
             let mut params = params_of(&t.params_json);

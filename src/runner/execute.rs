@@ -140,7 +140,8 @@ fn skip_unmet_variants(exp: &mut Experiment) -> Vec<String> {
 }
 
 pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyhow::Result<RunOutcome> {
-    let notes = skip_unmet_variants(&mut exp);
+    let mut notes = std::mem::take(&mut exp.notes);
+    notes.extend(skip_unmet_variants(&mut exp));
     if exp.trials.is_empty() && !notes.is_empty() && opts.resume.is_none() {
         return Ok(RunOutcome {
             dir: PathBuf::new(),
@@ -152,6 +153,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
         });
     }
     let (mut store, done) = open_store(&exp, opts)?;
+    store.add_notes(&notes)?;
     let dir = store.dir().to_path_buf();
     let run_tag = format!("{}-{}", std::process::id(), compact_utc(unix_now()));
     let labels: BTreeMap<usize, String> = exp.points.iter().map(|p| (p.id, p.label.clone())).collect();

@@ -93,4 +93,7 @@ pub struct Experiment {
     pub hooks: BTreeMap<String, Hooks>,
     pub thresholds: Vec<Threshold>,
     pub extend: Option<Extender>,
+    /// What the plan could not do here (points skipped, e.g. more CPUs than the machine has): said
+    /// when the run starts, at its end, and kept in the store for the report.
+    pub notes: Vec<String>,
 }

@@ -91,6 +91,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         hooks,
         thresholds,
         extend,
+        notes: plan.notes.clone(),
     })
 }
 

@@ -2,7 +2,7 @@
 
 use super::{codec, write::TaggedSample, Store};
 use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint};
-use rusqlite::params;
+use rusqlite::{params, OptionalExtension};
 use std::collections::BTreeMap;
 
 #[derive(Clone, Debug)]
@@ -120,6 +120,18 @@ impl Store {
     }
 
     /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
+    /// The run's notes (see `add_notes`); none in a store that has no `notes` key.
+    pub fn notes(&self) -> anyhow::Result<Vec<String>> {
+        let v: Option<String> = self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = 'notes'", [], |r| r.get(0))
+            .optional()?;
+        Ok(match v {
+            Some(j) => serde_json::from_str(&j)?,
+            None => Vec::new(),
+        })
+    }
+
     pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
         let mut st = self.conn().prepare(
             "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,

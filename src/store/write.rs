@@ -89,6 +89,24 @@ impl Store {
         Ok(())
     }
 
+    /// Keep the run's notes (points the plan skipped here, variants whose `skip_unless` failed) in
+    /// `meta` under the key `notes`, a JSON array; notes already stored (a `--resume`) are not repeated.
+    pub fn add_notes(&mut self, notes: &[String]) -> anyhow::Result<()> {
+        let mut all = self.notes()?;
+        for n in notes.iter().map(|n| redact(n)) {
+            if !all.contains(&n) {
+                all.push(n);
+            }
+        }
+        if !all.is_empty() {
+            self.conn().execute(
+                "INSERT OR REPLACE INTO meta (key, value) VALUES ('notes', ?1)",
+                [serde_json::to_string(&all)?],
+            )?;
+        }
+        Ok(())
+    }
+
     /// Mark the run complete, interrupted or failed.
     pub fn finish_run(&mut self, status: &str, ended_unix: f64) -> anyhow::Result<()> {
         self.conn().execute(
