@@ -413,5 +413,8 @@ fn busy_polling_counts_the_same_and_keeps_its_polling_apart_from_work() {
     cfg.http2 = true;
     cfg.busy_poll = true;
     let e = http::prepare(&cfg).expect_err("refused").to_string();
-    assert!(e.contains("--busy-poll works with plain HTTP/1.1"), "{e}");
+    assert!(
+        e.contains("busy polling (--busy-poll; busy_poll in a plan) works with plain HTTP/1.1 only"),
+        "{e}"
+    );
 }

@@ -276,7 +276,9 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     let threads = (c.threads.map(|t| t as usize).unwrap_or(default_threads)).clamp(1, connections);
     let streams = if c.http2 { c.streams.unwrap_or(1) as usize } else { 1 };
     if c.busy_poll && (https || protocol != Protocol::Http1) {
-        return Err(usage("--busy-poll works with plain HTTP/1.1 (an http:// URL without --http2) only"));
+        return Err(usage(
+            "busy polling (--busy-poll; busy_poll in a plan) works with plain HTTP/1.1 only: an http:// URL without --http2",
+        ));
     }
     let slots = connections.saturating_mul(streams);
     let max_inflight = c.max_inflight.map(|m| m as usize).unwrap_or(slots).clamp(1, slots);
