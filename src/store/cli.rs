@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct ExportArgs {
-    /// A run directory (runs/<timestamp>-<plan name>)
+    /// A run directory (runs/TIMESTAMP-PLAN_NAME)
     pub run: PathBuf,
-    /// Where to write the CSV files (default: <run>/csv)
+    /// Where to write the CSV files (default: RUN/csv)
     #[arg(long)]
     pub out: Option<PathBuf>,
 }

@@ -148,7 +148,7 @@ fn fmt_num(v: f64) -> String {
 }
 
 impl Evidence {
-    /// e.g. "c=10: cpu_busy_pct mean 96.50, p95 99 (baseline 3.10) >= 90 in 28/30 samples [atop]";
+    /// e.g. "c=10: cpu_busy_pct mean 96.50, p95 99 (baseline 3.10) >= 90 in 28/30 samples \[atop\]";
     /// a single value (E1) prints as "c=10: error rate 0.50".
     pub fn text(&self) -> String {
         if self.samples == 1 {

@@ -6,7 +6,7 @@ use perflab::plan::{self, Order, Plan, Repetitions};
 use perflab::runner::workloads::{self, Locator};
 use std::path::Path;
 
-mod common;
+use crate::common;
 use common::free_port;
 
 fn fixture(name: &str) -> Plan {

@@ -1,7 +1,7 @@
 //! stress-ng, memtester, fio and iperf3 adapters against real outputs captured from the tools
 //! (tests/fixtures/tools, see its README): exact figures, and each tool's error case.
 
-mod adapters_common;
+use crate::adapters_common;
 
 use adapters_common::*;
 use perflab::workload::exec::adapters::{by_name, ToolOutput};

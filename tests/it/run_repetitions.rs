@@ -7,7 +7,7 @@ use perflab::store::Store;
 use std::path::Path;
 use std::process::Command;
 
-mod common;
+use crate::common;
 use common::{only_run_dir, write_plan};
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");

@@ -1,6 +1,5 @@
-//! Helpers several test binaries share: a free loopback port, a plan written to disk, and the one
+//! Helpers several test modules share: a free loopback port, a plan written to disk, and the one
 //! run directory a run left behind.
-#![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 

@@ -2,7 +2,7 @@
 //! the between-run CV), `perflab compare` of two runs, recovery time, every ± naming σ or the 95 %
 //! CI, and charts with units, legends and named phases.
 
-mod report_common;
+use crate::report_common;
 
 use perflab::report::{write, Formats};
 use report_common::{scale_metric, synthetic_run};

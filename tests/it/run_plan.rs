@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
+use crate::common;
 use common::{free_port, only_run_dir, write_plan};
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");

@@ -1,7 +1,7 @@
 //! The HTML report loads in headless Chromium: the SVG charts are in the rendered DOM, the page
 //! makes no network request and logs no console error. Needs `chromium` (.ci/packages.txt).
 
-mod report_common;
+use crate::report_common;
 
 use perflab::report::{write, Formats};
 use std::process::Command;

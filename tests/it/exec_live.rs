@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::free_port;
 
 const SPEC: RunSpec = RunSpec {

@@ -1,7 +1,7 @@
 //! `perflab report` on a synthetic run: every section, determinism, escaping, redaction, and the
 //! JSON holding the same numbers as the tables.
 
-mod report_common;
+use crate::report_common;
 
 use perflab::report::{doc::num, write, Formats};
 use report_common::{all_files, synthetic_run, SECRET, XSS};

@@ -6,7 +6,7 @@ use perflab::runner::target::{CommandLine, Ready, RunningTarget, TargetConfig};
 use perflab::util::Cancel;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 
 fn cfg(cmd: &str, limits: Limits) -> TargetConfig {
     TargetConfig {

@@ -1,5 +1,4 @@
 //! Shared fixture for the report tests: a synthetic run written through the store API (no load).
-#![allow(dead_code)]
 
 use perflab::store::{RunInfo, Store, TaggedSample, TrialRecord};
 use perflab::workload::result::latency_histogram;

@@ -1,5 +1,4 @@
 //! Shared helpers of the adapter fixture tests: load a captured run, parse it, read metrics.
-#![allow(dead_code)]
 
 use perflab::workload::exec::adapters::{by_name, ToolOutput};
 use perflab::workload::exec::process::Exit;

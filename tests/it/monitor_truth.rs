@@ -164,7 +164,7 @@ fn sample(s: &mut Sampler) -> Sample {
 /// by itself in the second before and the second after), all in MB.
 fn alloc_once() -> (f64, f64, f64) {
     let mut child = Command::new(std::env::current_exe().expect("exe"))
-        .args(["--exact", "child_alloc", "--nocapture", "--test-threads", "1"])
+        .args(["--exact", "monitor_truth::child_alloc", "--nocapture", "--test-threads", "1"])
         .env("PERFLAB_TEST_CHILD", "alloc")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -1,7 +1,7 @@
 //! `perflab report` / `perflab compare` from the command line: files written, summary printed, bad
 //! input is one line with exit code 2.
 
-mod report_common;
+use crate::report_common;
 
 use assert_cmd::Command;
 

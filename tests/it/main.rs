@@ -1,0 +1,36 @@
+//! The integration tests, one binary (as ripgrep keeps them): one module per area of perflab.
+//! Run one area with `cargo test --release --test it <module>::`, e.g. `--test it monitor_truth::`.
+
+mod adapters_bench;
+#[allow(dead_code)]
+mod adapters_common;
+mod adapters_registry;
+mod adapters_system;
+mod analysis_bottleneck;
+mod analysis_compare;
+mod analysis_scaling_phases;
+mod analysis_stats;
+#[allow(dead_code)]
+mod common;
+mod examples;
+mod exec_live;
+mod exec_workload;
+mod http_protocols;
+mod http_truth;
+mod monitor_fixtures;
+mod monitor_truth;
+mod plan_fixtures;
+mod plan_parse;
+mod report_browser;
+mod report_cli;
+#[allow(dead_code)]
+mod report_common;
+mod report_honest;
+mod report_render;
+mod run_plan;
+mod run_repetitions;
+mod run_sampling;
+mod run_skip_unless;
+mod runner_target;
+mod serve;
+mod store_roundtrip;
