@@ -30,19 +30,10 @@ pub fn observed(metric: &str, trials: &[&StoredTrial]) -> Option<f64> {
     (!vals.is_empty()).then(|| vals.iter().sum::<f64>() / vals.len() as f64)
 }
 
-/// `latency_p99_ms` → 0.99, `latency_p999_ms` → 0.999, `latency_p50_ms` → 0.5, `latency_max_ms` → 1.
+/// The quantile of the merged `latency` histogram that a `latency_pNN_ms` / `latency_max_ms` names.
 fn latency_quantile(metric: &str) -> Option<f64> {
-    let mid = metric.strip_prefix("latency_")?.strip_suffix("_ms")?;
-    if mid == "max" {
-        return Some(1.0);
-    }
-    let digits = mid.strip_prefix('p')?;
-    if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
-        return None;
-    }
-    // p50 → 0.50, p99 → 0.99, p999 → 0.999; a single digit is a percent (p5 → 0.05).
-    let v: f64 = format!("0.{digits}").parse().ok()?;
-    Some(if digits.len() == 1 { v / 10.0 } else { v })
+    metric.strip_prefix("latency_")?.strip_suffix("_ms")?;
+    crate::workload::result::quantile_in_name(metric)
 }
 
 /// The outcome of one threshold at one point.

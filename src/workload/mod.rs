@@ -10,7 +10,7 @@ pub mod exec;
 pub mod http;
 pub mod result;
 
-pub use result::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
+pub use result::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 
 use crate::util::Cancel;
 use std::time::Duration;

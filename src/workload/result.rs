@@ -22,6 +22,79 @@ impl Better {
     }
 }
 
+/// What a metric is, so that it is aggregated right across repetitions: rates and gauges may be
+/// averaged, counts summed, and a quantile of a distribution is never averaged (merge the histograms
+/// where they exist, otherwise say which statistic of the per-trial quantiles is shown).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MetricKind {
+    /// Events per unit of time (`requests_per_s`, IOPS, MiB/s, Mbit/s).
+    Rate,
+    /// A number of events (`requests`, `errors`).
+    Count,
+    /// A level read at one moment or averaged over the run (`cpu_busy_pct`, `max_rss_mb`).
+    Gauge,
+    /// A length of time that is not a quantile (`latency_mean_ms`, `wall_time_s`).
+    Duration,
+    /// The quantile q (0 < q <= 1; 1 is the maximum) of a distribution (`latency_p99_ms`).
+    Quantile(f64),
+}
+
+impl MetricKind {
+    /// The kind a metric's name and unit imply, for metrics that declare none (and stores written
+    /// before kinds were stored).
+    pub fn infer(name: &str, unit: &str) -> MetricKind {
+        let time_unit = matches!(unit, "ns" | "us" | "µs" | "ms" | "s");
+        if let Some(q) = quantile_in_name(name).filter(|_| time_unit || name.contains("lat")) {
+            return MetricKind::Quantile(q);
+        }
+        if unit.ends_with("/s") || name.ends_with("_per_s") || name.ends_with("iops") || name.ends_with("_mibps") {
+            return MetricKind::Rate;
+        }
+        if time_unit {
+            return MetricKind::Duration;
+        }
+        if unit.is_empty() {
+            return MetricKind::Count;
+        }
+        MetricKind::Gauge
+    }
+
+    /// The quantile, for a quantile.
+    pub fn quantile(self) -> Option<f64> {
+        match self {
+            MetricKind::Quantile(q) => Some(q),
+            _ => None,
+        }
+    }
+}
+
+/// The quantile a metric's name states: `latency_p99_ms` → 0.99, `latency_p999_ms` → 0.999,
+/// `clat_p99_9_us` → 0.999, `latency_p50_ms` → 0.5, `p5` → 0.05, `latency_max_ms` → 1.
+pub fn quantile_in_name(name: &str) -> Option<f64> {
+    let parts: Vec<&str> = name.split('_').collect();
+    for (i, part) in parts.iter().enumerate() {
+        if *part == "max" && i > 0 {
+            return Some(1.0);
+        }
+        let Some(digits) = part.strip_prefix('p') else { continue };
+        if digits.is_empty() || !digits.chars().all(|c| c.is_ascii_digit()) {
+            continue;
+        }
+        // `p99_9` is 99.9 %; `p999` is 0.999 and `p5` is 5 % (a single digit is a percent).
+        let frac = parts.get(i + 1).filter(|n| !n.is_empty() && n.chars().all(|c| c.is_ascii_digit()));
+        let v: f64 = match frac {
+            Some(f) if digits.len() == 2 => format!("0.{digits}{f}").parse().ok()?,
+            Some(f) if digits.len() == 1 => format!("0.0{digits}{f}").parse().ok()?,
+            Some(_) => return None,
+            None if digits.len() == 1 => format!("0.0{digits}").parse().ok()?,
+            None => format!("0.{digits}").parse().ok()?,
+        };
+        return (v > 0.0 && v <= 1.0).then_some(v);
+    }
+    None
+}
+
 /// One named figure, e.g. `requests_per_s` / `req/s` / higher.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
@@ -84,5 +157,32 @@ impl WorkloadResult {
 
     pub fn histogram(&self, name: &str) -> Option<&Histogram<u64>> {
         self.histograms.iter().find(|h| h.name == name).map(|h| &h.hist)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{quantile_in_name, MetricKind};
+
+    #[test]
+    fn quantiles_are_read_from_names() {
+        assert_eq!(quantile_in_name("latency_p99_ms"), Some(0.99));
+        assert_eq!(quantile_in_name("latency_p999_ms"), Some(0.999));
+        assert_eq!(quantile_in_name("latency_p50_ms"), Some(0.5));
+        assert_eq!(quantile_in_name("latency_max_ms"), Some(1.0));
+        assert_eq!(quantile_in_name("job0_read_clat_p99_9_us"), Some(0.999));
+        assert_eq!(quantile_in_name("latency_p5_ms"), Some(0.05));
+        assert_eq!(quantile_in_name("requests_per_s"), None);
+        assert_eq!(quantile_in_name("max_rss_mb"), None);
+    }
+
+    #[test]
+    fn kinds_follow_names_and_units() {
+        assert_eq!(MetricKind::infer("latency_p99_ms", "ms"), MetricKind::Quantile(0.99));
+        assert_eq!(MetricKind::infer("requests_per_s", "req/s"), MetricKind::Rate);
+        assert_eq!(MetricKind::infer("job0_read_iops", "IOPS"), MetricKind::Rate);
+        assert_eq!(MetricKind::infer("latency_mean_ms", "ms"), MetricKind::Duration);
+        assert_eq!(MetricKind::infer("errors", ""), MetricKind::Count);
+        assert_eq!(MetricKind::infer("max_rss_mb", "MB"), MetricKind::Gauge);
     }
 }
