@@ -2,7 +2,7 @@
 //! ready, watch it, and stop it (signal, grace period, then SIGKILL to the whole group and cgroup).
 
 use super::limits::{Applied, Limits};
-use crate::util::Cancel;
+use crate::util::{process, Cancel, Tail};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -38,26 +38,8 @@ pub struct TargetConfig {
     pub limits: Limits,
 }
 
-/// The last bytes of a stream.
-#[derive(Default)]
-struct Tail {
-    buf: Vec<u8>,
-}
-
+/// How much of each of the target's streams is kept for the report.
 const TAIL_BYTES: usize = 16 * 1024;
-
-impl Tail {
-    fn push(&mut self, data: &[u8]) {
-        self.buf.extend_from_slice(data);
-        if self.buf.len() > TAIL_BYTES {
-            let cut = self.buf.len() - TAIL_BYTES;
-            self.buf.drain(..cut);
-        }
-    }
-    fn text(&self) -> String {
-        String::from_utf8_lossy(&self.buf).into_owned()
-    }
-}
 
 /// A started target.
 pub struct RunningTarget {
@@ -157,8 +139,8 @@ impl RunningTarget {
             };
             anyhow::anyhow!("cannot start target `{what}`{within}: {e}")
         })?;
-        let stdout = Arc::new(Mutex::new(Tail::default()));
-        let stderr = Arc::new(Mutex::new(Tail::default()));
+        let stdout = Arc::new(Mutex::new(Tail::new(TAIL_BYTES)));
+        let stderr = Arc::new(Mutex::new(Tail::new(TAIL_BYTES)));
         let (tx, rx) = mpsc::channel();
         let want_lines = Arc::new(AtomicBool::new(true));
         let mut readers = Vec::new();
@@ -260,19 +242,14 @@ impl RunningTarget {
     /// everything left in its cgroups, and remove them.
     pub fn stop(mut self) -> anyhow::Result<Stopped> {
         let died = self.exited();
-        let pgid = self.child.id() as i32;
+        let pgid = self.child.id() as libc::pid_t;
         if died.is_none() {
-            unsafe { libc::kill(-pgid, self.stop_signal) };
-            let deadline = Instant::now() + self.grace;
-            while Instant::now() < deadline {
-                if self.exited().is_some() {
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            let grace = self.grace;
+            process::stop_group(pgid, self.stop_signal, grace, || self.exited().is_some());
+        } else {
+            // Whatever is left of the group (the leader is gone while children may live on).
+            process::signal_group(pgid, libc::SIGKILL);
         }
-        // Whatever is left of the group (the leader may be gone while children live on).
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
         let _ = self.child.wait();
         self.limits.kill_all();
         let cleanup = self.limits.cleanup();

@@ -3,7 +3,10 @@
 pub mod cancel;
 pub mod cpus;
 pub mod duration;
+pub mod process;
 pub mod suggest;
+pub mod tail;
 pub mod time;
 
 pub use cancel::Cancel;
+pub use tail::Tail;

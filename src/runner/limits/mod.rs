@@ -152,7 +152,7 @@ impl Applied {
             let _ = std::fs::write(leaf.join("cgroup.kill"), "1");
         }
         for pid in self.pids() {
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            crate::util::process::signal(pid, libc::SIGKILL);
         }
     }
 

@@ -1,7 +1,7 @@
 //! Spawn a command in its own process group, capture its output (bounded), and reap it with `wait4`
 //! to get its CPU time. Cancel or timeout → SIGTERM to the group, then SIGKILL after a grace period.
 
-use crate::util::Cancel;
+use crate::util::{process, Cancel, Tail};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -88,8 +88,8 @@ pub fn run(
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| anyhow::anyhow!("cannot start `{prog}`: {e}"))?;
     let pid = child.id() as libc::pid_t;
-    let out_buf = Arc::new(Mutex::new(Tail::default()));
-    let err_buf = Arc::new(Mutex::new(Tail::default()));
+    let out_buf = Arc::new(Mutex::new(Tail::new(CAPTURE_LIMIT)));
+    let err_buf = Arc::new(Mutex::new(Tail::new(CAPTURE_LIMIT)));
     let (done_tx, done_rx) = mpsc::channel::<()>();
     let readers = [
         child.stdout.take().map(|s| spawn_reader(s, out_buf.clone(), done_tx.clone())),
@@ -106,32 +106,32 @@ pub fn run(
     });
 
     let mut stopped = None;
-    let mut term_at: Option<Instant> = None;
     let (waited, ended) = loop {
         match wait_rx.recv_timeout(Duration::from_millis(20)) {
             Ok(v) => break v,
             Err(mpsc::RecvTimeoutError::Disconnected) => anyhow::bail!("lost the wait on `{prog}`"),
             Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-        if stopped.is_none() {
-            if cancel.is_cancelled() {
-                stopped = Some(Stopped::Cancelled);
-            } else if start.elapsed() >= timeout {
-                stopped = Some(Stopped::TimedOut);
-            }
-            if stopped.is_some() {
-                kill_group(pid, libc::SIGTERM);
-                term_at = Some(Instant::now());
-            }
+        if cancel.is_cancelled() {
+            stopped = Some(Stopped::Cancelled);
+        } else if start.elapsed() >= timeout {
+            stopped = Some(Stopped::TimedOut);
+        } else {
+            continue;
         }
-        if term_at.is_some_and(|t| t.elapsed() >= GRACE) {
-            kill_group(pid, libc::SIGKILL);
-            term_at = None;
+        let mut reaped = None;
+        process::stop_group(pid, libc::SIGTERM, GRACE, || {
+            reaped = wait_rx.try_recv().ok();
+            reaped.is_some()
+        });
+        match reaped.map(Ok).unwrap_or_else(|| wait_rx.recv()) {
+            Ok(v) => break v,
+            Err(_) => anyhow::bail!("lost the wait on `{prog}`"),
         }
     };
     let (status, usage) = waited?;
     // Leave nothing behind: whatever the command left running in its group goes too.
-    kill_group(pid, libc::SIGKILL);
+    process::signal_group(pid, libc::SIGKILL);
     // Readers end when every writer of the pipes is gone; something that escaped the group may hold
     // them open, so wait only a little.
     let deadline = Instant::now() + Duration::from_secs(2);
@@ -180,22 +180,8 @@ fn wait4(pid: libc::pid_t) -> anyhow::Result<(i32, libc::rusage)> {
     }
 }
 
-fn kill_group(pgid: libc::pid_t, sig: i32) {
-    // SAFETY: plain syscall; ESRCH (group gone) is fine.
-    unsafe {
-        libc::kill(-pgid, sig);
-    }
-}
-
 fn timeval(t: libc::timeval) -> Duration {
     Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
-}
-
-/// The last [`CAPTURE_LIMIT`] bytes of a stream.
-#[derive(Default)]
-struct Tail {
-    bytes: Vec<u8>,
-    truncated: bool,
 }
 
 fn spawn_reader(mut src: impl Read + Send + 'static, buf: Arc<Mutex<Tail>>, done: mpsc::Sender<()>) {
@@ -204,15 +190,7 @@ fn spawn_reader(mut src: impl Read + Send + 'static, buf: Arc<Mutex<Tail>>, done
         loop {
             match src.read(&mut chunk) {
                 Ok(0) => break,
-                Ok(n) => {
-                    let mut t = buf.lock().unwrap_or_else(|p| p.into_inner());
-                    t.bytes.extend_from_slice(&chunk[..n]);
-                    if t.bytes.len() > CAPTURE_LIMIT {
-                        let cut = t.bytes.len() - CAPTURE_LIMIT;
-                        t.bytes.drain(..cut);
-                        t.truncated = true;
-                    }
-                }
+                Ok(n) => buf.lock().unwrap_or_else(|p| p.into_inner()).push(&chunk[..n]),
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
                 Err(_) => break,
             }
@@ -222,7 +200,5 @@ fn spawn_reader(mut src: impl Read + Send + 'static, buf: Arc<Mutex<Tail>>, done
 }
 
 fn take(buf: &Arc<Mutex<Tail>>) -> (String, bool) {
-    let mut t = buf.lock().unwrap_or_else(|p| p.into_inner());
-    let bytes = std::mem::take(&mut t.bytes);
-    (String::from_utf8_lossy(&bytes).into_owned(), t.truncated)
+    buf.lock().unwrap_or_else(|p| p.into_inner()).take_text()
 }

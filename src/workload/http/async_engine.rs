@@ -6,8 +6,9 @@
 //! closed model claims one of the `requests`, the open model takes the oldest intended send time
 //! from the schedule. A semaphore holds the in-flight cap.
 
-use super::config::{Arrival, Protocol};
+use super::config::Protocol;
 use super::conn::ErrorClass;
+use super::shared::{us, Schedule};
 use super::worker::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
 use crate::workload::result::latency_histogram;
 use std::cell::RefCell;
@@ -46,10 +47,6 @@ struct State {
     exhausted: bool,
     /// Measured requests sent and not yet ended.
     inflight: u64,
-}
-
-pub fn us(d: Duration) -> u64 {
-    (d.as_micros() as u64).max(1)
 }
 
 impl Ctx {
@@ -166,11 +163,7 @@ impl Ctx {
 
     fn count_error(&self, class: ErrorClass, msg: &str) {
         let s = &mut *self.st.borrow_mut();
-        let k = class as usize;
-        s.stats.errors[k] += 1;
-        if s.stats.first_error[k].is_none() {
-            s.stats.first_error[k] = Some(msg.to_string());
-        }
+        s.stats.count_error(class, msg);
         s.interval.errors += 1;
     }
 
@@ -325,13 +318,10 @@ async fn ticker(ctx: Rc<Ctx>) {
 
 /// Open model: put each intended send time on the queue when it comes.
 async fn schedule(ctx: Rc<Ctx>, id: usize) {
-    let cfg = &ctx.sh.cfg;
-    let Some(rate) = cfg.rate else { return };
-    let workers = cfg.threads as f64;
-    let gap_s = workers / rate;
-    let mut rng = cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1);
-    // Workers' schedules are offset so that their sends interleave evenly.
-    let mut next = ctx.sh.start + Duration::from_secs_f64(gap_s * id as f64 / workers);
+    let Some(mut schedule) = Schedule::new(&ctx.sh.cfg, id) else {
+        return;
+    };
+    let mut next = schedule.first(ctx.sh.start);
     loop {
         if ctx.sh.deadline.is_some_and(|d| next >= d) {
             break;
@@ -351,20 +341,7 @@ async fn schedule(ctx: Rc<Ctx>, id: usize) {
         }
         ctx.st.borrow_mut().queue.push_back(next);
         ctx.work.notify_one();
-        let gap = match cfg.arrival {
-            Arrival::Constant => gap_s,
-            Arrival::Poisson => -gap_s * next_rand(&mut rng).ln(),
-        };
-        next += Duration::from_secs_f64(gap);
+        next += schedule.gap();
     }
     ctx.exhaust();
-}
-
-/// xorshift64*, as the mio worker draws its Poisson gaps.
-fn next_rand(rng: &mut u64) -> f64 {
-    *rng ^= *rng >> 12;
-    *rng ^= *rng << 25;
-    *rng ^= *rng >> 27;
-    let v = rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
-    ((v >> 11) as f64 + 0.5) / (1u64 << 53) as f64
 }

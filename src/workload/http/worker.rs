@@ -2,10 +2,9 @@
 //! open model, recording into its own histograms. Nothing is allocated per request: responses are
 //! read into one buffer per worker, and the clock is read once per event.
 
-use super::config::Arrival;
 use super::conn::{Conn, ErrorClass, State, BUF};
 use super::response::{Fed, HeadCache, MAX_HEAD};
-use super::shared::us;
+use super::shared::{us, Schedule};
 pub use super::shared::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
 use super::sys;
 use super::timer::Timer;
@@ -27,8 +26,7 @@ struct Worker {
     /// Open model: intended send times not yet sent.
     queue: VecDeque<Instant>,
     next_arrival: Option<Instant>,
-    gap_s: f64,
-    rng: u64,
+    schedule: Option<Schedule>,
     inflight: usize,
     max_inflight: usize,
     exhausted: bool,
@@ -52,8 +50,7 @@ const TIMER: Token = Token(usize::MAX - 1);
 /// Run one worker with `n` connections until the run ends.
 pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender<Message>) -> std::io::Result<Stats> {
     let now = Instant::now();
-    let workers = sh.cfg.threads as f64;
-    let gap_s = sh.cfg.rate.map(|r| workers / r).unwrap_or(0.0);
+    let schedule = Schedule::new(&sh.cfg, id);
     let poll = Poll::new()?;
     let timer = match sh.cfg.rate {
         Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
@@ -66,10 +63,8 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
         idle: Vec::with_capacity(n),
         stats: Stats::new(),
         queue: VecDeque::new(),
-        // Workers' schedules are offset so that their sends interleave evenly.
-        next_arrival: sh.cfg.rate.map(|_| sh.start + Duration::from_secs_f64(gap_s * id as f64 / workers)),
-        gap_s,
-        rng: sh.cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1),
+        next_arrival: schedule.as_ref().map(|s| s.first(sh.start)),
+        schedule,
         inflight: 0,
         max_inflight,
         exhausted: false,
@@ -197,15 +192,6 @@ impl Worker {
         }
     }
 
-    fn next_rand(&mut self) -> f64 {
-        // xorshift64*: small, fast, reproducible from the seed.
-        self.rng ^= self.rng >> 12;
-        self.rng ^= self.rng << 25;
-        self.rng ^= self.rng >> 27;
-        let v = self.rng.wrapping_mul(0x2545_F491_4F6C_DD1D);
-        ((v >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-
     /// Open model: the intended send times that have come.
     fn arrivals(&mut self, now: Instant) {
         while let Some(t) = self.next_arrival {
@@ -221,11 +207,7 @@ impl Worker {
                 self.stats.scheduled += 1;
             }
             self.queue.push_back(t);
-            let gap = match self.sh.cfg.arrival {
-                Arrival::Constant => self.gap_s,
-                Arrival::Poisson => -self.gap_s * self.next_rand().ln(),
-            };
-            self.next_arrival = Some(t + Duration::from_secs_f64(gap));
+            self.next_arrival = self.schedule.as_mut().map(|s| t + s.gap());
         }
     }
 
@@ -363,11 +345,7 @@ impl Worker {
     }
 
     fn count_error(&mut self, class: ErrorClass, msg: &str) {
-        let k = class as usize;
-        self.stats.errors[k] += 1;
-        if self.stats.first_error[k].is_none() {
-            self.stats.first_error[k] = Some(msg.to_string());
-        }
+        self.stats.count_error(class, msg);
         self.interval.errors += 1;
     }
 
