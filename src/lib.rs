@@ -6,6 +6,8 @@
 //! `analysis` (statistics, comparison, scaling, bottlenecks) → `report` (terminal, Markdown, HTML, SVG).
 //! `serve` is the built-in target; `cli` maps subcommands onto the library.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 pub mod analysis;
 pub mod cli;
 pub mod error;

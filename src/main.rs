@@ -1,3 +1,5 @@
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 fn main() {
     std::process::exit(perflab::cli::main());
 }

@@ -173,6 +173,8 @@ fn check_writable(p: &std::path::Path) -> anyhow::Result<()> {
         return fail(format!("no such directory {}", dir.display()));
     }
     let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| usage(e.to_string()))?;
+    // SAFETY: `c` is a NUL-terminated string that lives until the end of the function; access(2)
+    // only reads it.
     if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
         return fail(format!("directory {} is not writable", dir.display()));
     }
@@ -260,7 +262,8 @@ impl SignalWaker {
             events: libc::POLLIN,
             revents: 0,
         }];
-        // SAFETY: one valid pollfd for the duration of the call.
+        // SAFETY: `fds` is a local array of exactly one initialised pollfd (the count passed), alive
+        // for the whole call; poll(2) writes only its `revents`. The fd belongs to `self.rx`.
         unsafe { libc::poll(fds.as_mut_ptr(), 1, ms) };
     }
 }

@@ -80,7 +80,10 @@ pub struct ProcessTracker {
 
 impl ProcessTracker {
     pub fn new(root: Root, selectors: Vec<ProcessSelector>) -> ProcessTracker {
+        // SAFETY: sysconf only reads a configuration value; it takes no pointers, and an unknown
+        // name returns -1 (clamped to 1 here).
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+        // SAFETY: as above.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
         ProcessTracker {
             root,

@@ -56,6 +56,8 @@ impl Snapshot {
         if groups(Group::Mem) {
             s.meminfo = root.read("proc/meminfo").map(|t| parse::colon_kv(&t)).unwrap_or_default();
             // Kept as a pseudo-field in kB, like the others.
+            // SAFETY: sysconf only reads a configuration value; it takes no pointers, and an unknown
+            // name returns -1 (clamped to 1 here).
             let page_kb = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64 / 1024;
             if let Some(pages) = root.read("proc/zoneinfo").and_then(|t| parse::zoneinfo_pcp_pages(&t)) {
                 s.meminfo.insert(PCP_FREE.into(), pages * page_kb);

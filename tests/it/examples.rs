@@ -159,7 +159,10 @@ fn the_swappiness_example_is_skipped_where_sysctl_cannot_write() {
         .values()
         .all(|h| h.skip_unless.len() == 1 && !h.setup.is_empty() && !h.teardown.is_empty()));
     let writable = std::ffi::CString::new("/proc/sys/vm/swappiness")
-        .map(|c| unsafe { libc::access(c.as_ptr(), libc::W_OK) } == 0)
+        .map(|c| {
+            // SAFETY: `c` is a NUL-terminated string alive for the call; access(2) only reads it.
+            unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+        })
         .unwrap();
     let unmet = perflab::runner::hooks::unmet_preconditions(&exp.hooks);
     if writable && on_path("sysctl") {

@@ -160,6 +160,7 @@ struct Pg {
 
 fn as_postgres(bin: &Path, args: &[&str]) -> Command {
     // initdb and postgres refuse to run as root.
+    // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     let root = unsafe { libc::geteuid() } == 0;
     let mut c = if root {
         let mut c = Command::new("runuser");
@@ -186,6 +187,7 @@ impl Pg {
         let dir = tempfile::tempdir().expect("tmp");
         let data = dir.path().join("pg");
         std::fs::create_dir(&data).expect("data dir");
+        // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
         if unsafe { libc::geteuid() } == 0 {
             let ok = Command::new("chown").arg("postgres").arg(&data).status().is_ok_and(|s| s.success())
                 && Command::new("chmod").arg("755").arg(dir.path()).status().is_ok_and(|s| s.success());

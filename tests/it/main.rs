@@ -1,6 +1,8 @@
 //! The integration tests, one binary (as ripgrep keeps them): one module per area of perflab.
 //! Run one area with `cargo test --release --test it <module>::`, e.g. `--test it monitor_truth::`.
 
+#![warn(clippy::undocumented_unsafe_blocks)]
+
 mod adapters_bench;
 #[allow(dead_code)]
 mod adapters_common;

@@ -85,7 +85,9 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
     // `--pid` whatever else the machine does.
     let _ = busy.kill();
     let mut status = 0;
+    // SAFETY: rusage is a C struct of integers, for which all-zero bytes are a valid value.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `status` and `ru` are valid, writable locals for the whole call; wait4 only fills them.
     let waited = unsafe { libc::wait4(busy.id() as i32, &mut status, 0, &mut ru) };
     let life = started.elapsed().as_secs_f64();
     assert_eq!(waited, busy.id() as i32, "wait4");

@@ -72,15 +72,21 @@ impl Applied {
         use std::os::unix::process::CommandExt;
         let files = self.procs_files.clone();
         let mask = self.affinity.as_ref().map(|cpus| {
-            // SAFETY: cpu_set_t is plain data; zeroed is the empty set.
+            // SAFETY: cpu_set_t is a C bit array, for which all-zero bytes are a valid value (the
+            // empty set).
             let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
             for &c in cpus {
+                // SAFETY: `set` is a valid local cpu_set_t; CPU_SET ignores a CPU number beyond
+                // the set's size instead of writing past it.
                 unsafe { libc::CPU_SET(c, &mut set) };
             }
             set
         });
-        // SAFETY: the closure only calls async-signal-safe functions (setpgid, open, write, close,
-        // sched_setaffinity) on data prepared before the fork; it allocates nothing.
+        // SAFETY: pre_exec runs the closure in the child between fork and exec, where only
+        // async-signal-safe work is sound. The closure only calls async-signal-safe functions
+        // (setpgid, open, write, close, sched_setaffinity) on data prepared before the fork (the
+        // NUL-terminated paths in `files`, the CPU mask), allocates nothing and takes no lock;
+        // `last_os_error` only reads errno.
         unsafe {
             cmd.pre_exec(move || {
                 if libc::setpgid(0, 0) != 0 {

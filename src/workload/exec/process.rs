@@ -75,7 +75,9 @@ pub fn run(
         .stderr(Stdio::piped());
     cmd.process_group(0);
     // If perflab itself dies (SIGKILL, crash), the command is not left running.
-    // SAFETY: prctl is async-signal-safe; nothing else runs between fork and exec here.
+    // SAFETY: pre_exec runs the closure in the child between fork and exec, where only
+    // async-signal-safe work is sound: the closure makes one prctl system call with integer
+    // arguments, allocates nothing and takes no lock.
     unsafe {
         cmd.pre_exec(|| {
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -165,10 +167,11 @@ pub fn run(
 
 fn wait4(pid: libc::pid_t) -> anyhow::Result<(i32, libc::rusage)> {
     let mut status = 0;
-    // SAFETY: rusage is plain data; wait4 fills it.
+    // SAFETY: rusage is a C struct of integers, for which all-zero bytes are a valid value.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     loop {
-        // SAFETY: valid pointers to locals.
+        // SAFETY: `status` and `usage` are valid, writable locals for the whole call; wait4 only
+        // fills them.
         let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
         if r == pid {
             return Ok((status, usage));

@@ -8,7 +8,9 @@ use std::os::fd::AsRawFd;
 
 /// Send what `buf` holds; never raises SIGPIPE.
 pub fn send(s: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
-    // SAFETY: the pointer and length describe `buf`, which outlives the call.
+    // SAFETY: the pointer and length describe `buf`, which outlives the call and is only read; the
+    // destination address is null with length 0, which a connected socket requires. A bad fd only
+    // makes the call fail (EBADF).
     let n = unsafe {
         libc::syscall(
             libc::SYS_sendto,
@@ -29,7 +31,9 @@ pub fn send(s: &impl AsRawFd, buf: &[u8]) -> io::Result<usize> {
 
 /// Receive into `buf`; Ok(0) at the end of the stream.
 pub fn recv(s: &impl AsRawFd, buf: &mut [u8]) -> io::Result<usize> {
-    // SAFETY: the pointer and length describe `buf`, which the kernel may fill up to its length.
+    // SAFETY: the pointer and length describe `buf`, which is exclusively borrowed for the call and
+    // which the kernel fills at most up to its length; the source address is not asked for (both
+    // pointers null). A bad fd only makes the call fail (EBADF).
     let n = unsafe {
         libc::syscall(
             libc::SYS_recvfrom,

@@ -14,10 +14,13 @@ pub struct Timer {
 
 impl Timer {
     pub fn new(registry: &Registry, token: Token) -> std::io::Result<Timer> {
+        // SAFETY: timerfd_create takes two integers and touches no memory of ours.
         let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
         if fd < 0 {
             return Err(std::io::Error::last_os_error());
         }
+        // SAFETY: `fd` was just returned by timerfd_create (checked >= 0 above) and nothing else owns
+        // it, so the OwnedFd is its only owner and closes it once.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         registry.register(&mut SourceFd(&fd.as_raw_fd()), token, Interest::READABLE)?;
         Ok(Timer { fd, armed: None })
@@ -30,6 +33,7 @@ impl Timer {
         }
         self.armed = Some(at);
         let mut now = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: `now` is a valid, writable timespec for the whole call; clock_gettime only fills it.
         unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now) };
         // Instant is CLOCK_MONOTONIC on Linux; go through a delta to stay within the public API.
         let delta = at.saturating_duration_since(Instant::now());
@@ -48,12 +52,16 @@ impl Timer {
             it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: value,
         };
+        // SAFETY: the fd is the timerfd this Timer owns; `spec` is a valid itimerspec that outlives
+        // the call and is only read; the old value is not asked for (null is allowed).
         unsafe { libc::timerfd_settime(self.fd.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
     }
 
     /// The timer fired: clear it.
     pub fn fired(&mut self) {
         let mut buf = [0u8; 8];
+        // SAFETY: `buf` is a local 8-byte buffer and at most 8 bytes are read into it; the fd is the
+        // timerfd this Timer owns (non-blocking, so an empty read just fails with EAGAIN).
         unsafe { libc::read(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), 8) };
         self.armed = None;
     }

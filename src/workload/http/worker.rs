@@ -117,7 +117,8 @@ impl Worker {
             if let (Some(t), true) = (polled, events.is_empty()) {
                 // Nothing yet: let whatever else shares this core run (the target, perhaps), then
                 // poll again. This time is not work, and the thread's busy figure leaves it out.
-                // SAFETY: sched_yield takes no arguments and cannot fail on Linux.
+                // SAFETY: sched_yield takes no arguments, touches no memory of ours and cannot fail
+                // on Linux.
                 unsafe { libc::sched_yield() };
                 self.stats.spin += t.elapsed();
             }
