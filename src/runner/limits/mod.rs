@@ -76,8 +76,9 @@ impl Applied {
             // empty set).
             let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
             for &c in cpus {
-                // SAFETY: `set` is a valid local cpu_set_t; CPU_SET ignores a CPU number beyond
-                // the set's size instead of writing past it.
+                // SAFETY: `set` is a valid local cpu_set_t; libc's CPU_SET indexes its bit array
+                // with Rust's bounds check, so a CPU number beyond the set's size panics instead
+                // of writing past it.
                 unsafe { libc::CPU_SET(c, &mut set) };
             }
             set
