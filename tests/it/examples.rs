@@ -1,9 +1,10 @@
-//! examples/*.toml: one plan per seed report. Each must parse, validate and expand through the
-//! library exactly as `perflab run --dry-run` does, send load only to loopback, and name its seed.
+//! examples/*.toml: one plan per experiment of the original reports perflab replaces. Each must
+//! parse, validate and expand through the library exactly as `perflab run --dry-run` does, send load
+//! only to loopback, and describe its experiment in its header.
 //! The cheapest ones also run for real, with phases and the tools' own durations shortened through
 //! the library (the files are not edited). `every_example_runs_with_short_phases` (ignored: minutes)
 //! runs all of them the same way:
-//!   cargo test --release --test examples -- --ignored --nocapture
+//!   cargo test --release --test it examples:: -- --ignored --nocapture
 
 use perflab::plan::{self, Command as PlanCommand, Plan, Repetitions};
 use perflab::runner::execute::{execute, RunOptions, RunOutcome};
@@ -50,7 +51,7 @@ fn on_path(prog: &str) -> bool {
 #[test]
 fn every_example_parses_validates_and_expands() {
     let all = examples();
-    assert!(all.len() >= 5, "one plan per seed at least: {all:?}");
+    assert!(all.len() >= 5, "one plan per original report at least: {all:?}");
     for p in &all {
         let plan = load(p);
         let trials = plan::expand(&plan);
@@ -75,26 +76,36 @@ fn every_example_parses_validates_and_expands() {
     }
 }
 
+/// Each example stands alone: its header opens with `# Experiment: ` and a summary, describes the
+/// original experiment and what the plan changes in a paragraph or more, and ends with the command
+/// that runs it; the file points to nothing outside the repository. The examples keep the numbers of
+/// the five original reports (000 to 004), at least one plan each.
 #[test]
-fn every_seed_has_an_example_and_each_names_its_seed() {
-    let seeds = [
-        "000_eef81380055d1a4d.txt",
-        "001_6215b55371fc8dd4.txt",
-        "002_4864bcd341d3cf3d.txt",
-        "003_73b5c304d7160bcb.txt",
-        "004_dbe1557884b4ad79.txt",
-    ];
-    for seed in seeds {
-        let prefix = &seed[..4];
-        let mine: Vec<PathBuf> = examples()
-            .into_iter()
-            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
-            .collect();
-        assert!(!mine.is_empty(), "no example for seed {seed}");
-        for p in mine {
-            let text = std::fs::read_to_string(&p).unwrap();
-            assert!(text.contains(seed), "{} does not name its seed {seed}", label(&p));
+fn every_example_describes_its_experiment() {
+    let outside = regex::Regex::new(r"(?i)\.\./|shared/|\.txt\b|\bseed ?\d|research §").unwrap();
+    for prefix in ["000_", "001_", "002_", "003_", "004_"] {
+        assert!(
+            examples().iter().any(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)),
+            "no example {prefix}*"
+        );
+    }
+    for p in examples() {
+        let text = std::fs::read_to_string(&p).unwrap();
+        let header: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
+        let summary = header.first().and_then(|l| l.strip_prefix("# Experiment: ")).unwrap_or("");
+        assert!(summary.len() >= 20, "{}: the first line is not `# Experiment: <summary>`", label(&p));
+        assert!(
+            header.len() >= 8 && header.iter().filter(|l| l.trim() == "#").count() >= 2,
+            "{}: the header is not a description in paragraphs",
+            label(&p)
+        );
+        let run = header.iter().rev().find(|l| l.starts_with("# Run it")).copied().unwrap_or("");
+        assert!(run.contains(&label(&p)), "{}: the header does not end with how to run it", label(&p));
+        if let Some(m) = outside.find(&text) {
+            panic!("{}: points outside the repository: {}", label(&p), m.as_str());
         }
+        let plan = load(&p);
+        assert!(!plan.description.is_empty(), "{}: no description", label(&p));
     }
 }
 
