@@ -25,7 +25,7 @@ pub struct ScalingPoint {
     pub throughput: Summary,
     /// A representative latency of the point (e.g. merged p50 or p99), any unit; None if unknown.
     pub latency: Option<f64>,
-    /// Load-phase means of system metrics at this point (COMMON.md names); may be empty.
+    /// Load-phase means of system metrics at this point (the monitor's names, e.g. `cpu_busy_pct`); may be empty.
     pub system: Vec<(String, f64)>,
 }
 

@@ -131,7 +131,7 @@ pub struct Comparison {
 
 #[derive(Clone, Debug, Serialize)]
 pub struct Finding {
-    /// The rule that fired: R1..R12 (metrics.md part b) or E1 (errors along the swept parameter).
+    /// The rule that fired: R1..R12 (docs/metrics.md) or E1 (errors along the swept parameter).
     pub rule: String,
     /// e.g. "CPU saturated".
     pub title: String,

@@ -1,5 +1,5 @@
-//! Truth tests of `perflab http` (issue 4), on loopback against `perflab serve`: each test checks one
-//! acceptance line against a known answer. The tests of this file run one at a time (a lock), so that
+//! Truth tests of `perflab http`, on loopback against `perflab serve`: each test checks one promise
+//! of the load generator (counts, latencies, rates, exit codes) against a known answer. The tests of this file run one at a time (a lock), so that
 //! their timing-sensitive lines (the 20 ms delay, the 500 ms stall) do not compete with each other.
 
 use perflab::serve::{self, Delay, Model, ServeConfig, ServerHandle, Stall};

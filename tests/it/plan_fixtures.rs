@@ -1,4 +1,4 @@
-//! The seed experiments written as plans (tests/fixtures/plans), and the annotated example of
+//! Four classic experiments written as plans (tests/fixtures/plans), and the annotated example of
 //! docs/plan.md: each parses, expands to the known number of trials, and every trial's workload table
 //! is accepted by the runner's workload factory. Plus the locations the runner relies on.
 

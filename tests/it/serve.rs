@@ -1,4 +1,4 @@
-//! Truth tests of `perflab serve` (issue 4): every model counts exactly the requests it answered,
+//! Truth tests of `perflab serve`: every model counts exactly the requests it answered,
 //! `/bytes/N` serves N bytes, `--port 0` prints the address it chose, SIGTERM ends it with exit 0,
 //! and bad options are one line with exit 2.
 

@@ -1,5 +1,5 @@
-//! Bottleneck findings: the USE-method rules R1–R12 (docs: shared research metrics.md part b) as
-//! data, evaluated per point over the load phase against the baseline phase.
+//! Bottleneck findings: the USE-method rules R1–R12 (listed with their thresholds and sources in
+//! docs/metrics.md) as data, evaluated per point over the load phase against the baseline phase.
 //!
 //! A rule fires at a point when its condition holds in ≥ 50 % of the load-phase samples where it
 //! can be evaluated (a sample lacking the rule's metrics does not count; a metric the machine

@@ -1,6 +1,6 @@
-//! The rules R1–R12 of metrics.md part (b), one function each. A check returns None when the
-//! sample lacks the rule's metrics, Some(empty) when the condition does not hold, and the culprit
-//! metrics (with the thresholds they crossed) when it does.
+//! The rules R1–R12 (docs/metrics.md, "Bottleneck rules"), one function each. A check returns None
+//! when the sample lacks the rule's metrics, Some(empty) when the condition does not hold, and the
+//! culprit metrics (with the thresholds they crossed) when it does.
 
 use super::{Culprit, Env, Kind, Op, Rule};
 
