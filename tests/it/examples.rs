@@ -85,7 +85,9 @@ fn every_example_describes_its_experiment() {
     let outside = regex::Regex::new(r"(?i)\.\./|shared/|\.txt\b|\bseed ?\d|research §").unwrap();
     for prefix in ["000_", "001_", "002_", "003_", "004_"] {
         assert!(
-            examples().iter().any(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)),
+            examples()
+                .iter()
+                .any(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix)),
             "no example {prefix}*"
         );
     }
@@ -93,14 +95,22 @@ fn every_example_describes_its_experiment() {
         let text = std::fs::read_to_string(&p).unwrap();
         let header: Vec<&str> = text.lines().take_while(|l| l.starts_with('#')).collect();
         let summary = header.first().and_then(|l| l.strip_prefix("# Experiment: ")).unwrap_or("");
-        assert!(summary.len() >= 20, "{}: the first line is not `# Experiment: <summary>`", label(&p));
+        assert!(
+            summary.len() >= 20,
+            "{}: the first line is not `# Experiment: <summary>`",
+            label(&p)
+        );
         assert!(
             header.len() >= 8 && header.iter().filter(|l| l.trim() == "#").count() >= 2,
             "{}: the header is not a description in paragraphs",
             label(&p)
         );
         let run = header.iter().rev().find(|l| l.starts_with("# Run it")).copied().unwrap_or("");
-        assert!(run.contains(&label(&p)), "{}: the header does not end with how to run it", label(&p));
+        assert!(
+            run.contains(&label(&p)),
+            "{}: the header does not end with how to run it",
+            label(&p)
+        );
         if let Some(m) = outside.find(&text) {
             panic!("{}: points outside the repository: {}", label(&p), m.as_str());
         }

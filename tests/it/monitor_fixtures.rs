@@ -168,3 +168,50 @@ Node 0, zone    DMA32\n  pages free     1000\n  pagesets\n    cpu: 0\n          
         None
     );
 }
+
+/// docs/metrics.md lists every figure the monitor records: each name produced from the snapshots above
+/// and by a live sampler following a process tree appears there (a disk, interface, CPU, pressure
+/// resource or selection written as D, I, N, R_K or L).
+#[test]
+fn every_recorded_metric_is_documented() {
+    let doc = std::fs::read_to_string(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("docs/metrics.md")).expect("docs/metrics.md");
+    let mut names: Vec<String> = interval("basic", 2.0).into_iter().map(|(n, _)| n).collect();
+    let cfg = perflab::monitor::MonitorConfig {
+        processes: vec![perflab::monitor::ProcessSelector::own_process("L")],
+        ..Default::default()
+    };
+    let mut sampler = perflab::monitor::Sampler::new(&cfg).expect("sampler");
+    assert!(sampler.sample().expect("prime").is_none());
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let live = sampler.sample().expect("sample").expect("an interval");
+    names.extend(live.values.into_iter().map(|(n, _)| n));
+    assert!(names.iter().any(|n| n.starts_with("proc_L_")), "no process figures: {names:?}");
+    let rules: [(&str, &str); 5] = [
+        (r"^cpu\d+_[a-z]+_pct$", "cpuN_*_pct"),
+        (r"^disk_[^_]+_", "disk_D_"),
+        (r"^net_[^_]+_", "net_I_"),
+        (r"^psi_(cpu|mem|io)_(some|full)_", "psi_R_K_"),
+        (r"^proc_L_", "proc_L_"),
+    ];
+    let mut missing = Vec::new();
+    for name in names.iter().filter(|n| !n.starts_with("temp_")) {
+        let mut generic = name.clone();
+        for (re, with) in rules {
+            let re = regex::Regex::new(re).unwrap();
+            if re.is_match(&generic) {
+                generic = if with.ends_with('_') {
+                    re.replace(&generic, with).into_owned()
+                } else {
+                    with.to_string()
+                };
+                break;
+            }
+        }
+        if !doc.contains(&format!("`{generic}`")) {
+            missing.push(generic);
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(missing.is_empty(), "not in docs/metrics.md: {missing:?}");
+}
