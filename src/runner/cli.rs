@@ -1,6 +1,7 @@
 //! The `perflab run` and `perflab demo` command lines.
 
 use super::execute::{execute, RunOptions, RunOutcome};
+use crate::store::RunStatus;
 use crate::util::Cancel;
 use std::path::{Path, PathBuf};
 
@@ -65,7 +66,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         fail_fast: args.fail_fast,
     };
     let outcome = execute_with_signals(exp, &opts)?;
-    let reports = if !matches!(outcome.status.as_str(), "interrupted" | "skipped") {
+    let reports = if !matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
         write_report(&outcome.dir)
     } else {
         Vec::new()
@@ -103,7 +104,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     };
     let outcome = execute_with_signals(exp, &opts)?;
     print_outcome(&outcome);
-    if outcome.status != "interrupted" {
+    if outcome.status != RunStatus::Interrupted {
         write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
@@ -116,7 +117,7 @@ fn use_this_perflab(plan: &mut crate::plan::Plan) {
         return;
     };
     for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
-        if let crate::plan::Command::Argv(argv) = &mut t.command {
+        if let crate::util::command::CommandLine::Argv(argv) = &mut t.command {
             let path = t.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
             if argv.first().is_some_and(|a| a == "perflab")
                 && crate::workload::exec::preflight::find_program("perflab", t.cwd.as_deref(), path).is_none()
@@ -154,7 +155,7 @@ fn print_outcome(o: &RunOutcome) {
     for n in &o.notes {
         println!("note: {n}");
     }
-    if o.status == "skipped" {
+    if o.status == RunStatus::Skipped {
         println!("nothing was run: every trial's variant was skipped");
         return;
     }
@@ -167,7 +168,7 @@ fn print_outcome(o: &RunOutcome) {
         println!("  ✗ threshold {t}");
     }
     println!("stored in {}", o.dir.display());
-    if o.status == "interrupted" {
+    if o.status == RunStatus::Interrupted {
         println!("resume with: perflab run --resume {} <plan>", shell_path(&o.dir));
     }
 }
@@ -191,7 +192,7 @@ fn outcome_json(o: &RunOutcome, reports: &[PathBuf]) -> String {
     serde_json::json!({
         "schema": "perflab.run/1",
         "dir": o.dir.display().to_string(),
-        "status": o.status,
+        "status": o.status.as_str(),
         "trials_ok": o.trials_ok,
         "trials_failed": o.trials_failed,
         "thresholds_failed": o.thresholds_failed,

@@ -2,7 +2,7 @@
 //! their line; Ctrl-C and --resume; a target that dies at once; thresholds and exit codes.
 //! Every run here is small and bounded (short phases, loopback only).
 
-use perflab::store::Store;
+use perflab::store::{RunStatus, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -309,7 +309,7 @@ interval = "100ms""#;
 
     let dir = only_run_dir(&runs);
     let store = Store::open(&dir).expect("store");
-    assert_eq!(store.run().expect("run").status, "interrupted");
+    assert_eq!(store.run().expect("run").status, RunStatus::Interrupted);
     let kept = store.trial_ids().expect("ids").len();
     assert!((2..8).contains(&kept), "finished trials kept: {kept}");
     drop(store);
@@ -326,7 +326,7 @@ interval = "100ms""#;
     let store = Store::open(&dir).expect("store");
     let ids = store.trial_ids().expect("ids");
     assert_eq!(ids.len(), 8, "resume ran only what was missing: {ids:?}");
-    assert_eq!(store.run().expect("run").status, "complete");
+    assert_eq!(store.run().expect("run").status, RunStatus::Complete);
 }
 
 fn threshold_plan(port: u16, rule: &str) -> String {

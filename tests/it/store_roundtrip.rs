@@ -1,7 +1,7 @@
 //! The store keeps every figure it is given, byte for byte where it matters (histograms), and never
 //! keeps credentials.
 
-use perflab::store::{RunInfo, Store, TrialRecord};
+use perflab::store::{RunInfo, RunStatus, Store, TrialFailure, TrialRecord};
 use perflab::workload::result::latency_histogram;
 use perflab::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 
@@ -63,12 +63,12 @@ fn a_trial_round_trips_and_credentials_are_redacted() {
     .unwrap();
     s.write_point(0, "concurrency=10", "{}", 1, Some("fixed N = 1")).unwrap();
     s.write_trial(&record(0, 0)).unwrap();
-    s.finish_run("complete", 2000.0).unwrap();
+    s.finish_run(RunStatus::Complete, 2000.0).unwrap();
     drop(s);
 
     let s = Store::open(dir.path()).unwrap();
     let run = s.run().unwrap();
-    assert_eq!(run.status, "complete");
+    assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.seed, 7);
     assert!(!run.plan_source.contains("s3cret"));
     let trials = s.trials().unwrap();
@@ -118,7 +118,7 @@ fn every_table_exports_to_csv_with_every_row() {
     s.write_trial(&record(0, 0)).unwrap();
     s.write_trial(&record(1, 0)).unwrap();
     s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), true).unwrap();
-    s.finish_run("complete", 2000.0).unwrap();
+    s.finish_run(RunStatus::Complete, 2000.0).unwrap();
     let out = dir.path().join("csv");
     let files = perflab::store::export::to_csv(&s, &out).unwrap();
     // Two trials of `record`: 2 phases, 1 metric, 1 histogram, 1 series point, 1 sample with 2
@@ -168,7 +168,7 @@ fn credentials_are_redacted_in_json_labels_and_error_classes() {
         .unwrap();
     let mut rec = record(0, 0);
     rec.params_json = r#"{"Authorization": "Bearer s3cret"}"#.into();
-    rec.failure = Some("HTTP 401 for -H 'Authorization: Bearer s3cret'".into());
+    rec.failure = Some(TrialFailure::Workload("HTTP 401 for -H 'Authorization: Bearer s3cret'".into()));
     if let Some(r) = rec.result.as_mut() {
         r.errors = vec![("set-cookie: s3cret".into(), 1)];
     }
