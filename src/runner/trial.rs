@@ -201,7 +201,12 @@ pub fn run_trial(
         match run {
             Ok(r) => {
                 if let Some(f) = &r.failure {
-                    rec.failure = Some(TrialFailure::Workload(f.clone()));
+                    // A workload stopped by Ctrl-C says so in its own words; the trial was interrupted.
+                    rec.failure = Some(if cancel.is_cancelled() {
+                        TrialFailure::Interrupted
+                    } else {
+                        TrialFailure::Workload(f.clone())
+                    });
                 }
                 rec.result = Some(r);
             }

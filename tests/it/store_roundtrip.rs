@@ -184,3 +184,38 @@ fn credentials_are_redacted_in_json_labels_and_error_classes() {
     }
     assert!(s.points().unwrap()[0].label.contains("[redacted]"));
 }
+
+#[test]
+fn run_status_is_stored_as_the_same_words_as_ever() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::create(dir.path()).unwrap();
+    s.write_run(&RunInfo {
+        plan_name: "t".into(),
+        plan_file: "t.toml".into(),
+        plan_source: "name = \"t\"".into(),
+        seed: 1,
+        started_unix: 1.0,
+        planned_trials: 1,
+    })
+    .unwrap();
+    let db = rusqlite::Connection::open(dir.path().join(perflab::store::DB_FILE)).unwrap();
+    let text = || -> String { db.query_row("SELECT status FROM run", [], |r| r.get(0)).unwrap() };
+    assert_eq!(text(), "running");
+    for (status, word) in [
+        (RunStatus::Interrupted, "interrupted"),
+        (RunStatus::Failed, "failed"),
+        (RunStatus::Complete, "complete"),
+    ] {
+        s.finish_run(status, 2.0).unwrap();
+        assert_eq!(text(), word);
+        assert_eq!(s.run().unwrap().status, status);
+    }
+    s.reopen_run().unwrap();
+    assert_eq!(s.run().unwrap().status, RunStatus::Running);
+    // A store written before the status was typed holds the same words and reads the same.
+    db.execute("UPDATE run SET status = 'interrupted'", []).unwrap();
+    assert_eq!(s.run().unwrap().status, RunStatus::Interrupted);
+    // A word no perflab writes is an error, not a guess.
+    db.execute("UPDATE run SET status = 'paused'", []).unwrap();
+    assert!(s.run().is_err());
+}
