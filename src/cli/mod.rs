@@ -46,10 +46,22 @@ pub fn main() -> i32 {
                     0
                 };
             }
+            // The first line of the message, with what clap lists under it when it ends in a
+            // colon (the missing arguments: `<PLAN>`).
             let text = e.render().to_string();
-            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("invalid arguments");
-            let first = first.trim_start_matches("error: ");
-            eprintln!("perflab: error: {first} (see --help)");
+            let mut lines = text.lines().skip_while(|l| l.trim().is_empty());
+            let mut line = lines
+                .next()
+                .unwrap_or("invalid arguments")
+                .trim_start_matches("error: ")
+                .to_string();
+            if line.ends_with(':') {
+                for more in lines.take_while(|l| l.starts_with(' ') && !l.trim().is_empty()) {
+                    line.push(' ');
+                    line.push_str(more.trim());
+                }
+            }
+            eprintln!("perflab: error: {line} (see --help)");
             return 2;
         }
     };

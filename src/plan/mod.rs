@@ -15,8 +15,8 @@ mod values;
 
 pub use expand::{dry_run_listing, expand, trial_for};
 pub use source::Source;
-pub use target::{ReadySpec, ResolvedTarget};
-pub use values::{Command, Params};
+pub use target::{Limits, LogPattern, Ready, ResolvedTarget};
+pub use values::Params;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -91,6 +91,7 @@ impl Point {
     }
 }
 
+/// Phase durations and the sampling interval of every trial.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Phases {
     pub baseline: Duration,
@@ -98,6 +99,13 @@ pub struct Phases {
     pub load: Duration,
     pub recovery: Duration,
     pub interval: Duration,
+}
+
+impl Phases {
+    /// The length of one trial's phases (not counting the target's start and stop).
+    pub fn total(&self) -> Duration {
+        self.baseline + self.warmup + self.load + self.recovery
+    }
 }
 
 impl Default for Phases {
@@ -112,6 +120,7 @@ impl Default for Phases {
     }
 }
 
+/// How many repetitions each point gets.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Repetitions {
     Fixed(u32),
@@ -144,16 +153,58 @@ pub enum Order {
     Shuffled,
 }
 
+/// A pass/fail rule on a summary metric of every matrix point.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Threshold {
     /// As written, e.g. `latency_p99_ms < 50`.
     pub expr: String,
     pub metric: String,
-    /// `<`, `<=`, `>` or `>=`.
-    pub op: String,
+    pub op: Op,
     pub value: f64,
 }
 
+/// The comparison of a threshold: the observed value must be `<`, `<=`, `>` or `>=` the limit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl Op {
+    /// `<`, `<=`, `>` or `>=`; anything else is not an operator.
+    pub fn parse(s: &str) -> Option<Op> {
+        Some(match s {
+            "<" => Op::Lt,
+            "<=" => Op::Le,
+            ">" => Op::Gt,
+            ">=" => Op::Ge,
+            _ => return None,
+        })
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Op::Lt => "<",
+            Op::Le => "<=",
+            Op::Gt => ">",
+            Op::Ge => ">=",
+        }
+    }
+
+    /// Whether `observed op limit` holds.
+    pub fn holds(self, observed: f64, limit: f64) -> bool {
+        match self {
+            Op::Lt => observed < limit,
+            Op::Le => observed <= limit,
+            Op::Gt => observed > limit,
+            Op::Ge => observed >= limit,
+        }
+    }
+}
+
+/// Shell commands run before a variant's trials (setup) and after them (teardown).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct VariantHooks {
     pub setup: Vec<String>,

@@ -2,7 +2,7 @@
 //! measure the wrong server, so it is refused before anything starts.
 
 use super::source::Source;
-use super::target::ReadySpec;
+use super::target::Ready;
 use super::Point;
 use std::ops::Range;
 
@@ -12,8 +12,8 @@ pub(super) fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> 
     let mut seen = Vec::new();
     for p in points {
         let addr = match p.target.as_ref().map(|t| &t.ready) {
-            Some(ReadySpec::Tcp { addr, .. }) => addr.clone(),
-            Some(ReadySpec::Http { url, .. }) => match url_authority(url) {
+            Some(Ready::Tcp { addr, .. }) => addr.clone(),
+            Some(Ready::Http { url, .. }) => match url_authority(url) {
                 Some(a) => a,
                 None => continue,
             },

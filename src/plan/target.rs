@@ -2,33 +2,81 @@
 
 use super::raw::TARGET_KEYS;
 use super::source::Source;
-use super::values::{self, Command};
+use super::values;
+use crate::util::command::CommandLine;
 use crate::util::cpus::CpuSpec;
 use std::time::Duration;
 use toml::{Table, Value};
 
 /// When the target counts as ready.
 #[derive(Clone, Debug, PartialEq)]
-pub enum ReadySpec {
+pub enum Ready {
     None,
     Tcp { addr: String, timeout: Duration },
     Http { url: String, timeout: Duration },
-    Log { pattern: String, timeout: Duration },
+    Log { pattern: LogPattern, timeout: Duration },
     Delay(Duration),
 }
 
-/// The target of one matrix point, every value typed.
+/// The regular expression of a `ready = { log = "..." }` check, compiled once when the plan is
+/// validated. Two patterns are equal when their text is.
+#[derive(Clone)]
+pub struct LogPattern(regex::Regex);
+
+impl LogPattern {
+    pub fn new(pattern: &str) -> Result<LogPattern, regex::Error> {
+        regex::Regex::new(pattern).map(LogPattern)
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        self.0.as_str()
+    }
+
+    pub fn is_match(&self, line: &str) -> bool {
+        self.0.is_match(line)
+    }
+}
+
+impl PartialEq for LogPattern {
+    fn eq(&self, other: &LogPattern) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl std::fmt::Debug for LogPattern {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("LogPattern").field(&self.as_str()).finish()
+    }
+}
+
+/// The resource limits a target runs inside.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub cpus: Option<CpuSpec>,
+    /// Fractions of a CPU (1.5 = one and a half CPUs of time per period).
+    pub cpu_quota: Option<f64>,
+    /// Bytes.
+    pub memory: Option<u64>,
+}
+
+impl Limits {
+    pub fn is_empty(&self) -> bool {
+        self.cpus.is_none() && self.cpu_quota.is_none() && self.memory.is_none()
+    }
+}
+
+/// The target of one matrix point, every value typed: what the runner starts. Two targets are the
+/// same configuration (a kept target is reused) when they are equal.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ResolvedTarget {
-    pub command: Command,
+    pub command: CommandLine,
     pub cwd: Option<std::path::PathBuf>,
     pub env: Vec<(String, String)>,
-    pub ready: ReadySpec,
+    pub ready: Ready,
     pub stop_signal: i32,
     pub grace: Duration,
-    pub cpus: Option<CpuSpec>,
-    pub cpu_quota: Option<f64>,
-    pub memory: Option<u64>,
+    pub limits: Limits,
 }
 
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -75,7 +123,7 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
                 "[target] ready: expected a table such as { tcp = \"127.0.0.1:8080\" }".into(),
             ))
         }
-        None => ReadySpec::None,
+        None => Ready::None,
     };
     let (stop_signal, grace) = match t.get("stop") {
         Some(Value::Table(s)) => stop(s).map_err(|m| err(&["stop"], format!("[target] stop: {m}")))?,
@@ -122,13 +170,11 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         ready,
         stop_signal,
         grace,
-        cpus,
-        cpu_quota,
-        memory,
+        limits: Limits { cpus, cpu_quota, memory },
     })
 }
 
-fn ready(r: &Table) -> Result<ReadySpec, String> {
+fn ready(r: &Table) -> Result<Ready, String> {
     let timeout = match r.get("timeout") {
         Some(v) => values::duration(v)?,
         None => READY_TIMEOUT,
@@ -144,14 +190,13 @@ fn ready(r: &Table) -> Result<ReadySpec, String> {
             .ok_or_else(|| format!("{} expects a string", kinds[0]))
     };
     Ok(match kinds[0].as_str() {
-        "tcp" => ReadySpec::Tcp { addr: text()?, timeout },
-        "http" => ReadySpec::Http { url: text()?, timeout },
-        "log" => {
-            let pattern = text()?;
-            regex::Regex::new(&pattern).map_err(|e| format!("log pattern: {e}"))?;
-            ReadySpec::Log { pattern, timeout }
-        }
-        "delay" => ReadySpec::Delay(values::duration(v)?),
+        "tcp" => Ready::Tcp { addr: text()?, timeout },
+        "http" => Ready::Http { url: text()?, timeout },
+        "log" => Ready::Log {
+            pattern: LogPattern::new(&text()?).map_err(|e| format!("log pattern: {e}"))?,
+            timeout,
+        },
+        "delay" => Ready::Delay(values::duration(v)?),
         other => {
             let kinds = ["tcp", "http", "log", "delay", "timeout"];
             let hint = match crate::util::suggest::nearest(other, &kinds) {

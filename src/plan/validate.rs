@@ -5,7 +5,7 @@ use super::raw::{RawPhases, RawPlan};
 use super::source::Source;
 use super::target::resolve;
 use super::values::{self, references, substitute, Params};
-use super::{Matrix, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec};
+use super::{Matrix, Op, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec};
 use crate::util::suggest::{backticked, did_you_mean};
 use std::collections::BTreeMap;
 use toml::{Spanned, Table, Value};
@@ -262,13 +262,13 @@ fn threshold(t: &Spanned<Value>, src: &Source) -> anyhow::Result<Threshold> {
         }),
         Value::Table(tab) => {
             let metric = tab.get("metric").and_then(Value::as_str);
-            let op = tab.get("op").and_then(Value::as_str);
+            let op = tab.get("op").and_then(Value::as_str).and_then(Op::parse);
             let value = tab.get("value").and_then(values::number);
             match (metric, op, value) {
-                (Some(m), Some(op), Some(v)) if ["<", "<=", ">", ">="].contains(&op) => Ok(Threshold {
-                    expr: format!("{m} {op} {v}"),
+                (Some(m), Some(op), Some(v)) => Ok(Threshold {
+                    expr: format!("{m} {} {v}", op.as_str()),
                     metric: m.to_string(),
-                    op: op.to_string(),
+                    op,
                     value: v,
                 }),
                 _ => Err(bad(
@@ -284,20 +284,20 @@ fn threshold(t: &Spanned<Value>, src: &Source) -> anyhow::Result<Threshold> {
 
 /// `latency_p99_ms < 50` → a threshold.
 pub fn parse_threshold(s: &str) -> Option<Threshold> {
-    let ops = ["<=", ">=", "<", ">"];
+    let ops = [Op::Le, Op::Ge, Op::Lt, Op::Gt];
     let (i, op) = ops
         .iter()
-        .filter_map(|op| s.find(op).map(|i| (i, *op)))
-        .min_by_key(|(i, op)| (*i, usize::MAX - op.len()))?;
+        .filter_map(|op| s.find(op.as_str()).map(|i| (i, *op)))
+        .min_by_key(|(i, op)| (*i, usize::MAX - op.as_str().len()))?;
     let metric = s[..i].trim();
-    let value: f64 = s[i + op.len()..].trim().parse().ok()?;
+    let value: f64 = s[i + op.as_str().len()..].trim().parse().ok()?;
     if metric.is_empty() || !metric.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
         return None;
     }
     Some(Threshold {
         expr: s.trim().to_string(),
         metric: metric.to_string(),
-        op: op.to_string(),
+        op,
         value,
     })
 }
@@ -394,7 +394,7 @@ fn points(
             }
             None => None,
         };
-        if let Some(cpus) = target.as_ref().and_then(|t| t.cpus.as_ref()) {
+        if let Some(cpus) = target.as_ref().and_then(|t| t.limits.cpus.as_ref()) {
             if let Err(why) = cpus.resolve() {
                 if skip_unsupported {
                     notes.push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
@@ -446,12 +446,15 @@ fn excludes(entry: &Table, params: &Params) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_threshold;
+    use super::{parse_threshold, Op};
 
     #[test]
     fn thresholds_parse_from_text() {
         let t = parse_threshold("latency_p99_ms <= 50").expect("parses");
-        assert_eq!((t.metric.as_str(), t.op.as_str(), t.value), ("latency_p99_ms", "<=", 50.0));
+        assert_eq!((t.metric.as_str(), t.op, t.value), ("latency_p99_ms", Op::Le, 50.0));
+        assert_eq!(parse_threshold("x>=1").map(|t| t.op), Some(Op::Ge));
+        assert_eq!(parse_threshold("x > 1").map(|t| t.op), Some(Op::Gt));
+        assert!(Op::Le.holds(50.0, 50.0) && !Op::Lt.holds(50.0, 50.0));
         assert!(parse_threshold("p99 is small").is_none());
     }
 }

@@ -1,19 +1,13 @@
 //! Typed readings of plan values (durations, sizes, signals, CPU sets, command lines) and `${name}`
 //! substitution. Errors are plain messages; the caller adds the file:line:column.
 
+use crate::util::command::CommandLine;
 use crate::util::cpus::{parse_cpu_list, CpuSpec};
 use std::time::Duration;
 use toml::Value;
 
 /// Matrix parameter values of one trial, in the plan's declaration order.
 pub type Params = Vec<(String, Value)>;
-
-/// A command: an argv list, or one string run with `sh -c`.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Command {
-    Argv(Vec<String>),
-    Shell(String),
-}
 
 /// The `${name}` references in a string.
 pub fn references(s: &str) -> Vec<String> {
@@ -151,10 +145,10 @@ pub fn cpus(v: &Value) -> Result<CpuSpec, String> {
 }
 
 /// A command line: a list of arguments, or a string run with `sh -c`.
-pub fn command(v: &Value) -> Result<Command, String> {
+pub fn command(v: &Value) -> Result<CommandLine, String> {
     match v {
         Value::String(s) if s.trim().is_empty() => Err("the command is empty".into()),
-        Value::String(s) => Ok(Command::Shell(s.clone())),
+        Value::String(s) => Ok(CommandLine::Shell(s.clone())),
         Value::Array(a) if a.is_empty() => Err("the command is empty".into()),
         Value::Array(a) => a
             .iter()
@@ -164,7 +158,7 @@ pub fn command(v: &Value) -> Result<Command, String> {
                 _ => None,
             })
             .collect::<Option<Vec<_>>>()
-            .map(Command::Argv)
+            .map(CommandLine::Argv)
             .ok_or_else(|| "a command list holds strings".to_string()),
         other => Err(format!("expected a command (a list or a string), found {}", other.type_str())),
     }

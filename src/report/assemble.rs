@@ -96,7 +96,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
             ncpu: run.ncpu,
             mem_total_mb: run.mem_total_mb,
             seed: run.seed,
-            status: run.status.clone(),
+            status: run.status.to_string(),
             perflab_version: run.perflab_version.clone(),
             started_unix: run.started_unix,
             ended_unix: run.ended_unix,

@@ -1,17 +1,21 @@
 //! The `perflab run` and `perflab demo` command lines.
 
 use super::execute::{execute, RunOptions, RunOutcome};
+use crate::store::RunStatus;
 use crate::util::Cancel;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
-    /// The plan file (TOML); see docs/plan.md
-    pub plan: PathBuf,
+    /// The plan file (TOML); see docs/plan.md. With --resume it can be left out: the run's own copy
+    /// of its plan is used
+    #[arg(required_unless_present = "resume")]
+    pub plan: Option<PathBuf>,
     /// List the trials in execution order with the estimated duration, and run nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// Continue an interrupted run directory: run only the trials it lacks
+    /// Continue an interrupted run directory: run only the trials it lacks (with its own plan, or
+    /// the plan file given, which must be the same plan)
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
     /// Where run directories are created
@@ -45,8 +49,15 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
-    let label = args.plan.display().to_string();
-    let source = std::fs::read_to_string(&args.plan).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    let (source, label) = match (&args.plan, &args.resume) {
+        (Some(path), _) => {
+            let label = path.display().to_string();
+            let source = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+            (source, label)
+        }
+        (None, Some(dir)) => stored_plan(dir)?,
+        (None, None) => return Err(crate::error::usage("give a plan file (or --resume DIR)")),
+    };
     let mut plan = crate::plan::parse_str(&source, &label)?;
     use_this_perflab(&mut plan);
     let trials = crate::plan::expand(&plan);
@@ -65,7 +76,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         fail_fast: args.fail_fast,
     };
     let outcome = execute_with_signals(exp, &opts)?;
-    let reports = if !matches!(outcome.status.as_str(), "interrupted" | "skipped") {
+    let reports = if !matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
         write_report(&outcome.dir)
     } else {
         Vec::new()
@@ -73,7 +84,9 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", outcome_json(&outcome, &reports));
     } else {
-        print_outcome(&outcome);
+        // A plan with credentials is stored redacted, so resuming needs the plan file again.
+        let plan_again = (crate::store::redact(&source) != source).then_some(label.as_str());
+        print_outcome(&outcome, plan_again);
         reports.iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
@@ -102,11 +115,27 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         fail_fast: false,
     };
     let outcome = execute_with_signals(exp, &opts)?;
-    print_outcome(&outcome);
-    if outcome.status != "interrupted" {
+    print_outcome(&outcome, None);
+    if outcome.status != RunStatus::Interrupted {
         write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
+}
+
+/// The plan an interrupted run was started with, from its store, labelled as the copy beside it
+/// (`DIR/plan.toml`, the same text) for messages. A plan whose credentials were redacted from the
+/// store cannot be run from there: its requests would carry `[redacted]`.
+fn stored_plan(dir: &Path) -> anyhow::Result<(String, String)> {
+    let source = crate::store::Store::open(dir)?.run()?.plan_source;
+    if crate::store::redact(&source) != source {
+        return Err(crate::error::usage(format!(
+            "the plan kept in {} had credentials (Authorization or Cookie values) removed; \
+             give the plan file too: perflab run --resume {} PLAN",
+            dir.display(),
+            dir.display()
+        )));
+    }
+    Ok((source, dir.join("plan.toml").display().to_string()))
 }
 
 /// A target whose program is `perflab` (e.g. `perflab serve` in examples/) runs this very binary
@@ -116,7 +145,7 @@ fn use_this_perflab(plan: &mut crate::plan::Plan) {
         return;
     };
     for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
-        if let crate::plan::Command::Argv(argv) = &mut t.command {
+        if let crate::util::command::CommandLine::Argv(argv) = &mut t.command {
             let path = t.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
             if argv.first().is_some_and(|a| a == "perflab")
                 && crate::workload::exec::preflight::find_program("perflab", t.cwd.as_deref(), path).is_none()
@@ -150,11 +179,12 @@ fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -
     execute(exp, opts, &cancel)
 }
 
-fn print_outcome(o: &RunOutcome) {
+/// `plan_again`: the plan file a `--resume` must be given (when the run's own copy cannot serve).
+fn print_outcome(o: &RunOutcome, plan_again: Option<&str>) {
     for n in &o.notes {
         println!("note: {n}");
     }
-    if o.status == "skipped" {
+    if o.status == RunStatus::Skipped {
         println!("nothing was run: every trial's variant was skipped");
         return;
     }
@@ -167,8 +197,9 @@ fn print_outcome(o: &RunOutcome) {
         println!("  ✗ threshold {t}");
     }
     println!("stored in {}", o.dir.display());
-    if o.status == "interrupted" {
-        println!("resume with: perflab run --resume {} <plan>", shell_path(&o.dir));
+    if o.status == RunStatus::Interrupted {
+        let plan = plan_again.map(|p| format!(" {p}")).unwrap_or_default();
+        println!("resume with: perflab run --resume {}{plan}", shell_path(&o.dir));
     }
 }
 
@@ -191,7 +222,7 @@ fn outcome_json(o: &RunOutcome, reports: &[PathBuf]) -> String {
     serde_json::json!({
         "schema": "perflab.run/1",
         "dir": o.dir.display().to_string(),
-        "status": o.status,
+        "status": o.status.as_str(),
         "trials_ok": o.trials_ok,
         "trials_failed": o.trials_failed,
         "thresholds_failed": o.thresholds_failed,

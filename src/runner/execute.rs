@@ -1,13 +1,14 @@
 //! Executing an experiment: every trial in order, stored one transaction at a time; adaptive
 //! repetitions; variant hooks; kept targets; thresholds; Ctrl-C and `--resume`.
 
-use super::experiment::{Experiment, PreparedTrial, Repetitions};
+use super::experiment::{Experiment, PreparedTrial};
 use super::hooks::ActiveVariant;
 use super::limits::Applied;
 use super::progress::Progress;
 use super::target::RunningTarget;
 use super::trial::{run_trial, TrialSpec};
-use crate::store::{RunInfo, Store, StoredTrial};
+use crate::plan::{Repetitions, ResolvedTarget};
+use crate::store::{RunInfo, RunStatus, Store, StoredTrial, TrialFailure};
 use crate::util::time::{compact_utc, unix_now};
 use crate::util::Cancel;
 use std::collections::{BTreeMap, HashSet};
@@ -25,7 +26,7 @@ pub struct RunOptions {
 #[derive(Debug)]
 pub struct RunOutcome {
     pub dir: PathBuf,
-    pub status: String,
+    pub status: RunStatus,
     pub trials_ok: usize,
     pub trials_failed: usize,
     pub thresholds_failed: Vec<String>,
@@ -37,9 +38,9 @@ impl RunOutcome {
     /// 130 interrupted; 1 a threshold broke or a trial failed; 0 otherwise (also when every trial
     /// was skipped: status `skipped`, nothing stored, `dir` empty).
     pub fn exit_code(&self) -> i32 {
-        if self.status == "interrupted" {
+        if self.status == RunStatus::Interrupted {
             130
-        } else if !self.thresholds_failed.is_empty() || self.trials_failed > 0 || self.status == "failed" {
+        } else if !self.thresholds_failed.is_empty() || self.trials_failed > 0 || self.status == RunStatus::Failed {
             1
         } else {
             0
@@ -100,7 +101,7 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
 
 /// A target kept across trials (restart = "keep"), restarted when its configuration changes.
 struct Kept {
-    key: String,
+    config: ResolvedTarget,
     target: RunningTarget,
 }
 
@@ -145,7 +146,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     if exp.trials.is_empty() && !notes.is_empty() && opts.resume.is_none() {
         return Ok(RunOutcome {
             dir: PathBuf::new(),
-            status: "skipped".into(),
+            status: RunStatus::Skipped,
             trials_ok: 0,
             trials_failed: 0,
             thresholds_failed: Vec::new(),
@@ -198,8 +199,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             let per_trial_target = if exp.keep_target { None } else { t.target.as_ref() };
             if exp.keep_target && setup_err.is_none() {
                 if let Some(cfg) = &t.target {
-                    let key = format!("{cfg:?}");
-                    if kept.as_ref().map(|k| &k.key) != Some(&key) {
+                    if kept.as_ref().map(|k| &k.config) != Some(cfg) {
                         if let Some(k) = kept.take() {
                             let _ = k.target.stop();
                         }
@@ -215,8 +215,13 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
                                 }
                             });
                         match started {
-                            Ok(rt) => kept = Some(Kept { key, target: rt }),
-                            Err(e) => kept_err = Some(format!("target not ready: {e:#}")),
+                            Ok(rt) => {
+                                kept = Some(Kept {
+                                    config: cfg.clone(),
+                                    target: rt,
+                                })
+                            }
+                            Err(e) => kept_err = Some(TrialFailure::TargetNotReady(format!("{e:#}"))),
                         }
                     }
                 }
@@ -231,7 +236,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
                 phases: exp.phases,
                 target: per_trial_target,
             };
-            let mut rec = if let Some(e) = setup_err.map(|e| format!("{e:#}")).or(kept_err) {
+            let mut rec = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
                 let now = unix_now();
                 crate::store::TrialRecord {
                     id: t.id,
@@ -260,7 +265,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             }
             if let Some(k) = kept.as_mut() {
                 if let Some(how) = k.target.exited() {
-                    rec.failure.get_or_insert(format!("kept target {how}"));
+                    rec.failure.get_or_insert(TrialFailure::KeptTargetExited(how));
                     rec.stderr_tail = Some(k.target.stderr_tail());
                     if let Some(k) = kept.take() {
                         let _ = k.target.stop();
@@ -328,11 +333,11 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     }
     let trials_failed = trials.iter().filter(|t| !t.ok()).count();
     let status = if interrupted {
-        "interrupted"
+        RunStatus::Interrupted
     } else if failed_fast {
-        "failed"
+        RunStatus::Failed
     } else {
-        "complete"
+        RunStatus::Complete
     };
     store.finish_run(status, unix_now())?;
     if let Err(e) = teardown {
@@ -340,7 +345,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     }
     Ok(RunOutcome {
         dir,
-        status: status.to_string(),
+        status,
         trials_ok: trials.len() - trials_failed,
         trials_failed,
         thresholds_failed,

@@ -1,12 +1,9 @@
 //! A validated plan and its expanded trials → an `Experiment` the runner executes. Every trial's
 //! workload is built here, before anything starts, so a bad `[workload]` key is reported at its line.
 
-use super::experiment::{Experiment, Extender, Hooks, Op, PointInfo, PreparedTrial, Repetitions, Threshold};
-use super::limits::Limits;
-use super::phase::PhasePlan;
-use super::target::{CommandLine, Ready, TargetConfig};
+use super::experiment::{Experiment, Extender, PointInfo, PreparedTrial};
 use super::workloads::{self, Locator};
-use crate::plan::{self, Plan, ReadySpec, ResolvedTarget, Trial};
+use crate::plan::{self, Plan, Repetitions, Trial};
 use std::sync::Arc;
 
 struct PlanLocator<'a>(&'a Plan);
@@ -29,16 +26,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
             params_json: p.params_json(),
         })
         .collect();
-    let repetitions = match &plan.repetitions {
-        plan::Repetitions::Fixed(n) => Repetitions::Fixed(*n),
-        plan::Repetitions::Adaptive { min, max, ci_pct, metric } => Repetitions::Adaptive {
-            min: *min,
-            max: *max,
-            ci_pct: *ci_pct,
-            metric: metric.clone(),
-        },
-    };
-    let extend: Option<Extender> = match repetitions {
+    let extend: Option<Extender> = match plan.repetitions {
         Repetitions::Adaptive { .. } => {
             let plan = Arc::new(plan.clone());
             Some(Box::new(move |point, rep, id| {
@@ -47,49 +35,18 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         }
         Repetitions::Fixed(_) => None,
     };
-    let thresholds = plan
-        .thresholds
-        .iter()
-        .map(|t| Threshold {
-            expr: t.expr.clone(),
-            metric: t.metric.clone(),
-            op: op(&t.op),
-            value: t.value,
-        })
-        .collect();
-    let hooks = plan
-        .variants
-        .iter()
-        .map(|(k, h)| {
-            (
-                k.clone(),
-                Hooks {
-                    setup: h.setup.clone(),
-                    teardown: h.teardown.clone(),
-                    skip_unless: h.skip_unless.clone(),
-                },
-            )
-        })
-        .collect();
-    let ph = &plan.phases;
     Ok(Experiment {
         name: plan.name.clone(),
         plan_file: plan_file.to_string(),
         plan_source: plan.source.text.clone(),
         seed: plan.seed,
-        phases: PhasePlan {
-            baseline: ph.baseline,
-            warmup: ph.warmup,
-            load: ph.load,
-            recovery: ph.recovery,
-            interval: ph.interval,
-        },
+        phases: plan.phases,
         points,
         trials: prepared,
-        repetitions,
+        repetitions: plan.repetitions.clone(),
         keep_target: plan.keep_target,
-        hooks,
-        thresholds,
+        hooks: plan.variants.clone(),
+        thresholds: plan.thresholds.clone(),
         extend,
         notes: plan.notes.clone(),
     })
@@ -105,56 +62,7 @@ fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
         repetition: t.repetition,
         params_json: point.params_json(),
         variant,
-        target: t.target.as_ref().map(target_config),
+        target: t.target.clone(),
         workload,
     })
-}
-
-fn op(s: &str) -> Op {
-    match s {
-        "<" => Op::Lt,
-        "<=" => Op::Le,
-        ">" => Op::Gt,
-        _ => Op::Ge,
-    }
-}
-
-fn target_config(t: &ResolvedTarget) -> TargetConfig {
-    let command = match &t.command {
-        plan::Command::Argv(a) => CommandLine::Argv(a.clone()),
-        plan::Command::Shell(s) => CommandLine::Shell(s.clone()),
-    };
-    let ready = match &t.ready {
-        ReadySpec::None => Ready::None,
-        ReadySpec::Tcp { addr, timeout } => Ready::Tcp {
-            addr: addr.clone(),
-            timeout: *timeout,
-        },
-        ReadySpec::Http { url, timeout } => Ready::Http {
-            url: url.clone(),
-            timeout: *timeout,
-        },
-        // The pattern was compiled once during validation.
-        ReadySpec::Log { pattern, timeout } => match regex::Regex::new(pattern) {
-            Ok(pattern) => Ready::Log {
-                pattern,
-                timeout: *timeout,
-            },
-            Err(_) => Ready::Delay(*timeout),
-        },
-        ReadySpec::Delay(d) => Ready::Delay(*d),
-    };
-    TargetConfig {
-        command,
-        cwd: t.cwd.clone(),
-        env: t.env.clone(),
-        ready,
-        stop_signal: t.stop_signal,
-        grace: t.grace,
-        limits: Limits {
-            cpus: t.cpus.clone(),
-            cpu_quota: t.cpu_quota,
-            memory: t.memory,
-        },
-    }
 }

@@ -1,6 +1,6 @@
 //! Variant hooks: shell commands run before a variant's trials (setup) and after them (teardown).
 
-use super::experiment::Hooks;
+use crate::plan::VariantHooks;
 use std::process::Command;
 
 /// Run each command with `sh -c`; the first failure stops and is returned with its stderr.
@@ -25,7 +25,7 @@ pub fn run_all(kind: &str, variant: &str, commands: &[String]) -> anyhow::Result
 
 /// The variants whose `skip_unless` preconditions fail here, each with a one-line reason: the last
 /// line the check printed on stderr, or the command and its exit status when it printed nothing.
-pub fn unmet_preconditions(hooks: &std::collections::BTreeMap<String, Hooks>) -> Vec<(String, String)> {
+pub fn unmet_preconditions(hooks: &std::collections::BTreeMap<String, VariantHooks>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     for (name, h) in hooks {
         for c in &h.skip_unless {
@@ -50,12 +50,12 @@ pub fn unmet_preconditions(hooks: &std::collections::BTreeMap<String, Hooks>) ->
 /// Tracks which variant's setup is in force, so teardown always runs exactly once for it.
 #[derive(Default)]
 pub struct ActiveVariant {
-    current: Option<(String, Hooks)>,
+    current: Option<(String, VariantHooks)>,
 }
 
 impl ActiveVariant {
     /// Switch to `next` (tearing down the current variant first). Returns a setup error, if any.
-    pub fn switch(&mut self, next: Option<(&str, &Hooks)>) -> anyhow::Result<()> {
+    pub fn switch(&mut self, next: Option<(&str, &VariantHooks)>) -> anyhow::Result<()> {
         if self.current.as_ref().map(|(n, _)| n.as_str()) == next.map(|(n, _)| n) {
             return Ok(());
         }

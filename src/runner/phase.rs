@@ -2,7 +2,6 @@
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Phase {
@@ -45,21 +44,5 @@ impl CurrentPhase {
     }
     pub fn get(&self) -> Phase {
         Phase::from_u8(self.0.load(Ordering::SeqCst))
-    }
-}
-
-/// Phase durations and the sampling interval of a trial.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PhasePlan {
-    pub baseline: Duration,
-    pub warmup: Duration,
-    pub load: Duration,
-    pub recovery: Duration,
-    pub interval: Duration,
-}
-
-impl PhasePlan {
-    pub fn total(&self) -> Duration {
-        self.baseline + self.warmup + self.load + self.recovery
     }
 }

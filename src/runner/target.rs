@@ -1,42 +1,15 @@
 //! The system under test: start it (in its own process group, inside its limits), wait until it is
 //! ready, watch it, and stop it (signal, grace period, then SIGKILL to the whole group and cgroup).
 
-use super::limits::{Applied, Limits};
+use super::limits::Applied;
+use crate::plan::{Ready, ResolvedTarget};
+use crate::util::command::CommandLine;
 use crate::util::{process, Cancel, Tail};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
-
-/// How to start the target.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CommandLine {
-    Argv(Vec<String>),
-    Shell(String),
-}
-
-/// When the target counts as ready.
-#[derive(Clone, Debug)]
-pub enum Ready {
-    None,
-    Tcp { addr: String, timeout: Duration },
-    Http { url: String, timeout: Duration },
-    Log { pattern: regex::Regex, timeout: Duration },
-    Delay(Duration),
-}
-
-/// Everything needed to run a target.
-#[derive(Clone, Debug)]
-pub struct TargetConfig {
-    pub command: CommandLine,
-    pub cwd: Option<std::path::PathBuf>,
-    pub env: Vec<(String, String)>,
-    pub ready: Ready,
-    pub stop_signal: i32,
-    pub grace: Duration,
-    pub limits: Limits,
-}
 
 /// How much of each of the target's streams is kept for the report.
 const TAIL_BYTES: usize = 16 * 1024;
@@ -105,7 +78,7 @@ fn describe(status: std::process::ExitStatus) -> String {
 
 impl RunningTarget {
     /// Start the target inside `limits` (already prepared by the caller).
-    pub fn start(cfg: &TargetConfig, limits: Applied) -> anyhow::Result<RunningTarget> {
+    pub fn start(cfg: &ResolvedTarget, limits: Applied) -> anyhow::Result<RunningTarget> {
         let mut cmd = match &cfg.command {
             CommandLine::Argv(argv) => {
                 let Some((prog, args)) = argv.split_first() else {

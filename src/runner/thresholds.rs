@@ -2,7 +2,7 @@
 //! percentiles come from the merged histograms of all repetitions (never averaged); other metrics
 //! use the mean across repetitions.
 
-use super::experiment::Threshold;
+use crate::plan::Threshold;
 use crate::store::StoredTrial;
 
 /// The value a threshold is judged on for one point, or None if the point has no such figure.

@@ -2,10 +2,11 @@
 //! throughout and every sample tagged with its phase; then stop the target and build the record.
 
 use super::limits::Applied;
-use super::phase::{CurrentPhase, Phase, PhasePlan};
-use super::target::{RunningTarget, TargetConfig};
+use super::phase::{CurrentPhase, Phase};
+use super::target::RunningTarget;
 use crate::monitor::{MonitorConfig, ProcessSelector};
-use crate::store::{TaggedSample, TrialRecord};
+use crate::plan::{Phases, ResolvedTarget};
+use crate::store::{TaggedSample, TrialFailure, TrialRecord};
 use crate::util::time::unix_now;
 use crate::util::Cancel;
 use crate::workload::{RunSpec, Workload};
@@ -19,9 +20,9 @@ pub struct TrialSpec<'a> {
     pub repetition: u32,
     pub params_json: String,
     pub run_tag: &'a str,
-    pub phases: PhasePlan,
+    pub phases: Phases,
     /// A target to start for this trial only (restart = "per-trial").
-    pub target: Option<&'a TargetConfig>,
+    pub target: Option<&'a ResolvedTarget>,
 }
 
 /// Progress notifications for the progress bar.
@@ -113,13 +114,13 @@ pub fn run_trial(
             Ok(mut t) => match t.wait_ready(&cfg.ready, cancel) {
                 Ok(()) => own = Some(t),
                 Err(e) => {
-                    rec.failure = Some(format!("target not ready: {e:#}"));
+                    rec.failure = Some(TrialFailure::TargetNotReady(format!("{e:#}")));
                     finish_target(&mut rec, Some(t));
                     return finish(rec, clock);
                 }
             },
             Err(e) => {
-                rec.failure = Some(format!("target did not start: {e:#}"));
+                rec.failure = Some(TrialFailure::TargetDidNotStart(format!("{e:#}")));
                 return finish(rec, clock);
             }
         }
@@ -163,7 +164,7 @@ pub fn run_trial(
             Some(m)
         }
         Err(e) => {
-            rec.failure = Some(format!("monitor could not start: {e:#}"));
+            rec.failure = Some(TrialFailure::MonitorDidNotStart(format!("{e:#}")));
             None
         }
     };
@@ -172,7 +173,7 @@ pub fn run_trial(
     if rec.failure.is_none() {
         clock.enter(Phase::Baseline, &shared, obs);
         cancel.sleep(spec.phases.baseline);
-        rec.failure = died(&mut target, "baseline");
+        rec.failure = died(&mut target, Phase::Baseline);
     }
     if rec.failure.is_none() && !cancel.is_cancelled() {
         clock.enter(Phase::Warmup, &shared, obs);
@@ -200,29 +201,34 @@ pub fn run_trial(
         match run {
             Ok(r) => {
                 if let Some(f) = &r.failure {
-                    rec.failure = Some(f.clone());
+                    // A workload stopped by Ctrl-C says so in its own words; the trial was interrupted.
+                    rec.failure = Some(if cancel.is_cancelled() {
+                        TrialFailure::Interrupted
+                    } else {
+                        TrialFailure::Workload(f.clone())
+                    });
                 }
                 rec.result = Some(r);
             }
-            Err(e) => rec.failure = Some(format!("workload failed: {e:#}")),
+            Err(e) => rec.failure = Some(TrialFailure::WorkloadError(format!("{e:#}"))),
         }
         if rec.failure.is_none() {
-            rec.failure = died(&mut target, "load");
+            rec.failure = died(&mut target, Phase::Load);
         }
     }
     if !cancel.is_cancelled() && rec.failure.is_none() {
         clock.enter(Phase::Recovery, &shared, obs);
         cancel.sleep(spec.phases.recovery);
-        rec.failure = died(&mut target, "recovery");
+        rec.failure = died(&mut target, Phase::Recovery);
     }
     if cancel.is_cancelled() && rec.failure.is_none() {
-        rec.failure = Some("interrupted".into());
+        rec.failure = Some(TrialFailure::Interrupted);
     }
     clock.mark();
     clock.marker = None;
     if let Some(m) = monitor {
         if let Err(e) = m.stop() {
-            rec.failure.get_or_insert(format!("monitor failed: {e:#}"));
+            rec.failure.get_or_insert(TrialFailure::Monitor(format!("{e:#}")));
         }
     }
     if let Some(t) = &target {
@@ -235,9 +241,12 @@ pub fn run_trial(
     finish(rec, clock)
 }
 
-fn died(target: &mut Option<&mut RunningTarget>, phase: &str) -> Option<String> {
+fn died(target: &mut Option<&mut RunningTarget>, phase: Phase) -> Option<TrialFailure> {
     let t = target.as_mut()?;
-    t.exited().map(|how| format!("target {how} during the {phase} phase"))
+    t.exited().map(|how| TrialFailure::TargetDied {
+        how,
+        phase: phase.name().to_string(),
+    })
 }
 
 fn finish_target(rec: &mut TrialRecord, t: Option<RunningTarget>) {
@@ -248,7 +257,7 @@ fn finish_target(rec: &mut TrialRecord, t: Option<RunningTarget>) {
                 rec.stderr_tail = Some(s.stderr_tail);
             }
             Err(e) => {
-                rec.failure.get_or_insert(format!("stopping the target failed: {e:#}"));
+                rec.failure.get_or_insert(TrialFailure::TargetStop(format!("{e:#}")));
             }
         }
     }

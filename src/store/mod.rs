@@ -7,11 +7,13 @@ mod codec;
 pub mod export;
 mod read;
 mod schema;
+mod status;
 mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
 pub use read::{StoredPoint, StoredRun, StoredTrial};
 pub use schema::SCHEMA_VERSION;
+pub use status::{RunStatus, TrialFailure};
 pub use write::{RunInfo, TaggedSample, TrialRecord};
 
 use anyhow::Context;

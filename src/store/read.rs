@@ -1,6 +1,6 @@
 //! Reading a run back: for reports, exports and `--resume`.
 
-use super::{codec, write::TaggedSample, Store};
+use super::{codec, write::TaggedSample, RunStatus, Store};
 use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint};
 use rusqlite::{params, OptionalExtension};
 use std::collections::BTreeMap;
@@ -13,7 +13,7 @@ pub struct StoredRun {
     pub seed: u64,
     pub started_unix: f64,
     pub ended_unix: Option<f64>,
-    pub status: String,
+    pub status: RunStatus,
     pub perflab_version: String,
     pub host: String,
     pub kernel: String,

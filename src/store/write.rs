@@ -1,6 +1,6 @@
 //! Writing a run: the run row, then one transaction per finished trial.
 
-use super::{codec, redact, Store};
+use super::{codec, redact, RunStatus, Store, TrialFailure};
 use crate::workload::WorkloadResult;
 use rusqlite::params;
 
@@ -31,7 +31,7 @@ pub struct TrialRecord {
     pub repetition: u32,
     pub params_json: String,
     pub workload: String,
-    pub failure: Option<String>,
+    pub failure: Option<TrialFailure>,
     pub started_unix: f64,
     pub ended_unix: f64,
     pub limit_mechanism: Option<String>,
@@ -71,13 +71,14 @@ impl Store {
         self.conn().execute(
             "INSERT INTO run (id, plan_name, plan_file, plan_source, seed, started_unix, status, perflab_version,
                               host, kernel, ncpu, mem_total_mb, planned_trials)
-             VALUES (1, ?1, ?2, ?3, ?4, ?5, 'running', ?6, ?7, ?8, ?9, ?10, ?11)",
+             VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
             params![
                 info.plan_name,
                 info.plan_file,
                 redact(&info.plan_source),
                 info.seed as i64,
                 info.started_unix,
+                RunStatus::Running,
                 env!("CARGO_PKG_VERSION"),
                 host,
                 kernel,
@@ -108,7 +109,7 @@ impl Store {
     }
 
     /// Mark the run complete, interrupted or failed.
-    pub fn finish_run(&mut self, status: &str, ended_unix: f64) -> anyhow::Result<()> {
+    pub fn finish_run(&mut self, status: RunStatus, ended_unix: f64) -> anyhow::Result<()> {
         self.conn().execute(
             "UPDATE run SET status = ?1, ended_unix = ?2 WHERE id = 1",
             params![status, ended_unix],
@@ -119,7 +120,7 @@ impl Store {
     /// Mark a resumed run as running again.
     pub fn reopen_run(&mut self) -> anyhow::Result<()> {
         self.conn()
-            .execute("UPDATE run SET status = 'running', ended_unix = NULL WHERE id = 1", [])?;
+            .execute("UPDATE run SET status = ?1, ended_unix = NULL WHERE id = 1", [RunStatus::Running])?;
         Ok(())
     }
 
@@ -154,7 +155,7 @@ impl Store {
                 redact(&t.params_json),
                 t.workload,
                 if t.failure.is_some() { "failed" } else { "ok" },
-                t.failure.as_deref().map(redact),
+                t.failure.as_ref().map(|f| redact(&f.to_string())),
                 t.started_unix,
                 t.ended_unix,
                 t.limit_mechanism,

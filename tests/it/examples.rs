@@ -6,10 +6,11 @@
 //! runs all of them the same way:
 //!   cargo test --release --test it examples:: -- --ignored --nocapture
 
-use perflab::plan::{self, Command as PlanCommand, Plan, Repetitions};
+use perflab::plan::{self, Plan, Repetitions};
 use perflab::runner::execute::{execute, RunOptions, RunOutcome};
 use perflab::runner::from_plan;
-use perflab::store::{Store, StoredTrial};
+use perflab::store::{RunStatus, Store, StoredTrial};
+use perflab::util::command::CommandLine;
 use perflab::util::Cancel;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -272,7 +273,7 @@ fn run_short(mut plan: Plan, only: impl Fn(&plan::Point) -> bool) -> (RunOutcome
         p.id = i;
     }
     for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
-        if let PlanCommand::Argv(a) = &mut t.command {
+        if let CommandLine::Argv(a) = &mut t.command {
             if a[0] == "perflab" {
                 a[0] = BIN.to_string();
             }
@@ -288,7 +289,7 @@ fn run_short(mut plan: Plan, only: impl Fn(&plan::Point) -> bool) -> (RunOutcome
         fail_fast: false,
     };
     let outcome = execute(exp, &opts, &Cancel::new()).expect("execute");
-    let stored = if outcome.status == "skipped" {
+    let stored = if outcome.status == RunStatus::Skipped {
         Vec::new()
     } else {
         Store::open(&outcome.dir).unwrap().trials().unwrap()
@@ -305,7 +306,7 @@ fn the_cores_example_runs_with_short_phases() {
     let plan = load(&example("002_"));
     // 1 and 2 CPUs at 100 requests: 2 trials against perflab serve.
     let (out, trials, _tmp) = run_short(plan, |p| p.label.contains("requests=100 ") || p.label.ends_with("requests=100"));
-    assert_eq!(out.status, "complete");
+    assert_eq!(out.status, RunStatus::Complete);
     assert_eq!(trials.len(), 2, "{:?}", failures(&trials));
     assert!(trials.iter().all(|t| t.ok()), "{:?}", failures(&trials));
     for t in &trials {
@@ -334,7 +335,7 @@ fn the_stress_ng_cpu_example_runs_with_short_phases() {
     let mut plan = load(&example("000_stress_ng_cpu"));
     assert_eq!(shorten_tools(&mut plan), plan.points.len(), "one --timeout per point");
     let (out, trials, _tmp) = run_short(plan, |p| p.label == "workers=2");
-    assert_eq!(out.status, "complete");
+    assert_eq!(out.status, RunStatus::Complete);
     assert_eq!(trials.len(), 1);
     let t = &trials[0];
     assert!(t.ok(), "{:?}", t.failure);
@@ -379,7 +380,7 @@ fn every_example_runs_with_short_phases() {
         // checks that the examples' thresholds name real metrics.
         summary.push((
             line,
-            failed.is_empty() && out.thresholds_failed.is_empty() && (out.status == "complete" || out.status == "skipped"),
+            failed.is_empty() && out.thresholds_failed.is_empty() && matches!(out.status, RunStatus::Complete | RunStatus::Skipped),
         ));
     }
     // The fio example keeps its 1 GiB file for the next run; this test does not.

@@ -88,7 +88,7 @@ fn warmup_command_runs_first_and_is_not_measured() {
     let dir = tempfile::tempdir().expect("tmp");
     let mut cfg = ExecConfig::shell("test -f warm && echo measured");
     cfg.cwd = Some(dir.path().to_path_buf());
-    cfg.warmup_command = Some(perflab::workload::exec::CommandSpec::Argv(vec!["touch".into(), "warm".into()]));
+    cfg.warmup_command = Some(perflab::util::command::CommandLine::Argv(vec!["touch".into(), "warm".into()]));
     let r = run(cfg);
     assert_eq!(r.failure, None, "{:?}", r.raw);
 }
@@ -187,7 +187,7 @@ fn numbers_in_an_argv_list_are_arguments() {
     let cfg: ExecConfig = toml::from_str("command = [\"stress-ng\", \"--cpu\", 2, \"--cpu-load\", 90.5, \"--x\", true]").expect("decode");
     assert_eq!(
         cfg.command,
-        perflab::workload::exec::CommandSpec::Argv(
+        perflab::util::command::CommandLine::Argv(
             ["stress-ng", "--cpu", "2", "--cpu-load", "90.5", "--x", "true"]
                 .map(String::from)
                 .to_vec()

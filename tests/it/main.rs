@@ -31,6 +31,7 @@ mod report_honest;
 mod report_render;
 mod run_plan;
 mod run_repetitions;
+mod run_resume;
 mod run_sampling;
 mod run_skip_unless;
 mod runner_target;

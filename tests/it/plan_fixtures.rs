@@ -4,6 +4,7 @@
 
 use perflab::plan::{self, Order, Plan, Repetitions};
 use perflab::runner::workloads::{self, Locator};
+use perflab::util::command::CommandLine;
 use std::path::Path;
 
 use crate::common;
@@ -82,15 +83,15 @@ fn seed_002_cores_are_honoured_or_skipped_with_a_note() {
     assert_eq!(p.points.len(), cores_ok * 3);
     assert_eq!(p.notes.len(), (3 - cores_ok) * 3, "each skipped point is noted: {:?}", p.notes);
     let t = p.points[0].target.as_ref().expect("a target");
-    assert_eq!(t.memory, Some(1 << 30));
-    assert_eq!(t.command, plan::Command::Shell(format!("./server --port {}", port_of(t))));
+    assert_eq!(t.limits.memory, Some(1 << 30));
+    assert_eq!(t.command, CommandLine::Shell(format!("./server --port {}", port_of(t))));
     assert_eq!(p.points[0].workload.get("requests"), Some(&toml::Value::Integer(10)));
     workloads_build(&p);
 }
 
 fn port_of(t: &plan::ResolvedTarget) -> String {
     match &t.ready {
-        plan::ReadySpec::Tcp { addr, .. } => addr.rsplit(':').next().unwrap_or("").to_string(),
+        plan::Ready::Tcp { addr, .. } => addr.rsplit(':').next().unwrap_or("").to_string(),
         other => panic!("tcp ready expected, got {other:?}"),
     }
 }
@@ -104,7 +105,7 @@ fn seed_003_pool_vs_threads_with_exclude_and_string_thresholds() {
     assert_eq!(p.thresholds[1].metric, "error_rate_pct");
     let t = p.points[0].target.as_ref().expect("a target");
     match &t.command {
-        plan::Command::Argv(a) => assert_eq!(a[5], "pool"),
+        CommandLine::Argv(a) => assert_eq!(a[5], "pool"),
         other => panic!("argv expected, got {other:?}"),
     }
     assert_eq!(t.stop_signal, libc::SIGTERM);

@@ -1,6 +1,6 @@
 //! Shared fixture for the report tests: a synthetic run written through the store API (no load).
 
-use perflab::store::{RunInfo, Store, TaggedSample, TrialRecord};
+use perflab::store::{RunInfo, RunStatus, Store, TaggedSample, TrialFailure, TrialRecord};
 use perflab::workload::result::latency_histogram;
 use perflab::workload::{Better, Metric, NamedHistogram, WorkloadResult};
 use std::path::Path;
@@ -116,7 +116,9 @@ pub fn synthetic_run(dir: &Path) {
         repetition: 4,
         params_json: r#"{"variant":"b","concurrency":16}"#.into(),
         workload: "http".into(),
-        failure: Some(format!("target exited: <b>boom</b> Authorization: Bearer {SECRET}")),
+        failure: Some(TrialFailure::Workload(format!(
+            "target exited: <b>boom</b> Authorization: Bearer {SECRET}"
+        ))),
         started_unix: 1_700_001_000.0,
         ended_unix: 1_700_001_001.0,
         limit_mechanism: None,
@@ -128,7 +130,7 @@ pub fn synthetic_run(dir: &Path) {
         samples: vec![],
     })
     .unwrap();
-    s.finish_run("complete", 1_700_002_000.0).unwrap();
+    s.finish_run(RunStatus::Complete, 1_700_002_000.0).unwrap();
 }
 
 /// Multiply one metric of every trial of a stored run by `factor` (a second run that differs).

@@ -2,7 +2,7 @@
 //! their line; Ctrl-C and --resume; a target that dies at once; thresholds and exit codes.
 //! Every run here is small and bounded (short phases, loopback only).
 
-use perflab::store::Store;
+use perflab::store::{RunStatus, Store};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -309,7 +309,7 @@ interval = "100ms""#;
 
     let dir = only_run_dir(&runs);
     let store = Store::open(&dir).expect("store");
-    assert_eq!(store.run().expect("run").status, "interrupted");
+    assert_eq!(store.run().expect("run").status, RunStatus::Interrupted);
     let kept = store.trial_ids().expect("ids").len();
     assert!((2..8).contains(&kept), "finished trials kept: {kept}");
     drop(store);
@@ -326,7 +326,7 @@ interval = "100ms""#;
     let store = Store::open(&dir).expect("store");
     let ids = store.trial_ids().expect("ids");
     assert_eq!(ids.len(), 8, "resume ran only what was missing: {ids:?}");
-    assert_eq!(store.run().expect("run").status, "complete");
+    assert_eq!(store.run().expect("run").status, RunStatus::Complete);
 }
 
 fn threshold_plan(port: u16, rule: &str) -> String {
@@ -472,4 +472,53 @@ interval = "250ms"
         mean <= 110.0,
         "two busy loops limited to one CPU use at most 1.1 cores: {mean:.1} % ({load:?})"
     );
+}
+
+#[test]
+fn a_kept_target_restarts_only_when_its_configuration_changes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let port = free_port();
+    let log = tmp.path().join("starts.log");
+    // `model` changes the target; `concurrency` only the workload: 4 points, 2 target configurations.
+    let body = format!(
+        r#"name = "kept"
+order = "sequential"
+
+[target]
+command = "echo start ${{model}} >> {log}; exec {BIN} serve --port {port} --model ${{model}} --workers 2"
+ready = {{ tcp = "127.0.0.1:{port}", timeout = "10s" }}
+restart = "keep"
+
+[workload]
+type = "http"
+url = "http://127.0.0.1:{port}/bytes/100"
+connections = "${{concurrency}}"
+
+[matrix]
+model = ["pool", "event-loop"]
+concurrency = [1, 2]
+
+[phases]
+{SHORT}
+"#,
+        log = log.display()
+    );
+    let plan = write_plan(tmp.path(), &body);
+    let runs = tmp.path().join("runs");
+    let out = Command::new(BIN)
+        .args(["run", "--quiet", "--runs-dir"])
+        .arg(&runs)
+        .arg(&plan)
+        .output()
+        .expect("run perflab");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let trials = Store::open(only_run_dir(&runs)).expect("store").trials().expect("trials");
+    assert_eq!(trials.len(), 4);
+    assert!(
+        trials.iter().all(|t| t.ok()),
+        "{:?}",
+        trials.iter().map(|t| &t.failure).collect::<Vec<_>>()
+    );
+    let starts = std::fs::read_to_string(&log).expect("the target logged its starts");
+    assert_eq!(starts, "start pool\nstart event-loop\n", "one start per target configuration");
 }

@@ -3,7 +3,7 @@
 //! a dry run finds the same [workload] errors a real run would. The workloads are `true` and `cat`
 //! of captured wrk output, so every figure is known in advance.
 
-use perflab::store::Store;
+use perflab::store::{RunStatus, Store};
 use std::path::Path;
 use std::process::Command;
 
@@ -149,7 +149,7 @@ fn the_demo_plan_is_pool_against_thread_per_connection_in_about_2_minutes() {
     assert_eq!(values("concurrency"), ["2", "5", "10", "20"]);
     assert!(matches!(plan.repetitions, perflab::plan::Repetitions::Fixed(3)));
     let target = plan.points[0].target.as_ref().expect("a target");
-    let perflab::plan::Command::Argv(argv) = &target.command else {
+    let perflab::util::command::CommandLine::Argv(argv) = &target.command else {
         panic!("argv")
     };
     assert!(argv.windows(2).any(|w| w == ["--workers", "5"]), "{argv:?}");
@@ -176,7 +176,7 @@ fn resume_needs_the_same_plan_and_runs_only_what_is_missing() {
     assert_eq!(again.status.code(), Some(0), "{}", String::from_utf8_lossy(&again.stderr));
     let store = Store::open(&dir).expect("store");
     assert_eq!(store.trial_ids().expect("ids"), [0, 1]);
-    assert_eq!(store.run().expect("run").status, "complete");
+    assert_eq!(store.run().expect("run").status, RunStatus::Complete);
     drop(store);
     // Another plan cannot continue this run: one line, exit 2, nothing stored.
     let other = write_plan(tmp.path(), &body.replace("repetitions = 2", "repetitions = 3"));
@@ -193,7 +193,7 @@ fn fail_fast_stops_at_the_first_failed_trial() {
     let tmp = tempfile::tempdir().expect("tmp");
     let body = format!("name = \"ff\"\nrepetitions = 3\n[workload]\ntype = \"exec\"\ncommand = [\"false\"]\n{TINY}");
     let plan = write_plan(tmp.path(), &body);
-    for (flag, stored, status) in [("--fail-fast", 1, "failed"), ("--json", 3, "complete")] {
+    for (flag, stored, status) in [("--fail-fast", 1, RunStatus::Failed), ("--json", 3, RunStatus::Complete)] {
         let runs = tmp.path().join(format!("runs{flag}"));
         let out = run(&["run", "--quiet", flag, "--runs-dir", runs.to_str().expect("utf-8")], &plan);
         assert_eq!(out.status.code(), Some(1), "a failed trial: exit 1");

@@ -3,6 +3,7 @@
 //! nothing is left, nothing is stored and the outcome is `skipped` with exit code 0.
 
 use perflab::runner::execute::{execute, RunOptions};
+use perflab::store::RunStatus;
 use perflab::util::Cancel;
 
 fn plan_text(marker: &std::path::Path, a_check: &str, b_check: &str) -> String {
@@ -55,7 +56,7 @@ fn a_variant_whose_check_fails_is_skipped_with_its_reason_and_the_others_run() {
     let marker = tmp.path().join("setup-ran");
     let text = plan_text(&marker, "echo needs the moon >&2; exit 3", "true");
     let out = run(&text, &tmp.path().join("runs"));
-    assert_eq!(out.status, "complete");
+    assert_eq!(out.status, RunStatus::Complete);
     assert_eq!(out.exit_code(), 0);
     assert_eq!(
         out.notes,
@@ -73,7 +74,7 @@ fn when_every_variant_is_skipped_nothing_is_stored() {
     let marker = tmp.path().join("setup-ran");
     let runs = tmp.path().join("runs");
     let out = run(&plan_text(&marker, "false", "exit 1"), &runs);
-    assert_eq!(out.status, "skipped");
+    assert_eq!(out.status, RunStatus::Skipped);
     assert_eq!(out.exit_code(), 0);
     assert_eq!(out.notes.len(), 2);
     assert!(

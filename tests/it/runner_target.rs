@@ -1,15 +1,17 @@
 //! The system under test's lifecycle: started inside its limits, stopped with its whole tree, and its
 //! cgroups removed.
 
+use perflab::plan::{LogPattern, Ready, ResolvedTarget};
 use perflab::runner::limits::{Applied, CpuSpec, Limits};
-use perflab::runner::target::{CommandLine, Ready, RunningTarget, TargetConfig};
+use perflab::runner::target::RunningTarget;
+use perflab::util::command::CommandLine;
 use perflab::util::Cancel;
 use std::time::Duration;
 
 use crate::common;
 
-fn cfg(cmd: &str, limits: Limits) -> TargetConfig {
-    TargetConfig {
+fn cfg(cmd: &str, limits: Limits) -> ResolvedTarget {
+    ResolvedTarget {
         command: CommandLine::Shell(cmd.into()),
         cwd: None,
         env: vec![],
@@ -34,7 +36,7 @@ fn stop_kills_the_whole_tree_even_when_it_ignores_sigterm() {
     let c = cfg("trap '' TERM; sleep 60 & sleep 60 & echo started; wait", Limits::default());
     let applied = Applied::prepare(&c.limits, &format!("perflab-test-tree-{}", std::process::id())).unwrap();
     let mut t = RunningTarget::start(&c, applied).unwrap();
-    let re = regex::Regex::new("started").unwrap();
+    let re = LogPattern::new("started").unwrap();
     t.wait_ready(
         &Ready::Log {
             pattern: re,
@@ -169,7 +171,7 @@ fn ready_by_url_means_a_200_and_a_404_never_is_ready() {
 #[test]
 fn ready_by_log_reads_stderr_too_and_a_timeout_names_the_pattern() {
     let log = |p: &str, ms| Ready::Log {
-        pattern: regex::Regex::new(p).expect("regex"),
+        pattern: LogPattern::new(p).expect("regex"),
         timeout: Duration::from_millis(ms),
     };
     let (t, r) = started(
@@ -200,7 +202,7 @@ fn a_target_that_logs_a_lot_after_it_is_ready_does_not_grow_the_runner() {
     let (mut t, r) = started(
         cmd,
         &Ready::Log {
-            pattern: regex::Regex::new("^up$").expect("regex"),
+            pattern: LogPattern::new("^up$").expect("regex"),
             timeout: Duration::from_secs(10),
         },
     );

@@ -1,7 +1,7 @@
 //! The store keeps every figure it is given, byte for byte where it matters (histograms), and never
 //! keeps credentials.
 
-use perflab::store::{RunInfo, Store, TrialRecord};
+use perflab::store::{RunInfo, RunStatus, Store, TrialFailure, TrialRecord};
 use perflab::workload::result::latency_histogram;
 use perflab::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 
@@ -63,12 +63,12 @@ fn a_trial_round_trips_and_credentials_are_redacted() {
     .unwrap();
     s.write_point(0, "concurrency=10", "{}", 1, Some("fixed N = 1")).unwrap();
     s.write_trial(&record(0, 0)).unwrap();
-    s.finish_run("complete", 2000.0).unwrap();
+    s.finish_run(RunStatus::Complete, 2000.0).unwrap();
     drop(s);
 
     let s = Store::open(dir.path()).unwrap();
     let run = s.run().unwrap();
-    assert_eq!(run.status, "complete");
+    assert_eq!(run.status, RunStatus::Complete);
     assert_eq!(run.seed, 7);
     assert!(!run.plan_source.contains("s3cret"));
     let trials = s.trials().unwrap();
@@ -118,7 +118,7 @@ fn every_table_exports_to_csv_with_every_row() {
     s.write_trial(&record(0, 0)).unwrap();
     s.write_trial(&record(1, 0)).unwrap();
     s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), true).unwrap();
-    s.finish_run("complete", 2000.0).unwrap();
+    s.finish_run(RunStatus::Complete, 2000.0).unwrap();
     let out = dir.path().join("csv");
     let files = perflab::store::export::to_csv(&s, &out).unwrap();
     // Two trials of `record`: 2 phases, 1 metric, 1 histogram, 1 series point, 1 sample with 2
@@ -168,7 +168,7 @@ fn credentials_are_redacted_in_json_labels_and_error_classes() {
         .unwrap();
     let mut rec = record(0, 0);
     rec.params_json = r#"{"Authorization": "Bearer s3cret"}"#.into();
-    rec.failure = Some("HTTP 401 for -H 'Authorization: Bearer s3cret'".into());
+    rec.failure = Some(TrialFailure::Workload("HTTP 401 for -H 'Authorization: Bearer s3cret'".into()));
     if let Some(r) = rec.result.as_mut() {
         r.errors = vec![("set-cookie: s3cret".into(), 1)];
     }
@@ -183,4 +183,39 @@ fn credentials_are_redacted_in_json_labels_and_error_classes() {
         assert!(!text.contains("s3cret"), "{} keeps the credential", p.display());
     }
     assert!(s.points().unwrap()[0].label.contains("[redacted]"));
+}
+
+#[test]
+fn run_status_is_stored_as_the_same_words_as_ever() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut s = Store::create(dir.path()).unwrap();
+    s.write_run(&RunInfo {
+        plan_name: "t".into(),
+        plan_file: "t.toml".into(),
+        plan_source: "name = \"t\"".into(),
+        seed: 1,
+        started_unix: 1.0,
+        planned_trials: 1,
+    })
+    .unwrap();
+    let db = rusqlite::Connection::open(dir.path().join(perflab::store::DB_FILE)).unwrap();
+    let text = || -> String { db.query_row("SELECT status FROM run", [], |r| r.get(0)).unwrap() };
+    assert_eq!(text(), "running");
+    for (status, word) in [
+        (RunStatus::Interrupted, "interrupted"),
+        (RunStatus::Failed, "failed"),
+        (RunStatus::Complete, "complete"),
+    ] {
+        s.finish_run(status, 2.0).unwrap();
+        assert_eq!(text(), word);
+        assert_eq!(s.run().unwrap().status, status);
+    }
+    s.reopen_run().unwrap();
+    assert_eq!(s.run().unwrap().status, RunStatus::Running);
+    // A store written before the status was typed holds the same words and reads the same.
+    db.execute("UPDATE run SET status = 'interrupted'", []).unwrap();
+    assert_eq!(s.run().unwrap().status, RunStatus::Interrupted);
+    // A word no perflab writes is an error, not a guess.
+    db.execute("UPDATE run SET status = 'paused'", []).unwrap();
+    assert!(s.run().is_err());
 }

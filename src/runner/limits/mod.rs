@@ -12,27 +12,12 @@
 
 mod cgroup;
 
+pub use crate::plan::Limits;
 pub use crate::util::cpus::{online_cpus, parse_cpu_list, CpuSpec};
 pub use cgroup::{detect, Hierarchy};
 
 use std::ffi::CString;
 use std::path::PathBuf;
-
-/// What a trial asks for.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Limits {
-    pub cpus: Option<CpuSpec>,
-    /// Fractions of a CPU (1.5 = one and a half CPUs of time per period).
-    pub cpu_quota: Option<f64>,
-    /// Bytes.
-    pub memory: Option<u64>,
-}
-
-impl Limits {
-    pub fn is_empty(&self) -> bool {
-        self.cpus.is_none() && self.cpu_quota.is_none() && self.memory.is_none()
-    }
-}
 
 /// Limits made ready for one target start: the cgroups exist and are configured; the child attaches
 /// itself in `pre_exec`.

@@ -1,76 +1,10 @@
 //! The `[workload]` table of `type = "exec"`: what to run and how to read its output.
 
+use crate::util::command::CommandLine;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
-
-/// A command as an argv list (`["fio", "--name=x"]`, run directly) or a shell string (`"fio ... | tee"`,
-/// run with `sh -c`).
-#[derive(Clone, Debug, Deserialize, PartialEq)]
-#[serde(untagged)]
-pub enum CommandSpec {
-    /// Numbers and booleans in the list are taken as their text, so that a plan's typed `"${n}"`
-    /// (an integer after substitution) can be an argument: `["stress-ng", "--cpu", "${workers}"]`.
-    #[serde(deserialize_with = "argv_words")]
-    Argv(Vec<String>),
-    Shell(String),
-}
-
-fn argv_words<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Word {
-        Text(String),
-        Int(i64),
-        Float(f64),
-        Bool(bool),
-    }
-    Ok(Vec::<Word>::deserialize(d)?
-        .into_iter()
-        .map(|w| match w {
-            Word::Text(s) => s,
-            Word::Int(i) => i.to_string(),
-            Word::Float(f) => f.to_string(),
-            Word::Bool(b) => b.to_string(),
-        })
-        .collect())
-}
-
-impl CommandSpec {
-    /// The program the command runs: `argv[0]`, or the first word of a shell string.
-    pub fn program(&self) -> Option<String> {
-        match self {
-            CommandSpec::Argv(v) => v.first().cloned(),
-            CommandSpec::Shell(s) => s.split_whitespace().next().map(str::to_string),
-        }
-    }
-
-    /// The words of the command: the argv, or the shell string split on whitespace (good enough to
-    /// find a tool's options such as `--output=FILE`; the shell still runs the string itself).
-    pub fn words(&self) -> Vec<String> {
-        match self {
-            CommandSpec::Argv(v) => v.clone(),
-            CommandSpec::Shell(s) => s.split_whitespace().map(|w| w.trim_matches(['"', '\'']).to_string()).collect(),
-        }
-    }
-
-    /// The argv to spawn: the list itself, or `sh -c STRING`.
-    pub fn argv(&self) -> Vec<String> {
-        match self {
-            CommandSpec::Argv(v) => v.clone(),
-            CommandSpec::Shell(s) => vec!["sh".into(), "-c".into(), s.clone()],
-        }
-    }
-
-    /// Human form for messages and the store.
-    pub fn display(&self) -> String {
-        match self {
-            CommandSpec::Argv(v) => v.join(" "),
-            CommandSpec::Shell(s) => s.clone(),
-        }
-    }
-}
 
 /// A duration written as a string (`"30s"`) or a number of seconds.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
@@ -101,7 +35,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(3600);
 #[serde(deny_unknown_fields)]
 pub struct ExecConfig {
     /// What to run: an argv list or a shell string.
-    pub command: CommandSpec,
+    pub command: CommandLine,
     /// Working directory (default: perflab's).
     #[serde(default)]
     pub cwd: Option<PathBuf>,
@@ -117,7 +51,7 @@ pub struct ExecConfig {
     pub timeout: Option<DurationSpec>,
     /// Run before the measured command, not measured (e.g. lay out fio's files).
     #[serde(default)]
-    pub warmup_command: Option<CommandSpec>,
+    pub warmup_command: Option<CommandLine>,
     /// Run `command` itself once as the warm-up (unmeasured).
     #[serde(default)]
     pub warmup_run: bool,
@@ -127,7 +61,7 @@ impl ExecConfig {
     /// A config for `argv` with every other field at its default.
     pub fn argv<S: Into<String>>(argv: impl IntoIterator<Item = S>) -> Self {
         ExecConfig {
-            command: CommandSpec::Argv(argv.into_iter().map(Into::into).collect()),
+            command: CommandLine::Argv(argv.into_iter().map(Into::into).collect()),
             cwd: None,
             env: BTreeMap::new(),
             adapter: None,
@@ -140,7 +74,7 @@ impl ExecConfig {
     /// A config for a shell string with every other field at its default.
     pub fn shell(cmd: impl Into<String>) -> Self {
         ExecConfig {
-            command: CommandSpec::Shell(cmd.into()),
+            command: CommandLine::Shell(cmd.into()),
             ..ExecConfig::argv(Vec::<String>::new())
         }
     }

@@ -9,6 +9,6 @@ pub mod process;
 mod workload;
 
 pub use adapters::{Adapter, ParseError, ToolOutput};
-pub use config::{CommandSpec, ExecConfig};
+pub use config::ExecConfig;
 pub use preflight::preflight;
 pub use workload::ExecWorkload;

@@ -2,8 +2,9 @@
 //! the timeout and directory make sense. Every problem is a one-line usage error (exit code 2).
 
 use super::adapters;
-use super::config::{CommandSpec, ExecConfig};
+use super::config::ExecConfig;
 use crate::error::usage;
+use crate::util::command::CommandLine;
 use std::path::{Path, PathBuf};
 
 /// Shell words that are not programs: a shell string starting with one is not checked.
@@ -34,12 +35,12 @@ pub fn preflight(cfg: &ExecConfig) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn check_command(cmd: &CommandSpec, cfg: &ExecConfig) -> anyhow::Result<()> {
+fn check_command(cmd: &CommandLine, cfg: &ExecConfig) -> anyhow::Result<()> {
     let words = cmd.words();
     if words.is_empty() || words.iter().all(|w| w.trim().is_empty()) {
         return Err(usage("command is empty"));
     }
-    if matches!(cmd, CommandSpec::Shell(_)) && SHELL_WORDS.contains(&words[0].as_str()) {
+    if matches!(cmd, CommandLine::Shell(_)) && SHELL_WORDS.contains(&words[0].as_str()) {
         return Ok(());
     }
     // The first program (a wrapper like `taskset` or `nice`) and the tool it wraps must both exist.
@@ -50,7 +51,7 @@ fn check_command(cmd: &CommandSpec, cfg: &ExecConfig) -> anyhow::Result<()> {
         }
     }
     for prog in programs {
-        if matches!(cmd, CommandSpec::Shell(_)) && prog.contains('=') {
+        if matches!(cmd, CommandLine::Shell(_)) && prog.contains('=') {
             continue;
         }
         if find_program(&prog, cfg.cwd.as_deref(), cfg.env.get("PATH").map(String::as_str)).is_none() {

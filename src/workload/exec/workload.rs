@@ -2,8 +2,9 @@
 //! completion, then its adapter.
 
 use super::adapters::{self, Adapter, ToolOutput};
-use super::config::{CommandSpec, ExecConfig};
+use super::config::ExecConfig;
 use super::process::{self, Exit, Finished, Stopped};
+use crate::util::command::CommandLine;
 use crate::util::Cancel;
 use crate::workload::{Better, Metric, RunSpec, Workload, WorkloadResult};
 
@@ -27,7 +28,7 @@ impl ExecWorkload {
         self.adapter
     }
 
-    fn spawn(&self, cmd: &CommandSpec, cancel: &Cancel) -> anyhow::Result<Finished> {
+    fn spawn(&self, cmd: &CommandLine, cancel: &Cancel) -> anyhow::Result<Finished> {
         let timeout = self.cfg.timeout().map_err(crate::error::usage)?;
         process::run(&cmd.argv(), self.cfg.cwd.as_deref(), &self.cfg.env, timeout, cancel)
     }
@@ -165,7 +166,7 @@ fn command_metrics(f: &Finished) -> Vec<Metric> {
 }
 
 /// Why a run counts as failed by perflab's own rules: stopped early, or a non-zero exit.
-fn stop_or_exit_failure(f: &Finished, cmd: &CommandSpec, timeout: std::time::Duration) -> Option<String> {
+fn stop_or_exit_failure(f: &Finished, cmd: &CommandLine, timeout: std::time::Duration) -> Option<String> {
     match f.stopped {
         Some(Stopped::Cancelled) => return Some("interrupted".into()),
         Some(Stopped::TimedOut) => {

@@ -1,0 +1,87 @@
+//! A command as a plan writes it: an argv list (run directly) or one string (run with `sh -c`). The
+//! same type serves the target's `command`, the exec workload's `command` and `warmup_command`.
+
+use serde::Deserialize;
+
+/// A command as an argv list (`["fio", "--name=x"]`, run directly) or a shell string (`"fio ... | tee"`,
+/// run with `sh -c`).
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq, Hash)]
+#[serde(untagged)]
+pub enum CommandLine {
+    /// Numbers and booleans in the list are taken as their text, so that a plan's typed `"${n}"`
+    /// (an integer after substitution) can be an argument: `["stress-ng", "--cpu", "${workers}"]`.
+    #[serde(deserialize_with = "argv_words")]
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+fn argv_words<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Word {
+        Text(String),
+        Int(i64),
+        Float(f64),
+        Bool(bool),
+    }
+    Ok(Vec::<Word>::deserialize(d)?
+        .into_iter()
+        .map(|w| match w {
+            Word::Text(s) => s,
+            Word::Int(i) => i.to_string(),
+            Word::Float(f) => f.to_string(),
+            Word::Bool(b) => b.to_string(),
+        })
+        .collect())
+}
+
+impl CommandLine {
+    /// The program the command runs: `argv[0]`, or the first word of a shell string.
+    pub fn program(&self) -> Option<String> {
+        match self {
+            CommandLine::Argv(v) => v.first().cloned(),
+            CommandLine::Shell(s) => s.split_whitespace().next().map(str::to_string),
+        }
+    }
+
+    /// The words of the command: the argv, or the shell string split on whitespace (good enough to
+    /// find a tool's options such as `--output=FILE`; the shell still runs the string itself).
+    pub fn words(&self) -> Vec<String> {
+        match self {
+            CommandLine::Argv(v) => v.clone(),
+            CommandLine::Shell(s) => s.split_whitespace().map(|w| w.trim_matches(['"', '\'']).to_string()).collect(),
+        }
+    }
+
+    /// The argv to spawn: the list itself, or `sh -c STRING`.
+    pub fn argv(&self) -> Vec<String> {
+        match self {
+            CommandLine::Argv(v) => v.clone(),
+            CommandLine::Shell(s) => vec!["sh".into(), "-c".into(), s.clone()],
+        }
+    }
+
+    /// Human form for messages and the store.
+    pub fn display(&self) -> String {
+        match self {
+            CommandLine::Argv(v) => v.join(" "),
+            CommandLine::Shell(s) => s.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CommandLine;
+
+    #[test]
+    fn argv_words_take_numbers_as_text_and_a_string_is_a_shell_command() {
+        let v: CommandLine = toml::Value::Array(vec!["stress-ng".into(), "--cpu".into(), 2.into()])
+            .try_into()
+            .expect("argv");
+        assert_eq!(v, CommandLine::Argv(vec!["stress-ng".into(), "--cpu".into(), "2".into()]));
+        let s: CommandLine = toml::Value::String("fio x | tee y".into()).try_into().expect("shell");
+        assert_eq!(s.argv(), ["sh", "-c", "fio x | tee y"]);
+        assert_eq!(s.program().as_deref(), Some("fio"));
+    }
+}
