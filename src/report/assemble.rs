@@ -201,7 +201,15 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         .collect();
 
     let ncpu = runs.iter().map(|r| r.ncpu).max().unwrap_or(1);
-    let scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
+    let primary = dirs
+        .first()
+        .map(|d| Store::open(d).and_then(|s| s.primary()))
+        .transpose()?
+        .flatten();
+    let primary = primary.and_then(|p| p.throughput);
+    let scaling = swept
+        .as_ref()
+        .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, primary.as_deref()));
     let comparisons = comparisons(&variant_parameters, swept.as_deref(), &loaded);
     let findings = super::findings::evaluate(&groups, &points, &runs, swept.as_deref(), &variant_parameters);
     let title = if label_runs {

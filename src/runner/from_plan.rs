@@ -5,8 +5,8 @@ use super::experiment::{Experiment, Extender, Hooks, Op, PointInfo, PreparedTria
 use super::limits::Limits;
 use super::phase::PhasePlan;
 use super::target::{CommandLine, Ready, TargetConfig};
-use super::workloads::{self, Locator};
 use crate::plan::{self, Plan, ReadySpec, ResolvedTarget, Trial};
+use crate::workload::registry::{self, Locator};
 use std::sync::Arc;
 
 struct PlanLocator<'a>(&'a Plan);
@@ -96,7 +96,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
 }
 
 fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
-    let workload = workloads::build(&plan.workload.kind, &t.workload, &PlanLocator(plan))?;
+    let workload = registry::build(&plan.workload.kind, &t.workload, &PlanLocator(plan))?;
     let point = &plan.points[t.point];
     let variant = point.variant().filter(|v| plan.variants.contains_key(v));
     Ok(PreparedTrial {
