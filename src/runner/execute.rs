@@ -318,22 +318,12 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     // The names the declared primary figures resolved to, for the analysis.
     let ok_metrics = trials.iter().filter(|t| t.ok()).map(|t| t.metrics.as_slice());
     store.write_primary(&PrimaryMetrics::resolve(&declared, ok_metrics))?;
-    // Thresholds.
-    let mut thresholds_failed = Vec::new();
-    store.clear_thresholds()?;
-    if !interrupted {
-        for th in &exp.thresholds {
-            for p in &exp.points {
-                let ts: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == p.id).collect();
-                let v = super::thresholds::judge(th, &ts);
-                let (observed, basis) = v.observed.as_ref().map_or((None, ""), |o| (Some(o.value), o.basis.as_str()));
-                store.write_threshold(&th.expr, p.id, observed, basis, v.passed)?;
-                if !v.passed {
-                    thresholds_failed.push(format!("{} at {}: {}", th.expr, p.label, v.text()));
-                }
-            }
-        }
-    }
+    let thresholds_failed = if interrupted {
+        store.clear_thresholds()?;
+        Vec::new()
+    } else {
+        super::thresholds::judge_all(&mut store, &exp.thresholds, &exp.points, &trials)?
+    };
     let trials_failed = trials.iter().filter(|t| !t.ok()).count();
     let status = if interrupted {
         "interrupted"

@@ -9,8 +9,8 @@
 //!   largest of them, which is the maximum over all the trials;
 //! - any other metric: the mean across repetitions ("mean of 3 trials").
 
-use super::experiment::Threshold;
-use crate::store::StoredTrial;
+use super::experiment::{PointInfo, Threshold};
+use crate::store::{Store, StoredTrial};
 use crate::workload::result::{quantile_in_name, quantile_label};
 use crate::workload::MetricKind;
 
@@ -129,6 +129,26 @@ pub fn judge(th: &Threshold, trials: &[&StoredTrial]) -> Verdict {
     // A figure that cannot be computed (every trial failed) cannot pass.
     let passed = observed.as_ref().is_some_and(|o| th.op.holds(o.value, th.value));
     Verdict { observed, passed }
+}
+
+/// Judge every threshold at every point, store the verdicts (replacing earlier ones: `--resume`) and
+/// return the broken ones as lines for the user (`expr at point: observed 11.000 (median of 3
+/// trials' p99)`).
+pub fn judge_all(store: &mut Store, thresholds: &[Threshold], points: &[PointInfo], trials: &[StoredTrial]) -> anyhow::Result<Vec<String>> {
+    let mut broken = Vec::new();
+    store.clear_thresholds()?;
+    for th in thresholds {
+        for p in points {
+            let ts: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == p.id).collect();
+            let v = judge(th, &ts);
+            let (observed, basis) = v.observed.as_ref().map_or((None, ""), |o| (Some(o.value), o.basis.as_str()));
+            store.write_threshold(&th.expr, p.id, observed, basis, v.passed)?;
+            if !v.passed {
+                broken.push(format!("{} at {}: {}", th.expr, p.label, v.text()));
+            }
+        }
+    }
+    Ok(broken)
 }
 
 #[cfg(test)]
