@@ -144,7 +144,8 @@ pub fn judge_all(store: &mut Store, thresholds: &[Threshold], points: &[PointInf
             let (observed, basis) = v.observed.as_ref().map_or((None, ""), |o| (Some(o.value), o.basis.as_str()));
             store.write_threshold(&th.expr, p.id, observed, basis, v.passed)?;
             if !v.passed {
-                broken.push(format!("{} at {}: {}", th.expr, p.label, v.text()));
+                let at = if p.label.is_empty() { "the single point" } else { &p.label };
+                broken.push(format!("{} at {at}: {}", th.expr, v.text()));
             }
         }
     }

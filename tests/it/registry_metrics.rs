@@ -36,9 +36,10 @@ fn an_unknown_workload_type_gets_a_hint_at_its_place() {
     );
     // Far from every name: the names are listed instead.
     let e = perflab::plan::parse_str(&src.replace("htp", "quantum"), "plan.toml").expect_err("unknown");
+    let all = registry::quoted_list(&registry::names());
     assert_eq!(
         perflab::error::one_line(&e),
-        "plan.toml:4:1: unknown workload type \"quantum\" (use \"http\" or \"exec\")"
+        format!("plan.toml:4:1: unknown workload type \"quantum\" (use {all})")
     );
     // And through the command line: one line, exit code 2.
     let tmp = tempfile::tempdir().expect("tmp");
