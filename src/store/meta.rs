@@ -27,4 +27,10 @@ impl Store {
             None => None,
         })
     }
+
+    /// The primary throughput metric of the run in `dir`, if it stored one (a report falls back to
+    /// its own choice otherwise, so an unreadable store is just "none" here).
+    pub fn primary_throughput_of(dir: &std::path::Path) -> Option<String> {
+        Store::open(dir).ok()?.primary().ok()??.throughput
+    }
 }
