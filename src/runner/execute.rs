@@ -118,6 +118,17 @@ fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::T
     }
 }
 
+/// The workloads' headline figures, in trial order (each distinct declaration once).
+fn declared_primaries(trials: &[PreparedTrial]) -> Vec<Primary> {
+    let mut declared: Vec<Primary> = Vec::new();
+    for p in trials.iter().map(|t| t.workload.primary()) {
+        if !declared.contains(&p) {
+            declared.push(p);
+        }
+    }
+    declared
+}
+
 /// Drop the trials and points of variants whose `skip_unless` fails here; one note per variant.
 fn skip_unmet_variants(exp: &mut Experiment) -> Vec<String> {
     let mut notes = Vec::new();
@@ -153,14 +164,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     let dir = store.dir().to_path_buf();
     let run_tag = format!("{}-{}", std::process::id(), compact_utc(unix_now()));
     let labels: BTreeMap<usize, String> = exp.points.iter().map(|p| (p.id, p.label.clone())).collect();
-    // The workloads' headline figures, in trial order (each distinct declaration once).
-    let mut declared: Vec<Primary> = Vec::new();
-    for t in &exp.trials {
-        let p = t.workload.primary();
-        if !declared.contains(&p) {
-            declared.push(p);
-        }
-    }
+    let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
         .filter(|t| !done.contains(&t.id))
