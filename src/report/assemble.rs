@@ -201,7 +201,10 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         .collect();
 
     let ncpu = runs.iter().map(|r| r.ncpu).max().unwrap_or(1);
-    let scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
+    let tp = dirs.first().and_then(|d| Store::primary_throughput_of(d));
+    let scaling = swept
+        .as_ref()
+        .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
     let comparisons = comparisons(&variant_parameters, swept.as_deref(), &loaded);
     let findings = super::findings::evaluate(&groups, &points, &runs, swept.as_deref(), &variant_parameters);
     let title = if label_runs {

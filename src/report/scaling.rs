@@ -3,8 +3,7 @@
 
 use super::model::{PointReport, Scaling, ScalingRow};
 use super::safe as redact;
-use crate::analysis::scaling::{analyze, ScalingPoint};
-use crate::workload::Better;
+use crate::analysis::scaling::{analyze, throughput_metric, ScalingPoint};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -21,25 +20,11 @@ pub fn variant_of(params: &BTreeMap<String, Value>, variant_params: &[String]) -
     }
 }
 
-fn pick_throughput(points: &[PointReport]) -> Option<(String, String)> {
-    let mut best: Option<(String, String)> = None;
-    for p in points {
-        for m in &p.metrics {
-            if m.better == Better::Higher && m.name.ends_with("_per_s") {
-                if m.name == "requests_per_s" {
-                    return Some((m.name.clone(), m.unit.clone()));
-                }
-                if best.is_none() {
-                    best = Some((m.name.clone(), m.unit.clone()));
-                }
-            }
-        }
-    }
-    best
-}
-
-pub(crate) fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], ncpu: u32) -> Option<Scaling> {
-    let (metric, unit) = pick_throughput(points)?;
+pub(crate) fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], ncpu: u32, primary: Option<&str>) -> Option<Scaling> {
+    let metrics = points
+        .iter()
+        .flat_map(|p| p.metrics.iter().map(|m| (m.name.as_str(), m.unit.as_str(), m.better)));
+    let (metric, unit) = throughput_metric(primary, metrics)?;
     // Per variant: (point, x, p50 ms, p99 ms).
     let mut by_variant: BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> = BTreeMap::new();
     for p in points {

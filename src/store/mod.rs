@@ -5,13 +5,14 @@
 pub mod cli;
 mod codec;
 pub mod export;
+mod meta;
 mod read;
 mod schema;
 mod status;
 mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
-pub use read::{StoredPoint, StoredRun, StoredTrial};
+pub use read::{StoredPoint, StoredRun, StoredThreshold, StoredTrial};
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunStatus, TrialFailure};
 pub use write::{RunInfo, TaggedSample, TrialRecord};
@@ -27,6 +28,9 @@ pub const DB_FILE: &str = "perflab.db";
 pub struct Store {
     conn: Connection,
     dir: PathBuf,
+    /// The schema version of the database as opened (older ones are read, and upgraded before a
+    /// `--resume` writes to them).
+    version: i64,
 }
 
 impl Store {
@@ -42,6 +46,7 @@ impl Store {
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
+            version: SCHEMA_VERSION,
         })
     }
 
@@ -56,11 +61,25 @@ impl Store {
             )));
         }
         let conn = Connection::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-        schema::check(&conn)?;
+        let version = schema::check(&conn)?;
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
+            version,
         })
+    }
+
+    /// The schema version of the database as it was opened.
+    pub fn schema_version(&self) -> i64 {
+        self.version
+    }
+
+    /// Bring a store written by an older perflab up to the current schema, before writing to it
+    /// (`--resume`); what it holds is kept (metric kinds written before stay inferred).
+    pub fn upgrade(&mut self) -> anyhow::Result<()> {
+        schema::upgrade(&mut self.conn, self.version)?;
+        self.version = SCHEMA_VERSION;
+        Ok(())
     }
 
     pub fn dir(&self) -> &Path {

@@ -23,6 +23,7 @@ mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;
 mod plan_parse;
+mod registry_metrics;
 mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
