@@ -217,7 +217,7 @@ fn an_empty_run_still_reports() {
     .unwrap();
     drop(s);
     let paths = perflab::report::write_report(&run).unwrap();
-    let md = read(paths.markdown.as_ref().unwrap());
+    let md = read(paths.file("md").unwrap());
     assert!(md.contains("0 ok / 0 failed (planned 3)"));
     assert!(md.contains("nothing to compare"));
 }
@@ -271,7 +271,7 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
     .unwrap();
     drop(s);
     let paths = perflab::report::write_report(&run).unwrap();
-    let md = read(paths.markdown.as_ref().unwrap());
+    let md = read(paths.file("md").unwrap());
     assert!(md.contains("⚠ n &lt; 3"), "{md}");
     assert!(md.contains("p99 needs &gt;= 100 values; p99.9 needs &gt;= 1000 values"));
     // 50 values: p50 = 25 ms and p90 = 45 ms are supported; max 50 ms. HdrHistogram at 3
