@@ -1,11 +1,17 @@
 //! One matrix point summarised over its trials: each metric across the ok repetitions, latency
 //! percentiles from the merged histograms, and the errors.
+//!
+//! One p99 per point: a percentile is never averaged over repetitions. Where the trials stored a
+//! histogram, the point's percentiles are those of the merged histogram, and the per-trial
+//! percentile metrics read from that histogram (`latency_p99_ms` beside `latency`) are left out.
+//! A percentile a tool printed (ab, wrk, sysbench, fio: no histogram) is shown as the median of the
+//! per-trial values, with n. Which metrics are percentiles is `MetricKind::infer`'s call.
 
 use super::loaded::{safe, Loaded};
-use super::model::{MetricRow, PercentileRow, PhaseRow, PointReport};
+use super::model::{MetricRow, PercentileRow, PhaseRow, PointReport, PrintedPercentile};
 use crate::analysis::percentiles;
 use crate::analysis::stats::Summary;
-use crate::workload::Better;
+use crate::workload::{Better, MetricKind};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 
@@ -24,42 +30,61 @@ pub fn point_report(label: &str, group: &[&Loaded], pooling: Pooling, stop_reaso
     for (c, n) in group.iter().flat_map(|l| &l.trial.errors) {
         *errors.entry(c.clone()).or_default() += n;
     }
-    PointReport {
+    let latency = merged_percentiles(&ok);
+    let mut point = PointReport {
         label: safe(label),
         params: group[0].params.clone(),
         trials: group.len(),
         failed: group.len() - ok.len(),
         stop_reason,
-        metrics: metric_rows(&ok, pooling),
-        latency: merged_percentiles(&ok),
+        metrics: Vec::new(),
+        latency,
         printed_percentiles: Vec::new(),
         merged_instead: Vec::new(),
         system,
         errors: errors.into_iter().collect(),
-    }
+    };
+    add_metrics(&mut point, &ok, pooling);
+    point
 }
 
-/// Each metric across the ok repetitions, by name.
-fn metric_rows(ok: &[&Loaded], pooling: Pooling) -> Vec<MetricRow> {
+/// Each metric across the ok repetitions, by name, into the point's metrics, printed percentiles
+/// or (read from a histogram the point merged) `merged_instead`.
+fn add_metrics(point: &mut PointReport, ok: &[&Loaded], pooling: Pooling) {
     let mut names: BTreeMap<&str, (&str, Better)> = BTreeMap::new();
     for m in ok.iter().flat_map(|l| &l.trial.metrics) {
         names.entry(&m.name).or_insert((&m.unit, m.better));
     }
-    let mut rows = Vec::new();
     for (name, (unit, better)) in names {
         let vals: Vec<f64> = ok.iter().filter_map(|l| l.trial.metric(name)).collect();
         let Some(summary) = Summary::of(&vals) else {
             continue;
         };
-        rows.push(MetricRow {
-            name: name.to_string(),
-            unit: unit.to_string(),
-            better,
-            summary,
-            between_run_cv_pct: between_run_cv(ok, name, pooling),
-        });
+        let Some(quantile) = MetricKind::infer(name, unit).quantile() else {
+            point.metrics.push(MetricRow {
+                name: name.to_string(),
+                unit: unit.to_string(),
+                better,
+                summary,
+                between_run_cv_pct: between_run_cv(ok, name, pooling),
+            });
+            continue;
+        };
+        if point.latency.iter().any(|h| name.starts_with(&format!("{}_", h.histogram))) {
+            point.merged_instead.push(name.to_string());
+        } else {
+            point.printed_percentiles.push(PrintedPercentile {
+                name: name.to_string(),
+                unit: unit.to_string(),
+                better,
+                quantile,
+                n: summary.n,
+                median: summary.median,
+                min: summary.min,
+                max: summary.max,
+            });
+        }
     }
-    rows
 }
 
 /// CV (%) of the per-run means of `name` when several runs are pooled.

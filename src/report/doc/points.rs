@@ -55,8 +55,23 @@ fn metric_row(point: &str, r: &MetricRow, pooled: bool) -> Vec<String> {
     row
 }
 
-/// Percentiles of the merged histograms, with the spectrum charts.
+/// One p99 per point: the percentiles of the merged histograms (with the spectrum charts), or,
+/// where no histogram was stored, the median of the percentiles the tool printed per trial.
 pub fn latency(m: &ReportModel, charts: &[(String, String)]) -> Section {
+    let merged = m.points.iter().any(|p| !p.latency.is_empty());
+    let printed = m.points.iter().any(|p| !p.printed_percentiles.is_empty());
+    let mut blocks = Vec::new();
+    if merged || !printed {
+        blocks.extend(merged_table(m));
+    }
+    if printed {
+        blocks.extend(printed_table(m));
+    }
+    blocks.extend(chart_blocks(charts, "latency_spectrum"));
+    Section::new("Latency percentiles", blocks)
+}
+
+fn merged_table(m: &ReportModel) -> Vec<Block> {
     let mut rows = Vec::new();
     for p in &m.points {
         for l in &p.latency {
@@ -85,8 +100,59 @@ pub fn latency(m: &ReportModel, charts: &[(String, String)]) -> Section {
             rows,
         ),
     ];
-    blocks.extend(chart_blocks(charts, "latency_spectrum"));
-    Section::new("Latency percentiles", blocks)
+    let mut instead: Vec<&str> = m.points.iter().flat_map(|p| p.merged_instead.iter().map(String::as_str)).collect();
+    instead.sort_unstable();
+    instead.dedup();
+    if !instead.is_empty() {
+        blocks.push(Block::Para(format!(
+            "One figure per percentile and point: the per-trial {} (each read from one trial's histogram) are not \
+             shown; the merged histogram above gives these percentiles over all repetitions.",
+            safe(&instead.join(", "))
+        )));
+    }
+    blocks
+}
+
+/// "p99" for 0.99, "p99.9" for 0.999, "max" for 1.
+pub fn quantile_label(q: f64) -> String {
+    if q >= 1.0 {
+        return "max".into();
+    }
+    let pct = format!("{:.4}", 100.0 * q);
+    format!("p{}", pct.trim_end_matches('0').trim_end_matches('.'))
+}
+
+fn printed_table(m: &ReportModel) -> Vec<Block> {
+    let mut rows = Vec::new();
+    for p in &m.points {
+        for r in &p.printed_percentiles {
+            let mut note = match r.n {
+                1 => format!("1 trial's {}", quantile_label(r.quantile)),
+                n => format!("median of {n} trials' {}", quantile_label(r.quantile)),
+            };
+            if r.n < 3 {
+                note.push_str(" ⚠ n < 3");
+            }
+            rows.push(vec![
+                safe(&p.label),
+                with_unit(&r.name, &r.unit),
+                r.n.to_string(),
+                num(r.median),
+                num(r.min),
+                num(r.max),
+                note,
+            ]);
+        }
+    }
+    vec![
+        Block::Para(
+            "Percentiles the tool printed (no histogram was stored, so there is nothing to merge): per point the \
+             median of the per-trial values, never their mean, with the number of trials n and the smallest and \
+             largest trial's value."
+                .into(),
+        ),
+        table(&["point", "metric", "n trials", "median", "min", "max", "note"], rows),
+    ]
 }
 
 /// Baseline / Under load / Peak / Recovery of the key system metrics, per point, with the trial

@@ -103,7 +103,15 @@ pub fn comparison(m: &ReportModel) -> Section {
             .into(),
     );
     let rows = m.comparisons.iter().map(comparison_row).collect();
-    Section::new("Comparison of variants", vec![intro, table(&header, rows)])
+    let mut blocks = vec![intro, table(&header, rows)];
+    if m.comparisons.iter().any(|c| c.quantile.is_some()) {
+        blocks.push(Block::Para(
+            "† a percentile: what is compared are the per-trial figures (mean a and mean b are their means), \
+             not the point's own percentile, which is under Latency percentiles."
+                .into(),
+        ));
+    }
+    Section::new("Comparison of variants", blocks)
 }
 
 fn comparison_row(c: &Comparison) -> Vec<String> {
@@ -116,7 +124,10 @@ fn comparison_row(c: &Comparison) -> Vec<String> {
     vec![
         safe(&format!("{}: {} → {}", c.parameter, c.a, c.b)),
         safe(&c.at),
-        with_unit(&c.metric, &c.unit),
+        match c.quantile {
+            Some(_) => format!("{} †", with_unit(&c.metric, &c.unit)),
+            None => with_unit(&c.metric, &c.unit),
+        },
         format!("{} / {}", r.n_a, r.n_b),
         num(r.mean_a),
         num(r.mean_b),

@@ -1,5 +1,6 @@
-//! `report.csv` (one row per point × metric: the numbers of the metrics table) and, for a report
-//! of one run, `csv/` with every table of its store.
+//! `report.csv` (one row per point × metric: the numbers of the metrics table, then the
+//! percentiles the tool printed with only n, median, min and max) and, for a report of one run,
+//! `csv/` with every table of its store.
 
 use super::{Exporter, Input};
 use crate::report::loaded::safe;
@@ -24,7 +25,8 @@ impl Exporter for Csv {
     }
 }
 
-/// One row per point × metric: the same numbers as the metrics table.
+/// One row per point × metric: the same numbers as the metrics table; a percentile the tool
+/// printed has n, its median over the trials, min and max, and no mean, sd, CI or CV.
 fn summary(m: &ReportModel) -> anyhow::Result<Vec<u8>> {
     let mut w = csv::Writer::from_writer(Vec::new());
     w.write_record([
@@ -47,6 +49,10 @@ fn summary(m: &ReportModel) -> anyhow::Result<Vec<u8>> {
                 o(s.ci95),
                 o(s.cv_pct),
             ])?;
+        }
+        for r in &p.printed_percentiles {
+            let (n, median, min, max) = (r.n.to_string(), r.median.to_string(), r.min.to_string(), r.max.to_string());
+            w.write_record([&safe(&p.label), &r.name, &r.unit, &n, "", &median, "", &min, &max, "", ""])?;
         }
     }
     w.into_inner().map_err(|e| anyhow::anyhow!("cannot write report.csv: {e}"))
