@@ -134,6 +134,8 @@ pub fn quantile_in_name(name: &str) -> Option<f64> {
             Some(f) if digits.len() == 2 => format!("0.{digits}{f}").parse().ok()?,
             Some(f) if digits.len() == 1 => format!("0.0{digits}{f}").parse().ok()?,
             Some(_) => return None,
+            // ab's `100%` row (`latency_p100_ms`) is the longest request.
+            None if digits == "100" => 1.0,
             None if digits.len() == 1 => format!("0.0{digits}").parse().ok()?,
             None => format!("0.{digits}").parse().ok()?,
         };
@@ -231,6 +233,7 @@ mod tests {
         assert_eq!(quantile_in_name("latency_p999_ms"), Some(0.999));
         assert_eq!(quantile_in_name("latency_p50_ms"), Some(0.5));
         assert_eq!(quantile_in_name("latency_max_ms"), Some(1.0));
+        assert_eq!(quantile_in_name("latency_p100_ms"), Some(1.0));
         assert_eq!(quantile_in_name("job0_read_clat_p99_9_us"), Some(0.999));
         assert_eq!(quantile_in_name("latency_p5_ms"), Some(0.05));
         assert_eq!(quantile_in_name("requests_per_s"), None);

@@ -29,6 +29,7 @@ mod report_cli;
 #[allow(dead_code)]
 mod report_common;
 mod report_honest;
+mod report_percentiles;
 mod report_render;
 mod run_plan;
 mod run_repetitions;
