@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 pub fn expand(plan: &Plan) -> Vec<Trial> {
     let reps = plan.repetitions.planned();
     let n = plan.points.len();
-    let mut order: Vec<(usize, u32)> = Vec::with_capacity(n * reps as usize);
+    let mut order: Vec<(usize, u32)> = Vec::with_capacity(n.saturating_mul(reps as usize).min(super::MAX_TRIALS));
     match plan.order {
         Order::Sequential => (0..n).for_each(|p| (1..=reps).for_each(|r| order.push((p, r)))),
         Order::Interleaved => (1..=reps).for_each(|r| (0..n).for_each(|p| order.push((p, r)))),
@@ -51,7 +51,7 @@ pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
 pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<usize, String>) -> String {
     use std::fmt::Write;
     let ph = &plan.phases;
-    let per_trial = ph.baseline + ph.warmup + ph.load + ph.recovery;
+    let per_trial = ph.total();
     let mut s = String::new();
     let order = match plan.order {
         Order::Sequential => "sequential".to_string(),
@@ -61,6 +61,7 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
     let reps = match &plan.repetitions {
         Repetitions::Fixed(n) => format!("{n} repetition(s)"),
         Repetitions::Adaptive { min, max, ci_pct, metric } => {
+            let metric = metric.as_deref().unwrap_or("the primary throughput");
             format!("{min} to {max} repetitions (until the 95% CI of {metric} is within ±{ci_pct}%)")
         }
     };
@@ -86,7 +87,8 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
         }
     }
     for (id, what) in workloads {
-        let label = plan.points.iter().find(|p| p.id == *id).map_or("", |p| p.label.as_str());
+        // Point ids are their positions in `plan.points`.
+        let label = plan.points.get(*id).filter(|p| p.id == *id).map_or("", |p| p.label.as_str());
         let label = if label.is_empty() { "(single point)" } else { label };
         let _ = writeln!(s, "point {} {label}: {what}", id + 1);
     }
@@ -99,7 +101,9 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
         };
         let _ = writeln!(s, "{:>width$}. point {:<3} rep {}  {label}", t.index + 1, t.point + 1, t.repetition);
     }
-    let total = per_trial * trials.len() as u32;
+    let total = per_trial
+        .checked_mul(u32::try_from(trials.len()).unwrap_or(u32::MAX))
+        .unwrap_or(std::time::Duration::MAX);
     let _ = writeln!(
         s,
         "{} trial(s), about {} of measurement (plus target start-up)",

@@ -6,14 +6,17 @@
 //! order. The format is documented in docs/plan.md.
 
 mod expand;
+mod matrix;
 mod ports;
 mod raw;
+mod rules;
 mod source;
 mod target;
 mod validate;
 mod values;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
+pub use rules::MAX_REPETITIONS;
 pub use source::Source;
 pub use target::{Limits, LogPattern, Ready, ResolvedTarget};
 pub use values::Params;
@@ -21,6 +24,13 @@ pub use values::Params;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
+
+/// The most trials a plan may make: matrix points × repetitions (for adaptive repetitions, their
+/// `max`). A plan above it is refused, with its count, before any point is built.
+pub const MAX_TRIALS: usize = 100_000;
+
+/// The largest plan file perflab reads (64 MiB).
+pub const MAX_PLAN_BYTES: u64 = 64 << 20;
 
 /// A validated plan.
 #[derive(Clone, Debug)]
@@ -104,7 +114,10 @@ pub struct Phases {
 impl Phases {
     /// The length of one trial's phases (not counting the target's start and stop).
     pub fn total(&self) -> Duration {
-        self.baseline + self.warmup + self.load + self.recovery
+        self.baseline
+            .saturating_add(self.warmup)
+            .saturating_add(self.load)
+            .saturating_add(self.recovery)
     }
 }
 
@@ -125,12 +138,13 @@ impl Default for Phases {
 pub enum Repetitions {
     Fixed(u32),
     /// `expand` lists `min` repetitions; the runner adds more (up to `max`) while the 95 % CI
-    /// half-width of `metric` is above `ci_pct` % of its mean.
+    /// half-width of `metric` is above `ci_pct` % of its mean. Without a `metric`, the workload's
+    /// declared primary throughput (its primary latency when it declares no throughput).
     Adaptive {
         min: u32,
         max: u32,
         ci_pct: f64,
-        metric: String,
+        metric: Option<String>,
     },
 }
 
@@ -231,8 +245,26 @@ pub struct Trial {
 /// Read and validate a plan file.
 pub fn load(path: &Path) -> anyhow::Result<Plan> {
     let label = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    let text = read(path)?;
     parse_str(&text, &label)
+}
+
+/// A plan file's text. A file that is not UTF-8 is refused at the line and column of its first bad
+/// byte.
+pub fn read(path: &Path) -> anyhow::Result<String> {
+    let label = path.display().to_string();
+    let bytes =
+        crate::util::file::read_bounded(path, MAX_PLAN_BYTES).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let good = e.utf8_error().valid_up_to();
+        let bytes = e.as_bytes();
+        let text = std::str::from_utf8(&bytes[..good]).unwrap_or_default();
+        let (line, col) = Source::new(text, &label).line_col(good);
+        crate::error::usage(format!(
+            "{label}:{line}:{col}: the plan is not UTF-8 text (byte 0x{:02x}); save it as UTF-8",
+            bytes[good]
+        ))
+    })
 }
 
 /// 1-based (line, column) of a byte range's start in the plan's source, so a caller can report an
@@ -252,6 +284,11 @@ impl Plan {
         let mut path = vec!["workload"];
         path.extend(key);
         self.source.at(&self.source.key_span(&path))
+    }
+
+    /// `file:line:col` of the `i`-th rule of `thresholds`.
+    pub fn locate_threshold(&self, i: usize) -> String {
+        self.source.at(&self.source.element_span(&["thresholds"], i))
     }
 
     /// `file:line:col` of any key by its path, e.g. `["target", "ready", "tcp"]` (when the last key is

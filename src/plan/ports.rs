@@ -9,7 +9,7 @@ use std::ops::Range;
 /// A ready port on loopback that something already listens on would make perflab measure the wrong
 /// server: refuse before starting.
 pub(super) fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> {
-    let mut seen = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for p in points {
         let addr = match p.target.as_ref().map(|t| &t.ready) {
             Some(Ready::Tcp { addr, .. }) => addr.clone(),
@@ -19,10 +19,9 @@ pub(super) fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> 
             },
             _ => continue,
         };
-        if seen.contains(&addr) {
+        if !seen.insert(addr.clone()) {
             continue;
         }
-        seen.push(addr.clone());
         let Some(sa) = socket_addr(&addr) else {
             continue;
         };

@@ -34,9 +34,65 @@ impl Source {
         format!("{}:{l}:{c}", self.label)
     }
 
-    /// A bad-input error located at a span: `file:line:col: msg`.
+    /// A bad-input error located at a span: `file:line:col: msg`, the message on one line with long
+    /// values cut.
     pub fn error(&self, span: &Range<usize>, msg: impl AsRef<str>) -> anyhow::Error {
-        crate::error::usage(format!("{}: {}", self.at(span), msg.as_ref()))
+        crate::error::usage(format!("{}: {}", self.at(span), crate::util::text::humanize(msg.as_ref())))
+    }
+
+    /// The span of the `i`-th element of the array at `path` (the key's span when there is no such
+    /// element).
+    pub fn element_span(&self, path: &[&str], i: usize) -> Range<usize> {
+        let Ok(root) = DeTable::parse(&self.text) else {
+            return 0..0;
+        };
+        let mut table = root.get_ref();
+        for (n, key) in path.iter().enumerate() {
+            let Some((_, v)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == *key) else {
+                break;
+            };
+            match v.get_ref() {
+                DeValue::Array(a) if n + 1 == path.len() => {
+                    if let Some(e) = a.iter().nth(i) {
+                        return e.span();
+                    }
+                }
+                DeValue::Table(t) => table = t,
+                _ => break,
+            }
+        }
+        self.key_span(path)
+    }
+
+    /// The dotted path of the key whose value holds `offset` (`seed`, `variant.a.setup`), for
+    /// messages about a value of the wrong type.
+    pub fn key_at(&self, offset: usize) -> Option<String> {
+        let root = DeTable::parse(&self.text).ok()?;
+        let mut table = root.get_ref();
+        let mut path: Vec<String> = Vec::new();
+        'descend: loop {
+            for (k, v) in table.iter() {
+                if v.span().contains(&offset) || k.span().contains(&offset) {
+                    path.push(k.get_ref().to_string());
+                    match v.get_ref() {
+                        DeValue::Table(t) if !k.span().contains(&offset) => {
+                            table = t;
+                            continue 'descend;
+                        }
+                        _ => break 'descend,
+                    }
+                }
+                if let DeValue::Table(t) = v.get_ref() {
+                    if holds(t, offset) {
+                        path.push(k.get_ref().to_string());
+                        table = t;
+                        continue 'descend;
+                    }
+                }
+            }
+            break;
+        }
+        (!path.is_empty()).then(|| path.join("."))
     }
 
     /// The span of the key at `path` (e.g. `["target", "cpus"]`); when the last key is absent, the span
@@ -159,6 +215,17 @@ mod tests {
         assert_eq!(at("lod").as_deref(), Some("phases"));
         assert_eq!(at("setpu").as_deref(), Some("variant.x"));
         assert_eq!(at("sgnal").as_deref(), Some("target.stop"));
+        let key = |k: &str| s.key_at(s.text.find(k).unwrap_or(0));
+        assert_eq!(key("1\n[phases]").as_deref(), Some("a"));
+        assert_eq!(key("2\n[target]").as_deref(), Some("variant.x.setpu"));
+        assert_eq!(key("3 }").as_deref(), Some("target.stop.sgnal"));
+    }
+
+    #[test]
+    fn array_elements_have_their_own_spans() {
+        let s = Source::new("thresholds = [\"a < 1\",\n  \"b > 2\"]\n", "p");
+        assert_eq!(s.at(&s.element_span(&["thresholds"], 1)), "p:2:3");
+        assert_eq!(s.at(&s.element_span(&["thresholds"], 5)), "p:1:1");
     }
 
     #[test]

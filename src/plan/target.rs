@@ -81,6 +81,11 @@ pub struct ResolvedTarget {
 
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// The smallest CPU quota: the kernel's 1 ms of CPU time per 100 ms period.
+pub const CPU_QUOTA_MIN: f64 = 0.01;
+/// The largest CPU quota: as many CPUs as a machine can have.
+pub const CPU_QUOTA_MAX: f64 = crate::util::cpus::MAX_CPUS as f64;
+
 /// Resolve a substituted `[target]` table; errors name the key's place in the plan.
 pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
     let err = |key: &[&str], msg: String| {
@@ -101,12 +106,20 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         None => return Err(err(&[], "[target] needs a `command`".into())),
     };
     let cwd = match t.get("cwd") {
+        Some(Value::String(s)) if s.is_empty() || s.contains('\0') => {
+            return Err(err(&["cwd"], "[target] cwd: expected a directory's path".into()))
+        }
         Some(Value::String(s)) => Some(std::path::PathBuf::from(s)),
-        Some(other) => return Err(err(&["cwd"], format!("[target] cwd: expected a path, found {other}"))),
+        Some(other) => {
+            return Err(err(
+                &["cwd"],
+                format!("[target] cwd: expected a path, found {}", values::describe(other)),
+            ))
+        }
         None => None,
     };
     let env = match t.get("env") {
-        Some(Value::Table(e)) => e.iter().map(|(k, v)| (k.clone(), values::display(v))).collect(),
+        Some(Value::Table(e)) => env(e).map_err(|m| err(&["env"], format!("[target] env: {m}")))?,
         Some(_) => {
             return Err(err(
                 &["env"],
@@ -141,11 +154,14 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
     };
     let cpu_quota = match t.get("cpu_quota") {
         Some(v) => match values::number(v) {
-            Some(q) if q > 0.0 => Some(q),
+            Some(q) if (CPU_QUOTA_MIN..=CPU_QUOTA_MAX).contains(&q) => Some(q),
             _ => {
                 return Err(err(
                     &["cpu_quota"],
-                    format!("[target] cpu_quota: expected a positive number of CPUs, found {v}"),
+                    format!(
+                        "[target] cpu_quota: expected a number of CPUs from {CPU_QUOTA_MIN} to {CPU_QUOTA_MAX}, found {}",
+                        values::describe(v)
+                    ),
                 ))
             }
         },
@@ -159,7 +175,10 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         if !matches!(v.as_str(), Some("per-trial" | "keep")) {
             return Err(err(
                 &["restart"],
-                format!("[target] restart: expected \"per-trial\" or \"keep\", found {v}"),
+                format!(
+                    "[target] restart: expected \"per-trial\" or \"keep\", found {}",
+                    values::describe(v)
+                ),
             ));
         }
     }
@@ -176,7 +195,7 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
 
 fn ready(r: &Table) -> Result<Ready, String> {
     let timeout = match r.get("timeout") {
-        Some(v) => values::duration(v)?,
+        Some(v) => values::duration(v).map_err(|e| format!("timeout: {e}"))?,
         None => READY_TIMEOUT,
     };
     let kinds: Vec<&String> = r.keys().filter(|k| *k != "timeout").collect();
@@ -187,32 +206,113 @@ fn ready(r: &Table) -> Result<Ready, String> {
     let text = || {
         v.as_str()
             .map(str::to_string)
-            .ok_or_else(|| format!("{} expects a string", kinds[0]))
+            .ok_or_else(|| format!("{} expects a string, found {}", kinds[0], values::describe(v)))
     };
     Ok(match kinds[0].as_str() {
-        "tcp" => Ready::Tcp { addr: text()?, timeout },
-        "http" => Ready::Http { url: text()?, timeout },
-        "log" => Ready::Log {
-            pattern: LogPattern::new(&text()?).map_err(|e| format!("log pattern: {e}"))?,
+        "tcp" => Ready::Tcp {
+            addr: checked_addr(&text()?)?,
             timeout,
         },
-        "delay" => Ready::Delay(values::duration(v)?),
+        "http" => Ready::Http {
+            url: checked_url(&text()?)?,
+            timeout,
+        },
+        "log" => Ready::Log {
+            pattern: LogPattern::new(&text()?).map_err(|e| format!("log pattern: {}", regex_error(&e)))?,
+            timeout,
+        },
+        "delay" => Ready::Delay(values::duration(v).map_err(|e| format!("delay: {e}"))?),
         other => {
             let kinds = ["tcp", "http", "log", "delay", "timeout"];
             let hint = match crate::util::suggest::nearest(other, &kinds) {
                 Some(c) => format!("did you mean `{c}`?"),
                 None => "use tcp, http, log or delay".into(),
             };
-            return Err(format!("unknown ready check `{other}` ({hint})"));
+            return Err(format!("unknown ready check `{}` ({hint})", crate::util::text::clip(other)));
         }
     })
 }
 
+/// Environment variables as strings (numbers and booleans as written); names and values a process
+/// can receive.
+fn env(e: &Table) -> Result<Vec<(String, String)>, String> {
+    let mut out = Vec::with_capacity(e.len());
+    for (k, v) in e {
+        match v {
+            Value::String(_) | Value::Integer(_) | Value::Float(_) | Value::Boolean(_) => out.push((k.clone(), values::display(v))),
+            other => {
+                return Err(format!(
+                    "{}: expected a string, found {}",
+                    crate::util::text::clip(k),
+                    values::describe(other)
+                ))
+            }
+        }
+    }
+    crate::util::command::check_env(out.iter().map(|(k, v)| (k.as_str(), v.as_str())))?;
+    Ok(out)
+}
+
+/// `host:port` for a TCP ready check: a host and a port from 1 to 65535.
+fn checked_addr(addr: &str) -> Result<String, String> {
+    let shown = crate::util::text::clip(addr);
+    let bad = || format!("tcp = \"{shown}\" is not host:port (e.g. \"127.0.0.1:8080\")");
+    let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
+    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control() || c == '/') {
+        return Err(bad());
+    }
+    match port.parse::<u16>() {
+        Ok(p) if p > 0 => Ok(addr.to_string()),
+        _ => Err(format!("tcp = \"{shown}\": the port is a number from 1 to 65535")),
+    }
+}
+
+/// An `http://host[:port]/path` URL for the HTTP ready check (plain HTTP: the check speaks HTTP/1.1
+/// without TLS).
+fn checked_url(url: &str) -> Result<String, String> {
+    let shown = crate::util::text::clip(url);
+    let Some(rest) = url.strip_prefix("http://") else {
+        return Err(format!(
+            "http = \"{shown}\": the ready check needs an http:// URL (it speaks plain HTTP), e.g. \"http://127.0.0.1:8080/health\""
+        ));
+    };
+    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(format!("http = \"{shown}\": a URL holds no spaces or control characters"));
+    }
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
+    let host_end = authority.rfind(']').map_or(0, |i| i + 1);
+    let (host, port) = match authority[host_end..].rsplit_once(':') {
+        Some((h, p)) => (&authority[..host_end + h.len()], Some(p)),
+        None => (authority, None),
+    };
+    if host.is_empty() {
+        return Err(format!("http = \"{shown}\" has no host"));
+    }
+    if let Some(p) = port {
+        if !matches!(p.parse::<u16>(), Ok(n) if n > 0) {
+            return Err(format!("http = \"{shown}\": the port is a number from 1 to 65535"));
+        }
+    }
+    Ok(url.to_string())
+}
+
+/// The regex crate explains a syntax error over several lines, with a caret under the place: keep
+/// its last line ("error: unclosed group").
+fn regex_error(e: &regex::Error) -> String {
+    let text = e.to_string();
+    let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("invalid pattern");
+    crate::util::text::clip(last.trim().trim_start_matches("error: "))
+}
+
 fn stop(s: &Table) -> Result<(i32, Duration), String> {
     if let Some(k) = s.keys().find(|k| *k != "signal" && *k != "grace") {
-        return Err(format!("unknown key `{k}` (use signal and grace)"));
+        return Err(format!("unknown key `{}` (use signal and grace)", crate::util::text::clip(k)));
     }
     let signal = s.get("signal").map(values::signal).transpose()?.unwrap_or(libc::SIGTERM);
-    let grace = s.get("grace").map(values::duration).transpose()?.unwrap_or(Duration::from_secs(5));
+    let grace = s
+        .get("grace")
+        .map(|g| values::duration(g).map_err(|e| format!("grace: {e}")))
+        .transpose()?
+        .unwrap_or(Duration::from_secs(5));
     Ok((signal, grace))
 }

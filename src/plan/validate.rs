@@ -1,28 +1,18 @@
 //! Raw plan → validated `Plan`. Every check names the place in the file (`file:line:col`).
 
+use super::matrix::{matrix, points};
 use super::ports::check_ports;
 use super::raw::{RawPhases, RawPlan};
+use super::rules::{repetitions, threshold, MAX_THRESHOLDS};
 use super::source::Source;
-use super::target::resolve;
 use super::values::{self, references, substitute, Params};
-use super::{Matrix, Op, Order, Phases, Plan, Point, Repetitions, Threshold, VariantHooks, WorkloadSpec};
+use super::{Matrix, Order, Phases, Plan, Repetitions, VariantHooks, WorkloadSpec, MAX_TRIALS};
 use crate::util::suggest::{backticked, did_you_mean};
 use std::collections::BTreeMap;
-use toml::{Spanned, Table, Value};
+use toml::Value;
 
 pub fn plan(src: Source) -> anyhow::Result<Plan> {
-    let mut raw: RawPlan = toml::from_str(&src.text).map_err(|e| {
-        let span = e.span().unwrap_or(0..0);
-        let msg = e.message().trim().replace('\n', " ");
-        let text = match backticked(&msg) {
-            Some(k) if msg.starts_with("unknown field") => {
-                let section = src.section_at(span.start).map(|t| format!(" in [{t}]")).unwrap_or_default();
-                format!("unknown key `{k}`{section}{}", did_you_mean(&msg))
-            }
-            _ => msg,
-        };
-        src.error(&span, text)
-    })?;
+    let mut raw: RawPlan = toml::from_str(&src.text).map_err(|e| toml_error(&src, &e))?;
     let name = raw.name.get_ref().trim().to_string();
     if name.is_empty() {
         return Err(src.error(&raw.name.span(), "the plan's `name` is empty"));
@@ -51,6 +41,12 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         Some(s) => *s.get_ref() as u64,
         None => 1,
     };
+    if raw.thresholds.len() > MAX_THRESHOLDS {
+        return Err(src.error(
+            &src.key_span(&["thresholds"]),
+            format!("{} thresholds: a plan may have at most {MAX_THRESHOLDS}", raw.thresholds.len()),
+        ));
+    }
     let thresholds = raw
         .thresholds
         .iter()
@@ -71,6 +67,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
     if points.is_empty() {
         return Err(src.error(&raw.name.span(), "no matrix point is left to run (all excluded or skipped)"));
     }
+    check_trial_count(points.len(), &repetitions, &src)?;
     check_ports(&points, &src)?;
     Ok(Plan {
         name,
@@ -89,6 +86,57 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         variants,
         notes,
     })
+}
+
+/// TOML's and serde's errors at their place, in the plan's terms: an unknown key with a hint, a
+/// wrong type with the key it is for (`` `seed`: expected a whole number, found "x" ``).
+fn toml_error(src: &Source, e: &toml::de::Error) -> anyhow::Error {
+    let span = e.span().unwrap_or(0..0);
+    let msg = e.message().trim().replace('\n', " ");
+    let text = match backticked(&msg) {
+        Some(k) if msg.starts_with("unknown field") => {
+            let section = src.section_at(span.start).map(|t| format!(" in [{t}]")).unwrap_or_default();
+            format!("unknown key `{k}`{section}{}", did_you_mean(&msg))
+        }
+        Some(k) if msg.starts_with("missing field") && k == "name" => "the plan has no `name` (add name = \"my-experiment\")".into(),
+        _ if msg.starts_with("invalid type") || msg.starts_with("invalid value") || msg.starts_with("data did not match") => {
+            let what = crate::util::text::humanize(&msg);
+            match src.key_at(span.start) {
+                Some(key) => format!("`{key}`: {what}"),
+                None => what,
+            }
+        }
+        _ if msg.starts_with("duplicate key") => match src.text.get(span.clone()).map(str::trim).filter(|k| !k.is_empty()) {
+            Some(key) => format!("`{key}` is given twice"),
+            None => "a key is given twice".into(),
+        },
+        _ => msg,
+    };
+    src.error(&span, text)
+}
+
+/// Points × repetitions (the most an adaptive policy may run) within [`MAX_TRIALS`].
+fn check_trial_count(points: usize, reps: &Repetitions, src: &Source) -> anyhow::Result<()> {
+    let per_point = match reps {
+        Repetitions::Fixed(n) => *n,
+        Repetitions::Adaptive { max, .. } => *max,
+    } as usize;
+    let trials = points.checked_mul(per_point);
+    if trials.is_some_and(|t| t <= MAX_TRIALS) {
+        return Ok(());
+    }
+    let count = trials.map_or_else(|| "more than 18446744073709551615".into(), |t| t.to_string());
+    let span = if src.key_span(&["repetitions"]) == (0..0) {
+        src.key_span(&["matrix"])
+    } else {
+        src.key_span(&["repetitions"])
+    };
+    Err(src.error(
+        &span,
+        format!(
+            "the plan makes {count} trials ({points} point(s) × {per_point} repetition(s)), more than the {MAX_TRIALS} a plan may have: split it into several plans"
+        ),
+    ))
 }
 
 fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
@@ -112,52 +160,6 @@ fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
         kind,
         table: w.get_ref().clone(),
     })
-}
-
-fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
-    let mut out = Matrix::default();
-    let Some(m) = m else { return Ok(out) };
-    for (k, v) in m.get_ref() {
-        let at = || src.key_span(&["matrix", k]);
-        if k == "exclude" {
-            let Value::Array(list) = v else {
-                return Err(src.error(&at(), "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]"));
-            };
-            for e in list {
-                let Value::Table(t) = e else {
-                    return Err(src.error(&at(), "matrix `exclude` is a list of tables such as [{ concurrency = 20 }]"));
-                };
-                out.exclude.push(t.clone());
-            }
-            continue;
-        }
-        if !k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-            return Err(src.error(&at(), format!("matrix parameter `{k}`: use letters, digits and _ only")));
-        }
-        let values = match v {
-            Value::Array(a) if a.is_empty() => {
-                return Err(src.error(&at(), format!("matrix `{k}` is an empty list: give at least one value")))
-            }
-            Value::Array(a) => a.clone(),
-            Value::Table(_) => return Err(src.error(&at(), format!("matrix `{k}`: expected a list of values"))),
-            single => vec![single.clone()],
-        };
-        for (i, v) in values.iter().enumerate() {
-            if values[..i].iter().any(|w| values::display(w) == values::display(v)) {
-                return Err(src.error(&at(), format!("matrix `{k}` lists {v} twice: each value makes one point")));
-            }
-        }
-        out.params.push((k.clone(), values));
-    }
-    for e in &out.exclude {
-        if let Some(k) = e.keys().find(|k| !out.params.iter().any(|(p, _)| p == *k)) {
-            return Err(src.error(
-                &src.key_span(&["matrix", "exclude"]),
-                format!("matrix `exclude` names `{k}`, which is not a matrix parameter"),
-            ));
-        }
-    }
-    Ok(out)
 }
 
 /// A matrix parameter that nothing refers to gives points that differ only in their label: usually a
@@ -220,91 +222,6 @@ fn phases(p: RawPhases, src: &Source) -> anyhow::Result<Phases> {
     Ok(out)
 }
 
-fn repetitions(r: Option<&Spanned<Value>>, src: &Source) -> anyhow::Result<Repetitions> {
-    let Some(r) = r else {
-        return Ok(Repetitions::Fixed(1));
-    };
-    let bad = |m: &str| src.error(&r.span(), format!("repetitions: {m}"));
-    match r.get_ref() {
-        Value::Integer(n) if (1..=10_000).contains(n) => Ok(Repetitions::Fixed(*n as u32)),
-        Value::Integer(n) => Err(bad(&format!("{n} is not a count between 1 and 10000"))),
-        Value::Table(t) => {
-            if let Some(k) = t.keys().find(|k| !["min", "max", "ci_pct", "metric"].contains(&k.as_str())) {
-                return Err(bad(&format!("unknown key `{k}` (use min, max, ci_pct, metric)")));
-            }
-            let int = |k: &str, d: i64| t.get(k).map(|v| v.as_integer()).unwrap_or(Some(d));
-            let (Some(min), Some(max)) = (int("min", 3), int("max", 10)) else {
-                return Err(bad("min and max are whole numbers"));
-            };
-            if min < 2 || max < min || max > 10_000 {
-                return Err(bad("adaptive repetitions need 2 <= min <= max"));
-            }
-            let ci_pct = t.get("ci_pct").map(values::number).unwrap_or(Some(5.0)).filter(|c| *c > 0.0);
-            let Some(ci_pct) = ci_pct else {
-                return Err(bad("ci_pct is a positive percentage"));
-            };
-            let metric = t.get("metric").and_then(Value::as_str).unwrap_or("requests_per_s").to_string();
-            Ok(Repetitions::Adaptive {
-                min: min as u32,
-                max: max as u32,
-                ci_pct,
-                metric,
-            })
-        }
-        other => Err(bad(&format!("expected a count or {{ min, max, ci_pct, metric }}, found {other}"))),
-    }
-}
-
-fn threshold(t: &Spanned<Value>, src: &Source) -> anyhow::Result<Threshold> {
-    let bad = |m: String| src.error(&t.span(), m);
-    match t.get_ref() {
-        Value::String(s) => parse_threshold(s).ok_or_else(|| {
-            bad(format!(
-                "threshold \"{s}\": write it as `metric op value`, e.g. \"latency_p99_ms < 50\""
-            ))
-        }),
-        Value::Table(tab) => {
-            let metric = tab.get("metric").and_then(Value::as_str);
-            let op = tab.get("op").and_then(Value::as_str).and_then(Op::parse);
-            let value = tab.get("value").and_then(values::number);
-            match (metric, op, value) {
-                (Some(m), Some(op), Some(v)) => Ok(Threshold {
-                    expr: format!("{m} {} {v}", op.as_str()),
-                    metric: m.to_string(),
-                    op,
-                    value: v,
-                }),
-                _ => Err(bad(
-                    "a threshold needs metric (a name), op (<, <=, > or >=) and value (a number)".into()
-                )),
-            }
-        }
-        other => Err(bad(format!(
-            "a threshold is a string such as \"error_rate_pct < 1\", found {other}"
-        ))),
-    }
-}
-
-/// `latency_p99_ms < 50` → a threshold.
-pub fn parse_threshold(s: &str) -> Option<Threshold> {
-    let ops = [Op::Le, Op::Ge, Op::Lt, Op::Gt];
-    let (i, op) = ops
-        .iter()
-        .filter_map(|op| s.find(op.as_str()).map(|i| (i, *op)))
-        .min_by_key(|(i, op)| (*i, usize::MAX - op.as_str().len()))?;
-    let metric = s[..i].trim();
-    let value: f64 = s[i + op.as_str().len()..].trim().parse().ok()?;
-    if metric.is_empty() || !metric.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') {
-        return None;
-    }
-    Some(Threshold {
-        expr: s.trim().to_string(),
-        metric: metric.to_string(),
-        op,
-        value,
-    })
-}
-
 fn variants(raw: &RawPlan, m: &Matrix, src: &Source) -> anyhow::Result<BTreeMap<String, VariantHooks>> {
     let values: Vec<String> = m
         .params
@@ -336,6 +253,14 @@ fn variants(raw: &RawPlan, m: &Matrix, src: &Source) -> anyhow::Result<BTreeMap<
             }
         }
         let h = hooks.get_ref();
+        for (key, cmds) in [("setup", &h.setup), ("teardown", &h.teardown), ("skip_unless", &h.skip_unless)] {
+            if cmds.clone().into_vec().iter().any(|c| c.contains('\0')) {
+                return Err(src.error(
+                    &src.key_span(&["variant", name, key]),
+                    format!("[variant.{name}] {key}: a command holds a NUL character"),
+                ));
+            }
+        }
         let params: Params = vec![("variant".to_string(), Value::String(name.clone()))];
         let sub = |v: Vec<String>| -> Vec<String> {
             v.into_iter()
@@ -352,112 +277,4 @@ fn variants(raw: &RawPlan, m: &Matrix, src: &Source) -> anyhow::Result<BTreeMap<
         );
     }
     Ok(out)
-}
-
-fn points(
-    m: &Matrix,
-    target: Option<&Table>,
-    workload: &Table,
-    skip_unsupported: bool,
-    src: &Source,
-    notes: &mut Vec<String>,
-) -> anyhow::Result<Vec<Point>> {
-    let mut combos: Vec<Params> = vec![Vec::new()];
-    for (k, vals) in &m.params {
-        combos = combos
-            .into_iter()
-            .flat_map(|c| {
-                vals.iter().map(move |v| {
-                    let mut next = c.clone();
-                    next.push((k.clone(), v.clone()));
-                    next
-                })
-            })
-            .collect();
-    }
-    let mut out = Vec::new();
-    let mut used = vec![false; m.exclude.len()];
-    for params in combos {
-        let excluded: Vec<usize> = (0..m.exclude.len()).filter(|i| excludes(&m.exclude[*i], &params)).collect();
-        if !excluded.is_empty() {
-            excluded.into_iter().for_each(|i| used[i] = true);
-            continue;
-        }
-        let label = params
-            .iter()
-            .map(|(k, v)| format!("{k}={}", values::display(v)))
-            .collect::<Vec<_>>()
-            .join(" ");
-        let target = match target {
-            Some(t) => {
-                let Value::Table(sub) = substitute(&Value::Table(t.clone()), &params) else {
-                    unreachable!()
-                };
-                Some(resolve(&sub, src)?)
-            }
-            None => None,
-        };
-        if let Some(cpus) = target.as_ref().and_then(|t| t.limits.cpus.as_ref()) {
-            if let Err(why) = cpus.resolve() {
-                if skip_unsupported {
-                    notes.push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
-                    continue;
-                }
-                let span = src.key_span(&["target", "cpus"]);
-                let at = if label.is_empty() {
-                    String::new()
-                } else {
-                    format!(" (at {label})")
-                };
-                return Err(src.error(&span, format!("{why}{at}; set skip_unsupported = true to skip such points")));
-            }
-        }
-        let Value::Table(workload) = substitute(&Value::Table(workload.clone()), &params) else {
-            unreachable!()
-        };
-        out.push(Point {
-            id: out.len(),
-            label,
-            params,
-            target,
-            workload,
-        });
-    }
-    if let Some(i) = used.iter().position(|u| !u) {
-        let entry = m.exclude[i]
-            .iter()
-            .map(|(k, v)| format!("{k} = {v}"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(src.error(
-            &src.key_span(&["matrix", "exclude"]),
-            format!("matrix `exclude` entry {{ {entry} }} matches no matrix point (check its values against the matrix lists)"),
-        ));
-    }
-    Ok(out)
-}
-
-/// An `exclude` entry matches a point when every value it names equals the point's (`20` and `"20"`
-/// count as equal: the same text in the label).
-fn excludes(entry: &Table, params: &Params) -> bool {
-    entry.iter().all(|(k, v)| {
-        params
-            .iter()
-            .any(|(pk, pv)| pk == k && (pv == v || values::display(pv) == values::display(v)))
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::{parse_threshold, Op};
-
-    #[test]
-    fn thresholds_parse_from_text() {
-        let t = parse_threshold("latency_p99_ms <= 50").expect("parses");
-        assert_eq!((t.metric.as_str(), t.op, t.value), ("latency_p99_ms", Op::Le, 50.0));
-        assert_eq!(parse_threshold("x>=1").map(|t| t.op), Some(Op::Ge));
-        assert_eq!(parse_threshold("x > 1").map(|t| t.op), Some(Op::Gt));
-        assert!(Op::Le.holds(50.0, 50.0) && !Op::Lt.holds(50.0, 50.0));
-        assert!(parse_threshold("p99 is small").is_none());
-    }
 }

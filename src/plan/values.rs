@@ -60,44 +60,61 @@ pub fn display(v: &Value) -> String {
     }
 }
 
-/// A duration: a string (`"500ms"`, `"10s"`) or a number of seconds.
+/// A duration: a string (`"500ms"`, `"10s"`) or a number of seconds, at most
+/// [`crate::util::duration::MAX`].
 pub fn duration(v: &Value) -> Result<Duration, String> {
     match v {
         Value::String(s) => crate::util::duration::parse(s),
-        Value::Integer(i) if *i >= 0 => Ok(Duration::from_secs(*i as u64)),
-        Value::Float(f) if *f >= 0.0 && f.is_finite() => Ok(Duration::from_secs_f64(*f)),
-        Value::Integer(_) | Value::Float(_) => Err(format!("negative duration {v}")),
-        other => Err(format!("expected a duration such as \"10s\", found {}", other.type_str())),
+        Value::Integer(i) => crate::util::duration::from_secs(*i as f64).map_err(|e| format!("{i} s {e}")),
+        Value::Float(f) => crate::util::duration::from_secs(*f).map_err(|e| format!("{} s {e}", crate::util::text::number(*f))),
+        other => Err(format!("expected a duration such as \"10s\", found {}", describe(other))),
     }
 }
 
-/// A memory size in bytes: an integer, or `"512M"`, `"1.5G"`, `"64MiB"` (K/M/G/T are powers of 1024).
+/// The smallest memory limit: below it not even a shell starts.
+pub const MEMORY_MIN: u64 = 1 << 20;
+/// The largest memory limit (1024T, 2^50 bytes).
+pub const MEMORY_MAX: u64 = 1 << 50;
+
+/// A memory size in bytes: an integer, or `"512M"`, `"1.5G"`, `"64MiB"` (K/M/G/T are powers of
+/// 1024), between [`MEMORY_MIN`] and [`MEMORY_MAX`].
 pub fn memory(v: &Value) -> Result<u64, String> {
-    match v {
-        Value::Integer(i) if *i > 0 => Ok(*i as u64),
-        Value::String(s) => parse_size(s),
-        other => Err(format!("expected a size such as \"512M\", found {other}")),
+    let bytes = match v {
+        Value::Integer(i) if *i > 0 => *i as f64,
+        Value::Integer(i) => return Err(format!("{i} is not a size (give a number of bytes, or \"512M\")")),
+        Value::String(s) => parse_size(s)?,
+        other => return Err(format!("expected a size such as \"512M\", found {}", describe(other))),
+    };
+    if bytes < MEMORY_MIN as f64 {
+        return Err(format!("{} is less than the smallest memory limit, 1M", describe(v)));
     }
+    if bytes > MEMORY_MAX as f64 {
+        return Err(format!("{} is more than the largest memory limit, 1024T", describe(v)));
+    }
+    Ok(bytes as u64)
 }
 
-fn parse_size(s: &str) -> Result<u64, String> {
+fn parse_size(s: &str) -> Result<f64, String> {
     let t = s.trim();
+    let shown = crate::util::text::clip(s);
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
-    let n: f64 = num.parse().map_err(|_| format!("invalid size \"{s}\" (try \"512M\" or \"2G\")"))?;
+    let n: f64 = num
+        .parse()
+        .map_err(|_| format!("invalid size \"{shown}\" (try \"512M\" or \"2G\")"))?;
     let mult: f64 = match unit.trim().to_ascii_uppercase().trim_end_matches("IB").trim_end_matches('B') {
         "" => 1.0,
         "K" => 1024.0,
         "M" => 1024.0 * 1024.0,
         "G" => 1024.0 * 1024.0 * 1024.0,
         "T" => 1024.0 * 1024.0 * 1024.0 * 1024.0,
-        _ => return Err(format!("unknown size unit in \"{s}\" (use K, M, G or T)")),
+        _ => return Err(format!("unknown size unit in \"{shown}\" (use K, M, G or T)")),
     };
     let bytes = (n * mult).round();
-    if bytes < 1.0 {
-        return Err(format!("size \"{s}\" is zero"));
+    if !bytes.is_finite() || bytes < 1.0 {
+        return Err(format!("size \"{shown}\" is zero"));
     }
-    Ok(bytes as u64)
+    Ok(bytes)
 }
 
 /// A signal by name (`"SIGTERM"`, `"TERM"`, `"int"`) or number.
@@ -116,40 +133,60 @@ pub fn signal(v: &Value) -> Result<i32, String> {
         Value::String(s) => {
             let up = s.trim().to_ascii_uppercase();
             let name = up.strip_prefix("SIG").unwrap_or(&up);
-            known
-                .iter()
-                .find(|(n, _)| *n == name)
-                .map(|(_, n)| *n)
-                .ok_or_else(|| format!("unknown signal \"{s}\" (use SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2 or SIGKILL)"))
+            known.iter().find(|(n, _)| *n == name).map(|(_, n)| *n).ok_or_else(|| {
+                format!(
+                    "unknown signal \"{}\" (use SIGTERM, SIGINT, SIGQUIT, SIGHUP, SIGUSR1, SIGUSR2 or SIGKILL)",
+                    crate::util::text::clip(s)
+                )
+            })
         }
-        other => Err(format!("unknown signal {other}")),
+        other => Err(format!("unknown signal {}", describe(other))),
     }
 }
 
-/// CPUs: a count (`2`, `"2"`) or a list (`[0, 1]`, `"0-1,3"`).
+/// CPUs: a count (`2`, `"2"`) or a list (`[0, 1]`, `"0-1,3"`); numbers below
+/// [`crate::util::cpus::MAX_CPUS`].
 pub fn cpus(v: &Value) -> Result<CpuSpec, String> {
+    use crate::util::cpus::MAX_CPUS;
+    let cpu = |i: i64| usize::try_from(i).ok().filter(|n| *n < MAX_CPUS);
     match v {
-        Value::Integer(i) if *i >= 0 => Ok(CpuSpec::Count(*i as usize)),
-        Value::String(s) => match s.trim().parse::<usize>() {
-            Ok(n) => Ok(CpuSpec::Count(n)),
+        Value::Integer(i) if *i >= 0 => cpu(*i)
+            .map(CpuSpec::Count)
+            .ok_or_else(|| format!("cpus = {i} is more CPUs than any machine has (at most {MAX_CPUS})")),
+        Value::String(s) => match s.trim().parse::<u64>() {
+            Ok(n) => cpu(i64::try_from(n).unwrap_or(i64::MAX))
+                .map(CpuSpec::Count)
+                .ok_or_else(|| format!("cpus = {n} is more CPUs than any machine has (at most {MAX_CPUS})")),
             Err(_) => parse_cpu_list(s.trim()).map(CpuSpec::List),
         },
-        Value::Array(a) => a
-            .iter()
-            .map(|e| e.as_integer().filter(|i| *i >= 0).map(|i| i as usize))
-            .collect::<Option<Vec<_>>>()
-            .map(CpuSpec::List)
-            .ok_or_else(|| "a CPU list holds CPU numbers such as [0, 1]".to_string()),
-        other => Err(format!("expected a CPU count or list, found {other}")),
+        Value::Array(a) => {
+            let mut out = Vec::with_capacity(a.len().min(MAX_CPUS));
+            for e in a {
+                match e.as_integer().and_then(cpu) {
+                    Some(n) if !out.contains(&n) => out.push(n),
+                    Some(n) => return Err(format!("CPU {n} is listed twice")),
+                    None => {
+                        return Err(format!(
+                            "a CPU list holds CPU numbers from 0 to {} such as [0, 1], found {}",
+                            MAX_CPUS - 1,
+                            describe(e)
+                        ))
+                    }
+                }
+            }
+            Ok(CpuSpec::List(out))
+        }
+        other => Err(format!("expected a CPU count or list, found {}", describe(other))),
     }
 }
 
-/// A command line: a list of arguments, or a string run with `sh -c`.
+/// A command line: a list of arguments, or a string run with `sh -c`. The program is not empty and
+/// no argument holds a NUL character (no program can receive one).
 pub fn command(v: &Value) -> Result<CommandLine, String> {
-    match v {
-        Value::String(s) if s.trim().is_empty() => Err("the command is empty".into()),
-        Value::String(s) => Ok(CommandLine::Shell(s.clone())),
-        Value::Array(a) if a.is_empty() => Err("the command is empty".into()),
+    let line = match v {
+        Value::String(s) if s.trim().is_empty() => return Err("the command is empty".into()),
+        Value::String(s) => CommandLine::Shell(s.clone()),
+        Value::Array(a) if a.is_empty() => return Err("the command is empty".into()),
         Value::Array(a) => a
             .iter()
             .map(|e| match e {
@@ -159,9 +196,16 @@ pub fn command(v: &Value) -> Result<CommandLine, String> {
             })
             .collect::<Option<Vec<_>>>()
             .map(CommandLine::Argv)
-            .ok_or_else(|| "a command list holds strings".to_string()),
-        other => Err(format!("expected a command (a list or a string), found {}", other.type_str())),
-    }
+            .ok_or_else(|| "a command list holds strings".to_string())?,
+        other => return Err(format!("expected a command (a list or a string), found {}", describe(other))),
+    };
+    line.check()?;
+    Ok(line)
+}
+
+/// A value as a message names it (cut when long; `a list`, `a table` for those).
+pub fn describe(v: &Value) -> String {
+    crate::util::text::describe(v)
 }
 
 /// A number (integer or float).

@@ -50,11 +50,7 @@ pub struct DemoArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     let (source, label) = match (&args.plan, &args.resume) {
-        (Some(path), _) => {
-            let label = path.display().to_string();
-            let source = std::fs::read_to_string(path).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
-            (source, label)
-        }
+        (Some(path), _) => (crate::plan::read(path)?, path.display().to_string()),
         (None, Some(dir)) => stored_plan(dir)?,
         (None, None) => return Err(crate::error::usage("give a plan file (or --resume DIR)")),
     };
@@ -181,7 +177,10 @@ pub fn demo_plan(port: u16) -> anyhow::Result<String> {
 
 fn estimate(plan: &crate::plan::Plan, trials: usize) -> std::time::Duration {
     let p = &plan.phases;
-    (p.baseline + p.warmup + p.load + p.recovery + std::time::Duration::from_millis(300)) * trials as u32
+    let per_trial = p.total().saturating_add(std::time::Duration::from_millis(300));
+    per_trial
+        .checked_mul(u32::try_from(trials).unwrap_or(u32::MAX))
+        .unwrap_or(std::time::Duration::MAX)
 }
 
 fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -> anyhow::Result<RunOutcome> {

@@ -102,6 +102,20 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
     Ok((store, HashSet::new()))
 }
 
+/// A bug that panics in the middle of a run must not leave it marked `running` (which `--resume`
+/// and the report take for a run still going): on the way out of a panic the run is marked failed.
+struct FailedOnPanic(PathBuf);
+
+impl Drop for FailedOnPanic {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            if let Ok(mut store) = Store::open(&self.0) {
+                let _ = store.finish_run(RunStatus::Failed, unix_now());
+            }
+        }
+    }
+}
+
 /// A target kept across trials (restart = "keep"), restarted when its configuration changes.
 struct Kept {
     config: ResolvedTarget,
@@ -163,6 +177,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     let (mut store, done) = open_store(&exp, opts)?;
     store.add_notes(&notes)?;
     let dir = store.dir().to_path_buf();
+    let _guard = FailedOnPanic(dir.clone());
     let run_tag = format!("{}-{}", std::process::id(), compact_utc(unix_now()));
     let labels: BTreeMap<usize, String> = exp.points.iter().map(|p| (p.id, p.label.clone())).collect();
     let declared = declared_primaries(&exp.trials);
@@ -367,7 +382,18 @@ fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<us
         }
         let mine: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == p.id).collect();
         let reps = mine.iter().map(|t| t.repetition).max().unwrap_or(0);
-        let vals: Vec<f64> = mine.iter().filter(|t| t.ok()).filter_map(|t| t.metric(metric)).collect();
+        let metric = match metric {
+            Some(m) => Some(m.clone()),
+            None => {
+                let ok = mine.iter().filter(|t| t.ok()).map(|t| t.metrics.as_slice());
+                let resolved = PrimaryMetrics::resolve(std::slice::from_ref(&p.primary), ok);
+                resolved.throughput.or(resolved.latency)
+            }
+        };
+        let vals: Vec<f64> = match &metric {
+            Some(m) => mine.iter().filter(|t| t.ok()).filter_map(|t| t.metric(m)).collect(),
+            None => Vec::new(),
+        };
         let hw = crate::analysis::stats::ci_half_width_pct(&vals);
         if reps >= *max {
             reasons.insert(

@@ -2,7 +2,7 @@
 //! repetition policy, variant hooks and thresholds. Built from a plan by `from_plan`.
 
 use crate::plan::{Phases, Repetitions, ResolvedTarget, Threshold, VariantHooks};
-use crate::workload::Workload;
+use crate::workload::{Primary, Workload};
 use std::collections::BTreeMap;
 
 /// One trial, ready to run.
@@ -23,6 +23,9 @@ pub struct PointInfo {
     pub id: usize,
     pub label: String,
     pub params_json: String,
+    /// Its workload's headline figures: an adaptive policy without a `metric` follows the primary
+    /// throughput (or the primary latency when there is none).
+    pub primary: Primary,
 }
 
 /// Builds extra trials for adaptive repetitions: (point, repetition, trial id) → trial.

@@ -1,9 +1,14 @@
 //! A validated plan and its expanded trials → an `Experiment` the runner executes. Every trial's
-//! workload is built here, before anything starts, so a bad `[workload]` key is reported at its line.
+//! workload is built here, before anything starts, so a bad `[workload]` key is reported at its line;
+//! so is what only the built workloads and this machine can tell (`preflight`): a threshold or
+//! adaptive metric the workload cannot produce, a target program that is not there, a limit this
+//! machine cannot apply.
 
 use super::experiment::{Experiment, Extender, PointInfo, PreparedTrial};
 use crate::plan::{self, Plan, Repetitions, Trial};
 use crate::workload::registry::{self, Locator};
+use crate::workload::Primary;
+use std::collections::HashMap;
 use std::sync::Arc;
 
 struct PlanLocator<'a>(&'a Plan);
@@ -16,7 +21,14 @@ impl Locator for PlanLocator<'_> {
 
 /// Build the experiment; `plan_file` is the plan's path as the user gave it.
 pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<Experiment> {
+    super::preflight::targets(plan)?;
     let prepared = trials.iter().map(|t| prepare(plan, t)).collect::<anyhow::Result<Vec<_>>>()?;
+    super::preflight::metrics(plan, &prepared)?;
+    let mut primaries: HashMap<usize, Primary> = HashMap::new();
+    for t in &prepared {
+        primaries.entry(t.point).or_insert_with(|| t.workload.primary());
+    }
+    let primary_of = |id: usize| primaries.get(&id).copied().unwrap_or(Primary::NONE);
     let points = plan
         .points
         .iter()
@@ -24,6 +36,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
             id: p.id,
             label: p.label.clone(),
             params_json: p.params_json(),
+            primary: primary_of(p.id),
         })
         .collect();
     let extend: Option<Extender> = match plan.repetitions {

@@ -10,6 +10,7 @@ pub mod from_plan;
 pub mod hooks;
 pub mod limits;
 pub mod phase;
+pub mod preflight;
 pub mod progress;
 pub mod target;
 pub mod thresholds;

@@ -67,11 +67,13 @@ impl Progress {
     fn render(&self, phase: &str) {
         if let Some(b) = &self.bar {
             let remaining = self.total.saturating_sub(self.done);
-            let eta = if self.done > 0 {
-                self.started.elapsed() / self.done as u32 * remaining as u32
+            let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+            let per_trial = if self.done > 0 {
+                self.started.elapsed() / n(self.done).max(1)
             } else {
-                self.per_trial * remaining as u32
+                self.per_trial
             };
+            let eta = per_trial.checked_mul(n(remaining)).unwrap_or(std::time::Duration::MAX);
             b.set_message(format!("{} · {phase} · ETA {}", self.label, crate::util::duration::format(eta)));
         }
     }

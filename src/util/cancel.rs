@@ -37,7 +37,7 @@ impl Cancel {
 
     /// Sleep up to `d`, waking early (returning true) if cancelled.
     pub fn sleep(&self, d: std::time::Duration) -> bool {
-        let end = std::time::Instant::now() + d;
+        let end = crate::util::duration::deadline(std::time::Instant::now(), d);
         loop {
             if self.is_cancelled() {
                 return true;

@@ -61,6 +61,30 @@ impl CommandLine {
         }
     }
 
+    /// What every command must satisfy to be started at all: a program name and no NUL character
+    /// (no program can receive one).
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            CommandLine::Argv(argv) if argv.is_empty() => return Err("command is empty".into()),
+            CommandLine::Argv(argv) => {
+                if argv.first().is_none_or(|p| p.trim().is_empty()) {
+                    return Err("the program (the list's first element) is empty".into());
+                }
+                if let Some((i, a)) = argv.iter().enumerate().find(|(_, a)| a.contains('\0')) {
+                    return Err(format!(
+                        "argument {} (\"{}\") holds a NUL character",
+                        i + 1,
+                        crate::util::text::clip(a)
+                    ));
+                }
+            }
+            CommandLine::Shell(s) if s.trim().is_empty() => return Err("command is empty".into()),
+            CommandLine::Shell(s) if s.contains('\0') => return Err("the command holds a NUL character".into()),
+            CommandLine::Shell(_) => {}
+        }
+        Ok(())
+    }
+
     /// Human form for messages and the store.
     pub fn display(&self) -> String {
         match self {
@@ -68,6 +92,24 @@ impl CommandLine {
             CommandLine::Shell(s) => s.clone(),
         }
     }
+}
+
+/// Environment variables a process can receive: names not empty, without `=` or NUL; values
+/// without NUL.
+pub fn check_env<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<(), String> {
+    for (k, v) in vars {
+        let shown = crate::util::text::clip(k);
+        if k.is_empty() {
+            return Err("an environment variable has an empty name".into());
+        }
+        if k.contains('=') || k.contains('\0') {
+            return Err(format!("environment variable name \"{shown}\" holds `=` or a NUL character"));
+        }
+        if v.contains('\0') {
+            return Err(format!("the value of environment variable {shown} holds a NUL character"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

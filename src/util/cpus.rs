@@ -37,24 +37,40 @@ pub fn online_cpus() -> Vec<usize> {
         .unwrap_or_else(|| (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect())
 }
 
-/// Parse a kernel CPU list such as `0-1,3`.
+/// CPU numbers go up to `MAX_CPUS - 1` (the kernel's largest configurable CPU count): a larger
+/// number is refused before anything is allocated for it.
+pub const MAX_CPUS: usize = 8192;
+
+/// Parse a kernel CPU list such as `0-1,3`. Numbers are at most `MAX_CPUS - 1`, so a list never
+/// holds more than [`MAX_CPUS`] entries whatever the text asks.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
-    let mut out = Vec::new();
+    let shown = crate::util::text::clip(s);
+    let number = |t: &str| -> Result<usize, String> {
+        let n: u64 = t
+            .trim()
+            .parse()
+            .map_err(|_| format!("bad CPU list \"{shown}\" (write CPU numbers and ranges such as \"0-1,3\")"))?;
+        usize::try_from(n)
+            .ok()
+            .filter(|n| *n < MAX_CPUS)
+            .ok_or_else(|| format!("CPU {n} in \"{shown}\" is beyond the largest CPU number ({})", MAX_CPUS - 1))
+    };
+    let mut set = vec![false; MAX_CPUS];
     for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         if let Some((a, b)) = part.split_once('-') {
-            let a: usize = a.trim().parse().map_err(|_| format!("bad CPU list '{s}'"))?;
-            let b: usize = b.trim().parse().map_err(|_| format!("bad CPU list '{s}'"))?;
+            let (a, b) = (number(a)?, number(b)?);
             if a > b {
-                return Err(format!("bad CPU range '{part}'"));
+                return Err(format!(
+                    "bad CPU range \"{}\" (the first CPU comes first)",
+                    crate::util::text::clip(part)
+                ));
             }
-            out.extend(a..=b);
+            set[a..=b].iter_mut().for_each(|c| *c = true);
         } else {
-            out.push(part.parse().map_err(|_| format!("bad CPU list '{s}'"))?);
+            set[number(part)?] = true;
         }
     }
-    out.sort_unstable();
-    out.dedup();
-    Ok(out)
+    Ok((0..MAX_CPUS).filter(|c| set[*c]).collect())
 }
 
 pub fn format_cpu_list(cpus: &[usize]) -> String {
@@ -70,6 +86,9 @@ mod tests {
         assert_eq!(parse_cpu_list("0-1,3").unwrap(), vec![0, 1, 3]);
         assert_eq!(parse_cpu_list("2").unwrap(), vec![2]);
         assert!(parse_cpu_list("1-0").is_err());
+        assert!(parse_cpu_list("0-99999999999").unwrap_err().contains("largest CPU number"));
+        assert!(parse_cpu_list("99999999999999999999999").is_err());
+        assert_eq!(parse_cpu_list("0-8191,0-8191").unwrap().len(), MAX_CPUS);
     }
 
     #[test]

@@ -1,23 +1,72 @@
 //! Durations as users write them: `500ms`, `10s`, `2m`, `1h30m`, or a bare number of seconds.
+//!
+//! Every duration a user gives is at most [`MAX`] (365 days): far beyond any sensible phase or
+//! timeout, and small enough that sums and products of durations (phases × trials for an estimate,
+//! `Instant` + a timeout) never overflow.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Parse a duration; a bare number means seconds. Negative values are rejected.
+/// The longest duration perflab accepts anywhere (365 days).
+pub const MAX: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// Parse a duration; a bare number means seconds. Negative, not-a-number and longer-than-[`MAX`]
+/// values are rejected with a message in the user's words.
 pub fn parse(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.is_empty() {
-        return Err("empty duration".into());
+        return Err("empty duration (try 500ms, 10s, 2m)".into());
     }
+    let shown = crate::util::text::clip(t);
     if t.starts_with('-') {
-        return Err(format!("negative duration '{t}'"));
+        return Err(format!("\"{shown}\" is negative: a duration is 0 or more"));
     }
     if let Ok(secs) = t.parse::<f64>() {
-        if !secs.is_finite() {
-            return Err(format!("invalid duration '{t}'"));
-        }
-        return Ok(Duration::from_secs_f64(secs));
+        return from_secs(secs).map_err(|e| format!("\"{shown}\" {e}"));
     }
-    humantime::parse_duration(t).map_err(|e| format!("invalid duration '{t}': {e} (try 500ms, 10s, 2m)"))
+    let d = humantime::parse_duration(t).map_err(|_| format!("invalid duration \"{shown}\" (try 500ms, 10s, 2m, 1h30m)"))?;
+    within_max(d).map_err(|e| format!("\"{shown}\" {e}"))
+}
+
+/// A number of seconds as a duration: finite, not negative, at most [`MAX`]. The error completes
+/// a sentence about the value ("1e20 s is longer than ...").
+pub fn from_secs(secs: f64) -> Result<Duration, String> {
+    if secs.is_nan() {
+        return Err("is not a number of seconds".into());
+    }
+    if secs < 0.0 {
+        return Err("is negative: a duration is 0 or more".into());
+    }
+    if secs > MAX.as_secs_f64() {
+        return Err(too_long());
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+fn within_max(d: Duration) -> Result<Duration, String> {
+    if d > MAX {
+        Err(too_long())
+    } else {
+        Ok(d)
+    }
+}
+
+fn too_long() -> String {
+    "is longer than the longest duration perflab accepts (365 days)".to_string()
+}
+
+/// `d` seconds as a duration, for computed values (rates, gaps): never panics; NaN and negative
+/// values give zero, values too large for a `Duration` give [`MAX`].
+pub fn saturating_from_secs(secs: f64) -> Duration {
+    if secs.is_nan() || secs <= 0.0 {
+        Duration::ZERO
+    } else {
+        Duration::try_from_secs_f64(secs).unwrap_or(MAX).min(MAX)
+    }
+}
+
+/// `now + d`, or a moment far in the future when that cannot be represented.
+pub fn deadline(now: Instant, d: Duration) -> Instant {
+    now.checked_add(d).or_else(|| now.checked_add(MAX)).unwrap_or(now)
 }
 
 /// Format a duration compactly for humans (`1.5s`, `250ms`, `2m30s`).
@@ -61,6 +110,15 @@ mod tests {
         assert_eq!(parse("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse("-1s").is_err());
         assert!(parse("abc").is_err());
+        assert!(parse("nan").is_err());
+        assert!(parse("inf").is_err());
+        assert!(parse("1e20").is_err());
+        assert!(parse("18446744073709551615s").is_err());
+        assert!(parse("9e18").is_err());
+        assert_eq!(parse("365d").unwrap(), MAX);
+        assert!(parse("366d").unwrap_err().contains("longest"));
+        assert_eq!(saturating_from_secs(1e300), MAX);
+        assert_eq!(saturating_from_secs(f64::NAN), Duration::ZERO);
     }
 
     #[test]

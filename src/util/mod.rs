@@ -4,9 +4,11 @@ pub mod cancel;
 pub mod command;
 pub mod cpus;
 pub mod duration;
+pub mod file;
 pub mod process;
 pub mod suggest;
 pub mod tail;
+pub mod text;
 pub mod time;
 
 pub use cancel::Cancel;

@@ -30,7 +30,7 @@ pub fn signal_group(pgid: libc::pid_t, sig: libc::c_int) {
 /// be gone while its children live on). Returns whether `gone()` became true within `grace`.
 pub fn stop_group(pgid: libc::pid_t, sig: libc::c_int, grace: Duration, mut gone: impl FnMut() -> bool) -> bool {
     signal_group(pgid, sig);
-    let deadline = Instant::now() + grace;
+    let deadline = crate::util::duration::deadline(Instant::now(), grace);
     let mut went = gone();
     while !went && Instant::now() < deadline {
         std::thread::sleep(POLL);

@@ -12,10 +12,12 @@
 pub mod builtin;
 pub mod exec;
 pub mod http;
+pub mod names;
 pub mod primary;
 pub mod registry;
 pub mod result;
 
+pub use names::Produces;
 pub use primary::{Primary, PrimaryMetrics};
 pub use result::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 
@@ -48,6 +50,12 @@ pub trait Workload: Send {
 
     /// Its headline throughput and latency metrics.
     fn primary(&self) -> Primary;
+
+    /// The names its metrics can have, so that a threshold or an adaptive `metric` naming another
+    /// is refused before the run; [`Produces::Any`] when they are not known in advance.
+    fn metrics(&self) -> Produces {
+        Produces::Any
+    }
 
     /// What it needs before the run (tools on PATH, files, privileges), checked once per trial
     /// before anything starts.

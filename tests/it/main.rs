@@ -22,6 +22,7 @@ mod http_truth;
 mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;
+mod plan_hostile;
 mod plan_parse;
 mod registry_metrics;
 mod report_browser;

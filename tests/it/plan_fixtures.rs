@@ -64,7 +64,7 @@ fn seed_001_adaptive_shuffled_before_after() {
             min: 3,
             max: 10,
             ci_pct: 5.0,
-            metric: "duration_s".into()
+            metric: Some("vm_bogo_ops_per_s".into())
         }
     );
     assert_eq!(p.order, Order::Shuffled);

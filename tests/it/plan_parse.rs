@@ -164,7 +164,7 @@ fn thresholds_variants_and_adaptive_repetitions_parse() {
             min: 3,
             max: 8,
             ci_pct: 2.5,
-            metric: "requests_per_s".into()
+            metric: Some("requests_per_s".into())
         }
     );
     assert_eq!(p.thresholds.len(), 2);

@@ -89,8 +89,12 @@ fn own_path(controller: &str) -> String {
 }
 
 fn child_dir(mount: &Path, controller: &str, name: &str) -> PathBuf {
-    let own = own_path(controller);
-    mount.join(own.trim_start_matches('/')).join(name)
+    own_dir(mount, controller).join(name)
+}
+
+/// This process's own cgroup directory under a v1 controller's mount.
+pub(super) fn own_dir(mount: &Path, controller: &str) -> PathBuf {
+    mount.join(own_path(controller).trim_start_matches('/'))
 }
 
 fn write(dir: &Path, file: &str, value: &str) -> anyhow::Result<()> {

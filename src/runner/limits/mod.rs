@@ -19,6 +19,40 @@ pub use cgroup::{detect, Hierarchy};
 use std::ffi::CString;
 use std::path::PathBuf;
 
+/// Why this machine cannot apply `limits`, as (the `[target]` key, the reason), checked before the
+/// run: CPU quota and memory limits need the cgroup `cpu` and `memory` controllers, and a cgroup
+/// tree perflab may write to.
+pub fn unsupported(limits: &Limits) -> Option<(&'static str, String)> {
+    let wanted = [
+        ("cpu_quota", "cpu", limits.cpu_quota.is_some()),
+        ("memory", "memory", limits.memory.is_some()),
+    ];
+    let writable = |p: &std::path::Path| {
+        let Ok(c) = CString::new(p.as_os_str().to_string_lossy().into_owned()) else {
+            return false;
+        };
+        // SAFETY: access only reads the NUL-terminated path it is given.
+        unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+    };
+    for (key, ctrl, want) in wanted {
+        if !want {
+            continue;
+        }
+        let why = match detect() {
+            Hierarchy::V2 { root, .. } if writable(&root) => continue,
+            Hierarchy::V2 { root, .. } => format!("perflab may not create cgroups under {} (run it as root)", root.display()),
+            Hierarchy::Hybrid { v1, .. } => match v1.get(ctrl) {
+                Some(mount) if writable(mount) || writable(&cgroup::own_dir(mount, ctrl)) => continue,
+                Some(mount) => format!("perflab may not create cgroups under {} (run it as root)", mount.display()),
+                None => format!("this machine has no usable {ctrl} cgroup controller"),
+            },
+            Hierarchy::None => "this machine offers no cgroups".into(),
+        };
+        return Some((key, format!("{why}, so the {key} limit cannot be applied")));
+    }
+    None
+}
+
 /// Limits made ready for one target start: the cgroups exist and are configured; the child attaches
 /// itself in `pre_exec`.
 pub struct Applied {

@@ -4,6 +4,7 @@
 
 pub mod adapters;
 pub mod config;
+pub mod names;
 pub mod preflight;
 pub mod process;
 mod workload;

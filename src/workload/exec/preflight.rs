@@ -22,8 +22,16 @@ pub fn preflight(cfg: &ExecConfig) -> anyhow::Result<()> {
 /// [`preflight`], with the `[workload]` key each problem is about (`command`, `warmup_command`,
 /// `adapter`, `timeout`, `cwd`).
 pub fn preflight_keyed(cfg: &ExecConfig) -> Result<(), (&'static str, anyhow::Error)> {
+    crate::util::command::check_env(cfg.env.iter().map(|(k, v)| (k.as_str(), v.as_str()))).map_err(|e| ("env", usage(e)))?;
+    if let Some(dir) = &cfg.cwd {
+        if dir.as_os_str().is_empty() || dir.to_string_lossy().contains('\0') {
+            return Err(("cwd", usage("cwd: expected a directory's path")));
+        }
+    }
+    cfg.command.check().map_err(|e| ("command", usage(e)))?;
     check_command(&cfg.command, cfg).map_err(|e| ("command", e))?;
     if let Some(w) = &cfg.warmup_command {
+        w.check().map_err(|e| ("warmup_command", usage(format!("warmup_command: {e}"))))?;
         check_command(w, cfg).map_err(|e| ("warmup_command", usage(format!("warmup_command: {e:#}"))))?;
     }
     if let Some(name) = &cfg.adapter {
@@ -35,7 +43,9 @@ pub fn preflight_keyed(cfg: &ExecConfig) -> Result<(), (&'static str, anyhow::Er
             ));
         }
     }
-    cfg.timeout().map_err(|e| ("timeout", usage(e)))?;
+    if cfg.timeout().map_err(|e| ("timeout", usage(e)))?.is_zero() {
+        return Err(("timeout", usage("timeout must be longer than 0s")));
+    }
     if let Some(dir) = &cfg.cwd {
         if !dir.is_dir() {
             return Err(("cwd", usage(format!("cwd `{}` is not a directory", dir.display()))));
@@ -75,6 +85,19 @@ fn check_command(cmd: &CommandLine, cfg: &ExecConfig) -> anyhow::Result<()> {
         }
     }
     Ok(())
+}
+
+/// The program a command starts, when it can be checked before the run: `argv[0]`, or the first
+/// word of a shell string unless that is a shell keyword or builtin, an assignment or an expansion.
+pub fn program_of(cmd: &CommandLine) -> Option<String> {
+    let words = cmd.words();
+    let first = words.first()?.clone();
+    if let CommandLine::Shell(_) = cmd {
+        if SHELL_WORDS.contains(&first.as_str()) || first.contains(['=', '$', '`', '(', '<', '>', '|', ';', '&', '*', '?', '~']) {
+            return None;
+        }
+    }
+    Some(first)
 }
 
 /// The path `prog` resolves to: as given when it contains a `/` (relative to `cwd`), else the first

@@ -6,7 +6,7 @@ use super::config::ExecConfig;
 use super::process::{self, Exit, Finished, Stopped};
 use crate::util::command::CommandLine;
 use crate::util::Cancel;
-use crate::workload::{Better, Metric, MetricKind, Primary, RunSpec, Unmet, Workload, WorkloadResult};
+use crate::workload::{Better, Metric, MetricKind, Primary, Produces, RunSpec, Unmet, Workload, WorkloadResult};
 
 /// At most this much of the command's output is kept in `raw` when a run fails.
 const RAW_KEEP_BYTES: usize = 64 * 1024;
@@ -62,6 +62,10 @@ impl Workload for ExecWorkload {
             p.latency = &["wall_time_s"];
         }
         p
+    }
+
+    fn metrics(&self) -> Produces {
+        super::names::produces(self.adapter, &self.cfg.command.words())
     }
 
     fn preflight(&self) -> Result<(), Unmet> {

@@ -339,7 +339,14 @@ async fn schedule(ctx: Rc<Ctx>, id: usize) {
             }
             ctx.st.borrow_mut().stats.scheduled += 1;
         }
-        ctx.st.borrow_mut().queue.push_back(next);
+        {
+            let mut st = ctx.st.borrow_mut();
+            if st.queue.len() < super::shared::QUEUE_CAP {
+                st.queue.push_back(next);
+            } else if next >= ctx.sh.measure_from {
+                st.stats.dropped += 1;
+            }
+        }
         ctx.work.notify_one();
         next += schedule.gap();
     }

@@ -152,6 +152,33 @@ pub struct Prepared {
     pub busy_poll: bool,
 }
 
+/// The most connections: each needs a file descriptor, and the open-file limit is checked too.
+pub const MAX_CONNECTIONS: u64 = 1_000_000;
+/// The largest request body read from `body_file` (64 MiB).
+pub const MAX_BODY_BYTES: u64 = 64 << 20;
+/// The most worker threads.
+pub const MAX_THREADS: u64 = 1024;
+/// The most HTTP/2 streams per connection.
+pub const MAX_STREAMS: u64 = 1000;
+/// The open model's highest rate (requests per second): a gap of 100 ns between two sends.
+pub const MAX_RATE: f64 = 10_000_000.0;
+/// The open model's lowest rate: one request every 1000 s.
+pub const MIN_RATE: f64 = 0.001;
+
+/// A header name is an HTTP token: letters, digits and ``!#$%&'*+-.^_`|~``.
+fn header_name_ok(k: &str) -> bool {
+    !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c))
+}
+
+/// How many files this process may have open (the soft limit), if known.
+fn open_file_limit() -> Option<u64> {
+    let mut l = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into the valid, properly aligned `rlimit` it is given and reads
+    // nothing else.
+    let ok = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut l) } == 0;
+    (ok && l.rlim_cur != libc::RLIM_INFINITY).then_some(l.rlim_cur)
+}
+
 fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
     s.as_deref()
         .map(crate::util::duration::parse)
@@ -160,6 +187,12 @@ fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
 }
 
 pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
+    if c.url.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
+        return Err(usage(format!(
+            "the URL \"{}\" holds a space or a control character (write spaces as %20)",
+            crate::util::text::clip(&c.url)
+        )));
+    }
     let (scheme, rest) = c
         .url
         .split_once("://")
@@ -174,8 +207,8 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     if c.streams.is_some() && !c.http2 {
         return Err(usage("streams needs HTTP/2 (--http2)"));
     }
-    if c.streams == Some(0) {
-        return Err(usage("streams must be at least 1"));
+    if c.streams == Some(0) || c.streams.is_some_and(|n| n > MAX_STREAMS) {
+        return Err(usage(format!("streams must be from 1 to {MAX_STREAMS}")));
     }
     if c.http2 && !c.keepalive {
         return Err(usage("--no-keepalive applies to HTTP/1.1 only (HTTP/2 multiplexes one connection)"));
@@ -204,8 +237,17 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         .map_err(|e| usage(format!("cannot resolve {authority}: {e}")))?
         .next()
         .ok_or_else(|| usage(format!("cannot resolve {authority}")))?;
-    if c.connections == 0 {
-        return Err(usage("connections must be at least 1"));
+    if c.connections == 0 || c.connections > MAX_CONNECTIONS {
+        return Err(usage(format!("connections must be from 1 to {MAX_CONNECTIONS}")));
+    }
+    if let Some(limit) = open_file_limit().filter(|l| c.connections.saturating_add(64) > *l) {
+        return Err(usage(format!(
+            "{} connections need more open files than this process may have ({limit}): raise the limit (ulimit -n) or use fewer connections",
+            c.connections
+        )));
+    }
+    if c.threads == Some(0) || c.threads.is_some_and(|t| t > MAX_THREADS) {
+        return Err(usage(format!("threads must be from 1 to {MAX_THREADS}")));
     }
     if c.requests == Some(0) {
         return Err(usage("requests must be at least 1"));
@@ -215,8 +257,10 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         return Err(usage("duration must be longer than 0s"));
     }
     if let Some(r) = c.rate {
-        if !(r > 0.0 && r.is_finite()) {
-            return Err(usage("rate must be a positive number of requests per second"));
+        if !(MIN_RATE..=MAX_RATE).contains(&r) {
+            return Err(usage(format!(
+                "rate must be a number of requests per second from {MIN_RATE} to {MAX_RATE}"
+            )));
         }
     }
     let arrival = match c.arrival.as_deref() {
@@ -228,6 +272,9 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         return Err(usage("arrival needs a rate (the open model)"));
     }
     let timeout = dur(&c.timeout, "timeout")?.unwrap_or(Duration::from_secs(30));
+    if timeout.is_zero() {
+        return Err(usage("timeout must be longer than 0s"));
+    }
     let method = c.method.clone().unwrap_or_else(|| {
         if c.body.is_some() || c.body_file.is_some() {
             "POST".into()
@@ -243,13 +290,22 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     let body: Vec<u8> = match (&c.body, &c.body_file) {
         (Some(_), Some(_)) => return Err(usage("give either body or body_file, not both")),
         (Some(b), None) => b.as_bytes().to_vec(),
-        (None, Some(f)) => std::fs::read(f).map_err(|e| usage(format!("cannot read body file {f}: {e}")))?,
+        (None, Some(f)) => crate::util::file::read_bounded(std::path::Path::new(f), MAX_BODY_BYTES)
+            .map_err(|e| usage(format!("cannot read body file {}: {e}", crate::util::text::clip(f))))?,
         (None, None) => Vec::new(),
     };
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perflab\r\nAccept: */*\r\n");
     for (k, v) in &c.headers {
-        if k.contains(['\r', '\n', ':']) || v.contains(['\r', '\n']) {
-            return Err(usage(format!("header `{k}` holds a line break or a colon")));
+        if !header_name_ok(k) {
+            return Err(usage(format!(
+                "header name \"{}\" is not a valid name (letters, digits and - only, no spaces or colons)",
+                crate::util::text::clip(k)
+            )));
+        }
+        if v.chars().any(|ch| ch.is_control() && ch != '\t') {
+            return Err(usage(format!(
+                "the value of header {k} holds a line break or another control character"
+            )));
         }
         req.push_str(&format!("{k}: {v}\r\n"));
     }

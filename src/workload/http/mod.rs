@@ -29,7 +29,46 @@ pub use report::{HttpReport, Tick, PERCENTILES};
 pub use worker::Stats;
 
 use crate::util::Cancel;
-use crate::workload::{Primary, RunSpec, Workload, WorkloadResult};
+use crate::workload::{Primary, Produces, RunSpec, Workload, WorkloadResult};
+
+/// The metrics of an http trial (`HttpReport::to_result`), and the quantiles of its histograms a
+/// threshold may name (`<histogram>_<pNN|max>_<ms|us>`, judged on the merged histogram).
+const METRICS: &[&str] = &[
+    "requests_per_s",
+    "transfer_mb_s",
+    "latency_mean_ms",
+    "error_rate_pct",
+    "requests",
+    "errors",
+    "target_rate_per_s",
+    "late_sends",
+    "dropped_sends",
+    "reconnects",
+    "loadgen_cpu_us_per_req",
+    "loadgen_busiest_thread_pct",
+];
+const HISTOGRAM_QUANTILES: &[&str] = &[
+    "latency_p*_ms",
+    "latency_p*_us",
+    "latency_max_ms",
+    "latency_max_us",
+    "service_time_p*_ms",
+    "service_time_p*_us",
+    "service_time_max_ms",
+    "service_time_max_us",
+    "connect_p*_ms",
+    "connect_p*_us",
+    "connect_max_ms",
+    "connect_max_us",
+    "tls_handshake_p*_ms",
+    "tls_handshake_p*_us",
+    "tls_handshake_max_ms",
+    "tls_handshake_max_us",
+    "ttfb_p*_ms",
+    "ttfb_p*_us",
+    "ttfb_max_ms",
+    "ttfb_max_us",
+];
 
 /// The http workload of a plan: warm-up, then the measured load.
 pub struct HttpWorkload {
@@ -81,6 +120,10 @@ impl Workload for HttpWorkload {
             latency: &["latency_p99_ms"],
             latency_histogram: Some("latency"),
         }
+    }
+
+    fn metrics(&self) -> Produces {
+        Produces::only([METRICS, HISTOGRAM_QUANTILES])
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {

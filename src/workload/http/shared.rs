@@ -31,6 +31,10 @@ impl Shared {
 /// Late means sent more than this after the intended time.
 pub const LATE_TOLERANCE: Duration = Duration::from_millis(1);
 
+/// The most intended sends a worker keeps waiting for a free connection (open model); later ones
+/// are counted as dropped, so a rate the target cannot follow never grows memory without bound.
+pub const QUEUE_CAP: usize = 1 << 20;
+
 /// One second of one worker's measured responses.
 pub struct Interval {
     pub sec: u32,
@@ -158,7 +162,7 @@ impl Schedule {
         let gap_s = workers / rate;
         Some(Schedule {
             gap_s,
-            offset: Duration::from_secs_f64(gap_s * id as f64 / workers),
+            offset: crate::util::duration::saturating_from_secs(gap_s * id as f64 / workers),
             arrival: cfg.arrival,
             rng: cfg.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1),
         })
@@ -166,7 +170,7 @@ impl Schedule {
 
     /// The first intended send time of this worker, for a run that starts at `start`.
     pub fn first(&self, start: Instant) -> Instant {
-        start + self.offset
+        crate::util::duration::deadline(start, self.offset)
     }
 
     /// The gap from one intended send to the next.
@@ -176,7 +180,7 @@ impl Schedule {
             // Inverse transform: -ln(U) for U uniform in (0, 1) is exponential with mean 1.
             Arrival::Poisson => -self.gap_s * uniform(&mut self.rng).ln(),
         };
-        Duration::from_secs_f64(gap)
+        crate::util::duration::saturating_from_secs(gap)
     }
 }
 

@@ -207,7 +207,11 @@ impl Worker {
                 }
                 self.stats.scheduled += 1;
             }
-            self.queue.push_back(t);
+            if self.queue.len() < super::shared::QUEUE_CAP {
+                self.queue.push_back(t);
+            } else if t >= self.sh.measure_from {
+                self.stats.dropped += 1;
+            }
             self.next_arrival = self.schedule.as_mut().map(|s| t + s.gap());
         }
     }

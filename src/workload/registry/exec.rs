@@ -31,7 +31,7 @@ impl WorkloadKind for Kind {
 
     fn build(&self, mut table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
         argv_as_strings(&mut table);
-        let cfg: ExecConfig = decode(table, loc)?;
+        let cfg: ExecConfig = decode(table, KEYS, loc)?;
         Ok(Box::new(ExecWorkload::new(cfg)))
     }
 }

@@ -43,10 +43,39 @@ impl WorkloadKind for Kind {
     }
 
     fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
-        let cfg: HttpConfig = decode(table, loc)?;
-        let w = HttpWorkload::new(cfg).map_err(|e| located(loc, None, &format!("{e:#}")))?;
+        let cfg: HttpConfig = decode(table, KEYS, loc)?;
+        let w = HttpWorkload::new(cfg).map_err(|e| {
+            let msg = format!("{e:#}");
+            located(loc, key_of(&msg), &msg)
+        })?;
         Ok(Box::new(w))
     }
+}
+
+/// The key a message of `perflab http`'s checks is about, so that the plan's error points at it
+/// (the messages name the option first: "connections must be ...", "header name ...").
+fn key_of(msg: &str) -> Option<&'static str> {
+    let first = msg.split([' ', ':', '`']).next().unwrap_or("");
+    let aliases: &[(&str, &str)] = &[("header", "headers"), ("--insecure", "insecure"), ("--no-keepalive", "keepalive")];
+    if let Some((_, key)) = aliases.iter().find(|(w, _)| *w == first) {
+        return Some(key);
+    }
+    if let Some(k) = KEYS.iter().find(|k| k.name == first) {
+        return Some(k.name);
+    }
+    let phrases: &[(&str, &str)] = &[
+        ("connections need", "connections"),
+        ("--cacert", "cacert"),
+        ("body file", "body_file"),
+        ("header", "headers"),
+        ("busy", "busy_poll"),
+        ("either body", "body"),
+        ("URL", "url"),
+        ("scheme", "url"),
+        ("resolve", "url"),
+        ("host", "url"),
+    ];
+    phrases.iter().find(|(p, _)| msg.contains(p)).map(|(_, k)| *k)
 }
 
 #[cfg(test)]

@@ -110,23 +110,61 @@ pub fn describe(w: &dyn Workload) -> String {
     format!("{} · primary: {}", w.describe(), w.primary().describe())
 }
 
-/// Decode a kind's config struct from its table; serde's errors become `file:line:col` lines.
-pub fn decode<T: serde::de::DeserializeOwned>(table: toml::Table, loc: &dyn Locator) -> anyhow::Result<T> {
-    T::deserialize(toml::Value::Table(table)).map_err(|e| {
-        let msg = e.message().trim().to_string();
-        let key = backticked(&msg);
-        let hint = did_you_mean(&msg);
-        let text = match (msg.starts_with("unknown field"), &key) {
-            (true, Some(k)) => format!("unknown key `{k}` in [workload]{hint}"),
-            _ => format!("[workload]: {msg}"),
+/// Decode a kind's config struct from its table; serde's errors become `file:line:col` lines at the
+/// key concerned, saying what the key takes in the words of the kind's declared [`Key`]s.
+pub fn decode<T: serde::de::DeserializeOwned>(table: toml::Table, keys: &[Key], loc: &dyn Locator) -> anyhow::Result<T> {
+    let err = match T::deserialize(toml::Value::Table(table.clone())) {
+        Ok(t) => return Ok(t),
+        Err(e) => e.message().trim().to_string(),
+    };
+    if let Some(k) = backticked(&err).filter(|_| err.starts_with("unknown field")) {
+        return Err(located(
+            loc,
+            Some(&k),
+            &format!("unknown key `{k}` in [workload]{}", did_you_mean(&err)),
+        ));
+    }
+    if let Some(k) = backticked(&err).filter(|_| err.starts_with("missing field")) {
+        let ty = keys
+            .iter()
+            .find(|key| key.name == k)
+            .map(|key| format!(" ({})", key.ty))
+            .unwrap_or_default();
+        return Err(located(loc, None, &format!("[workload] needs `{k}`{ty}")));
+    }
+    // serde does not say which key a wrong value is for: the first prefix of the table that fails
+    // (for another reason than a missing key) ends with it.
+    let mut prefix = toml::Table::new();
+    for (k, v) in &table {
+        prefix.insert(k.clone(), v.clone());
+        let Err(e) = T::deserialize(toml::Value::Table(prefix.clone())) else {
+            continue;
         };
-        located(loc, key.as_deref(), &text)
-    })
+        if e.message().starts_with("missing field") {
+            continue;
+        }
+        let expected = match keys.iter().find(|key| key.name == k) {
+            Some(key) => format!("expected {}", key.ty),
+            None => crate::util::text::humanize(e.message()),
+        };
+        // Inside a list or a table, serde's own "found ..." names the element at fault.
+        let human = crate::util::text::humanize(e.message());
+        let found = match v {
+            toml::Value::Array(_) | toml::Value::Table(_) => match human.split_once(", found ") {
+                Some((_, f)) if f != crate::util::text::describe(v) => format!("{} holding {f}", crate::util::text::describe(v)),
+                _ => crate::util::text::describe(v),
+            },
+            _ => crate::util::text::describe(v),
+        };
+        return Err(located(loc, Some(k), &format!("`{k}`: {expected}, found {found}")));
+    }
+    Err(located(loc, None, &format!("[workload]: {}", crate::util::text::humanize(&err))))
 }
 
-/// A usage error (exit code 2) at `key` of the workload table.
+/// A usage error (exit code 2) at `key` of the workload table, the message on one line with long
+/// values cut.
 pub fn located(loc: &dyn Locator, key: Option<&str>, msg: &str) -> anyhow::Error {
-    crate::error::usage(format!("{}: {msg}", loc.at(key)))
+    crate::error::usage(format!("{}: {}", loc.at(key), crate::util::text::humanize(msg)))
 }
 
 /// The Markdown key table of a kind, exactly as docs/plan.md carries it (a test checks that).
