@@ -213,12 +213,15 @@ fn point(
 /// values (as text: `20` and `"20"` are equal) to the entries: a point is checked against every
 /// group once, whatever the number of entries.
 struct ExcludeIndex {
-    groups: Vec<(Vec<usize>, HashMap<Vec<String>, Vec<usize>>)>,
+    groups: Vec<ExcludeGroup>,
 }
+
+/// The positions of the parameters the entries name, and their values (as text) → the entries.
+type ExcludeGroup = (Vec<usize>, HashMap<Vec<String>, Vec<usize>>);
 
 impl ExcludeIndex {
     fn new(m: &Matrix) -> ExcludeIndex {
-        let mut groups: Vec<(Vec<usize>, HashMap<Vec<String>, Vec<usize>>)> = Vec::new();
+        let mut groups: Vec<ExcludeGroup> = Vec::new();
         for (i, e) in m.exclude.iter().enumerate() {
             let mut keys: Vec<usize> = e.keys().filter_map(|k| m.params.iter().position(|(p, _)| p == k)).collect();
             keys.sort_unstable();

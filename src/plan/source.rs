@@ -53,7 +53,7 @@ impl Source {
             };
             match v.get_ref() {
                 DeValue::Array(a) if n + 1 == path.len() => {
-                    if let Some(e) = a.iter().nth(i) {
+                    if let Some(e) = a.get(i) {
                         return e.span();
                     }
                 }

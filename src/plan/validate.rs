@@ -151,7 +151,7 @@ fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
         Some(other) => {
             return Err(src.error(
                 &src.key_span(&["workload", "type"]),
-                format!("the workload type is a string ({kinds}), found {other}"),
+                format!("the workload type is a string ({kinds}), found {}", values::describe(other)),
             ))
         }
         None => return Err(src.error(&w.span(), format!("[workload] needs a `type` ({kinds})"))),

@@ -66,8 +66,14 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
 }
 
 fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
-    let workload = registry::build(&plan.workload.kind, &t.workload, &PlanLocator(plan))?;
     let point = &plan.points[t.point];
+    let workload = registry::build(&plan.workload.kind, &t.workload, &PlanLocator(plan)).map_err(|e| {
+        // The value may come from the matrix: say at which point.
+        match point.label.as_str() {
+            "" => e,
+            label => crate::error::usage(format!("{} (at {})", crate::error::one_line(&e), crate::util::text::clip(label))),
+        }
+    })?;
     let variant = point.variant().filter(|v| plan.variants.contains_key(v));
     Ok(PreparedTrial {
         id: t.index,

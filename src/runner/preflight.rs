@@ -21,7 +21,7 @@ pub fn targets(plan: &Plan) -> anyhow::Result<()> {
         }
         seen.push(t);
         let at = |key: &str| plan.locate_key(&["target", key]);
-        let usage = |key: &str, msg: String| crate::error::usage(format!("{}: [target] {key}: {msg}", at(key)));
+        let usage = |key: &str, msg: String| located(&at(key), &format!("[target] {key}: {msg}"));
         if let Some(dir) = &t.cwd {
             if !dir.is_dir() {
                 return Err(usage("cwd", format!("`{}` is not a directory", dir.display())));
@@ -64,11 +64,10 @@ pub fn metrics(plan: &Plan, trials: &[PreparedTrial]) -> anyhow::Result<()> {
         let label = &plan.points[t.point].label;
         for (i, th) in plan.thresholds.iter().enumerate() {
             if let Some(why) = unknown(w, &th.metric, label) {
-                return Err(crate::error::usage(format!(
-                    "{}: threshold \"{}\": {why}",
-                    plan.locate_threshold(i),
-                    crate::util::text::clip(&th.expr)
-                )));
+                return Err(located(
+                    &plan.locate_threshold(i),
+                    &format!("threshold \"{}\": {why}", crate::util::text::clip(&th.expr)),
+                ));
             }
         }
         if let Repetitions::Adaptive { metric, .. } = &plan.repetitions {
@@ -76,23 +75,30 @@ pub fn metrics(plan: &Plan, trials: &[PreparedTrial]) -> anyhow::Result<()> {
             match metric {
                 Some(m) => {
                     if let Some(why) = unknown(w, m, label) {
-                        return Err(crate::error::usage(format!("{}: repetitions: metric: {why}", at())));
+                        return Err(located(&at(), &format!("repetitions: metric: {why}")));
                     }
                 }
                 None => {
                     let p = w.primary();
                     if p.throughput.is_empty() && p.latency.is_empty() {
-                        return Err(crate::error::usage(format!(
-                            "{}: repetitions: the {} workload declares no primary figure to follow: give a `metric`",
-                            at(),
-                            w.name()
-                        )));
+                        return Err(located(
+                            &at(),
+                            &format!(
+                                "repetitions: the {} workload declares no primary figure to follow: give a `metric`",
+                                w.name()
+                            ),
+                        ));
                     }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// A bad-input error at `at` (`file:line:col`), the message on one line with long values cut.
+fn located(at: &str, msg: &str) -> anyhow::Error {
+    crate::error::usage(format!("{at}: {}", crate::util::text::humanize(msg)))
 }
 
 /// Why `metric` cannot come out of `w`'s trials, or None when it can.

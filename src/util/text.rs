@@ -49,8 +49,16 @@ pub fn describe(v: &toml::Value) -> String {
 /// serde's and toml's messages in a plan's terms, with long values cut: `invalid type: string "x",
 /// expected u64` → `expected a whole number ≥ 0, found "x"`; `data did not match any variant of
 /// untagged enum CommandLine` → `expected a command: a string or a list of strings`.
-pub fn humanize(msg: &str) -> String {
-    let msg = msg.trim().replace('\n', " ");
+pub fn humanize(msg_in: &str) -> String {
+    // One line: line breaks become spaces, other control characters (a value's CR, NUL) escapes.
+    let mut msg = String::with_capacity(msg_in.len());
+    for c in msg_in.trim().chars() {
+        match c {
+            '\n' => msg.push(' '),
+            c if c.is_control() => msg.extend(c.escape_default()),
+            c => msg.push(c),
+        }
+    }
     let out = if let Some(name) = msg.strip_prefix("data did not match any variant of untagged enum ") {
         format!("expected {}", untagged(name.trim()))
     } else if let Some(rest) = msg.strip_prefix("invalid type: ").or_else(|| msg.strip_prefix("invalid value: ")) {
@@ -130,13 +138,22 @@ fn scrub_type_names(s: &str) -> String {
                 "f32" | "f64" => "number",
                 "struct" | "enum" | "untagged" => return None,
                 _ if bare.starts_with("Option") => "optional value",
-                _ if w.contains("::") => return Some(w.rsplit("::").next().unwrap_or(w).to_string()),
+                _ if rust_path(bare) => return Some(w.replace(bare, bare.rsplit("::").next().unwrap_or(bare))),
                 _ => return Some(w.to_string()),
             };
             Some(w.replace(bare, words))
         })
         .collect::<Vec<_>>()
         .join(" ")
+}
+
+/// `a::b::C`: identifiers joined by `::` (not an IPv6 address or a value that holds `::`).
+fn rust_path(w: &str) -> bool {
+    w.contains("::")
+        && w.split("::").all(|seg| {
+            seg.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && seg.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
 }
 
 /// Quoted parts (`"..."`, `` `...` ``) and words longer than [`CLIP_CHARS`] cut with "…", so a
@@ -214,8 +231,10 @@ mod tests {
         let long = format!("invalid type: string \"{}\", expected a boolean", "y".repeat(100_000));
         let h = humanize(&long);
         assert!(h.len() < 200 && h.contains('…'), "{h}");
-        for bad in ["u64", "i64", "f64", "struct", "enum", "untagged", "Option", "::"] {
-            assert!(!humanize(&format!("expected {bad} here, a::b")).contains(bad), "{bad}");
+        for bad in ["u64", "i64", "f64", "struct", "enum", "untagged", "Option"] {
+            assert!(!humanize(&format!("expected {bad} here")).contains(bad), "{bad}");
         }
+        assert_eq!(humanize("expected perflab::plan::Commands"), "expected Commands");
+        assert_eq!(humanize("found \"http://[::1]:80\""), "found \"http://[::1]:80\"");
     }
 }

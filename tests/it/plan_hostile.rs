@@ -581,3 +581,135 @@ fn the_repositorys_plans_are_still_accepted() {
         assert!(ok, "{}: {err}", p.display());
     }
 }
+
+/// Every key of a plan given each of a set of hostile values, directly and through `${x}`: the
+/// plan is accepted or refused with one located line in the plan's words, and nothing panics.
+#[test]
+fn hostile_values_on_every_key_never_panic() {
+    const VALUES: &[&str] = &[
+        "1e308",
+        "-1",
+        "nan",
+        "inf",
+        "-inf",
+        "\"\"",
+        "[]",
+        "{}",
+        "true",
+        "\"\\u0000\"",
+        "9223372036854775807",
+        "-9223372036854775808",
+        "0",
+        "1.5",
+        "[[1]]",
+        "{ a = 1 }",
+        "\"0-99999999\"",
+        "\"1e400s\"",
+        "\"  \"",
+        "\"18446744073709551616\"",
+        "\"\\r\\n\"",
+        "\"http://[\"",
+    ];
+    let sections: &[(&str, &[&str])] = &[
+        (
+            "top",
+            &[
+                "name",
+                "description",
+                "repetitions",
+                "order",
+                "seed",
+                "skip_unsupported",
+                "thresholds",
+            ],
+        ),
+        (
+            "target",
+            &["command", "cwd", "env", "ready", "stop", "cpus", "cpu_quota", "memory", "restart"],
+        ),
+        (
+            "http",
+            &[
+                "url",
+                "connections",
+                "requests",
+                "duration",
+                "rate",
+                "arrival",
+                "seed",
+                "max_inflight",
+                "method",
+                "headers",
+                "body",
+                "body_file",
+                "keepalive",
+                "http2",
+                "streams",
+                "insecure",
+                "cacert",
+                "timeout",
+                "threads",
+                "busy_poll",
+            ],
+        ),
+        (
+            "exec",
+            &["command", "cwd", "env", "adapter", "timeout", "warmup_command", "warmup_run"],
+        ),
+        ("phases", &["baseline", "warmup", "load", "recovery", "interval"]),
+        ("ready", &["tcp", "http", "log", "delay", "timeout"]),
+        ("stop", &["signal", "grace"]),
+        ("repetitions", &["min", "max", "ci_pct", "metric"]),
+    ];
+    let plan_with = |section: &str, key: &str, v: &str| -> String {
+        let mut s = String::from("name = \"t\"\n");
+        match section {
+            "top" => s = format!("name = \"t\"\n{key} = {v}\n").replace("name = \"t\"\nname = ", "name = "),
+            "repetitions" => s.push_str(&format!("repetitions = {{ {key} = {v} }}\n")),
+            _ => {}
+        }
+        match section {
+            "http" => s.push_str(&format!(
+                "[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:9/\"\n{key} = {v}\n"
+            )),
+            "exec" => s.push_str(&format!("[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n{key} = {v}\n")),
+            _ => s.push_str("[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n"),
+        }
+        match section {
+            "target" => s.push_str(&format!("[target]\ncommand = [\"sleep\", \"5\"]\n{key} = {v}\n")),
+            "ready" | "stop" => s.push_str(&format!("[target]\ncommand = [\"sleep\", \"5\"]\n{section} = {{ {key} = {v} }}\n")),
+            "phases" => s.push_str(&format!("[phases]\n{key} = {v}\n")),
+            _ => {}
+        }
+        s
+    };
+    let mut cases = 0;
+    for (section, keys) in sections {
+        for key in *keys {
+            for v in VALUES {
+                let direct = plan_with(section, key, v);
+                // The same value through the matrix (where a string can hold `${x}`).
+                let via_matrix = (!matches!(*section, "top" | "repetitions") && !v.starts_with(['[', '{']))
+                    .then(|| format!("{}[matrix]\nx = [{v}]\n", plan_with(section, key, "\"${x}\"")));
+                for text in std::iter::once(direct).chain(via_matrix) {
+                    cases += 1;
+                    let outcome = std::panic::catch_unwind(|| {
+                        let p = plan::parse_str(&text, "plan.toml")?;
+                        let trials = plan::expand(&p);
+                        perflab::runner::from_plan::build(&p, &trials, "plan.toml").map(|_| ())
+                    });
+                    let Ok(result) = outcome else {
+                        panic!("{section}.{key} = {v}: panicked on\n{text}");
+                    };
+                    if let Err(e) = result {
+                        let line = perflab::error::one_line(&e);
+                        let what = format!("{section}.{key} = {v}");
+                        assert_eq!(perflab::error::exit_code(&e), 2, "{what}: {line}");
+                        assert_refused(&what, Some(2), &format!("perflab: error: {line}\n"), "plan.toml:");
+                    }
+                }
+            }
+        }
+    }
+    assert!(cases > 1000, "{cases} cases");
+}
