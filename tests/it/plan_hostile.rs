@@ -36,7 +36,11 @@ const FORBIDDEN: &[&str] = &[
 
 /// (what, plan, a fragment the one line must hold).
 fn bad_plans() -> Vec<(&'static str, String, &'static str)> {
-    let long = "x".repeat(100_000);
+    [overflows(), run_time_failures(), messages()].concat()
+}
+
+/// Durations, sizes and counts that overflowed or allocated without bound.
+fn overflows() -> Vec<(&'static str, String, &'static str)> {
     vec![
         // Durations that overflowed a Duration or an Instant.
         (
@@ -118,7 +122,12 @@ fn bad_plans() -> Vec<(&'static str, String, &'static str)> {
             "at most 1000",
         ),
         ("repetitions 1e6", format!("repetitions = 1000000\n{EXEC}"), "between 1 and 10000"),
-        // Accepted by the dry run, failing at run time, before.
+    ]
+}
+
+/// Plans the dry run accepted and the run then failed.
+fn run_time_failures() -> Vec<(&'static str, String, &'static str)> {
+    vec![
         ("cpu_quota 1e308", format!("{TARGET}cpu_quota = 1e308\n"), "cpu_quota"),
         ("cpu_quota 1e-300", format!("{TARGET}cpu_quota = 1e-300\n"), "cpu_quota"),
         ("cpu_quota nan", format!("{TARGET}cpu_quota = nan\n"), "cpu_quota"),
@@ -237,7 +246,13 @@ fn bad_plans() -> Vec<(&'static str, String, &'static str)> {
             format!("repetitions = {{ min = 2, mx = 3 }}\n{EXEC}"),
             "did you mean `max`",
         ),
-        // Messages that named Rust types.
+    ]
+}
+
+/// Messages that named Rust types, echoed long values whole, or lacked a key.
+fn messages() -> Vec<(&'static str, String, &'static str)> {
+    let long = "x".repeat(100_000);
+    vec![
         (
             "name is a number",
             "name = 5\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n".into(),
