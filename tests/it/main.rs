@@ -12,6 +12,7 @@ mod analysis_bottleneck;
 mod analysis_compare;
 mod analysis_scaling_phases;
 mod analysis_stats;
+mod architecture;
 #[allow(dead_code)]
 mod common;
 mod examples;

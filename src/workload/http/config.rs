@@ -297,7 +297,7 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         None
     };
     let headers = c.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
-    let prepared = Prepared {
+    Ok(Prepared {
         addr,
         url: c.url.clone(),
         request,
@@ -320,9 +320,5 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         headers,
         body: body.into(),
         busy_poll: c.busy_poll,
-    };
-    if protocol != Protocol::Http1 {
-        super::h2::Template::new(&prepared).map_err(usage)?;
-    }
-    Ok(prepared)
+    })
 }
