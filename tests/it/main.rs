@@ -23,6 +23,7 @@ mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;
 mod plan_parse;
+mod plan_secrets;
 mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
