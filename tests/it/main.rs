@@ -34,6 +34,7 @@ mod run_plan;
 mod run_repetitions;
 mod run_resume;
 mod run_sampling;
+mod run_secrets;
 mod run_skip_unless;
 mod runner_target;
 mod serve;

@@ -154,6 +154,15 @@ fn error_messages_never_show_a_secret() {
 }
 
 #[test]
+fn a_short_secret_is_redacted_where_the_plan_puts_it() {
+    // Too short to be searched for in free text, but never in the copy.
+    let p = parse(&format!("{HEAD}headers = {{ Cookie = \"a=1\" }}\n"));
+    let copy: toml::Table = toml::from_str(p.secrets.redacted_source()).expect("TOML");
+    assert_eq!(at(&copy, &["workload", "headers", "Cookie"]).as_str(), Some("[redacted]"));
+    assert!(!p.secrets.redacted_source().contains("a=1"));
+}
+
+#[test]
 fn a_plan_without_secrets_is_kept_as_written() {
     let src = format!("{HEAD}headers = {{ Accept = \"*/*\" }} # a comment\n");
     let p = parse(&src);
