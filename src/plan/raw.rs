@@ -71,5 +71,14 @@ pub struct RawPhases {
 
 /// The keys `[target]` accepts (it is kept as a table because `${name}` is substituted per point).
 pub const TARGET_KEYS: &[&str] = &[
-    "command", "cwd", "env", "ready", "stop", "cpus", "cpu_quota", "memory", "restart", "secrets",
+    "command",
+    "cwd",
+    "env",
+    "ready",
+    "stop",
+    "cpus",
+    "cpu_quota",
+    "memory",
+    "restart",
+    "secrets",
 ];

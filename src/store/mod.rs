@@ -81,7 +81,6 @@ impl Store {
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
-
 }
 
 /// Redact the values of credential headers in text (see `util::redact::headers`): the pass every

@@ -152,7 +152,13 @@ impl Store {
         self.conn().execute(
             "INSERT INTO point (id, label, params_json, repetitions, stop_reason) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(id) DO UPDATE SET repetitions = excluded.repetitions, stop_reason = excluded.stop_reason",
-            params![id as i64, self.redactor.apply(label), self.redactor.apply(params_json), repetitions, stop_reason],
+            params![
+                id as i64,
+                self.redactor.apply(label),
+                self.redactor.apply(params_json),
+                repetitions,
+                stop_reason
+            ],
         )?;
         Ok(())
     }

@@ -128,7 +128,10 @@ mod tests {
     #[test]
     fn a_redactor_replaces_its_secrets_longest_first_and_skips_short_ones() {
         let r = Redactor::new(["Bearer s3cret-token".to_string(), "s3cret-token".into(), "1".into()]);
-        assert_eq!(r.apply("got Bearer s3cret-token then s3cret-token, exit 1"), "got [redacted] then [redacted], exit 1");
+        assert_eq!(
+            r.apply("got Bearer s3cret-token then s3cret-token, exit 1"),
+            "got [redacted] then [redacted], exit 1"
+        );
         let q = Redactor::new([r#"a"quoted"b"#.to_string()]);
         assert_eq!(q.apply(r#"{"v":"a\"quoted\"b"}"#), r#"{"v":"[redacted]"}"#);
         let e = q.error(crate::error::usage(r#"bad a"quoted"b"#));

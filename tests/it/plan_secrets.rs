@@ -10,7 +10,7 @@ fn parse(src: &str) -> Plan {
 }
 
 fn err(src: &str) -> String {
-    let e = plan::parse_str(src, "plan.toml").err().expect("an error");
+    let e = plan::parse_str(src, "plan.toml").expect_err("an error");
     assert_eq!(perflab::error::exit_code(&e), 2, "{e:#}");
     perflab::error::one_line(&e)
 }
@@ -35,13 +35,15 @@ const HEAD: &str = "name = \"s\"\n[workload]\ntype = \"http\"\nurl = \"http://12
 
 #[test]
 fn a_header_value_from_the_matrix_is_redacted_in_the_copy_labels_and_parameters() {
-    let src = format!(
-        "{HEAD}headers = {{ Authorization = \"${{auth}}\" }}\n[matrix]\nauth = [\"Bearer {SECRET}\"]\nconnections = [1, 2]\n"
-    );
+    let src =
+        format!("{HEAD}headers = {{ Authorization = \"${{auth}}\" }}\n[matrix]\nauth = [\"Bearer {SECRET}\"]\nconnections = [1, 2]\n");
     let p = parse(&src);
     let copy = copy_of(&p);
     assert_eq!(at(&copy, &["workload", "headers", "Authorization"]).as_str(), Some("${auth}"));
-    assert_eq!(at(&copy, &["matrix", "auth"]).as_array().map(|a| a[0].as_str()), Some(Some("[redacted]")));
+    assert_eq!(
+        at(&copy, &["matrix", "auth"]).as_array().map(|a| a[0].as_str()),
+        Some(Some("[redacted]"))
+    );
     assert_eq!(p.points[0].label, "auth=[redacted] connections=1");
     assert_eq!(p.points[1].params_json(), r#"{"auth":"[redacted]","connections":2}"#);
     // The request itself still carries the real value.
@@ -99,7 +101,10 @@ fn credentials_in_exec_commands_are_redacted_word_by_word() {
         .iter()
         .filter_map(|v| v.as_str())
         .collect();
-    assert_eq!(argv, ["ab", "-n", "10", "-C", "[redacted]", "-A", "[redacted]", "http://127.0.0.1:1/"]);
+    assert_eq!(
+        argv,
+        ["ab", "-n", "10", "-C", "[redacted]", "-A", "[redacted]", "http://127.0.0.1:1/"]
+    );
     assert_eq!(
         at(&copy, &["workload", "warmup_command"]).as_str(),
         Some("curl -s -H 'Cookie: [redacted]' http://127.0.0.1:1/")
@@ -138,17 +143,24 @@ fn variables_marked_secret_are_redacted_and_a_wrong_name_is_an_error() {
     let bad = src.replace("secrets = [\"PGPASSWORD\"]", "secrets = [\"PGPASWORD\"]");
     let e = err(&bad);
     assert!(e.starts_with("plan.toml:5:"), "{e}");
-    assert!(e.contains("`PGPASWORD` is not in [target] env") && e.contains("did you mean `PGPASSWORD`?"), "{e}");
+    assert!(
+        e.contains("`PGPASWORD` is not in [target] env") && e.contains("did you mean `PGPASSWORD`?"),
+        "{e}"
+    );
     let e = err(&src.replace("secrets = [\"TOKEN\"]", "secrets = \"TOKEN\""));
     assert!(e.contains("[workload] secrets: expected a list of names"), "{e}");
+    // A header of an http workload can be marked too (names compare without case).
+    let src = format!("{HEAD}headers = {{ X-Api-Key = \"{SECRET}\", Accept = \"*/*\" }}\nsecrets = [\"x-api-key\"]\n");
+    let p = parse(&src);
+    let copy = copy_of(&p);
+    assert_eq!(at(&copy, &["workload", "headers", "X-Api-Key"]).as_str(), Some("[redacted]"));
+    assert_eq!(at(&copy, &["workload", "secrets"]).as_array().map(Vec::len), Some(1));
 }
 
 #[test]
 fn error_messages_never_show_a_secret() {
     // A value listed twice is named in the error: not a secret one.
-    let src = format!(
-        "{HEAD}headers = {{ Authorization = \"${{auth}}\" }}\n[matrix]\nauth = [\"Bearer {SECRET}\", \"Bearer {SECRET}\"]\n"
-    );
+    let src = format!("{HEAD}headers = {{ Authorization = \"${{auth}}\" }}\n[matrix]\nauth = [\"Bearer {SECRET}\", \"Bearer {SECRET}\"]\n");
     let e = err(&src);
     assert!(e.contains("lists") && e.contains("[redacted]") && !e.contains(SECRET), "{e}");
 }

@@ -48,7 +48,11 @@ fn run(tmp: &Path, body: &str, expect_code: i32) -> (PathBuf, String, Vec<(Strin
     let mut snapshot = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while Instant::now() < deadline {
-        let dir = std::fs::read_dir(&runs).ok().and_then(|mut d| d.next()).and_then(|e| e.ok()).map(|e| e.path());
+        let dir = std::fs::read_dir(&runs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
         if let Some(dir) = dir {
             if Store::open(&dir).and_then(|s| s.trial_ids()).is_ok_and(|ids| !ids.is_empty()) {
                 snapshot = readable_files(&dir);
@@ -87,7 +91,13 @@ fn assert_nothing_kept(tmp: &Path, dir: &Path, printed: &str, snapshot: &[(Strin
         snapshot.iter().map(|f| &f.0).collect::<Vec<_>>()
     );
     let again = tmp.join("report-again");
-    let o = Command::new(BIN).arg("report").arg(dir).arg("--out").arg(&again).output().expect("report");
+    let o = Command::new(BIN)
+        .arg("report")
+        .arg(dir)
+        .arg("--out")
+        .arg(&again)
+        .output()
+        .expect("report");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let run_files = files_under(dir);
     assert!(run_files.iter().any(|(n, _)| n == "perflab.db"), "the store is searched");
@@ -162,7 +172,11 @@ auth = ["Bearer {FROM_MATRIX}"]
     assert_eq!(copy["target"]["env"]["PGPASSWORD"].as_str(), Some("[redacted]"));
     drop(store);
     // Resuming from the store alone is refused (its requests would carry [redacted]).
-    let out = Command::new(BIN).args(["run", "--quiet", "--resume"]).arg(&dir).output().expect("resume");
+    let out = Command::new(BIN)
+        .args(["run", "--quiet", "--resume"])
+        .arg(&dir)
+        .output()
+        .expect("resume");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("give the plan file too"), "{err}");
@@ -220,7 +234,10 @@ secrets = ["API_TOKEN"]
     assert_nothing_kept(tmp.path(), &dir, &printed, &snapshot, &[HEADER_ARG, WORKLOAD_ENV]);
     let store = Store::open(&dir).expect("store");
     let failure = store.trials().expect("trials")[0].failure.clone().expect("failed");
-    assert!(failure.contains("Cookie: [redacted]") && failure.contains("[redacted]"), "{failure}");
+    assert!(
+        failure.contains("Cookie: [redacted]") && failure.contains("[redacted]"),
+        "{failure}"
+    );
     let raw = store.raw_output(0).expect("raw").join("\n");
     assert!(raw.contains("token [redacted]"), "{raw}");
 }

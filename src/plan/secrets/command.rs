@@ -168,9 +168,7 @@ fn tokenize(s: &str) -> Vec<Token> {
                     separator: true,
                 });
             }
-            '#' if word.is_none() => {
-                while chars.next_if(|(_, c)| *c != '\n').is_some() {}
-            }
+            '#' if word.is_none() => while chars.next_if(|(_, c)| *c != '\n').is_some() {},
             '\'' => {
                 let text = &mut word.get_or_insert_with(|| (i, String::new())).1;
                 for (_, c) in chars.by_ref() {
@@ -238,7 +236,17 @@ mod tests {
     fn argv_options_that_carry_credentials() {
         assert_eq!(
             redacted_words(&["ab", "-C", "sid=x1", "-Auser:pw", "-n", "10", "-H", "Cookie: a=1", "http://h/"]),
-            ["ab", "-C", "[redacted]", "-A[redacted]", "-n", "10", "-H", "Cookie: [redacted]", "http://h/"]
+            [
+                "ab",
+                "-C",
+                "[redacted]",
+                "-A[redacted]",
+                "-n",
+                "10",
+                "-H",
+                "Cookie: [redacted]",
+                "http://h/"
+            ]
         );
         // -C means something else to other programs; -H with a harmless header is kept.
         assert_eq!(redacted_words(&["tar", "-C", "dir"]), ["tar", "-C", "dir"]);

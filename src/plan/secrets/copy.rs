@@ -11,9 +11,7 @@ use toml_parser::lexer::TokenKind;
 /// comment passed through `redactor`.
 pub fn redact(text: &str, edits: &[(Range<usize>, String)], redactor: &Redactor) -> String {
     let mut all: Vec<(Range<usize>, String)> = edits.iter().map(|(r, s)| (r.clone(), toml_string(s))).collect();
-    let edited = |all: &[(Range<usize>, String)], span: &Range<usize>| {
-        all.iter().any(|(r, _)| r.start < span.end && span.start < r.end)
-    };
+    let edited = |all: &[(Range<usize>, String)], span: &Range<usize>| all.iter().any(|(r, _)| r.start < span.end && span.start < r.end);
     if let Ok(doc) = DeTable::parse(text) {
         let mut strings = Vec::new();
         collect_strings(doc.get_ref(), &mut strings);

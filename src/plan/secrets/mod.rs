@@ -190,7 +190,8 @@ fn redact_matrix(m: &[(String, Node)], s: &mut Secrets) {
         for (k, v) in t {
             if let Some((_, shown)) = lists.iter().find(|(p, _)| p == k) {
                 let at = shown.iter().position(|x| *x == v.text());
-                s.edits.push((v.span.clone(), at.map_or(REDACTED.to_string(), |i| placeholder(i, shown.len()))));
+                s.edits
+                    .push((v.span.clone(), at.map_or(REDACTED.to_string(), |i| placeholder(i, shown.len()))));
             }
         }
     }
