@@ -30,6 +30,7 @@ mod report_cli;
 mod report_common;
 mod report_honest;
 mod report_render;
+mod report_secrets;
 mod run_plan;
 mod run_repetitions;
 mod run_resume;
