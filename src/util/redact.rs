@@ -33,9 +33,16 @@ pub fn headers(text: &str) -> String {
 }
 
 /// The secrets of one plan, replaced by `[redacted]` in any text (longest first), then `headers`.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// Its `Debug` output shows how many secrets it knows, not them.
+#[derive(Clone, Default, PartialEq)]
 pub struct Redactor {
     texts: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redactor").field("secrets", &self.texts.len()).finish()
+    }
 }
 
 impl Redactor {

@@ -31,8 +31,8 @@ use toml::{Spanned, Table, Value};
 /// Header names whose values are credentials (compared without case).
 pub const SENSITIVE_HEADERS: &[&str] = &["authorization", "proxy-authorization", "cookie", "set-cookie"];
 
-/// What a plan keeps secret, and the copy of the plan without it.
-#[derive(Clone, Debug, Default)]
+/// What a plan keeps secret, and the copy of the plan without it. Its `Debug` output shows no secret.
+#[derive(Clone, Default)]
 pub struct Secrets {
     redacted_source: String,
     had_secrets: bool,
@@ -45,6 +45,16 @@ pub struct Secrets {
     /// Replacements in the plan's text: (span of a value, the string it becomes).
     edits: Vec<(Range<usize>, String)>,
     redactor: Redactor,
+}
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Secrets")
+            .field("had_secrets", &self.had_secrets)
+            .field("params", &self.params)
+            .field("redactor", &self.redactor)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Secrets {
