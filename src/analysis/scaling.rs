@@ -1,6 +1,9 @@
 //! Scaling along a swept parameter (e.g. concurrency): speedup and parallel efficiency against
 //! the smallest point, and the knee.
 //!
+//! - The throughput swept is the workload's declared primary throughput ([`throughput_metric`]):
+//!   `requests_per_s` for http, `read_iops` for fio, `received_mbitps` for iperf3,
+//!   `transactions_per_s` for sysbench OLTP, ...
 //! - speedup(x) = throughput(x) / throughput(x0), efficiency(x) = speedup / (x / x0), where x0 is
 //!   the smallest swept value (None when x0 or throughput(x0) is not positive).
 //! - The knee is the first point after which throughput gains less than 5 % while latency grows:
@@ -11,6 +14,7 @@
 //!   ≥ 90 %, disk %util ≥ 90, PSI some ≥ 10 %, steal ≥ 10 %, load generator ≥ 90 % of its cores).
 
 use super::stats::Summary;
+use crate::workload::{Better, MetricKind};
 use serde::{Deserialize, Serialize};
 
 /// Throughput gains below this (percent) make a plateau.
@@ -68,6 +72,27 @@ pub struct ScalingAnalysis {
     /// Sorted by x.
     pub rows: Vec<ScalingRow>,
     pub knee: Option<Knee>,
+}
+
+/// The metric a scaling section sweeps, as (name, unit), from the metrics the points have
+/// (name, unit, better): the run's declared primary throughput (`meta.primary`) when a point has it;
+/// otherwise (a run that declared none, or whose points lack it) `requests_per_s`, else the first
+/// higher-is-better rate (`*_per_s`, IOPS, MiB/s, Mbit/s).
+pub fn throughput_metric<'a, I>(declared: Option<&str>, metrics: I) -> Option<(String, String)>
+where
+    I: IntoIterator<Item = (&'a str, &'a str, Better)> + Clone,
+{
+    let find = |want: &dyn Fn(&str, &str, Better) -> bool| {
+        metrics
+            .clone()
+            .into_iter()
+            .find(|(n, u, b)| want(n, u, *b))
+            .map(|(n, u, _)| (n.to_string(), u.to_string()))
+    };
+    declared
+        .and_then(|d| find(&|n, _, _| n == d))
+        .or_else(|| find(&|n, _, b| n == "requests_per_s" && b == Better::Higher))
+        .or_else(|| find(&|n, u, b| b == Better::Higher && MetricKind::infer(n, u) == MetricKind::Rate))
 }
 
 /// Analyse one sweep (one variant). Points are sorted by x; `ncpu` sizes the load generator's
@@ -175,4 +200,29 @@ fn saturated(at: &[(String, f64)], next: &[(String, f64)], ncpu: u32) -> Vec<Sat
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::throughput_metric;
+    use crate::workload::Better;
+
+    #[test]
+    fn the_declared_throughput_wins_and_rates_are_the_fallback() {
+        let fio = [
+            ("job_read_iops", "IO/s", Better::Higher),
+            ("read_clat_p99_us", "us", Better::Lower),
+            ("read_iops", "IO/s", Better::Higher),
+        ];
+        let pick = |d: Option<&str>| throughput_metric(d, fio.iter().copied()).map(|(n, _)| n);
+        assert_eq!(pick(Some("read_iops")).as_deref(), Some("read_iops"));
+        assert_eq!(pick(None).as_deref(), Some("job_read_iops"), "the first rate without a declaration");
+        assert_eq!(pick(Some("write_iops")).as_deref(), Some("job_read_iops"), "declared but absent");
+        let http = [("latency_p99_ms", "ms", Better::Lower), ("requests_per_s", "req/s", Better::Higher)];
+        assert_eq!(
+            throughput_metric(None, http.iter().copied()),
+            Some(("requests_per_s".into(), "req/s".into()))
+        );
+        assert_eq!(throughput_metric(None, http[..1].iter().copied()), None);
+    }
 }

@@ -1,6 +1,7 @@
 //! The matrix points × repetitions in execution order, and the dry-run listing.
 
 use super::{Order, Plan, Repetitions, Trial};
+use std::collections::BTreeMap;
 
 /// The trials in execution order (for adaptive repetitions, the `min` ones). The same plan and seed
 /// always give the same order.
@@ -40,8 +41,14 @@ pub fn trial_for(plan: &Plan, point: usize, repetition: u32, index: usize) -> Tr
     }
 }
 
-/// The trials in order with the estimated duration, as `perflab run --dry-run` prints them.
+/// The trials in order with the estimated duration.
 pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
+    dry_run_listing_with(plan, trials, &BTreeMap::new())
+}
+
+/// The listing `perflab run --dry-run` prints: [`dry_run_listing`] with, per point (by id), a line
+/// saying what its workload will run (from the built workloads: the plan module builds none).
+pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<usize, String>) -> String {
     use std::fmt::Write;
     let ph = &plan.phases;
     let per_trial = ph.baseline + ph.warmup + ph.load + ph.recovery;
@@ -77,6 +84,11 @@ pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
                 "note: variant {name} runs only if `{check}` succeeds (checked when the run starts; otherwise its trials are skipped)"
             );
         }
+    }
+    for (id, what) in workloads {
+        let label = plan.points.iter().find(|p| p.id == *id).map_or("", |p| p.label.as_str());
+        let label = if label.is_empty() { "(single point)" } else { label };
+        let _ = writeln!(s, "point {} {label}: {what}", id + 1);
     }
     let width = trials.len().to_string().len();
     for t in trials {

@@ -14,7 +14,7 @@ mod target;
 mod validate;
 mod values;
 
-pub use expand::{dry_run_listing, expand, trial_for};
+pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
 pub use target::{Limits, LogPattern, Ready, ResolvedTarget};
@@ -53,7 +53,7 @@ pub struct Plan {
 
 #[derive(Clone, Debug)]
 pub struct WorkloadSpec {
-    /// `type = "http" | "exec"`.
+    /// `type`: the name of a kind in `crate::workload::registry`.
     pub kind: String,
     /// The table as written (before substitution).
     pub table: toml::Table,

@@ -109,18 +109,21 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
 }
 
 fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
+    use crate::workload::registry;
+    let kinds = registry::quoted_list(&registry::names());
     let Some(w) = &raw.workload else {
-        return Err(src.error(&(0..0), "the plan has no [workload] (add one with type = \"http\" or \"exec\")"));
+        return Err(src.error(&(0..0), format!("the plan has no [workload] (add one with type = {kinds})")));
     };
     let kind = match w.get_ref().get("type") {
-        Some(Value::String(s)) if s == "http" || s == "exec" => s.clone(),
+        Some(Value::String(s)) if registry::by_name(s).is_some() => s.clone(),
+        Some(Value::String(s)) => return Err(src.error(&src.key_span(&["workload", "type"]), registry::unknown_type(s))),
         Some(other) => {
             return Err(src.error(
                 &src.key_span(&["workload", "type"]),
-                format!("unknown workload type {other} (use \"http\" or \"exec\")"),
+                format!("the workload type is a string ({kinds}), found {other}"),
             ))
         }
-        None => return Err(src.error(&w.span(), "[workload] needs a `type` (\"http\" or \"exec\")")),
+        None => return Err(src.error(&w.span(), format!("[workload] needs a `type` ({kinds})"))),
     };
     // `secrets` is the plan's (see `secrets`), not the workload's: the workload never sees it.
     let mut table = w.get_ref().clone();

@@ -1,221 +1,75 @@
 //! Assembling the report model from stores: load the trials, find the swept and variant
-//! parameters, and summarise each point (metrics, merged percentiles, phase table).
+//! parameters, then hand each section its data (points, scaling, comparisons, findings).
 
 use super::compare::comparisons;
+use super::findings;
+use super::loaded::{key_system_metric, params_of, run_name, safe, Loaded};
 use super::model::*;
-use super::phases::phase_row;
-use super::safe as redact;
+use super::phases::system_rows;
+use super::points::{point_report, Pooling};
 use super::scaling::scaling;
-use crate::analysis::percentiles;
-use crate::analysis::stats::Summary;
-use crate::store::{Store, StoredTrial};
-use crate::workload::Better;
+use crate::store::{Store, StoredRun, StoredTrial};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-/// One trial with the run it came from and its parameters.
-pub(crate) struct Loaded {
-    pub run: usize,
-    pub point_label: String,
-    pub params: BTreeMap<String, Value>,
-    pub trial: StoredTrial,
-    pub samples: Vec<crate::store::TaggedSample>,
-}
-
 /// How many trials get a time-series chart at most (the report stays readable and bounded).
 pub const MAX_TRIAL_CHARTS: usize = 24;
 
-fn run_name(dir: &Path) -> String {
-    dir.file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| dir.display().to_string())
-}
-
-pub(crate) fn value_text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    }
-}
-
-fn params_of(json: &str) -> BTreeMap<String, Value> {
-    match serde_json::from_str::<Value>(json) {
-        Ok(Value::Object(m)) => m.into_iter().collect(),
-        _ => BTreeMap::new(),
-    }
-}
-
-/// Is this system metric one of the key ones shown in the phase table?
-fn key_system_metric(name: &str) -> bool {
-    matches!(
-        name,
-        "cpu_busy_pct"
-            | "procs_running"
-            | "load_1"
-            | "mem_used_mb"
-            | "mem_used_pct"
-            | "proc_target_cpu_pct"
-            | "proc_target_rss_mb"
-            | "proc_loadgen_cpu_pct"
-            | "tcp_retrans_per_s"
-    ) || (name.starts_with("disk_") && (name.ends_with("_util_pct") || name.ends_with("_mbps")))
-        || (name.starts_with("net_") && name.ends_with("_mbitps"))
+/// Everything read from the run directories.
+#[derive(Default)]
+struct Runs {
+    facts: Vec<RunFacts>,
+    loaded: Vec<Loaded>,
+    /// Point labels in plan order (with ` run=<dir>` when runs are compared).
+    point_order: Vec<String>,
+    stop_reasons: BTreeMap<String, Option<String>>,
+    notes: Vec<String>,
 }
 
 /// Assemble the model from run directories. With `label_runs`, each run becomes a value of a
 /// pseudo-parameter `run` (for `perflab compare`); otherwise runs of one plan are pooled.
 pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
-    let mut runs = Vec::new();
-    let mut loaded: Vec<Loaded> = Vec::new();
-    let mut point_order: Vec<String> = Vec::new();
-    let mut stop_reasons: BTreeMap<String, Option<String>> = BTreeMap::new();
-    let mut notes = Vec::new();
+    let mut r = Runs::default();
     for (ri, dir) in dirs.iter().enumerate() {
-        let store = Store::open(dir)?;
-        let run = store.run()?;
-        let name = run_name(dir);
-        let trials = store.trials()?;
-        let points = store.points()?;
-        let mut labels: BTreeMap<usize, String> = BTreeMap::new();
-        for p in &points {
-            labels.insert(p.id, p.label.clone());
-            if !point_order.contains(&p.label) && !label_runs {
-                point_order.push(p.label.clone());
-            }
-            stop_reasons.insert(p.label.clone(), p.stop_reason.clone());
-        }
-        let ok = trials.iter().filter(|t| t.ok()).count();
-        let limited = trials.iter().find(|t| t.limit_mechanism.is_some());
-        runs.push(RunFacts {
-            run: name.clone(),
-            plan: run.plan_name.clone(),
-            plan_file: run.plan_file.clone(),
-            host: run.host.clone(),
-            kernel: run.kernel.clone(),
-            ncpu: run.ncpu,
-            mem_total_mb: run.mem_total_mb,
-            seed: run.seed,
-            status: run.status.to_string(),
-            perflab_version: run.perflab_version.clone(),
-            started_unix: run.started_unix,
-            ended_unix: run.ended_unix,
-            planned_trials: run.planned_trials,
-            trials_ok: ok,
-            trials_failed: trials.len() - ok,
-            limit_mechanism: limited.and_then(|t| t.limit_mechanism.clone()),
-            limit_proof: limited.and_then(|t| t.limit_proof.clone()),
-        });
-        if ri > 0 && runs[0].plan != run.plan_name {
-            notes.push(format!(
-                "run {} has plan {:?}, not {:?}: {} anyway",
-                name,
-                run.plan_name,
-                runs[0].plan,
-                if label_runs { "compared" } else { "pooled" }
-            ));
-        }
-        // What the run could not do (points or variants skipped here), once however many runs say it.
-        for n in store.notes()? {
-            if !notes.contains(&n) {
-                notes.push(n);
-            }
-        }
-        for t in trials {
-            let samples = store.samples(t.id)?;
-            let mut params = params_of(&t.params_json);
-            let mut label = labels.get(&t.point).cloned().unwrap_or_else(|| format!("point {}", t.point));
-            if label_runs {
-                params.insert("run".into(), Value::String(name.clone()));
-                label = format!("{label} run={name}");
-                if !point_order.contains(&label) {
-                    point_order.push(label.clone());
-                }
-            }
-            loaded.push(Loaded {
-                run: ri,
-                point_label: label,
-                params,
-                trial: t,
-                samples,
-            });
-        }
+        load_run(&mut r, ri, dir, label_runs)?;
     }
-
-    // Which parameters vary: the swept one (numeric, most values) and the variant ones.
-    let mut values: BTreeMap<String, Vec<Value>> = BTreeMap::new();
-    for l in &loaded {
-        for (k, v) in &l.params {
-            let e = values.entry(k.clone()).or_default();
-            if !e.contains(v) {
-                e.push(v.clone());
-            }
-        }
-    }
-    let varying: Vec<(&String, &Vec<Value>)> = values.iter().filter(|(_, v)| v.len() >= 2).collect();
-    let swept = varying
-        .iter()
-        .filter(|(k, v)| k.as_str() != "run" && v.iter().all(|x| x.is_number()))
-        .max_by_key(|(_, v)| v.len())
-        .map(|(k, _)| (*k).clone());
-    let variant_parameters: Vec<String> = varying
-        .iter()
-        .map(|(k, _)| (*k).clone())
-        .filter(|k| Some(k) != swept.as_ref())
-        .collect();
-
+    let (swept, variant_parameters) = varying(&r.loaded);
+    let pooling = Pooling {
+        runs: dirs.len(),
+        compared: label_runs,
+    };
     let mut points = Vec::new();
     let mut groups: Vec<(String, Vec<&Loaded>)> = Vec::new();
-    let mut charted = Vec::new();
-    for label in &point_order {
-        let group: Vec<&Loaded> = loaded.iter().filter(|l| &l.point_label == label).collect();
+    for label in &r.point_order {
+        let group: Vec<&Loaded> = r.loaded.iter().filter(|l| &l.point_label == label).collect();
         if group.is_empty() {
             continue;
         }
-        let point = point_report(label, &group, dirs.len(), stop_reasons.get(label).cloned().flatten(), label_runs);
-        groups.push((point.label.clone(), group.clone()));
+        let stop = r.stop_reasons.get(label).cloned().flatten();
+        let point = point_report(label, &group, pooling, stop, system_rows(&group));
+        groups.push((point.label.clone(), group));
         points.push(point);
-        for l in &group {
-            if charted.len() < MAX_TRIAL_CHARTS && !l.samples.is_empty() {
-                charted.push(trial_series(l, dirs.len() > 1, &runs));
-            }
-        }
     }
-    let trial_count = loaded.iter().filter(|l| !l.samples.is_empty()).count();
-    if trial_count > MAX_TRIAL_CHARTS {
-        notes.push(format!(
-            "time-series charts are drawn for the first {MAX_TRIAL_CHARTS} of {trial_count} trials"
+    let with_samples = r.loaded.iter().filter(|l| !l.samples.is_empty()).count();
+    if with_samples > MAX_TRIAL_CHARTS {
+        r.notes.push(format!(
+            "time-series charts are drawn for the first {MAX_TRIAL_CHARTS} of {with_samples} trials"
         ));
     }
-
-    let failed = loaded
-        .iter()
-        .filter_map(|l| {
-            l.trial.failure.as_ref().map(|f| FailedTrial {
-                run: runs[l.run].run.clone(),
-                trial: l.trial.id,
-                point: l.point_label.clone(),
-                reason: redact(f),
-            })
-        })
-        .collect();
-
-    let ncpu = runs.iter().map(|r| r.ncpu).max().unwrap_or(1);
-    let scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
-    let comparisons = comparisons(&variant_parameters, swept.as_deref(), &loaded);
-    let findings = super::findings::evaluate(&groups, &points, &runs, swept.as_deref(), &variant_parameters);
-    let title = if label_runs {
-        format!(
-            "perflab compare: {}",
-            runs.iter().map(|r| r.run.as_str()).collect::<Vec<_>>().join(" vs ")
-        )
-    } else {
-        format!("perflab report: {}", runs.first().map(|r| r.plan.as_str()).unwrap_or(""))
-    };
+    let charted = charted(&groups, &r.facts);
+    let ncpu = r.facts.iter().map(|f| f.ncpu).max().unwrap_or(1);
+    let tp = dirs.first().and_then(|d| Store::primary_throughput_of(d));
+    let scaling = swept
+        .as_ref()
+        .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
+    let comparisons = comparisons(&variant_parameters, swept.as_deref(), &r.loaded);
+    let findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters);
+    let failed = failed_trials(&r.loaded, &r.facts);
     Ok(ReportModel {
-        schema: 1,
-        title: redact(&title),
-        runs,
+        schema: SCHEMA,
+        title: safe(&title(&r.facts, label_runs)),
+        runs: r.facts,
         swept,
         variant_parameters,
         points,
@@ -223,18 +77,127 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         comparisons,
         findings,
         failed,
-        notes,
+        notes: r.notes,
         charted,
     })
+}
+
+/// Read one run directory into `r`: its facts, notes, points and trials.
+fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Result<()> {
+    let store = Store::open(dir)?;
+    let run = store.run()?;
+    let name = run_name(dir);
+    let trials = store.trials()?;
+    let mut labels: BTreeMap<usize, String> = BTreeMap::new();
+    for p in store.points()? {
+        if !r.point_order.contains(&p.label) && !label_runs {
+            r.point_order.push(p.label.clone());
+        }
+        r.stop_reasons.insert(p.label.clone(), p.stop_reason.clone());
+        labels.insert(p.id, p.label);
+    }
+    r.facts.push(run_facts(&name, &run, &trials));
+    if ri > 0 && r.facts[0].plan != run.plan_name {
+        r.notes.push(format!(
+            "run {} has plan {:?}, not {:?}: {} anyway",
+            name,
+            run.plan_name,
+            r.facts[0].plan,
+            if label_runs { "compared" } else { "pooled" }
+        ));
+    }
+    // What the run could not do (points or variants skipped here), once however many runs say it.
+    for n in store.notes()? {
+        if !r.notes.contains(&n) {
+            r.notes.push(n);
+        }
+    }
+    for t in trials {
+        let samples = store.samples(t.id)?;
+        let mut params = params_of(&t.params_json);
+        let mut label = labels.get(&t.point).cloned().unwrap_or_else(|| format!("point {}", t.point));
+        if label_runs {
+            params.insert("run".into(), Value::String(name.clone()));
+            label = format!("{label} run={name}");
+            if !r.point_order.contains(&label) {
+                r.point_order.push(label.clone());
+            }
+        }
+        r.loaded.push(Loaded {
+            run: ri,
+            point_label: label,
+            params,
+            trial: t,
+            samples,
+        });
+    }
+    Ok(())
+}
+
+fn run_facts(name: &str, run: &StoredRun, trials: &[StoredTrial]) -> RunFacts {
+    let ok = trials.iter().filter(|t| t.ok()).count();
+    let limited = trials.iter().find(|t| t.limit_mechanism.is_some());
+    RunFacts {
+        run: name.to_string(),
+        plan: run.plan_name.clone(),
+        plan_file: run.plan_file.clone(),
+        host: run.host.clone(),
+        kernel: run.kernel.clone(),
+        ncpu: run.ncpu,
+        mem_total_mb: run.mem_total_mb,
+        seed: run.seed,
+        status: run.status.to_string(),
+        perflab_version: run.perflab_version.clone(),
+        started_unix: run.started_unix,
+        ended_unix: run.ended_unix,
+        planned_trials: run.planned_trials,
+        trials_ok: ok,
+        trials_failed: trials.len() - ok,
+        limit_mechanism: limited.and_then(|t| t.limit_mechanism.clone()),
+        limit_proof: limited.and_then(|t| t.limit_proof.clone()),
+    }
+}
+
+/// Which parameters vary: the swept one (numeric, most values; never `run`) and the variant ones.
+fn varying(loaded: &[Loaded]) -> (Option<String>, Vec<String>) {
+    let mut values: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
+    for (k, v) in loaded.iter().flat_map(|l| &l.params) {
+        let e = values.entry(k).or_default();
+        if !e.contains(&v) {
+            e.push(v);
+        }
+    }
+    let varying: Vec<(&str, &Vec<&Value>)> = values.iter().map(|(k, v)| (*k, v)).filter(|(_, v)| v.len() >= 2).collect();
+    let swept = varying
+        .iter()
+        .filter(|(k, v)| *k != "run" && v.iter().all(|x| x.is_number()))
+        .max_by_key(|(_, v)| v.len())
+        .map(|(k, _)| k.to_string());
+    let variants = varying
+        .iter()
+        .map(|(k, _)| k.to_string())
+        .filter(|k| Some(k) != swept.as_ref())
+        .collect();
+    (swept, variants)
+}
+
+/// The trials that get a time-series chart: the first `MAX_TRIAL_CHARTS` with samples, in point
+/// order.
+fn charted(groups: &[(String, Vec<&Loaded>)], runs: &[RunFacts]) -> Vec<TrialSeries> {
+    groups
+        .iter()
+        .flat_map(|(_, g)| g.iter().copied())
+        .filter(|l| !l.samples.is_empty())
+        .take(MAX_TRIAL_CHARTS)
+        .map(|l| trial_series(l, runs.len() > 1, runs))
+        .collect()
 }
 
 fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts]) -> TrialSeries {
     let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     for s in &l.samples {
-        for (k, v) in &s.values {
-            if key_system_metric(k) {
-                series.entry(k.clone()).or_default().push((s.t_s, *v));
-            }
+        for (k, v) in s.values.iter().filter(|(k, _)| key_system_metric(k)) {
+            series.entry(k.clone()).or_default().push((s.t_s, *v));
         }
     }
     let name = if several_runs {
@@ -249,91 +212,25 @@ fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts]) -> TrialSerie
     }
 }
 
-fn point_report(label: &str, group: &[&Loaded], nruns: usize, stop_reason: Option<String>, label_runs: bool) -> PointReport {
-    let ok: Vec<&&Loaded> = group.iter().filter(|l| l.trial.ok()).collect();
-    // Metrics across repetitions.
-    let mut names: BTreeMap<String, (String, Better)> = BTreeMap::new();
-    for l in &ok {
-        for m in &l.trial.metrics {
-            names.entry(m.name.clone()).or_insert((m.unit.clone(), m.better));
-        }
-    }
-    let mut metrics = Vec::new();
-    for (name, (unit, better)) in names {
-        let vals: Vec<f64> = ok.iter().filter_map(|l| l.trial.metric(&name)).collect();
-        let Some(summary) = Summary::of(&vals) else {
-            continue;
-        };
-        let between_run_cv_pct = if nruns > 1 && !label_runs {
-            let means: Vec<f64> = (0..nruns)
-                .filter_map(|r| {
-                    let v: Vec<f64> = ok.iter().filter(|l| l.run == r).filter_map(|l| l.trial.metric(&name)).collect();
-                    Summary::of(&v).map(|s| s.mean)
-                })
-                .collect();
-            Summary::of(&means).and_then(|s| s.cv_pct)
-        } else {
-            None
-        };
-        metrics.push(MetricRow {
-            name,
-            unit,
-            better,
-            summary,
-            between_run_cv_pct,
-        });
-    }
-    // Latency percentiles from merged histograms (µs in the store, ms in the report).
-    let mut by_name: BTreeMap<&str, Vec<&hdrhistogram::Histogram<u64>>> = BTreeMap::new();
-    for l in &ok {
-        for h in &l.trial.histograms {
-            by_name.entry(h.name.as_str()).or_default().push(&h.hist);
-        }
-    }
-    let ms = |us: f64| us / 1000.0;
-    let latency = by_name
-        .into_iter()
-        .filter_map(|(name, hists)| {
-            let merged = percentiles::merge(hists)?;
-            let p = percentiles::of(&merged)?;
-            Some(PercentileRow {
-                spectrum: percentiles::spectrum(&merged).into_iter().map(|(x, v)| (x, ms(v))).collect(),
-                histogram: name.to_string(),
-                count: p.count,
-                percentiles: p.values.iter().map(|q| (q.label.clone(), ms(q.value))).collect(),
-                max_ms: ms(p.max),
-                omitted: p.omitted,
+fn failed_trials(loaded: &[Loaded], runs: &[RunFacts]) -> Vec<FailedTrial> {
+    loaded
+        .iter()
+        .filter_map(|l| {
+            l.trial.failure.as_ref().map(|f| FailedTrial {
+                run: runs[l.run].run.clone(),
+                trial: l.trial.id,
+                point: l.point_label.clone(),
+                reason: safe(f),
             })
         })
-        .collect();
-    // System phases table.
-    let mut sys_names: Vec<String> = Vec::new();
-    for l in group {
-        for s in &l.samples {
-            for (k, _) in &s.values {
-                if key_system_metric(k) && !sys_names.contains(k) {
-                    sys_names.push(k.clone());
-                }
-            }
-        }
-    }
-    sys_names.sort();
-    let system = sys_names.iter().map(|m| phase_row(m, group)).collect();
-    let mut errors: BTreeMap<String, u64> = BTreeMap::new();
-    for l in group {
-        for (c, n) in &l.trial.errors {
-            *errors.entry(c.clone()).or_default() += n;
-        }
-    }
-    PointReport {
-        label: redact(label),
-        params: group[0].params.clone(),
-        trials: group.len(),
-        failed: group.len() - ok.len(),
-        stop_reason,
-        metrics,
-        latency,
-        system,
-        errors: errors.into_iter().collect(),
+        .collect()
+}
+
+fn title(runs: &[RunFacts], label_runs: bool) -> String {
+    if label_runs {
+        let names: Vec<&str> = runs.iter().map(|r| r.run.as_str()).collect();
+        format!("perflab compare: {}", names.join(" vs "))
+    } else {
+        format!("perflab report: {}", runs.first().map(|r| r.plan.as_str()).unwrap_or(""))
     }
 }

@@ -1,9 +1,8 @@
 //! SVG charts via plotters (SVG backend, no fonts needed): per-trial system time series with its
 //! phases shaded and named, throughput and latency against the swept parameter, and latency spectra.
 
-use super::model::{ReportModel, TrialSeries};
-use super::safe as redact;
-use super::scaling::variant_of;
+use super::loaded::{safe as redact, variant_of};
+use super::model::{ReportModel, Scaling, TrialSeries};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -53,8 +52,8 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         }
     }
     if let Some(s) = &m.scaling {
-        out.push(("throughput.svg".into(), throughput_chart(m, s)?));
-        if s.rows.iter().any(|r| r.p50_ms.is_some()) {
+        out.push(("throughput.svg".into(), throughput_chart(s)?));
+        if s.rows.iter().any(|r| r.row.latency.is_some()) {
             out.push(("latency_vs_parameter.svg".into(), latency_chart(s)?));
         }
     }
@@ -163,9 +162,9 @@ fn panel(area: &DrawingArea<SVGBackend, Shift>, t: &TrialSeries, title: &str, f:
     Ok(())
 }
 
-fn throughput_chart(m: &ReportModel, s: &super::model::Scaling) -> anyhow::Result<String> {
-    let (x0, x1) = range(s.rows.iter().map(|r| r.x));
-    let (_, hi) = range(s.rows.iter().map(|r| r.throughput + r.ci95.unwrap_or(0.0)));
+fn throughput_chart(s: &Scaling) -> anyhow::Result<String> {
+    let (x0, x1) = range(s.rows.iter().map(|r| r.row.x));
+    let (_, hi) = range(s.rows.iter().map(|r| r.row.throughput + r.row.ci95.unwrap_or(0.0)));
     let variants = variants(s);
     let mut buf = String::new();
     {
@@ -189,19 +188,18 @@ fn throughput_chart(m: &ReportModel, s: &super::model::Scaling) -> anyhow::Resul
             .y_desc(format!("{} ({})", s.throughput_metric, redact(&s.unit)))
             .draw()
             .map_err(e)?;
-        let _ = m;
         for (i, v) in variants.iter().enumerate() {
             let c = color(i);
             let rows: Vec<_> = s.rows.iter().filter(|r| &r.variant == v).collect();
             chart
-                .draw_series(LineSeries::new(rows.iter().map(|r| (r.x, r.throughput)), c.stroke_width(2)))
+                .draw_series(LineSeries::new(rows.iter().map(|r| (r.row.x, r.row.throughput)), c.stroke_width(2)))
                 .map_err(e)?
                 .label(v.as_str())
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
             chart
                 .draw_series(rows.iter().map(|r| {
-                    let h = r.ci95.unwrap_or(0.0);
-                    ErrorBar::new_vertical(r.x, r.throughput - h, r.throughput, r.throughput + h, c.filled(), 8)
+                    let h = r.row.ci95.unwrap_or(0.0);
+                    ErrorBar::new_vertical(r.row.x, r.row.throughput - h, r.row.throughput, r.row.throughput + h, c.filled(), 8)
                 }))
                 .map_err(e)?;
         }
@@ -217,7 +215,7 @@ fn throughput_chart(m: &ReportModel, s: &super::model::Scaling) -> anyhow::Resul
     Ok(buf)
 }
 
-fn variants(s: &super::model::Scaling) -> Vec<String> {
+fn variants(s: &Scaling) -> Vec<String> {
     let mut v: Vec<String> = Vec::new();
     for r in &s.rows {
         if !v.contains(&r.variant) {
@@ -227,9 +225,9 @@ fn variants(s: &super::model::Scaling) -> Vec<String> {
     v
 }
 
-fn latency_chart(s: &super::model::Scaling) -> anyhow::Result<String> {
-    let (x0, x1) = range(s.rows.iter().map(|r| r.x));
-    let (_, hi) = range(s.rows.iter().flat_map(|r| [r.p50_ms, r.p99_ms]).flatten());
+fn latency_chart(s: &Scaling) -> anyhow::Result<String> {
+    let (x0, x1) = range(s.rows.iter().map(|r| r.row.x));
+    let (_, hi) = range(s.rows.iter().flat_map(|r| [r.row.latency, r.p99_ms]).flatten());
     let variants = variants(s);
     let mut buf = String::new();
     {
@@ -258,13 +256,13 @@ fn latency_chart(s: &super::model::Scaling) -> anyhow::Result<String> {
             let rows: Vec<_> = s.rows.iter().filter(|r| &r.variant == v).collect();
             chart
                 .draw_series(LineSeries::new(
-                    rows.iter().filter_map(|r| r.p50_ms.map(|y| (r.x, y))),
+                    rows.iter().filter_map(|r| r.row.latency.map(|y| (r.row.x, y))),
                     c.stroke_width(2),
                 ))
                 .map_err(e)?
                 .label(format!("{v} p50"))
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
-            let p99: Vec<(f64, f64)> = rows.iter().filter_map(|r| r.p99_ms.map(|y| (r.x, y))).collect();
+            let p99: Vec<(f64, f64)> = rows.iter().filter_map(|r| r.p99_ms.map(|y| (r.row.x, y))).collect();
             if !p99.is_empty() {
                 chart
                     .draw_series(DashedLineSeries::new(p99, 6, 4, c.stroke_width(2)))

@@ -32,7 +32,7 @@ pub struct CompareArgs {
 
 fn finish(paths: &super::ReportPaths) -> i32 {
     print!("{}", paths.summary);
-    for p in [&paths.markdown, &paths.html, &paths.json, &paths.csv].into_iter().flatten() {
+    for (_, p) in &paths.files {
         println!("wrote {}", p.display());
     }
     if !paths.charts.is_empty() {

@@ -1,90 +1,82 @@
 //! Comparison of variants: each variant parameter's values against the first, at fixed other
 //! parameters. The statistics (Δ %, its CI, the test, p, the verdict) are `crate::analysis::compare`.
 
-use super::assemble::{value_text, Loaded};
+use super::loaded::{safe, value_text, Loaded};
 use super::model::Comparison;
-use super::safe as redact;
 use crate::analysis::compare::compare;
-use crate::workload::Better;
+use crate::workload::{Better, MetricKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub(crate) fn comparisons(variant_params: &[String], swept: Option<&str>, loaded: &[Loaded]) -> Vec<Comparison> {
+/// Every variant parameter's values compared, metric by metric, at each combination of the other
+/// parameters (ordered by the swept value).
+pub fn comparisons(variant_params: &[String], swept: Option<&str>, loaded: &[Loaded]) -> Vec<Comparison> {
     let mut out = Vec::new();
     for vp in variant_params {
-        // Group ok trials by the other parameters held fixed.
-        let mut groups: BTreeMap<String, Vec<&Loaded>> = BTreeMap::new();
-        for l in loaded.iter().filter(|l| l.trial.ok()) {
-            let at: Vec<String> = l
-                .params
-                .iter()
-                .filter(|(k, _)| *k != vp && (Some(k.as_str()) == swept || variant_params.contains(k)))
-                .map(|(k, v)| format!("{k}={}", value_text(v)))
-                .collect();
-            groups.entry(redact(&at.join(" "))).or_default().push(l);
+        for (at, group) in groups_at(vp, variant_params, swept, loaded) {
+            out.extend(compare_group(vp, &at, &group));
         }
-        // Order groups by swept value numerically when possible.
-        let mut keys: Vec<(f64, String)> = groups
+    }
+    out
+}
+
+/// The ok trials grouped by the other parameters held fixed ("k=v k=v"), ordered by the swept
+/// value numerically, then by text.
+fn groups_at<'a>(vp: &str, variant_params: &[String], swept: Option<&str>, loaded: &'a [Loaded]) -> Vec<(String, Vec<&'a Loaded>)> {
+    let mut groups: BTreeMap<String, Vec<&Loaded>> = BTreeMap::new();
+    for l in loaded.iter().filter(|l| l.trial.ok()) {
+        let at: Vec<String> = l
+            .params
             .iter()
-            .map(|(k, g)| {
-                let x = swept.and_then(|s| g[0].params.get(s)).and_then(|v| v.as_f64()).unwrap_or(0.0);
-                (x, k.clone())
-            })
+            .filter(|(k, _)| *k != vp && (Some(k.as_str()) == swept || variant_params.contains(k)))
+            .map(|(k, v)| format!("{k}={}", value_text(v)))
             .collect();
-        keys.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        for (_, at) in keys {
-            let g = &groups[&at];
-            let mut vals: Vec<Value> = Vec::new();
-            for l in g {
-                if let Some(v) = l.params.get(vp) {
-                    if !vals.contains(v) {
-                        vals.push(v.clone());
-                    }
-                }
-            }
-            if vals.len() < 2 {
+        groups.entry(safe(&at.join(" "))).or_default().push(l);
+    }
+    let x = |g: &[&Loaded]| swept.and_then(|s| g[0].params.get(s)).and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let mut out: Vec<(String, Vec<&Loaded>)> = groups.into_iter().collect();
+    out.sort_by(|a, b| x(&a.1).total_cmp(&x(&b.1)).then(a.0.cmp(&b.0)));
+    out
+}
+
+/// Within one group: every other value of `vp` against the first seen, for every metric.
+fn compare_group(vp: &str, at: &str, g: &[&Loaded]) -> Vec<Comparison> {
+    let mut vals: Vec<&Value> = Vec::new();
+    for v in g.iter().filter_map(|l| l.params.get(vp)) {
+        if !vals.contains(&v) {
+            vals.push(v);
+        }
+    }
+    let mut metrics: BTreeMap<&str, (&str, Better)> = BTreeMap::new();
+    for m in g.iter().flat_map(|l| &l.trial.metrics) {
+        metrics.entry(&m.name).or_insert((&m.unit, m.better));
+    }
+    let sample = |val: &Value, metric: &str| -> Vec<f64> {
+        g.iter()
+            .filter(|l| l.params.get(vp) == Some(val))
+            .filter_map(|l| l.trial.metric(metric))
+            .collect()
+    };
+    let mut out = Vec::new();
+    let Some((a_val, rest)) = vals.split_first() else {
+        return out;
+    };
+    for b_val in rest {
+        for (metric, (unit, better)) in &metrics {
+            let (sa, sb) = (sample(a_val, metric), sample(b_val, metric));
+            if sa.is_empty() || sb.is_empty() {
                 continue;
             }
-            let mut metric_names: BTreeMap<String, (String, Better)> = BTreeMap::new();
-            for l in g {
-                for m in &l.trial.metrics {
-                    metric_names.entry(m.name.clone()).or_insert((m.unit.clone(), m.better));
-                }
-            }
-            let a_val = &vals[0];
-            for b_val in &vals[1..] {
-                for (metric, (unit, better)) in &metric_names {
-                    let sample = |val: &Value| -> Vec<f64> {
-                        g.iter()
-                            .filter(|l| l.params.get(vp) == Some(val))
-                            .filter_map(|l| l.trial.metric(metric))
-                            .collect()
-                    };
-                    let (sa, sb) = (sample(a_val), sample(b_val));
-                    if sa.is_empty() || sb.is_empty() {
-                        continue;
-                    }
-                    let c = compare(&sa, &sb, *better);
-                    out.push(Comparison {
-                        parameter: vp.to_string(),
-                        a: redact(&value_text(a_val)),
-                        b: redact(&value_text(b_val)),
-                        at: at.clone(),
-                        metric: metric.to_string(),
-                        unit: unit.to_string(),
-                        n_a: c.n_a,
-                        n_b: c.n_b,
-                        mean_a: c.mean_a,
-                        mean_b: c.mean_b,
-                        delta_pct: c.delta_pct,
-                        ci95_low_pct: c.ci95_low_pct,
-                        ci95_high_pct: c.ci95_high_pct,
-                        test: c.test.name().to_string(),
-                        p: c.p,
-                        verdict: c.verdict,
-                    });
-                }
-            }
+            out.push(Comparison {
+                parameter: vp.to_string(),
+                a: safe(&value_text(a_val)),
+                b: safe(&value_text(b_val)),
+                at: at.to_string(),
+                metric: metric.to_string(),
+                unit: unit.to_string(),
+                quantile: MetricKind::infer(metric, unit).quantile(),
+                result: compare(&sa, &sb, *better),
+            });
         }
     }
     out

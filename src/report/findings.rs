@@ -2,10 +2,8 @@
 //! samples (all its trials pooled), plus errors that appear above some value of the swept
 //! parameter, per variant.
 
-use super::assemble::Loaded;
+use super::loaded::{variant_of, Loaded};
 use super::model::{Finding, PointReport, RunFacts};
-use super::phases::sample_refs;
-use super::scaling::variant_of;
 use crate::analysis::bottleneck::{self, errors_by_parameter, Context, PointSamples};
 use std::collections::BTreeMap;
 
@@ -19,21 +17,8 @@ fn oom_killed(group: &[&Loaded]) -> bool {
     })
 }
 
-fn convert(f: bottleneck::Finding) -> Finding {
-    Finding {
-        evidence: f.evidence_text(),
-        rule: f.rule,
-        title: f.title,
-        resource: f.resource,
-        kind: f.kind.as_str().into(),
-        severity: f.severity.as_str().into(),
-        points: f.points,
-        caveats: f.caveats,
-    }
-}
-
 /// `groups`: (point label as in `points`, the point's trials).
-pub(crate) fn evaluate(
+pub fn evaluate(
     groups: &[(String, Vec<&Loaded>)],
     points: &[PointReport],
     runs: &[RunFacts],
@@ -49,30 +34,30 @@ pub(crate) fn evaluate(
         .iter()
         .map(|(label, group)| PointSamples {
             label: label.clone(),
-            rows: group.iter().flat_map(|l| sample_refs(l)).collect(),
+            rows: group.iter().flat_map(|l| l.sample_refs()).collect(),
             oom_killed: oom_killed(group),
         })
         .collect();
-    let mut out: Vec<Finding> = bottleneck::evaluate(&samples, &ctx).into_iter().map(convert).collect();
-    // Errors along the swept parameter, per variant: errors per trial at each point.
+    let mut out = bottleneck::evaluate(&samples, &ctx);
     if let Some(s) = swept {
-        let mut by_variant: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();
-        for p in points {
-            let Some(x) = p.params.get(s).and_then(|v| v.as_f64()) else {
-                continue;
-            };
-            let errors: u64 = p.errors.iter().map(|(_, n)| n).sum();
-            let rate = errors as f64 / p.trials.max(1) as f64;
-            by_variant
-                .entry(variant_of(&p.params, variant_params))
-                .or_default()
-                .push((p.label.clone(), x, rate));
-        }
-        for pts in by_variant.values() {
-            if let Some(f) = errors_by_parameter(s, pts) {
-                out.push(convert(f));
-            }
-        }
+        out.extend(errors_along(s, points, variant_params));
     }
     out
+}
+
+/// Errors along the swept parameter, per variant: errors per trial at each point.
+fn errors_along(swept: &str, points: &[PointReport], variant_params: &[String]) -> Vec<Finding> {
+    let mut by_variant: BTreeMap<String, Vec<(String, f64, f64)>> = BTreeMap::new();
+    for p in points {
+        let Some(x) = p.params.get(swept).and_then(|v| v.as_f64()) else {
+            continue;
+        };
+        let errors: u64 = p.errors.iter().map(|(_, n)| n).sum();
+        let rate = errors as f64 / p.trials.max(1) as f64;
+        by_variant
+            .entry(variant_of(&p.params, variant_params))
+            .or_default()
+            .push((p.label.clone(), x, rate));
+    }
+    by_variant.values().filter_map(|pts| errors_by_parameter(swept, pts)).collect()
 }

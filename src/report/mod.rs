@@ -1,76 +1,65 @@
 //! Reports: terminal, Markdown, HTML, JSON, CSV and SVG, from one or more run stores.
 //!
-//! `model::build` assembles a [`ReportModel`] (serialized as `report.json`); `doc::build` turns it
-//! into sections of tables; `render` prints those as Markdown, HTML and terminal tables; `charts`
-//! draws the SVGs. Output is deterministic: same store in, same bytes out.
+//! `assemble::build` makes a [`ReportModel`] (serialized as `report.json`) from the stores, with
+//! one builder per part (`points`, `phases`, `scaling`, `compare`, `findings`) over the trials as
+//! `loaded` keeps them; `charts` draws the SVGs; `doc::build` turns the model into sections of
+//! tables, one function per section; each format of `export` writes that one document, and
+//! `terminal` prints its summary. Output is deterministic: same store in, same bytes out.
 
 mod assemble;
 pub mod charts;
 pub mod cli;
 mod compare;
 pub mod doc;
+pub mod export;
 mod findings;
+mod loaded;
 pub mod model;
 mod phases;
-pub mod render;
+mod points;
 mod scaling;
+pub mod terminal;
 
+pub use assemble::{build, MAX_TRIAL_CHARTS};
+pub use loaded::safe;
 pub use model::ReportModel;
 
-/// `crate::store::redact`, made idempotent: the store already redacted what it kept, and redacting
-/// `[redacted]` again would append a stray `]` each time.
-pub fn safe(text: &str) -> String {
-    let mut s = crate::store::redact(text);
-    while s.contains("[redacted]]") {
-        s = s.replace("[redacted]]", "[redacted]");
-    }
-    s
-}
-
 use anyhow::Context;
+use export::{csv::Csv, html::Html, json::Json, md::Markdown, Exporter, Input};
 use std::path::{Path, PathBuf};
 
-/// The output formats of `perflab report`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Formats {
-    pub md: bool,
-    pub html: bool,
-    pub json: bool,
-    pub csv: bool,
-}
+/// Every format `perflab report` can write, in the order they are written and listed.
+pub static EXPORTERS: [&dyn Exporter; 4] = [&Markdown, &Html, &Json, &Csv];
+
+/// The output formats chosen: names of [`EXPORTERS`], in that list's order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Formats(Vec<&'static str>);
 
 impl Formats {
+    /// Every format.
     pub fn all() -> Formats {
-        Formats {
-            md: true,
-            html: true,
-            json: true,
-            csv: true,
-        }
+        Formats(EXPORTERS.iter().map(|e| e.name()).collect())
     }
 
-    /// Parse "md,html,json,csv".
+    /// Parse "md,html,json,csv" (any order, any subset; `markdown` is `md`).
     pub fn parse(s: &str) -> anyhow::Result<Formats> {
-        let mut f = Formats {
-            md: false,
-            html: false,
-            json: false,
-            csv: false,
-        };
+        let mut chosen = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
-            match part {
-                "md" | "markdown" => f.md = true,
-                "html" => f.html = true,
-                "json" => f.json = true,
-                "csv" => f.csv = true,
-                other => {
-                    return Err(crate::error::usage(format!(
-                        "unknown report format {other:?} (expected md, html, json, csv)"
-                    )))
-                }
-            }
+            let Some(e) = EXPORTERS.iter().find(|e| e.name() == part || e.aliases().contains(&part)) else {
+                let names: Vec<&str> = EXPORTERS.iter().map(|e| e.name()).collect();
+                return Err(crate::error::usage(format!(
+                    "unknown report format {part:?} (expected {})",
+                    names.join(", ")
+                )));
+            };
+            chosen.push(e.name());
         }
-        Ok(f)
+        Ok(Formats(EXPORTERS.iter().map(|e| e.name()).filter(|n| chosen.contains(n)).collect()))
+    }
+
+    /// The chosen exporters, in [`EXPORTERS`] order.
+    pub fn exporters(&self) -> impl Iterator<Item = &'static dyn Exporter> + '_ {
+        EXPORTERS.iter().copied().filter(|e| self.0.contains(&e.name()))
     }
 }
 
@@ -78,13 +67,18 @@ impl Formats {
 #[derive(Clone, Debug, Default)]
 pub struct ReportPaths {
     pub dir: PathBuf,
-    pub markdown: Option<PathBuf>,
-    pub html: Option<PathBuf>,
-    pub json: Option<PathBuf>,
-    pub csv: Option<PathBuf>,
+    /// (format, its report file), in [`EXPORTERS`] order.
+    pub files: Vec<(&'static str, PathBuf)>,
     pub charts: Vec<PathBuf>,
     /// The terminal summary (also printed by the CLI).
     pub summary: String,
+}
+
+impl ReportPaths {
+    /// The report file of a format (`md`, `html`, `json`, `csv`), if it was written.
+    pub fn file(&self, format: &str) -> Option<&Path> {
+        self.files.iter().find(|(f, _)| *f == format).map(|(_, p)| p.as_path())
+    }
 }
 
 /// Write every format of the report of one run into its directory (called at the end of `perflab run`).
@@ -95,81 +89,54 @@ pub fn write_report(dir: &Path) -> anyhow::Result<ReportPaths> {
 /// `write_report` for callers that only list the files (`perflab run` / `perflab demo`): the report
 /// files written, Markdown first.
 pub fn write_default(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
-    let p = write_report(dir)?;
-    Ok([p.markdown, p.html, p.json, p.csv].into_iter().flatten().collect())
+    Ok(write_report(dir)?.files.into_iter().map(|(_, p)| p).collect())
 }
 
 /// Build the model of `dirs` and write the chosen formats into `out`. With `compare`, each run is
 /// a variant (`run=<dir name>`) instead of being pooled.
 pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> anyhow::Result<ReportPaths> {
-    let model = model::build(dirs, compare)?;
+    let model = assemble::build(dirs, compare)?;
     let charts = charts::render(&model)?;
     let doc = doc::build(&model, &charts);
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
+    let input = Input {
+        model: &model,
+        doc: &doc,
+        charts: &charts,
+        runs: dirs,
+    };
     let mut paths = ReportPaths {
         dir: out.to_path_buf(),
-        summary: render::terminal(&model.title, &doc),
+        summary: terminal::summary(&model.title, &doc),
         ..Default::default()
     };
-    let put = |name: &str, text: &str| -> anyhow::Result<PathBuf> {
-        let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
-        Ok(p)
-    };
-    if formats.md || formats.html {
-        let cdir = out.join("charts");
-        std::fs::create_dir_all(&cdir).with_context(|| format!("cannot create {}", cdir.display()))?;
-        for (name, svg) in &charts {
-            let p = cdir.join(name);
-            std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
-            paths.charts.push(p);
+    // Files beside the reports (charts/, csv/) that several formats share are written once.
+    let mut beside: Vec<String> = Vec::new();
+    for e in formats.exporters() {
+        let mut files = e.files(&input)?.into_iter();
+        if let Some((name, bytes)) = files.next() {
+            paths.files.push((e.name(), put(out, &name, &bytes)?));
         }
-    }
-    if formats.md {
-        paths.markdown = Some(put("report.md", &render::markdown(&model.title, &doc))?);
-    }
-    if formats.html {
-        paths.html = Some(put("report.html", &render::html_page(&model.title, &doc, &charts))?);
-    }
-    if formats.json {
-        let mut text = serde_json::to_string_pretty(&model)?;
-        text.push('\n');
-        paths.json = Some(put("report.json", &safe(&text))?);
-    }
-    if formats.csv {
-        paths.csv = Some(put("report.csv", &summary_csv(&model)?)?);
-        if dirs.len() == 1 {
-            let store = crate::store::Store::open(dirs[0])?;
-            crate::store::export::to_csv(&store, &out.join("csv"))?;
+        for (name, bytes) in files {
+            if beside.contains(&name) {
+                continue;
+            }
+            let p = put(out, &name, &bytes)?;
+            if name.starts_with("charts/") {
+                paths.charts.push(p);
+            }
+            beside.push(name);
         }
     }
     Ok(paths)
 }
 
-/// One row per point × metric: the same numbers as the metrics table.
-fn summary_csv(m: &ReportModel) -> anyhow::Result<String> {
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record([
-        "point", "metric", "unit", "n", "mean", "median", "sd", "min", "max", "ci95", "cv_pct",
-    ])?;
-    for p in &m.points {
-        for r in &p.metrics {
-            let s = &r.summary;
-            let o = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-            w.write_record([
-                safe(&p.label),
-                r.name.clone(),
-                r.unit.clone(),
-                s.n.to_string(),
-                s.mean.to_string(),
-                s.median.to_string(),
-                s.sd.to_string(),
-                s.min.to_string(),
-                s.max.to_string(),
-                o(s.ci95),
-                o(s.cv_pct),
-            ])?;
-        }
+/// Write `bytes` to `out/name`, making its directory.
+fn put(out: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
+    let p = out.join(name);
+    if let Some(parent) = p.parent() {
+        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    Ok(String::from_utf8(w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?)?)
+    std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
+    Ok(p)
 }

@@ -1,15 +1,23 @@
 //! The report model: everything the renderers print, assembled from one or more stores. It is
 //! serialized as `report.json` (schema in docs/report-json.md), so JSON and tables hold the same
 //! numbers. Rendering never computes; it only formats this model.
+//!
+//! The analysis' own types are embedded, not re-declared: a finding is a
+//! [`crate::analysis::bottleneck::Finding`], a comparison carries a
+//! [`crate::analysis::compare::Comparison`] and a scaling row a
+//! [`crate::analysis::scaling::ScalingRow`].
 
+pub use crate::analysis::bottleneck::Finding;
 pub use crate::analysis::compare::Verdict;
 use crate::analysis::stats::Summary;
+use crate::analysis::{compare, scaling};
 use crate::workload::Better;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-pub use super::assemble::{build, MAX_TRIAL_CHARTS};
+/// The version of the `report.json` shape (docs/report-json.md).
+pub const SCHEMA: u32 = 2;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunFacts {
@@ -57,6 +65,24 @@ pub struct PercentileRow {
     pub spectrum: Vec<(f64, f64)>,
 }
 
+/// A percentile the workload's tool printed once per trial (ab, wrk, sysbench, fio: no histogram is
+/// stored, so nothing can be merged). Never averaged: the point shows the median of the per-trial
+/// values, with how many trials they are.
+#[derive(Clone, Debug, Serialize)]
+pub struct PrintedPercentile {
+    pub name: String,
+    pub unit: String,
+    pub better: Better,
+    /// The quantile q (0.99 for a p99; 1 for a maximum).
+    pub quantile: f64,
+    /// Trials that printed it.
+    pub n: usize,
+    /// Median of the per-trial values.
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct PhaseRow {
     pub metric: String,
@@ -76,22 +102,28 @@ pub struct PointReport {
     pub trials: usize,
     pub failed: usize,
     pub stop_reason: Option<String>,
+    /// Every metric that is not a percentile, over the ok repetitions.
     pub metrics: Vec<MetricRow>,
+    /// Percentiles of the merged histograms.
     pub latency: Vec<PercentileRow>,
+    /// Percentiles the tool printed, for distributions with no stored histogram.
+    pub printed_percentiles: Vec<PrintedPercentile>,
+    /// Per-trial percentile metrics left out because the merged histogram they were read from gives
+    /// them (`latency_p99_ms` beside the histogram `latency`): one p99 per point.
+    pub merged_instead: Vec<String>,
     pub system: Vec<PhaseRow>,
     pub errors: Vec<(String, u64)>,
 }
 
+/// One row of the scaling table: the analysis row of a variant at one value of the swept
+/// parameter, with the point's merged p99.
 #[derive(Clone, Debug, Serialize)]
 pub struct ScalingRow {
     pub variant: String,
-    pub x: f64,
-    pub n: usize,
-    pub throughput: f64,
-    pub ci95: Option<f64>,
-    pub speedup: Option<f64>,
-    pub efficiency: Option<f64>,
-    pub p50_ms: Option<f64>,
+    /// x, n, throughput, ci95, latency (the merged p50 in ms), speedup, efficiency.
+    #[serde(flatten)]
+    pub row: scaling::ScalingRow,
+    /// p99 of the point's merged `latency` histogram, ms; None when the count does not support it.
     pub p99_ms: Option<f64>,
 }
 
@@ -107,6 +139,8 @@ pub struct Scaling {
     pub saturated_at_knee: Vec<(String, Vec<String>)>,
 }
 
+/// One metric compared between two values of a variant parameter, at fixed other parameters: what
+/// was compared, and the analysis' comparison of b against a.
 #[derive(Clone, Debug, Serialize)]
 pub struct Comparison {
     pub parameter: String,
@@ -116,32 +150,11 @@ pub struct Comparison {
     pub at: String,
     pub metric: String,
     pub unit: String,
-    pub n_a: usize,
-    pub n_b: usize,
-    pub mean_a: f64,
-    pub mean_b: f64,
-    pub delta_pct: Option<f64>,
-    /// 95 % CI of the Δ % (Welch CI of the difference divided by mean a).
-    pub ci95_low_pct: Option<f64>,
-    pub ci95_high_pct: Option<f64>,
-    pub test: String,
-    pub p: Option<f64>,
-    pub verdict: Verdict,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct Finding {
-    /// The rule that fired: R1..R12 (docs/metrics.md) or E1 (errors along the swept parameter).
-    pub rule: String,
-    /// e.g. "CPU saturated".
-    pub title: String,
-    pub resource: String,
-    pub kind: String,
-    pub severity: String,
-    pub points: Vec<String>,
-    pub evidence: String,
-    /// Caveats that apply to this finding.
-    pub caveats: Vec<String>,
+    /// Is the metric a quantile (`latency_p99_ms`)? Then its per-trial figures are compared.
+    pub quantile: Option<f64>,
+    /// n, means, Δ % with its 95 % CI, the test, p and the verdict.
+    #[serde(flatten)]
+    pub result: compare::Comparison,
 }
 
 #[derive(Clone, Debug, Serialize)]

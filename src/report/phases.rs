@@ -1,27 +1,27 @@
 //! The system table per point: Baseline / Under load / Peak / Recovery and recovery time, computed
 //! per trial by `crate::analysis::phases` and pooled over the point's trials.
 
-use super::assemble::Loaded;
+use super::loaded::{key_system_metric, Loaded};
 use super::model::PhaseRow;
-use crate::analysis::phases::{metric_phases, pool, SampleRef};
+use crate::analysis::phases::{metric_phases, pool};
 
-/// A trial's monitor samples, borrowed as the analysis wants them.
-pub(crate) fn sample_refs(l: &Loaded) -> Vec<SampleRef<'_>> {
-    l.samples.iter().map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice())).collect()
-}
-
-/// When the load phase ended, in seconds since the trial started.
-fn load_end(l: &Loaded) -> Option<f64> {
-    l.trial
-        .phases
+/// One row per key system metric any of the point's trials sampled, sorted by name.
+pub fn system_rows(group: &[&Loaded]) -> Vec<PhaseRow> {
+    let mut names: Vec<&str> = group
         .iter()
-        .filter(|p| p.0 == crate::analysis::phases::LOAD)
-        .map(|p| p.2)
-        .reduce(f64::max)
+        .flat_map(|l| l.samples.iter().flat_map(|s| s.values.iter().map(|(k, _)| k.as_str())))
+        .filter(|k| key_system_metric(k))
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter().map(|m| phase_row(m, group)).collect()
 }
 
-pub(crate) fn phase_row(metric: &str, group: &[&Loaded]) -> PhaseRow {
-    let per_trial: Vec<_> = group.iter().map(|l| metric_phases(metric, &sample_refs(l), load_end(l))).collect();
+fn phase_row(metric: &str, group: &[&Loaded]) -> PhaseRow {
+    let per_trial: Vec<_> = group
+        .iter()
+        .map(|l| metric_phases(metric, &l.sample_refs(), l.load_end()))
+        .collect();
     let p = pool(&per_trial);
     PhaseRow {
         metric: metric.to_string(),

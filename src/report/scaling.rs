@@ -1,46 +1,24 @@
 //! Scaling against the swept parameter: the rows and knees of `crate::analysis::scaling`, per
-//! variant, with the report's latency percentiles.
+//! variant, with the points' merged latency percentiles.
 
+use super::loaded::variant_of;
 use super::model::{PointReport, Scaling, ScalingRow};
-use super::safe as redact;
-use crate::analysis::scaling::{analyze, ScalingPoint};
-use crate::workload::Better;
-use serde_json::Value;
+use crate::analysis::scaling::{analyze, throughput_metric, ScalingPoint};
 use std::collections::BTreeMap;
 
-/// The variant of a point: its variant parameters as "k=v k=v" (or "all").
-pub fn variant_of(params: &BTreeMap<String, Value>, variant_params: &[String]) -> String {
-    let parts: Vec<String> = variant_params
-        .iter()
-        .filter_map(|k| params.get(k).map(|v| format!("{k}={}", super::assemble::value_text(v))))
-        .collect();
-    if parts.is_empty() {
-        "all".into()
-    } else {
-        redact(&parts.join(" "))
-    }
+/// A merged percentile of the point's `latency` histogram (or its first one), ms.
+fn merged(p: &PointReport, label: &str) -> Option<f64> {
+    let lat = p.latency.iter().find(|l| l.histogram == "latency").or(p.latency.first())?;
+    lat.percentiles.iter().find(|(n, _)| n == label).map(|(_, v)| *v)
 }
 
-fn pick_throughput(points: &[PointReport]) -> Option<(String, String)> {
-    let mut best: Option<(String, String)> = None;
-    for p in points {
-        for m in &p.metrics {
-            if m.better == Better::Higher && m.name.ends_with("_per_s") {
-                if m.name == "requests_per_s" {
-                    return Some((m.name.clone(), m.unit.clone()));
-                }
-                if best.is_none() {
-                    best = Some((m.name.clone(), m.unit.clone()));
-                }
-            }
-        }
-    }
-    best
-}
-
-pub(crate) fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], ncpu: u32) -> Option<Scaling> {
-    let (metric, unit) = pick_throughput(points)?;
-    // Per variant: (point, x, p50 ms, p99 ms).
+/// Per variant: the sweep's points with the merged p99 of each.
+fn sweeps(
+    swept: &str,
+    metric: &str,
+    variant_params: &[String],
+    points: &[PointReport],
+) -> BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> {
     let mut by_variant: BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> = BTreeMap::new();
     for p in points {
         let Some(x) = p.params.get(swept).and_then(|v| v.as_f64()) else {
@@ -49,54 +27,55 @@ pub(crate) fn scaling(swept: &str, variant_params: &[String], points: &[PointRep
         let Some(m) = p.metrics.iter().find(|m| m.name == metric) else {
             continue;
         };
-        let lat = p.latency.iter().find(|l| l.histogram == "latency").or(p.latency.first());
-        let pct = |name: &str| lat.and_then(|l| l.percentiles.iter().find(|(n, _)| n == name).map(|(_, v)| *v));
         let system = p
             .system
             .iter()
             .filter_map(|r| r.under_load.map(|v| (r.metric.clone(), v)))
             .collect();
-        by_variant.entry(variant_of(&p.params, variant_params)).or_default().push((
-            ScalingPoint {
-                x,
-                throughput: m.summary.clone(),
-                latency: pct("p50"),
-                system,
-            },
-            pct("p99"),
-        ));
+        let point = ScalingPoint {
+            x,
+            throughput: m.summary.clone(),
+            latency: merged(p, "p50"),
+            system,
+        };
+        by_variant
+            .entry(variant_of(&p.params, variant_params))
+            .or_default()
+            .push((point, merged(p, "p99")));
     }
+    by_variant
+}
+
+/// The scaling section's data, None without a throughput metric.
+pub fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], ncpu: u32, primary: Option<&str>) -> Option<Scaling> {
+    let metrics = points
+        .iter()
+        .flat_map(|p| p.metrics.iter().map(|m| (m.name.as_str(), m.unit.as_str(), m.better)));
+    let (metric, unit) = throughput_metric(primary, metrics)?;
     let mut rows = Vec::new();
     let mut knees = Vec::new();
     let mut saturated_at_knee = Vec::new();
-    for (variant, mut v) in by_variant {
+    for (variant, mut v) in sweeps(swept, &metric, variant_params, points) {
         // Sorted here too, so that the analysis rows (sorted by x, stable) line up with p99.
         v.sort_by(|a, b| a.0.x.total_cmp(&b.0.x));
         let pts: Vec<ScalingPoint> = v.iter().map(|(p, _)| p.clone()).collect();
         let a = analyze(&pts, ncpu);
-        for (r, (_, p99)) in a.rows.iter().zip(&v) {
+        for (row, (_, p99)) in a.rows.into_iter().zip(&v) {
             rows.push(ScalingRow {
                 variant: variant.clone(),
-                x: r.x,
-                n: r.n,
-                throughput: r.throughput,
-                ci95: r.ci95,
-                speedup: r.speedup,
-                efficiency: r.efficiency,
-                p50_ms: r.latency,
+                row,
                 p99_ms: *p99,
             });
         }
         if let Some(k) = a.knee {
             knees.push((variant.clone(), k.x));
             if !k.saturated.is_empty() {
-                saturated_at_knee.push((
-                    variant,
-                    k.saturated
-                        .iter()
-                        .map(|s| format!("{} ({} {:.1})", s.what, s.metric, s.value))
-                        .collect(),
-                ));
+                let what = k
+                    .saturated
+                    .iter()
+                    .map(|s| format!("{} ({} {:.1})", s.what, s.metric, s.value))
+                    .collect();
+                saturated_at_knee.push((variant, what));
             }
         }
     }

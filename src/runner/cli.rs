@@ -72,7 +72,10 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs) -> anyhow::Res
     // so a bad [workload] value is reported at its line either way.
     let exp = super::from_plan::build(plan, &trials, label)?;
     if args.dry_run {
-        print!("{}", redactor.apply(&crate::plan::dry_run_listing(plan, &trials)));
+        print!(
+            "{}",
+            redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(&exp)))
+        );
         return Ok(0);
     }
     let quiet = args.quiet || args.json;
@@ -144,6 +147,16 @@ fn stored_plan(dir: &Path) -> anyhow::Result<(String, String)> {
         )));
     }
     Ok((source, dir.join("plan.toml").display().to_string()))
+}
+
+/// Per point, what its workload runs and its primary figures (from its first trial).
+fn described(exp: &super::experiment::Experiment) -> std::collections::BTreeMap<usize, String> {
+    let mut out = std::collections::BTreeMap::new();
+    for t in &exp.trials {
+        out.entry(t.point)
+            .or_insert_with(|| crate::workload::registry::describe(t.workload.as_ref()));
+    }
+    out
 }
 
 /// A target whose program is `perflab` (e.g. `perflab serve` in examples/) runs this very binary

@@ -4,13 +4,14 @@
 use super::experiment::{Experiment, PreparedTrial};
 use super::hooks::ActiveVariant;
 use super::limits::Applied;
-use super::progress::Progress;
+use super::progress::{figures, Progress};
 use super::target::RunningTarget;
 use super::trial::{run_trial, TrialSpec};
 use crate::plan::{Repetitions, ResolvedTarget};
 use crate::store::{RunInfo, RunStatus, Store, StoredTrial, TrialFailure};
 use crate::util::time::{compact_utc, unix_now};
 use crate::util::Cancel;
+use crate::workload::{Primary, PrimaryMetrics};
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
 
@@ -66,6 +67,8 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
         store.set_redactor(exp.redactor.clone());
+        // A store an older perflab wrote gets the current schema before this run adds to it.
+        store.upgrade()?;
         let run = store.run()?;
         // The same plan gives the same copy (which the store kept with its header pass applied).
         let same = [exp.plan_source.clone(), crate::store::redact(&exp.plan_source)];
@@ -112,22 +115,26 @@ struct Kept {
     target: RunningTarget,
 }
 
-fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::TrialRecord) -> String {
+fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::TrialRecord, primary: &Primary) -> String {
     match &rec.failure {
         Some(f) => format!("✗ trial {i}/{n} {label} #{rep}: failed: {f}"),
         None => {
-            let r = rec.result.as_ref();
-            let m = |name: &str| r.and_then(|r| r.metric(name)).map(|m| m.value);
-            let mut s = format!("✓ trial {i}/{n} {label} #{rep}");
-            if let Some(v) = m("requests_per_s") {
-                s.push_str(&format!(": {v:.0} req/s"));
-            }
-            if let Some(v) = m("latency_p99_ms") {
-                s.push_str(&format!(", p99 {v:.2} ms"));
-            }
-            s
+            let figures = rec.result.as_ref().map(|r| figures(primary, &r.metrics)).unwrap_or_default();
+            let sep = if figures.is_empty() { "" } else { ": " };
+            format!("✓ trial {i}/{n} {label} #{rep}{sep}{figures}")
         }
     }
+}
+
+/// The workloads' headline figures, in trial order (each distinct declaration once).
+fn declared_primaries(trials: &[PreparedTrial]) -> Vec<Primary> {
+    let mut declared: Vec<Primary> = Vec::new();
+    for p in trials.iter().map(|t| t.workload.primary()) {
+        if !declared.contains(&p) {
+            declared.push(p);
+        }
+    }
+    declared
 }
 
 /// Drop the trials and points of variants whose `skip_unless` fails here; one note per variant.
@@ -165,6 +172,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     let dir = store.dir().to_path_buf();
     let run_tag = format!("{}-{}", std::process::id(), compact_utc(unix_now()));
     let labels: BTreeMap<usize, String> = exp.points.iter().map(|p| (p.id, p.label.clone())).collect();
+    let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
         .filter(|t| !done.contains(&t.id))
@@ -282,7 +290,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             store.write_trial(&rec)?;
             ran += 1;
             let total = done.len() + ran + queue.len();
-            let line = summary_line(done.len() + ran, total, &label, t.repetition, &rec);
+            let line = summary_line(done.len() + ran, total, &label, t.repetition, &rec, &t.workload.primary());
             progress.finish_trial(&exp.redactor.apply(&line));
             if rec.failure.is_some() && opts.fail_fast {
                 failed_fast = true;
@@ -323,22 +331,15 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
         };
         store.write_point(p.id, &p.label, &p.params_json, n, reason.as_deref())?;
     }
-    // Thresholds.
-    let mut thresholds_failed = Vec::new();
-    store.clear_thresholds()?;
-    if !interrupted {
-        for th in &exp.thresholds {
-            for p in &exp.points {
-                let ts: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == p.id).collect();
-                let v = super::thresholds::judge(th, &ts);
-                store.write_threshold(&th.expr, p.id, v.observed, v.passed)?;
-                if !v.passed {
-                    let obs = v.observed.map_or("no data".to_string(), |o| format!("{o:.3}"));
-                    thresholds_failed.push(format!("{} at {}: observed {obs}", th.expr, p.label));
-                }
-            }
-        }
-    }
+    // The names the declared primary figures resolved to, for the analysis.
+    let ok_metrics = trials.iter().filter(|t| t.ok()).map(|t| t.metrics.as_slice());
+    store.write_primary(&PrimaryMetrics::resolve(&declared, ok_metrics))?;
+    let thresholds_failed = if interrupted {
+        store.clear_thresholds()?;
+        Vec::new()
+    } else {
+        super::thresholds::judge_all(&mut store, &exp.thresholds, &exp.points, &trials)?
+    };
     let trials_failed = trials.iter().filter(|t| !t.ok()).count();
     let status = if interrupted {
         RunStatus::Interrupted

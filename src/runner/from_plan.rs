@@ -2,8 +2,8 @@
 //! workload is built here, before anything starts, so a bad `[workload]` key is reported at its line.
 
 use super::experiment::{Experiment, Extender, PointInfo, PreparedTrial};
-use super::workloads::{self, Locator};
 use crate::plan::{self, Plan, Repetitions, Trial};
+use crate::workload::registry::{self, Locator};
 use std::sync::Arc;
 
 struct PlanLocator<'a>(&'a Plan);
@@ -55,7 +55,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
 }
 
 fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
-    let workload = workloads::build(&plan.workload.kind, &t.workload, &PlanLocator(plan))?;
+    let workload = registry::build(&plan.workload.kind, &t.workload, &PlanLocator(plan))?;
     let point = &plan.points[t.point];
     let variant = point.variant().filter(|v| plan.variants.contains_key(v));
     Ok(PreparedTrial {

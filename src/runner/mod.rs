@@ -14,4 +14,3 @@ pub mod progress;
 pub mod target;
 pub mod thresholds;
 pub mod trial;
-pub mod workloads;

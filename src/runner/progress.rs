@@ -1,7 +1,11 @@
-//! The progress display: trial i/n, the point, the current phase and the ETA (stderr; off with --quiet).
+//! The progress display: trial i/n, the point, the current phase and the ETA (stderr; off with --quiet),
+//! and each finished trial's headline figures: the workload's declared primary throughput and latency
+//! (`1234 req/s, p99 1.25 ms`; `5120 IO/s, read_clat_p99_us 250 us`), whatever the workload.
 
 use super::phase::Phase;
 use super::trial::TrialObserver;
+use crate::workload::result::quantile_label;
+use crate::workload::{Metric, MetricKind, Primary, PrimaryMetrics};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::time::{Duration, Instant};
 
@@ -82,5 +86,67 @@ impl Progress {
 impl TrialObserver for Progress {
     fn phase(&mut self, phase: Phase) {
         self.render(phase.name());
+    }
+}
+
+/// A trial's primary figures on one line: `1234 req/s, p99 1.25 ms` (the latency is named by its
+/// quantile when it is one of a metric called `latency_…`, else by its metric name); empty when the
+/// trial has neither.
+pub fn figures(primary: &Primary, metrics: &[Metric]) -> String {
+    let names = PrimaryMetrics::of_result(primary, metrics);
+    let find = |n: &Option<String>| n.as_ref().and_then(|n| metrics.iter().find(|m| &m.name == n));
+    let mut parts = Vec::new();
+    if let Some(m) = find(&names.throughput) {
+        parts.push(format!("{} {}", number(m.value), m.unit));
+    }
+    if let Some(m) = find(&names.latency) {
+        let what = match m.kind {
+            MetricKind::Quantile(q) if m.name.starts_with("latency_") => quantile_label(q),
+            _ => m.name.clone(),
+        };
+        parts.push(format!("{what} {} {}", number(m.value), m.unit));
+    }
+    parts.join(", ")
+}
+
+/// Whole numbers from 100 up, two decimals below, three significant digits under 1.
+fn number(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else if v.abs() >= 1.0 || v == 0.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::figures;
+    use crate::workload::{Better, Metric, Primary};
+
+    #[test]
+    fn the_line_shows_the_declared_figures() {
+        let http = Primary {
+            throughput: &["requests_per_s"],
+            latency: &["latency_p99_ms"],
+            latency_histogram: Some("latency"),
+        };
+        let m = [
+            Metric::new("requests_per_s", "req/s", 1234.4, Better::Higher),
+            Metric::new("latency_p99_ms", "ms", 1.254, Better::Lower),
+        ];
+        assert_eq!(figures(&http, &m), "1234 req/s, p99 1.25 ms");
+        let fio = Primary {
+            throughput: &["read_iops"],
+            latency: &["read_clat_p99_us"],
+            latency_histogram: None,
+        };
+        let m = [
+            Metric::new("read_iops", "IO/s", 5120.0, Better::Higher),
+            Metric::new("read_clat_p99_us", "us", 250.0, Better::Lower),
+        ];
+        assert_eq!(figures(&fio, &m), "5120 IO/s, read_clat_p99_us 250 us");
+        assert_eq!(figures(&Primary::NONE, &m), "");
     }
 }

@@ -9,9 +9,19 @@ use std::path::{Path, PathBuf};
 pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
     let mut written = Vec::new();
+    for (name, bytes) in tables_csv(store)? {
+        let path = out_dir.join(name);
+        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Every table as (`<table>.csv`, its CSV bytes), in schema order.
+pub fn tables_csv(store: &Store) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
     for table in TABLES {
-        let path = out_dir.join(format!("{table}.csv"));
-        let mut w = csv::Writer::from_path(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        let mut w = csv::Writer::from_writer(Vec::new());
         let mut st = store.conn().prepare(&format!("SELECT * FROM {table}"))?;
         let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
         w.write_record(&names)?;
@@ -29,10 +39,10 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             }
             w.write_record(&rec)?;
         }
-        w.flush()?;
-        written.push(path);
+        let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("cannot write {table}.csv: {e}"))?;
+        out.push((format!("{table}.csv"), bytes));
     }
-    Ok(written)
+    Ok(out)
 }
 
 fn base64_encode(bytes: &[u8]) -> String {

@@ -5,13 +5,14 @@
 pub mod cli;
 mod codec;
 pub mod export;
+mod meta;
 mod read;
 mod schema;
 mod status;
 mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
-pub use read::{StoredPoint, StoredRun, StoredTrial};
+pub use read::{StoredPoint, StoredRun, StoredThreshold, StoredTrial};
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunStatus, TrialFailure};
 pub use write::{RunInfo, TaggedSample, TrialRecord};
@@ -30,6 +31,9 @@ pub struct Store {
     dir: PathBuf,
     /// Applied to every text written (labels, parameters, failures, outputs, notes).
     redactor: Redactor,
+    /// The schema version of the database as opened (older ones are read, and upgraded before a
+    /// `--resume` writes to them).
+    version: i64,
 }
 
 impl Store {
@@ -46,6 +50,7 @@ impl Store {
             conn,
             dir: dir.to_path_buf(),
             redactor: Redactor::default(),
+            version: SCHEMA_VERSION,
         })
     }
 
@@ -60,11 +65,12 @@ impl Store {
             )));
         }
         let conn = Connection::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-        schema::check(&conn)?;
+        let version = schema::check(&conn)?;
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
             redactor: Redactor::default(),
+            version,
         })
     }
 
@@ -72,6 +78,19 @@ impl Store {
     /// now on; without it only credential headers are (`redact`).
     pub fn set_redactor(&mut self, redactor: Redactor) {
         self.redactor = redactor;
+    }
+
+    /// The schema version of the database as it was opened.
+    pub fn schema_version(&self) -> i64 {
+        self.version
+    }
+
+    /// Bring a store written by an older perflab up to the current schema, before writing to it
+    /// (`--resume`); what it holds is kept (metric kinds written before stay inferred).
+    pub fn upgrade(&mut self) -> anyhow::Result<()> {
+        schema::upgrade(&mut self.conn, self.version)?;
+        self.version = SCHEMA_VERSION;
+        Ok(())
     }
 
     pub fn dir(&self) -> &Path {

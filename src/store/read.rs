@@ -1,7 +1,7 @@
 //! Reading a run back: for reports, exports and `--resume`.
 
 use super::{codec, write::TaggedSample, RunStatus, Store};
-use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint};
+use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint};
 use rusqlite::{params, OptionalExtension};
 use std::collections::BTreeMap;
 
@@ -50,6 +50,17 @@ pub struct StoredTrial {
     pub histograms: Vec<NamedHistogram>,
     pub series: Vec<SeriesPoint>,
     pub errors: Vec<(String, u64)>,
+}
+
+/// One threshold's verdict at one point.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredThreshold {
+    pub expr: String,
+    pub point: usize,
+    pub observed: Option<f64>,
+    pub passed: bool,
+    /// What `observed` is ("median of 3 trials' p99"); None in stores written before it was kept.
+    pub basis: Option<String>,
 }
 
 impl StoredTrial {
@@ -179,17 +190,21 @@ impl Store {
                 trials[i].phases.push((r.get(1)?, r.get(2)?, r.get(3)?));
             }
         }
-        let mut st = c.prepare("SELECT trial_id, name, unit, value, better FROM metric ORDER BY trial_id, name")?;
+        // Kinds are stored from schema version 2; before, and for a kind this version does not know,
+        // they are inferred from the name and unit.
+        let kind = if self.schema_version() >= 2 { "kind" } else { "NULL" };
+        let mut st = c.prepare(&format!(
+            "SELECT trial_id, name, unit, value, better, {kind} FROM metric ORDER BY trial_id, name"
+        ))?;
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
                 let b: String = r.get(4)?;
-                trials[i].metrics.push(Metric {
-                    name: r.get(1)?,
-                    unit: r.get(2)?,
-                    value: r.get(3)?,
-                    better: better(&b),
-                });
+                let mut m = Metric::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get(3)?, better(&b));
+                if let Some(k) = r.get::<_, Option<String>>(5)?.as_deref().and_then(MetricKind::from_text) {
+                    m.kind = k;
+                }
+                trials[i].metrics.push(m);
             }
         }
         let mut st = c.prepare("SELECT trial_id, name, hdr_v2_deflate FROM histogram ORDER BY trial_id, name")?;
@@ -246,6 +261,24 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// Every threshold verdict, by point then expression.
+    pub fn thresholds(&self) -> anyhow::Result<Vec<StoredThreshold>> {
+        let basis = if self.schema_version() >= 2 { "basis" } else { "NULL" };
+        let mut st = self.conn().prepare(&format!(
+            "SELECT expr, point, observed, passed, {basis} FROM threshold ORDER BY point, rowid"
+        ))?;
+        let rows = st.query_map([], |r| {
+            Ok(StoredThreshold {
+                expr: r.get(0)?,
+                point: r.get::<_, i64>(1)? as usize,
+                observed: r.get(2)?,
+                passed: r.get::<_, i64>(3)? != 0,
+                basis: r.get(4)?,
+            })
+        })?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// The raw output lines kept for a trial.

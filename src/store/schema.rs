@@ -1,8 +1,15 @@
-//! The SQLite schema (documented in docs/store.md). Bump `SCHEMA_VERSION` on any change.
+//! The SQLite schema (documented in docs/store.md). Bump `SCHEMA_VERSION` on any change, keep
+//! reading the older versions, and teach `upgrade` to bring one up to date (for `--resume`).
+//!
+//! Versions: 1 first; 2 adds `metric.kind` and `threshold.basis` (NULL in rows of version 1: the
+//! kind is then inferred from the metric's name and unit).
 
 use rusqlite::Connection;
 
-pub const SCHEMA_VERSION: i64 = 1;
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// The oldest version this perflab still reads.
+pub const OLDEST_READABLE: i64 = 1;
 
 const DDL: &str = r#"
 PRAGMA journal_mode = WAL;
@@ -58,6 +65,7 @@ CREATE TABLE metric (
     unit TEXT NOT NULL,
     value REAL NOT NULL,
     better TEXT NOT NULL,            -- higher | lower | neither
+    kind TEXT,                       -- rate | count | gauge | duration | quantile:Q (NULL: inferred from name and unit)
     PRIMARY KEY (trial_id, name)
 );
 CREATE TABLE histogram (
@@ -95,7 +103,8 @@ CREATE TABLE threshold (
     expr TEXT NOT NULL,
     point INTEGER NOT NULL,
     observed REAL,
-    passed INTEGER NOT NULL
+    passed INTEGER NOT NULL,
+    basis TEXT                       -- what `observed` is, e.g. "median of 3 trials' p99"
 );
 CREATE INDEX sample_by_trial ON sample(trial_id, name);
 CREATE INDEX series_by_trial ON series(trial_id, name);
@@ -126,14 +135,33 @@ pub fn create(conn: &Connection) -> anyhow::Result<()> {
     Ok(())
 }
 
-pub fn check(conn: &Connection) -> anyhow::Result<()> {
+/// The store's schema version, if this perflab can read it.
+pub fn check(conn: &Connection) -> anyhow::Result<i64> {
     let v: String = conn
         .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
         .map_err(|_| crate::error::usage("not a perflab store (no schema version)"))?;
-    if v != SCHEMA_VERSION.to_string() {
-        return Err(crate::error::usage(format!(
-            "store schema version {v} is not supported by this perflab (expects {SCHEMA_VERSION})"
-        )));
+    match v.parse::<i64>() {
+        Ok(n) if (OLDEST_READABLE..=SCHEMA_VERSION).contains(&n) => Ok(n),
+        _ => Err(crate::error::usage(format!(
+            "store schema version {v} is not supported by this perflab (reads {OLDEST_READABLE} to {SCHEMA_VERSION})"
+        ))),
     }
+}
+
+/// Bring a store of an older version up to `SCHEMA_VERSION` (before writing to it: `--resume`).
+/// Rows written before keep NULL in the new columns.
+pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<()> {
+    if from >= SCHEMA_VERSION {
+        return Ok(());
+    }
+    let tx = conn.transaction()?;
+    if from < 2 {
+        tx.execute_batch("ALTER TABLE metric ADD COLUMN kind TEXT; ALTER TABLE threshold ADD COLUMN basis TEXT;")?;
+    }
+    tx.execute(
+        "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+        [SCHEMA_VERSION.to_string()],
+    )?;
+    tx.commit()?;
     Ok(())
 }

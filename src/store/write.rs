@@ -202,9 +202,17 @@ impl Store {
             }
         }
         if let Some(r) = &t.result {
-            let mut st = tx.prepare("INSERT OR REPLACE INTO metric (trial_id, name, unit, value, better) VALUES (?1, ?2, ?3, ?4, ?5)")?;
+            let mut st =
+                tx.prepare("INSERT OR REPLACE INTO metric (trial_id, name, unit, value, better, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
             for m in r.metrics.iter().filter(|m| m.value.is_finite()) {
-                st.execute(params![t.id as i64, red.apply(&m.name), m.unit, m.value, m.better.as_str()])?;
+                st.execute(params![
+                    t.id as i64,
+                    red.apply(&m.name),
+                    m.unit,
+                    m.value,
+                    m.better.as_str(),
+                    m.kind.to_text()
+                ])?;
             }
             let mut st = tx.prepare("INSERT OR REPLACE INTO histogram (trial_id, name, count, hdr_v2_deflate) VALUES (?1, ?2, ?3, ?4)")?;
             for h in &r.histograms {
@@ -227,10 +235,12 @@ impl Store {
         Ok(())
     }
 
-    pub fn write_threshold(&mut self, expr: &str, point: usize, observed: Option<f64>, passed: bool) -> anyhow::Result<()> {
+    /// One threshold's verdict at one point; `basis` says what `observed` is ("median of 3 trials'
+    /// p99").
+    pub fn write_threshold(&mut self, expr: &str, point: usize, observed: Option<f64>, basis: &str, passed: bool) -> anyhow::Result<()> {
         self.conn().execute(
-            "INSERT INTO threshold (expr, point, observed, passed) VALUES (?1, ?2, ?3, ?4)",
-            params![expr, point as i64, observed, passed as i64],
+            "INSERT INTO threshold (expr, point, observed, passed, basis) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![expr, point as i64, observed, passed as i64, basis],
         )?;
         Ok(())
     }

@@ -1,4 +1,4 @@
-//! "Did you mean" hints for unknown keys, shared by the plan parser and the workload factory.
+//! "Did you mean" hints for unknown keys, shared by the plan parser and the workload registry.
 
 /// The first `name` in backticks of a serde message.
 pub fn backticked(msg: &str) -> Option<String> {

@@ -3,13 +3,20 @@
 //! Every workload (the HTTP load generator, the built-ins, `exec` with its tool adapters) implements
 //! [`Workload`] and returns a [`WorkloadResult`]: named metrics with units and a direction, latency
 //! histograms (merged exactly, never averaged), per-second series, error counts and any raw output
-//! that could not be parsed.
+//! that could not be parsed. Every metric says what it is ([`MetricKind`]) and every workload names its
+//! headline figures ([`Primary`]).
+//!
+//! Which workload a plan's `[workload] type` builds is decided by [`registry`], the one list of
+//! workload kinds (its keys, how it is built and checked before the run).
 
 pub mod builtin;
 pub mod exec;
 pub mod http;
+pub mod primary;
+pub mod registry;
 pub mod result;
 
+pub use primary::{Primary, PrimaryMetrics};
 pub use result::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 
 use crate::util::Cancel;
@@ -22,10 +29,31 @@ pub struct RunSpec {
     pub load: Duration,
 }
 
+/// A need a workload found unmet before the run (a tool not on PATH, a file missing), and the
+/// `[workload]` key it is about, so that the message points at the plan.
+#[derive(Debug)]
+pub struct Unmet {
+    pub key: Option<&'static str>,
+    pub error: anyhow::Error,
+}
+
 /// One kind of load. The runner drives it in-process.
 pub trait Workload: Send {
     /// A short name for tables and the store (`http`, `exec:fio`, ...).
     fn name(&self) -> String;
+
+    /// What will run, on one line, for `perflab run --dry-run` (`GET http://127.0.0.1:8080/ over 10
+    /// connections`, `` `fio --rw=randread ...` read by the fio adapter ``).
+    fn describe(&self) -> String;
+
+    /// Its headline throughput and latency metrics.
+    fn primary(&self) -> Primary;
+
+    /// What it needs before the run (tools on PATH, files, privileges), checked once per trial
+    /// before anything starts.
+    fn preflight(&self) -> Result<(), Unmet> {
+        Ok(())
+    }
 
     /// Run warm-up then load. Must return (with whatever was measured) soon after `cancel` is set.
     /// `on_load_start` is called once, at the instant the measured load phase begins, so that the

@@ -42,7 +42,9 @@ pub enum MetricKind {
 
 impl MetricKind {
     /// The kind a metric's name and unit imply, for metrics that declare none (and stores written
-    /// before kinds were stored).
+    /// before kinds were stored): a quantile named in the name (`_p99_`, `_median_`, `_max_`) of a
+    /// time; a rate (`/s`, `_per_s`, IOPS); another time (a duration); a percentage or a level with a
+    /// unit of size (a gauge); nothing or a plural noun as unit, or bytes (a count).
     pub fn infer(name: &str, unit: &str) -> MetricKind {
         let time_unit = matches!(unit, "ns" | "us" | "µs" | "ms" | "s");
         if let Some(q) = quantile_in_name(name).filter(|_| time_unit || name.contains("lat")) {
@@ -54,7 +56,8 @@ impl MetricKind {
         if time_unit {
             return MetricKind::Duration;
         }
-        if unit.is_empty() {
+        let noun = unit.len() > 1 && unit.ends_with('s') && unit.bytes().all(|b| b.is_ascii_lowercase());
+        if unit.is_empty() || noun || unit == "B" || unit == "bytes" {
             return MetricKind::Count;
         }
         MetricKind::Gauge
@@ -67,14 +70,58 @@ impl MetricKind {
             _ => None,
         }
     }
+
+    /// The kind as the store keeps it: `rate`, `count`, `gauge`, `duration`, `quantile:0.99`.
+    pub fn to_text(self) -> String {
+        match self {
+            MetricKind::Rate => "rate".into(),
+            MetricKind::Count => "count".into(),
+            MetricKind::Gauge => "gauge".into(),
+            MetricKind::Duration => "duration".into(),
+            MetricKind::Quantile(q) => format!("quantile:{q}"),
+        }
+    }
+
+    /// The kind from its stored text; None for text this version does not know.
+    pub fn from_text(text: &str) -> Option<MetricKind> {
+        Some(match text {
+            "rate" => MetricKind::Rate,
+            "count" => MetricKind::Count,
+            "gauge" => MetricKind::Gauge,
+            "duration" => MetricKind::Duration,
+            other => {
+                let q: f64 = other.strip_prefix("quantile:")?.parse().ok()?;
+                if !(q > 0.0 && q <= 1.0) {
+                    return None;
+                }
+                MetricKind::Quantile(q)
+            }
+        })
+    }
+}
+
+/// How a quantile is called in text: 0.99 → `p99`, 0.999 → `p99.9`, 0.5 → `p50`, 1 → `max`.
+pub fn quantile_label(q: f64) -> String {
+    if q >= 1.0 {
+        return "max".into();
+    }
+    let pct = format!("{:.4}", q * 100.0);
+    format!("p{}", pct.trim_end_matches('0').trim_end_matches('.'))
 }
 
 /// The quantile a metric's name states: `latency_p99_ms` → 0.99, `latency_p999_ms` → 0.999,
-/// `clat_p99_9_us` → 0.999, `latency_p50_ms` → 0.5, `p5` → 0.05, `latency_max_ms` → 1.
+/// `clat_p99_9_us` → 0.999, `latency_p50_ms` → 0.5, `p5` → 0.05, `latency_max_ms` and
+/// `latency_p100_ms` → 1, `connect_median_ms` → 0.5.
 pub fn quantile_in_name(name: &str) -> Option<f64> {
     let parts: Vec<&str> = name.split('_').collect();
     for (i, part) in parts.iter().enumerate() {
         if *part == "max" && i > 0 {
+            return Some(1.0);
+        }
+        if *part == "median" && i > 0 {
+            return Some(0.5);
+        }
+        if *part == "p100" {
             return Some(1.0);
         }
         let Some(digits) = part.strip_prefix('p') else { continue };
@@ -87,6 +134,8 @@ pub fn quantile_in_name(name: &str) -> Option<f64> {
             Some(f) if digits.len() == 2 => format!("0.{digits}{f}").parse().ok()?,
             Some(f) if digits.len() == 1 => format!("0.0{digits}{f}").parse().ok()?,
             Some(_) => return None,
+            // ab's `100%` row (`latency_p100_ms`) is the longest request.
+            None if digits == "100" => 1.0,
             None if digits.len() == 1 => format!("0.0{digits}").parse().ok()?,
             None => format!("0.{digits}").parse().ok()?,
         };
@@ -95,23 +144,37 @@ pub fn quantile_in_name(name: &str) -> Option<f64> {
     None
 }
 
-/// One named figure, e.g. `requests_per_s` / `req/s` / higher.
+/// One named figure, e.g. `requests_per_s` / `req/s` / higher / rate.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
     pub name: String,
     pub unit: String,
     pub value: f64,
     pub better: Better,
+    /// What the figure is, so that repetitions are aggregated right: [`Metric::new`] infers it from
+    /// the name and unit ([`MetricKind::infer`]); a workload states it with [`Metric::with_kind`]
+    /// where inference would be wrong.
+    pub kind: MetricKind,
 }
 
 impl Metric {
+    /// A metric whose kind is inferred from its name and unit.
     pub fn new(name: impl Into<String>, unit: impl Into<String>, value: f64, better: Better) -> Self {
+        let (name, unit) = (name.into(), unit.into());
+        let kind = MetricKind::infer(&name, &unit);
         Metric {
-            name: name.into(),
-            unit: unit.into(),
+            name,
+            unit,
             value,
             better,
+            kind,
         }
+    }
+
+    /// The same metric with its kind stated.
+    pub fn with_kind(mut self, kind: MetricKind) -> Self {
+        self.kind = kind;
+        self
     }
 }
 
@@ -162,7 +225,7 @@ impl WorkloadResult {
 
 #[cfg(test)]
 mod tests {
-    use super::{quantile_in_name, MetricKind};
+    use super::{quantile_in_name, quantile_label, MetricKind};
 
     #[test]
     fn quantiles_are_read_from_names() {
@@ -170,10 +233,33 @@ mod tests {
         assert_eq!(quantile_in_name("latency_p999_ms"), Some(0.999));
         assert_eq!(quantile_in_name("latency_p50_ms"), Some(0.5));
         assert_eq!(quantile_in_name("latency_max_ms"), Some(1.0));
+        assert_eq!(quantile_in_name("latency_p100_ms"), Some(1.0));
         assert_eq!(quantile_in_name("job0_read_clat_p99_9_us"), Some(0.999));
         assert_eq!(quantile_in_name("latency_p5_ms"), Some(0.05));
         assert_eq!(quantile_in_name("requests_per_s"), None);
         assert_eq!(quantile_in_name("max_rss_mb"), None);
+        assert_eq!(quantile_in_name("latency_p100_ms"), Some(1.0), "ab's 100 % line is the maximum");
+        assert_eq!(quantile_in_name("connect_median_ms"), Some(0.5));
+    }
+
+    #[test]
+    fn kinds_round_trip_through_their_text() {
+        for k in [
+            MetricKind::Rate,
+            MetricKind::Count,
+            MetricKind::Gauge,
+            MetricKind::Duration,
+            MetricKind::Quantile(0.999),
+            MetricKind::Quantile(1.0),
+        ] {
+            assert_eq!(MetricKind::from_text(&k.to_text()), Some(k));
+        }
+        assert_eq!(MetricKind::from_text("quantile:1.5"), None);
+        assert_eq!(MetricKind::from_text("histogram"), None);
+        assert_eq!(quantile_label(0.99), "p99");
+        assert_eq!(quantile_label(0.999), "p99.9");
+        assert_eq!(quantile_label(0.5), "p50");
+        assert_eq!(quantile_label(1.0), "max");
     }
 
     #[test]
@@ -184,5 +270,10 @@ mod tests {
         assert_eq!(MetricKind::infer("latency_mean_ms", "ms"), MetricKind::Duration);
         assert_eq!(MetricKind::infer("errors", ""), MetricKind::Count);
         assert_eq!(MetricKind::infer("max_rss_mb", "MB"), MetricKind::Gauge);
+        assert_eq!(MetricKind::infer("complete_requests", "requests"), MetricKind::Count);
+        assert_eq!(MetricKind::infer("total_transferred_bytes", "B"), MetricKind::Count);
+        assert_eq!(MetricKind::infer("error_rate_pct", "%"), MetricKind::Gauge);
+        assert_eq!(MetricKind::infer("received_mbitps", "Mbit/s"), MetricKind::Rate);
+        assert_eq!(MetricKind::infer("wall_time_s", "s"), MetricKind::Duration);
     }
 }

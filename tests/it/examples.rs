@@ -320,8 +320,8 @@ fn the_cores_example_runs_with_short_phases() {
         let said = |notes: &[String]| notes.iter().filter(|n| n.contains("cpus = 4 cannot be honoured")).count();
         assert_eq!(said(&out.notes), 3, "{:?}", out.notes);
         assert_eq!(said(&Store::open(&out.dir).unwrap().notes().unwrap()), 3);
-        let md = perflab::report::write_report(&out.dir).unwrap().markdown.expect("report.md");
-        let md = std::fs::read_to_string(md).unwrap();
+        let paths = perflab::report::write_report(&out.dir).unwrap();
+        let md = std::fs::read_to_string(paths.file("md").expect("report.md")).unwrap();
         assert_eq!(md.matches("cpus = 4 cannot be honoured").count(), 3, "{md}");
     }
 }

@@ -24,11 +24,13 @@ mod monitor_truth;
 mod plan_fixtures;
 mod plan_parse;
 mod plan_secrets;
+mod registry_metrics;
 mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
 mod report_common;
 mod report_honest;
+mod report_percentiles;
 mod report_render;
 mod report_secrets;
 mod run_plan;

@@ -1,10 +1,10 @@
 //! Four classic experiments written as plans (tests/fixtures/plans), and the annotated example of
 //! docs/plan.md: each parses, expands to the known number of trials, and every trial's workload table
-//! is accepted by the runner's workload factory. Plus the locations the runner relies on.
+//! is accepted by the workload registry. Plus the locations the runner relies on.
 
 use perflab::plan::{self, Order, Plan, Repetitions};
-use perflab::runner::workloads::{self, Locator};
 use perflab::util::command::CommandLine;
+use perflab::workload::registry::{self, Locator};
 use std::path::Path;
 
 use crate::common;
@@ -31,7 +31,7 @@ fn workloads_build(p: &Plan) {
         return;
     }
     for t in plan::expand(p) {
-        if let Err(e) = workloads::build(&p.workload.kind, &t.workload, &At(p)) {
+        if let Err(e) = registry::build(&p.workload.kind, &t.workload, &At(p)) {
             panic!("{} trial {}: {e:#}", p.name, t.index);
         }
     }
@@ -127,12 +127,12 @@ fn the_annotated_example_in_docs_parses() {
 
 #[test]
 fn workload_keys_are_located_for_the_runner() {
-    // Line 7, column 1: the runner's factory reports an unknown workload key there.
+    // Line 7, column 1: the registry reports an unknown workload key there.
     let src = "name = \"t\"\n\n[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:9/\"\n\nconections = 4\n";
-    let p = plan::parse_str(src, "plan.toml").expect("workload keys are the factory's to check");
+    let p = plan::parse_str(src, "plan.toml").expect("workload keys are the registry's to check");
     assert_eq!(p.locate_workload_key(Some("conections")), "plan.toml:7:1");
     assert_eq!(p.locate_workload_key(None), "plan.toml:3:2");
-    let e = match workloads::build("http", &p.workload.table, &At(&p)) {
+    let e = match registry::build("http", &p.workload.table, &At(&p)) {
         Err(e) => perflab::error::one_line(&e),
         Ok(_) => panic!("conections is rejected"),
     };

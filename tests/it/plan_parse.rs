@@ -18,7 +18,7 @@ const BASE: &str = "name = \"t\"\n[workload]\ntype = \"http\"\nurl = \"http://12
 
 #[test]
 fn an_unknown_key_is_named_at_its_line_and_column_with_a_hint() {
-    // Keys inside [workload] are checked by the workload factory (tests/run_plan.rs); a top-level one:
+    // Keys inside [workload] are checked by the workload registry (tests/run_plan.rs); a top-level one:
     let top = err("name = \"t\"\nrepetitons = 3\n[workload]\ntype = \"http\"\n");
     assert!(top.starts_with("plan.toml:2:1: unknown key `repetitons`"), "{top}");
     assert!(top.contains("did you mean `repetitions`"), "{top}");

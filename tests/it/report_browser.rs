@@ -40,7 +40,7 @@ fn the_html_report_renders_in_headless_chromium() {
     let run = tmp.path().join("run");
     report_common::synthetic_run(&run);
     let paths = write(&[&run], &run, Formats::all(), false).unwrap();
-    let html = paths.html.unwrap();
+    let html = paths.file("html").unwrap();
     let url = format!("file://{}", html.display());
 
     let dom = headless(bin, &tmp.path().join("profile-dom"))

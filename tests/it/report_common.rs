@@ -160,3 +160,45 @@ pub fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
     out.sort();
     out
 }
+
+/// A store of plan `name` with one point per (label, params JSON), each with the given trials'
+/// results (all ok), written through the store API. No monitor samples, no phases.
+pub fn run_of_results(dir: &Path, name: &str, workload: &str, points: Vec<(&str, &str, Vec<WorkloadResult>)>) {
+    let mut s = Store::create(dir).unwrap();
+    let trials: usize = points.iter().map(|p| p.2.len()).sum();
+    s.write_run(&RunInfo {
+        plan_name: name.into(),
+        plan_file: format!("{name}.toml"),
+        plan_source: String::new(),
+        seed: 1,
+        started_unix: 1_700_000_000.0,
+        planned_trials: trials,
+    })
+    .unwrap();
+    let mut id = 0;
+    for (point, (label, params, results)) in points.into_iter().enumerate() {
+        s.write_point(point, label, params, results.len() as u32, Some("fixed N")).unwrap();
+        for (rep, result) in results.into_iter().enumerate() {
+            s.write_trial(&TrialRecord {
+                id,
+                point,
+                repetition: rep as u32 + 1,
+                params_json: params.into(),
+                workload: workload.into(),
+                failure: None,
+                started_unix: 1_700_000_000.0 + 10.0 * id as f64,
+                ended_unix: 1_700_000_005.0 + 10.0 * id as f64,
+                limit_mechanism: None,
+                limit_proof: None,
+                stdout_tail: None,
+                stderr_tail: None,
+                phases: vec![],
+                result: Some(result),
+                samples: vec![],
+            })
+            .unwrap();
+            id += 1;
+        }
+    }
+    s.finish_run(RunStatus::Complete, 1_700_001_000.0).unwrap();
+}

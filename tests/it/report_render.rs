@@ -217,7 +217,7 @@ fn an_empty_run_still_reports() {
     .unwrap();
     drop(s);
     let paths = perflab::report::write_report(&run).unwrap();
-    let md = read(paths.markdown.as_ref().unwrap());
+    let md = read(paths.file("md").unwrap());
     assert!(md.contains("0 ok / 0 failed (planned 3)"));
     assert!(md.contains("nothing to compare"));
 }
@@ -271,7 +271,7 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
     .unwrap();
     drop(s);
     let paths = perflab::report::write_report(&run).unwrap();
-    let md = read(paths.markdown.as_ref().unwrap());
+    let md = read(paths.file("md").unwrap());
     assert!(md.contains("⚠ n &lt; 3"), "{md}");
     assert!(md.contains("p99 needs &gt;= 100 values; p99.9 needs &gt;= 1000 values"));
     // 50 values: p50 = 25 ms and p90 = 45 ms are supported; max 50 ms. HdrHistogram at 3
@@ -280,4 +280,48 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
         md.contains("| concurrency=1 | latency | 50 | 25.01 | 45.02 | – | – | 50.02 |"),
         "{md}"
     );
+}
+
+#[test]
+fn report_json_carries_the_analysis_types() {
+    let (_tmp, out) = build("out");
+    let json: serde_json::Value = serde_json::from_str(&read(&out.join("report.json"))).unwrap();
+    assert_eq!(json["schema"], 2);
+    // A comparison is the analysis' comparison, with what was compared beside it.
+    let c = json["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == "requests_per_s" && c["at"] == "concurrency=1")
+        .expect("variant b against a at concurrency 1");
+    let back: perflab::analysis::compare::Comparison = serde_json::from_value(c.clone()).expect("the analysis type, flattened");
+    assert_eq!(back.test, perflab::analysis::compare::Test::WelchT);
+    assert_eq!(back.verdict, perflab::analysis::compare::Verdict::Improved);
+    assert!((back.delta_pct.unwrap() - 20.0).abs() < 5.0, "b is 20 % faster: {c}");
+    assert!(back.df.is_some() && back.statistic.is_some());
+    assert!(c["quantile"].is_null(), "req/s is not a percentile");
+    // A finding is the analysis' finding: hits and structured evidence.
+    let md = read(&out.join("report.md"));
+    for f in json["findings"].as_array().unwrap() {
+        let back: perflab::analysis::bottleneck::Finding = serde_json::from_value(f.clone()).expect("the analysis type");
+        assert!(!back.evidence.is_empty(), "{f}");
+        if back.rule != "E1" {
+            assert_eq!(back.hits.len(), back.points.len(), "{f}");
+        }
+        // The table prints the same evidence, as one line.
+        let line = perflab::report::export::md::md_cell(&back.evidence_text());
+        assert!(md.contains(&line), "{line}");
+    }
+    // A scaling row is the analysis' row; its latency is the merged p50 of the point's histogram.
+    let p50 = |label: &str| {
+        let p = json["points"].as_array().unwrap().iter().find(|p| p["label"] == label).unwrap();
+        p["latency"][0]["percentiles"][0][1].as_f64().unwrap()
+    };
+    let rows = json["scaling"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 6);
+    for r in rows {
+        let back: perflab::analysis::scaling::ScalingRow = serde_json::from_value(r.clone()).expect("the analysis row, flattened");
+        let label = format!("{} concurrency={}", r["variant"].as_str().unwrap(), back.x);
+        assert_eq!(back.latency, Some(p50(&label)), "{r}");
+    }
 }

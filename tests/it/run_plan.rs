@@ -384,7 +384,13 @@ fn dry_run_lists_the_trials_in_the_order_a_real_run_follows() {
     assert_eq!(a.status.code(), Some(0), "{}", String::from_utf8_lossy(&a.stderr));
     assert_eq!(a.stdout, b.stdout, "same seed, same order");
     let text = String::from_utf8_lossy(&a.stdout);
-    assert_eq!(text.matches("concurrency=").count(), 8, "8 trials listed:\n{text}");
+    let trial_lines = text.lines().filter(|l| l.contains(". point ") && l.contains("concurrency="));
+    assert_eq!(trial_lines.count(), 8, "8 trials listed:\n{text}");
+    // And once per point, what its workload runs.
+    let described = text
+        .lines()
+        .filter(|l| l.starts_with("point ") && l.contains(": http GET http://127.0.0.1:"));
+    assert_eq!(described.count(), 4, "4 points described:\n{text}");
     assert!(!tmp.path().join("runs").exists(), "a dry run measures nothing");
 }
 

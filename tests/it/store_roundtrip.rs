@@ -117,7 +117,8 @@ fn every_table_exports_to_csv_with_every_row() {
     s.write_point(0, "concurrency=10", "{}", 2, Some("fixed N = 2")).unwrap();
     s.write_trial(&record(0, 0)).unwrap();
     s.write_trial(&record(1, 0)).unwrap();
-    s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), true).unwrap();
+    s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), "mean of 2 trials", true)
+        .unwrap();
     s.finish_run(RunStatus::Complete, 2000.0).unwrap();
     let out = dir.path().join("csv");
     let files = perflab::store::export::to_csv(&s, &out).unwrap();

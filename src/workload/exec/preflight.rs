@@ -16,20 +16,29 @@ const SHELL_WORDS: &[&str] = &[
 /// Check `cfg` before the run: program on PATH (naming its Debian package when an adapter knows it),
 /// adapter name, timeout, working directory.
 pub fn preflight(cfg: &ExecConfig) -> anyhow::Result<()> {
-    check_command(&cfg.command, cfg)?;
+    preflight_keyed(cfg).map_err(|(_, e)| e)
+}
+
+/// [`preflight`], with the `[workload]` key each problem is about (`command`, `warmup_command`,
+/// `adapter`, `timeout`, `cwd`).
+pub fn preflight_keyed(cfg: &ExecConfig) -> Result<(), (&'static str, anyhow::Error)> {
+    check_command(&cfg.command, cfg).map_err(|e| ("command", e))?;
     if let Some(w) = &cfg.warmup_command {
-        check_command(w, cfg).map_err(|e| usage(format!("warmup_command: {e:#}")))?;
+        check_command(w, cfg).map_err(|e| ("warmup_command", usage(format!("warmup_command: {e:#}"))))?;
     }
     if let Some(name) = &cfg.adapter {
         if name != "none" && adapters::by_name(name).is_none() {
             let known: Vec<&str> = adapters::all().iter().map(|a| a.name()).collect();
-            return Err(usage(format!("unknown adapter `{name}` (known: {}, none)", known.join(", "))));
+            return Err((
+                "adapter",
+                usage(format!("unknown adapter `{name}` (known: {}, none)", known.join(", "))),
+            ));
         }
     }
-    cfg.timeout().map_err(usage)?;
+    cfg.timeout().map_err(|e| ("timeout", usage(e)))?;
     if let Some(dir) = &cfg.cwd {
         if !dir.is_dir() {
-            return Err(usage(format!("cwd `{}` is not a directory", dir.display())));
+            return Err(("cwd", usage(format!("cwd `{}` is not a directory", dir.display()))));
         }
     }
     Ok(())

@@ -6,7 +6,7 @@ use super::config::ExecConfig;
 use super::process::{self, Exit, Finished, Stopped};
 use crate::util::command::CommandLine;
 use crate::util::Cancel;
-use crate::workload::{Better, Metric, RunSpec, Workload, WorkloadResult};
+use crate::workload::{Better, Metric, MetricKind, Primary, RunSpec, Unmet, Workload, WorkloadResult};
 
 /// At most this much of the command's output is kept in `raw` when a run fails.
 const RAW_KEEP_BYTES: usize = 64 * 1024;
@@ -40,6 +40,32 @@ impl Workload for ExecWorkload {
             Some(a) => format!("exec:{}", a.name()),
             None => "exec".into(),
         }
+    }
+
+    fn describe(&self) -> String {
+        let how = match self.adapter {
+            Some(a) => format!("read by the {} adapter", a.name()),
+            None => "no adapter: exit status, wall and CPU time".into(),
+        };
+        let warmup = match (&self.cfg.warmup_command, self.cfg.warmup_run) {
+            (Some(w), _) => format!(", after `{}` unmeasured", w.display()),
+            (None, true) => ", run once unmeasured first".into(),
+            (None, false) => String::new(),
+        };
+        format!("exec `{}` ({how}){warmup}", self.cfg.command.display())
+    }
+
+    fn primary(&self) -> Primary {
+        let mut p = self.adapter.map_or(Primary::NONE, |a| a.primary());
+        if p.latency.is_empty() {
+            // Every command has its run time.
+            p.latency = &["wall_time_s"];
+        }
+        p
+    }
+
+    fn preflight(&self) -> Result<(), Unmet> {
+        super::preflight::preflight_keyed(&self.cfg).map_err(|(key, error)| Unmet { key: Some(key), error })
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
@@ -161,7 +187,7 @@ fn command_metrics(f: &Finished) -> Vec<Metric> {
         Metric::new("cpu_user_s", "s", f.user.as_secs_f64(), Better::Lower),
         Metric::new("cpu_system_s", "s", f.system.as_secs_f64(), Better::Lower),
         Metric::new("max_rss_mb", "MB", f.max_rss_kb as f64 / 1024.0, Better::Lower),
-        Metric::new("exit_status", "", code, Better::Neither),
+        Metric::new("exit_status", "", code, Better::Neither).with_kind(MetricKind::Gauge),
     ]
 }
 

@@ -29,7 +29,7 @@ pub use report::{HttpReport, Tick, PERCENTILES};
 pub use worker::Stats;
 
 use crate::util::Cancel;
-use crate::workload::{RunSpec, Workload, WorkloadResult};
+use crate::workload::{Primary, RunSpec, Workload, WorkloadResult};
 
 /// The http workload of a plan: warm-up, then the measured load.
 pub struct HttpWorkload {
@@ -45,6 +45,42 @@ impl HttpWorkload {
 impl Workload for HttpWorkload {
     fn name(&self) -> String {
         "http".into()
+    }
+
+    fn describe(&self) -> String {
+        let c = &self.cfg;
+        let streams = if c.streams > 1 {
+            format!(" × {} streams", c.streams)
+        } else {
+            String::new()
+        };
+        let model = match c.rate {
+            Some(r) => {
+                let arrival = match c.arrival {
+                    config::Arrival::Constant => "constant",
+                    config::Arrival::Poisson => "poisson",
+                };
+                format!("open model at {r} req/s ({arrival} arrivals)")
+            }
+            None => "closed model".into(),
+        };
+        let stop = c.requests.map(|n| format!(", at most {n} requests")).unwrap_or_default();
+        format!(
+            "http {} {} ({}) over {} connection(s){streams}, {} thread(s), {model}{stop}",
+            c.method,
+            c.url,
+            c.protocol.name(),
+            c.connections,
+            c.threads
+        )
+    }
+
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["requests_per_s"],
+            latency: &["latency_p99_ms"],
+            latency_histogram: Some("latency"),
+        }
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {

@@ -10,7 +10,7 @@
 use super::text::{after, first_number, numbers, snake, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::exec::process::Exit;
-use crate::workload::{Better, WorkloadResult};
+use crate::workload::{Better, MetricKind, Primary, WorkloadResult};
 
 pub struct Ab;
 
@@ -23,6 +23,13 @@ impl Adapter for Ab {
     }
     fn debian_package(&self) -> &'static str {
         "apache2-utils"
+    }
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["requests_per_s"],
+            latency: &["latency_p99_ms", "total_mean_ms"],
+            latency_histogram: None,
+        }
     }
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
@@ -48,6 +55,8 @@ impl Adapter for Ab {
         m.opt("transfer_kib_per_s", "KiB/s", num("Transfer rate:"), Better::Higher);
         m.opt("time_taken_s", "s", num("Time taken for tests:"), Better::Neither);
         m.opt("concurrency", "", num("Concurrency Level:"), Better::Neither);
+        // A setting echoed back, not a number of events.
+        m.state("concurrency", MetricKind::Gauge);
         m.opt("complete_requests", "requests", num("Complete requests:"), Better::Neither);
         let failed = num("Failed requests:");
         m.opt("failed_requests", "requests", failed, Better::Lower);

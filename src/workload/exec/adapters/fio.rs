@@ -7,7 +7,7 @@
 
 use super::text::{snake, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
-use crate::workload::{Better, WorkloadResult};
+use crate::workload::{Better, Primary, WorkloadResult};
 use serde_json::Value;
 
 pub struct Fio;
@@ -29,6 +29,13 @@ impl Adapter for Fio {
     }
     fn debian_package(&self) -> &'static str {
         "fio"
+    }
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["read_iops", "write_iops", "trim_iops"],
+            latency: &["read_clat_p99_us", "write_clat_p99_us", "trim_clat_p99_us"],
+            latency_histogram: None,
+        }
     }
 
     fn output_files(&self, args: &[String]) -> Vec<String> {

@@ -6,7 +6,7 @@
 
 use super::text::Metrics;
 use super::{Adapter, ParseError, ToolOutput};
-use crate::workload::{Better, SeriesPoint, WorkloadResult};
+use crate::workload::{Better, Primary, SeriesPoint, WorkloadResult};
 use serde_json::Value;
 
 pub struct Iperf3;
@@ -20,6 +20,13 @@ impl Adapter for Iperf3 {
     }
     fn debian_package(&self) -> &'static str {
         "iperf3"
+    }
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["received_mbitps", "sent_mbitps"],
+            latency: &["rtt_mean_us", "jitter_ms"],
+            latency_histogram: None,
+        }
     }
 
     fn output_files(&self, args: &[String]) -> Vec<String> {

@@ -7,7 +7,7 @@
 use super::text::{snake, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::exec::process::Exit;
-use crate::workload::{Better, WorkloadResult};
+use crate::workload::{Better, MetricKind, WorkloadResult};
 
 pub struct Memtester;
 
@@ -68,12 +68,10 @@ impl Adapter for Memtester {
         }
         let mut m = Metrics::default();
         for (name, ok) in &tests {
-            m.push(
-                format!("memtest_{}_pass", snake(name)),
-                "",
-                if *ok { 1.0 } else { 0.0 },
-                Better::Higher,
-            );
+            let metric = format!("memtest_{}_pass", snake(name));
+            m.push(metric.clone(), "", if *ok { 1.0 } else { 0.0 }, Better::Higher);
+            // A pass flag (1 or 0), not a number of events.
+            m.state(&metric, MetricKind::Gauge);
         }
         let failed: Vec<&str> = tests.iter().filter(|t| !t.1).map(|t| t.0.as_str()).collect();
         m.push("memtest_tests_passed", "tests", (tests.len() - failed.len()) as f64, Better::Higher);

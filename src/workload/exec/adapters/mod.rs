@@ -13,7 +13,7 @@ pub mod text;
 pub mod wrk;
 
 use super::process::Exit;
-use crate::workload::WorkloadResult;
+use crate::workload::{Primary, WorkloadResult};
 use std::path::{Path, PathBuf};
 
 /// What a tool left behind: the command's words, its working directory, output and exit status.
@@ -106,6 +106,11 @@ pub trait Adapter: Send + Sync {
     /// can never be credited with a previous run's figures.
     fn output_files(&self, _args: &[String]) -> Vec<String> {
         Vec::new()
+    }
+    /// The tool's headline throughput and latency metrics (names its `parse` gives), in order of
+    /// preference; none by default (the command's `wall_time_s` is then its latency).
+    fn primary(&self) -> Primary {
+        Primary::NONE
     }
 }
 

@@ -9,7 +9,7 @@
 use super::text::{after, first_number, numbers, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::exec::process::Exit;
-use crate::workload::{Better, SeriesPoint, WorkloadResult};
+use crate::workload::{Better, Primary, SeriesPoint, WorkloadResult};
 
 pub struct Pgbench;
 
@@ -22,6 +22,13 @@ impl Adapter for Pgbench {
     }
     fn debian_package(&self) -> &'static str {
         "postgresql"
+    }
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["transactions_per_s", "transactions_incl_connect_per_s"],
+            latency: &["latency_avg_ms", "latency_avg_derived_ms"],
+            latency_histogram: None,
+        }
     }
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {

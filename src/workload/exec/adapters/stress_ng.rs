@@ -7,7 +7,7 @@
 use super::text::{snake, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::exec::process::Exit;
-use crate::workload::{Better, WorkloadResult};
+use crate::workload::{Better, Primary, WorkloadResult};
 
 pub struct StressNg;
 
@@ -34,6 +34,13 @@ impl Adapter for StressNg {
     }
     fn debian_package(&self) -> &'static str {
         "stress-ng"
+    }
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["*_bogo_ops_per_s"],
+            latency: &[],
+            latency_histogram: None,
+        }
     }
 
     fn output_files(&self, args: &[String]) -> Vec<String> {

@@ -10,7 +10,7 @@
 use super::text::{after, first_number, numbers, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::exec::process::Exit;
-use crate::workload::{Better, SeriesPoint, WorkloadResult};
+use crate::workload::{Better, Primary, SeriesPoint, WorkloadResult};
 
 pub struct Sysbench;
 
@@ -23,6 +23,13 @@ impl Adapter for Sysbench {
     }
     fn debian_package(&self) -> &'static str {
         "sysbench"
+    }
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["transactions_per_s", "events_per_s"],
+            latency: &["latency_p99_ms", "latency_p95_ms", "latency_p90_ms", "latency_avg_ms"],
+            latency_histogram: None,
+        }
     }
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {

@@ -1,7 +1,7 @@
 //! Small helpers for adapters that read a tool's text report.
 
 use super::ParseError;
-use crate::workload::{Better, Metric, WorkloadResult};
+use crate::workload::{Better, Metric, MetricKind, WorkloadResult};
 
 /// The text after the first line (trimmed) that starts with `label`, trimmed.
 pub fn after<'a>(text: &'a str, label: &str) -> Option<&'a str> {
@@ -62,6 +62,13 @@ impl Metrics {
     pub fn opt(&mut self, name: impl Into<String>, unit: &str, value: Option<f64>, better: Better) {
         if let Some(v) = value {
             self.push(name, unit, v, better);
+        }
+    }
+
+    /// State the kind of a metric already pushed, where its name and unit would imply another.
+    pub fn state(&mut self, name: &str, kind: MetricKind) {
+        if let Some(m) = self.result.metrics.iter_mut().find(|m| m.name == name) {
+            m.kind = kind;
         }
     }
 

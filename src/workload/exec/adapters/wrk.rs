@@ -8,7 +8,7 @@
 use super::text::{count, duration_ms, first_number, size_bytes, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::exec::process::Exit;
-use crate::workload::{Better, WorkloadResult};
+use crate::workload::{Better, MetricKind, Primary, WorkloadResult};
 
 pub struct Wrk;
 
@@ -21,6 +21,13 @@ impl Adapter for Wrk {
     }
     fn debian_package(&self) -> &'static str {
         "wrk"
+    }
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["requests_per_s"],
+            latency: &["latency_p99_ms", "latency_avg_ms"],
+            latency_histogram: None,
+        }
     }
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
@@ -64,6 +71,8 @@ impl Adapter for Wrk {
             let w: Vec<&str> = line.split_whitespace().collect();
             m.opt("thread_req_per_s_avg", "req/s", w.get(1).and_then(|s| count(s)), Better::Higher);
             m.opt("thread_req_per_s_stdev", "req/s", w.get(2).and_then(|s| count(s)), Better::Neither);
+            // The spread of the threads' rates, not a rate of events.
+            m.state("thread_req_per_s_stdev", MetricKind::Gauge);
             m.opt("thread_req_per_s_max", "req/s", w.get(3).and_then(|s| count(s)), Better::Neither);
         }
         if let Some(pos) = text.find("Latency Distribution") {

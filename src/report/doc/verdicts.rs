@@ -1,0 +1,174 @@
+//! The sections that judge the matrix: scaling along the swept parameter, the comparison of
+//! variants and the bottleneck findings.
+
+use super::table::{chart_blocks, num, opt, param, table, with_unit, Block, Section};
+use crate::analysis::bottleneck::CAVEATS;
+use crate::report::loaded::safe;
+use crate::report::model::{Comparison, ReportModel, Scaling, Verdict};
+
+/// Throughput, speedup, efficiency and latency against the swept parameter, the knees, and the
+/// charts; None without a swept parameter and a throughput metric.
+pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> {
+    let s = m.scaling.as_ref()?;
+    let parameter = safe(&s.parameter);
+    let rows = s
+        .rows
+        .iter()
+        .map(|r| {
+            vec![
+                safe(&r.variant),
+                param(r.row.x),
+                r.row.n.to_string(),
+                num(r.row.throughput),
+                r.row.ci95.map_or("–".into(), |c| format!("± {}", num(c))),
+                opt(r.row.speedup),
+                r.row.efficiency.map_or("–".into(), |e| format!("{} %", num(100.0 * e))),
+                opt(r.row.latency),
+                opt(r.p99_ms),
+            ]
+        })
+        .collect();
+    let header = [
+        "variant",
+        parameter.as_str(),
+        "n",
+        "throughput",
+        "95 % CI",
+        "speedup",
+        "efficiency",
+        "p50 ms",
+        "p99 ms",
+    ];
+    let mut blocks = vec![
+        Block::Para(format!(
+            "{} ({}) against {parameter}; speedup and efficiency relative to the smallest {parameter}; ± is the 95 % CI.",
+            s.throughput_metric,
+            safe(&s.unit),
+        )),
+        table(&header, rows),
+    ];
+    blocks.extend(knees(s));
+    blocks.extend(chart_blocks(charts, "throughput"));
+    blocks.extend(chart_blocks(charts, "latency_vs"));
+    Some(Section::new("Scaling", blocks))
+}
+
+/// One paragraph per knee (what was saturated there), or one saying there is none.
+fn knees(s: &Scaling) -> Vec<Block> {
+    if s.knees.is_empty() {
+        return vec![Block::Para("No knee: throughput kept growing by ≥ 5 % per step.".into())];
+    }
+    s.knees
+        .iter()
+        .map(|(v, x)| {
+            let saturated = s
+                .saturated_at_knee
+                .iter()
+                .find(|(sv, _)| sv == v)
+                .map_or(String::new(), |(_, what)| format!(" Saturated there: {}.", what.join("; ")));
+            Block::Para(format!(
+                "Knee for {}: after {} = {} throughput grows < 5 % while latency rises.{}",
+                safe(v),
+                safe(&s.parameter),
+                param(*x),
+                safe(&saturated)
+            ))
+        })
+        .collect()
+}
+
+/// Each variant against the baseline value: Δ % with its CI, the test, p and the verdict.
+pub fn comparison(m: &ReportModel) -> Section {
+    if m.comparisons.is_empty() {
+        let none = "No variant parameter with two or more values: nothing to compare.";
+        return Section::new("Comparison of variants", vec![Block::Para(none.into())]);
+    }
+    let header = [
+        "variants a → b",
+        "at",
+        "metric",
+        "n a / b",
+        "mean a",
+        "mean b",
+        "Δ %",
+        "95 % CI",
+        "test",
+        "p",
+        "verdict",
+    ];
+    let intro = Block::Para(
+        "Δ % = (b − a) / a of the means, with its 95 % CI (Welch); test: Welch's t, or Mann-Whitney U when \
+         both sides have ≥ 5 values and Shapiro-Wilk rejects normality; α = 0.05. Direction-aware: a \
+         significant change is called improved or regressed by the metric's better direction."
+            .into(),
+    );
+    let rows = m.comparisons.iter().map(comparison_row).collect();
+    let mut blocks = vec![intro, table(&header, rows)];
+    if m.comparisons.iter().any(|c| c.quantile.is_some()) {
+        blocks.push(Block::Para(
+            "† a percentile: what is compared are the per-trial figures (mean a and mean b are their means), \
+             not the point's own percentile, which is under Latency percentiles."
+                .into(),
+        ));
+    }
+    Section::new("Comparison of variants", blocks)
+}
+
+fn comparison_row(c: &Comparison) -> Vec<String> {
+    let r = &c.result;
+    let verdict = match &r.verdict {
+        Verdict::Improved => "✅ improved".to_string(),
+        Verdict::Regressed => "❌ regressed".to_string(),
+        v => v.text(),
+    };
+    vec![
+        safe(&format!("{}: {} → {}", c.parameter, c.a, c.b)),
+        safe(&c.at),
+        match c.quantile {
+            Some(_) => format!("{} †", with_unit(&c.metric, &c.unit)),
+            None => with_unit(&c.metric, &c.unit),
+        },
+        format!("{} / {}", r.n_a, r.n_b),
+        num(r.mean_a),
+        num(r.mean_b),
+        r.delta_pct.map_or("–".into(), |d| format!("{:+.2} %", d)),
+        match (r.ci95_low_pct, r.ci95_high_pct) {
+            (Some(a), Some(b)) => format!("[{:+.2} %, {:+.2} %]", a, b),
+            _ => "–".into(),
+        },
+        r.test.name().to_string(),
+        r.p.map_or("–".into(), |p| format!("{p:.4}")),
+        verdict,
+    ]
+}
+
+/// The bottleneck rules that fired, with their evidence, and the caveats.
+pub fn findings(m: &ReportModel) -> Section {
+    let mut blocks = Vec::new();
+    if m.findings.is_empty() {
+        blocks.push(Block::Para("No bottleneck rule fired.".into()));
+    } else {
+        let rows = m
+            .findings
+            .iter()
+            .map(|f| {
+                vec![
+                    format!("{} {}", f.rule, safe(&f.title)),
+                    f.resource.clone(),
+                    f.kind.as_str().to_string(),
+                    f.severity.as_str().to_string(),
+                    safe(&f.points.join(", ")),
+                    safe(&f.evidence_text()),
+                ]
+            })
+            .collect();
+        blocks.push(table(&["finding", "resource", "kind", "severity", "points", "evidence"], rows));
+    }
+    blocks.push(Block::Para(format!(
+        "A rule fires when its condition holds in ≥ 50 % of a point's load-phase samples; (p) marks a \
+         threshold proposed here with no published anchor. Caveats: {} A saturated load generator \
+         measures itself.",
+        CAVEATS.join(" ")
+    )));
+    Section::new("Bottleneck findings", blocks)
+}

@@ -1,0 +1,59 @@
+//! `report.csv` (one row per point × metric: the numbers of the metrics table, then the
+//! percentiles the tool printed with only n, median, min and max) and, for a report of one run,
+//! `csv/` with every table of its store.
+
+use super::{Exporter, Input};
+use crate::report::loaded::safe;
+use crate::report::model::ReportModel;
+
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+
+    fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+        let mut files = vec![("report.csv".to_string(), summary(input.model)?)];
+        if let [dir] = input.runs {
+            let store = crate::store::Store::open(dir)?;
+            for (name, bytes) in crate::store::export::tables_csv(&store)? {
+                files.push((format!("csv/{name}"), bytes));
+            }
+        }
+        Ok(files)
+    }
+}
+
+/// One row per point × metric: the same numbers as the metrics table; a percentile the tool
+/// printed has n, its median over the trials, min and max, and no mean, sd, CI or CV.
+fn summary(m: &ReportModel) -> anyhow::Result<Vec<u8>> {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record([
+        "point", "metric", "unit", "n", "mean", "median", "sd", "min", "max", "ci95", "cv_pct",
+    ])?;
+    let o = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    for p in &m.points {
+        for r in &p.metrics {
+            let s = &r.summary;
+            w.write_record([
+                safe(&p.label),
+                r.name.clone(),
+                r.unit.clone(),
+                s.n.to_string(),
+                s.mean.to_string(),
+                s.median.to_string(),
+                s.sd.to_string(),
+                s.min.to_string(),
+                s.max.to_string(),
+                o(s.ci95),
+                o(s.cv_pct),
+            ])?;
+        }
+        for r in &p.printed_percentiles {
+            let (n, median, min, max) = (r.n.to_string(), r.median.to_string(), r.min.to_string(), r.max.to_string());
+            w.write_record([&safe(&p.label), &r.name, &r.unit, &n, "", &median, "", &min, &max, "", ""])?;
+        }
+    }
+    w.into_inner().map_err(|e| anyhow::anyhow!("cannot write report.csv: {e}"))
+}

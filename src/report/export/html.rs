@@ -1,0 +1,103 @@
+//! `report.html`: one self-contained page (inline CSS and SVG, no scripts, no external resources).
+//! Every text goes through [`escape`].
+
+use super::{chart_files, Exporter, Input};
+use crate::report::doc::{Block, Section, Table};
+
+pub struct Html;
+
+impl Exporter for Html {
+    fn name(&self) -> &'static str {
+        "html"
+    }
+
+    fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+        let page = page(&input.model.title, input.doc, input.charts);
+        let mut files = vec![("report.html".to_string(), page.into_bytes())];
+        files.extend(chart_files(input));
+        Ok(files)
+    }
+}
+
+/// Escape for HTML text and attribute values.
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}\
+table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:13px}\
+th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}\
+th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\
+h2{border-bottom:2px solid #ddd;padding-bottom:3px;margin-top:1.6em}\
+figure{margin:1em 0}svg{max-width:100%;height:auto}";
+
+/// The page: the document's sections with the charts inline.
+pub fn page(title: &str, doc: &[Section], charts: &[(String, String)]) -> String {
+    let mut o = String::new();
+    o.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
+    o.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n");
+    o.push_str(&format!(
+        "<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
+        escape(title)
+    ));
+    o.push_str(&format!("<h1>{}</h1>\n", escape(title)));
+    for s in doc {
+        o.push_str(&format!("<h2>{}</h2>\n", escape(&s.title)));
+        for b in &s.blocks {
+            match b {
+                Block::Para(p) => o.push_str(&format!("<p>{}</p>\n", escape(p))),
+                Block::Chart(name) => {
+                    if let Some((_, svg)) = charts.iter().find(|(n, _)| n == name) {
+                        figure(&mut o, name, svg);
+                    }
+                }
+                Block::Table(t) => table(&mut o, t),
+            }
+        }
+    }
+    o.push_str("</body>\n</html>\n");
+    o
+}
+
+/// A chart inline. plotters escapes every text it draws; the XML prolog is stripped.
+fn figure(o: &mut String, name: &str, svg: &str) {
+    let body = svg.trim_start_matches(|c| c != '<');
+    let body = if body.starts_with("<?xml") {
+        body.split_once("?>").map_or(body, |(_, rest)| rest.trim_start())
+    } else {
+        body
+    };
+    o.push_str(&format!(
+        "<figure class=\"chart\" id=\"{}\">\n{}\n<figcaption>{}</figcaption></figure>\n",
+        escape(name),
+        body,
+        escape(name)
+    ));
+}
+
+fn table(o: &mut String, t: &Table) {
+    o.push_str("<table>\n<thead><tr>");
+    for h in &t.header {
+        o.push_str(&format!("<th>{}</th>", escape(h)));
+    }
+    o.push_str("</tr></thead>\n<tbody>\n");
+    for r in &t.rows {
+        o.push_str("<tr>");
+        for c in r {
+            o.push_str(&format!("<td>{}</td>", escape(c)));
+        }
+        o.push_str("</tr>\n");
+    }
+    o.push_str("</tbody>\n</table>\n");
+}

@@ -1,0 +1,99 @@
+//! The pieces every part of the report shares: a trial as loaded from its store ([`Loaded`]),
+//! redaction ([`safe`]), and the texts a point's parameters make (`k=v`, its variant).
+//!
+//! This module imports nothing else from `report/`: the section builders and the assembly all
+//! depend on it, never the other way.
+
+use crate::analysis::phases::{SampleRef, LOAD};
+use crate::store::{StoredTrial, TaggedSample};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// One trial with the run it came from and its parameters.
+pub struct Loaded {
+    /// Index of its run among the run directories given.
+    pub run: usize,
+    pub point_label: String,
+    pub params: BTreeMap<String, Value>,
+    pub trial: StoredTrial,
+    pub samples: Vec<TaggedSample>,
+}
+
+impl Loaded {
+    /// The trial's monitor samples, borrowed as the analysis wants them.
+    pub fn sample_refs(&self) -> Vec<SampleRef<'_>> {
+        self.samples
+            .iter()
+            .map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice()))
+            .collect()
+    }
+
+    /// When the load phase ended, in seconds since the trial started.
+    pub fn load_end(&self) -> Option<f64> {
+        self.trial.phases.iter().filter(|p| p.0 == LOAD).map(|p| p.2).reduce(f64::max)
+    }
+}
+
+/// `crate::store::redact`, made idempotent: the store already redacted what it kept, and redacting
+/// `[redacted]` again would append a stray `]` each time.
+pub fn safe(text: &str) -> String {
+    let mut s = crate::store::redact(text);
+    while s.contains("[redacted]]") {
+        s = s.replace("[redacted]]", "[redacted]");
+    }
+    s
+}
+
+/// A run's name: its directory's last component.
+pub fn run_name(dir: &Path) -> String {
+    dir.file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| dir.display().to_string())
+}
+
+/// A parameter value as written in a label: strings bare, everything else as JSON.
+pub fn value_text(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+/// A trial's parameters from their stored JSON object (empty when it is not one).
+pub fn params_of(json: &str) -> BTreeMap<String, Value> {
+    match serde_json::from_str::<Value>(json) {
+        Ok(Value::Object(m)) => m.into_iter().collect(),
+        _ => BTreeMap::new(),
+    }
+}
+
+/// The variant of a point: its variant parameters as "k=v k=v" (or "all").
+pub fn variant_of(params: &BTreeMap<String, Value>, variant_params: &[String]) -> String {
+    let parts: Vec<String> = variant_params
+        .iter()
+        .filter_map(|k| params.get(k).map(|v| format!("{k}={}", value_text(v))))
+        .collect();
+    if parts.is_empty() {
+        "all".into()
+    } else {
+        safe(&parts.join(" "))
+    }
+}
+
+/// Is this system metric one of the key ones shown in the phase table and the trial charts?
+pub fn key_system_metric(name: &str) -> bool {
+    matches!(
+        name,
+        "cpu_busy_pct"
+            | "procs_running"
+            | "load_1"
+            | "mem_used_mb"
+            | "mem_used_pct"
+            | "proc_target_cpu_pct"
+            | "proc_target_rss_mb"
+            | "proc_loadgen_cpu_pct"
+            | "tcp_retrans_per_s"
+    ) || (name.starts_with("disk_") && (name.ends_with("_util_pct") || name.ends_with("_mbps")))
+        || (name.starts_with("net_") && name.ends_with("_mbitps"))
+}

@@ -1,0 +1,33 @@
+//! The terminal summary `perflab report` prints: the run, metrics, percentiles, comparison and
+//! findings tables of the document.
+
+use super::doc::{Block, Section};
+use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
+
+/// The terminal summary: the tables of the Run, Metrics per point, Latency percentiles,
+/// Comparison of variants and Bottleneck findings sections.
+pub fn summary(title: &str, doc: &[Section]) -> String {
+    let mut o = format!("{title}\n");
+    for s in doc.iter().filter(|s| {
+        matches!(
+            s.title.as_str(),
+            "Run" | "Metrics per point" | "Latency percentiles" | "Comparison of variants" | "Bottleneck findings"
+        )
+    }) {
+        o.push_str(&format!("\n{}\n", s.title));
+        for b in &s.blocks {
+            if let Block::Table(t) = b {
+                let mut tab = Table::new();
+                tab.load_style(UTF8_FULL_CONDENSED)
+                    .set_content_arrangement(ContentArrangement::Dynamic)
+                    .set_width(160)
+                    .set_header(t.header.clone());
+                for r in &t.rows {
+                    tab.add_row(r.clone());
+                }
+                o.push_str(&format!("{tab}\n"));
+            }
+        }
+    }
+    o
+}

@@ -1,0 +1,36 @@
+//! Run facts kept in `meta` as JSON: the workload's primary figures (`primary`).
+
+use super::Store;
+use crate::workload::PrimaryMetrics;
+use rusqlite::OptionalExtension;
+
+impl Store {
+    /// Keep the names of the run's primary throughput and latency metrics (`meta.primary`), so that
+    /// the analysis sweeps the workload's own headline figure.
+    pub fn write_primary(&mut self, p: &PrimaryMetrics) -> anyhow::Result<()> {
+        self.conn().execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES ('primary', ?1)",
+            [serde_json::to_string(p)?],
+        )?;
+        Ok(())
+    }
+
+    /// The run's primary figures; None for a run that stored none (written before they were kept,
+    /// or interrupted before its end).
+    pub fn primary(&self) -> anyhow::Result<Option<PrimaryMetrics>> {
+        let v: Option<String> = self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = 'primary'", [], |r| r.get(0))
+            .optional()?;
+        Ok(match v {
+            Some(j) => Some(serde_json::from_str(&j)?),
+            None => None,
+        })
+    }
+
+    /// The primary throughput metric of the run in `dir`, if it stored one (a report falls back to
+    /// its own choice otherwise, so an unreadable store is just "none" here).
+    pub fn primary_throughput_of(dir: &std::path::Path) -> Option<String> {
+        Store::open(dir).ok()?.primary().ok()??.throughput
+    }
+}

@@ -1,0 +1,193 @@
+//! The workload registry: the one list of workload kinds a plan's `[workload] type` can name.
+//!
+//! Each kind ([`WorkloadKind`]) declares its keys (name, type, default, one line of doc: the plan's
+//! key check, did-you-mean hints and the key tables of docs/plan.md come from them) and builds its
+//! [`Workload`] from a plan table, with `file:line:col` errors. The workload it builds checks what it
+//! needs before the run ([`Workload::preflight`]), describes itself for `perflab run --dry-run`
+//! ([`Workload::describe`]) and names its headline figures ([`Workload::primary`]); its metrics carry
+//! their [`MetricKind`](crate::workload::MetricKind).
+//!
+//! Adding a kind: write `src/workload/registry/<name>.rs` with a `pub struct Kind;` implementing
+//! [`WorkloadKind`] (and its `Workload`, or a call into a module of its own), then add `<name>` to the
+//! `kinds!` line below. Nothing else names the kinds: plan validation, the runner, the dry run and
+//! the docs test all ask this list.
+
+use crate::util::suggest::{backticked, did_you_mean, nearest};
+use crate::workload::Workload;
+
+/// One key of a kind's `[workload]` table, as docs/plan.md lists it.
+#[derive(Clone, Copy, Debug)]
+pub struct Key {
+    pub name: &'static str,
+    /// The TOML type(s) accepted, in the user's words (`integer`, `string or list of strings`).
+    pub ty: &'static str,
+    /// The default, or `required`.
+    pub default: &'static str,
+    pub doc: &'static str,
+}
+
+/// Where a key of the `[workload]` table is in the plan source, for error messages.
+pub trait Locator {
+    /// `file:line:col` of `key` inside the workload table (or of the table itself).
+    fn at(&self, key: Option<&str>) -> String;
+}
+
+/// One kind of workload (`type = "http"`, `type = "exec"`, ...).
+pub trait WorkloadKind: Sync {
+    /// The value of `type` that selects it.
+    fn name(&self) -> &'static str;
+    /// One line for the docs: what it runs.
+    fn summary(&self) -> &'static str;
+    /// Every key its table accepts besides `type`.
+    fn keys(&self) -> &'static [Key];
+    /// Build it from one trial's substituted table (without `type`; every key is one of
+    /// [`keys`](Self::keys)). Errors name the place: [`located`] and [`decode`] help.
+    fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>>;
+}
+
+/// Declares the kinds' modules and the list, so that a new kind is one new file and one word here.
+macro_rules! kinds {
+    ($($kind:ident),* $(,)?) => {
+        $(mod $kind;)*
+        /// Every workload kind, in the order docs and messages list them.
+        pub static KINDS: &[&dyn WorkloadKind] = &[$(&$kind::Kind),*];
+    };
+}
+
+kinds!(http, exec);
+
+/// The kind called `name`.
+pub fn by_name(name: &str) -> Option<&'static dyn WorkloadKind> {
+    KINDS.iter().copied().find(|k| k.name() == name)
+}
+
+/// Every kind's name, in list order.
+pub fn names() -> Vec<&'static str> {
+    KINDS.iter().map(|k| k.name()).collect()
+}
+
+/// `unknown workload type "htp" (did you mean "http"?)`, or the known names when none is near.
+pub fn unknown_type(bad: &str) -> String {
+    let names = names();
+    let hint = match nearest(bad, &names) {
+        Some(n) => format!("did you mean \"{n}\"?"),
+        None => format!("use {}", quoted_list(&names)),
+    };
+    format!("unknown workload type \"{bad}\" ({hint})")
+}
+
+/// `"http" or "exec"` (for messages).
+pub fn quoted_list(names: &[&str]) -> String {
+    let q: Vec<String> = names.iter().map(|n| format!("\"{n}\"")).collect();
+    match q.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        _ => q.join(""),
+    }
+}
+
+/// Build one trial's workload from its substituted table: the kind named by `kind`, its keys
+/// checked against the declared ones, built, then its preflight checks run.
+pub fn build(kind: &str, table: &toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
+    let Some(k) = by_name(kind) else {
+        return Err(located(loc, Some("type"), &unknown_type(kind)));
+    };
+    let mut table = table.clone();
+    table.remove("type");
+    let declared: Vec<&str> = k.keys().iter().map(|key| key.name).collect();
+    if let Some(bad) = table.keys().find(|t| !declared.contains(&t.as_str())) {
+        let hint = nearest(bad, &declared)
+            .map(|c| format!(" (did you mean `{c}`?)"))
+            .unwrap_or_default();
+        return Err(located(loc, Some(bad), &format!("unknown key `{bad}` in [workload]{hint}")));
+    }
+    let w = k.build(table, loc)?;
+    w.preflight().map_err(|u| located(loc, u.key, &format!("{:#}", u.error)))?;
+    Ok(w)
+}
+
+/// The dry run's line for a built workload: what runs and its headline figures.
+pub fn describe(w: &dyn Workload) -> String {
+    format!("{} · primary: {}", w.describe(), w.primary().describe())
+}
+
+/// Decode a kind's config struct from its table; serde's errors become `file:line:col` lines.
+pub fn decode<T: serde::de::DeserializeOwned>(table: toml::Table, loc: &dyn Locator) -> anyhow::Result<T> {
+    T::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let msg = e.message().trim().to_string();
+        let key = backticked(&msg);
+        let hint = did_you_mean(&msg);
+        let text = match (msg.starts_with("unknown field"), &key) {
+            (true, Some(k)) => format!("unknown key `{k}` in [workload]{hint}"),
+            _ => format!("[workload]: {msg}"),
+        };
+        located(loc, key.as_deref(), &text)
+    })
+}
+
+/// A usage error (exit code 2) at `key` of the workload table.
+pub fn located(loc: &dyn Locator, key: Option<&str>, msg: &str) -> anyhow::Error {
+    crate::error::usage(format!("{}: {msg}", loc.at(key)))
+}
+
+/// The Markdown key table of a kind, exactly as docs/plan.md carries it (a test checks that).
+pub fn docs_table(kind: &dyn WorkloadKind) -> String {
+    let mut s = format!(
+        "### `type = \"{}\"`\n\n{}\n\n| key | type | default | meaning |\n|---|---|---|---|\n",
+        kind.name(),
+        kind.summary()
+    );
+    for k in kind.keys() {
+        s.push_str(&format!("| `{}` | {} | {} | {} |\n", k.name, k.ty, k.default, k.doc));
+    }
+    s
+}
+
+/// The fields a config struct accepts, as serde lists them for an unknown one (for the tests that
+/// a kind's declared keys are exactly what its config decodes).
+#[cfg(test)]
+pub(crate) fn serde_fields<T: serde::de::DeserializeOwned>() -> Vec<String> {
+    let mut t = toml::Table::new();
+    t.insert("zz_not_a_key".into(), toml::Value::Integer(1));
+    let msg = match T::deserialize(toml::Value::Table(t)) {
+        Err(e) => e.message().to_string(),
+        Ok(_) => panic!("an unknown key was accepted"),
+    };
+    let (_, expected) = msg.split_once("expected").unwrap_or_else(|| panic!("{msg}"));
+    let mut fields: Vec<String> = expected.split('`').skip(1).step_by(2).map(str::to_string).collect();
+    fields.sort();
+    fields
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_every_key_is_documented_in_one_line() {
+        let mut seen = Vec::new();
+        for k in KINDS {
+            assert!(!seen.contains(&k.name()), "{} listed twice", k.name());
+            seen.push(k.name());
+            assert!(!k.summary().contains('\n'));
+            for key in k.keys() {
+                assert!(key.name != "type", "`type` is the registry's");
+                for text in [key.ty, key.default, key.doc] {
+                    assert!(
+                        !text.is_empty() && !text.contains('\n') && !text.contains('|'),
+                        "{}.{}",
+                        k.name(),
+                        key.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn an_unknown_type_gets_a_hint() {
+        assert_eq!(unknown_type("htp"), "unknown workload type \"htp\" (did you mean \"http\"?)");
+        let all = quoted_list(&names());
+        assert_eq!(unknown_type("zzzzzzzz"), format!("unknown workload type \"zzzzzzzz\" (use {all})"));
+        assert_eq!(quoted_list(&["a", "b", "c"]), "\"a\", \"b\" or \"c\"");
+    }
+}
