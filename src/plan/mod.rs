@@ -8,12 +8,14 @@
 mod expand;
 mod ports;
 mod raw;
+mod secrets;
 mod source;
 mod target;
 mod validate;
 mod values;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
+pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
 pub use target::{Limits, LogPattern, Ready, ResolvedTarget};
 pub use values::Params;
@@ -45,6 +47,8 @@ pub struct Plan {
     pub variants: BTreeMap<String, VariantHooks>,
     /// Notes for the user (points skipped with `skip_unsupported`).
     pub notes: Vec<String>,
+    /// What the plan keeps secret: its copy without them, and the redactor for everything else.
+    pub secrets: Secrets,
 }
 
 #[derive(Clone, Debug)]
@@ -66,19 +70,21 @@ pub struct Matrix {
 #[derive(Clone, Debug)]
 pub struct Point {
     pub id: usize,
-    /// `concurrency=10 model=pool`
+    /// `concurrency=10 model=pool` (from `shown`: a value that feeds a secret reads `[redacted]`).
     pub label: String,
     pub params: Params,
+    /// The parameters as labels, the store and reports show them (see `Secrets::shown`).
+    pub shown: Params,
     pub target: Option<ResolvedTarget>,
     /// The `[workload]` table with `${name}` substituted.
     pub workload: toml::Table,
 }
 
 impl Point {
-    /// The parameters as a JSON object (declaration order).
+    /// The parameters as shown (`shown`) as a JSON object (declaration order).
     pub fn params_json(&self) -> String {
         let map: serde_json::Map<String, serde_json::Value> = self
-            .params
+            .shown
             .iter()
             .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(serde_json::Value::Null)))
             .collect();

@@ -2,6 +2,7 @@
 
 use super::ports::check_ports;
 use super::raw::{RawPhases, RawPlan};
+use super::secrets::{self, Secrets};
 use super::source::Source;
 use super::target::resolve;
 use super::values::{self, references, substitute, Params};
@@ -11,7 +12,7 @@ use std::collections::BTreeMap;
 use toml::{Spanned, Table, Value};
 
 pub fn plan(src: Source) -> anyhow::Result<Plan> {
-    let mut raw: RawPlan = toml::from_str(&src.text).map_err(|e| {
+    let raw: RawPlan = toml::from_str(&src.text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
         let msg = e.message().trim().replace('\n', " ");
         let text = match backticked(&msg) {
@@ -23,6 +24,19 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         };
         src.error(&span, text)
     })?;
+    // The secrets are known before anything else is checked, so no message below can show one.
+    let mut secrets = secrets::scan(&src)?;
+    match checked(raw, src, &mut secrets) {
+        Ok(mut plan) => {
+            secrets.finish(&plan.source);
+            plan.secrets = secrets;
+            Ok(plan)
+        }
+        Err(e) => Err(secrets.scrub_error(e)),
+    }
+}
+
+fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Result<Plan> {
     let name = raw.name.get_ref().trim().to_string();
     if name.is_empty() {
         return Err(src.error(&raw.name.span(), "the plan's `name` is empty"));
@@ -57,6 +71,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         .map(|t| threshold(t, &src))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let variants = variants(&raw, &matrix, &src)?;
+    secrets.add_hooks(&variants);
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
     let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
     let mut notes = unused_parameters(&src, &matrix, &variants);
@@ -67,6 +82,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         raw.skip_unsupported,
         &src,
         &mut notes,
+        secrets,
     )?;
     if points.is_empty() {
         return Err(src.error(&raw.name.span(), "no matrix point is left to run (all excluded or skipped)"));
@@ -88,6 +104,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         thresholds,
         variants,
         notes,
+        secrets: Secrets::default(),
     })
 }
 
@@ -108,10 +125,10 @@ fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
         }
         None => return Err(src.error(&w.span(), format!("[workload] needs a `type` ({kinds})"))),
     };
-    Ok(WorkloadSpec {
-        kind,
-        table: w.get_ref().clone(),
-    })
+    // `secrets` is the plan's (see `secrets`), not the workload's: the workload never sees it.
+    let mut table = w.get_ref().clone();
+    table.remove("secrets");
+    Ok(WorkloadSpec { kind, table })
 }
 
 fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result<Matrix> {
@@ -361,6 +378,7 @@ fn points(
     skip_unsupported: bool,
     src: &Source,
     notes: &mut Vec<String>,
+    secrets: &mut Secrets,
 ) -> anyhow::Result<Vec<Point>> {
     let mut combos: Vec<Params> = vec![Vec::new()];
     for (k, vals) in &m.params {
@@ -383,18 +401,21 @@ fn points(
             excluded.into_iter().for_each(|i| used[i] = true);
             continue;
         }
-        let label = params
+        let shown = secrets.shown(&params, m);
+        let label = shown
             .iter()
             .map(|(k, v)| format!("{k}={}", values::display(v)))
             .collect::<Vec<_>>()
             .join(" ");
-        let target = match target {
-            Some(t) => {
-                let Value::Table(sub) = substitute(&Value::Table(t.clone()), &params) else {
-                    unreachable!()
-                };
-                Some(resolve(&sub, src)?)
-            }
+        let as_table = |t: &Table| match substitute(&Value::Table(t.clone()), &params) {
+            Value::Table(sub) => sub,
+            _ => Table::new(),
+        };
+        let target_table = target.map(as_table);
+        let workload = as_table(workload);
+        secrets.add_point(target_table.as_ref(), Some(&workload));
+        let target = match &target_table {
+            Some(t) => Some(resolve(t, src)?),
             None => None,
         };
         if let Some(cpus) = target.as_ref().and_then(|t| t.limits.cpus.as_ref()) {
@@ -412,13 +433,11 @@ fn points(
                 return Err(src.error(&span, format!("{why}{at}; set skip_unsupported = true to skip such points")));
             }
         }
-        let Value::Table(workload) = substitute(&Value::Table(workload.clone()), &params) else {
-            unreachable!()
-        };
         out.push(Point {
             id: out.len(),
             label,
             params,
+            shown,
             target,
             workload,
         });

@@ -59,13 +59,23 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         (None, None) => return Err(crate::error::usage("give a plan file (or --resume DIR)")),
     };
     let mut plan = crate::plan::parse_str(&source, &label)?;
+    // From here on, nothing printed (errors included) may show one of the plan's secrets.
+    let redactor = plan.secrets.redactor().clone();
     use_this_perflab(&mut plan);
-    let trials = crate::plan::expand(&plan);
+    run_plan(&plan, &label, args).map_err(|e| redactor.error(e))
+}
+
+fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs) -> anyhow::Result<i32> {
+    let redactor = plan.secrets.redactor();
+    let trials = crate::plan::expand(plan);
     // Every trial's workload is built before anything starts (and before a dry run lists them),
     // so a bad [workload] value is reported at its line either way.
-    let exp = super::from_plan::build(&plan, &trials, &label)?;
+    let exp = super::from_plan::build(plan, &trials, label)?;
     if args.dry_run {
-        print!("{}", crate::plan::dry_run_listing_with(&plan, &trials, &described(&exp)));
+        print!(
+            "{}",
+            redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(&exp)))
+        );
         return Ok(0);
     }
     let quiet = args.quiet || args.json;
@@ -82,11 +92,11 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         Vec::new()
     };
     if args.json {
-        println!("{}", outcome_json(&outcome, &reports));
+        println!("{}", redactor.apply(&outcome_json(&outcome, &reports)));
     } else {
-        // A plan with credentials is stored redacted, so resuming needs the plan file again.
-        let plan_again = (crate::store::redact(&source) != source).then_some(label.as_str());
-        print_outcome(&outcome, plan_again);
+        // A plan with secrets is stored without them, so resuming needs the plan file again.
+        let plan_again = plan.secrets.had_secrets().then_some(label);
+        print_outcome(&outcome, plan_again, redactor);
         reports.iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(outcome.exit_code())
@@ -115,7 +125,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         fail_fast: false,
     };
     let outcome = execute_with_signals(exp, &opts)?;
-    print_outcome(&outcome, None);
+    print_outcome(&outcome, None, plan.secrets.redactor());
     if outcome.status != RunStatus::Interrupted {
         write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
     }
@@ -123,13 +133,14 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
 }
 
 /// The plan an interrupted run was started with, from its store, labelled as the copy beside it
-/// (`DIR/plan.toml`, the same text) for messages. A plan whose credentials were redacted from the
-/// store cannot be run from there: its requests would carry `[redacted]`.
+/// (`DIR/plan.toml`, the same text) for messages. A plan whose secrets were taken out of the store
+/// (`Store::plan_redacted`) cannot be run from there: its requests would carry `[redacted]`.
 fn stored_plan(dir: &Path) -> anyhow::Result<(String, String)> {
-    let source = crate::store::Store::open(dir)?.run()?.plan_source;
-    if crate::store::redact(&source) != source {
+    let store = crate::store::Store::open(dir)?;
+    let source = store.run()?.plan_source;
+    if store.plan_redacted()? {
         return Err(crate::error::usage(format!(
-            "the plan kept in {} had credentials (Authorization or Cookie values) removed; \
+            "the plan kept in {} had its secrets (credentials, variables marked secret) removed; \
              give the plan file too: perflab run --resume {} PLAN",
             dir.display(),
             dir.display()
@@ -190,9 +201,11 @@ fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -
 }
 
 /// `plan_again`: the plan file a `--resume` must be given (when the run's own copy cannot serve).
-fn print_outcome(o: &RunOutcome, plan_again: Option<&str>) {
+/// Every line goes through `redactor`.
+fn print_outcome(o: &RunOutcome, plan_again: Option<&str>, redactor: &crate::util::redact::Redactor) {
+    let say = |line: String| println!("{}", redactor.apply(&line));
     for n in &o.notes {
-        println!("note: {n}");
+        say(format!("note: {n}"));
     }
     if o.status == RunStatus::Skipped {
         println!("nothing was run: every trial's variant was skipped");
@@ -204,7 +217,7 @@ fn print_outcome(o: &RunOutcome, plan_again: Option<&str>) {
     }
     println!("{line}");
     for t in &o.thresholds_failed {
-        println!("  ✗ threshold {t}");
+        say(format!("  ✗ threshold {t}"));
     }
     println!("stored in {}", o.dir.display());
     if o.status == RunStatus::Interrupted {

@@ -66,10 +66,13 @@ fn safe_name(s: &str) -> String {
 fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, HashSet<usize>)> {
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
+        store.set_redactor(exp.redactor.clone());
         // A store an older perflab wrote gets the current schema before this run adds to it.
         store.upgrade()?;
         let run = store.run()?;
-        if run.plan_source != crate::store::redact(&exp.plan_source) {
+        // The same plan gives the same copy (which the store kept with its header pass applied).
+        let same = [exp.plan_source.clone(), crate::store::redact(&exp.plan_source)];
+        if !same.contains(&run.plan_source) {
             return Err(crate::error::usage(format!(
                 "{} was made from a different plan; --resume needs the same plan file",
                 dir.display()
@@ -87,7 +90,8 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
         dir = opts.runs_dir.join(format!("{}-{}-{k}", compact_utc(started), safe_name(&exp.name)));
     }
     let mut store = Store::create(&dir)?;
-    std::fs::write(dir.join("plan.toml"), crate::store::redact(&exp.plan_source))?;
+    store.set_redactor(exp.redactor.clone());
+    std::fs::write(dir.join("plan.toml"), &exp.plan_source)?;
     store.write_run(&RunInfo {
         plan_name: exp.name.clone(),
         plan_file: exp.plan_file.clone(),
@@ -96,6 +100,9 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
         started_unix: started,
         planned_trials: exp.trials.len(),
     })?;
+    if exp.had_secrets {
+        store.mark_plan_redacted()?;
+    }
     for p in &exp.points {
         store.write_point(p.id, &p.label, &p.params_json, 0, None)?;
     }
@@ -172,7 +179,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
         .collect();
     let mut progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
     for n in &notes {
-        progress.note(&format!("note: {n}"));
+        progress.note(&exp.redactor.apply(&format!("note: {n}")));
     }
     if !done.is_empty() {
         progress.note(&format!(
@@ -284,7 +291,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             ran += 1;
             let total = done.len() + ran + queue.len();
             let line = summary_line(done.len() + ran, total, &label, t.repetition, &rec, &t.workload.primary());
-            progress.finish_trial(&line);
+            progress.finish_trial(&exp.redactor.apply(&line));
             if rec.failure.is_some() && opts.fail_fast {
                 failed_fast = true;
             }
@@ -343,7 +350,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     };
     store.finish_run(status, unix_now())?;
     if let Err(e) = teardown {
-        eprintln!("perflab: warning: {e:#}");
+        eprintln!("perflab: warning: {}", exp.redactor.apply(&format!("{e:#}")));
     }
     Ok(RunOutcome {
         dir,
@@ -351,7 +358,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
         trials_ok: trials.len() - trials_failed,
         trials_failed,
         thresholds_failed,
-        notes,
+        notes: notes.iter().map(|n| exp.redactor.apply(n)).collect(),
     })
 }
 
