@@ -159,7 +159,16 @@ fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
         .map_err(|e| usage(format!("{what}: {e}")))
 }
 
-pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
+/// The parts of the URL a run needs.
+struct Url<'a> {
+    https: bool,
+    protocol: Protocol,
+    authority: &'a str,
+    path: &'a str,
+}
+
+/// Scheme, protocol, authority and path, with the checks that depend on the scheme.
+fn split_url(c: &HttpConfig) -> anyhow::Result<Url<'_>> {
     let (scheme, rest) = c
         .url
         .split_once("://")
@@ -190,6 +199,42 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     if authority.is_empty() {
         return Err(usage(format!("`{}` has no host", c.url)));
     }
+    Ok(Url {
+        https,
+        protocol,
+        authority,
+        path,
+    })
+}
+
+/// The HTTP/1.1 request, written once: request line, headers, body.
+fn request_bytes(c: &HttpConfig, method: &str, path: &str, authority: &str, body: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perflab\r\nAccept: */*\r\n");
+    for (k, v) in &c.headers {
+        if k.contains(['\r', '\n', ':']) || v.contains(['\r', '\n']) {
+            return Err(usage(format!("header `{k}` holds a line break or a colon")));
+        }
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !c.keepalive {
+        req.push_str("Connection: close\r\n");
+    }
+    if !body.is_empty() {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    let mut request = req.into_bytes();
+    request.extend_from_slice(body);
+    Ok(request)
+}
+
+pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
+    let Url {
+        https,
+        protocol,
+        authority,
+        path,
+    } = split_url(c)?;
     let hostport = if authority
         .rsplit_once(':')
         .is_some_and(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit()))
@@ -246,22 +291,7 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         (None, Some(f)) => std::fs::read(f).map_err(|e| usage(format!("cannot read body file {f}: {e}")))?,
         (None, None) => Vec::new(),
     };
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perflab\r\nAccept: */*\r\n");
-    for (k, v) in &c.headers {
-        if k.contains(['\r', '\n', ':']) || v.contains(['\r', '\n']) {
-            return Err(usage(format!("header `{k}` holds a line break or a colon")));
-        }
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if !c.keepalive {
-        req.push_str("Connection: close\r\n");
-    }
-    if !body.is_empty() {
-        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    req.push_str("\r\n");
-    let mut request = req.into_bytes();
-    request.extend_from_slice(&body);
+    let request = request_bytes(c, &method, path, authority, &body)?;
     let connections = c.connections as usize;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     // A target on this machine needs CPUs too: against loopback with keep-alive the client takes half
