@@ -113,7 +113,7 @@ pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> any
     };
     let put = |name: &str, text: &str| -> anyhow::Result<PathBuf> {
         let p = out.join(name);
-        std::fs::write(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        crate::util::fs::write_atomic(&p, text).with_context(|| format!("cannot write {}", p.display()))?;
         Ok(p)
     };
     if formats.md || formats.html {
@@ -121,7 +121,7 @@ pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> any
         std::fs::create_dir_all(&cdir).with_context(|| format!("cannot create {}", cdir.display()))?;
         for (name, svg) in &charts {
             let p = cdir.join(name);
-            std::fs::write(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
+            crate::util::fs::write_atomic(&p, svg).with_context(|| format!("cannot write {}", p.display()))?;
             paths.charts.push(p);
         }
     }

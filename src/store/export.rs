@@ -11,7 +11,9 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for table in TABLES {
         let path = out_dir.join(format!("{table}.csv"));
-        let mut w = csv::Writer::from_path(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        // Whole or absent: a full disk leaves no half-written table behind.
+        let file = crate::util::fs::AtomicFile::create(&path).with_context(|| format!("cannot write {}", path.display()))?;
+        let mut w = csv::Writer::from_writer(file);
         let mut st = store.conn().prepare(&format!("SELECT * FROM {table}"))?;
         let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
         w.write_record(&names)?;
@@ -29,7 +31,8 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             }
             w.write_record(&rec)?;
         }
-        w.flush()?;
+        let file = w.into_inner().map_err(|e| e.into_error())?;
+        file.commit().with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
     }
     Ok(written)

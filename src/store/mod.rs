@@ -6,6 +6,7 @@ pub mod cli;
 mod codec;
 pub mod export;
 mod read;
+pub mod reserve;
 mod schema;
 mod status;
 mod write;

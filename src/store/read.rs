@@ -132,6 +132,15 @@ impl Store {
         })
     }
 
+    /// Why the run failed as a whole (`meta` key `failure`), e.g. the disk filled up while a trial
+    /// was being stored; `None` for a run that did not fail that way.
+    pub fn failure(&self) -> anyhow::Result<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = 'failure'", [], |r| r.get(0))
+            .optional()?)
+    }
+
     pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
         let mut st = self.conn().prepare(
             "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,
