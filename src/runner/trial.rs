@@ -1,7 +1,7 @@
 //! One trial: (start the target,) baseline, warm-up, load, recovery, with the monitor sampling
 //! throughout and every sample tagged with its phase; then stop the target and build the record.
 
-use super::limits::Applied;
+use super::ledger::Ledger;
 use super::phase::{CurrentPhase, Phase};
 use super::target::RunningTarget;
 use crate::monitor::{MonitorConfig, ProcessSelector};
@@ -23,6 +23,8 @@ pub struct TrialSpec<'a> {
     pub phases: Phases,
     /// A target to start for this trial only (restart = "per-trial").
     pub target: Option<&'a ResolvedTarget>,
+    /// Where what the trial starts is recorded until it is stopped.
+    pub ledger: &'a Ledger,
 }
 
 /// Progress notifications for the progress bar.
@@ -110,7 +112,7 @@ pub fn run_trial(
     let mut own: Option<RunningTarget> = None;
     if let Some(cfg) = spec.target {
         let name = format!("perflab-{}-t{}", spec.run_tag, spec.id);
-        match Applied::prepare(&cfg.limits, &name).and_then(|a| RunningTarget::start(cfg, a)) {
+        match RunningTarget::launch(cfg, &name, spec.ledger) {
             Ok(mut t) => match t.wait_ready(&cfg.ready, cancel) {
                 Ok(()) => own = Some(t),
                 Err(e) => {

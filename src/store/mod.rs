@@ -7,6 +7,7 @@ mod codec;
 pub mod export;
 mod meta;
 mod read;
+pub mod reserve;
 mod schema;
 mod status;
 mod write;

@@ -152,6 +152,15 @@ impl Store {
         Ok(flag.is_some() || self.run()?.plan_source.contains(crate::util::redact::REDACTED))
     }
 
+    /// Why the run failed as a whole (`meta` key `failure`), e.g. the disk filled up while a trial
+    /// was being stored; `None` for a run that did not fail that way.
+    pub fn failure(&self) -> anyhow::Result<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = 'failure'", [], |r| r.get(0))
+            .optional()?)
+    }
+
     /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
     pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
         let mut st = self.conn().prepare(

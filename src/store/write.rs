@@ -133,10 +133,47 @@ impl Store {
         Ok(())
     }
 
-    /// Mark a resumed run as running again.
+    /// Mark a resumed run as running again (forgetting why it failed, if it did).
     pub fn reopen_run(&mut self) -> anyhow::Result<()> {
         self.conn()
             .execute("UPDATE run SET status = ?1, ended_unix = NULL WHERE id = 1", [RunStatus::Running])?;
+        self.conn().execute("DELETE FROM meta WHERE key = 'failure'", [])?;
+        Ok(())
+    }
+
+    /// Run `f` in one transaction: all its writes are kept, or none (the last writes of a run
+    /// need little room this way).
+    pub fn in_transaction<T>(&mut self, f: impl FnOnce(&mut Store) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        self.conn().execute_batch("BEGIN IMMEDIATE")?;
+        match f(self) {
+            Ok(v) => {
+                if let Err(e) = self.conn().execute_batch("COMMIT") {
+                    let _ = self.conn().execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn().execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Keep why the run failed as a whole in `meta` under the key `failure`.
+    pub fn set_failure(&mut self, reason: &str) -> anyhow::Result<()> {
+        self.conn()
+            .execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('failure', ?1)", [redact(reason)])?;
+        Ok(())
+    }
+
+    /// Move everything in the write-ahead log into the database file and empty the log
+    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so a finished run is one self-contained file.
+    pub fn checkpoint(&mut self) -> anyhow::Result<()> {
+        let busy: i64 = self.conn().query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        if busy != 0 {
+            anyhow::bail!("the database was busy; its write-ahead log was not emptied");
+        }
         Ok(())
     }
 

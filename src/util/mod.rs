@@ -4,6 +4,7 @@ pub mod cancel;
 pub mod command;
 pub mod cpus;
 pub mod duration;
+pub mod fs;
 pub mod process;
 pub mod redact;
 pub mod suggest;

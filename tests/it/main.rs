@@ -18,6 +18,7 @@ mod common;
 mod examples;
 mod exec_live;
 mod exec_workload;
+mod faults;
 mod http_protocols;
 mod http_truth;
 mod monitor_fixtures;
