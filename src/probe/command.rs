@@ -1,0 +1,117 @@
+//! `command`: any command, timed from its start to its exit, as `time ssh server 'echo test'`
+//! measures. A shell line runs with `sh -c`; an argv runs without a shell. The command runs in its
+//! own process group with no input and its output discarded; exit 0 is a reply, any other exit is
+//! failed with its status (128 + N for signal N), and a command still running at the timeout has its
+//! group killed and is a loss.
+
+use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Target, Traffic};
+use crate::error::usage;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
+    let (argv, how) = match &spec.target {
+        Target::Shell(line) | Target::Address(line) => (vec!["sh".to_string(), "-c".to_string(), line.clone()], "sh -c"),
+        Target::Argv(v) => (v.clone(), "no shell"),
+    };
+    if !on_path(&argv[0]) {
+        return Err(usage(format!("command probe: `{}` is not an executable file or on PATH", argv[0])));
+    }
+    Ok(Opened {
+        driver: Driver::Exchange(Box::new(Run { argv })),
+        detail: format!("run to exit ({how})"),
+        parts: &[],
+    })
+}
+
+/// A program given with a slash must be an executable file; without one, it must be on PATH.
+fn on_path(program: &str) -> bool {
+    let executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(Path::new(program));
+    }
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| executable(&d.join(program))))
+}
+
+struct Run {
+    argv: Vec<String>,
+}
+
+impl Exchange for Run {
+    fn exchange(&mut self, timeout: Duration) -> Exchanged {
+        let t0 = Instant::now();
+        let outcome = match Command::new(&self.argv[0])
+            .args(&self.argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+        {
+            Ok(child) => wait(child, t0, timeout),
+            Err(e) => Outcome::Error(format!("cannot run `{}`: {e}", self.argv[0])),
+        };
+        Exchanged {
+            outcome,
+            parts: Vec::new(),
+            traffic: Traffic::default(),
+        }
+    }
+}
+
+/// Wait for the child's exit until `t0 + timeout`; past it, kill its group.
+fn wait(mut child: Child, t0: Instant, timeout: Duration) -> Outcome {
+    let deadline = t0 + timeout;
+    let exited = match sys::pidfd(child.id()) {
+        Some(fd) => {
+            use std::os::fd::AsRawFd;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match sys::poll_in(&[fd.as_raw_fd()], Some(left)) {
+                    Ok(m) if m & 1 != 0 => break true,
+                    _ if left.is_zero() => break false,
+                    Ok(_) => continue,
+                    Err(_) => break poll_exit(&mut child, deadline),
+                }
+            }
+        }
+        None => poll_exit(&mut child, deadline),
+    };
+    let rtt = t0.elapsed();
+    if !exited {
+        sys::kill_group(child.id());
+        let _ = child.wait();
+        return Outcome::Timeout;
+    }
+    match child.wait() {
+        Ok(st) => status_outcome(st, rtt),
+        Err(e) => Outcome::Error(format!("wait: {e}")),
+    }
+}
+
+/// Without pidfds: look every millisecond.
+fn poll_exit(child: &mut Child, deadline: Instant) -> bool {
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn status_outcome(st: ExitStatus, rtt: Duration) -> Outcome {
+    match (st.code(), st.signal()) {
+        (Some(0), _) => Outcome::Reply { rtt },
+        (Some(code), _) => Outcome::Failed { rtt, status: code },
+        (None, Some(sig)) => Outcome::Failed { rtt, status: 128 + sig },
+        (None, None) => Outcome::Error("no exit status".into()),
+    }
+}
