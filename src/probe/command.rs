@@ -1,5 +1,6 @@
 //! `command`: any command, timed from its start to its exit, as `time ssh server 'echo test'`
-//! measures. A shell line runs with `sh -c`; an argv runs without a shell. The command runs in its
+//! measures. A shell line runs with `sh -c` (one plain word runs as a program); an argv runs
+//! without a shell. The command runs in its
 //! own process group with no input and its output discarded; exit 0 is a reply, any other exit is
 //! failed with its status (128 + N for signal N), and a command still running at the timeout has its
 //! group killed and is a loss.
@@ -13,6 +14,8 @@ use std::time::{Duration, Instant};
 
 pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     let (argv, how) = match &spec.target {
+        // One plain word (`true`, `/usr/bin/uptime`) needs no shell: it runs, and is checked, as a program.
+        Target::Shell(line) | Target::Address(line) if is_plain_word(line) => (vec![line.trim().to_string()], "no shell"),
         Target::Shell(line) | Target::Address(line) => (vec!["sh".to_string(), "-c".to_string(), line.clone()], "sh -c"),
         Target::Argv(v) => (v.clone(), "no shell"),
     };
@@ -24,6 +27,12 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
         detail: format!("run to exit ({how})"),
         parts: &[],
     })
+}
+
+/// A word the shell would run as it is: no blanks, quotes, variables, globs or operators.
+fn is_plain_word(line: &str) -> bool {
+    let w = line.trim();
+    !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c))
 }
 
 /// A program given with a slash must be an executable file; without one, it must be on PATH.

@@ -288,12 +288,7 @@ fn settle(rec: &mut Recorder, flights: &mut VecDeque<Flight>, r: Received) {
                 rec.stray += 1;
             }
         }
-        Received::Reply {
-            seq,
-            at,
-            kernel_ns,
-            bytes,
-        } => {
+        Received::Reply { seq, at, kernel_ns, bytes } => {
             let Some(sample) = rec.samples.get_mut(seq as usize) else {
                 rec.stray += 1;
                 return;
@@ -377,7 +372,9 @@ mod tests {
         fn exchange(&mut self, _timeout: Duration) -> super::super::Exchanged {
             self.0.fetch_add(10, Ordering::SeqCst);
             super::super::Exchanged {
-                outcome: Outcome::Reply { rtt: Duration::from_micros(5) },
+                outcome: Outcome::Reply {
+                    rtt: Duration::from_micros(5),
+                },
                 parts: Vec::new(),
                 traffic: Traffic::default(),
             }
@@ -419,7 +416,10 @@ mod tests {
         assert_eq!(clock.load(Ordering::SeqCst), 100);
         assert_eq!(calls.load(Ordering::SeqCst), 10, "one phase call per probe");
         let tags: Vec<&str> = r.samples.iter().map(|s| s.phase.as_str()).collect();
-        assert_eq!(tags, ["baseline", "baseline", "baseline", "load", "load", "load", "load", "recovery", "recovery", "recovery"]);
+        assert_eq!(
+            tags,
+            ["baseline", "baseline", "baseline", "load", "load", "load", "load", "recovery", "recovery", "recovery"]
+        );
         let by: Vec<(String, u64)> = r.by_phase().into_iter().map(|(p, s)| (p.to_string(), s.n)).collect();
         assert_eq!(by, [("baseline".into(), 3), ("load".into(), 4), ("recovery".into(), 3)]);
         assert!(r.samples.windows(2).all(|w| w[0].t_s <= w[1].t_s && w[1].seq == w[0].seq + 1));

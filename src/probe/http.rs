@@ -29,7 +29,11 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     let authority = p.origin.split_once("://").map_or(p.origin.as_str(), |(_, a)| a);
     let (host, port) = split_authority(authority, if p.tls.is_some() { 443 } else { 80 });
     Ok(Opened {
-        detail: format!("GET {} over {}, a new connection each", p.path, if p.tls.is_some() { "TLS" } else { "TCP" }),
+        detail: format!(
+            "GET {} over {}, a new connection each",
+            p.path,
+            if p.tls.is_some() { "TLS" } else { "TCP" }
+        ),
         driver: Driver::Exchange(Box::new(Get {
             host,
             port,
@@ -111,7 +115,10 @@ impl Get {
             .next()
             .ok_or_else(|| Fail::Error(format!("dns: {} has no address", self.host)))?;
         marks[1] = Instant::now();
-        let left = deadline.checked_duration_since(marks[1]).filter(|d| !d.is_zero()).ok_or(Fail::Timeout)?;
+        let left = deadline
+            .checked_duration_since(marks[1])
+            .filter(|d| !d.is_zero())
+            .ok_or(Fail::Timeout)?;
         let mut sock = TcpStream::connect_timeout(&addr, left).map_err(|e| match tcp::connect_error(&e) {
             Outcome::Timeout => Fail::Timeout,
             o => Fail::Error(match o {
@@ -151,7 +158,10 @@ impl Get {
 
 /// Give the socket's reads and writes the time left until `deadline`; none left is a timeout.
 fn set_timeouts(fd: RawFd, deadline: Instant) -> Result<(), Fail> {
-    let left = deadline.checked_duration_since(Instant::now()).filter(|d| !d.is_zero()).ok_or(Fail::Timeout)?;
+    let left = deadline
+        .checked_duration_since(Instant::now())
+        .filter(|d| !d.is_zero())
+        .ok_or(Fail::Timeout)?;
     let tv = libc::timeval {
         tv_sec: left.as_secs() as libc::time_t,
         tv_usec: left.subsec_micros().max(1) as libc::suseconds_t,
@@ -263,7 +273,10 @@ mod tests {
         assert_eq!(parse_head(h).unwrap(), Some((200, h.len() - 5, Framing::Length(5))));
         let h = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
         assert_eq!(parse_head(h).unwrap().unwrap().2, Framing::UntilEof);
-        assert_eq!(parse_head(b"HTTP/1.1 204 No Content\r\n\r\n").unwrap().unwrap().2, Framing::Length(0));
+        assert_eq!(
+            parse_head(b"HTTP/1.1 204 No Content\r\n\r\n").unwrap().unwrap().2,
+            Framing::Length(0)
+        );
         assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\nConte").unwrap(), None);
         assert!(parse_head(b"garbage\r\n\r\n").is_err());
     }

@@ -35,7 +35,11 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     let bare = host.trim_start_matches('[').trim_end_matches(']');
     let ip = (bare, 0)
         .to_socket_addrs()
-        .map_err(|e| usage(format!("icmp probe: cannot resolve `{host}`: {e} (give a host name or an address, no port)")))?
+        .map_err(|e| {
+            usage(format!(
+                "icmp probe: cannot resolve `{host}`: {e} (give a host name or an address, no port)"
+            ))
+        })?
         .next()
         .map(|a| a.ip())
         .ok_or_else(|| usage(format!("icmp probe: `{host}` resolves to no address")))?;
@@ -54,11 +58,9 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
         mode => match sys::socket(domain, libc::SOCK_RAW, proto) {
             Ok(fd) => Some(fd),
             Err(e) if is_denied(&e) && mode == IcmpSocket::Auto => None,
-            Err(e) if is_denied(&e) => {
-                return Err(usage(
-                    "icmp probe: a raw socket needs root or CAP_NET_RAW (the datagram socket needs your group in net.ipv4.ping_group_range)",
-                ))
-            }
+            Err(e) if is_denied(&e) => return Err(usage(
+                "icmp probe: a raw socket needs root or CAP_NET_RAW (the datagram socket needs your group in net.ipv4.ping_group_range)",
+            )),
             Err(e) => return Err(anyhow::anyhow!("icmp probe: cannot open a raw socket: {e}")),
         },
     };
@@ -76,7 +78,9 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     }
     let stamped = sys::enable_rx_timestamps(fd.as_raw_fd());
     let id = if is_raw {
-        (std::process::id() as u16).wrapping_mul(31).wrapping_add(NEXT_ID.fetch_add(1, Ordering::Relaxed))
+        (std::process::id() as u16)
+            .wrapping_mul(31)
+            .wrapping_add(NEXT_ID.fetch_add(1, Ordering::Relaxed))
     } else {
         0
     };
@@ -90,7 +94,10 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
             out: vec![0; 8 + size],
             buf: vec![0; MAX_SIZE + 128],
         })),
-        detail: format!("echo to {ip}, {kind}, {size}-byte payload{}", if stamped { "" } else { ", user-space receive times" }),
+        detail: format!(
+            "echo to {ip}, {kind}, {size}-byte payload{}",
+            if stamped { "" } else { ", user-space receive times" }
+        ),
         parts: &[],
     })
 }
@@ -106,7 +113,11 @@ fn no_datagram_socket(mode: IcmpSocket) -> anyhow::Error {
         .unwrap_or_else(|_| "unreadable".into());
     // SAFETY: getegid takes no arguments and cannot fail.
     let gid = unsafe { libc::getegid() };
-    let raw = if mode == IcmpSocket::Auto { "no raw socket (needs root or CAP_NET_RAW) and " } else { "" };
+    let raw = if mode == IcmpSocket::Auto {
+        "no raw socket (needs root or CAP_NET_RAW) and "
+    } else {
+        ""
+    };
     usage(format!(
         "icmp probe: {raw}no ICMP datagram socket: net.ipv4.ping_group_range is \"{range}\", which leaves out group {gid}; allow it with: sysctl -w net.ipv4.ping_group_range=\"0 2147483647\""
     ))

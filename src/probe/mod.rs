@@ -285,7 +285,10 @@ impl RunningProbes {
         self.threads
             .into_iter()
             .zip(self.specs)
-            .map(|(t, spec)| t.join().unwrap_or_else(|_| ProbeResult::failed(spec, "the probe's thread panicked")))
+            .map(|(t, spec)| {
+                t.join()
+                    .unwrap_or_else(|_| ProbeResult::failed(spec, "the probe's thread panicked"))
+            })
             .collect()
     }
 }

@@ -71,7 +71,11 @@ impl ProbeResult {
 
     /// The summary of the samples sent in `phase`.
     pub fn summary_of(&self, phase: &PhaseTag) -> Summary {
-        Summary::of(self.samples.iter().filter(|s| &s.phase == phase), self.part_names, self.spec.interval)
+        Summary::of(
+            self.samples.iter().filter(|s| &s.phase == phase),
+            self.part_names,
+            self.spec.interval,
+        )
     }
 
     /// One summary per phase, in order of first appearance.

@@ -186,7 +186,10 @@ impl ProbeSpec {
             Target::Address(a) if a.trim().is_empty() => return Err(usage(format!("{} probe: empty target", self.kind.name()))),
             Target::Address(_) if command => {}
             Target::Shell(_) | Target::Argv(_) if !command => {
-                return Err(usage(format!("{} probe: the target is an address, not a command", self.kind.name())))
+                return Err(usage(format!(
+                    "{} probe: the target is an address, not a command",
+                    self.kind.name()
+                )))
             }
             Target::Argv(v) if v.is_empty() => return Err(usage("command probe: empty command")),
             Target::Shell(s) if s.trim().is_empty() => return Err(usage("command probe: empty command")),
@@ -211,7 +214,10 @@ pub fn resolve_host_port(target: &str, kind: Kind) -> anyhow::Result<SocketAddr>
         .rsplit_once(':')
         .is_some_and(|(h, p)| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (!h.contains(':') || h.ends_with(']')));
     if !has_port {
-        return Err(usage(format!("{} probe: `{target}` needs a port (HOST:PORT, e.g. 127.0.0.1:8080)", kind.name())));
+        return Err(usage(format!(
+            "{} probe: `{target}` needs a port (HOST:PORT, e.g. 127.0.0.1:8080)",
+            kind.name()
+        )));
     }
     target
         .to_socket_addrs()
@@ -240,7 +246,13 @@ mod tests {
     fn host_port_needs_a_port() {
         assert!(resolve_host_port("127.0.0.1:80", Kind::Tcp).is_ok());
         assert!(resolve_host_port("[::1]:80", Kind::Tcp).is_ok());
-        assert!(resolve_host_port("127.0.0.1", Kind::Tcp).unwrap_err().to_string().contains("needs a port"));
-        assert!(resolve_host_port("::1", Kind::Udp).unwrap_err().to_string().contains("needs a port"));
+        assert!(resolve_host_port("127.0.0.1", Kind::Tcp)
+            .unwrap_err()
+            .to_string()
+            .contains("needs a port"));
+        assert!(resolve_host_port("::1", Kind::Udp)
+            .unwrap_err()
+            .to_string()
+            .contains("needs a port"));
     }
 }

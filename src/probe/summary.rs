@@ -210,10 +210,14 @@ mod tests {
             sample(1, 1.0, reply(20)),
             sample(2, 2.0, Outcome::Timeout),
             sample(3, 3.0, Outcome::Error("refused".into())),
-            sample(4, 4.0, Outcome::Failed {
-                rtt: Duration::from_millis(1),
-                status: 3,
-            }),
+            sample(
+                4,
+                4.0,
+                Outcome::Failed {
+                    rtt: Duration::from_millis(1),
+                    status: 3,
+                },
+            ),
             sample(5, 5.0, reply(30)),
         ];
         let s = Summary::of(&samples, &[], Duration::from_secs(1));

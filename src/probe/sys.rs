@@ -81,7 +81,11 @@ impl Stop {
 /// Wait until one of `fds` (at most 4) is readable or `timeout` passes (None: no limit). Returns a
 /// bit mask of the readable ones (bit i for fds[i]); 0 on timeout or a signal.
 pub fn poll_in(fds: &[RawFd], timeout: Option<Duration>) -> io::Result<u32> {
-    let mut pfds = [libc::pollfd { fd: -1, events: 0, revents: 0 }; 4];
+    let mut pfds = [libc::pollfd {
+        fd: -1,
+        events: 0,
+        revents: 0,
+    }; 4];
     let n = fds.len().min(4);
     for (p, fd) in pfds.iter_mut().zip(fds) {
         *p = libc::pollfd {
@@ -115,7 +119,15 @@ pub fn enable_rx_timestamps(fd: RawFd) -> bool {
     let Some(opt) = SO_TIMESTAMPNS else { return false };
     let on: libc::c_int = 1;
     // SAFETY: a valid option value of the declared size.
-    let r = unsafe { libc::setsockopt(fd, libc::SOL_SOCKET, opt, (&on as *const libc::c_int).cast(), size_of::<libc::c_int>() as u32) };
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            opt,
+            (&on as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as u32,
+        )
+    };
     r == 0
 }
 

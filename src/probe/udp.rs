@@ -24,7 +24,11 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     if !(HEADER..=MAX_SIZE).contains(&size) {
         return Err(usage(format!("udp probe: size must be {HEADER} to {MAX_SIZE} bytes")));
     }
-    let local: SocketAddr = if addr.is_ipv4() { ([0, 0, 0, 0], 0).into() } else { ([0u16; 8], 0).into() };
+    let local: SocketAddr = if addr.is_ipv4() {
+        ([0, 0, 0, 0], 0).into()
+    } else {
+        ([0u16; 8], 0).into()
+    };
     let sock = UdpSocket::bind(local)?;
     sock.connect(addr)
         .map_err(|e| usage(format!("udp probe: cannot reach {addr}: {e}")))?;
@@ -36,7 +40,10 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
             out: vec![0; size],
             buf: vec![0; MAX_SIZE + 1],
         })),
-        detail: format!("echo from {addr}, {size}-byte datagrams{}", if stamped { "" } else { ", user-space receive times" }),
+        detail: format!(
+            "echo from {addr}, {size}-byte datagrams{}",
+            if stamped { "" } else { ", user-space receive times" }
+        ),
         parts: &[],
     })
 }

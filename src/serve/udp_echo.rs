@@ -113,7 +113,11 @@ impl UdpEchoHandle {
             IpAddr::V6(ip) if ip.is_unspecified() => (std::net::Ipv6Addr::LOCALHOST, self.addr.port()).into(),
             _ => self.addr,
         };
-        let from: SocketAddr = if local.is_ipv4() { ([127, 0, 0, 1], 0).into() } else { (std::net::Ipv6Addr::LOCALHOST, 0).into() };
+        let from: SocketAddr = if local.is_ipv4() {
+            ([127, 0, 0, 1], 0).into()
+        } else {
+            (std::net::Ipv6Addr::LOCALHOST, 0).into()
+        };
         if let Ok(s) = UdpSocket::bind(from) {
             let _ = s.send_to(&[], local);
         }
@@ -141,7 +145,9 @@ fn echo(sock: UdpSocket, cfg: UdpEchoConfig, stop: &AtomicBool, c: &Counters) {
                 }
             }
         }
-        let wait = held.front().map_or(idle, |h| h.0.saturating_duration_since(now).clamp(Duration::from_micros(1), idle));
+        let wait = held
+            .front()
+            .map_or(idle, |h| h.0.saturating_duration_since(now).clamp(Duration::from_micros(1), idle));
         let _ = sock.set_read_timeout(Some(wait));
         let (n, peer) = match sock.recv_from(&mut buf) {
             Ok(x) => x,

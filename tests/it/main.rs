@@ -21,6 +21,7 @@ mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;
 mod plan_parse;
+mod probe;
 mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
