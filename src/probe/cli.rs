@@ -142,7 +142,7 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<i32> {
 fn show_duration(d: Duration) -> String {
     if d < Duration::from_millis(1) {
         format!("{}us", d.as_micros())
-    } else if d < Duration::from_secs(1) && d.subsec_micros() % 1000 != 0 {
+    } else if d < Duration::from_secs(1) && !d.subsec_micros().is_multiple_of(1000) {
         format!("{:.3}ms", d.as_secs_f64() * 1e3)
     } else {
         duration::format(d)
@@ -211,6 +211,22 @@ pub fn summary_text(r: &ProbeResult, s: &Summary) -> String {
     .collect();
     if !extra.is_empty() {
         out += &format!("{}\n", extra.join(", "));
+    }
+    let mut why: Vec<(String, u64)> = Vec::new();
+    for x in &r.samples {
+        let w = match &x.outcome {
+            Outcome::Failed { status, .. } => format!("failed with status {status}"),
+            Outcome::Error(e) => e.clone(),
+            _ => continue,
+        };
+        if let Some(i) = why.iter().position(|(k, _)| *k == w) {
+            why[i].1 += 1;
+        } else if why.len() < 5 {
+            why.push((w, 1));
+        }
+    }
+    for (w, n) in why {
+        out += &format!("{n} × {w}\n");
     }
     out += &format!("{} (ms, {} replies)\n", stats_line("rtt", &s.rtt), s.rtt.count);
     for p in s.parts.iter().filter(|_| s.rtt.count > 0) {

@@ -8,7 +8,7 @@
 use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Target, Traffic};
 use crate::error::usage;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
@@ -19,11 +19,10 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
         Target::Shell(line) | Target::Address(line) => (vec!["sh".to_string(), "-c".to_string(), line.clone()], "sh -c"),
         Target::Argv(v) => (v.clone(), "no shell"),
     };
-    if !on_path(&argv[0]) {
-        return Err(usage(format!("command probe: `{}` is not an executable file or on PATH", argv[0])));
-    }
+    // The program is looked up on PATH once, here, not at each probe.
+    let program = resolve(&argv[0]).ok_or_else(|| usage(format!("command probe: `{}` is not an executable file or on PATH", argv[0])))?;
     Ok(Opened {
-        driver: Driver::Exchange(Box::new(Run { argv })),
+        driver: Driver::Exchange(Box::new(Run { program, argv })),
         detail: format!("run to exit ({how})"),
         parts: &[],
     })
@@ -35,26 +34,31 @@ fn is_plain_word(line: &str) -> bool {
     !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c))
 }
 
-/// A program given with a slash must be an executable file; without one, it must be on PATH.
-fn on_path(program: &str) -> bool {
+/// A program given with a slash must be an executable file; without one, the first executable
+/// file of that name on PATH.
+fn resolve(program: &str) -> Option<PathBuf> {
     let executable = |p: &Path| {
         use std::os::unix::fs::PermissionsExt;
         p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
     };
     if program.contains('/') {
-        return executable(Path::new(program));
+        return executable(Path::new(program)).then(|| PathBuf::from(program));
     }
-    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| executable(&d.join(program))))
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| executable(p))
 }
 
 struct Run {
+    /// The program's path; it still sees `argv[0]` as given.
+    program: PathBuf,
     argv: Vec<String>,
 }
 
 impl Exchange for Run {
     fn exchange(&mut self, timeout: Duration) -> Exchanged {
         let t0 = Instant::now();
-        let outcome = match Command::new(&self.argv[0])
+        let outcome = match Command::new(&self.program)
+            .arg0(&self.argv[0])
             .args(&self.argv[1..])
             .stdin(Stdio::null())
             .stdout(Stdio::null())

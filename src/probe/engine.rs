@@ -175,6 +175,7 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
     let mut flights: VecDeque<Flight> = VecDeque::new();
     let mut sending = true;
     let mut errors_in_a_row = 0u32;
+    let mut look = false;
     loop {
         let now = Instant::now();
         let mut due = None;
@@ -211,12 +212,21 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
             if done {
                 rec.settled(seq);
             }
+            // On loopback the reply is often queued before send returns: look before sleeping.
+            look = true;
             continue;
         }
-        // Settled flights leave from the front; an unanswered one leaves at its deadline as a loss.
+        // Settled flights leave from the front; an unanswered one leaves at its deadline as a loss,
+        // once the socket has been read: a reply that came in time but is not read yet still counts.
+        let mut read = false;
         while let Some(f) = flights.front() {
             if !f.done && f.deadline > now {
                 break;
+            }
+            if !f.done && !read {
+                read = true;
+                drain(dg, rec, &mut flights, &mut errors_in_a_row);
+                continue;
             }
             if !f.done {
                 rec.settled(f.seq);
@@ -234,34 +244,22 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
         };
         let fds = [dg.fd(), ctx.stop.fd()];
         let fds = if sending { &fds[..] } else { &fds[..1] };
-        let mask = match sys::poll_in(fds, Some(wake.saturating_duration_since(now))) {
-            Ok(m) => m,
-            Err(e) => {
-                rec.failure = Some(format!("waiting for replies: {e}"));
-                break;
+        let mask = if std::mem::take(&mut look) {
+            1
+        } else {
+            match sys::poll_in(fds, Some(wake.saturating_duration_since(now))) {
+                Ok(m) => m,
+                Err(e) => {
+                    rec.failure = Some(format!("waiting for replies: {e}"));
+                    break;
+                }
             }
         };
         if mask & 2 != 0 {
             sending = false;
         }
-        if mask & 1 == 0 {
-            continue;
-        }
-        loop {
-            match dg.recv() {
-                Ok(None) => break,
-                Ok(Some(r)) => {
-                    errors_in_a_row = 0;
-                    settle(rec, &mut flights, r);
-                }
-                Err(e) => {
-                    errors_in_a_row += 1;
-                    if errors_in_a_row > 1000 {
-                        rec.failure = Some(format!("receiving replies: {e}"));
-                    }
-                    break;
-                }
-            }
+        if mask & 1 != 0 {
+            drain(dg, rec, &mut flights, &mut errors_in_a_row);
         }
         if rec.failure.is_some() {
             break;
@@ -271,6 +269,27 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
     for f in flights.iter().filter(|f| !f.done) {
         if let Some(why) = &rec.failure {
             rec.samples[f.seq as usize].outcome = Outcome::Error(why.clone());
+        }
+    }
+}
+
+/// Read every datagram waiting on the socket. A socket that fails a thousand times in a row ends
+/// the probe.
+fn drain(dg: &mut dyn Datagram, rec: &mut Recorder, flights: &mut VecDeque<Flight>, errors_in_a_row: &mut u32) {
+    loop {
+        match dg.recv() {
+            Ok(None) => break,
+            Ok(Some(r)) => {
+                *errors_in_a_row = 0;
+                settle(rec, flights, r);
+            }
+            Err(e) => {
+                *errors_in_a_row += 1;
+                if *errors_in_a_row > 1000 {
+                    rec.failure = Some(format!("receiving replies: {e}"));
+                }
+                break;
+            }
         }
     }
 }

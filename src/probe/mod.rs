@@ -5,8 +5,8 @@
 //! parts as `curl -w` does), `udp` (isochronous echo with sequence numbers and send timestamps in
 //! the payload, as irtt does) and `command` (any command, timed to its exit).
 //!
-//! A kind says how to take one measurement through one of two small traits: [`Exchange`] (send,
-//! then wait for the answer: tcp, http, command) or [`Datagram`] (sends and replies apart, so a
+//! A kind says how to take one measurement through one of two small traits: `Exchange` (send,
+//! then wait for the answer: tcp, http, command) or `Datagram` (sends and replies apart, so a
 //! slow reply never delays the next send: icmp, udp). The engine (`engine.rs`) owns the rest: the
 //! absolute schedule (a send every `interval`; slots missed by more than a whole interval are
 //! skipped and counted, never sent in a burst), the timeout (no answer within it is a loss, recorded

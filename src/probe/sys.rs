@@ -53,9 +53,8 @@ impl Stop {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: fd is a fresh descriptor that nothing else owns.
-        Ok(Stop {
-            fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        })
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        Ok(Stop { fd })
     }
 
     pub fn set(&self) {

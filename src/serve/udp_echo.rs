@@ -157,7 +157,7 @@ fn echo(sock: UdpSocket, cfg: UdpEchoConfig, stop: &AtomicBool, c: &Counters) {
             break;
         }
         let k = c.received.fetch_add(1, Ordering::Relaxed) + 1;
-        if cfg.drop_every.is_some_and(|d| k % d == 0) || (!cfg.hold.is_zero() && held.len() >= MAX_HELD) {
+        if cfg.drop_every.is_some_and(|d| k.is_multiple_of(d)) || (!cfg.hold.is_zero() && held.len() >= MAX_HELD) {
             c.dropped.fetch_add(1, Ordering::Relaxed);
             continue;
         }
