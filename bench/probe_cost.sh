@@ -51,6 +51,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+: >"$T/serve.out"
 "$PERFLAB" serve --port 0 --threads 1 --udp-echo 0 >"$T/serve.out" &
 PIDS+=($!)
 for _ in $(seq 50); do [ "$(wc -l <"$T/serve.out")" -ge 2 ] && break; sleep 0.1; done

@@ -84,6 +84,10 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     } else {
         0
     };
+    if is_raw {
+        // Other pings' replies are dropped by the kernel, not after waking us (as ping does too).
+        sys::attach_filter(fd.as_raw_fd(), &ident_filter(id, v6));
+    }
     let kind = if is_raw { "raw socket" } else { "datagram socket" };
     Ok(Opened {
         driver: Driver::Datagram(Box::new(Icmp {
@@ -134,6 +138,30 @@ fn filter_echo_replies(fd: &OwnedFd, v6: bool) -> anyhow::Result<()> {
         sys::setsockopt(fd.as_raw_fd(), libc::SOL_RAW, ICMP_FILTER, &mask)
     };
     r.map_err(|e| anyhow::anyhow!("icmp probe: cannot filter the raw socket: {e}"))
+}
+
+/// A classic BPF program that passes ICMP messages whose echo identifier is `id` and drops the
+/// rest. A raw IPv4 socket's packets start at the IP header, a raw ICMPv6 socket's at the ICMP one.
+fn ident_filter(id: u16, v6: bool) -> [libc::sock_filter; 5] {
+    let op = |code: u32, jt: u8, jf: u8, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt,
+        jf,
+        k,
+    };
+    [
+        // X = the IP header's length (IPv4), or 0.
+        if v6 {
+            op(libc::BPF_LDX | libc::BPF_IMM, 0, 0, 0)
+        } else {
+            op(libc::BPF_LDX | libc::BPF_B | libc::BPF_MSH, 0, 0, 0)
+        },
+        // A = the identifier, 4 bytes into the ICMP header.
+        op(libc::BPF_LD | libc::BPF_H | libc::BPF_IND, 0, 0, 4),
+        op(libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K, 0, 1, id as u32),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, u32::MAX),
+        op(libc::BPF_RET | libc::BPF_K, 0, 0, 0),
+    ]
 }
 
 struct Icmp {

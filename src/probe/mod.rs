@@ -280,15 +280,23 @@ impl RunningProbes {
 
     /// Stop sending, wait for the probes in flight (each at most its timeout), and return one
     /// result per spec, in the order given.
-    pub fn stop(self) -> Vec<ProbeResult> {
+    pub fn stop(mut self) -> Vec<ProbeResult> {
         self.stop.set();
-        self.threads
+        std::mem::take(&mut self.threads)
             .into_iter()
-            .zip(self.specs)
+            .zip(std::mem::take(&mut self.specs))
             .map(|(t, spec)| {
                 t.join()
                     .unwrap_or_else(|_| ProbeResult::failed(spec, "the probe's thread panicked"))
             })
             .collect()
+    }
+}
+
+/// Probes dropped without [`RunningProbes::stop`] stop sending too (their threads end on their own,
+/// each within its timeout).
+impl Drop for RunningProbes {
+    fn drop(&mut self) {
+        self.stop.set();
     }
 }

@@ -28,6 +28,24 @@ const SO_TIMESTAMPNS: Option<libc::c_int> = Some(35);
 ))]
 const SO_TIMESTAMPNS: Option<libc::c_int> = None;
 
+/// `SO_ATTACH_FILTER` on the same architectures (libc does not export it for Linux either).
+#[cfg(not(any(
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc64",
+    target_arch = "powerpc",
+    target_arch = "powerpc64"
+)))]
+const SO_ATTACH_FILTER: Option<libc::c_int> = Some(26);
+#[cfg(any(
+    target_arch = "mips",
+    target_arch = "mips64",
+    target_arch = "sparc64",
+    target_arch = "powerpc",
+    target_arch = "powerpc64"
+))]
+const SO_ATTACH_FILTER: Option<libc::c_int> = None;
+
 /// The wall clock in nanoseconds since the Unix epoch (`CLOCK_REALTIME`, the clock of the kernel's
 /// receive timestamps).
 pub fn realtime_ns() -> i64 {
@@ -128,6 +146,17 @@ pub fn enable_rx_timestamps(fd: RawFd) -> bool {
         )
     };
     r == 0
+}
+
+/// Attach a classic BPF program to a socket, so the kernel drops what the program rejects
+/// before it wakes us; false where it could not be attached.
+pub fn attach_filter(fd: RawFd, program: &[libc::sock_filter]) -> bool {
+    let Some(opt) = SO_ATTACH_FILTER else { return false };
+    let prog = libc::sock_fprog {
+        len: program.len() as libc::c_ushort,
+        filter: program.as_ptr() as *mut libc::sock_filter,
+    };
+    setsockopt(fd, libc::SOL_SOCKET, opt, &prog).is_ok()
 }
 
 /// One datagram, without blocking: Ok(None) when none is waiting. Returns its length and the
