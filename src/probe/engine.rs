@@ -215,7 +215,7 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
             if done {
                 rec.settled(seq);
             }
-            look = look_pays || seq % 64 == 0;
+            look = look_pays || seq.is_multiple_of(64);
             continue;
         }
         // Settled flights leave from the front; an unanswered one leaves at its deadline as a loss,
