@@ -26,6 +26,7 @@ mod monitor_truth;
 mod plan_fixtures;
 mod plan_parse;
 mod plan_secrets;
+mod probe;
 mod registry_metrics;
 mod report_browser;
 mod report_cli;
