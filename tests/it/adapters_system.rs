@@ -19,6 +19,7 @@ fn stress_ng_yaml_per_stressor() {
     assert_eq!(v(&r, "cpu_system_time_s"), 0.004008);
     assert_eq!(v(&r, "cpu_cpu_usage_pct"), 55.641455);
     assert!(close(v(&r, "cpu_max_rss_mb"), 3196.0 / 1024.0));
+    assert_eq!(r.metric("cpu_max_rss_mb").map(|m| m.unit.as_str()), Some("MiB"));
     assert_eq!(r.metric("cpu_bogo_ops_per_s").map(|m| m.better), Some(Better::Higher));
     let r = parse("stress-ng", "stress-ng", "vm_stream");
     assert_eq!(v(&r, "vm_bogo_ops"), 37888.0);
@@ -52,7 +53,7 @@ fn stress_ng_metrics_text_when_there_is_no_yaml() {
 fn stress_ng_yaml_with_stream_rates_is_mib() {
     let yaml = "---\nmetrics:\n    - stressor: stream\n      bogo-ops: 10\n      memory-read-rate-mb-per-sec: 7822.900000\n      memory-rate-mflop-per-sec: 783.5\n...\n";
     let mut m = perflab::workload::exec::adapters::text::Metrics::default();
-    perflab::workload::exec::adapters::stress_ng::parse_yaml(yaml, &mut m);
+    perflab::workload::exec::adapters::stress_ng::parse_yaml(yaml, &mut m).expect("parses");
     let r = m.result;
     assert_eq!(v(&r, "stream_memory_read_rate_mib_per_s"), 7822.9);
     assert_eq!(
@@ -60,6 +61,10 @@ fn stress_ng_yaml_with_stream_rates_is_mib() {
         Some("MiB/s")
     );
     assert_eq!(v(&r, "stream_memory_rate_mflop_per_s"), 783.5);
+    assert_eq!(
+        r.metric("stream_memory_rate_mflop_per_s").map(|m| m.unit.as_str()),
+        Some("MFLOP/s")
+    );
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //! Gives `memtest_<test>_pass` (1 when every loop passed it, else 0), `memtest_tests_passed`,
 //! `memtest_tests_failed` and `memtest_loops`; the time taken is the command's `wall_time_s`.
 //! Any failed test or a non-zero exit (a bitmask: 1 could not start, 2 stuck address, 4 other test)
-//! fails the trial.
+//! fails the trial, and so does output without memtester's closing `Done.` (cut short). The lines
+//! kept for the record are the output with the spinner removed.
 
 use super::text::{snake, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
@@ -24,25 +25,29 @@ impl Adapter for Memtester {
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = clean(&out.stdout);
+        // The lines kept for the record: stdout without the spinner, then stderr.
+        let kept = format!("{text}\n{}", out.stderr);
         let code = match out.exit {
             Exit::Code(c) => c,
-            Exit::Signal(s) => return Err(ParseError::with_raw(format!("killed by signal {s}"), &text)),
+            Exit::Signal(s) => return Err(ParseError::with_raw(format!("killed by signal {s}"), &kept)),
         };
         if code & 1 != 0 {
-            let msg = super::text::error_message(&format!("{text}\n{}", out.stderr), &["can not", "failed", "need", "invalid"]);
-            return Err(ParseError::with_raw(
-                format!("could not start (exit status {code}): {msg}"),
-                &out.all_text(),
-            ));
+            let msg = super::text::error_message(&kept, &["can not", "failed", "need", "invalid"]);
+            return Err(ParseError::with_raw(format!("could not start (exit status {code}): {msg}"), &kept));
         }
         // Order of first appearance; a test passes only if every loop printed `ok` for it.
         let mut tests: Vec<(String, bool)> = Vec::new();
         let mut loops = 0;
         let mut failures: Vec<String> = Vec::new();
+        let mut done = false;
         for line in text.lines() {
             let l = line.trim();
             if l.starts_with("Loop ") {
                 loops += 1;
+                continue;
+            }
+            if l == "Done." {
+                done = true;
                 continue;
             }
             if l.starts_with("FAILURE") {
@@ -64,7 +69,13 @@ impl Adapter for Memtester {
         }
         failures.extend(out.stderr.lines().filter(|l| l.contains("FAILURE")).map(|l| l.trim().to_string()));
         if tests.is_empty() {
-            return Err(ParseError::with_raw("no test results found in memtester's output", &out.all_text()));
+            return Err(ParseError::with_raw("no test results found in memtester's output", &kept));
+        }
+        if !done {
+            return Err(ParseError::with_raw(
+                "memtester: the output is cut short: no closing `Done.`",
+                &kept,
+            ));
         }
         let mut m = Metrics::default();
         for (name, ok) in &tests {
@@ -86,7 +97,7 @@ impl Adapter for Memtester {
                 "memtester: failed tests: {}{detail} (exit status {code})",
                 failed.join(", ")
             ));
-            r.raw = failures;
+            r.raw = super::tail_lines(&kept, 200);
         }
         Ok(r)
     }

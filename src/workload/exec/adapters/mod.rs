@@ -5,6 +5,7 @@
 pub mod ab;
 pub mod fio;
 pub mod iperf3;
+pub mod json;
 pub mod memtester;
 pub mod pgbench;
 pub mod stress_ng;
