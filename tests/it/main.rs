@@ -4,6 +4,7 @@
 mod adapters_bench;
 #[allow(dead_code)]
 mod adapters_common;
+mod adapters_corrupt;
 mod adapters_registry;
 mod adapters_system;
 mod analysis_bottleneck;

@@ -29,7 +29,7 @@ impl Adapter for Ab {
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = &out.stdout;
-        if out.exit != Exit::Code(0) || !text.contains("Requests per second:") {
+        if out.exit != Exit::Code(0) {
             let why = match super::text::error_message(&out.stderr, &["apr_", "ab:", "error", "Invalid", "invalid"]) {
                 msg if msg.is_empty() => "no `Requests per second:` line in ab's output".to_string(),
                 msg => msg,
@@ -37,6 +37,11 @@ impl Adapter for Ab {
             return Err(ParseError::with_raw(format!("{why} ({})", out.exit), &out.all_text()));
         }
         let rep = Report::new("ab", text);
+        if !text.contains("Requests per second:") {
+            let mut e = rep.cut("no `Requests per second` line");
+            e.raw = super::tail_lines(&out.all_text(), usize::MAX);
+            return Err(e);
+        }
         let mut m = Metrics::default();
         summary(&rep, &mut m)?;
         let num = |label: &str, shape: &str| rep.num(label, shape);

@@ -77,9 +77,10 @@ pub fn shape(value: &str, shape: &str) -> Option<Vec<f64>> {
     v.trim().is_empty().then_some(out)
 }
 
-/// At most 80 characters of `s` on one line, for a message.
+/// At most 80 characters of `s` on one line, runs of whitespace as one space, for a message.
 pub fn excerpt(s: &str) -> String {
-    let one_line: String = s.trim().chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let one_line = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let one_line: String = one_line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     match one_line.char_indices().nth(80) {
         Some((i, _)) => format!("{}...", &one_line[..i]),
         None => one_line,
