@@ -124,7 +124,7 @@ fn memtester_without_done_is_cut_short() {
 #[test]
 fn memtester_failure_keeps_its_lines() {
     let mut out = fixture("memtester", "ok");
-    out.stdout = out.stdout.replacen("Compare MUL         : ok", "Compare MUL         : ", 1);
+    out.stdout = out.stdout.replacen("Compare MUL         : ok\n", "Compare MUL         : ", 1);
     out.stderr = "FAILURE: 0x4e0c3a1b != 0x4e0c3a1f at offset 0x00001230.\n".into();
     out.exit = Exit::Code(4);
     let r = by_name("memtester").expect("adapter").parse(&out).expect("parses");

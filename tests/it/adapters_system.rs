@@ -105,9 +105,10 @@ fn memtester_every_test_passes() {
 
 #[test]
 fn memtester_a_failed_test_fails_the_trial() {
-    // The captured output with one test's `ok` replaced by memtester's failure report.
+    // The captured output with one test failed as memtester reports it: no `ok` and no newline
+    // (the next test follows on the same line), the failure on stderr.
     let mut out = fixture("memtester", "ok");
-    out.stdout = out.stdout.replacen("Compare MUL         : ok", "Compare MUL         : ", 1);
+    out.stdout = out.stdout.replacen("Compare MUL         : ok\n", "Compare MUL         : ", 1);
     out.stderr = "FAILURE: 0x4e0c3a1b != 0x4e0c3a1f at offset 0x00001230.\n".into();
     out.exit = Exit::Code(4);
     let r = by_name("memtester").expect("adapter").parse(&out).expect("parses");

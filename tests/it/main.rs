@@ -14,6 +14,8 @@ mod analysis_stats;
 #[allow(dead_code)]
 mod common;
 mod examples;
+mod fuzz_adapters;
+mod fuzz_common;
 mod exec_live;
 mod exec_workload;
 mod http_protocols;

@@ -42,6 +42,7 @@ impl Adapter for Ab {
             e.raw = super::tail_lines(&out.all_text(), usize::MAX);
             return Err(e);
         }
+        known_lines(&rep)?;
         let mut m = Metrics::default();
         summary(&rep, &mut m)?;
         let num = |label: &str, shape: &str| rep.num(label, shape);
@@ -75,6 +76,54 @@ impl Adapter for Ab {
         percentile_table(&rep, &mut m, percentiles)?;
         Ok(m.result)
     }
+}
+
+/// The labels of ab's summary, from `Server Software:` to `Transfer rate:`.
+const SUMMARY: &[&str] = &[
+    "Server Software:",
+    "Server Hostname:",
+    "Server Port:",
+    "SSL/TLS Protocol:",
+    "Server Temp Key:",
+    "TLS Server Name:",
+    "Document Path:",
+    "Document Length:",
+    "Concurrency Level:",
+    "Time taken for tests:",
+    "Complete requests:",
+    "Failed requests:",
+    "Write errors:",
+    "Non-2xx responses:",
+    "Keep-Alive requests:",
+    "Total transferred:",
+    "Total body sent:",
+    "HTML transferred:",
+    "Requests per second:",
+    "Time per request:",
+    "Transfer rate:",
+];
+
+/// Every line of the summary is one ab prints: a label ab did not write means the output is not
+/// ab's (a line missing from it would otherwise read as a count of 0).
+fn known_lines(rep: &Report) -> Result<(), ParseError> {
+    let summary = rep
+        .text
+        .lines()
+        .skip_while(|l| !SUMMARY.iter().any(|s| l.starts_with(s)))
+        .take_while(|l| !l.starts_with("Connection Times"));
+    for line in summary {
+        let l = line.trim();
+        let known = l.is_empty()
+            || SUMMARY.iter().any(|s| line.starts_with(s))
+            || (line.starts_with(' ') && (l.starts_with("(Connect:") || l.ends_with("kb/s sent") || l.ends_with("kb/s total")));
+        if !known {
+            return Err(ParseError::with_raw(
+                format!("ab: unexpected line in the summary: `{}`", super::text::excerpt(line)),
+                rep.text,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `Requests per second`, the two `Time per request` and `Transfer rate` lines.

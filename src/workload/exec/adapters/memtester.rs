@@ -35,6 +35,12 @@ impl Adapter for Memtester {
             let msg = super::text::error_message(&kept, &["can not", "failed", "need", "invalid"]);
             return Err(ParseError::with_raw(format!("could not start (exit status {code}): {msg}"), &kept));
         }
+        if !text.lines().any(|l| l.trim() == "Done.") {
+            return Err(ParseError::with_raw(
+                "memtester: the output is cut short: no closing `Done.`",
+                &kept,
+            ));
+        }
         // Order of first appearance; a test passes only if every loop printed `ok` for it.
         let mut tests: Vec<(String, bool)> = Vec::new();
         let mut loops = 0;
@@ -44,38 +50,25 @@ impl Adapter for Memtester {
             let l = line.trim();
             if l.starts_with("Loop ") {
                 loops += 1;
-                continue;
-            }
-            if l == "Done." {
+            } else if l == "Done." {
                 done = true;
-                continue;
-            }
-            if l.starts_with("FAILURE") {
+            } else if l.starts_with("FAILURE") {
                 failures.push(l.to_string());
-                continue;
-            }
-            if !line.starts_with("  ") {
-                continue;
-            }
-            let Some((name, result)) = l.split_once(':') else {
-                continue;
-            };
-            let ok = result.trim().ends_with("ok");
-            let name = name.trim().to_string();
-            match tests.iter_mut().find(|(n, _)| *n == name) {
-                Some(t) => t.1 &= ok,
-                None => tests.push((name, ok)),
+            } else if loops > 0 && !l.is_empty() && !done {
+                let results = test_results(line).ok_or_else(|| {
+                    ParseError::with_raw(format!("memtester: unexpected line: `{}`", super::text::excerpt(line)), &kept)
+                })?;
+                for (name, ok) in results {
+                    match tests.iter_mut().find(|(n, _)| *n == name) {
+                        Some(t) => t.1 &= ok,
+                        None => tests.push((name, ok)),
+                    }
+                }
             }
         }
         failures.extend(out.stderr.lines().filter(|l| l.contains("FAILURE")).map(|l| l.trim().to_string()));
         if tests.is_empty() {
             return Err(ParseError::with_raw("no test results found in memtester's output", &kept));
-        }
-        if !done {
-            return Err(ParseError::with_raw(
-                "memtester: the output is cut short: no closing `Done.`",
-                &kept,
-            ));
         }
         let mut m = Metrics::default();
         for (name, ok) in &tests {
@@ -101,6 +94,33 @@ impl Adapter for Memtester {
         }
         Ok(r)
     }
+}
+
+/// The tests on one line of a loop: memtester prints `"  %-20s: "` then `ok` and a newline when
+/// the test passes, nothing when it fails (the next test follows on the same line, after what was
+/// left of its progress display). None when the line is not of that form.
+fn test_results(line: &str) -> Option<Vec<(String, bool)>> {
+    let parts: Vec<&str> = line.split(':').collect();
+    let (last, names) = parts.split_last()?;
+    if names.is_empty() {
+        return None;
+    }
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for (k, part) in names.iter().enumerate() {
+        // "  " and the name padded to 20 columns end the part; before them, the previous test's
+        // leftover display (a test that printed no `ok`).
+        let cut = part.len().checked_sub(22).filter(|c| part.is_char_boundary(*c))?;
+        let (rest, field) = part.split_at(cut);
+        let name = field.strip_prefix("  ")?.trim();
+        if name.is_empty() || (k == 0 && !rest.is_empty()) {
+            return None;
+        }
+        out.push((name.to_string(), false));
+    }
+    if let Some(t) = out.last_mut() {
+        t.1 = last.trim() == "ok";
+    }
+    Some(out)
 }
 
 /// Apply backspaces: memtester draws its progress with `\b` even when stdout is not a terminal.

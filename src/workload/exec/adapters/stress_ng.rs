@@ -86,9 +86,9 @@ pub fn parse_yaml(yaml: &str, m: &mut Metrics) -> Result<(), String> {
         let Some((key, value)) = l.split_once(':') else {
             return Err(format!("stress-ng: unexpected line in the YAML metrics: `{}`", excerpt(l)));
         };
-        let (key, value) = (key.trim(), value.trim().trim_matches(['\'', '"']));
+        let (key, value) = (key.trim(), value.trim());
         if key == "stressor" {
-            stressor = Some(snake(value));
+            stressor = Some(snake(value.trim_matches(['\'', '"'])));
             continue;
         }
         let Some(s) = &stressor else {

@@ -40,6 +40,7 @@ impl Adapter for Wrk {
         };
         let bytes = size_bytes(t).ok_or_else(|| rep.bad("Transfer/sec", t))?;
         m.push("transfer_mibps", "MiB/s", bytes / 1048576.0, Better::Higher);
+        known_lines(&rep)?;
         totals(&rep, &mut m)?;
         thread_stats(&rep, &mut m)?;
         distribution(&rep, &mut m)?;
@@ -61,6 +62,31 @@ impl Adapter for Wrk {
         }
         Ok(m.result)
     }
+}
+
+/// Every line from `Thread Stats` to `Requests/sec:` is one wrk prints: a label wrk did not write
+/// means the output is not wrk's (a missing `Socket errors` line would otherwise read as no errors).
+fn known_lines(rep: &Report) -> Result<(), ParseError> {
+    let summary = rep
+        .text
+        .lines()
+        .skip_while(|l| !l.trim_start().starts_with("Thread Stats"))
+        .take_while(|l| !l.starts_with("Requests/sec:"));
+    for line in summary {
+        let l = line.trim();
+        let known = ["Thread Stats", "Latency", "Req/Sec", "Socket errors:", "Non-2xx or 3xx responses:"]
+            .iter()
+            .any(|k| l.starts_with(k))
+            || l.contains(" requests in ")
+            || (l.starts_with(|c: char| c.is_ascii_digit()) && l.contains('%'));
+        if !known {
+            return Err(ParseError::with_raw(
+                format!("wrk: unexpected line in the summary: `{}`", super::text::excerpt(line)),
+                rep.text,
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// "  269060 requests in 2.10s, 43.62MB read"
