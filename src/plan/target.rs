@@ -148,7 +148,11 @@ fn ready(r: &Table) -> Result<ReadySpec, String> {
         "http" => ReadySpec::Http { url: text()?, timeout },
         "log" => {
             let pattern = text()?;
-            regex::Regex::new(&pattern).map_err(|e| format!("log pattern: {e}"))?;
+            // regex's message draws the pattern over several lines; its last line says what is wrong.
+            regex::Regex::new(&pattern).map_err(|e| {
+                let why = e.to_string().lines().last().unwrap_or_default().trim_start_matches("error: ").to_string();
+                format!("log pattern is not a regular expression: {why}")
+            })?;
             ReadySpec::Log { pattern, timeout }
         }
         "delay" => ReadySpec::Delay(values::duration(v)?),

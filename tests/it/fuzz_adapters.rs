@@ -406,7 +406,7 @@ fn run(name: &str) {
     assert!(!t.inputs.is_empty(), "{name}: no fixtures");
     let bases: Vec<_> = t.inputs.iter().map(|i| (t.parse)(i)).collect();
     assert!(bases.iter().any(Result::is_ok), "{name}: some fixture parses");
-    fuzz(&format!("adapter {name}"), 600, cases(), |c| {
+    fuzz(&format!("adapter {name}"), 1500, cases(), |c| {
         let i = c.input.index(t.inputs.len());
         let mut input = t.inputs[i].clone();
         let stream = if c.stderr { &mut input.stderr } else { &mut input.stdout };

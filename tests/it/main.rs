@@ -16,6 +16,7 @@ mod common;
 mod examples;
 mod fuzz_adapters;
 mod fuzz_common;
+mod fuzz_plan;
 mod exec_live;
 mod exec_workload;
 mod http_protocols;
