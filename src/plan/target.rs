@@ -150,7 +150,13 @@ fn ready(r: &Table) -> Result<ReadySpec, String> {
             let pattern = text()?;
             // regex's message draws the pattern over several lines; its last line says what is wrong.
             regex::Regex::new(&pattern).map_err(|e| {
-                let why = e.to_string().lines().last().unwrap_or_default().trim_start_matches("error: ").to_string();
+                let why = e
+                    .to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ")
+                    .to_string();
                 format!("log pattern is not a regular expression: {why}")
             })?;
             ReadySpec::Log { pattern, timeout }

@@ -444,18 +444,6 @@ fn excludes(entry: &Table, params: &Params) -> bool {
     })
 }
 
-#[cfg(test)]
-mod tests {
-    use super::parse_threshold;
-
-    #[test]
-    fn thresholds_parse_from_text() {
-        let t = parse_threshold("latency_p99_ms <= 50").expect("parses");
-        assert_eq!((t.metric.as_str(), t.op.as_str(), t.value), ("latency_p99_ms", "<=", 50.0));
-        assert!(parse_threshold("p99 is small").is_none());
-    }
-}
-
 /// A TOML decoding message in the plan's words instead of Rust's (`expected i64` → `expected an
 /// integer`; the hooks' "untagged enum" → what a hook is).
 fn plain_words(msg: &str) -> String {
@@ -481,4 +469,16 @@ fn plain_words(msg: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_threshold;
+
+    #[test]
+    fn thresholds_parse_from_text() {
+        let t = parse_threshold("latency_p99_ms <= 50").expect("parses");
+        assert_eq!((t.metric.as_str(), t.op.as_str(), t.value), ("latency_p99_ms", "<=", 50.0));
+        assert!(parse_threshold("p99 is small").is_none());
+    }
 }

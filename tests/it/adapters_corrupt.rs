@@ -5,9 +5,9 @@
 use crate::adapters_common;
 
 use adapters_common::*;
+use perflab::util::Cancel;
 use perflab::workload::exec::adapters::{by_name, ParseError, ToolOutput};
 use perflab::workload::exec::process::Exit;
-use perflab::util::Cancel;
 use perflab::workload::exec::{ExecConfig, ExecWorkload};
 use perflab::workload::{RunSpec, Workload};
 use std::time::Duration;
@@ -64,10 +64,7 @@ fn pgbench_failed_transactions_that_are_not_a_number() {
     let mut out = fixture("pgbench", "tpcb");
     out.stdout = replace_once(&out.stdout, "failed transactions: 0 (0.000%)", "failed transactions: nan (2.500%)");
     let e = fails("pgbench", &out);
-    assert_eq!(
-        e.reason,
-        "pgbench: `number of failed transactions` is not a number: `nan (2.500%)`"
-    );
+    assert_eq!(e.reason, "pgbench: `number of failed transactions` is not a number: `nan (2.500%)`");
 }
 
 #[test]
@@ -77,18 +74,36 @@ fn text_figures_with_units_or_neighbours_are_read_by_label() {
         ("sysbench", "cpu", "2.0003s", "n/a", "total time", "n/a"),
         ("sysbench", "cpu", "10141", "-", "total number of events", "-"),
         ("sysbench", "cpu", "0.42", "nan", "latency 95th percentile", "nan"),
-        ("sysbench", "memory", "2048 (25451.96", "x (25451.96", "Total operations", "x (25451.96 per second)"),
+        (
+            "sysbench",
+            "memory",
+            "2048 (25451.96",
+            "x (25451.96",
+            "Total operations",
+            "x (25451.96 per second)",
+        ),
         ("pgbench", "tpcb", "= 3.155 ms", "= NaN ms", "latency average =", "NaN ms"),
         ("pgbench", "tpcb", "tps = 633.222047", "tps = inf", "tps", "inf"),
         ("ab", "ok", "22770.48", "nan", "Requests per second", "nan [#/sec] (mean)"),
         ("ab", "ok", "requests:      2000", "requests:      n/a", "Complete requests", "n/a"),
         ("wrk", "latency", "128146.45", "-nan", "Requests/sec", "-nan"),
         ("wrk", "latency", "20.78MB", "-nanMB", "Transfer/sec", "-nanMB"),
-        ("wrk", "latency", "92.10%", "-nan%", "Latency", "Latency 231.81us 622.24us 10.70ms -nan%"),
+        (
+            "wrk",
+            "latency",
+            "92.10%",
+            "-nan%",
+            "Latency",
+            "Latency 231.81us 622.24us 10.70ms -nan%",
+        ),
         ("wrk", "latency", "2.76ms", "nanms", "Latency Distribution", "99% nanms"),
     ] {
         let mut out = fixture(tool, name);
-        let text = if out.stdout.contains(from) { &mut out.stdout } else { &mut out.stderr };
+        let text = if out.stdout.contains(from) {
+            &mut out.stdout
+        } else {
+            &mut out.stderr
+        };
         *text = replace_once(text, from, to);
         let e = fails(tool, &out);
         let expect = format!("{tool}: `{field}` is not a number: `");
@@ -113,12 +128,19 @@ fn memtester_without_done_is_cut_short() {
     out.stdout.truncate(cut);
     let e = fails("memtester", &out);
     assert_eq!(e.reason, "memtester: the output is cut short: no closing `Done.`");
-    assert!(e.raw.iter().any(|l| l.trim() == "16-bit Writes       : ok"), "lines kept, spinner removed: {:?}", e.raw);
+    assert!(
+        e.raw.iter().any(|l| l.trim() == "16-bit Writes       : ok"),
+        "lines kept, spinner removed: {:?}",
+        e.raw
+    );
     // Cut in the middle of a test line as well.
     let mut out = fixture("memtester", "ok");
     let cut = out.stdout.find("Compare MUL").expect("a test line");
     out.stdout.truncate(cut + 16);
-    assert_eq!(fails("memtester", &out).reason, "memtester: the output is cut short: no closing `Done.`");
+    assert_eq!(
+        fails("memtester", &out).reason,
+        "memtester: the output is cut short: no closing `Done.`"
+    );
 }
 
 #[test]
@@ -165,7 +187,11 @@ fn stress_ng_yaml_cut_mid_record_fails_and_keeps_the_yaml() {
     out.cwd = Some(dir.path().to_path_buf());
     let e = fails("stress-ng", &out);
     assert_eq!(e.reason, "stress-ng: the YAML report is cut short (no closing `...`)");
-    assert!(e.raw.iter().any(|l| l.trim() == "- stressor: stream"), "the YAML is kept: {:?}", e.raw);
+    assert!(
+        e.raw.iter().any(|l| l.trim() == "- stressor: stream"),
+        "the YAML is kept: {:?}",
+        e.raw
+    );
     // A value that is not a number in a whole file.
     let bad = replace_once(&yaml, "bogo-ops: 37888", "bogo-ops: nan");
     std::fs::write(dir.path().join("out.yaml"), bad).expect("write");
@@ -184,7 +210,9 @@ fn stress_ng_text_table_cut_or_corrupted_fails() {
         "stress-ng: the output is cut short: no `successful run completed` line after the metrics"
     );
     out.stderr = replace_once(&text, "4540", "nan");
-    assert!(fails("stress-ng", &out).reason.starts_with("stress-ng: the metrics of `cpu` are not six numbers"));
+    assert!(fails("stress-ng", &out)
+        .reason
+        .starts_with("stress-ng: the metrics of `cpu` are not six numbers"));
 }
 
 #[test]
@@ -192,29 +220,51 @@ fn json_reports_cut_short_fail() {
     let json = read(&format!("{DIR}/fio/randread.json"));
     for cut in [json.len() / 3, json.len() / 2, json.len() - 3] {
         let e = fails("fio", &fio_stdout(json[..cut].to_string()));
-        assert!(e.reason.starts_with("fio: the JSON report is cut short or malformed: EOF while parsing"), "{}", e.reason);
+        assert!(
+            e.reason
+                .starts_with("fio: the JSON report is cut short or malformed: EOF while parsing"),
+            "{}",
+            e.reason
+        );
     }
     let tcp = fixture("iperf3", "tcp");
     for cut in [tcp.stdout.len() / 3, tcp.stdout.len() - 3] {
         let mut out = tcp.clone();
         out.stdout.truncate(cut);
         let e = fails("iperf3", &out);
-        assert!(e.reason.starts_with("iperf3: the JSON report is cut short or malformed: EOF while parsing"), "{}", e.reason);
+        assert!(
+            e.reason
+                .starts_with("iperf3: the JSON report is cut short or malformed: EOF while parsing"),
+            "{}",
+            e.reason
+        );
     }
     let mut out = tcp.clone();
     out.stdout = replace_once(&out.stdout, "\n\t\t\t\"retransmits\":\t22", "\n\t\t\t\"retransmits\":\t\"22\"");
-    assert_eq!(fails("iperf3", &out).reason, "iperf3: `end.sum_sent.retransmits` is not a number: \"22\"");
+    assert_eq!(
+        fails("iperf3", &out).reason,
+        "iperf3: `end.sum_sent.retransmits` is not a number: \"22\""
+    );
 }
 
 #[test]
 fn ab_and_wrk_without_their_summary_lines_fail() {
     let ok = fixture("ab", "ok");
     for (cut_at, reason) in [
-        ("Time per request:       0.044", "ab: the output is cut short: no `[ms] (mean, across all concurrent requests)` line"),
+        (
+            "Time per request:       0.044",
+            "ab: the output is cut short: no `[ms] (mean, across all concurrent requests)` line",
+        ),
         ("Transfer rate:", "ab: the output is cut short: no `Transfer rate` line"),
-        ("Connection Times (ms)", "ab: the output is cut short: no `Connection Times (ms)` table"),
+        (
+            "Connection Times (ms)",
+            "ab: the output is cut short: no `Connection Times (ms)` table",
+        ),
         ("Waiting:", "ab: the output is cut short: no `Waiting` line"),
-        ("Percentage of the requests", "ab: the output is cut short: no `Percentage of the requests served` table"),
+        (
+            "Percentage of the requests",
+            "ab: the output is cut short: no `Percentage of the requests served` table",
+        ),
         (" 100%", "ab: the output is cut short: the percentile table ends before `100%`"),
     ] {
         let mut out = ok.clone();
@@ -224,7 +274,10 @@ fn ab_and_wrk_without_their_summary_lines_fail() {
     // Without `Requests per second:` ab's output is not a report at all.
     let mut out = ok.clone();
     out.stdout.truncate(out.stdout.find("Requests per second:").expect("rps"));
-    assert_eq!(fails("ab", &out).reason, "ab: the output is cut short: no `Requests per second` line");
+    assert_eq!(
+        fails("ab", &out).reason,
+        "ab: the output is cut short: no `Requests per second` line"
+    );
 
     let ok = fixture("wrk", "latency");
     let mut out = ok.clone();
@@ -238,7 +291,10 @@ fn ab_and_wrk_without_their_summary_lines_fail() {
     );
     let mut out = ok.clone();
     out.stdout = out.stdout.lines().filter(|l| !l.contains("Req/Sec")).collect::<Vec<_>>().join("\n");
-    assert_eq!(fails("wrk", &out).reason, "wrk: the output is cut short: no `Req/Sec` line under `Thread Stats`");
+    assert_eq!(
+        fails("wrk", &out).reason,
+        "wrk: the output is cut short: no `Req/Sec` line under `Thread Stats`"
+    );
     let mut out = ok.clone();
     out.stdout = replace_once(&out.stdout, "20.78MB", "20.7");
     assert_eq!(fails("wrk", &out).reason, "wrk: `Transfer/sec` is not a number: `20.7`");

@@ -61,10 +61,7 @@ fn stress_ng_yaml_with_stream_rates_is_mib() {
         Some("MiB/s")
     );
     assert_eq!(v(&r, "stream_memory_rate_mflop_per_s"), 783.5);
-    assert_eq!(
-        r.metric("stream_memory_rate_mflop_per_s").map(|m| m.unit.as_str()),
-        Some("MFLOP/s")
-    );
+    assert_eq!(r.metric("stream_memory_rate_mflop_per_s").map(|m| m.unit.as_str()), Some("MFLOP/s"));
 }
 
 #[test]

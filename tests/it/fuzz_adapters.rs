@@ -21,8 +21,8 @@ type Parse = Box<dyn Fn(&ToolOutput) -> Result<WorkloadResult, ParseError>>;
 
 /// Text that is not a number, put where a number was.
 const GARBAGE: &[&str] = &[
-    "nan", "-nan", "NaN", "n/a", "", "-", "inf", "-inf", "1e999", "abc", "0x1F", "1,5", "+-1", "1.2.3", "12abc",
-    "\"n/a\"", "null", "true", "\"12\"", "[]", "{}", "?", "N/A",
+    "nan", "-nan", "NaN", "n/a", "", "-", "inf", "-inf", "1e999", "abc", "0x1F", "1,5", "+-1", "1.2.3", "12abc", "\"n/a\"", "null", "true",
+    "\"12\"", "[]", "{}", "?", "N/A",
 ];
 
 /// The same for JSON reports: text that keeps the document valid, so the parser reads it.
@@ -36,15 +36,37 @@ const BYTES: &[u8] = b"0123456789.-+eE %()[]:,/\n\t xk\"{}";
 
 #[derive(Clone, Debug)]
 enum Edit {
-    Garbage { nth: Index, text: usize },
+    Garbage {
+        nth: Index,
+        text: usize,
+    },
     /// In a JSON report: the nth number of the document replaced by a value that is not one.
-    JsonLeaf { nth: Index, text: usize },
-    Renumber { nth: Index, value: u32, style: u8 },
-    Truncate { at: Index },
-    Flip { at: Index, byte: usize },
-    DeleteLine { at: Index },
-    DoubleLine { at: Index },
-    SwapLines { a: Index, b: Index },
+    JsonLeaf {
+        nth: Index,
+        text: usize,
+    },
+    Renumber {
+        nth: Index,
+        value: u32,
+        style: u8,
+    },
+    Truncate {
+        at: Index,
+    },
+    Flip {
+        at: Index,
+        byte: usize,
+    },
+    DeleteLine {
+        at: Index,
+    },
+    DoubleLine {
+        at: Index,
+    },
+    SwapLines {
+        a: Index,
+        b: Index,
+    },
 }
 
 #[derive(Clone, Debug)]
@@ -106,7 +128,11 @@ fn apply(edit: &Edit, s: &str, json: bool) -> String {
             v if v.is_empty() => s.to_string(),
             v => {
                 let (a, b) = v[nth.index(v.len())];
-                let garbage = if json { JSON_GARBAGE[text % JSON_GARBAGE.len()] } else { GARBAGE[*text] };
+                let garbage = if json {
+                    JSON_GARBAGE[text % JSON_GARBAGE.len()]
+                } else {
+                    GARBAGE[*text]
+                };
                 format!("{}{garbage}{}", &s[..a], &s[b..])
             }
         },

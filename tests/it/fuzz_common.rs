@@ -8,7 +8,7 @@ use proptest::strategy::Strategy;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseResult, TestRng, TestRunner};
 use std::time::Instant;
 
-const DEFAULT_SEED: u64 = 0x7065_7266_6c61_62; // "perflab"
+const DEFAULT_SEED: u64 = 0x0070_6572_666c_6162; // "perflab"
 
 fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
@@ -45,8 +45,5 @@ where
             break;
         }
     }
-    eprintln!(
-        "fuzz {target}: {total} cases in {:.1} s, 0 failures",
-        start.elapsed().as_secs_f64()
-    );
+    eprintln!("fuzz {target}: {total} cases in {:.1} s, 0 failures", start.elapsed().as_secs_f64());
 }

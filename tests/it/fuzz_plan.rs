@@ -196,7 +196,11 @@ fn plans() -> Vec<String> {
         out.extend(files.iter().map(|p| std::fs::read_to_string(p).expect("plan")));
     }
     let doc = std::fs::read_to_string("docs/plan.md").expect("docs/plan.md");
-    let block = doc.split("```toml\n").nth(1).and_then(|b| b.split("```").next()).expect("a toml block");
+    let block = doc
+        .split("```toml\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .expect("a toml block");
     out.push(block.to_string());
     out
 }
@@ -214,7 +218,9 @@ fn message_fault(msg: &str) -> Option<&'static str> {
             return Some("a Rust type name");
         }
     }
-    let primitive = ["i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64"];
+    let primitive = [
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize", "f32", "f64",
+    ];
     if msg.split(|c: char| !c.is_ascii_alphanumeric()).any(|w| primitive.contains(&w)) {
         return Some("a Rust type name");
     }

@@ -14,11 +14,11 @@ mod analysis_stats;
 #[allow(dead_code)]
 mod common;
 mod examples;
+mod exec_live;
+mod exec_workload;
 mod fuzz_adapters;
 mod fuzz_common;
 mod fuzz_plan;
-mod exec_live;
-mod exec_workload;
 mod http_protocols;
 mod http_truth;
 mod monitor_fixtures;

@@ -124,7 +124,13 @@ fn chunked(sizes: &[usize], upper: bool, ext: bool, trailer: bool) -> Vec<u8> {
 
 fn messages() -> impl Strategy<Value = Message> {
     let status = prop::sample::select(vec![200u16, 204, 304, 100, 101, 404, 500, 999]);
-    let body = (prop::collection::vec(0usize..40, 0..6), any::<bool>(), any::<bool>(), any::<bool>(), 0usize..120);
+    let body = (
+        prop::collection::vec(0usize..40, 0..6),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        0usize..120,
+    );
     let flip = prop::option::weighted(0.3, (any::<prop::sample::Index>(), any::<u8>()));
     (
         (any::<bool>(), status, prop::collection::vec(header(), 0..8), any::<bool>()),
@@ -132,54 +138,56 @@ fn messages() -> impl Strategy<Value = Message> {
         (prop::collection::vec(any::<u8>(), 0..16), flip, any::<bool>()),
         (prop::collection::vec(any::<prop::sample::Index>(), 0..6), 0u8..4),
     )
-        .prop_map(|((http10, status, headers, huge), (sizes, upper, ext, trailer, raw_len), (tail, flip, head_request), (cuts, prev))| {
-            let mut m = format!("HTTP/1.{} {status} Reason\r\n", if http10 { 0 } else { 1 }).into_bytes();
-            for h in &headers {
-                m.extend_from_slice(h.as_bytes());
-                m.extend_from_slice(b"\r\n");
-            }
-            if huge {
-                // Around the 64 KiB limit on a head.
-                m.extend_from_slice(format!("X-Huge: {}\r\n", "h".repeat(MAX_HEAD - 40 + raw_len)).as_bytes());
-            }
-            m.extend_from_slice(b"\r\n");
-            let head = m.clone();
-            if headers.iter().any(|h| h.to_ascii_lowercase().contains("chunked")) {
-                m.extend(chunked(&sizes, upper, ext, trailer));
-            } else {
-                m.extend(std::iter::repeat_n(b'b', raw_len));
-            }
-            m.extend(tail);
-            if let Some((at, byte)) = flip {
-                let i = at.index(m.len());
-                m[i] = byte;
-            }
-            let cuts = {
-                let mut c: Vec<usize> = cuts.iter().map(|i| i.index(m.len() + 1)).collect();
-                c.sort_unstable();
-                c
-            };
-            let previous = match prev {
-                0 => Vec::new(),
-                1 => head.clone(),
-                2 => b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n".to_vec(),
-                _ => {
-                    // The same head but for its last header byte.
-                    let mut h = head.clone();
-                    if h.len() > 4 {
-                        let i = h.len() - 5;
-                        h[i] ^= 1;
-                    }
-                    h
+        .prop_map(
+            |((http10, status, headers, huge), (sizes, upper, ext, trailer, raw_len), (tail, flip, head_request), (cuts, prev))| {
+                let mut m = format!("HTTP/1.{} {status} Reason\r\n", if http10 { 0 } else { 1 }).into_bytes();
+                for h in &headers {
+                    m.extend_from_slice(h.as_bytes());
+                    m.extend_from_slice(b"\r\n");
                 }
-            };
-            Message {
-                bytes: m,
-                head_request,
-                cuts,
-                previous,
-            }
-        })
+                if huge {
+                    // Around the 64 KiB limit on a head.
+                    m.extend_from_slice(format!("X-Huge: {}\r\n", "h".repeat(MAX_HEAD - 40 + raw_len)).as_bytes());
+                }
+                m.extend_from_slice(b"\r\n");
+                let head = m.clone();
+                if headers.iter().any(|h| h.to_ascii_lowercase().contains("chunked")) {
+                    m.extend(chunked(&sizes, upper, ext, trailer));
+                } else {
+                    m.extend(std::iter::repeat_n(b'b', raw_len));
+                }
+                m.extend(tail);
+                if let Some((at, byte)) = flip {
+                    let i = at.index(m.len());
+                    m[i] = byte;
+                }
+                let cuts = {
+                    let mut c: Vec<usize> = cuts.iter().map(|i| i.index(m.len() + 1)).collect();
+                    c.sort_unstable();
+                    c
+                };
+                let previous = match prev {
+                    0 => Vec::new(),
+                    1 => head.clone(),
+                    2 => b"HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\n".to_vec(),
+                    _ => {
+                        // The same head but for its last header byte.
+                        let mut h = head.clone();
+                        if h.len() > 4 {
+                            let i = h.len() - 5;
+                            h[i] ^= 1;
+                        }
+                        h
+                    }
+                };
+                Message {
+                    bytes: m,
+                    head_request,
+                    cuts,
+                    previous,
+                }
+            },
+        )
 }
 
 fn same_in_every_split(m: Message) -> Result<(), TestCaseError> {
@@ -192,7 +200,11 @@ fn same_in_every_split(m: Message) -> Result<(), TestCaseError> {
     let whole = drive(&m.bytes, &[], m.head_request, &mut fresh());
     let n = m.bytes.len();
     // Every point for messages of ordinary size; a head near 64 KiB gets a sample of points.
-    let points: Vec<usize> = if n <= 4096 { (1..n).collect() } else { (1..n).step_by(n / 97 + 1).collect() };
+    let points: Vec<usize> = if n <= 4096 {
+        (1..n).collect()
+    } else {
+        (1..n).step_by(n / 97 + 1).collect()
+    };
     for i in points {
         let split = drive(&m.bytes, &[i], m.head_request, &mut fresh());
         prop_assert_eq!(&split, &whole, "split at {}", i);
@@ -201,9 +213,22 @@ fn same_in_every_split(m: Message) -> Result<(), TestCaseError> {
         let bytewise: Vec<usize> = (1..n).collect();
         prop_assert_eq!(&drive(&m.bytes, &bytewise, m.head_request, &mut fresh()), &whole, "byte by byte");
     }
-    prop_assert_eq!(&drive(&m.bytes, &m.cuts, m.head_request, &mut fresh()), &whole, "cut at {:?}", m.cuts);
-    prop_assert_eq!(&drive(&m.bytes, &m.cuts, m.head_request, &mut primed()), &whole, "with a cached head");
-    prop_assert_eq!(&drive(&m.bytes, &[], m.head_request, &mut primed()), &whole, "one read, cached head");
+    prop_assert_eq!(
+        &drive(&m.bytes, &m.cuts, m.head_request, &mut fresh()),
+        &whole,
+        "cut at {:?}",
+        m.cuts
+    );
+    prop_assert_eq!(
+        &drive(&m.bytes, &m.cuts, m.head_request, &mut primed()),
+        &whole,
+        "with a cached head"
+    );
+    prop_assert_eq!(
+        &drive(&m.bytes, &[], m.head_request, &mut primed()),
+        &whole,
+        "one read, cached head"
+    );
     Ok(())
 }
 
@@ -211,11 +236,15 @@ fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
-#[test]
-fn a_response_split_anywhere_parses_as_in_one_read() {
-    let seed: u64 = env("PERFLAB_FUZZ_SEED").unwrap_or(0x7065_7266_6c61_62);
+/// Run `test` on values of `strategy` with the budget the environment gives (see the module doc).
+fn budget<S>(target: &str, default_cases: u32, strategy: S, test: impl Fn(S::Value) -> Result<(), TestCaseError>)
+where
+    S: Strategy,
+    S::Value: std::fmt::Debug,
+{
+    let seed: u64 = env("PERFLAB_FUZZ_SEED").unwrap_or(0x0070_6572_666c_6162);
     let secs: Option<f64> = env("PERFLAB_FUZZ_SECS");
-    let cases: u32 = env("PERFLAB_FUZZ_CASES").unwrap_or(if secs.is_some() { 500 } else { 300 });
+    let cases: u32 = env("PERFLAB_FUZZ_CASES").unwrap_or(if secs.is_some() { 500 } else { default_cases });
     let start = Instant::now();
     let mut total = 0u64;
     for round in 0u64.. {
@@ -228,39 +257,30 @@ fn a_response_split_anywhere_parses_as_in_one_read() {
         let mut bytes = [0u8; 32];
         bytes[..8].copy_from_slice(&seed.wrapping_add(round).to_le_bytes());
         let mut runner = TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes));
-        if let Err(e) = runner.run(&messages(), same_in_every_split) {
-            panic!("fuzz http response: {e} (PERFLAB_FUZZ_SEED={seed}, round {round})");
+        if let Err(e) = runner.run(&strategy, &test) {
+            panic!("fuzz {target}: {e} (PERFLAB_FUZZ_SEED={seed}, round {round})");
         }
         total += u64::from(cases);
         if secs.is_none_or(|s| start.elapsed().as_secs_f64() >= s) {
             break;
         }
     }
-    eprintln!(
-        "fuzz http response: {total} cases in {:.1} s, 0 failures",
-        start.elapsed().as_secs_f64()
-    );
+    eprintln!("fuzz {target}: {total} cases in {:.1} s, 0 failures", start.elapsed().as_secs_f64());
 }
 
 #[test]
-fn arbitrary_bytes_never_panic() {
-    let mut runner = TestRunner::new_with_rng(
-        Config {
-            cases: env("PERFLAB_FUZZ_CASES").unwrap_or(300),
-            failure_persistence: None,
-            ..Config::default()
-        },
-        TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
-    );
+fn a_response_split_anywhere_parses_as_in_one_read() {
+    budget("http response", 300, messages(), same_in_every_split);
+}
+
+#[test]
+fn arbitrary_bytes_split_anywhere_parse_as_in_one_read() {
     let bytes = prop::collection::vec(any::<u8>(), 0..400);
-    let result = runner.run(&(bytes, any::<bool>()), |(b, head)| {
+    budget("http response bytes", 300, (bytes, any::<bool>()), |(b, head)| {
         let whole = drive(&b, &[], head, &mut HeadCache::default());
         for i in 1..b.len() {
-            prop_assert_eq!(&drive(&b, &[i], head, &mut HeadCache::default()), &whole);
+            prop_assert_eq!(&drive(&b, &[i], head, &mut HeadCache::default()), &whole, "split at {}", i);
         }
         Ok(())
     });
-    if let Err(e) = result {
-        panic!("fuzz http response (bytes): {e}");
-    }
 }

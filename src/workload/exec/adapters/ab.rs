@@ -55,9 +55,24 @@ impl Adapter for Ab {
         let non2xx = num("Non-2xx responses:", "{}")?;
         m.push("non_2xx_responses", "responses", non2xx.unwrap_or(0.0), Better::Lower);
         m.opt("write_errors", "errors", num("Write errors:", "{}")?, Better::Lower);
-        m.opt("keep_alive_requests", "requests", num("Keep-Alive requests:", "{}")?, Better::Neither);
-        m.opt("total_transferred_bytes", "B", num("Total transferred:", "{} bytes")?, Better::Neither);
-        m.opt("html_transferred_bytes", "B", num("HTML transferred:", "{} bytes")?, Better::Neither);
+        m.opt(
+            "keep_alive_requests",
+            "requests",
+            num("Keep-Alive requests:", "{}")?,
+            Better::Neither,
+        );
+        m.opt(
+            "total_transferred_bytes",
+            "B",
+            num("Total transferred:", "{} bytes")?,
+            Better::Neither,
+        );
+        m.opt(
+            "html_transferred_bytes",
+            "B",
+            num("HTML transferred:", "{} bytes")?,
+            Better::Neither,
+        );
         // "   (Connect: 0, Receive: 0, Length: 412, Exceptions: 0)" under "Failed requests:".
         if let Some(line) = text.lines().map(str::trim).find(|l| l.starts_with("(Connect:")) {
             let v = rep.read("Failed requests", line, "(Connect: {}, Receive: {}, Length: {}, Exceptions: {})")?;

@@ -37,7 +37,11 @@ impl<'a> Report<'a> {
     /// The failure for field `path` holding `value`, which is not a number.
     pub fn bad(&self, path: &str, value: &Value) -> ParseError {
         ParseError::with_raw(
-            format!("{}: `{path}` is not a number: {}", self.tool, super::text::excerpt(&value.to_string())),
+            format!(
+                "{}: `{path}` is not a number: {}",
+                self.tool,
+                super::text::excerpt(&value.to_string())
+            ),
             self.text,
         )
     }

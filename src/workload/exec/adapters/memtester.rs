@@ -55,9 +55,8 @@ impl Adapter for Memtester {
             } else if l.starts_with("FAILURE") {
                 failures.push(l.to_string());
             } else if loops > 0 && !l.is_empty() && !done {
-                let results = test_results(line).ok_or_else(|| {
-                    ParseError::with_raw(format!("memtester: unexpected line: `{}`", super::text::excerpt(line)), &kept)
-                })?;
+                let results = test_results(line)
+                    .ok_or_else(|| ParseError::with_raw(format!("memtester: unexpected line: `{}`", super::text::excerpt(line)), &kept))?;
                 for (name, ok) in results {
                     match tests.iter_mut().find(|(n, _)| *n == name) {
                         Some(t) => t.1 &= ok,

@@ -113,7 +113,12 @@ impl<'a> Report<'a> {
     /// The failure for field `label` whose text `value` is not a number in the expected shape.
     pub fn bad(&self, label: &str, value: &str) -> ParseError {
         ParseError::with_raw(
-            format!("{}: `{}` is not a number: `{}`", self.tool, label.trim_end_matches(':'), excerpt(value)),
+            format!(
+                "{}: `{}` is not a number: `{}`",
+                self.tool,
+                label.trim_end_matches(':'),
+                excerpt(value)
+            ),
             self.text,
         )
     }
@@ -302,7 +307,9 @@ mod tests {
         assert_eq!(number("1e3"), Some(1000.0));
         assert_eq!(number("1.5e-2"), Some(0.015));
         assert_eq!(number(".5"), Some(0.5));
-        for bad in ["", "-", "nan", "NaN", "-nan", "inf", "n/a", "1,5", "0x10", "12abc", "1e999", "1e", "1.2.3", "--3"] {
+        for bad in [
+            "", "-", "nan", "NaN", "-nan", "inf", "n/a", "1,5", "0x10", "12abc", "1e999", "1e", "1.2.3", "--3",
+        ] {
             assert_eq!(number(bad), None, "{bad}");
         }
     }
