@@ -450,6 +450,9 @@ fn plain_words(msg: &str) -> String {
     if msg.starts_with("data did not match any variant of untagged enum") {
         return "expected a shell command or a list of them".into();
     }
+    if msg.contains("value was too large") {
+        return "the integer is out of range (TOML integers are 64-bit)".into();
+    }
     if let Some((int, _)) = msg.split_once(" as i128") {
         let int = int.trim_start_matches("invalid type: integer ");
         return format!("the integer {int} is out of range (TOML integers are 64-bit)");

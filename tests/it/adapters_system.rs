@@ -172,6 +172,26 @@ fn fio_json_after_notes_on_stdout() {
 }
 
 #[test]
+fn fio_status_interval_reports_give_the_last_one() {
+    // `--status-interval=1` prints a report per interval, then the final one.
+    let json = read(&format!("{DIR}/fio/randread.json"));
+    let interim = json.replace("\"iops\" : 17977.511244,", "\"iops\" : 1000.000000,");
+    let out = ToolOutput::new(
+        &["fio", "--output-format=json", "--status-interval=1"],
+        format!("{interim}{json}"),
+        "",
+        Exit::Code(0),
+    );
+    let r = by_name("fio").expect("adapter").parse(&out).expect("parses");
+    assert_eq!(v(&r, "read_iops"), 17977.511244);
+    // The final report cut short is not replaced by the interim one.
+    let cut = format!("{interim}{}", &json[..json.len() / 2]);
+    let out = ToolOutput::new(&["fio", "--output-format=json"], cut, "", Exit::Code(0));
+    let e = by_name("fio").expect("adapter").parse(&out).expect_err("cut short");
+    assert!(e.reason.starts_with("fio: the JSON report is cut short"), "{}", e.reason);
+}
+
+#[test]
 fn fio_error() {
     assert_eq!(
         error("fio", "fio", "error"),

@@ -282,6 +282,10 @@ fn found_by_fuzzing_absurd_values_are_located_errors() {
         "plan.toml:1:8: the integer `99223372036854775807` is out of range (TOML integers are 64-bit)"
     );
     assert_eq!(
+        err(format!("{BASE}[matrix]\nsize = 9923372036854775807\n")),
+        "plan.toml:6:8: the integer is out of range (TOML integers are 64-bit)"
+    );
+    assert_eq!(
         err(format!("{BASE}[target]\ncommand = \"true\"\nready = {{ log = \"[a\" }}\n")),
         "plan.toml:7:1: [target] ready: log pattern is not a regular expression: unclosed character class"
     );

@@ -4,18 +4,23 @@
 use super::ParseError;
 use serde_json::Value;
 
-/// The JSON document that starts on the first line beginning with `{` (a tool may print notes
-/// before it). `Ok(None)` when there is none; an error when it is cut short or malformed.
+/// The JSON report: the last of the objects that follow one another from the first line beginning
+/// with `{` (a tool may print notes before it; fio with `--status-interval` prints an object per
+/// interval, and the last is the final report). `Ok(None)` when there is none; an error when one is
+/// cut short or malformed. Text after the last object that is not JSON ends the report.
 pub fn document(text: &str) -> Result<Option<Value>, String> {
     let mut offset = 0;
     for line in text.split_inclusive('\n') {
         if line.starts_with('{') {
-            let mut it = serde_json::Deserializer::from_str(&text[offset..]).into_iter::<Value>();
-            return match it.next() {
-                Some(Ok(v)) => Ok(Some(v)),
-                Some(Err(e)) => Err(e.to_string()),
-                None => Ok(None),
-            };
+            let mut last = None;
+            for v in serde_json::Deserializer::from_str(&text[offset..]).into_iter::<Value>() {
+                match v {
+                    Ok(v) if v.is_object() => last = Some(v),
+                    Err(e) if e.is_eof() || last.is_none() => return Err(e.to_string()),
+                    _ => break,
+                }
+            }
+            return Ok(last);
         }
         offset += line.len();
     }
