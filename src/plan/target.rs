@@ -193,7 +193,17 @@ fn ready(r: &Table) -> Result<Ready, String> {
         "tcp" => Ready::Tcp { addr: text()?, timeout },
         "http" => Ready::Http { url: text()?, timeout },
         "log" => Ready::Log {
-            pattern: LogPattern::new(&text()?).map_err(|e| format!("log pattern: {e}"))?,
+            // regex's message draws the pattern over several lines; its last line says what is wrong.
+            pattern: LogPattern::new(&text()?).map_err(|e| {
+                let why = e
+                    .to_string()
+                    .lines()
+                    .last()
+                    .unwrap_or_default()
+                    .trim_start_matches("error: ")
+                    .to_string();
+                format!("log pattern is not a regular expression: {why}")
+            })?,
             timeout,
         },
         "delay" => Ready::Delay(values::duration(v)?),

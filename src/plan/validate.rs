@@ -14,7 +14,7 @@ use toml::{Spanned, Table, Value};
 pub fn plan(src: Source) -> anyhow::Result<Plan> {
     let raw: RawPlan = toml::from_str(&src.text).map_err(|e| {
         let span = e.span().unwrap_or(0..0);
-        let msg = e.message().trim().replace('\n', " ");
+        let msg = plain_words(&e.message().trim().replace('\n', " "));
         let text = match backticked(&msg) {
             Some(k) if msg.starts_with("unknown field") => {
                 let section = src.section_at(span.start).map(|t| format!(" in [{t}]")).unwrap_or_default();
@@ -464,6 +464,36 @@ fn excludes(entry: &Table, params: &Params) -> bool {
             .iter()
             .any(|(pk, pv)| pk == k && (pv == v || values::display(pv) == values::display(v)))
     })
+}
+
+/// A TOML decoding message in the plan's words instead of Rust's (`expected i64` → `expected an
+/// integer`; the hooks' "untagged enum" → what a hook is).
+fn plain_words(msg: &str) -> String {
+    if msg.starts_with("data did not match any variant of untagged enum") {
+        return "expected a shell command or a list of them".into();
+    }
+    if msg.contains("value was too large") {
+        return "the integer is out of range (TOML integers are 64-bit)".into();
+    }
+    if let Some((int, _)) = msg.split_once(" as i128") {
+        let int = int.trim_start_matches("invalid type: integer ");
+        return format!("the integer {int} is out of range (TOML integers are 64-bit)");
+    }
+    let mut out = msg.to_string();
+    for (rust, plain) in [
+        ("i64", "an integer"),
+        ("u64", "a non-negative integer"),
+        ("f64", "a number"),
+        ("a sequence", "a list"),
+        ("sequence", "list"),
+        ("a map", "a table"),
+        ("map", "table"),
+    ] {
+        for prefix in ["expected ", "invalid type: "] {
+            out = out.replace(&format!("{prefix}{rust}"), &format!("{prefix}{plain}"));
+        }
+    }
+    out
 }
 
 #[cfg(test)]

@@ -64,8 +64,8 @@ pub fn display(v: &Value) -> String {
 pub fn duration(v: &Value) -> Result<Duration, String> {
     match v {
         Value::String(s) => crate::util::duration::parse(s),
-        Value::Integer(i) if *i >= 0 => Ok(Duration::from_secs(*i as u64)),
-        Value::Float(f) if *f >= 0.0 && f.is_finite() => Ok(Duration::from_secs_f64(*f)),
+        Value::Integer(i) if *i >= 0 => crate::util::duration::at_most_max(Duration::from_secs(*i as u64), &v.to_string()),
+        Value::Float(f) if *f >= 0.0 && f.is_finite() => crate::util::duration::from_secs_f64(*f, &format!("{f:e}")),
         Value::Integer(_) | Value::Float(_) => Err(format!("negative duration {v}")),
         other => Err(format!("expected a duration such as \"10s\", found {}", other.type_str())),
     }

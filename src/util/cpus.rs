@@ -37,6 +37,9 @@ pub fn online_cpus() -> Vec<usize> {
         .unwrap_or_else(|| (0..std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)).collect())
 }
 
+/// The highest CPU number Linux can have (`NR_CPUS` is at most 8192).
+pub const MAX_CPU: usize = 8191;
+
 /// Parse a kernel CPU list such as `0-1,3`.
 pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
     let mut out = Vec::new();
@@ -46,6 +49,9 @@ pub fn parse_cpu_list(s: &str) -> Result<Vec<usize>, String> {
             let b: usize = b.trim().parse().map_err(|_| format!("bad CPU list '{s}'"))?;
             if a > b {
                 return Err(format!("bad CPU range '{part}'"));
+            }
+            if b > MAX_CPU {
+                return Err(format!("bad CPU range '{part}': CPU numbers end at {MAX_CPU}"));
             }
             out.extend(a..=b);
         } else {
@@ -70,6 +76,10 @@ mod tests {
         assert_eq!(parse_cpu_list("0-1,3").unwrap(), vec![0, 1, 3]);
         assert_eq!(parse_cpu_list("2").unwrap(), vec![2]);
         assert!(parse_cpu_list("1-0").is_err());
+        assert_eq!(
+            parse_cpu_list("0-99999999999"),
+            Err("bad CPU range '0-99999999999': CPU numbers end at 8191".into())
+        );
     }
 
     #[test]

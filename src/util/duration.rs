@@ -2,7 +2,31 @@
 
 use std::time::Duration;
 
-/// Parse a duration; a bare number means seconds. Negative values are rejected.
+/// The longest duration accepted anywhere (365 days): longer ones are typing mistakes, and would
+/// overflow a clock.
+pub const MAX: Duration = Duration::from_secs(365 * 24 * 3600);
+
+/// `d` (written `shown`) if it is at most [`MAX`].
+pub fn at_most_max(d: Duration, shown: &str) -> Result<Duration, String> {
+    if d > MAX {
+        return Err(format!("duration '{shown}' is too long (at most 365 days)"));
+    }
+    Ok(d)
+}
+
+/// Seconds as a duration, if at most [`MAX`] (`shown`: how the user wrote it).
+pub fn from_secs_f64(secs: f64, shown: &str) -> Result<Duration, String> {
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(format!("invalid duration '{shown}'"));
+    }
+    if secs > MAX.as_secs_f64() {
+        return at_most_max(Duration::MAX, shown);
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Parse a duration; a bare number means seconds. Negative values, and values over [`MAX`], are
+/// rejected.
 pub fn parse(s: &str) -> Result<Duration, String> {
     let t = s.trim();
     if t.is_empty() {
@@ -12,12 +36,10 @@ pub fn parse(s: &str) -> Result<Duration, String> {
         return Err(format!("negative duration '{t}'"));
     }
     if let Ok(secs) = t.parse::<f64>() {
-        if !secs.is_finite() {
-            return Err(format!("invalid duration '{t}'"));
-        }
-        return Ok(Duration::from_secs_f64(secs));
+        return from_secs_f64(secs, t);
     }
-    humantime::parse_duration(t).map_err(|e| format!("invalid duration '{t}': {e} (try 500ms, 10s, 2m)"))
+    let d = humantime::parse_duration(t).map_err(|e| format!("invalid duration '{t}': {e} (try 500ms, 10s, 2m)"))?;
+    at_most_max(d, t)
 }
 
 /// Format a duration compactly for humans (`1.5s`, `250ms`, `2m30s`).
@@ -61,6 +83,16 @@ mod tests {
         assert_eq!(parse("1.5").unwrap(), Duration::from_millis(1500));
         assert!(parse("-1s").is_err());
         assert!(parse("abc").is_err());
+    }
+
+    #[test]
+    fn absurd_lengths_are_errors_not_panics() {
+        assert_eq!(parse("1e20"), Err("duration '1e20' is too long (at most 365 days)".into()));
+        assert!(parse("18446744073709551615s").is_err());
+        assert!(parse("400days").is_err());
+        assert_eq!(parse("365days"), Ok(MAX));
+        assert!(parse("nan").is_err());
+        assert!(parse("inf").is_err());
     }
 
     #[test]

@@ -6,6 +6,7 @@
 mod adapters_bench;
 #[allow(dead_code)]
 mod adapters_common;
+mod adapters_corrupt;
 mod adapters_registry;
 mod adapters_system;
 mod analysis_bottleneck;
@@ -19,6 +20,9 @@ mod examples;
 mod exec_live;
 mod exec_workload;
 mod faults;
+mod fuzz_adapters;
+mod fuzz_common;
+mod fuzz_plan;
 mod http_protocols;
 mod http_truth;
 mod monitor_fixtures;

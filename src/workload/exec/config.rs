@@ -17,8 +17,7 @@ pub enum DurationSpec {
 impl DurationSpec {
     pub fn get(&self) -> Result<Duration, String> {
         match self {
-            DurationSpec::Secs(s) if s.is_finite() && *s >= 0.0 => Ok(Duration::from_secs_f64(*s)),
-            DurationSpec::Secs(s) => Err(format!("invalid duration {s}")),
+            DurationSpec::Secs(s) => crate::util::duration::from_secs_f64(*s, &s.to_string()),
             DurationSpec::Text(t) => crate::util::duration::parse(t),
         }
     }
