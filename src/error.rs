@@ -1,8 +1,8 @@
 //! Errors and exit codes.
 //!
-//! Exit codes: 0 success; 1 a run finished but something failed (a broken threshold, failed requests
-//! under the documented rule, a failed trial); 2 bad input (arguments, plan, files) — one clear line;
-//! 130 interrupted by Ctrl-C.
+//! Exit codes: 0 success; 1 something failed (a broken threshold, failed requests under the
+//! documented rule, a failed trial, a run the store could not keep, a report that could not be
+//! written); 2 bad input (arguments, plan, files) — one clear line; 130 interrupted by Ctrl-C.
 
 use std::fmt;
 
@@ -32,7 +32,29 @@ pub fn exit_code(err: &anyhow::Error) -> i32 {
     }
 }
 
-/// One line for the user: the error chain joined with ": ", newlines flattened.
+/// One line for the user: the error chain joined with ": ", newlines flattened, leaving out a
+/// cause that only repeats what was already said (SQLite's "database or disk is full" comes back
+/// as "Error code 13: database or disk is full").
 pub fn one_line(err: &anyhow::Error) -> String {
-    format!("{err:#}").replace('\n', " ")
+    let mut said: Vec<String> = Vec::new();
+    for e in err.chain() {
+        let m = e.to_string();
+        if !said.iter().any(|s| m.contains(s.as_str())) {
+            said.push(m);
+        }
+    }
+    said.join(": ").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn one_line_leaves_out_a_cause_that_repeats_the_error() {
+        let e = anyhow::anyhow!("Error code 13: database or disk is full")
+            .context("database or disk is full")
+            .context("cannot store trial 3");
+        assert_eq!(super::one_line(&e), "cannot store trial 3: database or disk is full");
+        let e = anyhow::anyhow!("No such file").context("cannot read plan.toml");
+        assert_eq!(super::one_line(&e), "cannot read plan.toml: No such file");
+    }
 }

@@ -4,7 +4,8 @@
 //! `plan` (parse, validate, expand) → `runner` (phases, repetitions, the system under test) →
 //! `monitor` (samplers) and `workload` (http, built-ins, exec + tool adapters) → `store` (SQLite) →
 //! `analysis` (statistics, comparison, scaling, bottlenecks) → `report` (terminal, Markdown, HTML, SVG).
-//! `serve` is the built-in target; `cli` maps subcommands onto the library.
+//! `serve` is the built-in target; `probe` measures latency with small probes (icmp, tcp, http, udp,
+//! command); `cli` maps subcommands onto the library.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
@@ -13,6 +14,7 @@ pub mod cli;
 pub mod error;
 pub mod monitor;
 pub mod plan;
+pub mod probe;
 pub mod report;
 pub mod runner;
 pub mod serve;

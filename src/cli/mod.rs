@@ -18,6 +18,8 @@ pub enum Command {
     Http(crate::workload::http::cli::HttpArgs),
     /// Serve HTTP: the built-in target
     Serve(crate::serve::cli::ServeArgs),
+    /// Measure latency with probes (icmp, tcp, http, udp, command), as ping does
+    Probe(crate::probe::cli::ProbeArgs),
     /// Run an experiment from a plan file
     Run(crate::runner::cli::RunArgs),
     /// Run the embedded demo plan and write its report
@@ -69,6 +71,7 @@ pub fn main() -> i32 {
         Command::Monitor(a) => crate::monitor::cli::run(a),
         Command::Http(a) => crate::workload::http::cli::run(a),
         Command::Serve(a) => crate::serve::cli::run(a),
+        Command::Probe(a) => crate::probe::cli::run(a),
         Command::Run(a) => crate::runner::cli::run(a),
         Command::Demo(a) => crate::runner::cli::demo(a),
         Command::Report(a) => crate::report::cli::report(a),

@@ -2,6 +2,7 @@
 //! the cartesian product minus `exclude`, each with its target resolved. Linear in the number of
 //! points; a plan above [`MAX_TRIALS`](super::MAX_TRIALS) is refused before any point is built.
 
+use super::secrets::Secrets;
 use super::source::Source;
 use super::target::{resolve, ResolvedTarget};
 use super::values::{self, substitute, Params};
@@ -87,16 +88,20 @@ pub(super) fn matrix(m: Option<&Spanned<Table>>, src: &Source) -> anyhow::Result
     Ok(out)
 }
 
+/// What building the points needs besides the matrix: the plan's `[target]` and `[workload]`
+/// tables, the skip policy, where to note skips and record secrets, and the targets resolved so far.
+pub(super) struct Expansion<'a> {
+    pub target: Option<&'a Table>,
+    pub workload: &'a Table,
+    pub skip_unsupported: bool,
+    pub src: &'a Source,
+    pub notes: &'a mut Vec<String>,
+    pub secrets: &'a mut Secrets,
+}
+
 /// The points to run: the product in declaration order (the first parameter varies slowest), minus
 /// excluded points and (with `skip_unsupported`) points whose CPUs this machine cannot give.
-pub(super) fn points(
-    m: &Matrix,
-    target: Option<&Table>,
-    workload: &Table,
-    skip_unsupported: bool,
-    src: &Source,
-    notes: &mut Vec<String>,
-) -> anyhow::Result<Vec<Point>> {
+pub(super) fn points(m: &Matrix, mut x: Expansion<'_>) -> anyhow::Result<Vec<Point>> {
     let excludes = ExcludeIndex::new(m);
     let mut used = vec![false; m.exclude.len()];
     let mut targets: HashMap<String, (ResolvedTarget, Result<(), String>)> = HashMap::new();
@@ -112,7 +117,7 @@ pub(super) fn points(
             .collect();
         let hits = excludes.matching(&params);
         if hits.is_empty() {
-            if let Some(p) = point(out.len(), params, target, workload, skip_unsupported, src, notes, &mut targets)? {
+            if let Some(p) = point(out.len(), params, m, &mut x, &mut targets)? {
                 out.push(p);
             }
         } else {
@@ -122,7 +127,7 @@ pub(super) fn points(
         let mut d = lengths.len();
         loop {
             if d == 0 {
-                return finish(m, src, used, out);
+                return finish(m, x.src, used, out);
             }
             d -= 1;
             idx[d] += 1;
@@ -150,31 +155,33 @@ fn finish(m: &Matrix, src: &Source, used: Vec<bool>, out: Vec<Point>) -> anyhow:
 }
 
 /// One point with its target resolved (once per distinct substituted target), or `None` when it is
-/// skipped with a note.
-#[allow(clippy::too_many_arguments)]
+/// skipped with a note. Its label shows the parameters as `Secrets::shown` gives them.
 fn point(
     id: usize,
     params: Params,
-    target: Option<&Table>,
-    workload: &Table,
-    skip_unsupported: bool,
-    src: &Source,
-    notes: &mut Vec<String>,
+    m: &Matrix,
+    x: &mut Expansion<'_>,
     cache: &mut HashMap<String, (ResolvedTarget, Result<(), String>)>,
 ) -> anyhow::Result<Option<Point>> {
-    let label = params
+    let shown = x.secrets.shown(&params, m);
+    let label = shown
         .iter()
         .map(|(k, v)| format!("{k}={}", values::display(v)))
         .collect::<Vec<_>>()
         .join(" ");
-    let resolved = match target {
-        Some(t) => {
-            let Value::Table(sub) = substitute(&Value::Table(t.clone()), &params) else {
-                unreachable!("a table substitutes to a table")
-            };
+    let as_table = |t: &Table| match substitute(&Value::Table(t.clone()), &params) {
+        Value::Table(sub) => sub,
+        _ => Table::new(),
+    };
+    let target_table = x.target.map(as_table);
+    let workload = as_table(x.workload);
+    // Recorded before anything can fail, so that an error about this point shows no secret.
+    x.secrets.add_point(target_table.as_ref(), Some(&workload));
+    let resolved = match target_table {
+        Some(sub) => {
             let key = sub.to_string();
             if !cache.contains_key(&key) {
-                let r = resolve(&sub, src)?;
+                let r = resolve(&sub, x.src)?;
                 let cpus = r.limits.cpus.as_ref().map_or(Ok(()), |c| c.resolve().map(|_| ()));
                 cache.insert(key.clone(), (r, cpus));
             }
@@ -183,8 +190,8 @@ fn point(
         None => None,
     };
     if let Some((_, Err(why))) = &resolved {
-        if skip_unsupported {
-            notes.push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
+        if x.skip_unsupported {
+            x.notes.push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
             return Ok(None);
         }
         let at = if label.is_empty() {
@@ -192,18 +199,16 @@ fn point(
         } else {
             format!(" (at {label})")
         };
-        return Err(src.error(
-            &src.key_span(&["target", "cpus"]),
+        return Err(x.src.error(
+            &x.src.key_span(&["target", "cpus"]),
             format!("{why}{at}; set skip_unsupported = true to skip such points"),
         ));
     }
-    let Value::Table(workload) = substitute(&Value::Table(workload.clone()), &params) else {
-        unreachable!("a table substitutes to a table")
-    };
     Ok(Some(Point {
         id,
         label,
         params,
+        shown,
         target: resolved.map(|(t, _)| t),
         workload,
     }))

@@ -10,6 +10,7 @@ mod matrix;
 mod ports;
 mod raw;
 mod rules;
+mod secrets;
 mod source;
 mod target;
 mod validate;
@@ -17,6 +18,7 @@ mod values;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
 pub use rules::MAX_REPETITIONS;
+pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
 pub use target::{Limits, LogPattern, Ready, ResolvedTarget};
 pub use values::Params;
@@ -55,6 +57,8 @@ pub struct Plan {
     pub variants: BTreeMap<String, VariantHooks>,
     /// Notes for the user (points skipped with `skip_unsupported`).
     pub notes: Vec<String>,
+    /// What the plan keeps secret: its copy without them, and the redactor for everything else.
+    pub secrets: Secrets,
 }
 
 #[derive(Clone, Debug)]
@@ -76,19 +80,21 @@ pub struct Matrix {
 #[derive(Clone, Debug)]
 pub struct Point {
     pub id: usize,
-    /// `concurrency=10 model=pool`
+    /// `concurrency=10 model=pool` (from `shown`: a value that feeds a secret reads `[redacted]`).
     pub label: String,
     pub params: Params,
+    /// The parameters as labels, the store and reports show them (see `Secrets::shown`).
+    pub shown: Params,
     pub target: Option<ResolvedTarget>,
     /// The `[workload]` table with `${name}` substituted.
     pub workload: toml::Table,
 }
 
 impl Point {
-    /// The parameters as a JSON object (declaration order).
+    /// The parameters as shown (`shown`) as a JSON object (declaration order).
     pub fn params_json(&self) -> String {
         let map: serde_json::Map<String, serde_json::Value> = self
-            .params
+            .shown
             .iter()
             .map(|(k, v)| (k.clone(), serde_json::to_value(v).unwrap_or(serde_json::Value::Null)))
             .collect();
@@ -254,7 +260,7 @@ pub fn load(path: &Path) -> anyhow::Result<Plan> {
 pub fn read(path: &Path) -> anyhow::Result<String> {
     let label = path.display().to_string();
     let bytes =
-        crate::util::file::read_bounded(path, MAX_PLAN_BYTES).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
+        crate::util::fs::read_bounded(path, MAX_PLAN_BYTES).map_err(|e| crate::error::usage(format!("cannot read plan {label}: {e}")))?;
     String::from_utf8(bytes).map_err(|e| {
         let good = e.utf8_error().valid_up_to();
         let bytes = e.as_bytes();

@@ -70,4 +70,15 @@ pub struct RawPhases {
 }
 
 /// The keys `[target]` accepts (it is kept as a table because `${name}` is substituted per point).
-pub const TARGET_KEYS: &[&str] = &["command", "cwd", "env", "ready", "stop", "cpus", "cpu_quota", "memory", "restart"];
+pub const TARGET_KEYS: &[&str] = &[
+    "command",
+    "cwd",
+    "env",
+    "ready",
+    "stop",
+    "cpus",
+    "cpu_quota",
+    "memory",
+    "restart",
+    "secrets",
+];

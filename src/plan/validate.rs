@@ -1,9 +1,10 @@
 //! Raw plan → validated `Plan`. Every check names the place in the file (`file:line:col`).
 
-use super::matrix::{matrix, points};
+use super::matrix::{matrix, points, Expansion};
 use super::ports::check_ports;
 use super::raw::{RawPhases, RawPlan};
 use super::rules::{repetitions, threshold, MAX_THRESHOLDS};
+use super::secrets::{self, Secrets};
 use super::source::Source;
 use super::values::{self, references, substitute, Params};
 use super::{Matrix, Order, Phases, Plan, Repetitions, VariantHooks, WorkloadSpec, MAX_TRIALS};
@@ -12,7 +13,20 @@ use std::collections::BTreeMap;
 use toml::Value;
 
 pub fn plan(src: Source) -> anyhow::Result<Plan> {
-    let mut raw: RawPlan = toml::from_str(&src.text).map_err(|e| toml_error(&src, &e))?;
+    let raw: RawPlan = toml::from_str(&src.text).map_err(|e| toml_error(&src, &e))?;
+    // The secrets are known before anything else is checked, so no message below can show one.
+    let mut secrets = secrets::scan(&src)?;
+    match checked(raw, src, &mut secrets) {
+        Ok(mut plan) => {
+            secrets.finish(&plan.source);
+            plan.secrets = secrets;
+            Ok(plan)
+        }
+        Err(e) => Err(secrets.scrub_error(e)),
+    }
+}
+
+fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Result<Plan> {
     let name = raw.name.get_ref().trim().to_string();
     if name.is_empty() {
         return Err(src.error(&raw.name.span(), "the plan's `name` is empty"));
@@ -53,16 +67,20 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         .map(|t| threshold(t, &src))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let variants = variants(&raw, &matrix, &src)?;
+    secrets.add_hooks(&variants);
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
     let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
     let mut notes = unused_parameters(&src, &matrix, &variants);
     let points = points(
         &matrix,
-        target_table.as_ref(),
-        &workload.table,
-        raw.skip_unsupported,
-        &src,
-        &mut notes,
+        Expansion {
+            target: target_table.as_ref(),
+            workload: &workload.table,
+            skip_unsupported: raw.skip_unsupported,
+            src: &src,
+            notes: &mut notes,
+            secrets,
+        },
     )?;
     if points.is_empty() {
         return Err(src.error(&raw.name.span(), "no matrix point is left to run (all excluded or skipped)"));
@@ -85,6 +103,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
         thresholds,
         variants,
         notes,
+        secrets: Secrets::default(),
     })
 }
 
@@ -156,10 +175,10 @@ fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
         }
         None => return Err(src.error(&w.span(), format!("[workload] needs a `type` ({kinds})"))),
     };
-    Ok(WorkloadSpec {
-        kind,
-        table: w.get_ref().clone(),
-    })
+    // `secrets` is the plan's (see `secrets`), not the workload's: the workload never sees it.
+    let mut table = w.get_ref().clone();
+    table.remove("secrets");
+    Ok(WorkloadSpec { kind, table })
 }
 
 /// A matrix parameter that nothing refers to gives points that differ only in their label: usually a

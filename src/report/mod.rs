@@ -137,6 +137,7 @@ fn put(out: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
     if let Some(parent) = p.parent() {
         std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
     }
-    std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
+    // Whole or absent: a failed write (a full disk) leaves no empty or partial file behind.
+    crate::util::fs::write_atomic(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
     Ok(p)
 }

@@ -49,20 +49,39 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    let cancel = if args.dry_run {
+        None
+    } else {
+        Some(prepare_run(args.resume.as_deref())?)
+    };
     let (source, label) = match (&args.plan, &args.resume) {
         (Some(path), _) => (crate::plan::read(path)?, path.display().to_string()),
         (None, Some(dir)) => stored_plan(dir)?,
         (None, None) => return Err(crate::error::usage("give a plan file (or --resume DIR)")),
     };
     let mut plan = crate::plan::parse_str(&source, &label)?;
+    // From here on, nothing printed (errors included) may show one of the plan's secrets.
+    let redactor = plan.secrets.redactor().clone();
     use_this_perflab(&mut plan);
-    let trials = crate::plan::expand(&plan);
+    run_plan(&plan, &label, args, cancel).map_err(|e| redactor.error(e))
+}
+
+fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option<Cancel>) -> anyhow::Result<i32> {
+    let redactor = plan.secrets.redactor();
+    let trials = crate::plan::expand(plan);
     // Every trial's workload is built before anything starts (and before a dry run lists them),
     // so a bad [workload] value is reported at its line either way.
-    let exp = super::from_plan::build(&plan, &trials, &label)?;
-    if args.dry_run {
-        print!("{}", crate::plan::dry_run_listing_with(&plan, &trials, &described(&exp)));
+    let exp = super::from_plan::build(plan, &trials, label)?;
+    let Some(cancel) = cancel else {
+        print!(
+            "{}",
+            redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(&exp)))
+        );
         return Ok(0);
+    };
+    if cancel.is_cancelled() {
+        // Ctrl-C before anything started: nothing to stop, nothing stored.
+        return Ok(130);
     }
     let quiet = args.quiet || args.json;
     let opts = RunOptions {
@@ -71,21 +90,47 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         quiet,
         fail_fast: args.fail_fast,
     };
-    let outcome = execute_with_signals(exp, &opts)?;
-    let reports = if !matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
+    let outcome = execute(exp, &opts, &cancel)?;
+    let report = if !matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
         write_report(&outcome.dir)
     } else {
-        Vec::new()
+        Ok(Vec::new())
     };
+    let reports = report.as_deref().unwrap_or_default();
     if args.json {
-        println!("{}", outcome_json(&outcome, &reports));
+        println!("{}", redactor.apply(&outcome_json(&outcome, reports, report.as_ref().err())));
     } else {
-        // A plan with credentials is stored redacted, so resuming needs the plan file again.
-        let plan_again = (crate::store::redact(&source) != source).then_some(label.as_str());
-        print_outcome(&outcome, plan_again);
+        // A plan with secrets is stored without them, so resuming needs the plan file again.
+        let plan_again = plan.secrets.had_secrets().then_some(label);
+        print_outcome(&outcome, plan_again, redactor);
         reports.iter().for_each(|p| println!("report: {}", p.display()));
     }
-    Ok(outcome.exit_code())
+    Ok(exit_code(&outcome, &report))
+}
+
+/// The run's exit code; a report that could not be written makes it at least 1.
+fn exit_code(outcome: &RunOutcome, report: &Result<Vec<PathBuf>, String>) -> i32 {
+    match (outcome.exit_code(), report) {
+        (0, Err(_)) => 1,
+        (code, _) => code,
+    }
+}
+
+/// Before a real run: take Ctrl-C (a second one only hurries the cleanup, see
+/// [`Cancel::on_signals_hurrying`]), then clean up after runs whose perflab is gone, on this
+/// machine and in the `--resume` directory (their targets may hold the ports this run needs); one
+/// line each.
+fn prepare_run(resume: Option<&Path>) -> anyhow::Result<Cancel> {
+    let cancel = Cancel::on_signals_hurrying()?;
+    for line in super::reclaim::sweep() {
+        eprintln!("perflab: {line}");
+    }
+    if let Some(dir) = resume {
+        if let Some(r) = super::reclaim::reclaim_dir(dir)? {
+            eprintln!("perflab: {}", r.line());
+        }
+    }
+    Ok(cancel)
 }
 
 pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
@@ -94,6 +139,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         print!("{plan_text}");
         return Ok(0);
     }
+    let cancel = prepare_run(None)?;
     let plan = crate::plan::parse_str(&plan_text, "demo.toml")?;
     let trials = crate::plan::expand(&plan);
     eprintln!(
@@ -110,22 +156,26 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         quiet: args.quiet,
         fail_fast: false,
     };
-    let outcome = execute_with_signals(exp, &opts)?;
-    print_outcome(&outcome, None);
-    if outcome.status != RunStatus::Interrupted {
-        write_report(&outcome.dir).iter().for_each(|p| println!("report: {}", p.display()));
-    }
-    Ok(outcome.exit_code())
+    let outcome = execute(exp, &opts, &cancel)?;
+    print_outcome(&outcome, None, plan.secrets.redactor());
+    let report = if outcome.status != RunStatus::Interrupted {
+        write_report(&outcome.dir)
+    } else {
+        Ok(Vec::new())
+    };
+    report.iter().flatten().for_each(|p| println!("report: {}", p.display()));
+    Ok(exit_code(&outcome, &report))
 }
 
 /// The plan an interrupted run was started with, from its store, labelled as the copy beside it
-/// (`DIR/plan.toml`, the same text) for messages. A plan whose credentials were redacted from the
-/// store cannot be run from there: its requests would carry `[redacted]`.
+/// (`DIR/plan.toml`, the same text) for messages. A plan whose secrets were taken out of the store
+/// (`Store::plan_redacted`) cannot be run from there: its requests would carry `[redacted]`.
 fn stored_plan(dir: &Path) -> anyhow::Result<(String, String)> {
-    let source = crate::store::Store::open(dir)?.run()?.plan_source;
-    if crate::store::redact(&source) != source {
+    let store = crate::store::Store::open(dir)?;
+    let source = store.run()?.plan_source;
+    if store.plan_redacted()? {
         return Err(crate::error::usage(format!(
-            "the plan kept in {} had credentials (Authorization or Cookie values) removed; \
+            "the plan kept in {} had its secrets (credentials, variables marked secret) removed; \
              give the plan file too: perflab run --resume {} PLAN",
             dir.display(),
             dir.display()
@@ -183,15 +233,12 @@ fn estimate(plan: &crate::plan::Plan, trials: usize) -> std::time::Duration {
         .unwrap_or(std::time::Duration::MAX)
 }
 
-fn execute_with_signals(exp: super::experiment::Experiment, opts: &RunOptions) -> anyhow::Result<RunOutcome> {
-    let cancel = Cancel::on_signals()?;
-    execute(exp, opts, &cancel)
-}
-
 /// `plan_again`: the plan file a `--resume` must be given (when the run's own copy cannot serve).
-fn print_outcome(o: &RunOutcome, plan_again: Option<&str>) {
+/// Every line goes through `redactor`.
+fn print_outcome(o: &RunOutcome, plan_again: Option<&str>, redactor: &crate::util::redact::Redactor) {
+    let say = |line: String| println!("{}", redactor.apply(&line));
     for n in &o.notes {
-        println!("note: {n}");
+        say(format!("note: {n}"));
     }
     if o.status == RunStatus::Skipped {
         println!("nothing was run: every trial's variant was skipped");
@@ -202,11 +249,14 @@ fn print_outcome(o: &RunOutcome, plan_again: Option<&str>) {
         line.push_str(&format!(", {} threshold(s) broken", o.thresholds_failed.len()));
     }
     println!("{line}");
+    if let Some(f) = &o.failure {
+        say(format!("  ✗ {f}"));
+    }
     for t in &o.thresholds_failed {
-        println!("  ✗ threshold {t}");
+        say(format!("  ✗ threshold {t}"));
     }
     println!("stored in {}", o.dir.display());
-    if o.status == RunStatus::Interrupted {
+    if o.status == RunStatus::Interrupted || o.failure.is_some() {
         let plan = plan_again.map(|p| format!(" {p}")).unwrap_or_default();
         println!("resume with: perflab run --resume {}{plan}", shell_path(&o.dir));
     }
@@ -216,18 +266,20 @@ fn shell_path(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// The run's report (Markdown, HTML, JSON, CSV); a failure is a warning, the run's data is stored.
-fn write_report(dir: &Path) -> Vec<PathBuf> {
-    match crate::report::write_default(dir) {
-        Ok(paths) => paths,
-        Err(e) => {
-            eprintln!("perflab: warning: the report could not be written: {e:#}");
-            Vec::new()
-        }
-    }
+/// The run's report (Markdown, HTML, JSON, CSV). A failure is said on stderr (the run's data is
+/// stored; `perflab report DIR` writes the report again) and returned.
+fn write_report(dir: &Path) -> Result<Vec<PathBuf>, String> {
+    crate::report::write_default(dir).map_err(|e| {
+        let why = crate::error::one_line(&e);
+        eprintln!(
+            "perflab: the report could not be written: {why} (the run is stored; write it again with: perflab report {})",
+            dir.display()
+        );
+        why
+    })
 }
 
-fn outcome_json(o: &RunOutcome, reports: &[PathBuf]) -> String {
+fn outcome_json(o: &RunOutcome, reports: &[PathBuf], report_error: Option<&String>) -> String {
     serde_json::json!({
         "schema": "perflab.run/1",
         "dir": o.dir.display().to_string(),
@@ -236,7 +288,9 @@ fn outcome_json(o: &RunOutcome, reports: &[PathBuf]) -> String {
         "trials_failed": o.trials_failed,
         "thresholds_failed": o.thresholds_failed,
         "notes": o.notes,
-        "exit_code": o.exit_code(),
+        "failure": o.failure,
+        "report_error": report_error,
+        "exit_code": exit_code(o, &report_error.map_or(Ok(Vec::new()), |e| Err(e.clone()))),
         "reports": reports.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     })
     .to_string()

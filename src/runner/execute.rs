@@ -1,19 +1,25 @@
 //! Executing an experiment: every trial in order, stored one transaction at a time; adaptive
 //! repetitions; variant hooks; kept targets; thresholds; Ctrl-C and `--resume`.
+//!
+//! Whatever ends the run (its last trial, Ctrl-C, a trial the store could not keep because the
+//! disk is full), what it started is stopped, the variant's teardown runs and the status is stored
+//! (`complete`, `interrupted`, or `failed` with the reason). Until then, the run's ledger records
+//! what it started, for the next perflab should this one be killed.
 
 use super::experiment::{Experiment, PreparedTrial};
 use super::hooks::ActiveVariant;
-use super::limits::Applied;
+use super::ledger::Ledger;
 use super::progress::{figures, Progress};
 use super::target::RunningTarget;
 use super::trial::{run_trial, TrialSpec};
 use crate::plan::{Repetitions, ResolvedTarget};
-use crate::store::{RunInfo, RunStatus, Store, StoredTrial, TrialFailure};
+use crate::store::{reserve, RunInfo, RunStatus, Store, StoredTrial, TrialFailure};
 use crate::util::time::{compact_utc, unix_now};
 use crate::util::Cancel;
 use crate::workload::{Primary, PrimaryMetrics};
+use anyhow::Context;
 use std::collections::{BTreeMap, HashSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub struct RunOptions {
     /// Where run directories go (`runs/`).
@@ -33,6 +39,9 @@ pub struct RunOutcome {
     pub thresholds_failed: Vec<String>,
     /// What the user should know about the run (variants skipped by `skip_unless`).
     pub notes: Vec<String>,
+    /// Why the run failed as a whole (status `failed`), e.g. the disk filled up and a trial could
+    /// not be stored; also kept in the store (`meta` key `failure`).
+    pub failure: Option<String>,
 }
 
 impl RunOutcome {
@@ -66,16 +75,20 @@ fn safe_name(s: &str) -> String {
 fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, HashSet<usize>)> {
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
+        store.set_redactor(exp.redactor.clone());
         // A store an older perflab wrote gets the current schema before this run adds to it.
         store.upgrade()?;
         let run = store.run()?;
-        if run.plan_source != crate::store::redact(&exp.plan_source) {
+        // The same plan gives the same copy (which the store kept with its header pass applied).
+        let same = [exp.plan_source.clone(), crate::store::redact(&exp.plan_source)];
+        if !same.contains(&run.plan_source) {
             return Err(crate::error::usage(format!(
                 "{} was made from a different plan; --resume needs the same plan file",
                 dir.display()
             )));
         }
         let done: HashSet<usize> = store.trial_ids()?.into_iter().collect();
+        reserve::take(dir).with_context(|| format!("cannot resume the run in {}", dir.display()))?;
         store.reopen_run()?;
         return Ok((store, done));
     }
@@ -86,8 +99,26 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
         k += 1;
         dir = opts.runs_dir.join(format!("{}-{}-{k}", compact_utc(started), safe_name(&exp.name)));
     }
-    let mut store = Store::create(&dir)?;
-    std::fs::write(dir.join("plan.toml"), crate::store::redact(&exp.plan_source))?;
+    let runs_dir_existed = opts.runs_dir.exists();
+    match create_run(&dir, exp, started) {
+        Ok(store) => Ok((store, HashSet::new())),
+        Err(e) => {
+            // Nothing half-made stays behind (the directory did not exist a moment ago).
+            let _ = std::fs::remove_dir_all(&dir);
+            if !runs_dir_existed {
+                let _ = std::fs::remove_dir(&opts.runs_dir);
+            }
+            Err(e.context(format!("cannot start the run in {}", dir.display())))
+        }
+    }
+}
+
+/// The run directory: the store, the plan's copy, the run and its points, and the room kept for
+/// the end of the run.
+fn create_run(dir: &Path, exp: &Experiment, started: f64) -> anyhow::Result<Store> {
+    let mut store = Store::create(dir)?;
+    store.set_redactor(exp.redactor.clone());
+    std::fs::write(dir.join("plan.toml"), &exp.plan_source).with_context(|| format!("cannot write {}", dir.join("plan.toml").display()))?;
     store.write_run(&RunInfo {
         plan_name: exp.name.clone(),
         plan_file: exp.plan_file.clone(),
@@ -96,24 +127,14 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
         started_unix: started,
         planned_trials: exp.trials.len(),
     })?;
+    if exp.had_secrets {
+        store.mark_plan_redacted()?;
+    }
     for p in &exp.points {
         store.write_point(p.id, &p.label, &p.params_json, 0, None)?;
     }
-    Ok((store, HashSet::new()))
-}
-
-/// A bug that panics in the middle of a run must not leave it marked `running` (which `--resume`
-/// and the report take for a run still going): on the way out of a panic the run is marked failed.
-struct FailedOnPanic(PathBuf);
-
-impl Drop for FailedOnPanic {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            if let Ok(mut store) = Store::open(&self.0) {
-                let _ = store.finish_run(RunStatus::Failed, unix_now());
-            }
-        }
-    }
+    reserve::take(dir)?;
+    Ok(store)
 }
 
 /// A target kept across trials (restart = "keep"), restarted when its configuration changes.
@@ -161,6 +182,23 @@ fn skip_unmet_variants(exp: &mut Experiment) -> Vec<String> {
     notes
 }
 
+/// Everything a run holds while its trials run: what is started is in `ledger` until stopped.
+struct Session {
+    store: Store,
+    ledger: Ledger,
+    variant: ActiveVariant,
+    kept: Option<Kept>,
+    progress: Progress,
+    run_tag: String,
+    labels: BTreeMap<usize, String>,
+    done: HashSet<usize>,
+    ran: usize,
+    failed_fast: bool,
+    stop_reasons: BTreeMap<usize, String>,
+    /// The workloads' declared headline figures (`declared_primaries`).
+    declared: Vec<Primary>,
+}
+
 pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyhow::Result<RunOutcome> {
     let mut notes = std::mem::take(&mut exp.notes);
     notes.extend(skip_unmet_variants(&mut exp));
@@ -172,22 +210,20 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             trials_failed: 0,
             thresholds_failed: Vec::new(),
             notes,
+            failure: None,
         });
     }
     let (mut store, done) = open_store(&exp, opts)?;
-    store.add_notes(&notes)?;
     let dir = store.dir().to_path_buf();
-    let _guard = FailedOnPanic(dir.clone());
-    let run_tag = format!("{}-{}", std::process::id(), compact_utc(unix_now()));
-    let labels: BTreeMap<usize, String> = exp.points.iter().map(|p| (p.id, p.label.clone())).collect();
+    let ledger = Ledger::open(&dir);
     let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
         .filter(|t| !done.contains(&t.id))
         .collect();
-    let mut progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
+    let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
     for n in &notes {
-        progress.note(&format!("note: {n}"));
+        progress.note(&exp.redactor.apply(&format!("note: {n}")));
     }
     if !done.is_empty() {
         progress.note(&format!(
@@ -197,143 +233,250 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             todo.len()
         ));
     }
+    let stored_notes = store.add_notes(&notes);
+    let mut s = Session {
+        store,
+        variant: ActiveVariant::new(ledger.clone()),
+        ledger,
+        kept: None,
+        progress,
+        run_tag: format!("{}-{}", std::process::id(), compact_utc(unix_now())),
+        labels: exp.points.iter().map(|p| (p.id, p.label.clone())).collect(),
+        done,
+        ran: 0,
+        failed_fast: false,
+        stop_reasons: BTreeMap::new(),
+        declared,
+    };
+    let ran = stored_notes.and_then(|()| s.run_trials(&mut exp, todo.into(), opts, cancel));
+    if cancel.is_cancelled() {
+        s.progress
+            .note("interrupted: stopping what the run started and running the teardown (Ctrl-C again skips the grace periods)");
+    }
+    // Whatever happened, what the run started is stopped and the variant's teardown runs.
+    let teardown = s.variant.teardown();
+    if let Some(k) = s.kept.take() {
+        let _ = k.target.stop();
+    }
+    s.progress.finish();
+    if let Err(e) = &teardown {
+        eprintln!("perflab: warning: {}", exp.redactor.apply(&format!("{e:#}")));
+    }
+    s.finish(exp, notes, cancel.is_cancelled(), ran.err().map(|e| crate::error::one_line(&e)))
+}
 
-    let mut variant = ActiveVariant::default();
-    let mut kept: Option<Kept> = None;
-    let mut failed_fast = false;
-    let mut next_id = done.iter().copied().max().map_or(0, |m| m + 1);
-    let mut queue: std::collections::VecDeque<PreparedTrial> = todo.into();
-    let mut ran = 0usize;
-    let mut stop_reasons: BTreeMap<usize, String> = BTreeMap::new();
-
-    loop {
-        while let Some(mut t) = queue.pop_front() {
-            if cancel.is_cancelled() || failed_fast {
-                break;
+impl Session {
+    /// Every trial in `queue`, then the adaptive rounds. An error (the store could not keep a
+    /// trial) ends the run; the caller still stops everything.
+    fn run_trials(
+        &mut self,
+        exp: &mut Experiment,
+        mut queue: std::collections::VecDeque<PreparedTrial>,
+        opts: &RunOptions,
+        cancel: &Cancel,
+    ) -> anyhow::Result<()> {
+        let mut next_id = self.done.iter().copied().max().map_or(0, |m| m + 1);
+        loop {
+            while let Some(mut t) = queue.pop_front() {
+                if cancel.is_cancelled() || self.failed_fast {
+                    break;
+                }
+                next_id = next_id.max(t.id + 1);
+                let label = self.labels.get(&t.point).cloned().unwrap_or_default();
+                self.progress.start_trial(&format!("{label} #{}", t.repetition));
+                let rec = self.run_one(exp, &mut t, cancel);
+                if cancel.is_cancelled() {
+                    // An interrupted trial is not finished: it is not stored, and --resume runs it again.
+                    break;
+                }
+                self.store
+                    .write_trial(&rec)
+                    .with_context(|| format!("cannot store trial {}", t.id))?;
+                self.ran += 1;
+                let total = self.done.len() + self.ran + queue.len();
+                let line = summary_line(self.done.len() + self.ran, total, &label, t.repetition, &rec, &t.workload.primary());
+                self.progress.finish_trial(&exp.redactor.apply(&line));
+                if rec.failure.is_some() && opts.fail_fast {
+                    self.failed_fast = true;
+                }
             }
-            next_id = next_id.max(t.id + 1);
-            let label = labels.get(&t.point).cloned().unwrap_or_default();
-            progress.start_trial(&format!("{label} #{}", t.repetition));
-            let hooks = t.variant.as_ref().and_then(|v| exp.hooks.get(v).map(|h| (v.as_str(), h)));
-            let setup_err = variant.switch(hooks).err();
+            if cancel.is_cancelled() || self.failed_fast {
+                return Ok(());
+            }
+            // Adaptive repetitions: another round for the points whose CI is still too wide.
+            let trials = self.store.trials()?;
+            let more = plan_more(exp, &trials, &mut self.stop_reasons);
+            if more.is_empty() {
+                return Ok(());
+            }
+            let Some(extend) = &exp.extend else { return Ok(()) };
+            for (point, rep) in more {
+                queue.push_back(extend(point, rep, next_id)?);
+                next_id += 1;
+            }
+            self.progress.set_total(self.ran + self.done.len() + queue.len());
+        }
+    }
 
-            // A kept target: (re)start it when its configuration differs from the running one.
-            let mut kept_err = None;
-            let per_trial_target = if exp.keep_target { None } else { t.target.as_ref() };
-            if exp.keep_target && setup_err.is_none() {
-                if let Some(cfg) = &t.target {
-                    if kept.as_ref().map(|k| &k.config) != Some(cfg) {
-                        if let Some(k) = kept.take() {
-                            let _ = k.target.stop();
+    /// One trial: switch the variant, (re)start a kept target when its configuration changed, run it.
+    fn run_one(&mut self, exp: &Experiment, t: &mut PreparedTrial, cancel: &Cancel) -> crate::store::TrialRecord {
+        let hooks = t.variant.as_ref().and_then(|v| exp.hooks.get(v).map(|h| (v.as_str(), h)));
+        let setup_err = self.variant.switch(hooks, cancel).err();
+
+        // A kept target: (re)start it when its configuration differs from the running one.
+        let mut kept_err = None;
+        let per_trial_target = if exp.keep_target { None } else { t.target.as_ref() };
+        if exp.keep_target && setup_err.is_none() {
+            if let Some(cfg) = &t.target {
+                if self.kept.as_ref().map(|k| &k.config) != Some(cfg) {
+                    if let Some(k) = self.kept.take() {
+                        let _ = k.target.stop();
+                    }
+                    let name = format!("perflab-{}-k{}", self.run_tag, t.id);
+                    match start_kept(cfg, &name, &self.ledger, cancel) {
+                        Ok(rt) => {
+                            self.kept = Some(Kept {
+                                config: cfg.clone(),
+                                target: rt,
+                            })
                         }
-                        let name = format!("perflab-{run_tag}-k{}", t.id);
-                        let started = Applied::prepare(&cfg.limits, &name)
-                            .and_then(|a| RunningTarget::start(cfg, a))
-                            .and_then(|mut rt| match rt.wait_ready(&cfg.ready, cancel) {
-                                Ok(()) => Ok(rt),
-                                Err(e) => {
-                                    let tail = rt.stderr_tail();
-                                    let _ = rt.stop();
-                                    Err(anyhow::anyhow!("{e:#}; stderr: {}", tail.trim()))
-                                }
-                            });
-                        match started {
-                            Ok(rt) => {
-                                kept = Some(Kept {
-                                    config: cfg.clone(),
-                                    target: rt,
-                                })
-                            }
-                            Err(e) => kept_err = Some(TrialFailure::TargetNotReady(format!("{e:#}"))),
-                        }
+                        Err(e) => kept_err = Some(TrialFailure::TargetNotReady(format!("{e:#}"))),
                     }
                 }
             }
+        }
 
-            let spec = TrialSpec {
+        let spec = TrialSpec {
+            id: t.id,
+            point: t.point,
+            repetition: t.repetition,
+            params_json: t.params_json.clone(),
+            run_tag: &self.run_tag,
+            phases: exp.phases,
+            target: per_trial_target,
+            ledger: &self.ledger,
+        };
+        let mut rec = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
+            let now = unix_now();
+            crate::store::TrialRecord {
                 id: t.id,
                 point: t.point,
                 repetition: t.repetition,
                 params_json: t.params_json.clone(),
-                run_tag: &run_tag,
-                phases: exp.phases,
-                target: per_trial_target,
-            };
-            let mut rec = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
-                let now = unix_now();
-                crate::store::TrialRecord {
-                    id: t.id,
-                    point: t.point,
-                    repetition: t.repetition,
-                    params_json: t.params_json.clone(),
-                    workload: t.workload.name(),
-                    failure: Some(e),
-                    started_unix: now,
-                    ended_unix: now,
-                    limit_mechanism: None,
-                    limit_proof: None,
-                    stdout_tail: None,
-                    stderr_tail: None,
-                    phases: vec![],
-                    result: None,
-                    samples: vec![],
-                }
-            } else {
-                let kept_target = kept.as_mut().map(|k| &mut k.target);
-                run_trial(&spec, t.workload.as_mut(), kept_target, cancel, &mut progress)
-            };
-            if cancel.is_cancelled() {
-                // An interrupted trial is not finished: it is not stored, and --resume runs it again.
-                break;
+                workload: t.workload.name(),
+                failure: Some(e),
+                started_unix: now,
+                ended_unix: now,
+                limit_mechanism: None,
+                limit_proof: None,
+                stdout_tail: None,
+                stderr_tail: None,
+                phases: vec![],
+                result: None,
+                samples: vec![],
             }
-            if let Some(k) = kept.as_mut() {
-                if let Some(how) = k.target.exited() {
-                    rec.failure.get_or_insert(TrialFailure::KeptTargetExited(how));
-                    rec.stderr_tail = Some(k.target.stderr_tail());
-                    if let Some(k) = kept.take() {
-                        let _ = k.target.stop();
-                    }
+        } else {
+            let kept_target = self.kept.as_mut().map(|k| &mut k.target);
+            run_trial(&spec, t.workload.as_mut(), kept_target, cancel, &mut self.progress)
+        };
+        if let Some(k) = self.kept.as_mut() {
+            if let Some(how) = k.target.exited() {
+                rec.failure.get_or_insert(TrialFailure::KeptTargetExited(how));
+                rec.stderr_tail = Some(k.target.stderr_tail());
+                if let Some(k) = self.kept.take() {
+                    let _ = k.target.stop();
                 }
             }
-            store.write_trial(&rec)?;
-            ran += 1;
-            let total = done.len() + ran + queue.len();
-            let line = summary_line(done.len() + ran, total, &label, t.repetition, &rec, &t.workload.primary());
-            progress.finish_trial(&line);
-            if rec.failure.is_some() && opts.fail_fast {
-                failed_fast = true;
+        }
+        rec
+    }
+
+    /// The end of the run: points' repetitions, thresholds and the status, in one transaction
+    /// (after the room kept for it is given back); the write-ahead log emptied; the ledger closed.
+    fn finish(mut self, exp: Experiment, notes: Vec<String>, interrupted: bool, mut failure: Option<String>) -> anyhow::Result<RunOutcome> {
+        let dir = self.store.dir().to_path_buf();
+        reserve::release(&dir);
+        let status = if failure.is_some() || self.failed_fast {
+            RunStatus::Failed
+        } else if interrupted {
+            RunStatus::Interrupted
+        } else {
+            RunStatus::Complete
+        };
+        let stop_reasons = std::mem::take(&mut self.stop_reasons);
+        let declared = std::mem::take(&mut self.declared);
+        let judged = self.store.in_transaction(|store| {
+            if let Some(f) = &failure {
+                store.set_failure(f)?;
             }
+            let thresholds = final_writes(store, &exp, &declared, &stop_reasons, interrupted || failure.is_some())?;
+            store.finish_run(status, unix_now())?;
+            Ok(thresholds)
+        });
+        let (thresholds_failed, stored) = match judged {
+            Ok(t) => (t, true),
+            Err(e) => {
+                // No room even for that: at least the status and the reason.
+                let why = failure.get_or_insert_with(|| crate::error::one_line(&e.context("cannot store the end of the run")));
+                let why = why.clone();
+                let stored = self
+                    .store
+                    .set_failure(&why)
+                    .and_then(|()| self.store.finish_run(RunStatus::Failed, unix_now()));
+                if let Err(e) = &stored {
+                    eprintln!("perflab: cannot store the run's status in {}: {e:#}", dir.display());
+                }
+                (Vec::new(), stored.is_ok())
+            }
+        };
+        let status = if failure.is_some() { RunStatus::Failed } else { status };
+        if let Err(e) = self.store.checkpoint() {
+            eprintln!("perflab: warning: {}: {e:#}", dir.display());
         }
-        if cancel.is_cancelled() || failed_fast {
-            break;
+        if stored {
+            self.ledger.close();
         }
-        // Adaptive repetitions: another round for the points whose CI is still too wide.
-        let trials = store.trials()?;
-        let more = plan_more(&exp, &trials, &mut stop_reasons);
-        if more.is_empty() {
-            break;
-        }
-        let Some(extend) = &exp.extend else { break };
-        for (point, rep) in more {
-            queue.push_back(extend(point, rep, next_id)?);
-            next_id += 1;
-        }
-        progress.set_total(ran + done.len() + queue.len());
+        let trials = self.store.trials().unwrap_or_default();
+        let trials_failed = trials.iter().filter(|t| !t.ok()).count();
+        Ok(RunOutcome {
+            dir,
+            status,
+            trials_ok: trials.len() - trials_failed,
+            trials_failed,
+            thresholds_failed,
+            notes: notes.iter().map(|n| exp.redactor.apply(n)).collect(),
+            failure: failure.map(|f| exp.redactor.apply(&f)),
+        })
     }
+}
 
-    let teardown = variant.teardown();
-    if let Some(k) = kept.take() {
-        let _ = k.target.stop();
+/// Start a kept target and wait until it is ready (stopping it again when it is not).
+fn start_kept(cfg: &ResolvedTarget, name: &str, ledger: &Ledger, cancel: &Cancel) -> anyhow::Result<RunningTarget> {
+    let mut rt = RunningTarget::launch(cfg, name, ledger)?;
+    match rt.wait_ready(&cfg.ready, cancel) {
+        Ok(()) => Ok(rt),
+        Err(e) => {
+            let tail = rt.stderr_tail();
+            let _ = rt.stop();
+            Err(anyhow::anyhow!("{e:#}; stderr: {}", tail.trim()))
+        }
     }
-    progress.finish();
+}
 
+/// Each point's repetitions and why they stopped, and the thresholds (judged only when the run
+/// ran to its end: `cut_short` is an interrupted or failed run). The thresholds that broke.
+fn final_writes(
+    store: &mut Store,
+    exp: &Experiment,
+    declared: &[Primary],
+    stop_reasons: &BTreeMap<usize, String>,
+    cut_short: bool,
+) -> anyhow::Result<Vec<String>> {
     let trials = store.trials()?;
-    let interrupted = cancel.is_cancelled();
-    // Repetition bookkeeping per point.
     for p in &exp.points {
         let n = trials.iter().filter(|t| t.point == p.id).count() as u32;
         let reason = match &exp.repetitions {
-            _ if interrupted => Some("interrupted".to_string()),
+            _ if cut_short => Some("interrupted".to_string()),
             Repetitions::Fixed(k) => Some(format!("fixed N = {k}")),
             Repetitions::Adaptive { .. } => stop_reasons.get(&p.id).cloned(),
         };
@@ -341,33 +484,12 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     }
     // The names the declared primary figures resolved to, for the analysis.
     let ok_metrics = trials.iter().filter(|t| t.ok()).map(|t| t.metrics.as_slice());
-    store.write_primary(&PrimaryMetrics::resolve(&declared, ok_metrics))?;
-    let thresholds_failed = if interrupted {
+    store.write_primary(&PrimaryMetrics::resolve(declared, ok_metrics))?;
+    if cut_short {
         store.clear_thresholds()?;
-        Vec::new()
-    } else {
-        super::thresholds::judge_all(&mut store, &exp.thresholds, &exp.points, &trials)?
-    };
-    let trials_failed = trials.iter().filter(|t| !t.ok()).count();
-    let status = if interrupted {
-        RunStatus::Interrupted
-    } else if failed_fast {
-        RunStatus::Failed
-    } else {
-        RunStatus::Complete
-    };
-    store.finish_run(status, unix_now())?;
-    if let Err(e) = teardown {
-        eprintln!("perflab: warning: {e:#}");
+        return Ok(Vec::new());
     }
-    Ok(RunOutcome {
-        dir,
-        status,
-        trials_ok: trials.len() - trials_failed,
-        trials_failed,
-        thresholds_failed,
-        notes,
-    })
+    super::thresholds::judge_all(store, &exp.thresholds, &exp.points, &trials)
 }
 
 /// Which points need one more repetition (adaptive policy), recording why the others stopped.

@@ -34,7 +34,13 @@ pub type Extender = Box<dyn Fn(usize, u32, usize) -> anyhow::Result<PreparedTria
 pub struct Experiment {
     pub name: String,
     pub plan_file: String,
+    /// The plan's text as the run keeps it: its secrets replaced by `[redacted]`
+    /// (`plan::Secrets::redacted_source`).
     pub plan_source: String,
+    /// Whether secrets were taken out of `plan_source` (then the store cannot rerun it).
+    pub had_secrets: bool,
+    /// Takes the plan's secrets out of everything the run writes or prints.
+    pub redactor: crate::util::redact::Redactor,
     pub seed: u64,
     pub phases: Phases,
     pub points: Vec<PointInfo>,

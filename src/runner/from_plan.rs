@@ -51,7 +51,9 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
     Ok(Experiment {
         name: plan.name.clone(),
         plan_file: plan_file.to_string(),
-        plan_source: plan.source.text.clone(),
+        plan_source: plan.secrets.redacted_source().to_string(),
+        had_secrets: plan.secrets.had_secrets(),
+        redactor: plan.secrets.redactor().clone(),
         seed: plan.seed,
         phases: plan.phases,
         points,

@@ -1,6 +1,9 @@
-//! The system under test: start it (in its own process group, inside its limits), wait until it is
-//! ready, watch it, and stop it (signal, grace period, then SIGKILL to the whole group and cgroup).
+//! The system under test: start it (in its own process group, inside its limits, dying with perflab),
+//! wait until it is ready, watch it, and stop it (signal, grace period, then SIGKILL to the whole
+//! group and cgroup). A target started with [`RunningTarget::launch`] is in the run's ledger from
+//! before its cgroups exist until it is stopped.
 
+use super::ledger::Ledger;
 use super::limits::Applied;
 use crate::plan::{Ready, ResolvedTarget};
 use crate::util::command::CommandLine;
@@ -28,6 +31,9 @@ pub struct RunningTarget {
     exited: Option<std::process::ExitStatus>,
     stop_signal: i32,
     grace: Duration,
+    /// The run's ledger and this target's name in it.
+    ledger: Ledger,
+    name: String,
 }
 
 /// What stopping the target found.
@@ -77,6 +83,17 @@ fn describe(status: std::process::ExitStatus) -> String {
 }
 
 impl RunningTarget {
+    /// Create the target's cgroups (named `name`, unique per start) and start it inside them, with
+    /// each cgroup and then its process group in `ledger` before or as it comes to exist.
+    pub fn launch(cfg: &ResolvedTarget, name: &str, ledger: &Ledger) -> anyhow::Result<RunningTarget> {
+        let limits = Applied::prepare_noting(&cfg.limits, name, &mut |dir| ledger.cgroup(name, dir))?;
+        let mut t = RunningTarget::start(cfg, limits)?;
+        ledger.target_started(name, t.pid() as i32);
+        t.ledger = ledger.clone();
+        t.name = name.to_string();
+        Ok(t)
+    }
+
     /// Start the target inside `limits` (already prepared by the caller).
     pub fn start(cfg: &ResolvedTarget, limits: Applied) -> anyhow::Result<RunningTarget> {
         let mut cmd = match &cfg.command {
@@ -100,6 +117,9 @@ impl RunningTarget {
         cmd.envs(cfg.env.iter().map(|(k, v)| (k, v)));
         cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
         limits.install(&mut cmd);
+        // Killed with perflab, even by SIGKILL (its children are caught by the cgroup, and by the
+        // next perflab from the ledger).
+        process::die_with_parent(&mut cmd);
         let mut child = cmd.spawn().map_err(|e| {
             let what = match &cfg.command {
                 CommandLine::Argv(a) => a.first().cloned().unwrap_or_default(),
@@ -134,6 +154,8 @@ impl RunningTarget {
             exited: None,
             stop_signal: cfg.stop_signal,
             grace: cfg.grace,
+            ledger: Ledger::none(),
+            name: String::new(),
         })
     }
 
@@ -229,6 +251,9 @@ impl RunningTarget {
         for r in self.readers.drain(..) {
             // The pipes close when the last process holding them is gone.
             let _ = r.join();
+        }
+        if cleanup.is_ok() {
+            self.ledger.target_stopped(&self.name);
         }
         cleanup?;
         Ok(Stopped {

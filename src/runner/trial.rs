@@ -1,7 +1,7 @@
 //! One trial: (start the target,) baseline, warm-up, load, recovery, with the monitor sampling
 //! throughout and every sample tagged with its phase; then stop the target and build the record.
 
-use super::limits::Applied;
+use super::ledger::Ledger;
 use super::phase::{CurrentPhase, Phase};
 use super::target::RunningTarget;
 use crate::monitor::{MonitorConfig, ProcessSelector};
@@ -23,6 +23,8 @@ pub struct TrialSpec<'a> {
     pub phases: Phases,
     /// A target to start for this trial only (restart = "per-trial").
     pub target: Option<&'a ResolvedTarget>,
+    /// Where what the trial starts is recorded until it is stopped.
+    pub ledger: &'a Ledger,
 }
 
 /// Progress notifications for the progress bar.
@@ -87,30 +89,14 @@ pub fn run_trial(
         current: None,
         marker: None,
     };
-    let mut rec = TrialRecord {
-        id: spec.id,
-        point: spec.point,
-        repetition: spec.repetition,
-        params_json: spec.params_json.clone(),
-        workload: workload.name(),
-        failure: None,
-        started_unix,
-        ended_unix: started_unix,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: Vec::new(),
-        result: None,
-        samples: Vec::new(),
-    };
+    let mut rec = new_record(spec, workload.name(), started_unix);
     clock.enter(Phase::Setup, &shared, obs);
 
     // The target: our own for this trial, or the kept one.
     let mut own: Option<RunningTarget> = None;
     if let Some(cfg) = spec.target {
         let name = format!("perflab-{}-t{}", spec.run_tag, spec.id);
-        match Applied::prepare(&cfg.limits, &name).and_then(|a| RunningTarget::start(cfg, a)) {
+        match RunningTarget::launch(cfg, &name, spec.ledger) {
             Ok(mut t) => match t.wait_ready(&cfg.ready, cancel) {
                 Ok(()) => own = Some(t),
                 Err(e) => {
@@ -137,27 +123,7 @@ pub fn run_trial(
 
     // The monitor, sampling from now until the end of recovery.
     let samples: Arc<Mutex<Vec<TaggedSample>>> = Arc::new(Mutex::new(Vec::new()));
-    let mut processes = vec![ProcessSelector::own_process("loadgen")];
-    if let Some(pid) = target_pid {
-        processes.push(ProcessSelector::tree("target", pid as i32));
-    }
-    let mcfg = MonitorConfig {
-        interval: spec.phases.interval,
-        processes,
-        ..MonitorConfig::default()
-    };
-    let sink = samples.clone();
-    let tag = shared.clone();
-    let monitor = crate::monitor::spawn(mcfg, cancel.clone(), move |s| {
-        if let Ok(mut v) = sink.lock() {
-            v.push(TaggedSample {
-                phase: tag.get().name().to_string(),
-                t_s: s.unix_s - started_unix,
-                unix_s: s.unix_s,
-                values: s.values,
-            });
-        }
-    });
+    let monitor = start_monitor(spec, target_pid, started_unix, &shared, cancel, samples.clone());
     let monitor = match monitor {
         Ok(m) => {
             clock.marker = Some(m.marker());
@@ -239,6 +205,59 @@ pub fn run_trial(
     finish_target(&mut rec, own);
     rec.samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
     finish(rec, clock)
+}
+
+/// The record of a trial that has not run yet.
+fn new_record(spec: &TrialSpec, workload: String, started_unix: f64) -> TrialRecord {
+    TrialRecord {
+        id: spec.id,
+        point: spec.point,
+        repetition: spec.repetition,
+        params_json: spec.params_json.clone(),
+        workload,
+        failure: None,
+        started_unix,
+        ended_unix: started_unix,
+        limit_mechanism: None,
+        limit_proof: None,
+        stdout_tail: None,
+        stderr_tail: None,
+        phases: Vec::new(),
+        result: None,
+        samples: Vec::new(),
+    }
+}
+
+/// Sample the system, perflab itself and the target's process tree into `sink`, each sample tagged
+/// with the phase it was taken in.
+fn start_monitor(
+    spec: &TrialSpec,
+    target_pid: Option<u32>,
+    started_unix: f64,
+    phase: &CurrentPhase,
+    cancel: &Cancel,
+    sink: Arc<Mutex<Vec<TaggedSample>>>,
+) -> anyhow::Result<crate::monitor::BackgroundSampler> {
+    let mut processes = vec![ProcessSelector::own_process("loadgen")];
+    if let Some(pid) = target_pid {
+        processes.push(ProcessSelector::tree("target", pid as i32));
+    }
+    let mcfg = MonitorConfig {
+        interval: spec.phases.interval,
+        processes,
+        ..MonitorConfig::default()
+    };
+    let tag = phase.clone();
+    crate::monitor::spawn(mcfg, cancel.clone(), move |s| {
+        if let Ok(mut v) = sink.lock() {
+            v.push(TaggedSample {
+                phase: tag.get().name().to_string(),
+                t_s: s.unix_s - started_unix,
+                unix_s: s.unix_s,
+                values: s.values,
+            });
+        }
+    })
 }
 
 fn died(target: &mut Option<&mut RunningTarget>, phase: Phase) -> Option<TrialFailure> {

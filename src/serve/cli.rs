@@ -46,6 +46,42 @@ pub struct ServeArgs {
     /// Testing aid: answer this fraction of requests (0..1) with 500
     #[arg(long, default_value_t = 0.0)]
     pub fail_rate: f64,
+    /// Also echo UDP datagrams on this port (0 = a free one; the address is printed), the target of
+    /// `perflab probe udp`
+    #[arg(long, value_name = "PORT")]
+    pub udp_echo: Option<u16>,
+    /// Testing aid: the UDP echo drops every Nth datagram
+    #[arg(long, value_name = "N")]
+    pub udp_drop_every: Option<u64>,
+    /// Testing aid: the UDP echo holds each reply MS milliseconds (or a duration: 15ms, 1s)
+    #[arg(long, value_name = "MS")]
+    pub udp_hold: Option<String>,
+}
+
+/// The UDP echo's configuration, if asked for.
+fn udp_config(a: &ServeArgs) -> anyhow::Result<Option<super::udp_echo::UdpEchoConfig>> {
+    let Some(port) = a.udp_echo else {
+        if a.udp_drop_every.is_some() || a.udp_hold.is_some() {
+            return Err(usage("--udp-drop-every and --udp-hold need --udp-echo PORT"));
+        }
+        return Ok(None);
+    };
+    if a.udp_drop_every == Some(0) {
+        return Err(usage("--udp-drop-every must be at least 1"));
+    }
+    let hold = match a.udp_hold.as_deref().map(str::trim) {
+        None => std::time::Duration::ZERO,
+        Some(ms) if !ms.is_empty() && ms.chars().all(|c| c.is_ascii_digit()) => {
+            std::time::Duration::from_millis(ms.parse().map_err(|_| usage(format!("--udp-hold: `{ms}` is too large")))?)
+        }
+        Some(d) => crate::util::duration::parse(d).map_err(|e| usage(format!("--udp-hold: {e}")))?,
+    };
+    Ok(Some(super::udp_echo::UdpEchoConfig {
+        host: a.host,
+        port,
+        drop_every: a.udp_drop_every,
+        hold,
+    }))
 }
 
 fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
@@ -108,16 +144,25 @@ fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
 
 pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     let cfg = config(&a)?;
+    let udp = udp_config(&a)?;
     let cancel = crate::util::Cancel::on_signals()?;
     let server = start(cfg)?;
+    let echo = udp.map(super::udp_echo::start).transpose()?;
     let mut out = std::io::stdout();
     let scheme = if a.tls_cert.is_some() { "https" } else { "http" };
     writeln!(out, "listening on {scheme}://{} (model {})", server.addr(), a.model)?;
+    if let Some(e) = &echo {
+        writeln!(out, "echoing udp on {}", e.addr())?;
+    }
     out.flush()?;
     while !cancel.is_cancelled() {
         cancel.sleep(std::time::Duration::from_millis(200));
     }
     let served = server.shutdown()?;
     writeln!(out, "served {served} requests")?;
+    if let Some(e) = echo {
+        let c = e.shutdown();
+        writeln!(out, "echoed {} of {} udp datagrams ({} dropped)", c.echoed, c.received, c.dropped)?;
+    }
     Ok(0)
 }

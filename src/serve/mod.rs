@@ -6,6 +6,8 @@
 //! - `thread-per-connection`: a new OS thread per accepted connection (HTTP/1.1).
 //!
 //! Routes: `GET /` → `size` bytes, `GET /bytes/N` → N bytes, anything else 404. Bodies are built once.
+//!
+//! Beside it, on request, a UDP echo (`udp_echo`): the target of `perflab probe udp`.
 
 pub mod cli;
 mod content;
@@ -13,6 +15,7 @@ mod event_loop;
 mod http1;
 mod threads;
 mod tls;
+pub mod udp_echo;
 
 pub use content::{Delay, Stall};
 

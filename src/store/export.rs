@@ -11,7 +11,7 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     let mut written = Vec::new();
     for (name, bytes) in tables_csv(store)? {
         let path = out_dir.join(name);
-        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        crate::util::fs::write_atomic(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
         written.push(path);
     }
     Ok(written)

@@ -7,6 +7,7 @@ mod codec;
 pub mod export;
 mod meta;
 mod read;
+pub mod reserve;
 mod schema;
 mod status;
 mod write;
@@ -17,6 +18,7 @@ pub use schema::SCHEMA_VERSION;
 pub use status::{RunStatus, TrialFailure};
 pub use write::{RunInfo, TaggedSample, TrialRecord};
 
+use crate::util::redact::Redactor;
 use anyhow::Context;
 use rusqlite::Connection;
 use std::path::{Path, PathBuf};
@@ -28,6 +30,8 @@ pub const DB_FILE: &str = "perflab.db";
 pub struct Store {
     conn: Connection,
     dir: PathBuf,
+    /// Applied to every text written (labels, parameters, failures, outputs, notes).
+    redactor: Redactor,
     /// The schema version of the database as opened (older ones are read, and upgraded before a
     /// `--resume` writes to them).
     version: i64,
@@ -46,6 +50,7 @@ impl Store {
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
+            redactor: Redactor::default(),
             version: SCHEMA_VERSION,
         })
     }
@@ -65,8 +70,15 @@ impl Store {
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
+            redactor: Redactor::default(),
             version,
         })
+    }
+
+    /// Redact the run's own secrets (the plan's, see `plan::Secrets`) from everything written from
+    /// now on; without it only credential headers are (`redact`).
+    pub fn set_redactor(&mut self, redactor: Redactor) {
+        self.redactor = redactor;
     }
 
     /// The schema version of the database as it was opened.
@@ -89,47 +101,10 @@ impl Store {
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
-
-    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
-        &mut self.conn
-    }
 }
 
-/// Redact values that must never be stored: Authorization and Cookie headers, anywhere in a string
-/// of `Name: value` lines, a shell word (`-H 'Cookie: a=1'`), or a JSON / TOML rendering that
-/// carries them (`"Authorization": "…"`, `Authorization = "…"`).
+/// Redact the values of credential headers in text (see `util::redact::headers`): the pass every
+/// text the store keeps goes through, on top of the run's own secrets (`Store::set_redactor`).
 pub fn redact(text: &str) -> String {
-    use std::sync::OnceLock;
-    static RE: OnceLock<regex::Regex> = OnceLock::new();
-    let re = RE.get_or_init(|| {
-        regex::Regex::new(r#"(?i)((?:proxy-)?authorization|cookie|set-cookie)(["']?\s*[:=]\s*["']?)([^"'\r\n,\]]*)"#).expect("static regex")
-    });
-    re.replace_all(text, "${1}${2}[redacted]").into_owned()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::redact;
-
-    #[test]
-    fn redacts_credentials() {
-        assert_eq!(redact("Authorization: Bearer abc"), "Authorization: [redacted]");
-        assert_eq!(
-            redact(r#"headers = ["Cookie: a=1", "X-Y: z"]"#),
-            r#"headers = ["Cookie: [redacted]", "X-Y: z"]"#
-        );
-        assert_eq!(redact("Accept: */*"), "Accept: */*");
-        assert_eq!(
-            redact(r#"{"Authorization": "Bearer abc", "x": 1}"#),
-            r#"{"Authorization": "[redacted]", "x": 1}"#
-        );
-        assert_eq!(
-            redact("curl -H 'Cookie: sid=abc' http://127.0.0.1/"),
-            "curl -H 'Cookie: [redacted]' http://127.0.0.1/"
-        );
-        assert_eq!(
-            redact(r#"headers = { authorization = "Basic dXNlcjpw" }"#),
-            r#"headers = { authorization = "[redacted]" }"#
-        );
-    }
+    crate::util::redact::headers(text)
 }

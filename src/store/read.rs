@@ -130,7 +130,6 @@ impl Store {
         Ok(rows.map(|r| r.map(|v| v as usize)).collect::<Result<_, _>>()?)
     }
 
-    /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
     /// The run's notes (see `add_notes`); none in a store that has no `notes` key.
     pub fn notes(&self) -> anyhow::Result<Vec<String>> {
         let v: Option<String> = self
@@ -143,6 +142,26 @@ impl Store {
         })
     }
 
+    /// Whether secrets were taken out of the plan this store keeps (`mark_plan_redacted`, or a store
+    /// from an older perflab whose plan copy shows `[redacted]`): it cannot be run from the store.
+    pub fn plan_redacted(&self) -> anyhow::Result<bool> {
+        let flag: Option<String> = self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = 'plan_redacted'", [], |r| r.get(0))
+            .optional()?;
+        Ok(flag.is_some() || self.run()?.plan_source.contains(crate::util::redact::REDACTED))
+    }
+
+    /// Why the run failed as a whole (`meta` key `failure`), e.g. the disk filled up while a trial
+    /// was being stored; `None` for a run that did not fail that way.
+    pub fn failure(&self) -> anyhow::Result<Option<String>> {
+        Ok(self
+            .conn()
+            .query_row("SELECT value FROM meta WHERE key = 'failure'", [], |r| r.get(0))
+            .optional()?)
+    }
+
+    /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
     pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
         let mut st = self.conn().prepare(
             "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,

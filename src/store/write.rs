@@ -8,6 +8,9 @@ use rusqlite::params;
 pub struct RunInfo {
     pub plan_name: String,
     pub plan_file: String,
+    /// The plan's text as the run keeps it: the runner gives `plan::Secrets::redacted_source`. The
+    /// values of credential headers are redacted again here (unless that would make a plan that was
+    /// valid TOML invalid).
     pub plan_source: String,
     pub seed: u64,
     pub started_unix: f64,
@@ -68,6 +71,11 @@ fn host_facts() -> (String, String, i64, f64) {
 impl Store {
     pub fn write_run(&mut self, info: &RunInfo) -> anyhow::Result<()> {
         let (host, kernel, ncpu, mem_mb) = host_facts();
+        let parses = |text: &str| toml::from_str::<toml::Table>(text).is_ok();
+        let mut plan_source = redact(&info.plan_source);
+        if !parses(&plan_source) && parses(&info.plan_source) {
+            plan_source = info.plan_source.clone();
+        }
         self.conn().execute(
             "INSERT INTO run (id, plan_name, plan_file, plan_source, seed, started_unix, status, perflab_version,
                               host, kernel, ncpu, mem_total_mb, planned_trials)
@@ -75,7 +83,7 @@ impl Store {
             params![
                 info.plan_name,
                 info.plan_file,
-                redact(&info.plan_source),
+                plan_source,
                 info.seed as i64,
                 info.started_unix,
                 RunStatus::Running,
@@ -94,7 +102,7 @@ impl Store {
     /// `meta` under the key `notes`, a JSON array; notes already stored (a `--resume`) are not repeated.
     pub fn add_notes(&mut self, notes: &[String]) -> anyhow::Result<()> {
         let mut all = self.notes()?;
-        for n in notes.iter().map(|n| redact(n)) {
+        for n in notes.iter().map(|n| self.redactor.apply(n)) {
             if !all.contains(&n) {
                 all.push(n);
             }
@@ -108,6 +116,14 @@ impl Store {
         Ok(())
     }
 
+    /// Record that secrets were taken out of the plan kept in the store (`meta.plan_redacted`): it
+    /// cannot be run again from there.
+    pub fn mark_plan_redacted(&mut self) -> anyhow::Result<()> {
+        self.conn()
+            .execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('plan_redacted', '1')", [])?;
+        Ok(())
+    }
+
     /// Mark the run complete, interrupted or failed.
     pub fn finish_run(&mut self, status: RunStatus, ended_unix: f64) -> anyhow::Result<()> {
         self.conn().execute(
@@ -117,10 +133,47 @@ impl Store {
         Ok(())
     }
 
-    /// Mark a resumed run as running again.
+    /// Mark a resumed run as running again (forgetting why it failed, if it did).
     pub fn reopen_run(&mut self) -> anyhow::Result<()> {
         self.conn()
             .execute("UPDATE run SET status = ?1, ended_unix = NULL WHERE id = 1", [RunStatus::Running])?;
+        self.conn().execute("DELETE FROM meta WHERE key = 'failure'", [])?;
+        Ok(())
+    }
+
+    /// Run `f` in one transaction: all its writes are kept, or none (the last writes of a run
+    /// need little room this way).
+    pub fn in_transaction<T>(&mut self, f: impl FnOnce(&mut Store) -> anyhow::Result<T>) -> anyhow::Result<T> {
+        self.conn().execute_batch("BEGIN IMMEDIATE")?;
+        match f(self) {
+            Ok(v) => {
+                if let Err(e) = self.conn().execute_batch("COMMIT") {
+                    let _ = self.conn().execute_batch("ROLLBACK");
+                    return Err(e.into());
+                }
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = self.conn().execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Keep why the run failed as a whole in `meta` under the key `failure`.
+    pub fn set_failure(&mut self, reason: &str) -> anyhow::Result<()> {
+        self.conn()
+            .execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('failure', ?1)", [redact(reason)])?;
+        Ok(())
+    }
+
+    /// Move everything in the write-ahead log into the database file and empty the log
+    /// (`PRAGMA wal_checkpoint(TRUNCATE)`), so a finished run is one self-contained file.
+    pub fn checkpoint(&mut self) -> anyhow::Result<()> {
+        let busy: i64 = self.conn().query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))?;
+        if busy != 0 {
+            anyhow::bail!("the database was busy; its write-ahead log was not emptied");
+        }
         Ok(())
     }
 
@@ -136,14 +189,21 @@ impl Store {
         self.conn().execute(
             "INSERT INTO point (id, label, params_json, repetitions, stop_reason) VALUES (?1, ?2, ?3, ?4, ?5)
              ON CONFLICT(id) DO UPDATE SET repetitions = excluded.repetitions, stop_reason = excluded.stop_reason",
-            params![id as i64, redact(label), redact(params_json), repetitions, stop_reason],
+            params![
+                id as i64,
+                self.redactor.apply(label),
+                self.redactor.apply(params_json),
+                repetitions,
+                stop_reason
+            ],
         )?;
         Ok(())
     }
 
     /// Store one finished trial, all in one transaction.
     pub fn write_trial(&mut self, t: &TrialRecord) -> anyhow::Result<()> {
-        let tx = self.conn_mut().transaction()?;
+        let red = &self.redactor;
+        let tx = self.conn.transaction()?;
         tx.execute(
             "INSERT INTO trial (id, point, repetition, params_json, workload, status, failure, started_unix, ended_unix,
                                 limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail)
@@ -152,16 +212,16 @@ impl Store {
                 t.id as i64,
                 t.point as i64,
                 t.repetition,
-                redact(&t.params_json),
+                red.apply(&t.params_json),
                 t.workload,
                 if t.failure.is_some() { "failed" } else { "ok" },
-                t.failure.as_ref().map(|f| redact(&f.to_string())),
+                t.failure.as_ref().map(|f| red.apply(&f.to_string())),
                 t.started_unix,
                 t.ended_unix,
                 t.limit_mechanism,
                 t.limit_proof,
-                t.stdout_tail.as_deref().map(redact),
-                t.stderr_tail.as_deref().map(redact),
+                t.stdout_tail.as_deref().map(|s| red.apply(s)),
+                t.stderr_tail.as_deref().map(|s| red.apply(s)),
             ],
         )?;
         {
@@ -182,7 +242,14 @@ impl Store {
             let mut st =
                 tx.prepare("INSERT OR REPLACE INTO metric (trial_id, name, unit, value, better, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
             for m in r.metrics.iter().filter(|m| m.value.is_finite()) {
-                st.execute(params![t.id as i64, m.name, m.unit, m.value, m.better.as_str(), m.kind.to_text()])?;
+                st.execute(params![
+                    t.id as i64,
+                    red.apply(&m.name),
+                    m.unit,
+                    m.value,
+                    m.better.as_str(),
+                    m.kind.to_text()
+                ])?;
             }
             let mut st = tx.prepare("INSERT OR REPLACE INTO histogram (trial_id, name, count, hdr_v2_deflate) VALUES (?1, ?2, ?3, ?4)")?;
             for h in &r.histograms {
@@ -194,11 +261,11 @@ impl Store {
             }
             let mut st = tx.prepare("INSERT INTO error (trial_id, class, count) VALUES (?1, ?2, ?3)")?;
             for (class, n) in &r.errors {
-                st.execute(params![t.id as i64, redact(class), *n as i64])?;
+                st.execute(params![t.id as i64, red.apply(class), *n as i64])?;
             }
             let mut st = tx.prepare("INSERT INTO raw_output (trial_id, line_no, line) VALUES (?1, ?2, ?3)")?;
             for (i, line) in r.raw.iter().enumerate() {
-                st.execute(params![t.id as i64, i as i64, redact(line)])?;
+                st.execute(params![t.id as i64, i as i64, red.apply(line)])?;
             }
         }
         tx.commit()?;

@@ -122,6 +122,19 @@ mod tests {
     }
 
     #[test]
+    fn absurd_lengths_are_errors_not_panics() {
+        assert_eq!(
+            parse("1e20"),
+            Err("\"1e20\" is longer than the longest duration perflab accepts (365 days)".into())
+        );
+        assert!(parse("18446744073709551615s").is_err());
+        assert!(parse("400days").is_err());
+        assert_eq!(parse("365days"), Ok(MAX));
+        assert!(parse("nan").is_err());
+        assert!(parse("inf").is_err());
+    }
+
+    #[test]
     fn formats_compactly() {
         assert_eq!(format(Duration::from_millis(250)), "250ms");
         assert_eq!(format(Duration::from_secs(10)), "10s");

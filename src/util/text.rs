@@ -59,7 +59,12 @@ pub fn humanize(msg_in: &str) -> String {
             c => msg.push(c),
         }
     }
-    let out = if let Some(name) = msg.strip_prefix("data did not match any variant of untagged enum ") {
+    let out = if msg.contains("value was too large") {
+        "the integer is out of range (TOML integers are 64-bit)".to_string()
+    } else if let Some((int, _)) = msg.split_once(" as i128") {
+        let int = int.trim_start_matches("invalid type: integer ").trim_matches('`');
+        format!("the integer {int} is out of range (TOML integers are 64-bit)")
+    } else if let Some(name) = msg.strip_prefix("data did not match any variant of untagged enum ") {
         format!("expected {}", untagged(name.trim()))
     } else if let Some(rest) = msg.strip_prefix("invalid type: ").or_else(|| msg.strip_prefix("invalid value: ")) {
         match rest.rsplit_once(", expected ") {
@@ -81,7 +86,8 @@ pub fn humanize(msg_in: &str) -> String {
 
 fn untagged(name: &str) -> &'static str {
     match name {
-        "CommandLine" | "Commands" => "a command: a string or a list of strings",
+        "CommandLine" => "a command: a string or a list of strings",
+        "Commands" => "a shell command or a list of them",
         "DurationSpec" => "a duration such as \"10s\" or a number of seconds",
         _ => "a value of another type",
     }
@@ -228,6 +234,10 @@ mod tests {
             "expected a command: a string or a list of strings"
         );
         assert_eq!(humanize("missing field `url`"), "missing key `url`");
+        assert_eq!(
+            humanize("invalid type: integer `170141183460469231731687303715884105727` as i128, expected i64"),
+            "the integer 170141183460469231731687303715884105727 is out of range (TOML integers are 64-bit)"
+        );
         let long = format!("invalid type: string \"{}\", expected a boolean", "y".repeat(100_000));
         let h = humanize(&long);
         assert!(h.len() < 200 && h.contains('…'), "{h}");

@@ -19,6 +19,7 @@ fn stress_ng_yaml_per_stressor() {
     assert_eq!(v(&r, "cpu_system_time_s"), 0.004008);
     assert_eq!(v(&r, "cpu_cpu_usage_pct"), 55.641455);
     assert!(close(v(&r, "cpu_max_rss_mb"), 3196.0 / 1024.0));
+    assert_eq!(r.metric("cpu_max_rss_mb").map(|m| m.unit.as_str()), Some("MiB"));
     assert_eq!(r.metric("cpu_bogo_ops_per_s").map(|m| m.better), Some(Better::Higher));
     let r = parse("stress-ng", "stress-ng", "vm_stream");
     assert_eq!(v(&r, "vm_bogo_ops"), 37888.0);
@@ -52,7 +53,7 @@ fn stress_ng_metrics_text_when_there_is_no_yaml() {
 fn stress_ng_yaml_with_stream_rates_is_mib() {
     let yaml = "---\nmetrics:\n    - stressor: stream\n      bogo-ops: 10\n      memory-read-rate-mb-per-sec: 7822.900000\n      memory-rate-mflop-per-sec: 783.5\n...\n";
     let mut m = perflab::workload::exec::adapters::text::Metrics::default();
-    perflab::workload::exec::adapters::stress_ng::parse_yaml(yaml, &mut m);
+    perflab::workload::exec::adapters::stress_ng::parse_yaml(yaml, &mut m).expect("parses");
     let r = m.result;
     assert_eq!(v(&r, "stream_memory_read_rate_mib_per_s"), 7822.9);
     assert_eq!(
@@ -60,6 +61,7 @@ fn stress_ng_yaml_with_stream_rates_is_mib() {
         Some("MiB/s")
     );
     assert_eq!(v(&r, "stream_memory_rate_mflop_per_s"), 783.5);
+    assert_eq!(r.metric("stream_memory_rate_mflop_per_s").map(|m| m.unit.as_str()), Some("MFLOP/s"));
 }
 
 #[test]
@@ -100,9 +102,10 @@ fn memtester_every_test_passes() {
 
 #[test]
 fn memtester_a_failed_test_fails_the_trial() {
-    // The captured output with one test's `ok` replaced by memtester's failure report.
+    // The captured output with one test failed as memtester reports it: no `ok` and no newline
+    // (the next test follows on the same line), the failure on stderr.
     let mut out = fixture("memtester", "ok");
-    out.stdout = out.stdout.replacen("Compare MUL         : ok", "Compare MUL         : ", 1);
+    out.stdout = out.stdout.replacen("Compare MUL         : ok\n", "Compare MUL         : ", 1);
     out.stderr = "FAILURE: 0x4e0c3a1b != 0x4e0c3a1f at offset 0x00001230.\n".into();
     out.exit = Exit::Code(4);
     let r = by_name("memtester").expect("adapter").parse(&out).expect("parses");
@@ -166,6 +169,26 @@ fn fio_json_after_notes_on_stdout() {
     );
     let r = by_name("fio").expect("adapter").parse(&out).expect("parses");
     assert_eq!(v(&r, "read_iops"), 17977.511244);
+}
+
+#[test]
+fn fio_status_interval_reports_give_the_last_one() {
+    // `--status-interval=1` prints a report per interval, then the final one.
+    let json = read(&format!("{DIR}/fio/randread.json"));
+    let interim = json.replace("\"iops\" : 17977.511244,", "\"iops\" : 1000.000000,");
+    let out = ToolOutput::new(
+        &["fio", "--output-format=json", "--status-interval=1"],
+        format!("{interim}{json}"),
+        "",
+        Exit::Code(0),
+    );
+    let r = by_name("fio").expect("adapter").parse(&out).expect("parses");
+    assert_eq!(v(&r, "read_iops"), 17977.511244);
+    // The final report cut short is not replaced by the interim one.
+    let cut = format!("{interim}{}", &json[..json.len() / 2]);
+    let out = ToolOutput::new(&["fio", "--output-format=json"], cut, "", Exit::Code(0));
+    let e = by_name("fio").expect("adapter").parse(&out).expect_err("cut short");
+    assert!(e.reason.starts_with("fio: the JSON report is cut short"), "{}", e.reason);
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! Helpers several test modules share: a free loopback port, a plan written to disk, and the one
-//! run directory a run left behind.
+//! Helpers several test modules share: a free loopback port, a plan written to disk, the one run
+//! directory a run left behind, and every file under a directory.
 
 use std::path::{Path, PathBuf};
 
@@ -24,4 +24,23 @@ pub fn only_run_dir(runs: &Path) -> PathBuf {
         .collect();
     assert_eq!(dirs.len(), 1, "exactly one run directory: {dirs:?}");
     dirs[0].clone()
+}
+
+/// Every file under `dir` (relative name, bytes), sorted.
+pub fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let name = p.strip_prefix(dir).expect("under dir").display().to_string();
+                out.push((name, std::fs::read(&p).expect("read")));
+            }
+        }
+    }
+    out.sort();
+    out
 }

@@ -269,7 +269,7 @@ fn messages() -> Vec<(&'static str, String, &'static str)> {
         (
             "hooks a number",
             format!("{EXEC}[matrix]\nvariant = [\"a\"]\n[variant.a]\nsetup = 5\n"),
-            "a string or a list of strings",
+            "a shell command or a list of them",
         ),
         (
             "hooks a string",

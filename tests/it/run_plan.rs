@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::common;
-use common::{free_port, only_run_dir, write_plan};
+use common::{files_under, free_port, only_run_dir, write_plan};
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 /// A credential the plans send in Authorization and Cookie headers: no stored or reported file may hold it.
@@ -114,25 +114,9 @@ fn a_2x2_matrix_with_2_repetitions_stores_8_trials_with_samples_in_every_phase()
         let found = bytes.windows(SECRET.len()).any(|w| w == SECRET.as_bytes());
         assert!(!found, "{name} holds the credential");
     }
-}
-
-/// Every file under `dir` (relative name, bytes), sorted.
-fn files_under(dir: &Path) -> Vec<(String, Vec<u8>)> {
-    let mut out = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).expect("read dir").flatten() {
-            let p = e.path();
-            if p.is_dir() {
-                stack.push(p);
-            } else {
-                let name = p.strip_prefix(dir).expect("under dir").display().to_string();
-                out.push((name, std::fs::read(&p).expect("read")));
-            }
-        }
-    }
-    out.sort();
-    out
+    // The copy of the plan is still TOML (see run_secrets.rs for every other way in).
+    let copy = std::fs::read_to_string(dir.join("plan.toml")).expect("plan copy");
+    assert!(toml::from_str::<toml::Table>(&copy).is_ok(), "{copy}");
 }
 
 #[test]

@@ -1,6 +1,6 @@
 //! `perflab run --resume DIR` without the plan file: the run directory keeps its plan, so an
 //! interrupted run is completed from it alone, every trial stored exactly once. A plan whose
-//! credentials were redacted from the store needs its file again (one line, exit 2).
+//! secrets were taken out of the store needs its file again (one line, exit 2).
 
 use perflab::store::{RunStatus, Store};
 use std::process::{Command, Stdio};
@@ -117,19 +117,28 @@ fn sigint_then_resume_without_the_plan_file_stores_every_trial_exactly_once() {
 
 #[test]
 fn a_plan_whose_credentials_were_redacted_needs_its_file_to_resume() {
+    const PHASES: &str = "[phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"50ms\"\nrecovery = \"0s\"\ninterval = \"100ms\"\n";
+    needs_its_file(
+        &format!(
+            "name = \"secret\"\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\nenv = {{ AUTHORIZATION = \"Bearer s3cret\" }}\n{PHASES}"
+        ),
+        1,
+    );
+    // A variable marked secret, fed by two matrix values: the copy reads `[redacted-1]` and
+    // `[redacted-2]`, and the store's own flag says the plan had secrets.
+    needs_its_file(
+        &format!(
+            "name = \"secret\"\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\nenv = {{ TOKEN = \"${{tok}}\" }}\n\
+             secrets = [\"TOKEN\"]\n[matrix]\ntok = [\"a-s3cret\", \"b-s3cret\"]\n{PHASES}"
+        ),
+        2,
+    );
+}
+
+/// Run `body`; resuming from the directory alone is refused in one line (exit 2) that shows no
+/// secret; with the plan file it works as before.
+fn needs_its_file(body: &str, trials: usize) {
     let tmp = tempfile::tempdir().expect("tmp");
-    let body = r#"name = "secret"
-[workload]
-type = "exec"
-command = ["true"]
-env = { AUTHORIZATION = "Bearer s3cret" }
-[phases]
-baseline = "0s"
-warmup = "0s"
-load = "50ms"
-recovery = "0s"
-interval = "100ms"
-"#;
     let plan = write_plan(tmp.path(), body);
     let runs = tmp.path().join("runs");
     let out = Command::new(BIN)
@@ -158,7 +167,8 @@ interval = "100ms"
         .output()
         .expect("resume");
     assert_eq!(with.status.code(), Some(0), "{}", String::from_utf8_lossy(&with.stderr));
-    assert_eq!(Store::open(&dir).expect("store").trial_ids().expect("ids"), [0]);
+    let ids = Store::open(&dir).expect("store").trial_ids().expect("ids");
+    assert_eq!(ids, (0..trials).collect::<Vec<_>>());
 }
 
 #[test]

@@ -105,7 +105,8 @@ fn procs_file(dir: &Path) -> anyhow::Result<CString> {
     Ok(CString::new(dir.join("cgroup.procs").to_string_lossy().into_owned())?)
 }
 
-pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
+/// Create and configure the cgroups; `note` is told each directory before it is created.
+pub(super) fn prepare(limits: &Limits, name: &str, note: &mut dyn FnMut(&Path)) -> anyhow::Result<Applied> {
     let cpus = match &limits.cpus {
         Some(spec) => Some(spec.resolve().map_err(crate::error::usage)?),
         None => None,
@@ -117,6 +118,7 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
             // Enable the controllers for children of the root (allowed even with processes in the root).
             let _ = std::fs::write(root.join("cgroup.subtree_control"), "+cpu +cpuset +memory");
             let dir = root.join(name);
+            note(&dir);
             std::fs::create_dir(&dir).with_context(|| format!("cannot create cgroup {}", dir.display()))?;
             applied.dirs.push(dir.clone());
             if let Some(c) = &cpus {
@@ -154,6 +156,7 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
                     )));
                 };
                 let dir = child_dir(mount, ctrl, name);
+                note(&dir);
                 if let Err(e) = std::fs::create_dir(&dir) {
                     if ctrl == "cpuset" {
                         applied.affinity = cpus.clone();
@@ -189,6 +192,7 @@ pub(super) fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
             // A v2 leaf with no controllers still gives per-tree accounting, PSI and cgroup.kill.
             if let Some(root) = v2 {
                 let dir = child_dir(&root, "", name);
+                note(&dir);
                 if std::fs::create_dir(&dir).is_ok() {
                     applied.dirs.push(dir.clone());
                     applied.procs_files.push(procs_file(&dir)?);

@@ -83,7 +83,29 @@ impl Applied {
 
     /// Create and configure the cgroups for `limits`. `name` must be unique per target start.
     pub fn prepare(limits: &Limits, name: &str) -> anyhow::Result<Applied> {
-        cgroup::prepare(limits, name)
+        cgroup::prepare(limits, name, &mut |_| {})
+    }
+
+    /// [`Applied::prepare`], telling `note` each cgroup directory before it is created (so a
+    /// record of it exists before the cgroup does).
+    pub fn prepare_noting(limits: &Limits, name: &str, note: &mut dyn FnMut(&std::path::Path)) -> anyhow::Result<Applied> {
+        cgroup::prepare(limits, name, note)
+    }
+
+    /// The cgroups `dirs` that a perflab which is gone created for a target: everything still in
+    /// them is killed and they are removed. Only directories named `perflab-…` are touched; those
+    /// already gone are skipped. Returns how many were removed.
+    pub fn remove_leftover(dirs: &[PathBuf]) -> anyhow::Result<usize> {
+        let dirs: Vec<PathBuf> = dirs
+            .iter()
+            .filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("perflab-")) && d.is_dir())
+            .cloned()
+            .collect();
+        let n = dirs.len();
+        let mut left = Applied::none();
+        left.v2_leaf = dirs.iter().find(|d| d.join("cgroup.kill").exists()).cloned();
+        left.dirs = dirs;
+        left.cleanup().map(|()| n)
     }
 
     /// Install the attach step into a `Command`: runs in the child between fork and exec.

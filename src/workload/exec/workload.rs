@@ -172,7 +172,11 @@ impl ExecWorkload {
                 }
             }
             Err(e) => {
-                r.failure = Some(format!("{}: {}", adapter.name(), e.reason));
+                r.failure = Some(if e.reason.starts_with(&format!("{}: ", adapter.name())) {
+                    e.reason
+                } else {
+                    format!("{}: {}", adapter.name(), e.reason)
+                });
                 r.raw = if e.raw.is_empty() { keep_raw(f) } else { e.raw };
             }
         }
@@ -190,7 +194,7 @@ fn command_metrics(f: &Finished) -> Vec<Metric> {
         Metric::new("wall_time_s", "s", f.wall.as_secs_f64(), Better::Lower),
         Metric::new("cpu_user_s", "s", f.user.as_secs_f64(), Better::Lower),
         Metric::new("cpu_system_s", "s", f.system.as_secs_f64(), Better::Lower),
-        Metric::new("max_rss_mb", "MB", f.max_rss_kb as f64 / 1024.0, Better::Lower),
+        Metric::new("max_rss_mb", "MiB", f.max_rss_kb as f64 / 1024.0, Better::Lower),
         Metric::new("exit_status", "", code, Better::Neither).with_kind(MetricKind::Gauge),
     ]
 }

@@ -1,7 +1,7 @@
 //! Connections of the async engine: TCP connect and the TLS handshake (each timed), and HTTP/1.1
 //! over TLS, framed by the same response parser as the mio path, so that the error classes match.
 
-use super::async_engine::{Ctx, Job};
+use super::async_ctx::{Ctx, Job};
 use super::conn::{ErrorClass, BUF};
 use super::response::{Fed, HeadCache, Parser};
 use std::time::{Duration, Instant};

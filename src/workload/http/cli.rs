@@ -10,7 +10,8 @@
 //! - 0: otherwise. HTTP statuses >= 400 are responses: they count under "Failed requests" and in
 //!   `error_rate_pct`, but do not change the exit code.
 
-use super::{prepare, HttpConfig};
+use super::config::HttpConfig;
+use super::template::prepare;
 use std::collections::BTreeMap;
 use std::io::Write;
 
@@ -158,7 +159,7 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
             let _ = std::io::stderr().flush();
         }
     };
-    let report = super::run(&prepared, warmup, &cancel, &mut || {}, &mut on_tick)?;
+    let report = super::engine::run(&prepared, warmup, &cancel, &mut || {}, &mut on_tick)?;
     drop(log);
     if let Some(f) = log_file.as_mut() {
         super::hdrlog::finish(f)?;

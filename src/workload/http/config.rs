@@ -186,7 +186,16 @@ fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
         .map_err(|e| usage(format!("{what}: {e}")))
 }
 
-pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
+/// The parts of the URL a run needs.
+struct Url<'a> {
+    https: bool,
+    protocol: Protocol,
+    authority: &'a str,
+    path: &'a str,
+}
+
+/// Scheme, protocol, authority and path, with the checks that depend on the scheme.
+fn split_url(c: &HttpConfig) -> anyhow::Result<Url<'_>> {
     if c.url.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
         return Err(usage(format!(
             "the URL \"{}\" holds a space or a control character (write spaces as %20)",
@@ -223,6 +232,50 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     if authority.is_empty() {
         return Err(usage(format!("`{}` has no host", c.url)));
     }
+    Ok(Url {
+        https,
+        protocol,
+        authority,
+        path,
+    })
+}
+
+/// The HTTP/1.1 request, written once: request line, headers, body.
+fn request_bytes(c: &HttpConfig, method: &str, path: &str, authority: &str, body: &[u8]) -> anyhow::Result<Vec<u8>> {
+    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perflab\r\nAccept: */*\r\n");
+    for (k, v) in &c.headers {
+        if !header_name_ok(k) {
+            return Err(usage(format!(
+                "header name \"{}\" is not a valid name (letters, digits and - only, no spaces or colons)",
+                crate::util::text::clip(k)
+            )));
+        }
+        if v.chars().any(|ch| ch.is_control() && ch != '\t') {
+            return Err(usage(format!(
+                "the value of header {k} holds a line break or another control character"
+            )));
+        }
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    if !c.keepalive {
+        req.push_str("Connection: close\r\n");
+    }
+    if !body.is_empty() {
+        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
+    }
+    req.push_str("\r\n");
+    let mut request = req.into_bytes();
+    request.extend_from_slice(body);
+    Ok(request)
+}
+
+pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
+    let Url {
+        https,
+        protocol,
+        authority,
+        path,
+    } = split_url(c)?;
     let hostport = if authority
         .rsplit_once(':')
         .is_some_and(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit()))
@@ -290,34 +343,11 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     let body: Vec<u8> = match (&c.body, &c.body_file) {
         (Some(_), Some(_)) => return Err(usage("give either body or body_file, not both")),
         (Some(b), None) => b.as_bytes().to_vec(),
-        (None, Some(f)) => crate::util::file::read_bounded(std::path::Path::new(f), MAX_BODY_BYTES)
+        (None, Some(f)) => crate::util::fs::read_bounded(std::path::Path::new(f), MAX_BODY_BYTES)
             .map_err(|e| usage(format!("cannot read body file {}: {e}", crate::util::text::clip(f))))?,
         (None, None) => Vec::new(),
     };
-    let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perflab\r\nAccept: */*\r\n");
-    for (k, v) in &c.headers {
-        if !header_name_ok(k) {
-            return Err(usage(format!(
-                "header name \"{}\" is not a valid name (letters, digits and - only, no spaces or colons)",
-                crate::util::text::clip(k)
-            )));
-        }
-        if v.chars().any(|ch| ch.is_control() && ch != '\t') {
-            return Err(usage(format!(
-                "the value of header {k} holds a line break or another control character"
-            )));
-        }
-        req.push_str(&format!("{k}: {v}\r\n"));
-    }
-    if !c.keepalive {
-        req.push_str("Connection: close\r\n");
-    }
-    if !body.is_empty() {
-        req.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    req.push_str("\r\n");
-    let mut request = req.into_bytes();
-    request.extend_from_slice(&body);
+    let request = request_bytes(c, &method, path, authority, &body)?;
     let connections = c.connections as usize;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     // A target on this machine needs CPUs too: against loopback with keep-alive the client takes half
@@ -353,7 +383,7 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         None
     };
     let headers = c.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
-    let prepared = Prepared {
+    Ok(Prepared {
         addr,
         url: c.url.clone(),
         request,
@@ -376,9 +406,5 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         headers,
         body: body.into(),
         busy_poll: c.busy_poll,
-    };
-    if protocol != Protocol::Http1 {
-        super::h2::Template::new(&prepared).map_err(usage)?;
-    }
-    Ok(prepared)
+    })
 }

@@ -3,20 +3,13 @@
 //! overlapping CPU sets), so that its figures are not taken for the target's.
 
 use super::config::Prepared;
-use super::report::HttpReport;
+use super::report::{HttpReport, Warning};
 use std::collections::BTreeSet;
 
 /// A worker thread busier than this (CPU time / its wall time) is near 100 % of its core.
 pub const BUSY_THREAD: f64 = 0.90;
 /// Open model: more late sends than this fraction of the scheduled ones.
 pub const LATE_FRACTION: f64 = 0.01;
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct Warning {
-    /// `client_cpu_bound`, `client_behind_schedule` or `shares_cores_with_target`.
-    pub kind: &'static str,
-    pub message: String,
-}
 
 /// This process's CPU time (user + system).
 pub fn process_cpu() -> std::time::Duration {

@@ -6,6 +6,7 @@
 //! same models and accounting.
 
 mod async_conn;
+mod async_ctx;
 mod async_engine;
 pub mod cli;
 mod config;
@@ -18,14 +19,16 @@ mod report;
 mod response;
 mod shared;
 mod sys;
+mod template;
 mod timer;
 pub mod tls;
 mod worker;
 
-pub use config::{prepare, HttpConfig, Prepared, Protocol};
-pub use diagnosis::{diagnose, Warning};
+pub use config::{HttpConfig, Prepared, Protocol};
+pub use diagnosis::diagnose;
 pub use engine::run;
-pub use report::{HttpReport, Tick, PERCENTILES};
+pub use report::{HttpReport, Tick, Warning, PERCENTILES};
+pub use template::prepare;
 pub use worker::Stats;
 
 use crate::util::Cancel;

@@ -3,12 +3,19 @@
 
 use super::config::Prepared;
 use super::conn::ErrorClass;
-use super::diagnosis::Warning;
 use super::worker::{Stats, LATE_TOLERANCE};
 use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 use hdrhistogram::Histogram;
 use std::fmt::Write;
 use std::time::Duration;
+
+/// A reason to doubt the figures: the load generator may have been the bottleneck.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Warning {
+    /// `client_cpu_bound`, `client_behind_schedule` or `shares_cores_with_target`.
+    pub kind: &'static str,
+    pub message: String,
+}
 
 /// One second of the measured phase.
 #[derive(Clone, Debug)]

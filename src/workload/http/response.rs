@@ -76,6 +76,41 @@ impl Parser {
         Ok(Some(self.apply(h)))
     }
 
+    /// Feed the bytes of one read from the connection: the head through `cache` when this read
+    /// holds all of it (the usual case), else gathered in `head` across reads (at most
+    /// [`MAX_HEAD`] bytes), then the body. `Done { used }` counts the bytes of `data` that belong to
+    /// the response.
+    pub fn feed_read(&mut self, data: &[u8], head: &mut Vec<u8>, cache: &mut HeadCache) -> Result<Fed, String> {
+        if !self.in_head() {
+            return self.feed_body(data);
+        }
+        let body_from = if head.is_empty() {
+            match self.parse_head_cached(data, cache)? {
+                Some(h) => h,
+                None => {
+                    head.extend_from_slice(data);
+                    return Ok(Fed::More);
+                }
+            }
+        } else {
+            let before = head.len();
+            head.extend_from_slice(&data[..data.len().min(MAX_HEAD.saturating_sub(before))]);
+            match self.parse_head(head)? {
+                Some(h) => {
+                    head.clear();
+                    // The bytes of this read that follow the head start the body.
+                    h - before
+                }
+                None if head.len() >= MAX_HEAD => return Err("response head larger than 64 KiB".into()),
+                None => return Ok(Fed::More),
+            }
+        };
+        Ok(match self.feed_body(&data[body_from..])? {
+            Fed::Done { used } => Fed::Done { used: body_from + used },
+            Fed::More => Fed::More,
+        })
+    }
+
     /// Take a parsed head's framing; returns its length.
     fn apply(&mut self, h: Head) -> usize {
         self.status = h.status;
@@ -185,6 +220,9 @@ struct Head {
 
 impl Head {
     fn parse(buf: &[u8]) -> Result<Option<Head>, String> {
+        // Only the first 64 KiB can be the head, however the bytes arrived (gathered across reads,
+        // they are cut there): a longer head is refused the same way in one read or in many.
+        let buf = &buf[..buf.len().min(MAX_HEAD)];
         let mut headers = [std::mem::MaybeUninit::<httparse::Header>::uninit(); 64];
         let mut resp = httparse::Response::new(&mut []);
         let len = match httparse::ParserConfig::default().parse_response_with_uninit_headers(&mut resp, buf, &mut headers) {
@@ -240,6 +278,10 @@ impl HeadCache {
 fn contains_token(value: &[u8], word: &[u8]) -> bool {
     value.windows(word.len()).any(|w| w.eq_ignore_ascii_case(word))
 }
+
+#[cfg(test)]
+#[path = "response_fuzz.rs"]
+mod fuzz;
 
 #[cfg(test)]
 mod tests {

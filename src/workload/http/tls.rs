@@ -49,7 +49,7 @@ fn roots(cacert: Option<&str>) -> anyhow::Result<RootCertStore> {
         store.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
         return Ok(store);
     };
-    let pem = crate::util::file::read_bounded(std::path::Path::new(path), 16 << 20)
+    let pem = crate::util::fs::read_bounded(std::path::Path::new(path), 16 << 20)
         .map_err(|e| usage(format!("cannot read --cacert {path}: {e}")))?;
     let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut pem.as_slice())
         .collect::<Result<_, _>>()

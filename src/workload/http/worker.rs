@@ -3,7 +3,7 @@
 //! read into one buffer per worker, and the clock is read once per event.
 
 use super::conn::{Conn, ErrorClass, State, BUF};
-use super::response::{Fed, HeadCache, MAX_HEAD};
+use super::response::{Fed, HeadCache};
 use super::shared::{us, Schedule};
 pub use super::shared::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
 use super::sys;
@@ -475,34 +475,7 @@ impl Worker {
                         }
                     }
                     let data = &self.rbuf[..n];
-                    let fed = if !c.parser.in_head() {
-                        c.parser.feed_body(data)
-                    } else if c.head.is_empty() {
-                        // The usual case: the whole head is in this one read.
-                        match c.parser.parse_head_cached(data, &mut self.heads) {
-                            Ok(Some(h)) => c.parser.feed_body(&data[h..]),
-                            Ok(None) => {
-                                c.head.extend_from_slice(data);
-                                Ok(Fed::More)
-                            }
-                            Err(e) => Err(e),
-                        }
-                    } else {
-                        // The head came in pieces: gather them on the connection.
-                        let before = c.head.len();
-                        c.head.extend_from_slice(&data[..n.min(MAX_HEAD.saturating_sub(before))]);
-                        match c.parser.parse_head(&c.head) {
-                            Ok(Some(h)) => {
-                                // The bytes of this read that follow the head start the body.
-                                let r = c.parser.feed_body(&data[h - before..]);
-                                c.head.clear();
-                                r
-                            }
-                            Ok(None) if c.head.len() >= MAX_HEAD => Err("response head larger than 64 KiB".to_string()),
-                            Ok(None) => Ok(Fed::More),
-                            Err(e) => Err(e),
-                        }
-                    };
+                    let fed = c.parser.feed_read(data, &mut c.head, &mut self.heads);
                     match fed {
                         Ok(Fed::Done { .. }) => {
                             self.complete(i, false, now);

@@ -4,7 +4,9 @@
 //! `_p99_9_us`, the same for `lat` (slat+clat) when `--lat_percentiles=1`; `J_usr_cpu_pct`,
 //! `J_sys_cpu_pct`. Totals over jobs: `D_iops`, `D_bw_mibps`; with a single job also `D_clat_*` and
 //! `D_lat_*` without the job prefix (percentiles of several jobs cannot be merged from fio's JSON).
+//! A JSON report cut short, or a figure in it that is not a number, fails the trial.
 
+use super::json::Report;
 use super::text::{snake, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::{Better, Primary, WorkloadResult};
@@ -47,51 +49,63 @@ impl Adapter for Fio {
             Some(f) => out.read_file(&f)?,
             None => out.stdout.clone(),
         };
-        let Some(doc) = first_json(&json_text) else {
-            let msg = super::text::error_message(&out.all_text(), &["fio: ", "error"]);
-            return Err(ParseError::with_raw(
-                format!("no JSON report found (run fio with --output-format=json): {msg}"),
-                &format!("{json_text}\n{}", out.stderr),
-            ));
+        let doc = match super::json::document(&json_text) {
+            Ok(Some(doc)) => doc,
+            Ok(None) => {
+                let msg = super::text::error_message(&out.all_text(), &["fio: ", "error"]);
+                return Err(ParseError::with_raw(
+                    format!("no JSON report found (run fio with --output-format=json): {msg}"),
+                    &format!("{json_text}\n{}", out.stderr),
+                ));
+            }
+            Err(e) => {
+                return Err(ParseError::with_raw(
+                    format!("fio: the JSON report is cut short or malformed: {e}"),
+                    &format!("{json_text}\n{}", out.stderr),
+                ))
+            }
         };
+        let rep = Report::new("fio", &json_text);
         let Some(jobs) = doc.get("jobs").and_then(Value::as_array) else {
             return Err(ParseError::with_raw("the JSON report has no `jobs` list", &json_text));
         };
-        let errors: Vec<String> = jobs
-            .iter()
-            .filter(|j| j.get("error").and_then(Value::as_i64).unwrap_or(0) != 0)
-            .map(|j| format!("job {} error {}", j["jobname"].as_str().unwrap_or("?"), j["error"]))
-            .collect();
+        let names = job_names(jobs);
+        let mut errors = Vec::new();
+        for (job, name) in jobs.iter().zip(&names) {
+            if rep.num(job, "error", &format!("job {name}"))?.is_some_and(|e| e != 0.0) {
+                errors.push(format!("job {} error {}", job["jobname"].as_str().unwrap_or("?"), job["error"]));
+            }
+        }
         if !errors.is_empty() {
             let msg = super::text::error_message(&out.stderr, &["err=", "error"]);
             return Err(ParseError::with_raw(format!("{}: {msg}", errors.join(", ")), &out.stderr));
         }
-        let names = job_names(jobs);
         let mut m = Metrics::default();
         let mut totals = [(0.0, 0.0, false); 3];
         for (job, name) in jobs.iter().zip(&names) {
             for (d, dir) in DIRECTIONS.iter().enumerate() {
                 let Some(x) = job.get(*dir) else { continue };
-                if num(x, "total_ios").unwrap_or(0.0) == 0.0 && num(x, "io_bytes").unwrap_or(0.0) == 0.0 {
-                    continue;
+                let path = format!("job {name} {dir}");
+                let ios = rep.num(x, "total_ios", &path)?;
+                let bytes = rep.num(x, "io_bytes", &path)?;
+                if ios.unwrap_or(0.0) == 0.0 && bytes.unwrap_or(0.0) == 0.0 {
+                    continue; // no I/O in this direction
                 }
-                let iops = num(x, "iops");
-                let bw = num(x, "bw_bytes").map(|b| b / 1048576.0);
-                m.opt(format!("{name}_{dir}_iops"), "IO/s", iops, Better::Higher);
-                m.opt(format!("{name}_{dir}_bw_mibps"), "MiB/s", bw, Better::Higher);
-                totals[d].0 += iops.unwrap_or(0.0);
-                totals[d].1 += bw.unwrap_or(0.0);
+                let iops = rep.need(x, "iops", &path)?;
+                let bw = rep.need(x, "bw_bytes", &path)? / 1048576.0;
+                m.push(format!("{name}_{dir}_iops"), "IO/s", iops, Better::Higher);
+                m.push(format!("{name}_{dir}_bw_mibps"), "MiB/s", bw, Better::Higher);
+                totals[d].0 += iops;
+                totals[d].1 += bw;
                 totals[d].2 = true;
-                for prefix in [name.clone(), String::new()] {
-                    if prefix.is_empty() && jobs.len() != 1 {
-                        continue;
-                    }
-                    let p = if prefix.is_empty() { String::new() } else { format!("{prefix}_") };
-                    latencies(&mut m, &format!("{p}{dir}"), x);
+                latencies(&rep, &mut m, &format!("{name}_{dir}"), x, &path)?;
+                if jobs.len() == 1 {
+                    latencies(&rep, &mut m, dir, x, &path)?;
                 }
             }
-            m.opt(format!("{name}_usr_cpu_pct"), "%", num(job, "usr_cpu"), Better::Lower);
-            m.opt(format!("{name}_sys_cpu_pct"), "%", num(job, "sys_cpu"), Better::Lower);
+            let path = format!("job {name}");
+            m.opt(format!("{name}_usr_cpu_pct"), "%", rep.num(job, "usr_cpu", &path)?, Better::Lower);
+            m.opt(format!("{name}_sys_cpu_pct"), "%", rep.num(job, "sys_cpu", &path)?, Better::Lower);
         }
         for (d, dir) in DIRECTIONS.iter().enumerate() {
             if totals[d].2 {
@@ -104,35 +118,28 @@ impl Adapter for Fio {
 }
 
 /// clat and lat (ns in the JSON) → mean and percentiles in µs.
-fn latencies(m: &mut Metrics, prefix: &str, x: &Value) {
+fn latencies(rep: &Report, m: &mut Metrics, prefix: &str, x: &Value, path: &str) -> Result<(), ParseError> {
     for kind in ["clat", "lat"] {
-        let Some(l) = x.get(format!("{kind}_ns")) else {
+        let key = format!("{kind}_ns");
+        let Some(l) = x.get(&key) else {
             continue;
         };
-        if num(l, "N").unwrap_or(0.0) == 0.0 {
-            continue;
+        let path = format!("{path}.{key}");
+        if rep.num(l, "N", &path)?.unwrap_or(0.0) == 0.0 {
+            continue; // not measured
         }
-        m.opt(
-            format!("{prefix}_{kind}_mean_us"),
-            "us",
-            num(l, "mean").map(|v| v / 1000.0),
-            Better::Lower,
-        );
+        let mean = rep.need(l, "mean", &path)?;
+        m.push(format!("{prefix}_{kind}_mean_us"), "us", mean / 1000.0, Better::Lower);
         if let Some(p) = l.get("percentile") {
+            let path = format!("{path}.percentile");
             for (key, label) in PERCENTILES {
-                m.opt(
-                    format!("{prefix}_{kind}_{label}_us"),
-                    "us",
-                    num(p, key).map(|v| v / 1000.0),
-                    Better::Lower,
-                );
+                if let Some(v) = rep.num(p, key, &path)? {
+                    m.push(format!("{prefix}_{kind}_{label}_us"), "us", v / 1000.0, Better::Lower);
+                }
             }
         }
     }
-}
-
-fn num(v: &Value, key: &str) -> Option<f64> {
-    v.get(key).and_then(Value::as_f64)
+    Ok(())
 }
 
 /// Job names as metric prefixes; a repeated name (numjobs > 1) gets `_0`, `_1`, ...
@@ -149,20 +156,4 @@ fn job_names(jobs: &[Value]) -> Vec<String> {
             format!("{n}_{}", *i - 1)
         })
         .collect()
-}
-
-/// The first JSON object in `text` (fio may print notes before it on stdout).
-pub fn first_json(text: &str) -> Option<Value> {
-    let mut from = 0;
-    while let Some(off) = text[from..].find('{') {
-        let start = from + off;
-        let mut it = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-        if let Some(Ok(v)) = it.next() {
-            if v.is_object() {
-                return Some(v);
-            }
-        }
-        from = start + 1;
-    }
-    None
 }

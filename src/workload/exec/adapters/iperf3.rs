@@ -2,8 +2,10 @@
 //! with one stream `rtt_mean_us`, `rtt_max_us`. UDP: `sent_mbitps`, `received_mbitps`,
 //! `jitter_ms`, `lost_packets`, `lost_pct`, `packets`. Both: `client_cpu_pct`, `server_cpu_pct`
 //! (iperf3's own CPU use, % of one core) and a per-interval series `mbitps`. 1 Mbit = 10^6 bits.
-//! iperf3 3.12 exits 0 even when it could not connect: the JSON `error` field is what counts.
+//! iperf3 3.12 exits 0 even when it could not connect: the JSON `error` field is what counts. A
+//! JSON report cut short, or a figure in it that is not a number, fails the trial.
 
+use super::json::Report;
 use super::text::Metrics;
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::{Better, Primary, SeriesPoint, WorkloadResult};
@@ -38,53 +40,71 @@ impl Adapter for Iperf3 {
             Some(f) => out.read_file(&f)?,
             None => out.stdout.clone(),
         };
-        let Some(doc) = super::fio::first_json(&text) else {
-            let msg = super::text::error_message(&out.all_text(), &["iperf3: error", "error"]);
-            return Err(ParseError::with_raw(
-                format!("no JSON report found (run iperf3 with -J): {msg}"),
-                &out.all_text(),
-            ));
+        let doc = match super::json::document(&text) {
+            Ok(Some(doc)) => doc,
+            Ok(None) => {
+                let msg = super::text::error_message(&out.all_text(), &["iperf3: error", "error"]);
+                return Err(ParseError::with_raw(
+                    format!("no JSON report found (run iperf3 with -J): {msg}"),
+                    &out.all_text(),
+                ));
+            }
+            Err(e) => {
+                return Err(ParseError::with_raw(
+                    format!("iperf3: the JSON report is cut short or malformed: {e}"),
+                    &out.all_text(),
+                ))
+            }
         };
         if let Some(e) = doc.get("error").and_then(Value::as_str) {
             return Err(ParseError::with_raw(e.to_string(), &text));
         }
-        let end = &doc["end"];
+        let rep = Report::new("iperf3", &text);
+        let Some(end) = doc.get("end") else {
+            return Err(rep.missing("end"));
+        };
         let udp = doc["start"]["test_start"]["protocol"].as_str() == Some("UDP");
         let mut m = Metrics::default();
-        let mbit = |v: &Value| v.get("bits_per_second").and_then(Value::as_f64).map(|b| b / 1e6);
-        m.opt("sent_mbitps", "Mbit/s", mbit(&end["sum_sent"]), Better::Higher);
-        m.opt("received_mbitps", "Mbit/s", mbit(&end["sum_received"]), Better::Higher);
+        for (key, name) in [("sum_sent", "sent_mbitps"), ("sum_received", "received_mbitps")] {
+            if let Some(sum) = end.get(key) {
+                let bps = rep.need(sum, "bits_per_second", &format!("end.{key}"))?;
+                m.push(name, "Mbit/s", bps / 1e6, Better::Higher);
+            }
+        }
         if udp {
             let sum = &end["sum"];
-            m.opt("jitter_ms", "ms", sum["jitter_ms"].as_f64(), Better::Lower);
-            m.opt("lost_packets", "packets", sum["lost_packets"].as_f64(), Better::Lower);
-            m.opt("lost_pct", "%", sum["lost_percent"].as_f64(), Better::Lower);
-            m.opt("packets", "packets", sum["packets"].as_f64(), Better::Neither);
+            let num = |key: &str| rep.num(sum, key, "end.sum");
+            m.opt("jitter_ms", "ms", num("jitter_ms")?, Better::Lower);
+            m.opt("lost_packets", "packets", num("lost_packets")?, Better::Lower);
+            m.opt("lost_pct", "%", num("lost_percent")?, Better::Lower);
+            m.opt("packets", "packets", num("packets")?, Better::Neither);
         } else {
-            m.opt("retransmits", "segments", end["sum_sent"]["retransmits"].as_f64(), Better::Lower);
+            let retransmits = rep.num(&end["sum_sent"], "retransmits", "end.sum_sent")?;
+            m.opt("retransmits", "segments", retransmits, Better::Lower);
             if let Some([s]) = end["streams"].as_array().map(Vec::as_slice) {
-                m.opt("rtt_mean_us", "us", s["sender"]["mean_rtt"].as_f64(), Better::Lower);
-                m.opt("rtt_max_us", "us", s["sender"]["max_rtt"].as_f64(), Better::Lower);
+                let path = "end.streams[0].sender";
+                m.opt("rtt_mean_us", "us", rep.num(&s["sender"], "mean_rtt", path)?, Better::Lower);
+                m.opt("rtt_max_us", "us", rep.num(&s["sender"], "max_rtt", path)?, Better::Lower);
             }
         }
         let cpu = &end["cpu_utilization_percent"];
-        m.opt("client_cpu_pct", "%", cpu["host_total"].as_f64(), Better::Lower);
-        m.opt("server_cpu_pct", "%", cpu["remote_total"].as_f64(), Better::Lower);
+        let path = "end.cpu_utilization_percent";
+        m.opt("client_cpu_pct", "%", rep.num(cpu, "host_total", path)?, Better::Lower);
+        m.opt("server_cpu_pct", "%", rep.num(cpu, "remote_total", path)?, Better::Lower);
         if !m.has("sent_mbitps") && !m.has("received_mbitps") {
             return Err(ParseError::with_raw(
                 "the JSON report has no end.sum_sent / end.sum_received",
                 &text,
             ));
         }
-        for iv in doc["intervals"].as_array().into_iter().flatten() {
+        for (i, iv) in doc["intervals"].as_array().into_iter().flatten().enumerate() {
+            let path = format!("intervals[{i}].sum");
             let s = &iv["sum"];
-            if let (Some(t), Some(v)) = (s["end"].as_f64(), mbit(s)) {
-                m.result.series.push(SeriesPoint {
-                    t_s: t,
-                    name: "mbitps".into(),
-                    value: v,
-                });
-            }
+            m.result.series.push(SeriesPoint {
+                t_s: rep.need(s, "end", &path)?,
+                name: "mbitps".into(),
+                value: rep.need(s, "bits_per_second", &path)? / 1e6,
+            });
         }
         Ok(m.result)
     }

@@ -2,7 +2,8 @@
 //! Gives `memtest_<test>_pass` (1 when every loop passed it, else 0), `memtest_tests_passed`,
 //! `memtest_tests_failed` and `memtest_loops`; the time taken is the command's `wall_time_s`.
 //! Any failed test or a non-zero exit (a bitmask: 1 could not start, 2 stuck address, 4 other test)
-//! fails the trial.
+//! fails the trial, and so does output without memtester's closing `Done.` (cut short). The lines
+//! kept for the record are the output with the spinner removed.
 
 use super::text::{snake, Metrics};
 use super::{Adapter, ParseError, ToolOutput};
@@ -24,47 +25,49 @@ impl Adapter for Memtester {
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = clean(&out.stdout);
+        // The lines kept for the record: stdout without the spinner, then stderr.
+        let kept = format!("{text}\n{}", out.stderr);
         let code = match out.exit {
             Exit::Code(c) => c,
-            Exit::Signal(s) => return Err(ParseError::with_raw(format!("killed by signal {s}"), &text)),
+            Exit::Signal(s) => return Err(ParseError::with_raw(format!("killed by signal {s}"), &kept)),
         };
         if code & 1 != 0 {
-            let msg = super::text::error_message(&format!("{text}\n{}", out.stderr), &["can not", "failed", "need", "invalid"]);
+            let msg = super::text::error_message(&kept, &["can not", "failed", "need", "invalid"]);
+            return Err(ParseError::with_raw(format!("could not start (exit status {code}): {msg}"), &kept));
+        }
+        if !text.lines().any(|l| l.trim() == "Done.") {
             return Err(ParseError::with_raw(
-                format!("could not start (exit status {code}): {msg}"),
-                &out.all_text(),
+                "memtester: the output is cut short: no closing `Done.`",
+                &kept,
             ));
         }
         // Order of first appearance; a test passes only if every loop printed `ok` for it.
         let mut tests: Vec<(String, bool)> = Vec::new();
         let mut loops = 0;
         let mut failures: Vec<String> = Vec::new();
+        let mut done = false;
         for line in text.lines() {
             let l = line.trim();
             if l.starts_with("Loop ") {
                 loops += 1;
-                continue;
-            }
-            if l.starts_with("FAILURE") {
+            } else if l == "Done." {
+                done = true;
+            } else if l.starts_with("FAILURE") {
                 failures.push(l.to_string());
-                continue;
-            }
-            if !line.starts_with("  ") {
-                continue;
-            }
-            let Some((name, result)) = l.split_once(':') else {
-                continue;
-            };
-            let ok = result.trim().ends_with("ok");
-            let name = name.trim().to_string();
-            match tests.iter_mut().find(|(n, _)| *n == name) {
-                Some(t) => t.1 &= ok,
-                None => tests.push((name, ok)),
+            } else if loops > 0 && !l.is_empty() && !done {
+                let results = test_results(line)
+                    .ok_or_else(|| ParseError::with_raw(format!("memtester: unexpected line: `{}`", super::text::excerpt(line)), &kept))?;
+                for (name, ok) in results {
+                    match tests.iter_mut().find(|(n, _)| *n == name) {
+                        Some(t) => t.1 &= ok,
+                        None => tests.push((name, ok)),
+                    }
+                }
             }
         }
         failures.extend(out.stderr.lines().filter(|l| l.contains("FAILURE")).map(|l| l.trim().to_string()));
         if tests.is_empty() {
-            return Err(ParseError::with_raw("no test results found in memtester's output", &out.all_text()));
+            return Err(ParseError::with_raw("no test results found in memtester's output", &kept));
         }
         let mut m = Metrics::default();
         for (name, ok) in &tests {
@@ -84,10 +87,37 @@ impl Adapter for Memtester {
                 "memtester: failed tests: {}{detail} (exit status {code})",
                 failed.join(", ")
             ));
-            r.raw = failures;
+            r.raw = super::tail_lines(&kept, 200);
         }
         Ok(r)
     }
+}
+
+/// The tests on one line of a loop: memtester prints `"  %-20s: "` then `ok` and a newline when
+/// the test passes, nothing when it fails (the next test follows on the same line, after what was
+/// left of its progress display). None when the line is not of that form.
+fn test_results(line: &str) -> Option<Vec<(String, bool)>> {
+    let parts: Vec<&str> = line.split(':').collect();
+    let (last, names) = parts.split_last()?;
+    if names.is_empty() {
+        return None;
+    }
+    let mut out: Vec<(String, bool)> = Vec::new();
+    for (k, part) in names.iter().enumerate() {
+        // "  " and the name padded to 20 columns end the part; before them, the previous test's
+        // leftover display (a test that printed no `ok`).
+        let cut = part.len().checked_sub(22).filter(|c| part.is_char_boundary(*c))?;
+        let (rest, field) = part.split_at(cut);
+        let name = field.strip_prefix("  ")?.trim();
+        if name.is_empty() || (k == 0 && !rest.is_empty()) {
+            return None;
+        }
+        out.push((name.to_string(), false));
+    }
+    if let Some(t) = out.last_mut() {
+        t.1 = last.trim() == "ok";
+    }
+    Some(out)
 }
 
 /// Apply backspaces: memtester draws its progress with `\b` even when stdout is not a terminal.

@@ -5,6 +5,7 @@
 pub mod ab;
 pub mod fio;
 pub mod iperf3;
+pub mod json;
 pub mod memtester;
 pub mod pgbench;
 pub mod stress_ng;
@@ -60,6 +61,9 @@ impl ToolOutput {
     }
 }
 
+/// At most this much of a tool's output is kept with a parse failure.
+pub const RAW_KEEP_BYTES: usize = 64 * 1024;
+
 /// Output an adapter could not use, or the tool's own failure. `raw` keeps the lines that matter.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParseError {
@@ -75,10 +79,19 @@ impl ParseError {
         }
     }
 
+    /// The failure `reason`, keeping the last lines of `text` (at most [`RAW_KEEP_BYTES`]).
     pub fn with_raw(reason: impl Into<String>, text: &str) -> Self {
+        let mut raw = tail_lines(text, usize::MAX);
+        let mut total: usize = raw.iter().map(|l| l.len() + 1).sum();
+        let mut drop = 0;
+        while total > RAW_KEEP_BYTES && drop < raw.len() {
+            total -= raw[drop].len() + 1;
+            drop += 1;
+        }
+        raw.drain(..drop);
         ParseError {
             reason: reason.into(),
-            raw: tail_lines(text, 200),
+            raw,
         }
     }
 }

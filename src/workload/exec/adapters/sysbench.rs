@@ -5,9 +5,11 @@
 //! `read_mibps`, `write_mibps`. OLTP: `transactions`, `transactions_per_s`, `queries`,
 //! `queries_per_s`, `queries_read`, `queries_write`, `queries_other`, `ignored_errors`,
 //! `ignored_errors_per_s`, `reconnects`, `reconnects_per_s`. `--report-interval` lines become the
-//! series `tps`, `qps`, `latency_pNN_ms`, `errors_per_s`. A `FATAL:` line fails the trial.
+//! series `tps`, `qps`, `latency_pNN_ms`, `errors_per_s`. A `FATAL:` line fails the trial; so does a
+//! figure that is not a number and a report without its `General statistics` or complete
+//! `Latency (ms)` block (output cut short).
 
-use super::text::{after, first_number, numbers, Metrics};
+use super::text::{block, number, Metrics, Report};
 use super::{Adapter, ParseError, ToolOutput};
 use crate::workload::exec::process::Exit;
 use crate::workload::{Better, Primary, SeriesPoint, WorkloadResult};
@@ -42,83 +44,112 @@ impl Adapter for Sysbench {
             let msg = super::text::error_message(&text, &["error", "Error", "unknown", "invalid"]);
             return Err(ParseError::with_raw(format!("{}: {msg}", out.exit), &text));
         }
+        let rep = Report::new("sysbench", &text);
         let mut m = Metrics::default();
-        // The test's own block.
-        m.opt(
-            "operations_per_s",
-            "ops/s",
-            after(&text, "Total operations:").and_then(|r| numbers(r).get(1).copied()),
-            Better::Higher,
-        );
-        if let Some(line) = text.lines().find(|l| l.contains("MiB transferred (")) {
-            m.opt("transfer_mibps", "MiB/s", numbers(line).get(1).copied(), Better::Higher);
-        }
-        for (label, name, unit) in [
-            ("reads/s:", "reads_per_s", "ops/s"),
-            ("writes/s:", "writes_per_s", "ops/s"),
-            ("fsyncs/s:", "fsyncs_per_s", "ops/s"),
-            ("read, MiB/s:", "read_mibps", "MiB/s"),
-            ("written, MiB/s:", "write_mibps", "MiB/s"),
-        ] {
-            m.opt(name, unit, after(&text, label).and_then(first_number), Better::Higher);
-        }
-        if let Some(r) = after(&text, "read:").filter(|_| text.contains("queries performed:")) {
-            m.opt("queries_read", "queries", first_number(r), Better::Neither);
-            m.opt(
-                "queries_write",
-                "queries",
-                after(&text, "write:").and_then(first_number),
-                Better::Neither,
-            );
-            m.opt(
-                "queries_other",
-                "queries",
-                after(&text, "other:").and_then(first_number),
-                Better::Neither,
-            );
-        }
-        for (label, name, better) in [
-            ("transactions:", "transactions", Better::Higher),
-            ("queries:", "queries", Better::Higher),
-            ("ignored errors:", "ignored_errors", Better::Lower),
-            ("reconnects:", "reconnects", Better::Lower),
-        ] {
-            if let Some(v) = after(&text, label).map(numbers) {
-                m.opt(name, "", v.first().copied(), Better::Neither);
-                m.opt(format!("{name}_per_s"), "1/s", v.get(1).copied(), better);
-                if name == "ignored_errors" && v.first().is_some_and(|n| *n > 0.0) {
-                    m.result.errors.push(("ignored_errors".into(), v[0] as u64));
-                }
-            }
-        }
-        // General statistics and latency, common to every test.
-        let total = after(&text, "total time:").and_then(first_number);
-        let events = after(&text, "total number of events:").and_then(first_number);
-        m.opt("total_time_s", "s", total, Better::Neither);
-        m.opt("events", "events", events, Better::Neither);
-        let eps = after(&text, "events per second:").and_then(first_number).or(match (events, total) {
-            (Some(e), Some(t)) if t > 0.0 => Some(e / t),
-            _ => None,
-        });
-        m.opt("events_per_s", "events/s", eps, Better::Higher);
-        if let Some(pos) = text.find("Latency (ms):") {
-            let block = &text[pos..];
-            m.opt("latency_min_ms", "ms", after(block, "min:").and_then(first_number), Better::Lower);
-            m.opt("latency_avg_ms", "ms", after(block, "avg:").and_then(first_number), Better::Lower);
-            m.opt("latency_max_ms", "ms", after(block, "max:").and_then(first_number), Better::Lower);
-            if let Some(line) = block.lines().find(|l| l.contains("th percentile:")) {
-                let v = numbers(line);
-                if let (Some(p), Some(x)) = (v.first(), v.get(1)) {
-                    m.push(format!("latency_p{}_ms", fmt_pct(*p)), "ms", *x, Better::Lower);
-                }
-            }
-        }
-        if !m.has("events") {
-            return Err(ParseError::with_raw("no `General statistics` block in sysbench's output", &text));
-        }
-        intervals(&text, &mut m);
+        test_figures(&rep, &mut m)?;
+        sql_statistics(&rep, &mut m)?;
+        general(&rep, &mut m)?;
+        latency(&rep, &mut m)?;
+        intervals(&rep, &mut m)?;
         Ok(m.result)
     }
+}
+
+/// The test's own block: memory's operations and transfer, fileio's rates.
+fn test_figures(rep: &Report, m: &mut Metrics) -> Result<(), ParseError> {
+    if let Some(v) = rep.field("Total operations:", "{} ({} per second)")? {
+        m.push("operations_per_s", "ops/s", v[1], Better::Higher);
+    }
+    if let Some(line) = rep.text.lines().find(|l| l.contains(" MiB transferred (")) {
+        let v = rep.read("MiB transferred", line, "{} MiB transferred ({} MiB/sec)")?;
+        m.push("transfer_mibps", "MiB/s", v[1], Better::Higher);
+    }
+    for (label, name, unit) in [
+        ("reads/s:", "reads_per_s", "ops/s"),
+        ("writes/s:", "writes_per_s", "ops/s"),
+        ("fsyncs/s:", "fsyncs_per_s", "ops/s"),
+        ("read, MiB/s:", "read_mibps", "MiB/s"),
+        ("written, MiB/s:", "write_mibps", "MiB/s"),
+    ] {
+        m.opt(name, unit, rep.num(label, "{}")?, Better::Higher);
+    }
+    Ok(())
+}
+
+/// OLTP's `SQL statistics` block: queries by kind, then counts with their rates.
+fn sql_statistics(rep: &Report, m: &mut Metrics) -> Result<(), ParseError> {
+    if let Some(b) = block(rep.text, "queries performed:") {
+        let part = rep.part(b);
+        for (label, name) in [("read:", "queries_read"), ("write:", "queries_write"), ("other:", "queries_other")] {
+            m.push(name, "queries", part.need(label, "{}")?[0], Better::Neither);
+        }
+    }
+    for (label, name, better) in [
+        ("transactions:", "transactions", Better::Higher),
+        ("queries:", "queries", Better::Higher),
+        ("ignored errors:", "ignored_errors", Better::Lower),
+        ("reconnects:", "reconnects", Better::Lower),
+    ] {
+        let Some(v) = rep.field(label, "{} ({} per sec.)")? else { continue };
+        m.push(name, "", v[0], Better::Neither);
+        m.push(format!("{name}_per_s"), "1/s", v[1], better);
+        if name == "ignored_errors" && v[0] > 0.0 {
+            m.result.errors.push(("ignored_errors".into(), v[0] as u64));
+        }
+    }
+    Ok(())
+}
+
+/// `General statistics`: total time and events (events per second from them unless printed).
+fn general(rep: &Report, m: &mut Metrics) -> Result<(), ParseError> {
+    let Some(b) = block(rep.text, "General statistics:") else {
+        return Err(ParseError::with_raw("no `General statistics` block in sysbench's output", rep.text));
+    };
+    let part = rep.part(b);
+    let total = part.need("total time:", "{}s")?[0];
+    let events = part.need("total number of events:", "{}")?[0];
+    m.push("total_time_s", "s", total, Better::Neither);
+    m.push("events", "events", events, Better::Neither);
+    let eps = match rep.num("events per second:", "{}")? {
+        Some(v) => Some(v),
+        None if total > 0.0 => Some(events / total),
+        None => None,
+    };
+    m.opt("events_per_s", "events/s", eps, Better::Higher);
+    Ok(())
+}
+
+/// The `Latency (ms)` block, complete to its `sum:` line.
+fn latency(rep: &Report, m: &mut Metrics) -> Result<(), ParseError> {
+    let Some(b) = block(rep.text, "Latency (ms):") else {
+        return Err(rep.cut("no `Latency (ms)` block"));
+    };
+    let mut seen = Vec::new();
+    for line in b.lines() {
+        let Some((key, value)) = line.trim().split_once(':') else {
+            return Err(rep.cut(&format!("`{}` in the latency block", super::text::excerpt(line))));
+        };
+        let name = match key {
+            "min" | "avg" | "max" => format!("latency_{key}_ms"),
+            "sum" => String::new(),
+            "percentile stats" if value.trim() == "disabled" => continue,
+            k => match k.strip_suffix("th percentile").map(str::trim).and_then(number) {
+                Some(p) => format!("latency_p{}_ms", fmt_pct(p)),
+                None => return Err(rep.bad(&format!("latency {k}"), value)),
+            },
+        };
+        let v = rep.read(&format!("latency {key}"), value, "{}")?[0];
+        seen.push(key);
+        if !name.is_empty() {
+            m.push(name, "ms", v, Better::Lower);
+        }
+    }
+    for key in ["min", "avg", "max", "sum"] {
+        if !seen.contains(&key) {
+            return Err(rep.cut(&format!("no `{key}:` in the latency block")));
+        }
+    }
+    Ok(())
 }
 
 fn fmt_pct(p: f64) -> String {
@@ -129,33 +160,29 @@ fn fmt_pct(p: f64) -> String {
     }
 }
 
+/// The word after `key` in `line`.
+fn word_after<'a>(line: &'a str, key: &str) -> Option<&'a str> {
+    line.split(key).nth(1).map(|r| r.split_whitespace().next().unwrap_or(""))
+}
+
 /// `[ 1s ] thds: 4 tps: 120.00 qps: 2400.00 (r/w/o: ...) lat (ms,95%): 11.24 err/s: 0.00 reconn/s: 0.00`
-fn intervals(text: &str, m: &mut Metrics) {
-    for line in text.lines().filter(|l| l.starts_with('[') && l.contains("s ] thds:")) {
-        let Some(t) = line
-            .trim_start_matches('[')
-            .trim()
-            .split('s')
-            .next()
-            .and_then(|s| s.trim().parse::<f64>().ok())
-        else {
-            continue;
-        };
-        let mut push = |name: String, v: Option<f64>| {
-            if let Some(value) = v {
-                m.result.series.push(SeriesPoint { t_s: t, name, value });
-            }
-        };
-        let field = |key: &str| line.split(key).nth(1).and_then(first_number);
-        push("tps".into(), field("tps:"));
-        push("qps".into(), field("qps:"));
-        push("eps".into(), field("eps:"));
-        push("errors_per_s".into(), field("err/s:"));
-        if let Some(rest) = line.split("lat (ms,").nth(1) {
-            let v = numbers(rest);
-            if let (Some(p), Some(x)) = (v.first(), v.get(1)) {
-                push(format!("latency_p{}_ms", fmt_pct(*p)), Some(*x));
+fn intervals(rep: &Report, m: &mut Metrics) -> Result<(), ParseError> {
+    for line in rep.text.lines().filter(|l| l.starts_with('[') && l.contains("s ] thds:")) {
+        let stamp = line.split(" ] ").next().unwrap_or("");
+        let t = rep.read("interval time", stamp, "[ {}s")?[0];
+        let mut push = |name: String, v: f64| m.result.series.push(SeriesPoint { t_s: t, name, value: v });
+        for (key, name) in [("tps:", "tps"), ("qps:", "qps"), ("eps:", "eps"), ("err/s:", "errors_per_s")] {
+            if let Some(w) = word_after(line, key) {
+                push(name.into(), rep.read(&format!("{key} at {t}s"), w, "{}")?[0]);
             }
         }
+        if let Some(rest) = line.split("lat (ms,").nth(1) {
+            let (p, v) = rest.split_once("%):").unwrap_or((rest, ""));
+            let p = rep.read(&format!("lat (ms,...) at {t}s"), p, "{}")?[0];
+            let w = v.split_whitespace().next().unwrap_or("");
+            let v = rep.read(&format!("lat (ms,{p}%) at {t}s"), w, "{}")?[0];
+            push(format!("latency_p{}_ms", fmt_pct(p)), v);
+        }
     }
+    Ok(())
 }

@@ -1,0 +1,135 @@
+//! `command`: any command, timed from its start to its exit, as `time ssh server 'echo test'`
+//! measures. A shell line runs with `sh -c` (one plain word runs as a program); an argv runs
+//! without a shell. The command runs in its
+//! own process group with no input and its output discarded; exit 0 is a reply, any other exit is
+//! failed with its status (128 + N for signal N), and a command still running at the timeout has its
+//! group killed and is a loss.
+
+use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Target, Traffic};
+use crate::error::usage;
+use crate::util::command::CommandLine;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
+    let (argv, how) = match &spec.target {
+        // One plain word (`true`, `/usr/bin/uptime`) needs no shell: it runs, and is checked, as a program.
+        Target::Command(CommandLine::Shell(line)) | Target::Address(line) if is_plain_word(line) => {
+            (vec![line.trim().to_string()], "no shell")
+        }
+        Target::Command(CommandLine::Shell(line)) | Target::Address(line) => {
+            (vec!["sh".to_string(), "-c".to_string(), line.clone()], "sh -c")
+        }
+        Target::Command(CommandLine::Argv(v)) => (v.clone(), "no shell"),
+    };
+    // The program is looked up on PATH once, here, not at each probe.
+    let program = resolve(&argv[0]).ok_or_else(|| usage(format!("command probe: `{}` is not an executable file or on PATH", argv[0])))?;
+    Ok(Opened {
+        driver: Driver::Exchange(Box::new(Run { program, argv })),
+        detail: format!("run to exit ({how})"),
+        parts: &[],
+    })
+}
+
+/// A word the shell would run as it is: no blanks, quotes, variables, globs or operators.
+fn is_plain_word(line: &str) -> bool {
+    let w = line.trim();
+    !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+,:@%".contains(c))
+}
+
+/// A program given with a slash must be an executable file; without one, the first executable
+/// file of that name on PATH.
+fn resolve(program: &str) -> Option<PathBuf> {
+    let executable = |p: &Path| {
+        use std::os::unix::fs::PermissionsExt;
+        p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.contains('/') {
+        return executable(Path::new(program)).then(|| PathBuf::from(program));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path).map(|d| d.join(program)).find(|p| executable(p))
+}
+
+struct Run {
+    /// The program's path; it still sees `argv[0]` as given.
+    program: PathBuf,
+    argv: Vec<String>,
+}
+
+impl Exchange for Run {
+    fn exchange(&mut self, timeout: Duration) -> Exchanged {
+        let t0 = Instant::now();
+        let outcome = match Command::new(&self.program)
+            .arg0(&self.argv[0])
+            .args(&self.argv[1..])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+        {
+            Ok(child) => wait(child, t0, timeout),
+            Err(e) => Outcome::Error(format!("cannot run `{}`: {e}", self.argv[0])),
+        };
+        Exchanged {
+            outcome,
+            parts: Vec::new(),
+            traffic: Traffic::default(),
+        }
+    }
+}
+
+/// Wait for the child's exit until `t0 + timeout`; past it, kill its group.
+fn wait(mut child: Child, t0: Instant, timeout: Duration) -> Outcome {
+    let deadline = t0 + timeout;
+    let exited = match sys::pidfd(child.id()) {
+        Some(fd) => {
+            use std::os::fd::AsRawFd;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match sys::poll_in(&[fd.as_raw_fd()], Some(left)) {
+                    Ok(m) if m & 1 != 0 => break true,
+                    _ if left.is_zero() => break false,
+                    Ok(_) => continue,
+                    Err(_) => break poll_exit(&mut child, deadline),
+                }
+            }
+        }
+        None => poll_exit(&mut child, deadline),
+    };
+    let rtt = t0.elapsed();
+    if !exited {
+        sys::kill_group(child.id());
+        let _ = child.wait();
+        return Outcome::Timeout;
+    }
+    match child.wait() {
+        Ok(st) => status_outcome(st, rtt),
+        Err(e) => Outcome::Error(format!("wait: {e}")),
+    }
+}
+
+/// Without pidfds: look every millisecond.
+fn poll_exit(child: &mut Child, deadline: Instant) -> bool {
+    loop {
+        if let Ok(Some(_)) = child.try_wait() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn status_outcome(st: ExitStatus, rtt: Duration) -> Outcome {
+    match (st.code(), st.signal()) {
+        (Some(0), _) => Outcome::Reply { rtt },
+        (Some(code), _) => Outcome::Failed { rtt, status: code },
+        (None, Some(sig)) => Outcome::Failed { rtt, status: 128 + sig },
+        (None, None) => Outcome::Error("no exit status".into()),
+    }
+}

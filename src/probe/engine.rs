@@ -1,0 +1,456 @@
+//! The engine every kind shares: the absolute send schedule, the timeouts, the bounds, the phase
+//! tag of each sample, and the loops that drive an [`Exchange`] or a [`Datagram`].
+
+use super::result::ProbeResult;
+use super::sys::{self, Stop};
+use super::{Datagram, Driver, Exchange, Observer, Opened, Outcome, PhaseFn, ProbeSpec, Received, Sample, Traffic};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What a probe's thread is given.
+pub(crate) struct Ctx {
+    pub index: usize,
+    pub spec: ProbeSpec,
+    pub phase: PhaseFn,
+    pub stop: Arc<Stop>,
+    pub observer: Option<Observer>,
+}
+
+/// Run one probe to its end (count, duration or stop) and return what it measured.
+pub(crate) fn run(ctx: Ctx, opened: Opened) -> ProbeResult {
+    let started_unix_s = crate::util::time::unix_now();
+    let mut rec = Recorder {
+        start: Instant::now(),
+        samples: Vec::new(),
+        observer: ctx.observer.clone(),
+        index: ctx.index,
+        late: 0,
+        duplicates: 0,
+        stray: 0,
+        failure: None,
+    };
+    let mut sched = Schedule::new(rec.start, &ctx.spec);
+    match opened.driver {
+        Driver::Exchange(mut e) => exchange_loop(&ctx, e.as_mut(), &mut sched, &mut rec),
+        Driver::Datagram(mut d) => datagram_loop(&ctx, d.as_mut(), &mut sched, &mut rec),
+    }
+    ProbeResult {
+        detail: opened.detail,
+        part_names: opened.parts,
+        started_unix_s,
+        elapsed: rec.start.elapsed(),
+        skipped: sched.skipped,
+        late: rec.late,
+        duplicates: rec.duplicates,
+        stray: rec.stray,
+        failure: rec.failure,
+        samples: rec.samples,
+        spec: ctx.spec,
+    }
+}
+
+/// Sends at start + k × interval. A slot missed by more than a whole interval is skipped (and
+/// counted) rather than sent late in a burst; one missed by less is sent at once.
+pub(crate) struct Schedule {
+    start: Instant,
+    interval: Duration,
+    slot: u64,
+    sent: u64,
+    count: u64,
+    pub end: Instant,
+    pub skipped: u64,
+}
+
+impl Schedule {
+    pub fn new(start: Instant, spec: &ProbeSpec) -> Schedule {
+        Schedule {
+            start,
+            interval: spec.interval,
+            slot: 0,
+            sent: 0,
+            count: spec.max_count(),
+            end: start + spec.max_duration(),
+            skipped: 0,
+        }
+    }
+
+    fn at(&self, slot: u64) -> Instant {
+        let ns = self.interval.as_nanos().saturating_mul(slot as u128).min(u64::MAX as u128) as u64;
+        self.start + Duration::from_nanos(ns)
+    }
+
+    /// The time the next probe is due, or None when the count or the duration is reached.
+    pub fn next_due(&mut self, now: Instant) -> Option<Instant> {
+        if self.sent >= self.count {
+            return None;
+        }
+        if now >= self.at(self.slot) + self.interval {
+            let k = (now.duration_since(self.start).as_nanos() / self.interval.as_nanos().max(1)) as u64;
+            self.skipped += k.saturating_sub(self.slot);
+            self.slot = k.max(self.slot);
+        }
+        let due = self.at(self.slot);
+        (due < self.end).then_some(due)
+    }
+
+    /// A probe was sent for the current slot.
+    pub fn sent(&mut self) {
+        self.sent += 1;
+        self.slot += 1;
+    }
+}
+
+/// The samples and the counts they cannot hold.
+struct Recorder {
+    start: Instant,
+    samples: Vec<Sample>,
+    observer: Option<Observer>,
+    index: usize,
+    late: u64,
+    duplicates: u64,
+    stray: u64,
+    failure: Option<String>,
+}
+
+impl Recorder {
+    fn t_s(&self, at: Instant) -> f64 {
+        at.duration_since(self.start).as_secs_f64()
+    }
+
+    /// Tell the observer that sample `seq` is settled.
+    fn settled(&self, seq: u64) {
+        if let (Some(o), Some(s)) = (&self.observer, self.samples.get(seq as usize)) {
+            o(self.index, s);
+        }
+    }
+}
+
+fn exchange_loop(ctx: &Ctx, ex: &mut dyn Exchange, sched: &mut Schedule, rec: &mut Recorder) {
+    loop {
+        let now = Instant::now();
+        let Some(due) = sched.next_due(now) else { break };
+        let stopped = if due > now { ctx.stop.wait(due - now) } else { ctx.stop.is_set() };
+        if stopped {
+            break;
+        }
+        let at = Instant::now();
+        let phase = (ctx.phase)();
+        let done = ex.exchange(ctx.spec.timeout);
+        sched.sent();
+        rec.samples.push(Sample {
+            seq: rec.samples.len() as u64,
+            t_s: rec.t_s(at),
+            phase,
+            outcome: done.outcome,
+            parts: done.parts,
+            traffic: done.traffic,
+        });
+        rec.settled(rec.samples.len() as u64 - 1);
+    }
+}
+
+/// A datagram probe awaiting its reply.
+struct Flight {
+    seq: u64,
+    at: Instant,
+    tx_ns: i64,
+    deadline: Instant,
+    done: bool,
+}
+
+/// The round trip: the kernel's receive time less the send time where the kernel stamped the
+/// reply (no wake-up delay in it, as ping measures), else the time userspace saw it. A kernel time
+/// that disagrees with the monotonic clock (a wall-clock step) is not used.
+fn round_trip(f: &Flight, at: Instant, kernel_ns: Option<i64>) -> Duration {
+    let mono = at.saturating_duration_since(f.at);
+    match kernel_ns.map(|k| k - f.tx_ns) {
+        Some(d) if d >= 0 && (d as u128) <= mono.as_nanos() + 1_000_000 => Duration::from_nanos(d as u64),
+        _ => mono,
+    }
+}
+
+fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &mut Recorder) {
+    let timeout = ctx.spec.timeout;
+    let mut flights: VecDeque<Flight> = VecDeque::new();
+    let mut sending = true;
+    let mut errors_in_a_row = 0u32;
+    // Look for the reply right after a send (no sleep) while that finds it, as on loopback where
+    // the reply is queued before send returns; try again every 64 probes.
+    let mut look = false;
+    let mut look_pays = true;
+    loop {
+        let now = Instant::now();
+        let mut due = None;
+        if sending {
+            due = sched.next_due(now);
+            sending = due.is_some();
+        }
+        if let Some(d) = due.filter(|d| *d <= now) {
+            let _ = d;
+            let phase = (ctx.phase)();
+            let at = Instant::now();
+            let tx_ns = sys::realtime_ns();
+            let seq = rec.samples.len() as u64;
+            let (outcome, traffic, done) = match dg.send(seq, tx_ns) {
+                Ok(t) => (Outcome::Timeout, t, false),
+                Err(e) => (Outcome::Error(format!("send: {e}")), Traffic::default(), true),
+            };
+            sched.sent();
+            rec.samples.push(Sample {
+                seq,
+                t_s: rec.t_s(at),
+                phase,
+                outcome,
+                parts: Vec::new(),
+                traffic,
+            });
+            flights.push_back(Flight {
+                seq,
+                at,
+                tx_ns,
+                deadline: at + timeout,
+                done,
+            });
+            if done {
+                rec.settled(seq);
+            }
+            look = look_pays || seq.is_multiple_of(64);
+            continue;
+        }
+        // Settled flights leave from the front; an unanswered one leaves at its deadline as a loss,
+        // once the socket has been read: a reply that came in time but is not read yet still counts.
+        let mut read = false;
+        while let Some(f) = flights.front() {
+            if !f.done && f.deadline > now {
+                break;
+            }
+            if !f.done && !read {
+                read = true;
+                drain(dg, rec, &mut flights, &mut errors_in_a_row, usize::MAX);
+                continue;
+            }
+            if !f.done {
+                rec.settled(f.seq);
+            }
+            flights.pop_front();
+        }
+        if !sending && flights.is_empty() {
+            break;
+        }
+        let wake = match (due, flights.front()) {
+            (Some(d), Some(f)) => d.min(f.deadline),
+            (Some(d), None) => d,
+            (None, Some(f)) => f.deadline,
+            (None, None) => now,
+        };
+        let fds = [dg.fd(), ctx.stop.fd()];
+        let fds = if sending { &fds[..] } else { &fds[..1] };
+        let looked = std::mem::take(&mut look);
+        let mask = if looked {
+            1
+        } else {
+            match sys::poll_in(fds, Some(wake.saturating_duration_since(now))) {
+                Ok(m) => m,
+                Err(e) => {
+                    rec.failure = Some(format!("waiting for replies: {e}"));
+                    break;
+                }
+            }
+        };
+        if mask & 2 != 0 {
+            sending = false;
+        }
+        if mask & 1 != 0 {
+            // One datagram per wake: the wait is level-triggered and returns at once if more wait.
+            let n = drain(dg, rec, &mut flights, &mut errors_in_a_row, 1);
+            if looked {
+                look_pays = n > 0;
+            }
+        }
+        if rec.failure.is_some() {
+            break;
+        }
+    }
+    // Anything still in flight after a failure ends with it.
+    for f in flights.iter().filter(|f| !f.done) {
+        if let Some(why) = &rec.failure {
+            rec.samples[f.seq as usize].outcome = Outcome::Error(why.clone());
+        }
+    }
+}
+
+/// Read up to `max` datagrams waiting on the socket; returns how many were read. A socket that
+/// fails a thousand times in a row ends the probe.
+fn drain(dg: &mut dyn Datagram, rec: &mut Recorder, flights: &mut VecDeque<Flight>, errors_in_a_row: &mut u32, max: usize) -> usize {
+    let mut n = 0;
+    while n < max {
+        match dg.recv() {
+            Ok(None) => break,
+            Ok(Some(r)) => {
+                *errors_in_a_row = 0;
+                n += 1;
+                settle(rec, flights, r);
+            }
+            Err(e) => {
+                *errors_in_a_row += 1;
+                if *errors_in_a_row > 1000 {
+                    rec.failure = Some(format!("receiving replies: {e}"));
+                }
+                break;
+            }
+        }
+    }
+    n
+}
+
+/// Match one received datagram to its probe.
+fn settle(rec: &mut Recorder, flights: &mut VecDeque<Flight>, r: Received) {
+    match r {
+        Received::Stray => rec.stray += 1,
+        Received::Error(what) => {
+            if let Some(f) = flights.iter_mut().rev().find(|f| !f.done) {
+                f.done = true;
+                rec.samples[f.seq as usize].outcome = Outcome::Error(what);
+                rec.settled(f.seq);
+            } else {
+                rec.stray += 1;
+            }
+        }
+        Received::Reply { seq, at, kernel_ns, bytes } => {
+            let Some(sample) = rec.samples.get_mut(seq as usize) else {
+                rec.stray += 1;
+                return;
+            };
+            sample.traffic += Traffic {
+                packets_in: 1,
+                bytes_in: bytes,
+                ..Traffic::default()
+            };
+            let front = flights.front().map_or(u64::MAX, |f| f.seq);
+            match flights.get_mut(seq.wrapping_sub(front) as usize) {
+                Some(f) if !f.done => {
+                    f.done = true;
+                    sample.outcome = Outcome::Reply {
+                        rtt: round_trip(f, at, kernel_ns),
+                    };
+                    rec.settled(seq);
+                }
+                Some(_) => rec.duplicates += 1,
+                // Gone from the window: timed out (late) or answered before (duplicate).
+                None if sample.outcome == Outcome::Timeout => rec.late += 1,
+                None => rec.duplicates += 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::probe::{Kind, PhaseTag};
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    fn spec(interval_ms: u64, count: u64) -> ProbeSpec {
+        let mut s = ProbeSpec::new(Kind::Tcp, "127.0.0.1:1");
+        s.interval = Duration::from_millis(interval_ms);
+        s.count = Some(count);
+        s
+    }
+
+    #[test]
+    fn a_slot_missed_by_more_than_an_interval_is_skipped_not_burst() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(t0, &spec(10, 100));
+        assert_eq!(s.next_due(t0), Some(t0));
+        s.sent();
+        // 35 ms later: slot 1 (10 ms) is more than an interval late; slots 1 and 2 are skipped and
+        // slot 3 (30 ms) is due at once.
+        let due = s.next_due(t0 + Duration::from_millis(35)).unwrap();
+        assert_eq!(due, t0 + Duration::from_millis(30));
+        assert_eq!(s.skipped, 2);
+        s.sent();
+        // 45 ms: slot 4 (40 ms) is late by less than an interval: sent now, nothing skipped.
+        assert_eq!(s.next_due(t0 + Duration::from_millis(45)).unwrap(), t0 + Duration::from_millis(40));
+        assert_eq!(s.skipped, 2);
+    }
+
+    #[test]
+    fn the_schedule_ends_at_its_count_and_its_duration() {
+        let t0 = Instant::now();
+        let mut s = Schedule::new(t0, &spec(10, 2));
+        s.next_due(t0).unwrap();
+        s.sent();
+        s.next_due(t0).unwrap();
+        s.sent();
+        assert_eq!(s.next_due(t0), None);
+        let mut d = spec(10, 100);
+        d.duration = Some(Duration::from_millis(25));
+        let mut s = Schedule::new(t0, &d);
+        for _ in 0..3 {
+            s.next_due(t0).unwrap();
+            s.sent();
+        }
+        // Slot 3 would be at 30 ms, past the 25 ms duration.
+        assert_eq!(s.next_due(t0), None);
+    }
+
+    /// An exchange that answers at once and moves a fake clock on by 10 ms: the time its probe took.
+    struct Tick(Arc<AtomicU64>);
+    impl Exchange for Tick {
+        fn exchange(&mut self, _timeout: Duration) -> super::super::Exchanged {
+            self.0.fetch_add(10, Ordering::SeqCst);
+            super::super::Exchanged {
+                outcome: Outcome::Reply {
+                    rtt: Duration::from_micros(5),
+                },
+                parts: Vec::new(),
+                traffic: Traffic::default(),
+            }
+        }
+    }
+
+    #[test]
+    fn samples_take_the_phase_of_their_send_time_from_a_fake_phase_clock() {
+        // The fake clock reads 0 ms at the first send and 10 ms more after each probe; the phase
+        // function says baseline before 30 ms, load before 70 ms, recovery after. Tagged at the
+        // send, probe k reads 10k ms; tagged at its end it would read 10(k+1) and the tags would shift.
+        let clock = Arc::new(AtomicU64::new(0));
+        let calls = Arc::new(AtomicU64::new(0));
+        let (c, n) = (clock.clone(), calls.clone());
+        let phase: PhaseFn = Arc::new(move || {
+            n.fetch_add(1, Ordering::SeqCst);
+            PhaseTag::new(match c.load(Ordering::SeqCst) {
+                0..30 => "baseline",
+                30..70 => "load",
+                _ => "recovery",
+            })
+        });
+        let ctx = Ctx {
+            index: 0,
+            spec: spec(1, 10),
+            phase,
+            stop: Arc::new(Stop::new().unwrap()),
+            observer: None,
+        };
+        let r = run(
+            ctx,
+            Opened {
+                driver: Driver::Exchange(Box::new(Tick(clock.clone()))),
+                detail: "fake".into(),
+                parts: &[],
+            },
+        );
+        assert_eq!(r.samples.len(), 10);
+        assert_eq!(clock.load(Ordering::SeqCst), 100);
+        assert_eq!(calls.load(Ordering::SeqCst), 10, "one phase call per probe");
+        let tags: Vec<&str> = r.samples.iter().map(|s| s.phase.as_str()).collect();
+        assert_eq!(
+            tags,
+            ["baseline", "baseline", "baseline", "load", "load", "load", "load", "recovery", "recovery", "recovery"]
+        );
+        let by: Vec<(String, u64)> = r.by_phase().into_iter().map(|(p, s)| (p.to_string(), s.n)).collect();
+        assert_eq!(by, [("baseline".into(), 3), ("load".into(), 4), ("recovery".into(), 3)]);
+        assert!(r.samples.windows(2).all(|w| w[0].t_s <= w[1].t_s && w[1].seq == w[0].seq + 1));
+    }
+}

@@ -1,0 +1,302 @@
+//! Latency probes: small, regular measurements of how long a target takes to answer, taken before,
+//! during and after load (as flent's RRUL test takes ping and UDP round trips beside its load).
+//!
+//! Kinds, one file each: `icmp` (echo requests), `tcp` (time to connect), `http` (a GET timed in
+//! parts as `curl -w` does), `udp` (isochronous echo with sequence numbers and send timestamps in
+//! the payload, as irtt does) and `command` (any command, timed to its exit).
+//!
+//! A kind says how to take one measurement through one of two small traits: `Exchange` (send,
+//! then wait for the answer: tcp, http, command) or `Datagram` (sends and replies apart, so a
+//! slow reply never delays the next send: icmp, udp). The engine (`engine.rs`) owns the rest: the
+//! absolute schedule (a send every `interval`; slots missed by more than a whole interval are
+//! skipped and counted, never sent in a burst), the timeout (no answer within it is a loss, recorded
+//! as a sample), the bounds (count, duration, and at most [`spec::MAX_PROBES`] / [`spec::MAX_DURATION`]),
+//! and the phase tag each sample takes from the caller's phase function at its send time.
+//!
+//! ```no_run
+//! use perflab::probe::{Kind, PhaseTag, ProbeSet, ProbeSpec};
+//! use std::sync::Arc;
+//! let idle = PhaseTag::new("baseline");
+//! let running = ProbeSet::start(vec![ProbeSpec::new(Kind::Tcp, "127.0.0.1:8080")], Arc::new(move || idle.clone()))?;
+//! // ... the load runs ...
+//! for r in running.stop() {
+//!     println!("{}: {:?}", r.spec.label(), r.summary().rtt.median_ms);
+//! }
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+pub mod cli;
+mod command;
+mod engine;
+mod http;
+mod icmp;
+mod result;
+pub mod spec;
+mod summary;
+mod sys;
+mod tcp;
+mod udp;
+
+pub use result::ProbeResult;
+pub use spec::{IcmpSocket, Kind, ProbeSpec, Target};
+pub use summary::{Stats, Summary, Traffic};
+
+use std::io;
+use std::os::fd::RawFd;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The phase a sample was sent in (`baseline`, `load`, ...), as the caller's phase function said.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct PhaseTag(Arc<str>);
+
+impl PhaseTag {
+    pub fn new(name: &str) -> PhaseTag {
+        PhaseTag(Arc::from(name))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Display for PhaseTag {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl serde::Serialize for PhaseTag {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.0)
+    }
+}
+
+/// Says which phase it is now; called once per probe, at its send time.
+pub type PhaseFn = Arc<dyn Fn() -> PhaseTag + Send + Sync>;
+
+/// Told of each sample as soon as its outcome is known: (index of the probe in the set, sample).
+pub type Observer = Arc<dyn Fn(usize, &Sample) + Send + Sync>;
+
+/// What became of one probe.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Outcome {
+    /// An answer, after this round trip.
+    Reply { rtt: Duration },
+    /// An answer that says failure (a command's non-zero exit, 128 + N for signal N; an HTTP status
+    /// >= 400), after this time. Counted as failed, not in the latency figures.
+    Failed { rtt: Duration, status: i32 },
+    /// No answer within the timeout: a loss.
+    Timeout,
+    /// The probe could not be made or was refused (connection refused, port unreachable, a DNS
+    /// failure): a loss, with the reason.
+    Error(String),
+}
+
+impl Outcome {
+    /// The round trip of a reply.
+    pub fn rtt(&self) -> Option<Duration> {
+        match self {
+            Outcome::Reply { rtt } => Some(*rtt),
+            _ => None,
+        }
+    }
+
+    /// The name in JSON and CSV: reply, failed, timeout, error.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Outcome::Reply { .. } => "reply",
+            Outcome::Failed { .. } => "failed",
+            Outcome::Timeout => "timeout",
+            Outcome::Error(_) => "error",
+        }
+    }
+}
+
+/// One probe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Sample {
+    /// 0, 1, 2, ... in send order.
+    pub seq: u64,
+    /// Send time, seconds since the probe started ([`ProbeResult::started_unix_s`] is its wall clock).
+    pub t_s: f64,
+    /// The phase at the send time.
+    pub phase: PhaseTag,
+    pub outcome: Outcome,
+    /// The parts of the time, for kinds that time parts (http: see [`ProbeResult::part_names`]);
+    /// they add up to the total. Empty otherwise.
+    pub parts: Vec<Duration>,
+    /// This probe's own traffic.
+    pub traffic: Traffic,
+}
+
+/// The result of one exchange (see [`Exchange`]).
+#[derive(Clone, Debug)]
+pub(crate) struct Exchanged {
+    pub outcome: Outcome,
+    pub parts: Vec<Duration>,
+    pub traffic: Traffic,
+}
+
+/// A kind that sends one probe and waits for its answer (tcp, http, command).
+pub(crate) trait Exchange: Send {
+    /// Take one measurement, waiting at most `timeout` for it.
+    fn exchange(&mut self, timeout: Duration) -> Exchanged;
+}
+
+/// What a datagram kind received.
+#[derive(Clone, Debug)]
+pub(crate) enum Received {
+    /// The reply to probe `seq`: when userspace saw it, the kernel's receive time (ns since the
+    /// epoch) where known, and its size.
+    Reply {
+        seq: u64,
+        at: Instant,
+        kernel_ns: Option<i64>,
+        bytes: u64,
+    },
+    /// An error that answers the newest probe in flight (e.g. port unreachable).
+    Error(String),
+    /// Something that is not a reply to us.
+    Stray,
+}
+
+/// A kind whose sends and replies are apart (icmp, udp): one socket, replies carry the sequence.
+pub(crate) trait Datagram: Send {
+    /// The descriptor to wait on for replies.
+    fn fd(&self) -> RawFd;
+    /// Send probe `seq`, stamped with `tx_ns` (wall clock ns); returns the traffic it made.
+    fn send(&mut self, seq: u64, tx_ns: i64) -> io::Result<Traffic>;
+    /// One received datagram without blocking; Ok(None) when nothing is waiting.
+    fn recv(&mut self) -> io::Result<Option<Received>>;
+}
+
+/// How a kind is driven.
+pub(crate) enum Driver {
+    Exchange(Box<dyn Exchange>),
+    Datagram(Box<dyn Datagram>),
+}
+
+/// A kind opened for a spec: its driver, a few words on how it measures, its part names.
+pub(crate) struct Opened {
+    pub driver: Driver,
+    pub detail: String,
+    pub parts: &'static [&'static str],
+}
+
+fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
+    spec.check()?;
+    match spec.kind {
+        Kind::Icmp => icmp::open(spec),
+        Kind::Tcp => tcp::open(spec),
+        Kind::Http => http::open(spec),
+        Kind::Udp => udp::open(spec),
+        Kind::Command => command::open(spec),
+    }
+}
+
+/// Probes checked and opened (sockets made, names resolved), ready to start.
+pub struct ProbeSet {
+    specs: Vec<ProbeSpec>,
+    opened: Vec<Opened>,
+}
+
+impl ProbeSet {
+    /// Check and open every probe; any problem is one line, and nothing is sent.
+    pub fn open(specs: Vec<ProbeSpec>) -> anyhow::Result<ProbeSet> {
+        let opened = specs.iter().map(open).collect::<anyhow::Result<_>>()?;
+        Ok(ProbeSet { specs, opened })
+    }
+
+    /// Open `specs` and start them at once (see [`ProbeSet::run`]).
+    pub fn start(specs: Vec<ProbeSpec>, phase: PhaseFn) -> anyhow::Result<RunningProbes> {
+        ProbeSet::open(specs)?.run(phase, None)
+    }
+
+    /// How probe `index` measures, e.g. `echo to 127.0.0.1, raw socket, 56-byte payload`.
+    pub fn detail(&self, index: usize) -> &str {
+        self.opened.get(index).map_or("", |o| o.detail.as_str())
+    }
+
+    /// Run each probe on its own thread until its count or duration is reached or
+    /// [`RunningProbes::stop`], telling `observer` (if any) of each sample as its outcome is known.
+    pub fn run(self, phase: PhaseFn, observer: Option<Observer>) -> anyhow::Result<RunningProbes> {
+        let stop = Arc::new(sys::Stop::new()?);
+        let done = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let mut threads = Vec::new();
+        for (index, (spec, o)) in self.specs.iter().cloned().zip(self.opened).enumerate() {
+            let ctx = engine::Ctx {
+                index,
+                spec,
+                phase: phase.clone(),
+                stop: stop.clone(),
+                observer: observer.clone(),
+            };
+            let done = done.clone();
+            let t = std::thread::Builder::new().name(format!("probe-{index}")).spawn(move || {
+                let r = engine::run(ctx, o);
+                let (n, cv) = &*done;
+                *n.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+                cv.notify_all();
+                r
+            });
+            match t {
+                Ok(t) => threads.push(t),
+                Err(e) => {
+                    stop.set();
+                    threads.into_iter().for_each(|t| drop(t.join()));
+                    return Err(e.into());
+                }
+            }
+        }
+        Ok(RunningProbes {
+            threads,
+            specs: self.specs,
+            stop,
+            done,
+        })
+    }
+}
+
+/// Probes running on their threads.
+pub struct RunningProbes {
+    threads: Vec<JoinHandle<ProbeResult>>,
+    specs: Vec<ProbeSpec>,
+    stop: Arc<sys::Stop>,
+    done: Arc<(Mutex<usize>, Condvar)>,
+}
+
+impl RunningProbes {
+    /// Wait up to `d` for every probe to reach its count or duration; true when all have.
+    pub fn wait_finished(&self, d: Duration) -> bool {
+        let (n, cv) = &*self.done;
+        let guard = n.lock().unwrap_or_else(|p| p.into_inner());
+        let (guard, _) = cv
+            .wait_timeout_while(guard, d, |n| *n < self.threads.len())
+            .unwrap_or_else(|p| p.into_inner());
+        *guard >= self.threads.len()
+    }
+
+    /// Stop sending, wait for the probes in flight (each at most its timeout), and return one
+    /// result per spec, in the order given.
+    pub fn stop(mut self) -> Vec<ProbeResult> {
+        self.stop.set();
+        std::mem::take(&mut self.threads)
+            .into_iter()
+            .zip(std::mem::take(&mut self.specs))
+            .map(|(t, spec)| {
+                t.join()
+                    .unwrap_or_else(|_| ProbeResult::failed(spec, "the probe's thread panicked"))
+            })
+            .collect()
+    }
+}
+
+/// Probes dropped without [`RunningProbes::stop`] stop sending too (their threads end on their own,
+/// each within its timeout).
+impl Drop for RunningProbes {
+    fn drop(&mut self) {
+        self.stop.set();
+    }
+}

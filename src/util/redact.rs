@@ -1,0 +1,148 @@
+//! Keeping credentials out of everything perflab writes: `headers` replaces the values of
+//! `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` wherever they appear as text,
+//! and a [`Redactor`] also replaces the exact secrets a plan holds (found on the parsed plan by
+//! `plan::Secrets`) in any text: errors, outputs, notes, terminal lines.
+
+use std::sync::OnceLock;
+
+/// What a secret is replaced with.
+pub const REDACTED: &str = "[redacted]";
+
+/// Free text is searched only for secrets at least this long: shorter ones (a matrix value `1`
+/// that feeds a cookie) would match everywhere. Such values are still redacted wherever the plan
+/// puts them (plan copy, labels, parameters).
+pub const MIN_SCRUBBED_LEN: usize = 4;
+
+/// Replace the values of credential headers in text: `Name: value` lines, a shell word
+/// (`-H 'Cookie: a=1'`), or a JSON / TOML rendering (`"Authorization": "…"`, `Authorization = "…"`).
+/// A value already `[redacted]` is left alone, so applying it twice changes nothing.
+pub fn headers(text: &str) -> String {
+    static RE: OnceLock<regex::Regex> = OnceLock::new();
+    let re = RE.get_or_init(|| {
+        regex::Regex::new(r#"(?i)((?:proxy-)?authorization|cookie|set-cookie)(["']?\s*[:=]\s*["']?)([^"'\r\n,\]]*)"#).expect("static regex")
+    });
+    re.replace_all(text, |c: &regex::Captures<'_>| {
+        let value = c.get(3).map_or(0..0, |m| m.range());
+        if &text[value.clone()] == "[redacted" && text[value.end..].starts_with(']') {
+            c[0].to_string()
+        } else {
+            format!("{}{}{REDACTED}", &c[1], &c[2])
+        }
+    })
+    .into_owned()
+}
+
+/// The secrets of one plan, replaced by `[redacted]` in any text (longest first), then `headers`.
+/// Its `Debug` output shows how many secrets it knows, not them.
+#[derive(Clone, Default, PartialEq)]
+pub struct Redactor {
+    texts: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Redactor").field("secrets", &self.texts.len()).finish()
+    }
+}
+
+impl Redactor {
+    /// A redactor for these secrets (and their JSON- and TOML-escaped forms); the ones shorter than
+    /// [`MIN_SCRUBBED_LEN`] are left out.
+    pub fn new(secrets: impl IntoIterator<Item = String>) -> Redactor {
+        let mut texts: Vec<String> = Vec::new();
+        for s in secrets {
+            let json = serde_json::to_string(&s).unwrap_or_default();
+            let toml = toml::Value::String(s.clone()).to_string();
+            for form in [s, trim_quotes(&json), trim_quotes(&toml)] {
+                if form.chars().count() >= MIN_SCRUBBED_LEN && !texts.contains(&form) {
+                    texts.push(form);
+                }
+            }
+        }
+        texts.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        Redactor { texts }
+    }
+
+    /// Whether it knows no secret of its own (it still applies `headers`).
+    pub fn is_empty(&self) -> bool {
+        self.texts.is_empty()
+    }
+
+    /// `text` with every secret replaced by `[redacted]`.
+    pub fn apply(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for t in &self.texts {
+            if out.contains(t.as_str()) {
+                out = out.replace(t.as_str(), REDACTED);
+            }
+        }
+        headers(&out)
+    }
+
+    /// The same error with its message redacted (still a bad-input error if it was one). An error
+    /// whose message holds no secret is returned as it is.
+    pub fn error(&self, err: anyhow::Error) -> anyhow::Error {
+        let text = format!("{err:#}");
+        let clean = self.apply(&text);
+        if clean == text {
+            err
+        } else if crate::error::exit_code(&err) == 2 {
+            crate::error::usage(clean)
+        } else {
+            anyhow::anyhow!(clean)
+        }
+    }
+}
+
+fn trim_quotes(s: &str) -> String {
+    let s = s.strip_prefix(['"', '\'']).unwrap_or(s);
+    s.strip_suffix(['"', '\'']).unwrap_or(s).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_values_are_redacted_once() {
+        assert_eq!(headers("Authorization: Bearer abc"), "Authorization: [redacted]");
+        assert_eq!(
+            headers(r#"headers = ["Cookie: a=1", "X-Y: z"]"#),
+            r#"headers = ["Cookie: [redacted]", "X-Y: z"]"#
+        );
+        assert_eq!(headers("Accept: */*"), "Accept: */*");
+        assert_eq!(
+            headers(r#"{"Authorization": "Bearer abc", "x": 1}"#),
+            r#"{"Authorization": "[redacted]", "x": 1}"#
+        );
+        assert_eq!(
+            headers("curl -H 'Cookie: sid=abc' http://127.0.0.1/"),
+            "curl -H 'Cookie: [redacted]' http://127.0.0.1/"
+        );
+        assert_eq!(
+            headers(r#"headers = { authorization = "Basic dXNlcjpw" }"#),
+            r#"headers = { authorization = "[redacted]" }"#
+        );
+        for once in [
+            "Authorization: [redacted]",
+            r#"{"Cookie":"[redacted]"}"#,
+            r#"Cookie = "[redacted]""#,
+        ] {
+            assert_eq!(headers(once), once);
+        }
+    }
+
+    #[test]
+    fn a_redactor_replaces_its_secrets_longest_first_and_skips_short_ones() {
+        let r = Redactor::new(["Bearer s3cret-token".to_string(), "s3cret-token".into(), "1".into()]);
+        assert_eq!(
+            r.apply("got Bearer s3cret-token then s3cret-token, exit 1"),
+            "got [redacted] then [redacted], exit 1"
+        );
+        let q = Redactor::new([r#"a"quoted"b"#.to_string()]);
+        assert_eq!(q.apply(r#"{"v":"a\"quoted\"b"}"#), r#"{"v":"[redacted]"}"#);
+        let e = q.error(crate::error::usage(r#"bad a"quoted"b"#));
+        assert_eq!(crate::error::exit_code(&e), 2);
+        assert_eq!(e.to_string(), "bad [redacted]");
+    }
+}
