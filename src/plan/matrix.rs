@@ -191,7 +191,8 @@ fn point(
     };
     if let Some((_, Err(why))) = &resolved {
         if x.skip_unsupported {
-            x.notes.push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
+            x.notes
+                .push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
             return Ok(None);
         }
         let at = if label.is_empty() {

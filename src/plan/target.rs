@@ -218,8 +218,7 @@ fn ready(r: &Table) -> Result<Ready, String> {
             timeout,
         },
         "log" => Ready::Log {
-            pattern: LogPattern::new(&text()?)
-                .map_err(|e| format!("log pattern is not a regular expression: {}", regex_error(&e)))?,
+            pattern: LogPattern::new(&text()?).map_err(|e| format!("log pattern is not a regular expression: {}", regex_error(&e)))?,
             timeout,
         },
         "delay" => Ready::Delay(values::duration(v).map_err(|e| format!("delay: {e}"))?),
