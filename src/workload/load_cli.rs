@@ -1,0 +1,30 @@
+//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`).
+//!
+//! Exit codes, as `perflab http`'s: 2 for bad input (one line on stderr, no load started); 130 when
+//! interrupted by SIGINT or SIGTERM (the summary of what was measured is still printed); 1 when an
+//! operation failed or none was measured; 0 otherwise.
+
+#[derive(clap::Args, Debug)]
+pub struct LoadArgs {
+    #[command(subcommand)]
+    pub kind: LoadKind,
+}
+
+#[derive(clap::Subcommand, Debug)]
+pub enum LoadKind {
+    /// Load the CPUs: workers at a load % each, held by their measured thread CPU time
+    Cpu(crate::workload::cpu::cli::CpuArgs),
+}
+
+pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
+    match a.kind {
+        LoadKind::Cpu(c) => crate::workload::cpu::cli::run(c),
+    }
+}
+
+/// A duration option (`-d 10s`), as a usage error naming the option when it is bad.
+pub fn duration(opt: &str, v: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
+    v.map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| crate::error::usage(format!("{opt}: {e}")))
+}
