@@ -14,11 +14,14 @@ pub struct LoadArgs {
 pub enum LoadKind {
     /// Load the CPUs: workers at a load % each, held by their measured thread CPU time
     Cpu(crate::workload::cpu::cli::CpuArgs),
+    /// Load the memory: touch and hold (and verify) a region, STREAM bandwidth, or access latency
+    Mem(crate::workload::mem::cli::MemArgs),
 }
 
 pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
     match a.kind {
         LoadKind::Cpu(c) => crate::workload::cpu::cli::run(c),
+        LoadKind::Mem(m) => crate::workload::mem::cli::run(m),
     }
 }
 

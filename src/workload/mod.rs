@@ -14,6 +14,7 @@ pub mod driver;
 pub mod exec;
 pub mod http;
 pub mod load_cli;
+pub mod mem;
 pub mod names;
 pub mod primary;
 pub mod registry;

@@ -117,6 +117,6 @@ pub fn run(p: &Prepared, warmup: Duration, duration: Duration, cancel: &Cancel, 
         ops: None,
     };
     let prepared = p.clone();
-    let run = ops::run("cpu", &spec, move |id| Ok(CpuOp::new(&prepared, id)), cancel, hooks)?;
+    let run = ops::run("cpu", &spec, move |id, _| Ok(CpuOp::new(&prepared, id)), cancel, hooks)?;
     Ok(CpuReport::new(p, run, cancel.is_cancelled()))
 }

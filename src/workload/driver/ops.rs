@@ -23,6 +23,23 @@ pub trait Operation: Send {
     /// `cpu` duty cycle) waits here. `now` is the clock after the last call; `measured`: the load
     /// phase has begun.
     fn between(&mut self, _now: Instant, _measured: bool) {}
+
+    /// Nothing to do for now (the `mem` touch mode holding its region): the worker naps instead of
+    /// calling, until this turns false or the run ends.
+    fn idle(&self) -> bool {
+        false
+    }
+}
+
+/// The end of the run as an operation sees it, so that a long operation can stop early.
+#[derive(Clone)]
+pub struct Until(Arc<Ctx>);
+
+impl Until {
+    /// The measured phase is over or the run was stopped.
+    pub fn reached(&self) -> bool {
+        self.0.stop.load(Ordering::Relaxed) || Instant::now() >= self.0.deadline
+    }
 }
 
 /// How the driver runs the operations.
@@ -118,12 +135,12 @@ impl Ctx {
     }
 }
 
-/// Run `spec.workers` workers, worker `id` calling the operation `make(id)` builds (on its own
-/// thread), warm-up first, then the measured phase, until its end, the `ops` budget or `cancel`.
+/// Run `spec.workers` workers, worker `id` calling the operation `make(id, until)` builds (on its
+/// own thread), warm-up first, then the measured phase, until its end, the `ops` budget or `cancel`.
 pub fn run<O, M>(name: &str, spec: &Spec, make: M, cancel: &Cancel, hooks: Hooks<'_>) -> anyhow::Result<Run<O>>
 where
     O: Operation + 'static,
-    M: Fn(usize) -> anyhow::Result<O> + Send + Sync + 'static,
+    M: Fn(usize, Until) -> anyhow::Result<O> + Send + Sync + 'static,
 {
     let timing = Timing::starting_now(spec.warmup);
     let ctx = Arc::new(Ctx {
@@ -135,7 +152,7 @@ where
     });
     let c = ctx.clone();
     let driven = drive(name, spec.workers, timing, &ctx.stop, cancel, hooks, move |id, tx| {
-        let op = make(id).map_err(|e| format!("{e:#}"))?;
+        let op = make(id, Until(c.clone())).map_err(|e| format!("{e:#}"))?;
         Ok::<_, String>(work(&c, id, op, tx))
     })?;
     let mut total = OpStats::new();
@@ -165,6 +182,11 @@ fn work<O: Operation>(ctx: &Ctx, id: usize, mut op: O, tx: Sender<Message>) -> W
             break;
         }
         flush(ctx, &mut iv, now, false, &tx);
+        if op.idle() {
+            std::thread::sleep(ctx.deadline.saturating_duration_since(now).min(Duration::from_millis(50)));
+            now = Instant::now();
+            continue;
+        }
         let intended = match (next, schedule.as_mut()) {
             (Some(t), Some(sc)) => {
                 if t > now {
@@ -281,7 +303,7 @@ mod tests {
             on_load_start: &mut on_load_start,
             on_tick: &mut on_tick,
         };
-        let mk = move |_| Ok(Count { calls: 0, fail_every });
+        let mk = move |_, _| Ok(Count { calls: 0, fail_every });
         let r = run("test", s, mk, &Cancel::new(), hooks).expect("run");
         (r, started)
     }
