@@ -85,13 +85,14 @@ impl Operation for MemOp {
                 }
                 let t = Instant::now();
                 let (a, b) = region.halves();
-                let errors = v.run(i, a, b);
-                let r = PatternResult {
+                let stop = || until.reached();
+                let found = v.run(i, a, b, &stop);
+                patterns.push(PatternResult {
                     name: PATTERNS[i],
-                    errors: Some(errors),
+                    errors: found,
                     time: t.elapsed(),
-                };
-                patterns.push(r);
+                });
+                let Some(errors) = found else { return Ok(()) };
                 if errors > 0 {
                     return Err(format!("pattern {}: {errors} word(s) differ", PATTERNS[i]));
                 }

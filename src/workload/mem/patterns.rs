@@ -72,13 +72,17 @@ impl Verifier {
         compare(a, b)
     }
 
-    /// Run pattern number `idx` of [`PATTERNS`]; returns the words found different.
-    pub fn run(&mut self, idx: usize, a: &mut [u64], b: &mut [u64]) -> u64 {
+    /// Run pattern number `idx` of [`PATTERNS`]; returns the words found different, or None when
+    /// `stop` said to stop between two of its passes (the test is then incomplete).
+    pub fn run(&mut self, idx: usize, a: &mut [u64], b: &mut [u64], stop: &dyn Fn() -> bool) -> Option<u64> {
         let name = PATTERNS[idx];
         let mut errors = 0;
         match name {
             "stuck_address" => {
                 for j in 0..16 {
+                    if stop() {
+                        return None;
+                    }
                     // Each word holds its own address (or its complement): a word written at the
                     // wrong address holds another's.
                     let want = |base: u64, i: usize| {
@@ -130,6 +134,9 @@ impl Verifier {
             }
             "solid_bits" => {
                 for j in 0..64 {
+                    if stop() {
+                        return None;
+                    }
                     let q = if j % 2 == 0 { ONES } else { 0 };
                     both(a, b, |i| if i % 2 == 0 { q } else { !q });
                     errors += self.check(name, a, b);
@@ -137,6 +144,9 @@ impl Verifier {
             }
             "checkerboard" => {
                 for j in 0..64 {
+                    if stop() {
+                        return None;
+                    }
                     let q = if j % 2 == 0 { CHECKER } else { !CHECKER };
                     both(a, b, |i| if i % 2 == 0 { q } else { !q });
                     errors += self.check(name, a, b);
@@ -144,6 +154,9 @@ impl Verifier {
             }
             "block_sequential" => {
                 for j in 0..256u64 {
+                    if stop() {
+                        return None;
+                    }
                     let q = j * 0x0101_0101_0101_0101;
                     both(a, b, |_| q);
                     errors += self.check(name, a, b);
@@ -152,6 +165,9 @@ impl Verifier {
             "walking_zeros" | "walking_ones" => {
                 let invert = name == "walking_zeros";
                 for j in 0..128 {
+                    if stop() {
+                        return None;
+                    }
                     let bit = if j < 64 { 1u64 << j } else { 1u64 << (127 - j) };
                     let q = if invert { !bit } else { bit };
                     both(a, b, |_| q);
@@ -160,6 +176,9 @@ impl Verifier {
             }
             "bit_spread" => {
                 for j in 0..128u32 {
+                    if stop() {
+                        return None;
+                    }
                     let q = if j < 64 {
                         (1u64 << j) | 1u64.checked_shl(j + 2).unwrap_or(0)
                     } else {
@@ -171,6 +190,9 @@ impl Verifier {
             }
             "bit_flip" => {
                 for k in 0..64 {
+                    if stop() {
+                        return None;
+                    }
                     let mut q = 1u64 << k;
                     for _ in 0..8 {
                         q = !q;
@@ -183,6 +205,9 @@ impl Verifier {
                 // 8- and 16-bit wide writes: `a` word by word, `b` in narrow stores of the same values.
                 let width = if name == "8bit_writes" { 1 } else { 2 };
                 for _ in 0..2 {
+                    if stop() {
+                        return None;
+                    }
                     let seed = self.rand();
                     let mut r = seed | 1;
                     fill(a, |_| {
@@ -196,7 +221,7 @@ impl Verifier {
                 }
             }
         }
-        errors
+        Some(errors)
     }
 }
 
@@ -254,8 +279,15 @@ mod tests {
         let (mut a, mut b) = (vec![0u64; 512], vec![0u64; 512]);
         let mut v = Verifier::new(7, None);
         for i in 0..PATTERNS.len() {
-            assert_eq!(v.run(i, &mut a, &mut b), 0, "{}", PATTERNS[i]);
+            assert_eq!(v.run(i, &mut a, &mut b, &|| false), Some(0), "{}", PATTERNS[i]);
         }
+    }
+
+    #[test]
+    fn a_stopped_pattern_is_incomplete() {
+        let (mut a, mut b) = (vec![0u64; 64], vec![0u64; 64]);
+        let bit_flip = PATTERNS.iter().position(|p| *p == "bit_flip").expect("bit_flip");
+        assert_eq!(Verifier::new(1, None).run(bit_flip, &mut a, &mut b, &|| true), None);
     }
 
     #[test]
@@ -263,7 +295,7 @@ mod tests {
         for (i, name) in PATTERNS.iter().enumerate() {
             let (mut a, mut b) = (vec![0u64; 64], vec![0u64; 64]);
             let mut v = Verifier::new(3, Some(name.to_string()));
-            let found: Vec<u64> = (0..PATTERNS.len()).map(|k| v.run(k, &mut a, &mut b)).collect();
+            let found: Vec<u64> = (0..PATTERNS.len()).map(|k| v.run(k, &mut a, &mut b, &|| false).expect("not stopped")).collect();
             assert!(found[i] >= 1, "{name}: {found:?}");
             assert!(found[..i].iter().all(|e| *e == 0), "{name}: {found:?}");
         }

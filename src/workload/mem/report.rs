@@ -141,7 +141,7 @@ impl MemReport {
                         let verdict = match p.errors {
                             Some(0) => "ok".to_string(),
                             Some(n) => format!("FAILED: {n} word(s) differ"),
-                            None => "not run (the load phase ended first)".to_string(),
+                            None => "not run or cut short (the load phase ended first)".to_string(),
                         };
                         let _ = writeln!(s, "  {:<22} {verdict}", p.name);
                     }
