@@ -61,13 +61,16 @@ impl Stream {
         black_box(&mut self.c);
         times[2] = t.elapsed();
         let t = Instant::now();
-        self.a.iter_mut().zip(self.b.iter().zip(&self.c)).for_each(|(a, (b, c))| *a = b + s * c);
+        self.a
+            .iter_mut()
+            .zip(self.b.iter().zip(&self.c))
+            .for_each(|(a, (b, c))| *a = b + s * c);
         black_box(&mut self.a);
         times[3] = t.elapsed();
         if record {
-            for k in 0..4 {
-                self.best[k] = self.best[k].min(times[k]);
-                self.total[k] += times[k];
+            for (k, t) in times.iter().enumerate() {
+                self.best[k] = self.best[k].min(*t);
+                self.total[k] += *t;
             }
             self.iterations += 1;
         }
