@@ -252,7 +252,7 @@ fn bandwidth_reports_streams_kernels_and_latency_sees_memory_slower_than_l1() {
         assert!(j["bandwidth"]["best_mib_per_s"][k].as_f64().unwrap() > 0.0, "{k}");
     }
     let ns = |size: &str| {
-        let out = load(&["mem", "latency", "-s", size, "-d", "1s", "-q", "--json"]);
+        let out = load(&["mem", "latency", "-s", size, "--warmup", "3s", "-d", "1s", "-q", "--json"]);
         assert_eq!(out.status.code(), Some(0));
         json(&out)["latency"]["ns_per_access"].as_f64().expect("ns")
     };
