@@ -16,6 +16,8 @@ pub enum Command {
     Monitor(crate::monitor::cli::MonitorArgs),
     /// Generate HTTP load (closed or open model), truthfully
     Http(crate::workload::http::cli::HttpArgs),
+    /// Load the machine with a built-in workload (cpu, mem)
+    Load(crate::workload::load_cli::LoadArgs),
     /// Serve HTTP: the built-in target
     Serve(crate::serve::cli::ServeArgs),
     /// Measure latency with probes (icmp, tcp, http, udp, command), as ping does
@@ -70,6 +72,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Monitor(a) => crate::monitor::cli::run(a),
         Command::Http(a) => crate::workload::http::cli::run(a),
+        Command::Load(a) => crate::workload::load_cli::run(a),
         Command::Serve(a) => crate::serve::cli::run(a),
         Command::Probe(a) => crate::probe::cli::run(a),
         Command::Run(a) => crate::runner::cli::run(a),

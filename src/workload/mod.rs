@@ -9,9 +9,12 @@
 //! Which workload a plan's `[workload] type` builds is decided by [`registry`], the one list of
 //! workload kinds (its keys, how it is built and checked before the run).
 
-pub mod builtin;
+pub mod cpu;
+pub mod driver;
 pub mod exec;
 pub mod http;
+pub mod load_cli;
+pub mod mem;
 pub mod names;
 pub mod primary;
 pub mod registry;

@@ -1,7 +1,7 @@
 //! The house rules of `src/`, checked on the source itself: no file over 600 lines, no function over
 //! 150, and no import cycle: neither between the pipeline's top-level modules nor between the modules
 //! inside one. A child may use the items its parent's `mod.rs` declares (a module's shared types),
-//! except in `report` and `workload::http`, which keep a strict one-way layering: there a child that
+//! except in `report`, `workload::http` and `workload::driver`, which keep a strict one-way layering: there a child that
 //! uses its parent while the parent uses it counts as a cycle.
 //! docs/architecture.md explains the layering these tests keep.
 
@@ -429,7 +429,7 @@ fn no_module_imports_one_that_imports_it_back() {
     );
     // Within each top-level module, one node per file. Outside the strict modules, a child's use of
     // an ancestor (its parent's declarations) is not an edge.
-    const STRICT: [&str; 2] = ["report", "workload::http"];
+    const STRICT: [&str; 3] = ["report", "workload::http", "workload::driver"];
     let strict = |m: &str| STRICT.iter().any(|s| m == *s || m.starts_with(&format!("{s}::")));
     let mut by_top: BTreeMap<String, BTreeMap<String, BTreeSet<String>>> = BTreeMap::new();
     for (from, tos) in &graph {

@@ -388,3 +388,20 @@ fn every_example_runs_with_short_phases() {
     let bad: Vec<&String> = summary.iter().filter(|(_, ok)| !ok).map(|(l, _)| l).collect();
     assert!(bad.is_empty(), "{bad:#?}");
 }
+
+/// The built-in cpu example beside stress-ng's: its trials store the load asked and achieved and the
+/// work per CPU-second, with the methods' version.
+#[test]
+fn the_builtin_cpu_example_runs_with_short_phases() {
+    let plan = load(&example("000_builtin_cpu"));
+    let (out, trials, _tmp) = run_short(plan, |p| p.label.contains("workers=2"));
+    assert_eq!(out.status, RunStatus::Complete);
+    assert_eq!(trials.len(), 1, "{:?}", failures(&trials));
+    let t = &trials[0];
+    assert!(t.ok(), "{:?}", failures(&trials));
+    assert_eq!(t.metric("load_asked_pct"), Some(90.0));
+    assert_eq!(t.metric("methods_version"), Some(1.0));
+    assert!(t.metric("load_achieved_pct").is_some_and(|v| v > 0.0 && v <= 101.0));
+    assert!(t.metric("matrix_ops_per_cpu_s").is_some_and(|v| v > 0.0));
+    assert!(t.metric("ops_per_s").is_some_and(|v| v > 0.0));
+}

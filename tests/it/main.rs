@@ -25,6 +25,7 @@ mod fuzz_common;
 mod fuzz_plan;
 mod http_protocols;
 mod http_truth;
+mod load_builtin;
 mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;

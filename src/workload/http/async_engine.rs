@@ -8,7 +8,6 @@
 
 use super::async_ctx::{Ctx, State};
 use super::config::Protocol;
-use super::shared::Schedule;
 use super::worker::{Interval, Message, Shared, Stats};
 use crate::workload::result::latency_histogram;
 use std::cell::RefCell;
@@ -111,7 +110,7 @@ async fn ticker(ctx: Rc<Ctx>) {
 
 /// Open model: put each intended send time on the queue when it comes.
 async fn schedule(ctx: Rc<Ctx>, id: usize) {
-    let Some(mut schedule) = Schedule::new(&ctx.sh.cfg, id) else {
+    let Some(mut schedule) = super::shared::schedule(&ctx.sh.cfg, id) else {
         return;
     };
     let mut next = schedule.first(ctx.sh.start);

@@ -94,11 +94,7 @@ impl HttpConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Arrival {
-    Constant,
-    Poisson,
-}
+pub use crate::workload::driver::schedule::Arrival;
 
 /// The wire protocol: HTTP/1.1 (plain on the mio fast path, or over TLS), h2 over TLS (ALPN) or h2c.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -11,24 +11,6 @@ pub const BUSY_THREAD: f64 = 0.90;
 /// Open model: more late sends than this fraction of the scheduled ones.
 pub const LATE_FRACTION: f64 = 0.01;
 
-/// This process's CPU time (user + system).
-pub fn process_cpu() -> std::time::Duration {
-    // SAFETY: rusage is a C struct of integers, for which all-zero bytes are a valid value.
-    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `ru` is a valid, writable rusage for the whole call; getrusage only fills it.
-    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
-    let tv = |t: libc::timeval| std::time::Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-    tv(ru.ru_utime) + tv(ru.ru_stime)
-}
-
-/// CPU time of the calling thread.
-pub fn thread_cpu() -> std::time::Duration {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
-    // SAFETY: `ts` is a valid, writable timespec for the whole call; clock_gettime only fills it.
-    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
-    std::time::Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
-}
-
 pub fn diagnose(cfg: &Prepared, r: &HttpReport) -> Vec<Warning> {
     let mut w = Vec::new();
     let busiest = r.thread_busy.iter().cloned().fold(0.0_f64, f64::max);

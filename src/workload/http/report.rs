@@ -17,17 +17,7 @@ pub struct Warning {
     pub message: String,
 }
 
-/// One second of the measured phase.
-#[derive(Clone, Debug)]
-pub struct Tick {
-    pub t_s: f64,
-    /// The interval's length: 1 s, less for the last one.
-    pub span_s: f64,
-    pub responses: u64,
-    pub errors: u64,
-    pub requests_per_s: f64,
-    pub p99_ms: f64,
-}
+pub use crate::workload::driver::interval::Tick;
 
 pub struct HttpReport {
     pub url: String,

@@ -50,7 +50,7 @@ const TIMER: Token = Token(usize::MAX - 1);
 /// Run one worker with `n` connections until the run ends.
 pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender<Message>) -> std::io::Result<Stats> {
     let now = Instant::now();
-    let schedule = Schedule::new(&sh.cfg, id);
+    let schedule = super::shared::schedule(&sh.cfg, id);
     let poll = Poll::new()?;
     let timer = match sh.cfg.rate {
         Some(_) => Some(Timer::new(poll.registry(), TIMER)?),

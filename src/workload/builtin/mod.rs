@@ -1,1 +1,0 @@
-//! Built-in workloads (CPU, memory, disk) behind the same `Workload` trait. Not built yet.

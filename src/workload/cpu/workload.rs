@@ -1,0 +1,74 @@
+//! The `cpu` workload of a plan (`type = "cpu"`).
+
+use super::config::{prepare, CpuConfig, Prepared};
+use crate::util::Cancel;
+use crate::workload::driver::coordinator::Hooks;
+use crate::workload::{Primary, Produces, RunSpec, Workload, WorkloadResult};
+
+/// The names of a cpu trial's metrics (`CpuReport::to_result`).
+const METRICS: &[&str] = &[
+    "ops_per_s",
+    "ops_per_cpu_s",
+    "load_asked_pct",
+    "load_achieved_pct",
+    "load_achieved_sd_pct",
+    "machine_busy_pct",
+    "worker*_load_pct",
+    "*_ops_per_s",
+    "*_ops_per_cpu_s",
+    "methods_version",
+    "ops",
+    "errors",
+    "op_p*_us",
+    "op_p*_ms",
+    "op_max_us",
+    "op_max_ms",
+];
+
+pub struct CpuWorkload {
+    p: Prepared,
+}
+
+impl CpuWorkload {
+    pub fn new(cfg: &CpuConfig) -> anyhow::Result<CpuWorkload> {
+        Ok(CpuWorkload { p: prepare(cfg)? })
+    }
+}
+
+impl Workload for CpuWorkload {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "cpu: {} worker(s) at {} % of a CPU each, method {} (methods v{}), {} CPU(s) allowed",
+            self.p.workers,
+            self.p.load_pct,
+            self.p.method.name(),
+            super::methods::VERSION,
+            self.p.cpus
+        )
+    }
+
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["ops_per_s"],
+            latency: &["op_p99_us"],
+            latency_histogram: Some("op"),
+        }
+    }
+
+    fn metrics(&self) -> Produces {
+        Produces::only([METRICS])
+    }
+
+    fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
+        let hooks = Hooks {
+            on_load_start,
+            on_tick: &mut |_, _| {},
+        };
+        let report = super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)?;
+        Ok(report.to_result())
+    }
+}

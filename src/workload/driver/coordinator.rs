@@ -1,0 +1,183 @@
+//! The coordinator: starts the worker threads, calls `on_load_start` when the warm-up ends, merges
+//! each second's intervals of all workers into the live series, and returns each worker's result
+//! with its thread's CPU and wall time.
+
+use super::clock;
+use super::interval::{Message, Tick};
+use crate::util::Cancel;
+use crate::workload::result::latency_histogram;
+use hdrhistogram::Histogram;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+/// When the run started and when its measured phase starts.
+#[derive(Clone, Copy, Debug)]
+pub struct Timing {
+    pub start: Instant,
+    /// Operations whose intended time is at or after this instant are measured (warm-up before it).
+    pub measure_from: Instant,
+}
+
+impl Timing {
+    /// A run starting now, measured after `warmup`.
+    pub fn starting_now(warmup: Duration) -> Timing {
+        let start = Instant::now();
+        Timing {
+            start,
+            measure_from: start + warmup,
+        }
+    }
+}
+
+/// One worker thread's result, its thread's CPU time and its wall time.
+pub struct Finished<S> {
+    pub stats: S,
+    pub cpu: Duration,
+    pub wall: Duration,
+}
+
+/// What [`drive`] returns: every worker's result in worker order, the per-second series, how long
+/// the measured phase lasted, the whole run's wall time and the process's CPU time over the run.
+pub struct Driven<S> {
+    pub workers: Vec<Finished<S>>,
+    pub series: Vec<Tick>,
+    pub measured: Duration,
+    pub wall: Duration,
+    pub cpu: Duration,
+}
+
+/// Hooks the caller gives [`drive`]: the cutover and each second of the series.
+pub struct Hooks<'a> {
+    pub on_load_start: &'a mut dyn FnMut(),
+    pub on_tick: &'a mut dyn FnMut(&Tick, &Histogram<u64>),
+}
+
+/// Run `threads` workers (thread names `<name>-worker-<id>`): `worker(id, tx)` runs one worker's
+/// loop, sends an [`Interval`](super::interval::Interval) per measured second on `tx`, and returns
+/// its result when `stop` is set or its work is done. `stop` is set when `cancel` is.
+pub fn drive<S, E, F>(
+    name: &str,
+    threads: usize,
+    timing: Timing,
+    stop: &AtomicBool,
+    cancel: &Cancel,
+    hooks: Hooks<'_>,
+    worker: F,
+) -> anyhow::Result<Driven<S>>
+where
+    S: Send + 'static,
+    E: std::fmt::Display + Send + 'static,
+    F: Fn(usize, mpsc::Sender<Message>) -> Result<S, E> + Send + Sync + 'static,
+{
+    let cpu0 = clock::process_cpu();
+    let (tx, rx) = mpsc::channel::<Message>();
+    let worker = Arc::new(worker);
+    let mut handles = Vec::new();
+    for id in 0..threads {
+        let (tx, worker) = (tx.clone(), worker.clone());
+        handles.push(std::thread::Builder::new().name(format!("{name}-worker-{id}")).spawn(move || {
+            let t0 = Instant::now();
+            let r = worker(id, tx.clone());
+            let (cpu, wall) = (clock::thread_cpu(), t0.elapsed());
+            let _ = tx.send(Message::Finished);
+            r.map(|stats| Finished { stats, cpu, wall })
+        })?);
+    }
+    drop(tx);
+    let (series, ended) = collect(threads, timing, stop, cancel, hooks, &rx);
+    let mut workers = Vec::new();
+    for h in handles {
+        match h.join() {
+            Ok(Ok(f)) => workers.push(f),
+            Ok(Err(e)) => return Err(anyhow::anyhow!("a worker failed: {e}")),
+            Err(_) => return Err(anyhow::anyhow!("a worker panicked")),
+        }
+    }
+    Ok(Driven {
+        workers,
+        series,
+        measured: ended.saturating_duration_since(timing.measure_from),
+        wall: ended.duration_since(timing.start),
+        cpu: clock::process_cpu().saturating_sub(cpu0),
+    })
+}
+
+/// The coordinator's loop: until every worker has finished, merge the intervals of each second.
+fn collect(
+    threads: usize,
+    timing: Timing,
+    stop: &AtomicBool,
+    cancel: &Cancel,
+    hooks: Hooks<'_>,
+    rx: &mpsc::Receiver<Message>,
+) -> (Vec<Tick>, Instant) {
+    let measure_from = timing.measure_from;
+    let mut started = Instant::now() >= measure_from;
+    if started {
+        (hooks.on_load_start)();
+    }
+    let mut pending: BTreeMap<u32, (usize, Histogram<u64>, u64, u64)> = BTreeMap::new();
+    let mut series = Vec::new();
+    let mut finished = 0;
+    while finished < threads {
+        let now = Instant::now();
+        if !started && now >= measure_from {
+            started = true;
+            (hooks.on_load_start)();
+        }
+        if cancel.is_cancelled() {
+            stop.store(true, Ordering::Relaxed);
+        }
+        let wait = if started {
+            Duration::from_millis(100)
+        } else {
+            (measure_from - now).min(Duration::from_millis(100))
+        };
+        match rx.recv_timeout(wait) {
+            Ok(Message::Finished) => finished += 1,
+            Ok(Message::Interval(iv)) => {
+                let e = pending.entry(iv.sec).or_insert_with(|| (0, latency_histogram(), 0, 0));
+                e.0 += 1;
+                let _ = e.1.add(&iv.latency);
+                e.2 += iv.responses;
+                e.3 += iv.errors;
+                if e.0 == threads {
+                    if let Some((_, h, n, errs)) = pending.remove(&iv.sec) {
+                        let t = tick(iv.sec, &h, n, errs, now.duration_since(measure_from));
+                        (hooks.on_tick)(&t, &h);
+                        series.push(t);
+                    }
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let ended = Instant::now();
+    // The last, partial second.
+    for (sec, (_, h, n, errs)) in pending {
+        let t = tick(sec, &h, n, errs, ended.duration_since(measure_from));
+        (hooks.on_tick)(&t, &h);
+        series.push(t);
+    }
+    (series, ended)
+}
+
+fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) -> Tick {
+    // A second is whole unless it is the last one.
+    let span = (elapsed.as_secs_f64() - f64::from(sec)).clamp(1e-3, 1.0);
+    Tick {
+        t_s: f64::from(sec),
+        span_s: span,
+        responses: n,
+        errors,
+        requests_per_s: n as f64 / span,
+        p99_ms: if n > 0 {
+            h.value_at_quantile(0.99) as f64 / 1000.0
+        } else {
+            f64::NAN
+        },
+    }
+}

@@ -1,0 +1,94 @@
+//! The `mem` workload of a plan (`type = "mem"`).
+
+use super::config::{prepare, MemConfig, Mode};
+use super::size::{available, human};
+use crate::util::Cancel;
+use crate::workload::driver::coordinator::Hooks;
+use crate::workload::{Primary, Produces, RunSpec, Workload, WorkloadResult};
+
+/// The names of a mem trial's metrics (`MemReport::to_result`), every mode.
+const METRICS: &[&str] = &[
+    "touched_mib",
+    "touch_mib_per_s",
+    "verify_errors",
+    "verify_patterns_run",
+    "verify_patterns_failed",
+    "pattern_*_errors",
+    "copy_mib_per_s",
+    "scale_mib_per_s",
+    "add_mib_per_s",
+    "triad_mib_per_s",
+    "read_mib_per_s",
+    "write_mib_per_s",
+    "array_mib",
+    "access_latency_ns",
+    "access_latency_min_ns",
+    "accesses_per_s",
+    "working_set_mib",
+    "ops",
+    "errors",
+    "op_p*_ms",
+    "op_p*_us",
+    "op_max_ms",
+    "op_max_us",
+];
+
+pub struct MemWorkload {
+    mode: Mode,
+}
+
+impl MemWorkload {
+    pub fn new(cfg: &MemConfig) -> anyhow::Result<MemWorkload> {
+        Ok(MemWorkload {
+            mode: prepare(cfg, available())?,
+        })
+    }
+}
+
+impl Workload for MemWorkload {
+    fn name(&self) -> String {
+        format!("mem:{}", self.mode.name())
+    }
+
+    fn describe(&self) -> String {
+        match &self.mode {
+            Mode::Touch { bytes, verify } => format!(
+                "mem touch: allocate and touch {}, hold it through the load phase{}",
+                human(*bytes),
+                if *verify { ", then memtester's pattern tests over it" } else { "" }
+            ),
+            Mode::Bandwidth { workers, array_bytes, llc } => format!(
+                "mem bandwidth: STREAM copy/scale/add/triad, {workers} worker(s) × 3 arrays of {} (last-level cache {}), best of the iterations",
+                human(*array_bytes),
+                llc.map_or("unknown".into(), human)
+            ),
+            Mode::Latency { bytes } => format!("mem latency: a dependent random pointer chase over {}", human(*bytes)),
+        }
+    }
+
+    fn primary(&self) -> Primary {
+        let (throughput, latency): (&'static [&'static str], &'static [&'static str]) = match self.mode {
+            Mode::Touch { .. } => (&["touch_mib_per_s"], &[]),
+            Mode::Bandwidth { .. } => (&["triad_mib_per_s"], &[]),
+            Mode::Latency { .. } => (&["accesses_per_s"], &["access_latency_ns"]),
+        };
+        Primary {
+            throughput,
+            latency,
+            latency_histogram: None,
+        }
+    }
+
+    fn metrics(&self) -> Produces {
+        Produces::only([METRICS])
+    }
+
+    fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
+        let hooks = Hooks {
+            on_load_start,
+            on_tick: &mut |_, _| {},
+        };
+        let report = super::engine::run(&self.mode, spec.warmup, spec.load, cancel, hooks)?;
+        Ok(report.to_result())
+    }
+}

@@ -1,0 +1,49 @@
+//! `type = "mem"`: the built-in memory load (`perflab load mem`), in-process.
+
+use super::{decode, located, Key, Locator, WorkloadKind};
+use crate::workload::mem::config::MemConfig;
+use crate::workload::mem::workload::MemWorkload;
+use crate::workload::Workload;
+
+pub struct Kind;
+
+const KEYS: &[Key] = &[
+    Key { name: "mode", ty: "`\"touch\"`, `\"bandwidth\"` or `\"latency\"`", default: "required", doc: "touch and hold a region (and verify it), STREAM bandwidth, or pointer-chase latency" },
+    Key { name: "size", ty: "integer (bytes) or string (`\"512M\"`, `\"2G\"`, `\"75%\"`)", default: "touch: required; latency: `\"64M\"`; bandwidth: 4 × the last-level cache", doc: "touch: the region; latency: the working set; bandwidth: each array; more than the machine can give is refused" },
+    Key { name: "verify", ty: "bool", default: "`false`", doc: "touch: run memtester's pattern tests over the region and report each one" },
+    Key { name: "workers", ty: "integer ≥ 1", default: "`1`", doc: "bandwidth: worker threads, each with its own arrays" },
+];
+
+impl WorkloadKind for Kind {
+    fn name(&self) -> &'static str {
+        "mem"
+    }
+
+    fn summary(&self) -> &'static str {
+        "perflab's built-in memory load, the options of `perflab load mem`. Primary figures: touch `touch_mib_per_s`; bandwidth `triad_mib_per_s`; latency `accesses_per_s` and `access_latency_ns`."
+    }
+
+    fn keys(&self) -> &'static [Key] {
+        KEYS
+    }
+
+    fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
+        let cfg: MemConfig = decode(table, KEYS, loc)?;
+        let w = MemWorkload::new(&cfg).map_err(|e| {
+            let msg = format!("{e:#}");
+            let key = KEYS.iter().map(|k| k.name).find(|k| msg.starts_with(k));
+            located(loc, key, &msg)
+        })?;
+        Ok(Box::new(w))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_declared_keys_are_what_the_config_decodes() {
+        let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
+        declared.sort();
+        assert_eq!(declared, super::super::serde_fields::<crate::workload::mem::config::MemConfig>());
+    }
+}

@@ -1,0 +1,264 @@
+//! The built-in `cpu` and `mem` workloads (`perflab load`, `type = "cpu"|"mem"`): bad input is one
+//! line (with `file:line:col` in a plan) and exit code 2; the JSON carries its schema and the figures
+//! it documents; the cpu load reads as asked in /proc/stat on an idle machine (skipped loudly when the
+//! machine is busy); touch holds the size asked; verify finds an injected error and names its pattern;
+//! the pointer chase sees memory slower than the L1 cache.
+
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use crate::common::write_plan;
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+
+fn load(args: &[&str]) -> Output {
+    Command::new(BIN).arg("load").args(args).output().expect("perflab load")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+fn one_line_exit_2(out: &Output, want: &str) {
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(want), "{err}");
+}
+
+#[test]
+fn bad_input_on_the_command_line_is_one_line_and_exit_2() {
+    one_line_exit_2(&load(&["cpu", "-l", "0", "-d", "1s"]), "load must be from 1 to 100");
+    one_line_exit_2(&load(&["cpu", "-l", "150", "-d", "1s"]), "not 150");
+    let many = (std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) + 1).to_string();
+    one_line_exit_2(&load(&["cpu", "-w", &many, "-d", "1s"]), "--oversubscribe");
+    one_line_exit_2(&load(&["cpu", "-m", "fft", "-d", "1s"]), "method \"fft\"");
+    one_line_exit_2(&load(&["mem", "touch", "-s", "lots"]), "size \"lots\"");
+    one_line_exit_2(&load(&["mem", "touch", "-s", "1000T"]), "more than the");
+    one_line_exit_2(&load(&["mem", "swap"]), "mode \"swap\"");
+}
+
+#[test]
+fn bad_input_in_a_plan_is_one_line_at_its_key_and_exit_2() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let phases = "[phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"1s\"\nrecovery = \"0s\"\n";
+    for (table, want) in [
+        ("type = \"cpu\"\nload = 150\n", ":7:1: load must be from 1 to 100"),
+        ("type = \"cpu\"\nload = 0\n", ":7:1: load must be from 1 to 100"),
+        ("type = \"cpu\"\nworkers = 4096\n", ":7:1: workers = 4096 is more than the"),
+        ("type = \"mem\"\nmode = \"touch\"\nsize = \"lots\"\n", ":8:1: size \"lots\""),
+        (
+            "type = \"mem\"\nmode = \"latency\"\nverify = true\n",
+            ":8:1: verify needs mode = \"touch\"",
+        ),
+    ] {
+        let plan = write_plan(tmp.path(), &format!("name = \"bad\"\n\n\n\n[workload]\n{table}{phases}"));
+        let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{table}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(want), "{table}: want {want}, got {err}");
+    }
+}
+
+#[test]
+fn a_dry_run_describes_the_built_ins_and_their_primary_figures() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let plan = write_plan(
+        tmp.path(),
+        "name = \"d\"\n[workload]\ntype = \"cpu\"\nworkers = 1\nload = 50\nmethod = \"hash\"\n\
+         [phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"1s\"\nrecovery = \"0s\"\n",
+    );
+    let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("dry run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        text.contains("cpu: 1 worker(s) at 50 % of a CPU each, method hash (methods v1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("primary: throughput ops_per_s, latency op_p99_us (from the merged `op` histogram)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn the_cpu_json_says_asked_achieved_and_the_work_per_method() {
+    let out = load(&["cpu", "-w", "1", "-d", "1s", "--json", "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    assert_eq!(j["schema"], "perflab.load.cpu/1");
+    assert_eq!(j["methods_version"], 1);
+    assert_eq!(j["load"]["asked_pct"], 100.0);
+    assert_eq!(j["load"]["per_worker"].as_array().map(Vec::len), Some(1));
+    let ops = j["work"]["ops"].as_u64().expect("ops");
+    assert!(ops > 0);
+    let methods = j["work"]["methods"].as_array().expect("methods");
+    let names: Vec<&str> = methods.iter().filter_map(|m| m["name"].as_str()).collect();
+    assert_eq!(names, ["int", "float", "matrix", "hash"], "mix runs every method");
+    let per_method: u64 = methods.iter().filter_map(|m| m["ops"].as_u64()).sum();
+    assert_eq!(per_method, ops, "every operation is counted under its method");
+    // The achieved load is a fraction of a CPU: never more than 100 % (plus the clock's grain).
+    let achieved = j["load"]["achieved"]["mean_pct"].as_f64().expect("achieved");
+    assert!(achieved > 0.0 && achieved <= 101.0, "{achieved}");
+}
+
+/// Busy and total jiffies of the whole machine (/proc/stat's `cpu` line).
+fn proc_stat() -> (u64, u64) {
+    let s = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
+    let v: Vec<u64> = s
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
+    let idle = v[3] + v[4];
+    let total: u64 = v.iter().take(8).sum();
+    (total - idle, total)
+}
+
+fn busy_pct_over(d: Duration) -> f64 {
+    let (b0, t0) = proc_stat();
+    std::thread::sleep(d);
+    let (b1, t1) = proc_stat();
+    100.0 * (b1 - b0) as f64 / (t1 - t0).max(1) as f64
+}
+
+/// The goal of the cpu load: on an idle 2-CPU machine, 2 workers at 50 % read 50 ± 2 % busy in
+/// /proc/stat over the load phase, and 1 worker at 25 % reads 12.5 ± 2 %.
+#[test]
+fn the_cpu_load_reads_as_asked_in_proc_stat_on_an_idle_machine() {
+    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+    let online = perflab::util::cpus::online_cpus().len();
+    if cpus != 2 || online != 2 {
+        eprintln!("SKIPPED: the /proc/stat goal is for a 2-CPU machine (this one: {online} online, {cpus} allowed)");
+        return;
+    }
+    for (workers, load, want) in [("2", "50", 50.0), ("1", "25", 12.5)] {
+        let background = busy_pct_over(Duration::from_secs(1));
+        if background > 3.0 {
+            eprintln!("SKIPPED: the machine is busy ({background:.1} % before the run): /proc/stat cannot show our load alone");
+            return;
+        }
+        let child = Command::new(BIN)
+            .args([
+                "load", "cpu", "-w", workers, "-l", load, "--warmup", "1s", "-d", "4s", "--json", "-q",
+            ])
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        std::thread::sleep(Duration::from_millis(1200));
+        let busy = busy_pct_over(Duration::from_secs(3));
+        let out = child.wait_with_output().expect("wait");
+        assert_eq!(out.status.code(), Some(0));
+        let after = busy_pct_over(Duration::from_secs(1));
+        if after > 3.0 {
+            eprintln!("SKIPPED: the machine became busy ({after:.1} % after the run)");
+            return;
+        }
+        assert!(
+            (busy - want).abs() <= 2.0,
+            "{workers} worker(s) at {load} %: /proc/stat read {busy:.1} %, want {want} ± 2"
+        );
+        let achieved = json(&out)["load"]["achieved"]["mean_pct"].as_f64().expect("achieved");
+        assert!((achieved - load.parse::<f64>().unwrap()).abs() <= 2.0, "achieved {achieved}");
+    }
+}
+
+fn vm_rss_kib(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    perflab::workload::mem::size::meminfo_kib(&s, "VmRSS")
+}
+
+/// touch of 1 GiB holds 1 GiB ± 5 % more resident memory than the process had before it.
+#[test]
+fn touch_holds_the_size_asked() {
+    if perflab::workload::mem::size::available() < 3 << 30 {
+        eprintln!("SKIPPED: less than 3 GiB available for a 1 GiB touch");
+        return;
+    }
+    let mut child = Command::new(BIN)
+        .args(["load", "mem", "touch", "-s", "1G", "-d", "3s", "-q", "--json"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    // The touch takes well under a second here; then the region is held.
+    let mut rss = 0;
+    for _ in 0..25 {
+        std::thread::sleep(Duration::from_millis(100));
+        rss = rss.max(vm_rss_kib(child.id()).unwrap_or(0));
+    }
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    let gib_kib = 1u64 << 20;
+    // The binary's own resident pages are a few MiB.
+    assert!(
+        rss >= gib_kib * 95 / 100 && rss <= gib_kib * 105 / 100 + 32 * 1024,
+        "VmRSS {rss} KiB"
+    );
+}
+
+#[test]
+fn verify_passes_sound_memory_and_names_the_pattern_of_an_injected_error() {
+    let out = load(&["mem", "touch", "-s", "1M", "--verify", "-d", "5s", "-q", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    let pats = j["touch"]["patterns"].as_array().expect("patterns").clone();
+    assert_eq!(pats.len(), 18, "memtester's tests");
+    assert!(pats.iter().all(|p| p["ok"] == true), "{pats:?}");
+    let out = Command::new(BIN)
+        .args(["load", "mem", "touch", "-s", "1M", "--verify", "-d", "5s", "-q", "--json"])
+        .env("PERFLAB_MEM_INJECT_ERROR", "checkerboard")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "a failed pattern exits 1");
+    let j = json(&out);
+    let pats = j["touch"]["patterns"].as_array().expect("patterns").clone();
+    let failed: Vec<&str> = pats
+        .iter()
+        .filter(|p| p["ok"] == false)
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(failed, ["checkerboard"], "{pats:?}");
+    let text = Command::new(BIN)
+        .args(["load", "mem", "touch", "-s", "1M", "--verify", "-d", "5s", "-q"])
+        .env("PERFLAB_MEM_INJECT_ERROR", "bit_flip")
+        .output()
+        .expect("run");
+    let summary = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        summary.contains("bit_flip") && summary.contains("FAILED: 1 word(s) differ"),
+        "{summary}"
+    );
+}
+
+#[test]
+fn bandwidth_reports_streams_kernels_and_latency_sees_memory_slower_than_l1() {
+    let out = load(&["mem", "bandwidth", "-s", "8M", "-d", "1s", "-q", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let j = json(&out);
+    assert_eq!(j["schema"], "perflab.load.mem/1");
+    assert_eq!(j["bandwidth"]["array_bytes"], 8 << 20);
+    assert!(j["bandwidth"]["iterations"].as_u64().unwrap() >= 1);
+    for k in ["copy", "scale", "add", "triad"] {
+        assert!(j["bandwidth"]["best_mib_per_s"][k].as_f64().unwrap() > 0.0, "{k}");
+    }
+    let ns = |size: &str| {
+        let out = load(&["mem", "latency", "-s", size, "--warmup", "3s", "-d", "1s", "-q", "--json"]);
+        assert_eq!(out.status.code(), Some(0));
+        json(&out)["latency"]["ns_per_access"].as_f64().expect("ns")
+    };
+    let (l1, dram) = (ns("16K"), ns("256M"));
+    assert!(
+        dram > 3.0 * l1,
+        "a 256 MiB chase ({dram:.1} ns) is not slower than a 16 KiB one ({l1:.1} ns)"
+    );
+}
