@@ -38,6 +38,7 @@ pub fn trial_for(plan: &Plan, point: usize, repetition: u32, index: usize) -> Tr
         repetition,
         target: p.target.clone(),
         workload: p.workload.clone(),
+        probes: p.probes.clone(),
     }
 }
 
