@@ -142,7 +142,29 @@ fn one(p: &Spanned<RawProbe>, name: &str, params: &Params, src: &Source) -> anyh
             other => return Err(at(v, format!("cacert: expected a file's path, found {}", values::describe(&other)))),
         }
     }
+    if let Target::Address(a) = &spec.target {
+        if let Some(why) = address_problem(kind, a) {
+            return Err(at(t, format!("target: {why}")));
+        }
+    }
     spec.check()
         .map_err(|e| src.error(&p.span(), format!("[[probes]] {name}: {e}")))?;
     Ok(spec)
+}
+
+/// What is wrong with an address of `kind` as written (no name is resolved here: the target may
+/// only exist once the run starts it).
+fn address_problem(kind: Kind, a: &str) -> Option<String> {
+    match kind {
+        Kind::Tcp | Kind::Udp => {
+            let ok = a.rsplit_once(':').is_some_and(|(h, p)| {
+                !h.is_empty() && !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (!h.contains(':') || h.ends_with(']'))
+            });
+            (!ok).then(|| format!("`{a}` needs a port (HOST:PORT, e.g. 127.0.0.1:8080)"))
+        }
+        Kind::Http => (!(a.starts_with("http://") || a.starts_with("https://")))
+            .then(|| format!("`{a}` is not an http:// or https:// URL")),
+        Kind::Icmp => a.contains('/').then(|| format!("`{a}` is not a host name or address")),
+        Kind::Command => None,
+    }
 }
