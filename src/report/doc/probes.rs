@@ -11,7 +11,7 @@ pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
     }
     let mut blocks = vec![Block::Para(
         "Each probe ran through every phase of every trial; a probe is counted in the phase it was sent in. \
-         Latency figures are of the replies (ms); loss is timeouts and errors, % of the probes sent. \
+         Latency figures are of the replies (ms); loss is timeouts and errors, failed is answers that said failure (a command's non-zero exit, an HTTP status of 400 or more), both % of the probes sent. \
          Inflation = median under load / median at baseline."
             .into(),
     )];
@@ -54,11 +54,12 @@ pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
                     opt(r.max_ms),
                     opt(r.sd_ms),
                     num(ph.loss_pct),
+                    num(ph.failed_pct),
                 ]
             })
             .collect();
         blocks.push(table(
-            &["phase", "n", "min", "median", "mean", "p90", "p99", "max", "sd", "loss %"],
+            &["phase", "n", "min", "median", "mean", "p90", "p99", "max", "sd", "loss %", "failed %"],
             rows,
         ));
         blocks.extend(chart_blocks(charts, &format!("probe_{i:02}_")));
