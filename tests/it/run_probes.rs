@@ -206,3 +206,145 @@ fn an_icmp_probe_without_the_privilege_refuses_the_plan_naming_the_sysctl() {
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
     assert!(stderr.contains("plan.toml:6:1") && stderr.contains("net.ipv4.ping_group_range"), "{stderr}");
 }
+
+#[test]
+fn a_probe_whose_target_stops_answering_mid_trial_records_timeouts_as_loss_and_the_trial_goes_on() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let flag = tmp.path().join("stalled");
+    let flag = flag.display();
+    // The workload makes the probe's command hang from the load phase on; the probe's timeout
+    // (150 ms) turns each hang into a timeout.
+    let body = format!(
+        r#"name = "stall"
+
+[workload]
+type = "exec"
+command = ["sh", "-c", "touch {flag}; sleep 0.6"]
+
+[phases]
+baseline = "500ms"
+warmup = "0s"
+load = "600ms"
+recovery = "400ms"
+interval = "100ms"
+
+[[probes]]
+kind = "command"
+name = "stall"
+target = "if [ -e {flag} ]; then sleep 5; fi"
+interval = "50ms"
+timeout = "150ms"
+"#
+    );
+    let plan = write_plan(tmp.path(), &body);
+    let runs = tmp.path().join("runs");
+    let out = Command::new(BIN)
+        .args(["run", "--quiet", "--runs-dir"])
+        .arg(&runs)
+        .arg(&plan)
+        .output()
+        .expect("run perflab");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(only_run_dir(&runs)).expect("store");
+    let t = store.trials().expect("trials").pop().expect("a trial");
+    assert!(t.ok(), "the trial goes on: {:?}", t.failure);
+    let p = store.probes(t.id).expect("probes").pop().expect("the probe");
+    // No missing samples: every probe sent is a row, in order.
+    assert!(p.samples.iter().enumerate().all(|(i, s)| s.seq == i as u64));
+    let of = |ph: &str| p.samples.iter().filter(|s| s.phase == ph).collect::<Vec<_>>();
+    assert!(!of("baseline").is_empty() && of("baseline").iter().all(|s| s.outcome == "reply"));
+    let recovery = of("recovery");
+    assert!(!recovery.is_empty() && recovery.iter().all(|s| s.outcome == "timeout"), "{recovery:?}");
+    assert!(recovery.iter().all(|s| s.rtt_ms.is_none()));
+    assert_eq!(t.metric("probe_stall_baseline_loss_pct"), Some(0.0));
+    assert_eq!(t.metric("probe_stall_recovery_loss_pct"), Some(100.0));
+    assert!(t.metric("probe_stall_loss_pct").is_some_and(|v| v > 0.0), "{:?}", t.metric("probe_stall_loss_pct"));
+}
+
+/// A store with one trial whose probe answered in 1 ms at baseline and 5 ms under load.
+fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
+    use perflab::store::{ProbeRecord, ProbeRow, RunInfo, RunStatus, TrialRecord};
+    let mut s = Store::create(dir).expect("store");
+    s.write_run(&RunInfo {
+        plan_name: "p".into(),
+        plan_file: "p.toml".into(),
+        plan_source: String::new(),
+        seed: 1,
+        started_unix: 1_700_000_000.0,
+        planned_trials: 1,
+    })
+    .expect("run");
+    s.write_point(0, "", "{}", 1, None).expect("point");
+    let mut samples = Vec::new();
+    for (i, (phase, ms)) in std::iter::repeat_n(("baseline", 1.0), 20)
+        .chain(std::iter::repeat_n(("load", load_ms), 20))
+        .chain([("load", -1.0)])
+        .enumerate()
+    {
+        samples.push(ProbeRow {
+            seq: i as u64,
+            phase: phase.into(),
+            t_s: 0.1 * i as f64,
+            outcome: if ms < 0.0 { "timeout".into() } else { "reply".into() },
+            rtt_ms: (ms >= 0.0).then_some(ms),
+            status: None,
+            packets: 2,
+            bytes: 128,
+        });
+    }
+    s.write_trial(&TrialRecord {
+        id: 0,
+        point: 0,
+        repetition: 1,
+        params_json: "{}".into(),
+        workload: "http".into(),
+        failure: None,
+        started_unix: 1_700_000_000.0,
+        ended_unix: 1_700_000_005.0,
+        limit_mechanism: None,
+        limit_proof: None,
+        stdout_tail: None,
+        stderr_tail: None,
+        phases: vec![("baseline".into(), 0.0, 2.0), ("load".into(), 2.0, 4.1)],
+        result: Some(Default::default()),
+        samples: vec![],
+        probes: vec![ProbeRecord {
+            name: "ssh".into(),
+            kind: "command".into(),
+            target: "ssh server true".into(),
+            interval_s: 0.1,
+            detail: "sh -c".into(),
+            started_s: 0.0,
+            samples,
+        }],
+    })
+    .expect("trial");
+    s.finish_run(RunStatus::Complete, 1_700_000_010.0).expect("finish");
+}
+
+#[test]
+fn the_report_tables_a_probe_idle_vs_under_load_and_p1_quotes_both_medians() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    run_with_probe(tmp.path(), 5.0);
+    let m = perflab::report::build(&[tmp.path()], false).expect("report");
+    assert_eq!(m.probes.len(), 1);
+    let p = &m.probes[0];
+    let (b, l) = (p.phase("baseline").expect("baseline"), p.phase("load").expect("load"));
+    assert_eq!((b.n, b.rtt.median_ms, b.rtt.sd_ms, b.loss_pct), (20, Some(1.0), Some(0.0), 0.0));
+    assert_eq!((l.n, l.rtt.count, l.rtt.median_ms, l.rtt.max_ms), (21, 20, Some(5.0), Some(5.0)));
+    assert!((l.loss_pct - 100.0 / 21.0).abs() < 1e-9);
+    assert_eq!(p.inflation, Some(5.0));
+    assert_eq!(p.diff_mean_ms, Some(4.0));
+    assert_eq!(p.diff_ci95_ms, Some((4.0, 4.0)), "no spread, no uncertainty");
+    // 41 probes of 2 packets over 4 s (the last send at 4.0 s, plus one interval): 20.5 packets/s.
+    assert!((p.packets_per_s - 82.0 / 4.1).abs() < 1e-9, "{}", p.packets_per_s);
+    let f = m.findings.iter().find(|f| f.rule == "P1").expect("P1 fires at 5 × the baseline median");
+    assert!(f.title.contains("5.00 ms") && f.title.contains("1.00 ms"), "{}", f.title);
+    assert_eq!(f.evidence[0].baseline, Some(1.0));
+    // 1 ms → 1.5 ms: under the factor, no finding.
+    let tmp = tempfile::tempdir().expect("tmp");
+    run_with_probe(tmp.path(), 1.5);
+    let m = perflab::report::build(&[tmp.path()], false).expect("report");
+    assert!(m.findings.iter().all(|f| f.rule != "P1"));
+    assert_eq!(m.probes[0].inflation, Some(1.5));
+}

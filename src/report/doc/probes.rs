@@ -37,7 +37,7 @@ pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
                 num(hi)
             ));
         }
-        blocks.push(Block::Para(crate::report::safe(&text)));
+        blocks.push(Block::Para(crate::report::loaded::safe(&text)));
         let rows = p
             .phases
             .iter()
