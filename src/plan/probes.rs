@@ -21,10 +21,7 @@ pub(super) fn names(raw: &[Spanned<RawProbe>], src: &Source) -> anyhow::Result<V
             format!("{} probes: a plan may have at most {MAX_PROBES}", raw.len()),
         ));
     }
-    let kinds: Vec<Option<String>> = raw
-        .iter()
-        .map(|p| p.get_ref().kind.as_ref().map(|k| k.get_ref().clone()))
-        .collect();
+    let kinds: Vec<Option<String>> = raw.iter().map(|p| p.get_ref().kind.as_ref().map(|k| k.get_ref().clone())).collect();
     let mut out: Vec<String> = Vec::new();
     for (i, p) in raw.iter().enumerate() {
         let name = match &p.get_ref().name {
@@ -33,7 +30,10 @@ pub(super) fn names(raw: &[Spanned<RawProbe>], src: &Source) -> anyhow::Result<V
                 if text.is_empty() || !text.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
                     return Err(src.error(
                         &n.span(),
-                        format!("[[probes]] name \"{}\": use letters, digits and _ only (it names the probe's metrics, probe_<name>_p99_ms)", crate::util::text::clip(text)),
+                        format!(
+                            "[[probes]] name \"{}\": use letters, digits and _ only (it names the probe's metrics, probe_<name>_p99_ms)",
+                            crate::util::text::clip(text)
+                        ),
                     ));
                 }
                 text.clone()
@@ -64,18 +64,12 @@ pub(super) fn names(raw: &[Spanned<RawProbe>], src: &Source) -> anyhow::Result<V
 }
 
 fn missing_kind(p: &Spanned<RawProbe>, src: &Source) -> anyhow::Error {
-    src.error(
-        &p.span(),
-        "[[probes]] needs a `kind` (icmp, tcp, http, udp or command)",
-    )
+    src.error(&p.span(), "[[probes]] needs a `kind` (icmp, tcp, http, udp or command)")
 }
 
 /// The probes of one matrix point (`params` substituted), in plan order.
 pub(super) fn resolve(raw: &[Spanned<RawProbe>], names: &[String], params: &Params, src: &Source) -> anyhow::Result<Vec<ProbeSpec>> {
-    raw.iter()
-        .zip(names)
-        .map(|(p, name)| one(p, name, params, src))
-        .collect()
+    raw.iter().zip(names).map(|(p, name)| one(p, name, params, src)).collect()
 }
 
 fn one(p: &Spanned<RawProbe>, name: &str, params: &Params, src: &Source) -> anyhow::Result<ProbeSpec> {
@@ -93,10 +87,7 @@ fn one(p: &Spanned<RawProbe>, name: &str, params: &Params, src: &Source) -> anyh
             Kind::Http => "\"http://127.0.0.1:8080/\"",
             Kind::Command => "\"ssh server true\"",
         };
-        return Err(src.error(
-            &p.span(),
-            format!("[[probes]] {name}: needs a `target` (e.g. target = {example})"),
-        ));
+        return Err(src.error(&p.span(), format!("[[probes]] {name}: needs a `target` (e.g. target = {example})")));
     };
     let target = match (kind, sub(t)) {
         (Kind::Command, v) => Target::Command(values::command(&v).map_err(|m| at(t, format!("target: {m}")))?),
@@ -121,7 +112,12 @@ fn one(p: &Spanned<RawProbe>, name: &str, params: &Params, src: &Source) -> anyh
     if let Some(v) = &r.size {
         match sub(v).as_integer() {
             Some(n) if n >= 1 => spec.size = Some(n as usize),
-            _ => return Err(at(v, format!("size: expected a number of bytes, found {}", values::describe(&sub(v))))),
+            _ => {
+                return Err(at(
+                    v,
+                    format!("size: expected a number of bytes, found {}", values::describe(&sub(v))),
+                ))
+            }
         }
     }
     if let Some(v) = &r.socket {
@@ -147,8 +143,7 @@ fn one(p: &Spanned<RawProbe>, name: &str, params: &Params, src: &Source) -> anyh
             return Err(at(t, format!("target: {why}")));
         }
     }
-    spec.check()
-        .map_err(|e| src.error(&p.span(), format!("[[probes]] {name}: {e}")))?;
+    spec.check().map_err(|e| src.error(&p.span(), format!("[[probes]] {name}: {e}")))?;
     Ok(spec)
 }
 
@@ -162,8 +157,9 @@ fn address_problem(kind: Kind, a: &str) -> Option<String> {
             });
             (!ok).then(|| format!("`{a}` needs a port (HOST:PORT, e.g. 127.0.0.1:8080)"))
         }
-        Kind::Http => (!(a.starts_with("http://") || a.starts_with("https://")))
-            .then(|| format!("`{a}` is not an http:// or https:// URL")),
+        Kind::Http => {
+            (!(a.starts_with("http://") || a.starts_with("https://"))).then(|| format!("`{a}` is not an http:// or https:// URL"))
+        }
         Kind::Icmp => a.contains('/').then(|| format!("`{a}` is not a host name or address")),
         Kind::Command => None,
     }

@@ -107,7 +107,8 @@ fn phase_metrics(prefix: &str, s: &Summary, out: &mut Vec<Metric>) {
     out.extend(ms("max_ms", s.rtt.max_ms, MetricKind::Quantile(1.0)));
     out.extend(ms("sd_ms", s.rtt.sd_ms, MetricKind::Gauge));
     out.extend(ms("jitter_ms", s.jitter_ms, MetricKind::Gauge));
-    let pct = |name: &str, v: Option<f64>| v.map(|v| Metric::new(format!("{prefix}{name}"), "%", v, Better::Lower).with_kind(MetricKind::Gauge));
+    let pct =
+        |name: &str, v: Option<f64>| v.map(|v| Metric::new(format!("{prefix}{name}"), "%", v, Better::Lower).with_kind(MetricKind::Gauge));
     out.extend(pct("loss_pct", s.loss_pct));
     out.extend(pct("failed_pct", s.failed_pct));
 }

@@ -40,12 +40,20 @@ pub fn render(probes: &[ProbeReport]) -> anyhow::Result<Vec<(String, String)>> {
 }
 
 fn title(p: &ProbeReport) -> String {
-    let at = if p.point.is_empty() { String::new() } else { format!(" at {}", p.point) };
+    let at = if p.point.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", p.point)
+    };
     safe(&format!("probe {} ({} {}){at}", p.probe, p.kind, p.target))
 }
 
 fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
-    let xs = p.timeline.iter().map(|t| t.0).chain(p.timeline_phases.iter().flat_map(|x| [x.1, x.2]));
+    let xs = p
+        .timeline
+        .iter()
+        .map(|t| t.0)
+        .chain(p.timeline_phases.iter().flat_map(|x| [x.1, x.2]));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
     let (x0, x1) = if x0.is_finite() && x1 > x0 { (x0, x1) } else { (0.0, 1.0) };
     let hi = p.timeline.iter().filter_map(|t| t.1).fold(0.0, f64::max).max(0.001) * 1.15;
@@ -69,7 +77,10 @@ fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
             .map_err(e)?;
         for (name, a, b) in &p.timeline_phases {
             chart
-                .draw_series(std::iter::once(Rectangle::new([(*a, 0.0), (*b, hi)], phase_color(name).mix(0.1).filled())))
+                .draw_series(std::iter::once(Rectangle::new(
+                    [(*a, 0.0), (*b, hi)],
+                    phase_color(name).mix(0.1).filled(),
+                )))
                 .map_err(e)?;
             chart
                 .draw_series(std::iter::once(Text::new(
@@ -81,7 +92,11 @@ fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
         }
         let c = RGBColor(31, 119, 180);
         chart
-            .draw_series(p.timeline.iter().filter_map(|(t, v)| v.map(|v| Circle::new((*t, v), 2, c.filled()))))
+            .draw_series(
+                p.timeline
+                    .iter()
+                    .filter_map(|(t, v)| v.map(|v| Circle::new((*t, v), 2, c.filled()))),
+            )
             .map_err(e)?;
         chart
             .draw_series(
@@ -99,7 +114,11 @@ fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
 fn cdf(p: &ProbeReport) -> anyhow::Result<String> {
     let all = p.rtts.iter().flat_map(|(_, v)| v.iter().copied()).filter(|v| *v > 0.0);
     let (lo, hi) = all.fold((f64::INFINITY, 0.0f64), |(a, b), v| (a.min(v), b.max(v)));
-    let (lo, hi) = if lo.is_finite() && hi > lo { (lo * 0.8, hi * 1.25) } else { (0.001, 1000.0) };
+    let (lo, hi) = if lo.is_finite() && hi > lo {
+        (lo * 0.8, hi * 1.25)
+    } else {
+        (0.001, 1000.0)
+    };
     let mut buf = String::new();
     {
         let root = SVGBackend::with_string(&mut buf, (900, 360)).into_drawing_area();
@@ -121,11 +140,7 @@ fn cdf(p: &ProbeReport) -> anyhow::Result<String> {
         for (phase, v) in p.rtts.iter().filter(|(_, v)| !v.is_empty()) {
             let c = phase_color(phase);
             let n = v.len() as f64;
-            let pts: Vec<(f64, f64)> = v
-                .iter()
-                .enumerate()
-                .map(|(i, x)| (x.max(lo), (i + 1) as f64 / n))
-                .collect();
+            let pts: Vec<(f64, f64)> = v.iter().enumerate().map(|(i, x)| (x.max(lo), (i + 1) as f64 / n)).collect();
             chart
                 .draw_series(LineSeries::new(pts, c.stroke_width(2)))
                 .map_err(e)?

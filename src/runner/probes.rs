@@ -59,7 +59,10 @@ fn record(r: &ProbeResult, trial_started_unix: f64) -> ProbeRecord {
         kind: r.spec.kind.name().to_string(),
         target: r.spec.target.to_string(),
         interval_s: r.spec.interval.as_secs_f64(),
-        detail: r.failure.clone().map_or_else(|| r.detail.clone(), |f| format!("{} (stopped: {f})", r.detail)),
+        detail: r
+            .failure
+            .clone()
+            .map_or_else(|| r.detail.clone(), |f| format!("{} (stopped: {f})", r.detail)),
         started_s: offset,
         samples: r
             .samples

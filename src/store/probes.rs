@@ -119,9 +119,9 @@ impl Store {
         if !self.has_probes()? {
             return Ok(Vec::new());
         }
-        let mut st = self.conn().prepare(
-            "SELECT name, kind, target, interval_s, detail, started_s FROM probe WHERE trial_id = ?1 ORDER BY rowid",
-        )?;
+        let mut st = self
+            .conn()
+            .prepare("SELECT name, kind, target, interval_s, detail, started_s FROM probe WHERE trial_id = ?1 ORDER BY rowid")?;
         let mut out: Vec<ProbeRecord> = st
             .query_map([trial as i64], |r| {
                 Ok(ProbeRecord {

@@ -57,7 +57,11 @@ fn a_run_with_tcp_and_udp_probes_tags_phases_stores_figures_and_reports_the_tabl
     let (port, udp) = (free_port(), free_port());
     let plan = write_plan(
         tmp.path(),
-        &plan(port, udp, r#"thresholds = ["probe_echo_p50_ms < 60000", "probe_tcp_loss_pct <= 100"]"#),
+        &plan(
+            port,
+            udp,
+            r#"thresholds = ["probe_echo_p50_ms < 60000", "probe_tcp_loss_pct <= 100"]"#,
+        ),
     );
     let runs = tmp.path().join("runs");
     let out = Command::new(BIN)
@@ -83,7 +87,10 @@ fn a_run_with_tcp_and_udp_probes_tags_phases_stores_figures_and_reports_the_tabl
         let order = ["baseline", "warmup", "load", "recovery"];
         let mut last = 0;
         for s in &p.samples {
-            let i = order.iter().position(|o| *o == s.phase).unwrap_or_else(|| panic!("phase {}", s.phase));
+            let i = order
+                .iter()
+                .position(|o| *o == s.phase)
+                .unwrap_or_else(|| panic!("phase {}", s.phase));
             assert!(i >= last, "{}: seq {} is {} after a later phase", p.name, s.seq, s.phase);
             last = i;
             let (a, b) = phase(&s.phase);
@@ -108,12 +115,21 @@ fn a_run_with_tcp_and_udp_probes_tags_phases_stores_figures_and_reports_the_tabl
         assert!(p.samples.iter().all(|s| s.packets >= 2), "{}: own packets counted", p.name);
         assert_eq!(p.samples.iter().all(|s| s.bytes > 0), p.name == "echo", "{}: payload bytes", p.name);
     }
-    for m in ["probe_tcp_p50_ms", "probe_tcp_baseline_p50_ms", "probe_echo_recovery_mean_ms", "probe_echo_packets_per_s"] {
+    for m in [
+        "probe_tcp_p50_ms",
+        "probe_tcp_baseline_p50_ms",
+        "probe_echo_recovery_mean_ms",
+        "probe_echo_packets_per_s",
+    ] {
         assert!(t.metric(m).is_some_and(|v| v > 0.0), "{m}: {:?}", t.metric(m));
     }
     assert_eq!(t.metric("probe_echo_loss_pct"), Some(0.0));
     let load_n = probes[1].samples.iter().filter(|s| s.phase == "load").count() as f64;
-    assert_eq!(t.metric("probe_echo_n"), Some(load_n), "the unqualified figures are the load phase's");
+    assert_eq!(
+        t.metric("probe_echo_n"),
+        Some(load_n),
+        "the unqualified figures are the load phase's"
+    );
     let verdicts = store.thresholds().expect("thresholds");
     assert_eq!(verdicts.len(), 2);
     assert!(verdicts.iter().all(|v| v.passed && v.observed.is_some()), "{verdicts:?}");
@@ -137,8 +153,7 @@ fn a_run_with_tcp_and_udp_probes_tags_phases_stores_figures_and_reports_the_tabl
     for f in ["probe_00_time.svg", "probe_00_cdf.svg", "probe_01_time.svg"] {
         assert!(rep.join("charts").join(f).is_file(), "{f}");
     }
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).expect("json")).expect("json");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(rep.join("report.json")).expect("json")).expect("json");
     let probes = json["probes"].as_array().expect("probes in report.json");
     assert_eq!(probes.len(), 2);
     assert_eq!(probes[1]["phases"][0]["phase"], "baseline");
@@ -156,10 +171,20 @@ fn bad_probe_tables_are_refused_at_their_line() {
     let base = plan(free_port(), free_port(), "");
     let cases = [
         ("kind = \"tcp\"", "kind = \"smtp\"", "unknown probe kind `smtp`", 24),
-        ("interval = \"20ms\"\ntimeout = \"500ms\"\n\n[[probes]]\nkind = \"udp\"", "interval = \"20ms\"\ntimeout = \"500ms\"\n\n[[probes]]\nkind = \"udp\"\nintervl = 1", "unknown key `intervl`", 31),
+        (
+            "interval = \"20ms\"\ntimeout = \"500ms\"\n\n[[probes]]\nkind = \"udp\"",
+            "interval = \"20ms\"\ntimeout = \"500ms\"\n\n[[probes]]\nkind = \"udp\"\nintervl = 1",
+            "unknown key `intervl`",
+            31,
+        ),
         ("name = \"echo\"", "name = \"tcp\"", "two probes are named `tcp`", 31),
         ("name = \"echo\"", "name = \"my probe\"", "letters, digits and _", 31),
-        ("target = \"127.0.0.1:${udp_port}\"", "target = \"127.0.0.1:${udp}\"", "`${udp}` is not a matrix parameter", 32),
+        (
+            "target = \"127.0.0.1:${udp_port}\"",
+            "target = \"127.0.0.1:${udp}\"",
+            "`${udp}` is not a matrix parameter",
+            32,
+        ),
         ("target = \"127.0.0.1:${udp_port}\"", "target = \"127.0.0.1\"", "needs a port", 32),
     ];
     for (from, to, want, line) in cases {
@@ -183,7 +208,10 @@ fn an_icmp_probe_without_the_privilege_refuses_the_plan_naming_the_sysctl() {
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ping_group_range").unwrap_or_default();
     let r: Vec<u64> = range.split_whitespace().filter_map(|v| v.parse().ok()).collect();
     if r.len() == 2 && r[0] <= 65534 && 65534 <= r[1] {
-        eprintln!("SKIPPED: net.ipv4.ping_group_range ({}) lets nobody ping: nothing to refuse", range.trim());
+        eprintln!(
+            "SKIPPED: net.ipv4.ping_group_range ({}) lets nobody ping: nothing to refuse",
+            range.trim()
+        );
         return;
     }
     if Command::new("setpriv").arg("--version").output().is_err() {
@@ -204,7 +232,10 @@ fn an_icmp_probe_without_the_privilege_refuses_the_plan_naming_the_sysctl() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "one line: {stderr}");
-    assert!(stderr.contains("plan.toml:6:1") && stderr.contains("net.ipv4.ping_group_range"), "{stderr}");
+    assert!(
+        stderr.contains("plan.toml:6:1") && stderr.contains("net.ipv4.ping_group_range"),
+        "{stderr}"
+    );
 }
 
 #[test]
@@ -254,11 +285,18 @@ timeout = "150ms"
     let of = |ph: &str| p.samples.iter().filter(|s| s.phase == ph).collect::<Vec<_>>();
     assert!(!of("baseline").is_empty() && of("baseline").iter().all(|s| s.outcome == "reply"));
     let recovery = of("recovery");
-    assert!(!recovery.is_empty() && recovery.iter().all(|s| s.outcome == "timeout"), "{recovery:?}");
+    assert!(
+        !recovery.is_empty() && recovery.iter().all(|s| s.outcome == "timeout"),
+        "{recovery:?}"
+    );
     assert!(recovery.iter().all(|s| s.rtt_ms.is_none()));
     assert_eq!(t.metric("probe_stall_baseline_loss_pct"), Some(0.0));
     assert_eq!(t.metric("probe_stall_recovery_loss_pct"), Some(100.0));
-    assert!(t.metric("probe_stall_loss_pct").is_some_and(|v| v > 0.0), "{:?}", t.metric("probe_stall_loss_pct"));
+    assert!(
+        t.metric("probe_stall_loss_pct").is_some_and(|v| v > 0.0),
+        "{:?}",
+        t.metric("probe_stall_loss_pct")
+    );
 }
 
 /// A store with one trial whose probe answered in 1 ms at baseline and 5 ms under load.
@@ -338,7 +376,11 @@ fn the_report_tables_a_probe_idle_vs_under_load_and_p1_quotes_both_medians() {
     assert_eq!(p.diff_ci95_ms, Some((4.0, 4.0)), "no spread, no uncertainty");
     // 41 probes of 2 packets over 4 s (the last send at 4.0 s, plus one interval): 20.5 packets/s.
     assert!((p.packets_per_s - 82.0 / 4.1).abs() < 1e-9, "{}", p.packets_per_s);
-    let f = m.findings.iter().find(|f| f.rule == "P1").expect("P1 fires at 5 × the baseline median");
+    let f = m
+        .findings
+        .iter()
+        .find(|f| f.rule == "P1")
+        .expect("P1 fires at 5 × the baseline median");
     assert!(f.title.contains("5.00 ms") && f.title.contains("1.00 ms"), "{}", f.title);
     assert_eq!(f.evidence[0].baseline, Some(1.0));
     // 1 ms → 1.5 ms: under the factor, no finding.

@@ -44,7 +44,11 @@ pub fn latency_under_load(probe: &str, points: &[ProbeMedians]) -> Option<Findin
         ),
         resource: "responsiveness".into(),
         kind: Kind::Saturation,
-        severity: if worst >= CRITICAL_FACTOR { Severity::Critical } else { Severity::Warning },
+        severity: if worst >= CRITICAL_FACTOR {
+            Severity::Critical
+        } else {
+            Severity::Warning
+        },
         points: fired.iter().map(|p| p.point.clone()).collect(),
         hits: fired
             .iter()
@@ -116,7 +120,10 @@ mod tests {
         assert!(f.title.contains("12.00 ms") && f.title.contains("5.00 ms"), "{}", f.title);
         assert_eq!(f.evidence[0].baseline, Some(5.0));
         assert_eq!(f.severity, Severity::Warning);
-        assert_eq!(latency_under_load("ssh", &[m("c=80", 5.0, 60.0)]).unwrap().severity, Severity::Critical);
+        assert_eq!(
+            latency_under_load("ssh", &[m("c=80", 5.0, 60.0)]).unwrap().severity,
+            Severity::Critical
+        );
     }
 
     #[test]

@@ -16,7 +16,11 @@ pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
             .into(),
     )];
     for (i, p) in m.probes.iter().enumerate() {
-        let at = if p.point.is_empty() { String::new() } else { format!(" at {}", p.point) };
+        let at = if p.point.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", p.point)
+        };
         let mut text = format!(
             "Probe {} ({} {}){at}, {} trial(s); its own traffic {} packets/s, {} B/s.",
             p.probe,
@@ -59,7 +63,9 @@ pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
             })
             .collect();
         blocks.push(table(
-            &["phase", "n", "min", "median", "mean", "p90", "p99", "max", "sd", "loss %", "failed %"],
+            &[
+                "phase", "n", "min", "median", "mean", "p90", "p99", "max", "sd", "loss %", "failed %",
+            ],
             rows,
         ));
         blocks.extend(chart_blocks(charts, &format!("probe_{i:02}_")));
