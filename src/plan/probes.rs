@@ -164,3 +164,48 @@ fn address_problem(kind: Kind, a: &str) -> Option<String> {
         Kind::Command => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::probe::{Kind, Target};
+    use crate::util::command::CommandLine;
+
+    const BASE: &str = "name = \"p\"\n[workload]\ntype = \"exec\"\ncommand = \"true\"\n[matrix]\nport = [9000, 9001]\n";
+
+    #[test]
+    fn names_default_to_the_kind_numbered_when_it_repeats_and_values_follow_the_point() {
+        let text = format!(
+            "{BASE}[[probes]]\nkind = \"tcp\"\ntarget = \"127.0.0.1:${{port}}\"\n[[probes]]\nkind = \"tcp\"\ntarget = \"127.0.0.1:22\"\ninterval = \"50ms\"\n[[probes]]\nkind = \"command\"\ntarget = [\"ssh\", \"h\", \"true\"]\n"
+        );
+        let plan = crate::plan::parse_str(&text, "p.toml").expect("valid");
+        assert_eq!(plan.points.len(), 2);
+        let names: Vec<_> = plan.points[0].probes.iter().map(|p| p.name.clone().unwrap()).collect();
+        assert_eq!(names, ["tcp1", "tcp2", "command"]);
+        let targets: Vec<String> = plan.points.iter().map(|p| p.probes[0].target.to_string()).collect();
+        assert_eq!(targets, ["127.0.0.1:9000", "127.0.0.1:9001"]);
+        let p = &plan.points[0].probes;
+        assert_eq!(
+            (p[0].interval, p[1].interval),
+            (crate::probe::spec::DEFAULT_INTERVAL, std::time::Duration::from_millis(50))
+        );
+        assert_eq!(p[2].kind, Kind::Command);
+        assert_eq!(
+            p[2].target,
+            Target::Command(CommandLine::Argv(vec!["ssh".into(), "h".into(), "true".into()]))
+        );
+        assert_eq!(crate::plan::expand(&plan)[1].probes[0].target.to_string(), "127.0.0.1:9001");
+    }
+
+    #[test]
+    fn a_name_with_a_reference_or_a_probe_without_a_target_is_refused_at_its_line() {
+        let text = format!("{BASE}[[probes]]\nkind = \"udp\"\nname = \"u_${{port}}\"\ntarget = \"127.0.0.1:1\"\n");
+        let e = crate::plan::parse_str(&text, "p.toml").unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:9:8:") && e.contains("letters, digits and _"), "{e}");
+        let text = format!("{BASE}[[probes]]\nkind = \"http\"\n");
+        let e = crate::plan::parse_str(&text, "p.toml").unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:7:") && e.contains("needs a `target`"), "{e}");
+        let text = format!("{BASE}[[probes]]\nkind = \"http\"\ntarget = \"127.0.0.1:80\"\n");
+        let e = crate::plan::parse_str(&text, "p.toml").unwrap_err().to_string();
+        assert!(e.starts_with("p.toml:9:") && e.contains("not an http:// or https:// URL"), "{e}");
+    }
+}
