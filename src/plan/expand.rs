@@ -38,6 +38,7 @@ pub fn trial_for(plan: &Plan, point: usize, repetition: u32, index: usize) -> Tr
         repetition,
         target: p.target.clone(),
         workload: p.workload.clone(),
+        probes: p.probes.clone(),
     }
 }
 
@@ -75,6 +76,17 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
         fmt(ph.recovery),
         fmt(ph.interval)
     );
+    for p in plan.points.first().map_or(&[][..], |p| &p.probes[..]) {
+        let _ = writeln!(
+            s,
+            "probe {}: {} {} every {}, timeout {}, through every phase",
+            p.name.as_deref().unwrap_or(""),
+            p.kind.name(),
+            p.target,
+            fmt(p.interval),
+            fmt(p.timeout)
+        );
+    }
     for note in &plan.notes {
         let _ = writeln!(s, "note: {note}");
     }

@@ -97,6 +97,8 @@ pub(super) struct Expansion<'a> {
     pub src: &'a Source,
     pub notes: &'a mut Vec<String>,
     pub secrets: &'a mut Secrets,
+    /// The `[[probes]]` tables and their names.
+    pub probes: (&'a [Spanned<super::raw::RawProbe>], &'a [String]),
 }
 
 /// The points to run: the product in declaration order (the first parameter varies slowest), minus
@@ -175,6 +177,7 @@ fn point(
     };
     let target_table = x.target.map(as_table);
     let workload = as_table(x.workload);
+    let probes = super::probes::resolve(x.probes.0, x.probes.1, &params, x.src)?;
     // Recorded before anything can fail, so that an error about this point shows no secret.
     x.secrets.add_point(target_table.as_ref(), Some(&workload));
     let resolved = match target_table {
@@ -212,6 +215,7 @@ fn point(
         shown,
         target: resolved.map(|(t, _)| t),
         workload,
+        probes,
     }))
 }
 

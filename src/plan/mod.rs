@@ -8,6 +8,7 @@
 mod expand;
 mod matrix;
 mod ports;
+mod probes;
 mod raw;
 mod rules;
 mod secrets;
@@ -17,6 +18,7 @@ mod validate;
 mod values;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
+pub use probes::MAX_PROBES;
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
@@ -88,6 +90,8 @@ pub struct Point {
     pub target: Option<ResolvedTarget>,
     /// The `[workload]` table with `${name}` substituted.
     pub workload: toml::Table,
+    /// The `[[probes]]` with `${name}` substituted, in plan order.
+    pub probes: Vec<crate::probe::ProbeSpec>,
 }
 
 impl Point {
@@ -246,6 +250,8 @@ pub struct Trial {
     pub repetition: u32,
     pub target: Option<ResolvedTarget>,
     pub workload: toml::Table,
+    /// The point's `[[probes]]`.
+    pub probes: Vec<crate::probe::ProbeSpec>,
 }
 
 /// Read and validate a plan file.
@@ -290,6 +296,11 @@ impl Plan {
         let mut path = vec!["workload"];
         path.extend(key);
         self.source.at(&self.source.key_span(&path))
+    }
+
+    /// `file:line:col` of the `i`-th `[[probes]]` table.
+    pub fn locate_probe(&self, i: usize) -> String {
+        self.source.at(&self.source.element_span(&["probes"], i))
     }
 
     /// `file:line:col` of the `i`-th rule of `thresholds`.

@@ -24,6 +24,23 @@ pub struct RawPlan {
     pub phases: Option<RawPhases>,
     #[serde(default)]
     pub thresholds: Vec<Spanned<Value>>,
+    #[serde(default)]
+    pub probes: Vec<Spanned<RawProbe>>,
+}
+
+/// One `[[probes]]` table: every value kept with its span, and substituted per matrix point.
+#[derive(Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct RawProbe {
+    pub kind: Option<Spanned<String>>,
+    pub target: Option<Spanned<Value>>,
+    pub name: Option<Spanned<String>>,
+    pub interval: Option<Spanned<Value>>,
+    pub timeout: Option<Spanned<Value>>,
+    pub size: Option<Spanned<Value>>,
+    pub socket: Option<Spanned<Value>>,
+    pub insecure: Option<Spanned<Value>>,
+    pub cacert: Option<Spanned<Value>>,
 }
 
 #[derive(Deserialize, Default)]

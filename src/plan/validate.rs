@@ -71,6 +71,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
     let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
     let mut notes = unused_parameters(&src, &matrix, &variants);
+    let probe_names = super::probes::names(&raw.probes, &src)?;
     let points = points(
         &matrix,
         Expansion {
@@ -80,6 +81,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
             src: &src,
             notes: &mut notes,
             secrets,
+            probes: (&raw.probes, &probe_names),
         },
     )?;
     if points.is_empty() {
@@ -184,7 +186,7 @@ fn workload(raw: &RawPlan, src: &Source) -> anyhow::Result<WorkloadSpec> {
 /// A matrix parameter that nothing refers to gives points that differ only in their label: usually a
 /// forgotten `${name}`. Noted (not an error: it can label an outside change, such as a BIOS setting).
 fn unused_parameters(src: &Source, m: &Matrix, variants: &BTreeMap<String, VariantHooks>) -> Vec<String> {
-    let mut used: Vec<String> = ["target", "workload", "variant"]
+    let mut used: Vec<String> = ["target", "workload", "variant", "probes"]
         .iter()
         .flat_map(|s| src.strings_under(&[s]))
         .flat_map(|(text, _)| references(&text))
@@ -200,7 +202,7 @@ fn unused_parameters(src: &Source, m: &Matrix, variants: &BTreeMap<String, Varia
 }
 
 fn check_references(src: &Source, m: &Matrix) -> anyhow::Result<()> {
-    for section in ["target", "workload", "variant"] {
+    for section in ["target", "workload", "variant", "probes"] {
         for (s, span) in src.strings_under(&[section]) {
             for r in references(&s) {
                 if !m.params.iter().any(|(k, _)| *k == r) {

@@ -28,6 +28,7 @@
 pub mod cli;
 mod command;
 mod engine;
+pub mod figures;
 mod http;
 mod icmp;
 mod result;

@@ -25,6 +25,8 @@ struct Runs {
     point_order: Vec<String>,
     stop_reasons: BTreeMap<String, Option<String>>,
     notes: Vec<String>,
+    /// The probes of each trial of `loaded`, at the same index.
+    probes: Vec<Vec<crate::store::ProbeRecord>>,
 }
 
 /// Assemble the model from run directories. With `label_runs`, each run becomes a value of a
@@ -64,7 +66,9 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         .as_ref()
         .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
     let comparisons = comparisons(&variant_parameters, swept.as_deref(), &r.loaded);
-    let findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters);
+    let mut findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters);
+    let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
+    findings.extend(super::probes::findings(&probes));
     let failed = failed_trials(&r.loaded, &r.facts);
     Ok(ReportModel {
         schema: SCHEMA,
@@ -79,6 +83,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         failed,
         notes: r.notes,
         charted,
+        probes,
     })
 }
 
@@ -123,6 +128,7 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
                 r.point_order.push(label.clone());
             }
         }
+        r.probes.push(store.probes(t.id)?);
         r.loaded.push(Loaded {
             run: ri,
             point_label: label,

@@ -68,6 +68,7 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
     for (i, v) in variants.iter().enumerate() {
         out.push((format!("latency_spectrum_{i:02}.svg"), spectrum_chart(m, v)?));
     }
+    out.extend(super::probe_charts::render(&m.probes)?);
     Ok(out)
 }
 

@@ -17,6 +17,8 @@ mod loaded;
 pub mod model;
 mod phases;
 mod points;
+mod probe_charts;
+mod probes;
 mod scaling;
 pub mod terminal;
 

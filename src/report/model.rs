@@ -181,6 +181,9 @@ pub struct ReportModel {
     /// Trial ids (run index, trial id, point label) that have a time-series chart.
     #[serde(skip)]
     pub charted: Vec<TrialSeries>,
+    /// The latency probes, idle vs under load, per point and probe (absent without probes).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub probes: Vec<super::probes::ProbeReport>,
 }
 
 /// The monitor samples of one trial, kept for its time-series chart (not in the JSON).

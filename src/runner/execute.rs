@@ -355,6 +355,7 @@ impl Session {
             phases: exp.phases,
             target: per_trial_target,
             ledger: &self.ledger,
+            probes: &t.probes,
         };
         let mut rec = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
             let now = unix_now();
@@ -374,6 +375,7 @@ impl Session {
                 phases: vec![],
                 result: None,
                 samples: vec![],
+                probes: vec![],
             }
         } else {
             let kept_target = self.kept.as_mut().map(|k| &mut k.target);

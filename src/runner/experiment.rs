@@ -15,6 +15,8 @@ pub struct PreparedTrial {
     pub variant: Option<String>,
     pub target: Option<ResolvedTarget>,
     pub workload: Box<dyn Workload>,
+    /// The plan's `[[probes]]` at this trial's point.
+    pub probes: Vec<crate::probe::ProbeSpec>,
 }
 
 /// A matrix point.

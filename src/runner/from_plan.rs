@@ -22,6 +22,7 @@ impl Locator for PlanLocator<'_> {
 /// Build the experiment; `plan_file` is the plan's path as the user gave it.
 pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<Experiment> {
     super::preflight::targets(plan)?;
+    super::preflight::probes(plan)?;
     let prepared = trials.iter().map(|t| prepare(plan, t)).collect::<anyhow::Result<Vec<_>>>()?;
     super::preflight::metrics(plan, &prepared)?;
     let mut primaries: HashMap<usize, Primary> = HashMap::new();
@@ -85,5 +86,6 @@ fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
         variant,
         target: t.target.clone(),
         workload,
+        probes: t.probes.clone(),
     })
 }

@@ -12,6 +12,7 @@ pub mod ledger;
 pub mod limits;
 pub mod phase;
 pub mod preflight;
+mod probes;
 pub mod progress;
 pub mod reclaim;
 pub mod target;

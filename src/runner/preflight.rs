@@ -63,7 +63,7 @@ pub fn metrics(plan: &Plan, trials: &[PreparedTrial]) -> anyhow::Result<()> {
         seen.push(kind);
         let label = &plan.points[t.point].label;
         for (i, th) in plan.thresholds.iter().enumerate() {
-            if let Some(why) = unknown(w, &th.metric, label) {
+            if let Some(why) = unknown(w, &th.metric, label).filter(|_| !probe_metric(plan, &th.metric)) {
                 return Err(located(
                     &plan.locate_threshold(i),
                     &format!("threshold \"{}\": {why}", crate::util::text::clip(&th.expr)),
@@ -74,7 +74,7 @@ pub fn metrics(plan: &Plan, trials: &[PreparedTrial]) -> anyhow::Result<()> {
             let at = || plan.locate_key(&["repetitions"]);
             match metric {
                 Some(m) => {
-                    if let Some(why) = unknown(w, m, label) {
+                    if let Some(why) = unknown(w, m, label).filter(|_| !probe_metric(plan, m)) {
                         return Err(located(&at(), &format!("repetitions: metric: {why}")));
                     }
                 }
@@ -90,6 +90,40 @@ pub fn metrics(plan: &Plan, trials: &[PreparedTrial]) -> anyhow::Result<()> {
                         ));
                     }
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `metric` is a figure of one of the plan's `[[probes]]` (`probe_<name>_p99_ms`).
+fn probe_metric(plan: &Plan, metric: &str) -> bool {
+    let names: Vec<String> = plan
+        .points
+        .first()
+        .map(|p| p.probes.iter().filter_map(|s| s.name.clone()).collect())
+        .unwrap_or_default();
+    crate::probe::figures::is_probe_metric(&names, metric)
+}
+
+/// Every icmp probe can open its socket here (root, CAP_NET_RAW, or a group in
+/// `net.ipv4.ping_group_range`), so a run never starts to find it cannot: refused with one line
+/// naming the sysctl, at the probe's place in the plan. Other kinds are opened in each trial, once
+/// its target runs.
+pub fn probes(plan: &Plan) -> anyhow::Result<()> {
+    let mut seen: Vec<&crate::probe::ProbeSpec> = Vec::new();
+    for p in &plan.points {
+        for (i, s) in p.probes.iter().enumerate() {
+            if s.kind != crate::probe::Kind::Icmp || seen.contains(&s) {
+                continue;
+            }
+            seen.push(s);
+            if let Err(e) = crate::probe::ProbeSet::open(vec![s.clone()]) {
+                let name = s.name.as_deref().unwrap_or("icmp");
+                return Err(located(
+                    &plan.locate_probe(i),
+                    &format!("[[probes]] {name}: {}", crate::error::one_line(&e)),
+                ));
             }
         }
     }

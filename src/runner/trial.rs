@@ -25,6 +25,8 @@ pub struct TrialSpec<'a> {
     pub target: Option<&'a ResolvedTarget>,
     /// Where what the trial starts is recorded until it is stopped.
     pub ledger: &'a Ledger,
+    /// The plan's `[[probes]]` for this trial's point.
+    pub probes: &'a [crate::probe::ProbeSpec],
 }
 
 /// Progress notifications for the progress bar.
@@ -136,8 +138,15 @@ pub fn run_trial(
     };
 
     let mut target = target;
+    let mut probes = None;
     if rec.failure.is_none() {
         clock.enter(Phase::Baseline, &shared, obs);
+        match super::probes::start(spec.probes, &spec.phases, &shared) {
+            Ok(p) => probes = p,
+            Err(e) => rec.failure = Some(TrialFailure::ProbesDidNotStart(format!("{e:#}"))),
+        }
+    }
+    if rec.failure.is_none() {
         cancel.sleep(spec.phases.baseline);
         rec.failure = died(&mut target, Phase::Baseline);
     }
@@ -190,6 +199,7 @@ pub fn run_trial(
     if cancel.is_cancelled() && rec.failure.is_none() {
         rec.failure = Some(TrialFailure::Interrupted);
     }
+    super::probes::finish(probes, started_unix, &mut rec);
     clock.mark();
     clock.marker = None;
     if let Some(m) = monitor {
@@ -225,6 +235,7 @@ fn new_record(spec: &TrialSpec, workload: String, started_unix: f64) -> TrialRec
         phases: Vec::new(),
         result: None,
         samples: Vec::new(),
+        probes: Vec::new(),
     }
 }
 

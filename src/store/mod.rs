@@ -6,6 +6,7 @@ pub mod cli;
 mod codec;
 pub mod export;
 mod meta;
+mod probes;
 mod read;
 pub mod reserve;
 mod schema;
@@ -13,6 +14,7 @@ mod status;
 mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
+pub use probes::{ProbeRecord, ProbeRow};
 pub use read::{StoredPoint, StoredRun, StoredThreshold, StoredTrial};
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunStatus, TrialFailure};

@@ -80,6 +80,9 @@ pub enum TrialFailure {
     MonitorDidNotStart(String),
     #[error("monitor failed: {0}")]
     Monitor(String),
+    /// The plan's `[[probes]]` could not start (a target that does not resolve, a socket refused).
+    #[error("probes could not start: {0}")]
+    ProbesDidNotStart(String),
     /// The workload ran and judged its own result a failure (in its own words: a non-zero exit,
     /// failed requests, a tool's error).
     #[error("{0}")]

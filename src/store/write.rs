@@ -45,6 +45,8 @@ pub struct TrialRecord {
     pub phases: Vec<(String, f64, f64)>,
     pub result: Option<WorkloadResult>,
     pub samples: Vec<TaggedSample>,
+    /// The plan's `[[probes]]`, every probe sent (see `store/probes.rs`).
+    pub probes: Vec<super::ProbeRecord>,
 }
 
 fn host_facts() -> (String, String, i64, f64) {
@@ -268,6 +270,7 @@ impl Store {
                 st.execute(params![t.id as i64, i as i64, red.apply(line)])?;
             }
         }
+        super::probes::insert(&tx, t.id, &t.probes, red)?;
         tx.commit()?;
         Ok(())
     }

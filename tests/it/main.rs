@@ -43,6 +43,7 @@ mod report_percentiles;
 mod report_render;
 mod report_secrets;
 mod run_plan;
+mod run_probes;
 mod run_repetitions;
 mod run_resume;
 mod run_sampling;

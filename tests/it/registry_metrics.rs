@@ -196,6 +196,7 @@ fn trial(id: usize, point: usize, repetition: u32, params_json: &str, workload: 
         phases: vec![("load".into(), 0.0, 5.0)],
         result: Some(result),
         samples: vec![],
+        probes: vec![],
     }
 }
 

@@ -102,6 +102,7 @@ pub fn synthetic_run(dir: &Path) {
                         failure: None,
                     }),
                     samples,
+                    probes: vec![],
                 })
                 .unwrap();
                 id += 1;
@@ -128,6 +129,7 @@ pub fn synthetic_run(dir: &Path) {
         phases: vec![],
         result: None,
         samples: vec![],
+        probes: vec![],
     })
     .unwrap();
     s.finish_run(RunStatus::Complete, 1_700_002_000.0).unwrap();
@@ -195,6 +197,7 @@ pub fn run_of_results(dir: &Path, name: &str, workload: &str, points: Vec<(&str,
                 phases: vec![],
                 result: Some(result),
                 samples: vec![],
+                probes: vec![],
             })
             .unwrap();
             id += 1;

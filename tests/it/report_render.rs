@@ -267,6 +267,7 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
             ..Default::default()
         }),
         samples: vec![],
+        probes: vec![],
     })
     .unwrap();
     drop(s);

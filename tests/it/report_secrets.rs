@@ -82,6 +82,7 @@ fn points_fed_by_a_secret_are_reported_apart_and_no_report_file_holds_it() {
                     vec![format!("sent {SECRET}-a")],
                 )),
                 samples: vec![],
+                probes: vec![],
             })
             .expect("trial");
             id += 1;
@@ -103,6 +104,7 @@ fn points_fed_by_a_secret_are_reported_apart_and_no_report_file_holds_it() {
         phases: vec![],
         result: None,
         samples: vec![],
+        probes: vec![],
     })
     .expect("failed trial");
     s.finish_run(RunStatus::Complete, 1_700_000_200.0).expect("finish");

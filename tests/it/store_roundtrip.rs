@@ -45,6 +45,7 @@ fn record(id: usize, point: usize) -> TrialRecord {
             unix_s: 1001.0,
             values: vec![("cpu_busy_pct".into(), 12.5), ("mem_used_mb".into(), 900.0)],
         }],
+        probes: vec![],
     }
 }
 

@@ -13,9 +13,11 @@
 //! swept parameter ([`errors_by_parameter`]) and the rules' caveats ([`CAVEATS`]).
 
 mod errors;
+mod probes;
 mod rules;
 
 pub use errors::errors_by_parameter;
+pub use probes::{latency_under_load, ProbeMedians, INFLATION_FACTOR, MIN_INCREASE_MS};
 
 use super::phases::{SampleRef, BASELINE, LOAD};
 use super::stats::quantile_sorted;

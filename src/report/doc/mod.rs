@@ -5,6 +5,7 @@
 //! the order the report shows them.
 
 mod points;
+mod probes;
 mod run;
 mod table;
 mod verdicts;
@@ -21,6 +22,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         Some(points::metrics(m)),
         Some(points::latency(m, charts)),
         Some(points::system(m, charts)),
+        probes::section(m, charts),
         verdicts::scaling(m, charts),
         Some(verdicts::comparison(m)),
         Some(verdicts::findings(m)),
