@@ -88,7 +88,7 @@ measure() {
     bytes=$(stat -c %s "$db")
     values=$(sqlite3 "$db" "SELECT value FROM meta WHERE key = 'schema_version'" | {
         read -r v
-        if [ "$v" -ge 3 ]; then sqlite3 "$db" "SELECT coalesce(sum(n_values), 0) FROM series_pack"
+        if [ "$v" -ge 3 ]; then sqlite3 "$db" "SELECT coalesce(sum(n_values), 0) FROM sample_series"
         else sqlite3 "$db" "SELECT count(*) FROM sample"; fi
     })
     local run_peak

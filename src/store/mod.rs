@@ -7,6 +7,7 @@ mod codec;
 pub mod export;
 mod meta;
 mod pack;
+pub mod projection;
 mod read;
 pub mod reserve;
 mod samples;
