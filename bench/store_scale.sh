@@ -71,7 +71,8 @@ measure() {
     (cd "$WORK" && /usr/bin/time -v -o "$out/run.time" "$PERFLAB" run --quiet "$name.toml" >"$out/run.log" 2>&1) &
     local bg=$! pid="" rss10="" db=""
     while kill -0 "$bg" 2>/dev/null; do
-        [ -n "$pid" ] || pid=$(pgrep -P "$(pgrep -P "$bg" -x time || echo 0)" -x perflab || true)
+        # perflab is the only child of /usr/bin/time, which is the only child of the subshell.
+        [ -n "$pid" ] || pid=$(pgrep -P "$(pgrep -P "$bg" | head -1 || echo 0)" | head -1 || true)
         [ -n "$db" ] || db=$(ls -d "$WORK"/runs/*-"$name"/perflab.db 2>/dev/null | head -1 || true)
         if [ -z "$rss10" ] && [ -n "$pid" ] && [ -n "$db" ]; then
             local n

@@ -30,10 +30,7 @@ pub struct Loaded {
 
 /// Borrow owned samples as the analysis wants them.
 pub fn sample_refs(samples: &[TaggedSample]) -> Vec<SampleRef<'_>> {
-    samples
-        .iter()
-        .map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice()))
-        .collect()
+    samples.iter().map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice())).collect()
 }
 
 impl Loaded {

@@ -39,8 +39,13 @@ fn metric_id(c: &Connection, host: &str, name: &str) -> anyhow::Result<i64> {
         return Ok(id);
     }
     let unit = unit_of(name);
+    // A sampled count (processes running, the load average) is a level at one instant: a gauge.
+    let kind = match MetricKind::infer(name, unit) {
+        MetricKind::Count => MetricKind::Gauge,
+        k => k,
+    };
     c.prepare_cached("INSERT INTO metric_dict (name, unit, kind, host) VALUES (?1, ?2, ?3, ?4)")?
-        .execute(params![name, unit, MetricKind::infer(name, unit).to_text(), host])?;
+        .execute(params![name, unit, kind.to_text(), host])?;
     Ok(c.last_insert_rowid())
 }
 
@@ -109,10 +114,8 @@ pub(super) fn write(c: &Connection, trial_id: usize, host: &str, samples: &[Tagg
         let present: Vec<bool> = vals.iter().map(Option::is_some).collect();
         let bits = (!present.iter().all(|p| *p)).then(|| pack::encode_bits(&present));
         let values: Vec<f64> = vals.iter().flatten().copied().collect();
-        c.prepare_cached(
-            "INSERT INTO sample_series (trial_id, metric_id, n_values, present, vals) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )?
-        .execute(params![trial_id as i64, id, values.len() as i64, bits, pack::encode_f64(&values)])?;
+        c.prepare_cached("INSERT INTO sample_series (trial_id, metric_id, n_values, present, vals) VALUES (?1, ?2, ?3, ?4, ?5)")?
+            .execute(params![trial_id as i64, id, values.len() as i64, bits, pack::encode_f64(&values)])?;
     }
     Ok(())
 }
@@ -123,7 +126,9 @@ pub(super) fn read(c: &Connection, trial_id: usize, host: &str) -> anyhow::Resul
     type Clock = (i64, String, Vec<u8>, Vec<u8>, Vec<u8>);
     let clock: Option<Clock> = c
         .prepare_cached("SELECT n_samples, phases, phase_of, t_s, unix_s FROM sample_clock WHERE trial_id = ?1 AND host = ?2")?
-        .query_row(params![trial_id as i64, host], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)))
+        .query_row(params![trial_id as i64, host], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
         .optional()?;
     let Some((n, phases, phase_of, t_blob, unix_blob)) = clock else {
         return Ok(Vec::new());
@@ -134,7 +139,10 @@ pub(super) fn read(c: &Connection, trial_id: usize, host: &str) -> anyhow::Resul
     let unix_s = pack::decode_f64(&unix_blob, n)?;
     let mut out: Vec<TaggedSample> = (0..n)
         .map(|i| TaggedSample {
-            phase: phases.get(phase_of.get(i).copied().unwrap_or(0) as usize).unwrap_or(&"").to_string(),
+            phase: phases
+                .get(phase_of.get(i).copied().unwrap_or(0) as usize)
+                .unwrap_or(&"")
+                .to_string(),
             t_s: t_s[i],
             unix_s: unix_s[i],
             values: Vec::new(),

@@ -15,7 +15,10 @@ fn v2_store(dir: &Path) {
         .expect("load the version 2 store");
 }
 
-fn bits(samples: &[TaggedSample]) -> Vec<(String, u64, u64, Vec<(String, u64)>)> {
+/// A sample as bits: (phase, t_s, unix_s, (name, value) sorted by name).
+type Bits = (String, u64, u64, Vec<(String, u64)>);
+
+fn bits(samples: &[TaggedSample]) -> Vec<Bits> {
     let mut out: Vec<_> = samples
         .iter()
         .map(|s| {
@@ -47,7 +50,12 @@ fn a_version_2_store_opens_reports_the_same_and_upgrades() {
     drop(store);
     perflab::report::write(&[&run], &tmp.path().join("old"), perflab::report::Formats::all(), false).expect("report v2");
 
-    let o = Command::cargo_bin("perflab").unwrap().args(["store", "upgrade"]).arg(&run).output().unwrap();
+    let o = Command::cargo_bin("perflab")
+        .unwrap()
+        .args(["store", "upgrade"])
+        .arg(&run)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let said = String::from_utf8_lossy(&o.stdout);
     assert!(said.contains("store upgraded from schema version 2 to 3"), "{said}");
@@ -61,8 +69,18 @@ fn a_version_2_store_opens_reports_the_same_and_upgrades() {
     assert_eq!(tables, 0, "the row-per-value table is gone");
     assert_eq!(store.sampled_values().unwrap(), 251, "every value kept");
     for (i, t) in store.trials().unwrap().iter().enumerate() {
-        assert_eq!(bits(&store.samples(t.id).unwrap()), before[i], "trial {} samples, bit for bit", t.id);
-        assert_eq!(store.phase_summaries(t.id, &t.phases).unwrap(), summaries_before[i], "trial {}", t.id);
+        assert_eq!(
+            bits(&store.samples(t.id).unwrap()),
+            before[i],
+            "trial {} samples, bit for bit",
+            t.id
+        );
+        assert_eq!(
+            store.phase_summaries(t.id, &t.phases).unwrap(),
+            summaries_before[i],
+            "trial {}",
+            t.id
+        );
     }
     // The gap (one cpu_iowait_pct value of trial 1 removed) stays a gap.
     let n_iowait = |s: &[TaggedSample]| s.iter().filter(|s| s.values.iter().any(|(k, _)| k == "cpu_iowait_pct")).count();
@@ -76,10 +94,20 @@ fn a_version_2_store_opens_reports_the_same_and_upgrades() {
     );
 
     // Twice is nothing to do; a directory that is no run is a usage error.
-    let o = Command::cargo_bin("perflab").unwrap().args(["store", "upgrade"]).arg(&run).output().unwrap();
+    let o = Command::cargo_bin("perflab")
+        .unwrap()
+        .args(["store", "upgrade"])
+        .arg(&run)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&o.stdout).contains("already at store schema version 3"));
-    let o = Command::cargo_bin("perflab").unwrap().args(["store", "upgrade"]).arg(tmp.path()).output().unwrap();
+    let o = Command::cargo_bin("perflab")
+        .unwrap()
+        .args(["store", "upgrade"])
+        .arg(tmp.path())
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("is not a perflab run directory") && err.lines().count() == 1, "{err}");
@@ -107,7 +135,13 @@ fn samples(n: usize, metrics: usize, seed: u64, odd: bool) -> Vec<TaggedSample> 
     (0..n)
         .map(|i| {
             let t_s = 0.01 * i as f64 + 0.000_3 * rng.unit();
-            let phase = if i < n / 4 { "baseline" } else if i < 3 * n / 4 { "load" } else { "recovery" };
+            let phase = if i < n / 4 {
+                "baseline"
+            } else if i < 3 * n / 4 {
+                "load"
+            } else {
+                "recovery"
+            };
             let load = phase == "load";
             let values = (0..metrics)
                 .filter(|m| !(odd && (i + m) % 13 == 0))
@@ -197,7 +231,7 @@ fn every_sampled_value_reads_back_bit_for_bit_through_the_export() {
         r.headers().unwrap().iter().collect::<Vec<_>>(),
         ["trial_id", "host", "phase", "t_s", "unix_s", "name", "value"]
     );
-    let mut back: Vec<Vec<(String, u64, u64, Vec<(String, u64)>)>> = vec![Vec::new(); 3];
+    let mut back: Vec<Vec<Bits>> = vec![Vec::new(); 3];
     for rec in r.records() {
         let rec = rec.unwrap();
         let f = |i: usize| rec[i].parse::<f64>().unwrap().to_bits();
@@ -267,12 +301,23 @@ fn the_dry_run_warns_of_sampling_faster_than_can_be_drawn_with_the_projected_siz
         )
     };
     let dry = |p: &Path| {
-        let o = Command::cargo_bin("perflab").unwrap().args(["run", "--dry-run"]).arg(p).output().unwrap();
+        let o = Command::cargo_bin("perflab")
+            .unwrap()
+            .args(["run", "--dry-run"])
+            .arg(p)
+            .output()
+            .unwrap();
         assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
         String::from_utf8_lossy(&o.stdout).into_owned()
     };
     let out = dry(&plan("10ms"));
-    let w = out.lines().find(|l| l.starts_with("warning: sampling every 10ms")).unwrap_or_else(|| panic!("{out}"));
-    assert!(w.contains("3001 samples per trial") && w.contains("2 trial(s) will store about"), "{w}");
+    let w = out
+        .lines()
+        .find(|l| l.starts_with("warning: sampling every 10ms"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        w.contains("3001 samples per trial") && w.contains("2 trial(s) will store about"),
+        "{w}"
+    );
     assert!(!dry(&plan("1s")).contains("warning: sampling"));
 }
