@@ -6,8 +6,9 @@
 #   slow: SLOW_TRIALS trials (default 4) sampling every 1 s, with a long experiment's phases scaled
 #         down 20× (baseline 15 s, load 30 s, recovery 6 s).
 # For each it prints: sampled values stored, database bytes per sampled value, the run's peak RSS
-# when its 10th trial was stored and at its end (including the end-of-run report), then the time and
-# peak RSS of `perflab report` on the finished run and the size of the report directory.
+# when its 10th trial was stored, when its last was, and at its end (including the end-of-run
+# report), then the time and peak RSS of `perflab report` on the finished run and the size of the
+# report directory.
 #
 #   bench/store_scale.sh                      # the full 400 trials (about 15 minutes)
 #   TRIALS=60 bench/store_scale.sh            # fewer trials (a multiple of 20 is not needed)
@@ -69,7 +70,8 @@ measure() {
     local out="$WORK/out-$name"
     mkdir -p "$out"
     (cd "$WORK" && /usr/bin/time -v -o "$out/run.time" "$PERFLAB" run --quiet "$name.toml" >"$out/run.log" 2>&1) &
-    local bg=$! pid="" rss10="" db=""
+    local bg=$! pid="" rss10="" rsslast="" db="" planned
+    planned=$(awk '/^repetitions/ {r=$3} /^n = / {gsub(/[^,]/, "", $0); p=length($0)+1} END {print r*p}' "$WORK/$name.toml")
     while kill -0 "$bg" 2>/dev/null; do
         # perflab is the only child of /usr/bin/time, which is the only child of the subshell.
         [ -n "$pid" ] || pid=$(pgrep -P "$(pgrep -P "$bg" | head -1 || echo 0)" | head -1 || true)
@@ -78,6 +80,12 @@ measure() {
             local n
             n=$(sqlite3 "file:$db?mode=ro" "SELECT count(*) FROM trial" 2>/dev/null || echo 0)
             [ "${n:-0}" -ge 10 ] && rss10=$(kb "$pid")
+        fi
+        # The last trial stored, before the end-of-run report.
+        if [ -n "$rss10" ] && [ -z "$rsslast" ]; then
+            local m
+            m=$(sqlite3 "file:$db?mode=ro" "SELECT count(*) FROM trial" 2>/dev/null || echo 0)
+            [ "${m:-0}" -ge "$planned" ] && rsslast=$(kb "$pid")
         fi
         sleep 0.1
     done
@@ -104,7 +112,7 @@ measure() {
     echo "== $name: $trials trials"
     echo "sampled values stored : $values"
     echo "database              : $bytes bytes, $(awk -v b="$bytes" -v n="$values" 'BEGIN { printf "%.2f", (n > 0 ? b / n : 0) }') bytes per sampled value"
-    echo "run peak RSS          : at trial 10 ${rss10:-?} KiB, at the end $run_peak KiB (end-of-run report included)"
+    echo "run peak RSS          : at trial 10 ${rss10:-?} KiB, at the last trial ${rsslast:-?} KiB, at the end $run_peak KiB (end-of-run report included)"
     echo "perflab report        : $rep_s wall, peak RSS $rep_kb KiB, report directory $rep_size KiB"
     [ "${KEEP:-0}" = 1 ] && echo "run directory         : $dir"
     return 0

@@ -112,6 +112,10 @@ impl Store {
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
     }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
 }
 
 /// Redact the values of credential headers in text (see `util::redact::headers`): the pass every

@@ -4,7 +4,7 @@
 //! `sample` row per value; they are read as they are.
 
 use super::pack;
-use super::write::TaggedSample;
+use super::TaggedSample;
 use super::Store;
 use crate::workload::MetricKind;
 use rusqlite::{params, Connection, OptionalExtension};
@@ -191,26 +191,6 @@ pub(super) fn read_rows(c: &Connection, trial_id: usize) -> anyhow::Result<Vec<T
         }
     }
     Ok(out)
-}
-
-/// Pack the `sample` rows of a store of version 1 or 2 into the tables of version 3, trial by
-/// trial, with their summaries (the upgrade; inside its transaction).
-pub(super) fn pack_rows(c: &Connection) -> anyhow::Result<()> {
-    let ids: Vec<i64> = c
-        .prepare("SELECT DISTINCT trial_id FROM sample ORDER BY trial_id")?
-        .query_map([], |r| r.get(0))?
-        .collect::<Result<_, _>>()?;
-    for id in ids {
-        let id = id as usize;
-        let phases: Vec<(String, f64, f64)> = c
-            .prepare_cached("SELECT name, start_s, end_s FROM phase WHERE trial_id = ?1 ORDER BY start_s")?
-            .query_map([id as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
-            .collect::<Result<_, _>>()?;
-        let samples = read_rows(c, id)?;
-        write(c, id, LOCAL_HOST, &samples)?;
-        super::summary::write(c, id, LOCAL_HOST, &samples, &phases)?;
-    }
-    Ok(())
 }
 
 impl Store {

@@ -201,7 +201,7 @@ pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
     }
     if from < 3 {
         tx.execute_batch(PACKED)?;
-        super::samples::pack_rows(&tx)?;
+        super::summary::pack_rows(&tx)?;
         tx.execute_batch("DROP INDEX IF EXISTS sample_by_trial; DROP TABLE sample;")?;
     }
     tx.execute(

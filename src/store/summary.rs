@@ -4,7 +4,7 @@
 //! these instead of the raw samples; a store of version 1 or 2 has them computed when read.
 
 use super::samples::{self, LOCAL_HOST};
-use super::write::TaggedSample;
+use super::TaggedSample;
 use super::Store;
 use crate::analysis::phases::{trial_phases, PhaseStats, LOAD};
 use rusqlite::{params, Connection};
@@ -54,7 +54,44 @@ pub(super) fn write(
     Ok(())
 }
 
+/// Pack the `sample` rows of a store of version 1 or 2 into the tables of version 3, trial by
+/// trial, with their summaries (the upgrade; inside its transaction).
+pub(super) fn pack_rows(c: &Connection) -> anyhow::Result<()> {
+    let ids: Vec<i64> = c
+        .prepare("SELECT DISTINCT trial_id FROM sample ORDER BY trial_id")?
+        .query_map([], |r| r.get(0))?
+        .collect::<Result<_, _>>()?;
+    for id in ids {
+        let id = id as usize;
+        let phases: Vec<(String, f64, f64)> = c
+            .prepare_cached("SELECT name, start_s, end_s FROM phase WHERE trial_id = ?1 ORDER BY start_s")?
+            .query_map([id as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<Result<_, _>>()?;
+        let samples = samples::read_rows(c, id)?;
+        samples::write(c, id, LOCAL_HOST, &samples)?;
+        write(c, id, LOCAL_HOST, &samples, &phases)?;
+    }
+    Ok(())
+}
+
 impl Store {
+    /// Store the monitor samples one trial took on another `host` (its metrics get their own
+    /// dictionary entries, its times their own clock), with their per-phase summaries, in one
+    /// transaction. The trial's own record (`write_trial`) holds this machine's samples.
+    pub fn write_host_samples(
+        &mut self,
+        trial_id: usize,
+        host: &str,
+        samples: &[TaggedSample],
+        phases: &[(String, f64, f64)],
+    ) -> anyhow::Result<()> {
+        let tx = self.conn_mut().transaction()?;
+        samples::write(&tx, trial_id, host, samples)?;
+        write(&tx, trial_id, host, samples, phases)?;
+        tx.commit()?;
+        Ok(())
+    }
+
     /// The per-phase summaries of one trial's local samples, sorted by metric name: as stored at the
     /// end of the trial, or (a store of version 1 or 2) computed from its samples now.
     pub fn phase_summaries(&self, trial_id: usize, phases: &[(String, f64, f64)]) -> anyhow::Result<Vec<PhaseStats>> {
