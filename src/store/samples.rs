@@ -4,8 +4,8 @@
 //! `sample` row per value; they are read as they are.
 
 use super::pack;
-use super::TaggedSample;
 use super::Store;
+use super::TaggedSample;
 use crate::workload::MetricKind;
 use rusqlite::{params, Connection, OptionalExtension};
 

@@ -4,8 +4,8 @@
 //! these instead of the raw samples; a store of version 1 or 2 has them computed when read.
 
 use super::samples::{self, LOCAL_HOST};
-use super::TaggedSample;
 use super::Store;
+use super::TaggedSample;
 use crate::analysis::phases::{trial_phases, PhaseStats, LOAD};
 use rusqlite::{params, Connection};
 
