@@ -32,6 +32,8 @@ pub enum Command {
     Compare(crate::report::cli::CompareArgs),
     /// Export every table of a run's store as CSV
     Export(crate::store::cli::ExportArgs),
+    /// Maintain a run's store (`perflab store upgrade RUN`: bring it to the current schema)
+    Store(crate::store::cli::StoreArgs),
 }
 
 /// Parse arguments, run, and return the process exit code. Errors become one line on stderr.
@@ -80,6 +82,7 @@ pub fn main() -> i32 {
         Command::Report(a) => crate::report::cli::report(a),
         Command::Compare(a) => crate::report::cli::compare(a),
         Command::Export(a) => crate::store::cli::run(a),
+        Command::Store(a) => crate::store::cli::store(a),
     };
     match result {
         Ok(code) => code,

@@ -12,6 +12,7 @@ use crate::store::{Store, StoredRun, StoredTrial};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::rc::Rc;
 
 /// How many trials get a time-series chart at most (the report stays readable and bounded).
 pub const MAX_TRIAL_CHARTS: usize = 24;
@@ -53,20 +54,20 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         groups.push((point.label.clone(), group));
         points.push(point);
     }
-    let with_samples = r.loaded.iter().filter(|l| !l.samples.is_empty()).count();
+    let tp = dirs.first().and_then(|d| Store::primary_throughput_of(d));
+    let with_samples = groups.iter().filter(|(_, g)| g.iter().any(|l| l.sampled())).count();
     if with_samples > MAX_TRIAL_CHARTS {
         r.notes.push(format!(
-            "time-series charts are drawn for the first {MAX_TRIAL_CHARTS} of {with_samples} trials"
+            "time-series charts are drawn for the first {MAX_TRIAL_CHARTS} of {with_samples} points"
         ));
     }
-    let charted = charted(&groups, &r.facts);
+    let charted = charted(&groups, &r.facts, tp.as_deref())?;
     let ncpu = r.facts.iter().map(|f| f.ncpu).max().unwrap_or(1);
-    let tp = dirs.first().and_then(|d| Store::primary_throughput_of(d));
     let scaling = swept
         .as_ref()
         .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
     let comparisons = comparisons(&variant_parameters, swept.as_deref(), &r.loaded);
-    let mut findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters);
+    let mut findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters)?;
     let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
     findings.extend(super::probes::findings(&probes));
     let failed = failed_trials(&r.loaded, &r.facts);
@@ -89,7 +90,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
 
 /// Read one run directory into `r`: its facts, notes, points and trials.
 fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Result<()> {
-    let store = Store::open(dir)?;
+    let store = Rc::new(Store::open(dir)?);
     let run = store.run()?;
     let name = run_name(dir);
     let trials = store.trials()?;
@@ -118,7 +119,7 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
         }
     }
     for t in trials {
-        let samples = store.samples(t.id)?;
+        let summaries = store.phase_summaries(t.id, &t.phases)?;
         let mut params = params_of(&t.params_json);
         let mut label = labels.get(&t.point).cloned().unwrap_or_else(|| format!("point {}", t.point));
         if label_runs {
@@ -134,7 +135,8 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
             point_label: label,
             params,
             trial: t,
-            samples,
+            summaries,
+            store: Rc::clone(&store),
         });
     }
     Ok(())
@@ -187,21 +189,33 @@ fn varying(loaded: &[Loaded]) -> (Option<String>, Vec<String>) {
     (swept, variants)
 }
 
-/// The trials that get a time-series chart: the first `MAX_TRIAL_CHARTS` with samples, in point
-/// order.
-fn charted(groups: &[(String, Vec<&Loaded>)], runs: &[RunFacts]) -> Vec<TrialSeries> {
-    groups
-        .iter()
-        .flat_map(|(_, g)| g.iter().copied())
-        .filter(|l| !l.samples.is_empty())
-        .take(MAX_TRIAL_CHARTS)
-        .map(|l| trial_series(l, runs.len() > 1, runs))
-        .collect()
+/// The trials that get a time-series chart: at each point (in point order, the first
+/// `MAX_TRIAL_CHARTS` points with samples) its median repetition, by the run's primary throughput
+/// `tp` where the trials have it (the lower middle of an even count), else its middle repetition.
+/// Only these trials' samples are read.
+fn charted(groups: &[(String, Vec<&Loaded>)], runs: &[RunFacts], tp: Option<&str>) -> anyhow::Result<Vec<TrialSeries>> {
+    let mut out = Vec::new();
+    for (_, g) in groups {
+        let mut sampled: Vec<&Loaded> = g.iter().copied().filter(|l| l.sampled()).collect();
+        if sampled.is_empty() {
+            continue;
+        }
+        if out.len() == MAX_TRIAL_CHARTS {
+            break;
+        }
+        let key = |l: &Loaded| tp.and_then(|m| l.trial.metric(m));
+        if sampled.iter().all(|l| key(l).is_some()) {
+            sampled.sort_by(|a, b| key(a).unwrap_or(0.0).total_cmp(&key(b).unwrap_or(0.0)));
+        }
+        let median = sampled[(sampled.len() - 1) / 2];
+        out.push(trial_series(median, runs.len() > 1, runs, &median.samples()?));
+    }
+    Ok(out)
 }
 
-fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts]) -> TrialSeries {
+fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts], samples: &[crate::store::TaggedSample]) -> TrialSeries {
     let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for s in &l.samples {
+    for s in samples {
         for (k, v) in s.values.iter().filter(|(k, _)| key_system_metric(k)) {
             series.entry(k.clone()).or_default().push((s.t_s, *v));
         }

@@ -2,7 +2,7 @@
 //! samples (all its trials pooled), plus errors that appear above some value of the swept
 //! parameter, per variant.
 
-use super::loaded::{variant_of, Loaded};
+use super::loaded::{sample_refs, variant_of, Loaded};
 use super::model::{Finding, PointReport, RunFacts};
 use crate::analysis::bottleneck::{self, errors_by_parameter, Context, PointSamples};
 use std::collections::BTreeMap;
@@ -24,25 +24,44 @@ pub fn evaluate(
     runs: &[RunFacts],
     swept: Option<&str>,
     variant_params: &[String],
-) -> Vec<Finding> {
+) -> anyhow::Result<Vec<Finding>> {
     let ctx = Context {
         ncpu: runs.iter().map(|r| r.ncpu).max().unwrap_or(1).max(1),
         line_rate_mbitps: None,
         loadgen_cores: None,
     };
-    let samples: Vec<PointSamples> = groups
-        .iter()
-        .map(|(label, group)| PointSamples {
+    // One point's samples at a time: the report's memory stays that of one point.
+    let mut out: Vec<Finding> = Vec::new();
+    for (label, group) in groups {
+        let samples = group.iter().map(|l| l.samples()).collect::<anyhow::Result<Vec<_>>>()?;
+        let point = PointSamples {
             label: label.clone(),
-            rows: group.iter().flat_map(|l| l.sample_refs()).collect(),
+            rows: samples.iter().flat_map(|s| sample_refs(s)).collect(),
             oom_killed: oom_killed(group),
-        })
-        .collect();
-    let mut out = bottleneck::evaluate(&samples, &ctx);
+        };
+        merge(&mut out, bottleneck::evaluate(std::slice::from_ref(&point), &ctx));
+    }
     if let Some(s) = swept {
         out.extend(errors_along(s, points, variant_params));
     }
-    out
+    Ok(out)
+}
+
+/// Add one point's findings to those of the points before it: what `bottleneck::evaluate` gives
+/// for all the points at once (one finding per rule, in rule order, points in input order).
+fn merge(all: &mut Vec<Finding>, point: Vec<Finding>) {
+    for f in point {
+        match all.iter_mut().find(|a| a.rule == f.rule) {
+            Some(a) => {
+                a.points.extend(f.points);
+                a.hits.extend(f.hits);
+                a.evidence.extend(f.evidence);
+                a.severity = a.severity.max(f.severity);
+            }
+            None => all.push(f),
+        }
+    }
+    all.sort_by_key(|f| f.rule.trim_start_matches('R').parse::<u32>().unwrap_or(u32::MAX));
 }
 
 /// Errors along the swept parameter, per variant: errors per trial at each point.

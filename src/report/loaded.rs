@@ -1,14 +1,19 @@
 //! The pieces every part of the report shares: a trial as loaded from its store ([`Loaded`]),
 //! redaction ([`safe`]), and the texts a point's parameters make (`k=v`, its variant).
 //!
+//! A loaded trial holds its per-phase summaries (stored when the trial ended), not its monitor
+//! samples: those are read from the store only where they are needed (a chart, the findings of one
+//! point at a time), so the report's memory does not grow with the number of trials.
+//!
 //! This module imports nothing else from `report/`: the section builders and the assembly all
 //! depend on it, never the other way.
 
-use crate::analysis::phases::{SampleRef, LOAD};
-use crate::store::{StoredTrial, TaggedSample};
+use crate::analysis::phases::{PhaseStats, SampleRef};
+use crate::store::{Store, StoredTrial, TaggedSample};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::rc::Rc;
 
 /// One trial with the run it came from and its parameters.
 pub struct Loaded {
@@ -17,21 +22,45 @@ pub struct Loaded {
     pub point_label: String,
     pub params: BTreeMap<String, Value>,
     pub trial: StoredTrial,
-    pub samples: Vec<TaggedSample>,
+    /// Per-phase summaries of its monitor samples, one per sampled metric, sorted by name.
+    pub summaries: Vec<PhaseStats>,
+    /// The store it came from (for its samples).
+    pub store: Rc<Store>,
+}
+
+/// Borrow owned samples as the analysis wants them.
+pub fn sample_refs(samples: &[TaggedSample]) -> Vec<SampleRef<'_>> {
+    samples.iter().map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice())).collect()
 }
 
 impl Loaded {
-    /// The trial's monitor samples, borrowed as the analysis wants them.
-    pub fn sample_refs(&self) -> Vec<SampleRef<'_>> {
-        self.samples
-            .iter()
-            .map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice()))
-            .collect()
+    /// Whether the trial has monitor samples.
+    pub fn sampled(&self) -> bool {
+        !self.summaries.is_empty()
     }
 
-    /// When the load phase ended, in seconds since the trial started.
-    pub fn load_end(&self) -> Option<f64> {
-        self.trial.phases.iter().filter(|p| p.0 == LOAD).map(|p| p.2).reduce(f64::max)
+    /// The trial's monitor samples, read from its store.
+    pub fn samples(&self) -> anyhow::Result<Vec<TaggedSample>> {
+        self.store.samples(self.trial.id)
+    }
+
+    /// The summary of one sampled metric (all counts zero when the trial did not sample it).
+    pub fn summary(&self, metric: &str) -> PhaseStats {
+        match self.summaries.binary_search_by(|s| s.metric.as_str().cmp(metric)) {
+            Ok(i) => self.summaries[i].clone(),
+            Err(_) => PhaseStats {
+                metric: metric.to_string(),
+                baseline: None,
+                under_load: None,
+                peak: None,
+                recovery: None,
+                recovery_s: None,
+                never_recovered: false,
+                n_baseline: 0,
+                n_load: 0,
+                n_recovery: 0,
+            },
+        }
     }
 }
 

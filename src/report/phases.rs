@@ -1,15 +1,16 @@
 //! The system table per point: Baseline / Under load / Peak / Recovery and recovery time, computed
-//! per trial by `crate::analysis::phases` and pooled over the point's trials.
+//! per trial by `crate::analysis::phases` when the trial was stored, and pooled over the point's
+//! trials.
 
 use super::loaded::{key_system_metric, Loaded};
 use super::model::PhaseRow;
-use crate::analysis::phases::{metric_phases, pool};
+use crate::analysis::phases::pool;
 
 /// One row per key system metric any of the point's trials sampled, sorted by name.
 pub fn system_rows(group: &[&Loaded]) -> Vec<PhaseRow> {
     let mut names: Vec<&str> = group
         .iter()
-        .flat_map(|l| l.samples.iter().flat_map(|s| s.values.iter().map(|(k, _)| k.as_str())))
+        .flat_map(|l| l.summaries.iter().map(|s| s.metric.as_str()))
         .filter(|k| key_system_metric(k))
         .collect();
     names.sort_unstable();
@@ -18,10 +19,7 @@ pub fn system_rows(group: &[&Loaded]) -> Vec<PhaseRow> {
 }
 
 fn phase_row(metric: &str, group: &[&Loaded]) -> PhaseRow {
-    let per_trial: Vec<_> = group
-        .iter()
-        .map(|l| metric_phases(metric, &l.sample_refs(), l.load_end()))
-        .collect();
+    let per_trial: Vec<_> = group.iter().map(|l| l.summary(metric)).collect();
     let p = pool(&per_trial);
     PhaseRow {
         metric: metric.to_string(),

@@ -77,6 +77,10 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
             "{}",
             redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(&exp)))
         );
+        let ph = &plan.phases;
+        if let Some(w) = crate::store::projection::sampling_warning(ph.total(), ph.interval, trials.len()) {
+            println!("{w}");
+        }
         return Ok(0);
     };
     if cancel.is_cancelled() {

@@ -77,7 +77,14 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
         let mut store = Store::open(dir)?;
         store.set_redactor(exp.redactor.clone());
         // A store an older perflab wrote gets the current schema before this run adds to it.
-        store.upgrade()?;
+        let from = store.upgrade()?;
+        if from != crate::store::SCHEMA_VERSION {
+            eprintln!(
+                "perflab: upgraded the store of {} from schema version {from} to {} (its samples packed)",
+                dir.display(),
+                crate::store::SCHEMA_VERSION
+            );
+        }
         let run = store.run()?;
         // The same plan gives the same copy (which the store kept with its header pass applied).
         let same = [exp.plan_source.clone(), crate::store::redact(&exp.plan_source)];

@@ -1,48 +1,110 @@
-//! Export every table of a run to CSV (histograms as base64 of their V2+DEFLATE bytes).
+//! Export every table of a run to CSV (histograms as base64 of their V2+DEFLATE bytes), one file
+//! per table, written row by row (memory stays flat however large the run).
+//!
+//! The packed samples of a store of version 3 are written unpacked, as `sample.csv` with one row
+//! per value (`trial_id`, `host`, `phase`, `t_s`, `unix_s`, `name`, `value`), and `phase_summary.csv`
+//! names its metrics; numbers are written in Rust's shortest form that reads back to the same f64,
+//! bit for bit.
 
 use super::{schema::TABLES, Store};
 use anyhow::Context;
 use rusqlite::types::ValueRef;
+use std::fs::File;
+use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 
-/// Write `<table>.csv` for every table into `out_dir`; returns the files written.
+type Out = csv::Writer<BufWriter<File>>;
+
+/// Write `<table>.csv` for every table into `out_dir`; returns the files written. Each file is
+/// written under a temporary name and renamed into place.
 pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
     std::fs::create_dir_all(out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
     let mut written = Vec::new();
-    for (name, bytes) in tables_csv(store)? {
-        let path = out_dir.join(name);
-        crate::util::fs::write_atomic(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+    for table in TABLES {
+        let v3 = store.schema_version() >= 3;
+        if !v3 && matches!(*table, "metric_dict" | "phase_summary") {
+            continue;
+        }
+        // The probe tables exist only in runs whose plan had probes.
+        if matches!(*table, "probe" | "probe_sample") && !table_exists(store, table)? {
+            continue;
+        }
+        let path = out_dir.join(format!("{table}.csv"));
+        let tmp = out_dir.join(format!(".{table}.csv.tmp-{}", std::process::id()));
+        let result = (|| -> anyhow::Result<()> {
+            let mut w = csv::Writer::from_writer(BufWriter::new(File::create(&tmp)?));
+            match *table {
+                "sample" if v3 => samples(store, &mut w)?,
+                "phase_summary" => query(
+                    store,
+                    &mut w,
+                    "SELECT p.trial_id, d.host, d.name, p.baseline, p.n_baseline, p.under_load, p.n_load, p.peak,
+                            p.recovery, p.n_recovery, p.recovery_s, p.never_recovered
+                     FROM phase_summary p JOIN metric_dict d ON d.id = p.metric_id ORDER BY p.trial_id, d.host, d.name",
+                )?,
+                t => query(store, &mut w, &format!("SELECT * FROM {t}"))?,
+            }
+            let file = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
+            file.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?.sync_all()?;
+            Ok(())
+        })();
+        if let Err(e) = result.and_then(|_| Ok(std::fs::rename(&tmp, &path)?)) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e.context(format!("cannot write {}", path.display())));
+        }
         written.push(path);
     }
     Ok(written)
 }
 
-/// Every table as (`<table>.csv`, its CSV bytes), in schema order.
-pub fn tables_csv(store: &Store) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-    let mut out = Vec::new();
-    for table in TABLES {
-        let mut w = csv::Writer::from_writer(Vec::new());
-        let mut st = store.conn().prepare(&format!("SELECT * FROM {table}"))?;
-        let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
-        w.write_record(&names)?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            let mut rec = Vec::with_capacity(names.len());
-            for i in 0..names.len() {
-                rec.push(match r.get_ref(i)? {
-                    ValueRef::Null => String::new(),
-                    ValueRef::Integer(v) => v.to_string(),
-                    ValueRef::Real(v) => v.to_string(),
-                    ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
-                    ValueRef::Blob(b) => base64_encode(b),
-                });
-            }
-            w.write_record(&rec)?;
+fn table_exists(store: &Store, table: &str) -> anyhow::Result<bool> {
+    let n: i64 = store
+        .conn()
+        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get(0))?;
+    Ok(n > 0)
+}
+
+/// Every row of `sql`, with its column names as the header.
+fn query(store: &Store, w: &mut Out, sql: &str) -> anyhow::Result<()> {
+    let mut st = store.conn().prepare(sql)?;
+    let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
+    w.write_record(&names)?;
+    let mut rows = st.query([])?;
+    let mut rec = Vec::with_capacity(names.len());
+    while let Some(r) = rows.next()? {
+        rec.clear();
+        for i in 0..names.len() {
+            rec.push(match r.get_ref(i)? {
+                ValueRef::Null => String::new(),
+                ValueRef::Integer(v) => v.to_string(),
+                ValueRef::Real(v) => v.to_string(),
+                ValueRef::Text(t) => String::from_utf8_lossy(t).into_owned(),
+                ValueRef::Blob(b) => base64_encode(b),
+            });
         }
-        let bytes = w.into_inner().map_err(|e| anyhow::anyhow!("cannot write {table}.csv: {e}"))?;
-        out.push((format!("{table}.csv"), bytes));
+        w.write_record(&rec)?;
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The packed samples, one row per value, trial by trial and host by host.
+fn samples(store: &Store, w: &mut Out) -> anyhow::Result<()> {
+    w.write_record(["trial_id", "host", "phase", "t_s", "unix_s", "name", "value"])?;
+    let keys: Vec<(i64, String)> = store
+        .conn()
+        .prepare("SELECT trial_id, host FROM sample_clock ORDER BY trial_id, host")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    for (trial, host) in keys {
+        let id = trial.to_string();
+        for s in store.samples_on(trial as usize, &host)? {
+            let (t, u) = (s.t_s.to_string(), s.unix_s.to_string());
+            for (name, v) in &s.values {
+                w.write_record([id.as_str(), &host, &s.phase, &t, &u, name, &v.to_string()])?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn base64_encode(bytes: &[u8]) -> String {

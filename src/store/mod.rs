@@ -6,18 +6,24 @@ pub mod cli;
 mod codec;
 pub mod export;
 mod meta;
+mod pack;
 mod probes;
+pub mod projection;
 mod read;
 pub mod reserve;
+mod samples;
 mod schema;
 mod status;
+mod summary;
 mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
 pub use probes::{ProbeRecord, ProbeRow};
 pub use read::{StoredPoint, StoredRun, StoredThreshold, StoredTrial};
+pub use samples::LOCAL_HOST;
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunStatus, TrialFailure};
+pub use summary::{load_end, summarize};
 pub use write::{RunInfo, TaggedSample, TrialRecord};
 
 use crate::util::redact::Redactor;
@@ -89,11 +95,16 @@ impl Store {
     }
 
     /// Bring a store written by an older perflab up to the current schema, before writing to it
-    /// (`--resume`); what it holds is kept (metric kinds written before stay inferred).
-    pub fn upgrade(&mut self) -> anyhow::Result<()> {
-        schema::upgrade(&mut self.conn, self.version)?;
+    /// (`--resume`, `perflab store upgrade`); what it holds is kept (metric kinds written before stay
+    /// inferred), its samples are packed and summarized, and the file is compacted (`VACUUM`).
+    /// Returns the version it had.
+    pub fn upgrade(&mut self) -> anyhow::Result<i64> {
+        let from = self.version;
+        if schema::upgrade(&mut self.conn, from)? {
+            self.conn.execute_batch("VACUUM")?;
+        }
         self.version = SCHEMA_VERSION;
-        Ok(())
+        Ok(from)
     }
 
     pub fn dir(&self) -> &Path {
@@ -102,6 +113,10 @@ impl Store {
 
     pub(crate) fn conn(&self) -> &Connection {
         &self.conn
+    }
+
+    pub(crate) fn conn_mut(&mut self) -> &mut Connection {
+        &mut self.conn
     }
 }
 

@@ -1,6 +1,6 @@
 //! Reading a run back: for reports, exports and `--resume`.
 
-use super::{codec, write::TaggedSample, RunStatus, Store};
+use super::{codec, RunStatus, Store};
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint};
 use rusqlite::{params, OptionalExtension};
 use std::collections::BTreeMap;
@@ -246,30 +246,6 @@ impl Store {
             }
         }
         Ok(trials)
-    }
-
-    /// The monitor samples of one trial, in time order.
-    pub fn samples(&self, trial_id: usize) -> anyhow::Result<Vec<TaggedSample>> {
-        let mut st = self
-            .conn()
-            .prepare("SELECT phase, t_s, unix_s, name, value FROM sample WHERE trial_id = ?1 ORDER BY t_s, rowid")?;
-        let mut rows = st.query(params![trial_id as i64])?;
-        let mut out: Vec<TaggedSample> = Vec::new();
-        while let Some(r) = rows.next()? {
-            let t_s: f64 = r.get(1)?;
-            let name: String = r.get(3)?;
-            let value: f64 = r.get(4)?;
-            match out.last_mut() {
-                Some(last) if last.t_s == t_s => last.values.push((name, value)),
-                _ => out.push(TaggedSample {
-                    phase: r.get(0)?,
-                    t_s,
-                    unix_s: r.get(2)?,
-                    values: vec![(name, value)],
-                }),
-            }
-        }
-        Ok(out)
     }
 
     /// Every threshold verdict, by point then expression.

@@ -2,11 +2,12 @@
 //! reading the older versions, and teach `upgrade` to bring one up to date (for `--resume`).
 //!
 //! Versions: 1 first; 2 adds `metric.kind` and `threshold.basis` (NULL in rows of version 1: the
-//! kind is then inferred from the metric's name and unit).
+//! kind is then inferred from the metric's name and unit); 3 packs the monitor samples (`metric_dict`,
+//! `sample_clock`, `sample_series` in place of `sample`) and adds `phase_summary`.
 
 use rusqlite::Connection;
 
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// The oldest version this perflab still reads.
 pub const OLDEST_READABLE: i64 = 1;
@@ -81,14 +82,6 @@ CREATE TABLE series (
     t_s REAL NOT NULL,               -- seconds since the load phase began
     value REAL NOT NULL
 );
-CREATE TABLE sample (
-    trial_id INTEGER NOT NULL REFERENCES trial(id),
-    phase TEXT NOT NULL,
-    t_s REAL NOT NULL,               -- seconds since the trial started
-    unix_s REAL NOT NULL,
-    name TEXT NOT NULL,              -- monitor column name, unit in the suffix
-    value REAL NOT NULL
-);
 CREATE TABLE error (
     trial_id INTEGER NOT NULL REFERENCES trial(id),
     class TEXT NOT NULL,
@@ -106,8 +99,51 @@ CREATE TABLE threshold (
     passed INTEGER NOT NULL,
     basis TEXT                       -- what `observed` is, e.g. "median of 3 trials' p99"
 );
-CREATE INDEX sample_by_trial ON sample(trial_id, name);
 CREATE INDEX series_by_trial ON series(trial_id, name);
+"#;
+
+/// The tables of schema 3 that hold the monitor samples and their summaries.
+const PACKED: &str = r#"
+CREATE TABLE metric_dict (
+    id INTEGER PRIMARY KEY,
+    name TEXT NOT NULL,              -- monitor column name, unit in the suffix
+    unit TEXT NOT NULL,
+    kind TEXT NOT NULL,              -- rate | count | gauge | duration | quantile:Q
+    host TEXT NOT NULL DEFAULT 'local',
+    UNIQUE (host, name)
+);
+CREATE TABLE sample_clock (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    host TEXT NOT NULL DEFAULT 'local',
+    n_samples INTEGER NOT NULL,
+    phases TEXT NOT NULL,            -- the phase names, comma-separated, in order of first use
+    phase_of BLOB NOT NULL,          -- one byte per sample: its phase's index in `phases`
+    t_s BLOB NOT NULL,               -- packed f64: seconds since the trial started
+    unix_s BLOB NOT NULL,            -- packed f64: wall clock
+    PRIMARY KEY (trial_id, host)
+) WITHOUT ROWID;
+CREATE TABLE sample_series (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    metric_id INTEGER NOT NULL REFERENCES metric_dict(id),
+    n_values INTEGER NOT NULL,
+    present BLOB,                    -- bitmap of the samples that have a value; NULL: all do
+    vals BLOB NOT NULL,              -- packed f64 (f64-xor-shuffle-deflate)
+    PRIMARY KEY (trial_id, metric_id)
+) WITHOUT ROWID;
+CREATE TABLE phase_summary (
+    trial_id INTEGER NOT NULL REFERENCES trial(id),
+    metric_id INTEGER NOT NULL REFERENCES metric_dict(id),
+    baseline REAL,
+    n_baseline INTEGER NOT NULL,
+    under_load REAL,
+    n_load INTEGER NOT NULL,
+    peak REAL,
+    recovery REAL,
+    n_recovery INTEGER NOT NULL,
+    recovery_s REAL,
+    never_recovered INTEGER NOT NULL,
+    PRIMARY KEY (trial_id, metric_id)
+) WITHOUT ROWID;
 "#;
 
 /// The tables in export order.
@@ -120,14 +156,19 @@ pub const TABLES: &[&str] = &[
     "metric",
     "histogram",
     "series",
+    "metric_dict",
     "sample",
+    "phase_summary",
     "error",
     "raw_output",
     "threshold",
+    "probe",
+    "probe_sample",
 ];
 
 pub fn create(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(DDL)?;
+    conn.execute_batch(PACKED)?;
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
         [SCHEMA_VERSION.to_string()],
@@ -148,20 +189,27 @@ pub fn check(conn: &Connection) -> anyhow::Result<i64> {
     }
 }
 
-/// Bring a store of an older version up to `SCHEMA_VERSION` (before writing to it: `--resume`).
-/// Rows written before keep NULL in the new columns.
-pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<()> {
+/// Bring a store of an older version up to `SCHEMA_VERSION` (before writing to it: `--resume`, or
+/// `perflab store upgrade`). Rows written before keep NULL in the new columns; the samples of a
+/// store older than 3 are packed, trial by trial, and their summaries computed. Returns whether the
+/// samples were repacked (the file then has free pages worth a `VACUUM`).
+pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
     if from >= SCHEMA_VERSION {
-        return Ok(());
+        return Ok(false);
     }
     let tx = conn.transaction()?;
     if from < 2 {
         tx.execute_batch("ALTER TABLE metric ADD COLUMN kind TEXT; ALTER TABLE threshold ADD COLUMN basis TEXT;")?;
+    }
+    if from < 3 {
+        tx.execute_batch(PACKED)?;
+        super::summary::pack_rows(&tx)?;
+        tx.execute_batch("DROP INDEX IF EXISTS sample_by_trial; DROP TABLE sample;")?;
     }
     tx.execute(
         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
         [SCHEMA_VERSION.to_string()],
     )?;
     tx.commit()?;
-    Ok(())
+    Ok(from < 3)
 }

@@ -231,15 +231,9 @@ impl Store {
             for (name, a, b) in &t.phases {
                 st.execute(params![t.id as i64, name, a, b])?;
             }
-            let mut st = tx.prepare("INSERT INTO sample (trial_id, phase, t_s, unix_s, name, value) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;
-            for s in &t.samples {
-                for (name, v) in &s.values {
-                    if v.is_finite() {
-                        st.execute(params![t.id as i64, s.phase, s.t_s, s.unix_s, name, v])?;
-                    }
-                }
-            }
         }
+        super::samples::write(&tx, t.id, super::LOCAL_HOST, &t.samples)?;
+        super::summary::write(&tx, t.id, super::LOCAL_HOST, &t.samples, &t.phases)?;
         if let Some(r) = &t.result {
             let mut st =
                 tx.prepare("INSERT OR REPLACE INTO metric (trial_id, name, unit, value, better, kind) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?;

@@ -51,4 +51,5 @@ mod run_secrets;
 mod run_skip_unless;
 mod runner_target;
 mod serve;
+mod store_packed;
 mod store_roundtrip;

@@ -218,7 +218,17 @@ fn too_few_samples_are_said_plainly() {
     // Keep 2 repetitions per point in each run: no verdict from 2 against 2.
     for dir in [&a, &b] {
         let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).unwrap();
-        for table in ["metric", "histogram", "sample", "phase", "series", "error", "raw_output"] {
+        for table in [
+            "metric",
+            "histogram",
+            "sample_clock",
+            "sample_series",
+            "phase_summary",
+            "phase",
+            "series",
+            "error",
+            "raw_output",
+        ] {
             db.execute(
                 &format!("DELETE FROM {table} WHERE trial_id IN (SELECT id FROM trial WHERE repetition >= 3)"),
                 [],

@@ -124,7 +124,8 @@ fn every_table_exports_to_csv_with_every_row() {
     let out = dir.path().join("csv");
     let files = perflab::store::export::to_csv(&s, &out).unwrap();
     // Two trials of `record`: 2 phases, 1 metric, 1 histogram, 1 series point, 1 sample with 2
-    // values, 1 error class and 1 raw line each.
+    // values (2 sampled metrics in the dictionary, each summarized per trial), 1 error class and 1
+    // raw line each.
     let want = [
         ("meta", 1),
         ("run", 1),
@@ -134,7 +135,9 @@ fn every_table_exports_to_csv_with_every_row() {
         ("metric", 2),
         ("histogram", 2),
         ("series", 2),
+        ("metric_dict", 2),
         ("sample", 4),
+        ("phase_summary", 4),
         ("error", 2),
         ("raw_output", 2),
         ("threshold", 1),

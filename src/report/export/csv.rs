@@ -1,6 +1,6 @@
 //! `report.csv` (one row per point × metric: the numbers of the metrics table, then the
-//! percentiles the tool printed with only n, median, min and max) and, for a report of one run,
-//! `csv/` with every table of its store.
+//! percentiles the tool printed with only n, median, min and max). The tables of the store are not
+//! copied: `perflab export RUN` writes them.
 
 use super::{Exporter, Input};
 use crate::report::loaded::safe;
@@ -14,14 +14,7 @@ impl Exporter for Csv {
     }
 
     fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-        let mut files = vec![("report.csv".to_string(), summary(input.model)?)];
-        if let [dir] = input.runs {
-            let store = crate::store::Store::open(dir)?;
-            for (name, bytes) in crate::store::export::tables_csv(&store)? {
-                files.push((format!("csv/{name}"), bytes));
-            }
-        }
-        Ok(files)
+        Ok(vec![("report.csv".to_string(), summary(input.model)?)])
     }
 }
 
