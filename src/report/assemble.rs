@@ -8,6 +8,8 @@ use super::model::*;
 use super::phases::system_rows;
 use super::points::{point_report, Pooling};
 use super::scaling::scaling;
+use super::spec::ReportSpec;
+use super::overview;
 use crate::store::{Store, StoredRun, StoredTrial};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -25,6 +27,8 @@ struct Runs {
     point_order: Vec<String>,
     stop_reasons: BTreeMap<String, Option<String>>,
     notes: Vec<String>,
+    /// The first run's `[report]` section.
+    spec: Option<ReportSpec>,
 }
 
 /// Assemble the model from run directories. With `label_runs`, each run becomes a value of a
@@ -34,7 +38,9 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     for (ri, dir) in dirs.iter().enumerate() {
         load_run(&mut r, ri, dir, label_runs)?;
     }
-    let (swept, variant_parameters) = varying(&r.loaded);
+    let spec = r.spec.take().unwrap_or_default();
+    let (swept, variant_parameters) = varying(&r.loaded, &spec, label_runs);
+    let compare = compared(&spec, &variant_parameters, &r.loaded, label_runs);
     let pooling = Pooling {
         runs: dirs.len(),
         compared: label_runs,
@@ -47,7 +53,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
             continue;
         }
         let stop = r.stop_reasons.get(label).cloned().flatten();
-        let point = point_report(label, &group, pooling, stop, system_rows(&group));
+        let point = point_report(label, &group, pooling, stop, system_rows(&group, &spec.system));
         groups.push((point.label.clone(), group));
         points.push(point);
     }
@@ -63,9 +69,22 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     let scaling = swept
         .as_ref()
         .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
-    let comparisons = comparisons(&variant_parameters, swept.as_deref(), &r.loaded);
+    let comparisons = compare.as_deref().map_or_else(Vec::new, |c| {
+        comparisons(c, spec.baseline.as_deref(), &variant_parameters, swept.as_deref(), &r.loaded)
+    });
     let findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters);
     let failed = failed_trials(&r.loaded, &r.facts);
+    let overview = overview::build(&overview::Inputs {
+        spec: &spec,
+        compare: compare.as_deref(),
+        x: swept.as_deref(),
+        points: &points,
+        groups: &groups,
+        throughput: tp.as_deref().or(scaling.as_ref().map(|s| s.throughput_metric.as_str())),
+        scaling: scaling.as_ref(),
+        findings: &findings,
+        runs: &r.facts,
+    });
     Ok(ReportModel {
         schema: SCHEMA,
         title: safe(&title(&r.facts, label_runs)),
@@ -78,6 +97,8 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         findings,
         failed,
         notes: r.notes,
+        spec,
+        overview,
         charted,
     })
 }
@@ -97,6 +118,9 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
         labels.insert(p.id, p.label);
     }
     r.facts.push(run_facts(&name, &run, &trials));
+    if r.spec.is_none() {
+        r.spec = Some(ReportSpec::from_plan(&run.plan_source));
+    }
     if ri > 0 && r.facts[0].plan != run.plan_name {
         r.notes.push(format!(
             "run {} has plan {:?}, not {:?}: {} anyway",
@@ -158,8 +182,9 @@ fn run_facts(name: &str, run: &StoredRun, trials: &[StoredTrial]) -> RunFacts {
     }
 }
 
-/// Which parameters vary: the swept one (numeric, most values; never `run`) and the variant ones.
-fn varying(loaded: &[Loaded]) -> (Option<String>, Vec<String>) {
+/// Which parameters vary: the swept one (`[report] x`, or the numeric one with most values; never
+/// `run` nor `[report] compare`) and the variant ones (all the others).
+fn varying(loaded: &[Loaded], spec: &ReportSpec, label_runs: bool) -> (Option<String>, Vec<String>) {
     let mut values: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
     for (k, v) in loaded.iter().flat_map(|l| &l.params) {
         let e = values.entry(k).or_default();
@@ -168,17 +193,37 @@ fn varying(loaded: &[Loaded]) -> (Option<String>, Vec<String>) {
         }
     }
     let varying: Vec<(&str, &Vec<&Value>)> = values.iter().map(|(k, v)| (*k, v)).filter(|(_, v)| v.len() >= 2).collect();
-    let swept = varying
-        .iter()
-        .filter(|(k, v)| *k != "run" && v.iter().all(|x| x.is_number()))
-        .max_by_key(|(_, v)| v.len())
-        .map(|(k, _)| k.to_string());
+    let compare = if label_runs { Some("run") } else { spec.compare.as_deref() };
+    let chosen = spec.x.as_deref().filter(|x| varying.iter().any(|(k, _)| k == x) && Some(*x) != compare);
+    let swept = chosen.map(String::from).or_else(|| {
+        varying
+            .iter()
+            .filter(|(k, v)| *k != "run" && Some(*k) != compare && v.iter().all(|x| x.is_number()))
+            .max_by_key(|(_, v)| v.len())
+            .map(|(k, _)| k.to_string())
+    });
     let variants = varying
         .iter()
         .map(|(k, _)| k.to_string())
         .filter(|k| Some(k) != swept.as_ref())
         .collect();
     (swept, variants)
+}
+
+/// The parameter whose values are compared: `run` for `perflab compare`, else `[report] compare`
+/// when it varies, else the first varying parameter whose values are text (a numeric parameter
+/// such as a size is a column, never a variant).
+fn compared(spec: &ReportSpec, variant_parameters: &[String], loaded: &[Loaded], label_runs: bool) -> Option<String> {
+    if label_runs {
+        return Some("run".into());
+    }
+    if let Some(c) = &spec.compare {
+        return variant_parameters.contains(c).then(|| c.clone());
+    }
+    variant_parameters
+        .iter()
+        .find(|k| loaded.iter().filter_map(|l| l.params.get(*k)).any(|v| !v.is_number()))
+        .cloned()
 }
 
 /// The trials that get a time-series chart: the first `MAX_TRIAL_CHARTS` with samples, in point
