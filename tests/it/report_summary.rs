@@ -40,7 +40,7 @@ fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, String)> {
     let page = std::fs::read_to_string(html).unwrap();
     let page: String = page.lines().filter(|l| !l.contains("Content-Security-Policy")).collect::<Vec<_>>().join("\n");
     let probe = "<script>const t=document.querySelector('#summary ~ table');const r=t.getBoundingClientRect();\
-                 const p=document.createElement('pre');p.id='probe';p.textContent='TOP='+r.top+'|'+t.innerText.slice(0,400);\
+                 const p=document.createElement('pre');p.id='probe';p.textContent='TO'+'P='+r.top+'|'+t.innerText.slice(0,400);\
                  document.body.appendChild(p);</script></body>";
     let copy = tmp.join("probe.html");
     std::fs::write(&copy, page.replace("</body>", probe)).unwrap();
