@@ -309,8 +309,15 @@ fn report_section(r: Option<&toml::Spanned<super::raw::RawReport>>, m: &Matrix, 
         if names.contains(&s.get_ref().as_str()) {
             return Ok(());
         }
-        let known = if names.is_empty() { "the matrix has none".to_string() } else { format!("the matrix has {}", names.join(", ")) };
-        Err(src.error(&s.span(), format!("[report] {key} = \"{}\" is not a matrix parameter ({known})", s.get_ref())))
+        let known = if names.is_empty() {
+            "the matrix has none".to_string()
+        } else {
+            format!("the matrix has {}", names.join(", "))
+        };
+        Err(src.error(
+            &s.span(),
+            format!("[report] {key} = \"{}\" is not a matrix parameter ({known})", s.get_ref()),
+        ))
     };
     if let Some(c) = &r.compare {
         param(c, "compare")?;
@@ -318,17 +325,32 @@ fn report_section(r: Option<&toml::Spanned<super::raw::RawReport>>, m: &Matrix, 
     if let Some(x) = &r.x {
         param(x, "x")?;
         if r.compare.as_ref().is_some_and(|c| c.get_ref() == x.get_ref()) {
-            return Err(src.error(&x.span(), "[report] x and compare name the same parameter: the x axis is swept, compare makes the variants"));
+            return Err(src.error(
+                &x.span(),
+                "[report] x and compare name the same parameter: the x axis is swept, compare makes the variants",
+            ));
         }
     }
     if let Some(b) = &r.baseline {
         let Some(c) = &r.compare else {
             return Err(src.error(&b.span(), "[report] baseline needs `compare` (the parameter it is a value of)"));
         };
-        let values: Vec<String> = m.params.iter().find(|(k, _)| k == c.get_ref()).map(|(_, v)| v.iter().map(values::display).collect()).unwrap_or_default();
+        let values: Vec<String> = m
+            .params
+            .iter()
+            .find(|(k, _)| k == c.get_ref())
+            .map(|(_, v)| v.iter().map(values::display).collect())
+            .unwrap_or_default();
         let shown = values::display(b.get_ref());
         if !values.contains(&shown) {
-            return Err(src.error(&b.span(), format!("[report] baseline {shown} is not a value of `{}` ({})", c.get_ref(), values.join(", "))));
+            return Err(src.error(
+                &b.span(),
+                format!(
+                    "[report] baseline {shown} is not a value of `{}` ({})",
+                    c.get_ref(),
+                    values.join(", ")
+                ),
+            ));
         }
     }
     for (key, list) in [("metrics", &r.metrics), ("system", &r.system)] {
@@ -338,7 +360,10 @@ fn report_section(r: Option<&toml::Spanned<super::raw::RawReport>>, m: &Matrix, 
     }
     if let Some(s) = &r.x_scale {
         if !["linear", "log", "category"].contains(&s.get_ref().as_str()) {
-            return Err(src.error(&s.span(), format!("[report] x_scale = \"{}\": use linear, log or category", s.get_ref())));
+            return Err(src.error(
+                &s.span(),
+                format!("[report] x_scale = \"{}\": use linear, log or category", s.get_ref()),
+            ));
         }
     }
     Ok(())

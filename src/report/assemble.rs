@@ -5,11 +5,11 @@ use super::compare::comparisons;
 use super::findings;
 use super::loaded::{key_system_metric, params_of, run_name, safe, Loaded};
 use super::model::*;
+use super::overview;
 use super::phases::system_rows;
 use super::points::{point_report, Pooling};
 use super::scaling::scaling;
 use super::spec::ReportSpec;
-use super::overview;
 use crate::store::{Store, StoredRun, StoredTrial};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -37,6 +37,10 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     let mut r = Runs::default();
     for (ri, dir) in dirs.iter().enumerate() {
         load_run(&mut r, ri, dir, label_runs)?;
+    }
+    if label_runs && same_run(dirs) {
+        r.notes
+            .push("the runs compared are one and the same run: every difference is zero by construction, so this compares nothing".into());
     }
     let spec = r.spec.take().unwrap_or_default();
     let (swept, variant_parameters) = varying(&r.loaded, &spec, label_runs);
@@ -84,6 +88,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         scaling: scaling.as_ref(),
         findings: &findings,
         runs: &r.facts,
+        notes: &r.notes,
     });
     Ok(ReportModel {
         schema: SCHEMA,
@@ -194,7 +199,10 @@ fn varying(loaded: &[Loaded], spec: &ReportSpec, label_runs: bool) -> (Option<St
     }
     let varying: Vec<(&str, &Vec<&Value>)> = values.iter().map(|(k, v)| (*k, v)).filter(|(_, v)| v.len() >= 2).collect();
     let compare = if label_runs { Some("run") } else { spec.compare.as_deref() };
-    let chosen = spec.x.as_deref().filter(|x| varying.iter().any(|(k, _)| k == x) && Some(*x) != compare);
+    let chosen = spec
+        .x
+        .as_deref()
+        .filter(|x| varying.iter().any(|(k, _)| k == x) && Some(*x) != compare);
     let swept = chosen.map(String::from).or_else(|| {
         varying
             .iter()
@@ -208,6 +216,12 @@ fn varying(loaded: &[Loaded], spec: &ReportSpec, label_runs: bool) -> (Option<St
         .filter(|k| Some(k) != swept.as_ref())
         .collect();
     (swept, variants)
+}
+
+/// Do the directories name one run twice (`perflab compare RUN RUN`)?
+fn same_run(dirs: &[&Path]) -> bool {
+    let canon: Vec<_> = dirs.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.to_path_buf())).collect();
+    canon.windows(2).any(|w| w[0] == w[1])
 }
 
 /// The parameter whose values are compared: `run` for `perflab compare`, else `[report] compare`

@@ -31,4 +31,3 @@ pub fn param(v: f64) -> String {
         num(v)
     }
 }
-

@@ -7,9 +7,9 @@
 //! [`crate::analysis::compare::Comparison`] and a scaling row a
 //! [`crate::analysis::scaling::ScalingRow`].
 
+use super::spec::ReportSpec;
 pub use crate::analysis::bottleneck::Finding;
 pub use crate::analysis::compare::Verdict;
-use super::spec::ReportSpec;
 use crate::analysis::stats::Summary;
 use crate::analysis::{compare, scaling};
 use crate::workload::Better;

@@ -20,6 +20,8 @@ pub const BUSY_BASELINE_PCT: f64 = 25.0;
 
 /// What the summary is built from.
 pub struct Inputs<'a> {
+    /// The report's notes that are validity warnings too (a run compared with itself).
+    pub notes: &'a [String],
     pub spec: &'a ReportSpec,
     pub compare: Option<&'a str>,
     pub x: Option<&'a str>,
@@ -43,19 +45,31 @@ struct Figure {
 pub fn build(i: &Inputs) -> Overview {
     let keys = metric_keys(i);
     let baseline = i.compare.and_then(|c| {
-        i.spec.baseline.clone().or_else(|| i.points.iter().find_map(|p| p.params.get(c).map(value_text)))
+        i.spec
+            .baseline
+            .clone()
+            .or_else(|| i.points.iter().find_map(|p| p.params.get(c).map(value_text)))
     });
     let mut answer = Vec::new();
     for p in i.points {
-        let group = i.groups.iter().find(|(l, _)| *l == p.label).map(|(_, g)| g.as_slice()).unwrap_or(&[]);
+        let group = i
+            .groups
+            .iter()
+            .find(|(l, _)| *l == p.label)
+            .map(|(_, g)| g.as_slice())
+            .unwrap_or(&[]);
         let variant = i.compare.and_then(|c| p.params.get(c)).map_or("all".to_string(), value_text);
         let base = baseline.as_ref().filter(|b| **b != variant).and_then(|b| {
             i.points.iter().find(|q| {
-                q.params.iter().all(|(k, v)| Some(k.as_str()) == i.compare || p.params.get(k) == Some(v))
+                q.params
+                    .iter()
+                    .all(|(k, v)| Some(k.as_str()) == i.compare || p.params.get(k) == Some(v))
                     && i.compare.and_then(|c| q.params.get(c)).map(value_text).as_ref() == Some(b)
             })
         });
-        let base_group = base.and_then(|b| i.groups.iter().find(|(l, _)| *l == b.label)).map(|(_, g)| g.as_slice());
+        let base_group = base
+            .and_then(|b| i.groups.iter().find(|(l, _)| *l == b.label))
+            .map(|(_, g)| g.as_slice());
         for key in &keys {
             let Some(f) = figure(p, group, key) else { continue };
             let before = base.and_then(|b| figure(b, base_group.unwrap_or(&[]), key));
@@ -125,9 +139,7 @@ fn varies(points: &[PointReport], k: &str) -> bool {
 /// A figure of the point: a metric by name (mean over the repetitions), a percentile `pNN` of the
 /// merged histogram (or printed by the tool), or a printed percentile by name.
 fn figure(p: &PointReport, group: &[&Loaded], key: &str) -> Option<Figure> {
-    let trials = |name: &str| -> Vec<f64> {
-        group.iter().filter(|l| l.trial.ok()).filter_map(|l| l.trial.metric(name)).collect()
-    };
+    let trials = |name: &str| -> Vec<f64> { group.iter().filter(|l| l.trial.ok()).filter_map(|l| l.trial.metric(name)).collect() };
     if let Some(m) = p.metrics.iter().find(|m| m.name == key) {
         return Some(Figure {
             value: m.summary.mean,
@@ -146,7 +158,11 @@ fn figure(p: &PointReport, group: &[&Loaded], key: &str) -> Option<Figure> {
             trials: trials(key),
         });
     }
-    let q = key.strip_prefix('p').and_then(|n| n.parse::<f64>().ok()).filter(|n| *n > 0.0 && *n <= 100.0)? / 100.0;
+    let q = key
+        .strip_prefix('p')
+        .and_then(|n| n.parse::<f64>().ok())
+        .filter(|n| *n > 0.0 && *n <= 100.0)?
+        / 100.0;
     let hist = p.latency.iter().find(|l| l.histogram == "latency").or(p.latency.first());
     // The per-trial figure of that quantile (`latency_p99_ms`), for the test.
     let per_trial = group
@@ -196,11 +212,13 @@ fn optimization(i: &Inputs, answer: &[AnswerCell]) -> Vec<AnswerCell> {
 
 /// Validity warnings, each one line.
 fn warnings(i: &Inputs) -> Vec<String> {
-    let mut w = Vec::new();
+    let mut w: Vec<String> = i.notes.iter().filter(|n| n.contains("one and the same run")).cloned().collect();
     let failed: usize = i.runs.iter().map(|r| r.trials_failed).sum();
     let total: usize = i.runs.iter().map(|r| r.trials_ok + r.trials_failed).sum();
     if failed > 0 {
-        w.push(format!("{failed} of {total} trials failed (reasons above); their points have fewer repetitions."));
+        w.push(format!(
+            "{failed} of {total} trials failed (reasons above); their points have fewer repetitions."
+        ));
     }
     let busy: Vec<(&str, f64)> = i
         .points
@@ -266,11 +284,16 @@ fn headline(i: &Inputs) -> Vec<String> {
                 .saturated_at_knee
                 .iter()
                 .find(|(sv, _)| sv == v)
-                .map_or("no resource saturated there".to_string(), |(_, w)| format!("saturated: {}", w.join("; ")));
+                .map_or("no resource saturated there".to_string(), |(_, w)| {
+                    format!("saturated: {}", w.join("; "))
+                });
             h.push(safe(&format!("Knee ({v}): at {} = {}; {what}.", s.parameter, param(*x))));
         }
         if s.knees.is_empty() {
-            h.push(safe(&format!("No knee: throughput kept growing by ≥ 5 % per step of {}.", s.parameter)));
+            h.push(safe(&format!(
+                "No knee: throughput kept growing by ≥ 5 % per step of {}.",
+                s.parameter
+            )));
         }
     }
     let mut top: Vec<&Finding> = i.findings.iter().collect();

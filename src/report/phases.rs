@@ -64,5 +64,7 @@ fn phase_row(metric: &str, group: &[&Loaded]) -> PhaseRow {
 /// figure is 0)? The report leaves such rows out and says which.
 pub fn idle_device(r: &PhaseRow) -> bool {
     (r.metric.starts_with("disk_") || r.metric.starts_with("net_"))
-        && [r.baseline, r.under_load, r.peak, r.recovery].iter().all(|v| v.is_none_or(|v| v.abs() < 1e-9))
+        && [r.baseline, r.under_load, r.peak, r.recovery]
+            .iter()
+            .all(|v| v.is_none_or(|v| v.abs() < 1e-9))
 }

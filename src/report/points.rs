@@ -8,8 +8,8 @@
 //! per-trial values, with n. Which metrics are percentiles is `MetricKind::infer`'s call.
 
 use super::loaded::{safe, Loaded};
-use super::phases::idle_device;
 use super::model::{MetricRow, PercentileRow, PhaseRow, PointReport, PrintedPercentile};
+use super::phases::idle_device;
 use crate::analysis::percentiles;
 use crate::analysis::stats::Summary;
 use crate::workload::{Better, MetricKind};

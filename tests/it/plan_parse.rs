@@ -243,9 +243,15 @@ fn the_report_section_names_matrix_parameters_and_values() {
     let ok = format!("{BASE}{m}[report]\ncompare = \"model\"\nbaseline = \"pool\"\nx = \"concurrency\"\nx_scale = \"log\"\nmetrics = [\"requests_per_s\", \"p99\"]\n");
     parse(&ok).expect("a valid [report]");
     let e = err(&format!("{BASE}{m}[report]\ncompare = \"modle\"\n"));
-    assert!(e.starts_with("plan.toml:9:11:") && e.contains("not a matrix parameter (the matrix has model, concurrency)"), "{e}");
+    assert!(
+        e.starts_with("plan.toml:9:11:") && e.contains("not a matrix parameter (the matrix has model, concurrency)"),
+        "{e}"
+    );
     let e = err(&format!("{BASE}{m}[report]\ncompare = \"model\"\nbaseline = \"fork\"\n"));
-    assert!(e.starts_with("plan.toml:10:12:") && e.contains("not a value of `model` (pool, threads)"), "{e}");
+    assert!(
+        e.starts_with("plan.toml:10:12:") && e.contains("not a value of `model` (pool, threads)"),
+        "{e}"
+    );
     let e = err(&format!("{BASE}{m}[report]\nx = \"concurrency\"\nx_scale = \"ln\"\n"));
     assert!(e.contains("use linear, log or category"), "{e}");
     let e = err(&format!("{BASE}{m}[report]\ncompare = \"model\"\nx = \"model\"\n"));

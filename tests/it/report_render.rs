@@ -38,7 +38,9 @@ fn the_report_has_every_section_and_chart() {
         "System per point",
         "Failed trials",
     ] {
-        let at = md.find(&format!("\n### {section}\n")).unwrap_or_else(|| panic!("md lacks {section}"));
+        let at = md
+            .find(&format!("\n### {section}\n"))
+            .unwrap_or_else(|| panic!("md lacks {section}"));
         assert!(at > appendix, "{section} is not in the appendix");
         assert!(html.contains(&format!("<summary>{section}</summary>")), "html lacks {section}");
     }

@@ -48,7 +48,10 @@ fn what_ran(m: &ReportModel) -> String {
             r.trials_ok + r.trials_failed,
             r.trials_ok,
             r.trials_failed,
-            secs.map_or(String::new(), |s| format!(", {}", crate::util::duration::format(std::time::Duration::from_secs_f64(s))))
+            secs.map_or(String::new(), |s| format!(
+                ", {}",
+                crate::util::duration::format(std::time::Duration::from_secs_f64(s))
+            ))
         ));
     }
     let mut o = format!("What ran: {}.", parts.join("; "));
@@ -107,7 +110,11 @@ fn answer(m: &ReportModel) -> Vec<Block> {
     });
     let mut rows: Vec<(String, String, String, Vec<String>)> = Vec::new();
     for c in &o.answer {
-        let metric = if c.unit.is_empty() { c.metric.clone() } else { format!("{} ({})", c.metric, safe(&c.unit)) };
+        let metric = if c.unit.is_empty() {
+            c.metric.clone()
+        } else {
+            format!("{} ({})", c.metric, safe(&c.unit))
+        };
         let i = match rows.iter().position(|r| r.0 == metric && r.1 == c.variant && r.2 == c.at) {
             Some(i) => i,
             None => {
@@ -142,9 +149,8 @@ fn answer(m: &ReportModel) -> Vec<Block> {
     let head: Vec<&str> = header.iter().map(String::as_str).collect();
     let intro = match &o.baseline {
         Some(b) => format!(
-            "The answer: each figure against the {} = {} figure at the same point, as Δ % and the verdict of the \
-             per-trial figures (Welch or Mann-Whitney, α = 0.05). Throughput is the mean over the repetitions; a \
-             percentile is the point's own (merged histogram, or the median of the per-trial values a tool printed).",
+            "The answer, against {} = {} at the same point: Δ % and the verdict of the per-trial figures (α = 0.05); \
+             a percentile is the point's own (merged histogram, or the median of what a tool printed).",
             safe(o.compare.as_deref().unwrap_or("")),
             safe(b)
         ),
@@ -174,7 +180,11 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
                 at.push(format!("{x}={v}"));
             }
             vec![
-                if c.unit.is_empty() { c.metric.clone() } else { format!("{} ({})", c.metric, safe(&c.unit)) },
+                if c.unit.is_empty() {
+                    c.metric.clone()
+                } else {
+                    format!("{} ({})", c.metric, safe(&c.unit))
+                },
                 safe(&at.join(" ")),
                 c.before.map_or("–".into(), num),
                 num(c.value),
