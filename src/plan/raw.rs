@@ -26,6 +26,7 @@ pub struct RawPlan {
     pub thresholds: Vec<Spanned<Value>>,
     #[serde(default)]
     pub probes: Vec<Spanned<RawProbe>>,
+    pub report: Option<Spanned<RawReport>>,
 }
 
 /// One `[[probes]]` table: every value kept with its span, and substituted per matrix point.
@@ -99,3 +100,16 @@ pub const TARGET_KEYS: &[&str] = &[
     "restart",
     "secrets",
 ];
+
+/// `[report]`: what the report compares and plots (checked against the matrix in
+/// `validate::report_section`; the report reads the same keys back from the stored plan).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawReport {
+    pub compare: Option<Spanned<String>>,
+    pub baseline: Option<Spanned<Value>>,
+    pub x: Option<Spanned<String>>,
+    pub x_scale: Option<Spanned<String>>,
+    pub metrics: Option<Spanned<Vec<String>>>,
+    pub system: Option<Spanned<Vec<String>>>,
+}

@@ -67,6 +67,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
         .map(|t| threshold(t, &src))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let variants = variants(&raw, &matrix, &src)?;
+    report_section(raw.report.as_ref(), &matrix, &src)?;
     secrets.add_hooks(&variants);
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
     let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
@@ -298,4 +299,74 @@ fn variants(raw: &RawPlan, m: &Matrix, src: &Source) -> anyhow::Result<BTreeMap<
         );
     }
     Ok(out)
+}
+
+/// `[report]`: `compare` and `x` name matrix parameters (two different ones), `baseline` is one of
+/// `compare`'s values, `x_scale` is linear, log or category.
+fn report_section(r: Option<&toml::Spanned<super::raw::RawReport>>, m: &Matrix, src: &Source) -> anyhow::Result<()> {
+    let Some(r) = r else { return Ok(()) };
+    let r = r.get_ref();
+    let names: Vec<&str> = m.params.iter().map(|(k, _)| k.as_str()).collect();
+    let param = |s: &toml::Spanned<String>, key: &str| -> anyhow::Result<()> {
+        if names.contains(&s.get_ref().as_str()) {
+            return Ok(());
+        }
+        let known = if names.is_empty() {
+            "the matrix has none".to_string()
+        } else {
+            format!("the matrix has {}", names.join(", "))
+        };
+        Err(src.error(
+            &s.span(),
+            format!("[report] {key} = \"{}\" is not a matrix parameter ({known})", s.get_ref()),
+        ))
+    };
+    if let Some(c) = &r.compare {
+        param(c, "compare")?;
+    }
+    if let Some(x) = &r.x {
+        param(x, "x")?;
+        if r.compare.as_ref().is_some_and(|c| c.get_ref() == x.get_ref()) {
+            return Err(src.error(
+                &x.span(),
+                "[report] x and compare name the same parameter: the x axis is swept, compare makes the variants",
+            ));
+        }
+    }
+    if let Some(b) = &r.baseline {
+        let Some(c) = &r.compare else {
+            return Err(src.error(&b.span(), "[report] baseline needs `compare` (the parameter it is a value of)"));
+        };
+        let values: Vec<String> = m
+            .params
+            .iter()
+            .find(|(k, _)| k == c.get_ref())
+            .map(|(_, v)| v.iter().map(values::display).collect())
+            .unwrap_or_default();
+        let shown = values::display(b.get_ref());
+        if !values.contains(&shown) {
+            return Err(src.error(
+                &b.span(),
+                format!(
+                    "[report] baseline {shown} is not a value of `{}` ({})",
+                    c.get_ref(),
+                    values.join(", ")
+                ),
+            ));
+        }
+    }
+    for (key, list) in [("metrics", &r.metrics), ("system", &r.system)] {
+        if let Some(l) = list.as_ref().filter(|l| l.get_ref().iter().any(|m| m.trim().is_empty())) {
+            return Err(src.error(&l.span(), format!("[report] {key}: a metric name is empty")));
+        }
+    }
+    if let Some(s) = &r.x_scale {
+        if !["linear", "log", "category"].contains(&s.get_ref().as_str()) {
+            return Err(src.error(
+                &s.span(),
+                format!("[report] x_scale = \"{}\": use linear, log or category", s.get_ref()),
+            ));
+        }
+    }
+    Ok(())
 }

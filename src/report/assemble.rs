@@ -5,9 +5,11 @@ use super::compare::comparisons;
 use super::findings;
 use super::loaded::{key_system_metric, params_of, run_name, safe, Loaded};
 use super::model::*;
+use super::overview;
 use super::phases::system_rows;
 use super::points::{point_report, Pooling};
 use super::scaling::scaling;
+use super::spec::ReportSpec;
 use crate::store::{Store, StoredRun, StoredTrial};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -28,6 +30,8 @@ struct Runs {
     notes: Vec<String>,
     /// The probes of each trial of `loaded`, at the same index.
     probes: Vec<Vec<crate::store::ProbeRecord>>,
+    /// The first run's `[report]` section.
+    spec: Option<ReportSpec>,
 }
 
 /// Assemble the model from run directories. With `label_runs`, each run becomes a value of a
@@ -37,7 +41,13 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     for (ri, dir) in dirs.iter().enumerate() {
         load_run(&mut r, ri, dir, label_runs)?;
     }
-    let (swept, variant_parameters) = varying(&r.loaded);
+    if label_runs && same_run(dirs) {
+        r.notes
+            .push("the runs compared are one and the same run: every difference is zero by construction, so this compares nothing".into());
+    }
+    let spec = r.spec.take().unwrap_or_default();
+    let (swept, variant_parameters) = varying(&r.loaded, &spec, label_runs);
+    let compare = compared(&spec, &variant_parameters, &r.loaded, label_runs);
     let pooling = Pooling {
         runs: dirs.len(),
         compared: label_runs,
@@ -50,7 +60,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
             continue;
         }
         let stop = r.stop_reasons.get(label).cloned().flatten();
-        let point = point_report(label, &group, pooling, stop, system_rows(&group));
+        let point = point_report(label, &group, pooling, stop, system_rows(&group, &spec.system));
         groups.push((point.label.clone(), group));
         points.push(point);
     }
@@ -66,11 +76,25 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     let scaling = swept
         .as_ref()
         .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
-    let comparisons = comparisons(&variant_parameters, swept.as_deref(), &r.loaded);
+    let comparisons = compare.as_deref().map_or_else(Vec::new, |c| {
+        comparisons(c, spec.baseline.as_deref(), &variant_parameters, swept.as_deref(), &r.loaded)
+    });
     let mut findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters)?;
     let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
     findings.extend(super::probes::findings(&probes));
     let failed = failed_trials(&r.loaded, &r.facts);
+    let overview = overview::build(&overview::Inputs {
+        spec: &spec,
+        compare: compare.as_deref(),
+        x: swept.as_deref(),
+        points: &points,
+        groups: &groups,
+        throughput: tp.as_deref().or(scaling.as_ref().map(|s| s.throughput_metric.as_str())),
+        scaling: scaling.as_ref(),
+        findings: &findings,
+        runs: &r.facts,
+        notes: &r.notes,
+    });
     Ok(ReportModel {
         schema: SCHEMA,
         title: safe(&title(&r.facts, label_runs)),
@@ -83,6 +107,8 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         findings,
         failed,
         notes: r.notes,
+        spec,
+        overview,
         charted,
         probes,
     })
@@ -103,6 +129,9 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
         labels.insert(p.id, p.label);
     }
     r.facts.push(run_facts(&name, &run, &trials));
+    if r.spec.is_none() {
+        r.spec = Some(ReportSpec::from_plan(&run.plan_source));
+    }
     if ri > 0 && r.facts[0].plan != run.plan_name {
         r.notes.push(format!(
             "run {} has plan {:?}, not {:?}: {} anyway",
@@ -166,8 +195,9 @@ fn run_facts(name: &str, run: &StoredRun, trials: &[StoredTrial]) -> RunFacts {
     }
 }
 
-/// Which parameters vary: the swept one (numeric, most values; never `run`) and the variant ones.
-fn varying(loaded: &[Loaded]) -> (Option<String>, Vec<String>) {
+/// Which parameters vary: the swept one (`[report] x`, or the numeric one with most values; never
+/// `run` nor `[report] compare`) and the variant ones (all the others).
+fn varying(loaded: &[Loaded], spec: &ReportSpec, label_runs: bool) -> (Option<String>, Vec<String>) {
     let mut values: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
     for (k, v) in loaded.iter().flat_map(|l| &l.params) {
         let e = values.entry(k).or_default();
@@ -176,17 +206,46 @@ fn varying(loaded: &[Loaded]) -> (Option<String>, Vec<String>) {
         }
     }
     let varying: Vec<(&str, &Vec<&Value>)> = values.iter().map(|(k, v)| (*k, v)).filter(|(_, v)| v.len() >= 2).collect();
-    let swept = varying
-        .iter()
-        .filter(|(k, v)| *k != "run" && v.iter().all(|x| x.is_number()))
-        .max_by_key(|(_, v)| v.len())
-        .map(|(k, _)| k.to_string());
+    let compare = if label_runs { Some("run") } else { spec.compare.as_deref() };
+    let chosen = spec
+        .x
+        .as_deref()
+        .filter(|x| varying.iter().any(|(k, _)| k == x) && Some(*x) != compare);
+    let swept = chosen.map(String::from).or_else(|| {
+        varying
+            .iter()
+            .filter(|(k, v)| *k != "run" && Some(*k) != compare && v.iter().all(|x| x.is_number()))
+            .max_by_key(|(_, v)| v.len())
+            .map(|(k, _)| k.to_string())
+    });
     let variants = varying
         .iter()
         .map(|(k, _)| k.to_string())
         .filter(|k| Some(k) != swept.as_ref())
         .collect();
     (swept, variants)
+}
+
+/// Do the directories name one run twice (`perflab compare RUN RUN`)?
+fn same_run(dirs: &[&Path]) -> bool {
+    let canon: Vec<_> = dirs.iter().map(|d| d.canonicalize().unwrap_or_else(|_| d.to_path_buf())).collect();
+    canon.windows(2).any(|w| w[0] == w[1])
+}
+
+/// The parameter whose values are compared: `run` for `perflab compare`, else `[report] compare`
+/// when it varies, else the first varying parameter whose values are text (a numeric parameter
+/// such as a size is a column, never a variant).
+fn compared(spec: &ReportSpec, variant_parameters: &[String], loaded: &[Loaded], label_runs: bool) -> Option<String> {
+    if label_runs {
+        return Some("run".into());
+    }
+    if let Some(c) = &spec.compare {
+        return variant_parameters.contains(c).then(|| c.clone());
+    }
+    variant_parameters
+        .iter()
+        .find(|k| loaded.iter().filter_map(|l| l.params.get(*k)).any(|v| !v.is_number()))
+        .cloned()
 }
 
 /// The trials that get a time-series chart: at each point (in point order, the first

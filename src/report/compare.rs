@@ -8,14 +8,14 @@ use crate::workload::{Better, MetricKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
-/// Every variant parameter's values compared, metric by metric, at each combination of the other
-/// parameters (ordered by the swept value).
-pub fn comparisons(variant_params: &[String], swept: Option<&str>, loaded: &[Loaded]) -> Vec<Comparison> {
+/// The values of the compared parameter `vp` against `baseline` (or the first value seen), metric
+/// by metric, at each combination of the other parameters (ordered by the swept value). Only `vp`
+/// makes comparisons; the other parameters are held fixed. A metric that is the same constant on
+/// both sides (0 errors against 0 errors) is left out: there is nothing to say about it.
+pub fn comparisons(vp: &str, baseline: Option<&str>, variant_params: &[String], swept: Option<&str>, loaded: &[Loaded]) -> Vec<Comparison> {
     let mut out = Vec::new();
-    for vp in variant_params {
-        for (at, group) in groups_at(vp, variant_params, swept, loaded) {
-            out.extend(compare_group(vp, &at, &group));
-        }
+    for (at, group) in groups_at(vp, variant_params, swept, loaded) {
+        out.extend(compare_group(vp, baseline, &at, &group));
     }
     out
 }
@@ -40,12 +40,16 @@ fn groups_at<'a>(vp: &str, variant_params: &[String], swept: Option<&str>, loade
 }
 
 /// Within one group: every other value of `vp` against the first seen, for every metric.
-fn compare_group(vp: &str, at: &str, g: &[&Loaded]) -> Vec<Comparison> {
+fn compare_group(vp: &str, baseline: Option<&str>, at: &str, g: &[&Loaded]) -> Vec<Comparison> {
     let mut vals: Vec<&Value> = Vec::new();
     for v in g.iter().filter_map(|l| l.params.get(vp)) {
         if !vals.contains(&v) {
             vals.push(v);
         }
+    }
+    if let Some(i) = baseline.and_then(|b| vals.iter().position(|v| value_text(v) == b)) {
+        let b = vals.remove(i);
+        vals.insert(0, b);
     }
     let mut metrics: BTreeMap<&str, (&str, Better)> = BTreeMap::new();
     for m in g.iter().flat_map(|l| &l.trial.metrics) {
@@ -64,7 +68,7 @@ fn compare_group(vp: &str, at: &str, g: &[&Loaded]) -> Vec<Comparison> {
     for b_val in rest {
         for (metric, (unit, better)) in &metrics {
             let (sa, sb) = (sample(a_val, metric), sample(b_val, metric));
-            if sa.is_empty() || sb.is_empty() {
+            if sa.is_empty() || sb.is_empty() || constant_equal(&sa, &sb) {
                 continue;
             }
             out.push(Comparison {
@@ -80,4 +84,10 @@ fn compare_group(vp: &str, at: &str, g: &[&Loaded]) -> Vec<Comparison> {
         }
     }
     out
+}
+
+/// Are both samples one and the same constant (0 errors against 0 errors)?
+fn constant_equal(a: &[f64], b: &[f64]) -> bool {
+    let v = a[0];
+    a.iter().chain(b).all(|x| *x == v)
 }

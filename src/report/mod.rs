@@ -13,13 +13,16 @@ mod compare;
 pub mod doc;
 pub mod export;
 mod findings;
+mod fmt;
 mod loaded;
 pub mod model;
+mod overview;
 mod phases;
 mod points;
 mod probe_charts;
 mod probes;
 mod scaling;
+pub mod spec;
 pub mod terminal;
 
 pub use assemble::{build, MAX_TRIAL_CHARTS};

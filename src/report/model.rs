@@ -7,6 +7,7 @@
 //! [`crate::analysis::compare::Comparison`] and a scaling row a
 //! [`crate::analysis::scaling::ScalingRow`].
 
+use super::spec::ReportSpec;
 pub use crate::analysis::bottleneck::Finding;
 pub use crate::analysis::compare::Verdict;
 use crate::analysis::stats::Summary;
@@ -17,7 +18,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 
 /// The version of the `report.json` shape (docs/report-json.md).
-pub const SCHEMA: u32 = 2;
+pub const SCHEMA: u32 = 3;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct RunFacts {
@@ -112,6 +113,8 @@ pub struct PointReport {
     /// them (`latency_p99_ms` beside the histogram `latency`): one p99 per point.
     pub merged_instead: Vec<String>,
     pub system: Vec<PhaseRow>,
+    /// Disk and network rows left out of `system` because they carried nothing at this point.
+    pub idle_devices: Vec<String>,
     pub errors: Vec<(String, u64)>,
 }
 
@@ -178,6 +181,10 @@ pub struct ReportModel {
     pub findings: Vec<Finding>,
     pub failed: Vec<FailedTrial>,
     pub notes: Vec<String>,
+    /// The plan's `[report]` section.
+    pub spec: ReportSpec,
+    /// The summary the report opens with.
+    pub overview: Overview,
     /// Trial ids (run index, trial id, point label) that have a time-series chart.
     #[serde(skip)]
     pub charted: Vec<TrialSeries>,
@@ -193,4 +200,54 @@ pub struct TrialSeries {
     pub phases: Vec<(String, f64, f64)>,
     /// metric → (t_s, value)
     pub series: BTreeMap<String, Vec<(f64, f64)>>,
+}
+
+/// The summary at the top of the report: what to trust, the answer, the optimization table and the
+/// headline lines (knee, saturated resource, top findings).
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct Overview {
+    /// The parameter whose values are the variants (`[report] compare`, or the one chosen).
+    pub compare: Option<String>,
+    /// The value of `compare` the others are compared against.
+    pub baseline: Option<String>,
+    /// The parameter on the x axis (`[report] x`, or the swept one).
+    pub x: Option<String>,
+    /// Validity warnings: a busy host, a saturated load generator, CV > 10 %, too few repetitions,
+    /// failed trials.
+    pub warnings: Vec<String>,
+    /// The primary figures of every point, each against the baseline variant's at the same point.
+    pub answer: Vec<AnswerCell>,
+    /// Before (baseline) / after (each other variant) of the primary figures at the largest x.
+    pub optimization: Vec<AnswerCell>,
+    /// One line each: the knee and what saturated there, and the top three findings.
+    pub headline: Vec<String>,
+    /// Every finding on one line, in the order of `findings`.
+    pub finding_lines: Vec<String>,
+}
+
+/// One primary figure at one point, with its comparison against the baseline variant there.
+#[derive(Clone, Debug, Serialize)]
+pub struct AnswerCell {
+    /// "requests_per_s", "p50", "p99", or a `[report] metrics` name.
+    pub metric: String,
+    pub unit: String,
+    /// The value of `compare` ("all" without one).
+    pub variant: String,
+    /// The other varying parameters ("size=37"; "" when none).
+    pub at: String,
+    /// The x value (as written in a label), if there is an x parameter.
+    pub x: Option<String>,
+    /// Mean over the repetitions (a percentile: of the merged histogram, or the median of the
+    /// per-trial values a tool printed).
+    pub value: f64,
+    /// Standard deviation over the repetitions (None for a percentile).
+    pub sd: Option<f64>,
+    /// The baseline variant's value at the same point (None for the baseline itself).
+    pub before: Option<f64>,
+    /// 100 · (value − before) / before.
+    pub delta_pct: Option<f64>,
+    /// 95 % CI of Δ % from the per-trial figures (Welch).
+    pub ci95_pct: Option<(f64, f64)>,
+    /// The verdict of the per-trial figures' test (None for the baseline, or with no per-trial figure).
+    pub verdict: Option<Verdict>,
 }

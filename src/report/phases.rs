@@ -6,12 +6,39 @@ use super::loaded::{key_system_metric, Loaded};
 use super::model::PhaseRow;
 use crate::analysis::phases::pool;
 
-/// One row per key system metric any of the point's trials sampled, sorted by name.
-pub fn system_rows(group: &[&Loaded]) -> Vec<PhaseRow> {
+/// The system table's metrics when `[report] system` does not name them: CPU busy, user, system
+/// and iowait, memory, load, context switches and page faults per second, swap, and (from
+/// `key_system_metric`) disk and network throughput and the target's CPU, RSS and processes.
+const DEFAULT_SYSTEM: &[&str] = &[
+    "cpu_user_pct",
+    "cpu_system_pct",
+    "cpu_iowait_pct",
+    "ctxt_per_s",
+    "page_faults_per_s",
+    "swap_used_mb",
+    "swap_in_pages_per_s",
+    "swap_out_pages_per_s",
+];
+
+/// Is `name` one of the table's metrics: those `wanted` names (a trailing `*` matches a prefix), or
+/// the default set when `wanted` is empty?
+fn shown(name: &str, wanted: &[String]) -> bool {
+    if wanted.is_empty() {
+        return key_system_metric(name) || DEFAULT_SYSTEM.contains(&name);
+    }
+    wanted.iter().any(|w| match w.strip_suffix('*') {
+        Some(prefix) => name.starts_with(prefix),
+        None => name == w,
+    })
+}
+
+/// One row per system metric of the table (`wanted`, or the default set) any of the point's trials
+/// sampled, sorted by name.
+pub fn system_rows(group: &[&Loaded], wanted: &[String]) -> Vec<PhaseRow> {
     let mut names: Vec<&str> = group
         .iter()
         .flat_map(|l| l.summaries.iter().map(|s| s.metric.as_str()))
-        .filter(|k| key_system_metric(k))
+        .filter(|k| shown(k, wanted))
         .collect();
     names.sort_unstable();
     names.dedup();
@@ -29,4 +56,13 @@ fn phase_row(metric: &str, group: &[&Loaded]) -> PhaseRow {
         recovery: p.as_ref().and_then(|p| p.recovery),
         recovery_s: p.as_ref().and_then(|p| p.recovery_s),
     }
+}
+
+/// Did a device or interface carry nothing at this point (a `disk_*` or `net_*` row whose every
+/// figure is 0)? The report leaves such rows out and says which.
+pub fn idle_device(r: &PhaseRow) -> bool {
+    (r.metric.starts_with("disk_") || r.metric.starts_with("net_"))
+        && [r.baseline, r.under_load, r.peak, r.recovery]
+            .iter()
+            .all(|v| v.is_none_or(|v| v.abs() < 1e-9))
 }

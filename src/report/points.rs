@@ -9,6 +9,7 @@
 
 use super::loaded::{safe, Loaded};
 use super::model::{MetricRow, PercentileRow, PhaseRow, PointReport, PrintedPercentile};
+use super::phases::idle_device;
 use crate::analysis::percentiles;
 use crate::analysis::stats::Summary;
 use crate::workload::{Better, MetricKind};
@@ -41,7 +42,8 @@ pub fn point_report(label: &str, group: &[&Loaded], pooling: Pooling, stop_reaso
         latency,
         printed_percentiles: Vec::new(),
         merged_instead: Vec::new(),
-        system,
+        idle_devices: system.iter().filter(|r| idle_device(r)).map(|r| r.metric.clone()).collect(),
+        system: system.into_iter().filter(|r| !idle_device(r)).collect(),
         errors: errors.into_iter().collect(),
     };
     add_metrics(&mut point, &ok, pooling);

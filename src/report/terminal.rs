@@ -1,21 +1,20 @@
-//! The terminal summary `perflab report` prints: the run, metrics, percentiles, comparison and
-//! findings tables of the document.
+//! The terminal summary `perflab report` prints: the document's Summary section (its lines and
+//! tables) and the one-line findings.
 
 use super::doc::{Block, Section};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 
-/// The terminal summary: the tables of the Run, Metrics per point, Latency percentiles,
-/// Comparison of variants and Bottleneck findings sections.
+/// The terminal summary: the Summary section (lines and tables) and the findings' lines.
 pub fn summary(title: &str, doc: &[Section]) -> String {
     let mut o = format!("{title}\n");
-    for s in doc.iter().filter(|s| {
-        matches!(
-            s.title.as_str(),
-            "Run" | "Metrics per point" | "Latency percentiles" | "Comparison of variants" | "Bottleneck findings"
-        )
-    }) {
+    for s in doc.iter().filter(|s| matches!(s.title.as_str(), "Summary" | "Bottleneck findings")) {
         o.push_str(&format!("\n{}\n", s.title));
         for b in &s.blocks {
+            if let Block::Para(p) = b {
+                if s.title == "Summary" || !p.starts_with("A rule fires") {
+                    o.push_str(&format!("{p}\n"));
+                }
+            }
             if let Block::Table(t) = b {
                 let mut tab = Table::new();
                 tab.load_style(UTF8_FULL_CONDENSED)

@@ -98,12 +98,16 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
     let report = if !matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
         write_report(&outcome.dir)
     } else {
-        Ok(Vec::new())
+        Ok((Vec::new(), String::new()))
     };
-    let reports = report.as_deref().unwrap_or_default();
+    let reports = report.as_ref().map(|r| r.0.as_slice()).unwrap_or_default();
     if args.json {
         println!("{}", redactor.apply(&outcome_json(&outcome, reports, report.as_ref().err())));
     } else {
+        // The report's summary (with each failed trial's reason), then what the run did.
+        if let Ok((_, summary)) = &report {
+            println!("{}", redactor.apply(summary));
+        }
         // A plan with secrets is stored without them, so resuming needs the plan file again.
         let plan_again = plan.secrets.had_secrets().then_some(label);
         print_outcome(&outcome, plan_again, redactor);
@@ -113,7 +117,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
 }
 
 /// The run's exit code; a report that could not be written makes it at least 1.
-fn exit_code(outcome: &RunOutcome, report: &Result<Vec<PathBuf>, String>) -> i32 {
+fn exit_code<T>(outcome: &RunOutcome, report: &Result<T, String>) -> i32 {
     match (outcome.exit_code(), report) {
         (0, Err(_)) => 1,
         (code, _) => code,
@@ -165,9 +169,12 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let report = if outcome.status != RunStatus::Interrupted {
         write_report(&outcome.dir)
     } else {
-        Ok(Vec::new())
+        Ok((Vec::new(), String::new()))
     };
-    report.iter().flatten().for_each(|p| println!("report: {}", p.display()));
+    if let Ok((files, summary)) = &report {
+        println!("{}", plan.secrets.redactor().apply(summary));
+        files.iter().for_each(|p| println!("report: {}", p.display()));
+    }
     Ok(exit_code(&outcome, &report))
 }
 
@@ -272,8 +279,9 @@ fn shell_path(p: &Path) -> String {
 
 /// The run's report (Markdown, HTML, JSON, CSV). A failure is said on stderr (the run's data is
 /// stored; `perflab report DIR` writes the report again) and returned.
-fn write_report(dir: &Path) -> Result<Vec<PathBuf>, String> {
-    crate::report::write_default(dir).map_err(|e| {
+fn write_report(dir: &Path) -> Result<(Vec<PathBuf>, String), String> {
+    let written = crate::report::write_report(dir).map(|p| (p.files.into_iter().map(|(_, f)| f).collect(), p.summary));
+    written.map_err(|e| {
         let why = crate::error::one_line(&e);
         eprintln!(
             "perflab: the report could not be written: {why} (the run is stored; write it again with: perflab report {})",
@@ -294,7 +302,7 @@ fn outcome_json(o: &RunOutcome, reports: &[PathBuf], report_error: Option<&Strin
         "notes": o.notes,
         "failure": o.failure,
         "report_error": report_error,
-        "exit_code": exit_code(o, &report_error.map_or(Ok(Vec::new()), |e| Err(e.clone()))),
+        "exit_code": exit_code(o, &report_error.map_or(Ok(()), |e| Err(e.clone()))),
         "reports": reports.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
     })
     .to_string()

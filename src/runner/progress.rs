@@ -48,6 +48,9 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.set_position(self.done as u64);
             b.println(line);
+        } else if line.starts_with('✗') {
+            // Quiet: no progress, but a failed trial's reason is said as it happens.
+            eprintln!("{line}");
         }
     }
 

@@ -42,6 +42,7 @@ mod report_honest;
 mod report_percentiles;
 mod report_render;
 mod report_secrets;
+mod report_summary;
 mod run_plan;
 mod run_probes;
 mod run_repetitions;

@@ -236,3 +236,27 @@ fn unknown_keys_name_their_table_and_duplicates_and_unused_parameters_are_caught
     let listing = plan::dry_run_listing(&p, &plan::expand(&p));
     assert!(listing.contains("note: matrix parameter `c`"), "{listing}");
 }
+
+#[test]
+fn the_report_section_names_matrix_parameters_and_values() {
+    let m = "[matrix]\nmodel = [\"pool\", \"threads\"]\nconcurrency = [1, 2]\n";
+    let ok = format!("{BASE}{m}[report]\ncompare = \"model\"\nbaseline = \"pool\"\nx = \"concurrency\"\nx_scale = \"log\"\nmetrics = [\"requests_per_s\", \"p99\"]\n");
+    parse(&ok).expect("a valid [report]");
+    let e = err(&format!("{BASE}{m}[report]\ncompare = \"modle\"\n"));
+    assert!(
+        e.starts_with("plan.toml:9:11:") && e.contains("not a matrix parameter (the matrix has model, concurrency)"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}{m}[report]\ncompare = \"model\"\nbaseline = \"fork\"\n"));
+    assert!(
+        e.starts_with("plan.toml:10:12:") && e.contains("not a value of `model` (pool, threads)"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}{m}[report]\nx = \"concurrency\"\nx_scale = \"ln\"\n"));
+    assert!(e.contains("use linear, log or category"), "{e}");
+    let e = err(&format!("{BASE}{m}[report]\ncompare = \"model\"\nx = \"model\"\n"));
+    assert!(e.contains("the same parameter"), "{e}");
+    // An unknown key lists the known ones, with a hint.
+    let e = err(&format!("{BASE}{m}[report]\ncompared = \"model\"\n"));
+    assert!(e.starts_with("plan.toml:9:1:") && e.contains("did you mean `compare`"), "{e}");
+}

@@ -49,7 +49,7 @@ fn the_html_report_renders_in_headless_chromium() {
         .unwrap();
     assert!(dom.status.success(), "chromium failed: {}", String::from_utf8_lossy(&dom.stderr));
     let text = String::from_utf8_lossy(&dom.stdout);
-    assert!(text.contains("<h2>Comparison of variants</h2>"));
+    assert!(text.contains("<summary>Comparison of variants</summary>"));
     let svgs = text.matches("<svg").count();
     assert!(svgs >= 4, "only {svgs} SVG charts in the rendered DOM");
     // The plan name is text in the DOM, never a script element.

@@ -66,7 +66,13 @@ fn a_tool_printed_p99_shows_the_median_of_the_trials_with_n_never_the_mean() {
     // The mean (4) is nowhere beside it: the only table row of latency_p99_ms is the median's.
     let rows: Vec<&str> = md.lines().filter(|l| l.contains("latency_p99_ms")).collect();
     assert_eq!(rows, [row]);
-    assert!(paths.summary.contains("median of 3 trials' p99"), "{}", paths.summary);
+    // The terminal's summary shows the point's p99: the median, 2, never the mean, 4.
+    let p99_line = paths
+        .summary
+        .lines()
+        .find(|l| l.contains("p99 (ms)"))
+        .expect("a p99 row in the summary");
+    assert!(p99_line.contains("2.000") && !p99_line.contains("4.000"), "{}", paths.summary);
     let html = read(&run.join("report.html"));
     assert!(html.contains("<td>median of 3 trials&#39; p99</td>"));
     // report.csv: n and the median, no mean, sd, CI or CV.

@@ -25,19 +25,26 @@ fn the_report_has_every_section_and_chart() {
     let (_tmp, out) = build("out");
     let md = read(&out.join("report.md"));
     let html = read(&out.join("report.html"));
+    for section in ["Summary", "Run", "Scaling", "Bottleneck findings", "System under load"] {
+        assert!(md.contains(&format!("\n## {section}\n")), "md lacks {section}");
+        assert!(html.contains(&format!(">{section}</h2>")), "html lacks {section}");
+    }
+    // The long tables are in the appendix: under its heading in Markdown, collapsed in HTML.
+    let appendix = md.find("\n## Appendix\n").expect("an appendix");
     for section in [
-        "Run",
+        "Comparison of variants",
         "Metrics per point",
         "Latency percentiles",
-        "System",
-        "Scaling",
-        "Comparison of variants",
-        "Bottleneck findings",
+        "System per point",
         "Failed trials",
     ] {
-        assert!(md.contains(&format!("## {section}\n")), "md lacks {section}");
-        assert!(html.contains(&format!("<h2>{section}</h2>")), "html lacks {section}");
+        let at = md
+            .find(&format!("\n### {section}\n"))
+            .unwrap_or_else(|| panic!("md lacks {section}"));
+        assert!(at > appendix, "{section} is not in the appendix");
+        assert!(html.contains(&format!("<summary>{section}</summary>")), "html lacks {section}");
     }
+    assert!(md.find("\n## Summary\n") < md.find("\n## Run\n"), "the summary comes first");
     for chart in [
         "throughput.svg",
         "latency_vs_parameter.svg",
@@ -288,7 +295,7 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
 fn report_json_carries_the_analysis_types() {
     let (_tmp, out) = build("out");
     let json: serde_json::Value = serde_json::from_str(&read(&out.join("report.json"))).unwrap();
-    assert_eq!(json["schema"], 2);
+    assert_eq!(json["schema"], 3);
     // A comparison is the analysis' comparison, with what was compared beside it.
     let c = json["comparisons"]
         .as_array()
@@ -310,9 +317,11 @@ fn report_json_carries_the_analysis_types() {
         if back.rule != "E1" {
             assert_eq!(back.hits.len(), back.points.len(), "{f}");
         }
-        // The table prints the same evidence, as one line.
-        let line = perflab::report::export::md::md_cell(&back.evidence_text());
-        assert!(md.contains(&line), "{line}");
+        // The appendix prints the same evidence, one row per point and figure.
+        for e in &back.evidence {
+            let line = perflab::report::export::md::md_cell(&e.text());
+            assert!(md.contains(&line), "{line}");
+        }
     }
     // A scaling row is the analysis' row; its latency is the merged p50 of the point's histogram.
     let p50 = |label: &str| {

@@ -1,12 +1,13 @@
 //! The report as a neutral document (sections of paragraphs, tables and charts) built from the
 //! model; Markdown, HTML and the terminal render this one document, so they show the same figures.
 //!
-//! One function per section (`run`, `points`, `verdicts`); [`build`] is the list of them in
+//! One function per section (`summary`, `run`, `points`, `verdicts`); [`build`] is the list of them in
 //! the order the report shows them.
 
 mod points;
 mod probes;
 mod run;
+mod summary;
 mod table;
 mod verdicts;
 
@@ -18,15 +19,19 @@ use crate::report::model::ReportModel;
 /// made them; sections refer to them by name.
 pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
     [
+        Some(summary::summary(m)),
         Some(run::run_facts(m)),
-        Some(points::metrics(m)),
-        Some(points::latency(m, charts)),
-        Some(points::system(m, charts)),
-        probes::section(m, charts),
         verdicts::scaling(m, charts),
-        Some(verdicts::comparison(m)),
+        verdicts::latency_charts(charts),
         Some(verdicts::findings(m)),
-        Some(run::failed_trials(m)),
+        points::system_summary(m),
+        probes::section(m, charts),
+        Some(verdicts::comparison(m).in_appendix()),
+        Some(points::metrics(m).in_appendix()),
+        Some(points::latency(m, charts).in_appendix()),
+        Some(points::system(m, charts).in_appendix()),
+        verdicts::findings_evidence(m).map(Section::in_appendix),
+        Some(run::failed_trials(m).in_appendix()),
     ]
     .into_iter()
     .flatten()

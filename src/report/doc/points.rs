@@ -3,7 +3,7 @@
 
 use super::table::{chart_blocks, num, opt, table, with_unit, Block, Section};
 use crate::report::loaded::safe;
-use crate::report::model::{MetricRow, ReportModel};
+use crate::report::model::{MetricRow, PointReport, ReportModel};
 
 /// n, mean, median, sd, min, max, 95 % CI and CV of every metric at every point.
 pub fn metrics(m: &ReportModel) -> Section {
@@ -67,7 +67,7 @@ pub fn latency(m: &ReportModel, charts: &[(String, String)]) -> Section {
     if printed {
         blocks.extend(printed_table(m));
     }
-    blocks.extend(chart_blocks(charts, "latency_spectrum"));
+    let _ = charts;
     Section::new("Latency percentiles", blocks)
 }
 
@@ -155,42 +155,83 @@ fn printed_table(m: &ReportModel) -> Vec<Block> {
     ]
 }
 
-/// Baseline / Under load / Peak / Recovery of the key system metrics, per point, with the trial
-/// charts.
-pub fn system(m: &ReportModel, charts: &[(String, String)]) -> Section {
-    let mut blocks = vec![Block::Para(
-        "Per point, over all its trials: Baseline = mean before load, Under load = mean during load, Peak = max \
-         during load, Recovery = mean after load; recovery time = worst seconds after the load ended until the \
-         metric was within 10 % of its baseline (– = never or not measured). In the trial charts the shading \
-         marks the phases: blue baseline, yellow warmup, orange load, green recovery."
-            .into(),
-    )];
-    for p in m.points.iter().filter(|p| !p.system.is_empty()) {
-        blocks.push(Block::Para(format!(
-            "Point {} (n = {} trials, {} failed):",
+/// The Baseline / Under load / Peak / Recovery rows of one point.
+fn phase_table(p: &PointReport) -> Block {
+    let rows = p
+        .system
+        .iter()
+        .map(|r| {
+            vec![
+                r.metric.clone(),
+                opt(r.baseline),
+                opt(r.under_load),
+                opt(r.peak),
+                opt(r.recovery),
+                r.recovery_s.map_or("–".into(), |s| format!("{} s", num(s))),
+            ]
+        })
+        .collect();
+    table(&["metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"], rows)
+}
+
+const PHASES_INTRO: &str = "Over all the point's trials: Baseline = mean before load, Under load = mean during load, \
+     Peak = max during load, Recovery = mean after load; recovery time = worst seconds after the load ended until \
+     the metric was within 10 % of its baseline (– = never or not measured).";
+
+/// The system table of the busiest point (the largest CPU busy under load), devices and interfaces
+/// that carried nothing left out; every point's table is in the appendix.
+pub fn system_summary(m: &ReportModel) -> Option<Section> {
+    let busy = |p: &PointReport| {
+        p.system
+            .iter()
+            .find(|r| r.metric == "cpu_busy_pct")
+            .and_then(|r| r.under_load)
+            .unwrap_or(0.0)
+    };
+    let p = m
+        .points
+        .iter()
+        .filter(|p| !p.system.is_empty())
+        .max_by(|a, b| busy(a).total_cmp(&busy(b)))?;
+    let mut blocks = vec![
+        Block::Para(format!(
+            "At the busiest point, {} (n = {} trials, {} failed). {PHASES_INTRO}",
             safe(&p.label),
             p.trials,
             p.failed
+        )),
+        phase_table(p),
+    ];
+    if !p.idle_devices.is_empty() {
+        blocks.push(Block::Para(format!(
+            "Left out, as they carried nothing at this point: {}.",
+            safe(&p.idle_devices.join(", "))
         )));
-        let rows = p
-            .system
-            .iter()
-            .map(|r| {
-                vec![
-                    r.metric.clone(),
-                    opt(r.baseline),
-                    opt(r.under_load),
-                    opt(r.peak),
-                    opt(r.recovery),
-                    r.recovery_s.map_or("–".into(), |s| format!("{} s", num(s))),
-                ]
-            })
-            .collect();
-        blocks.push(table(
-            &["metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"],
-            rows,
-        ));
+    }
+    Some(Section::new("System under load", blocks))
+}
+
+/// Baseline / Under load / Peak / Recovery of the system metrics, per point, with the trial
+/// charts.
+pub fn system(m: &ReportModel, charts: &[(String, String)]) -> Section {
+    let mut blocks = vec![Block::Para(format!(
+        "{PHASES_INTRO} In the trial charts the shading marks the phases: blue baseline, yellow warmup, orange \
+         load, green recovery."
+    ))];
+    for p in m.points.iter().filter(|p| !p.system.is_empty()) {
+        blocks.push(Block::Para(format!(
+            "Point {} (n = {} trials, {} failed){}:",
+            safe(&p.label),
+            p.trials,
+            p.failed,
+            if p.idle_devices.is_empty() {
+                String::new()
+            } else {
+                format!("; left out, as they carried nothing: {}", safe(&p.idle_devices.join(", ")))
+            }
+        )));
+        blocks.push(phase_table(p));
     }
     blocks.extend(chart_blocks(charts, "trial_"));
-    Section::new("System", blocks)
+    Section::new("System per point", blocks)
 }

@@ -1,39 +1,8 @@
 //! The document's building blocks (sections of paragraphs, tables and charts) and the number
 //! formatting every renderer shares.
 
+pub use crate::report::fmt::{num, param};
 use crate::report::loaded::safe;
-
-/// Stable number formatting: 4 significant digits (no exponent), at most 3 decimals.
-pub fn num(v: f64) -> String {
-    if !v.is_finite() {
-        return "n/a".into();
-    }
-    let a = v.abs();
-    let decimals = if a >= 1000.0 {
-        0
-    } else if a >= 100.0 {
-        1
-    } else if a >= 10.0 {
-        2
-    } else {
-        3
-    };
-    let s = format!("{v:.decimals$}");
-    if s == "-0" || s.starts_with("-0.") && s.trim_start_matches("-0.").chars().all(|c| c == '0') {
-        s.trim_start_matches('-').to_string()
-    } else {
-        s
-    }
-}
-
-/// A parameter value (concurrency, cpus): whole numbers without decimals, others as `num`.
-pub fn param(v: f64) -> String {
-    if v.is_finite() && v.fract() == 0.0 && v.abs() < 1e15 {
-        format!("{}", v as i64)
-    } else {
-        num(v)
-    }
-}
 
 /// A figure, or "–" when there is none.
 pub fn opt(v: Option<f64>) -> String {
@@ -64,6 +33,8 @@ pub enum Block {
 pub struct Section {
     pub title: String,
     pub blocks: Vec<Block>,
+    /// Details on demand: shown after the body, under "Appendix" (collapsed in HTML).
+    pub appendix: bool,
 }
 
 impl Section {
@@ -71,6 +42,31 @@ impl Section {
         Section {
             title: title.into(),
             blocks,
+            appendix: false,
+        }
+    }
+
+    /// The same section, moved to the appendix.
+    pub fn in_appendix(mut self) -> Section {
+        self.appendix = true;
+        self
+    }
+
+    /// The anchor of the section's heading (`#summary`, `#appendix-metrics-per-point`).
+    pub fn anchor(&self) -> String {
+        let mut slug = String::new();
+        for c in self.title.chars() {
+            if c.is_ascii_alphanumeric() {
+                slug.push(c.to_ascii_lowercase());
+            } else if !slug.ends_with('-') && !slug.is_empty() {
+                slug.push('-');
+            }
+        }
+        let slug = slug.trim_end_matches('-');
+        if self.appendix {
+            format!("appendix-{slug}")
+        } else {
+            slug.to_string()
         }
     }
 }

@@ -142,33 +142,51 @@ fn comparison_row(c: &Comparison) -> Vec<String> {
     ]
 }
 
-/// The bottleneck rules that fired, with their evidence, and the caveats.
+/// The bottleneck rules that fired, one line each (the evidence is in the appendix), and the
+/// caveats.
 pub fn findings(m: &ReportModel) -> Section {
     let mut blocks = Vec::new();
     if m.findings.is_empty() {
         blocks.push(Block::Para("No bottleneck rule fired.".into()));
     } else {
-        let rows = m
-            .findings
-            .iter()
-            .map(|f| {
-                vec![
-                    format!("{} {}", f.rule, safe(&f.title)),
-                    f.resource.clone(),
-                    f.kind.as_str().to_string(),
-                    f.severity.as_str().to_string(),
-                    safe(&f.points.join(", ")),
-                    safe(&f.evidence_text()),
-                ]
-            })
-            .collect();
-        blocks.push(table(&["finding", "resource", "kind", "severity", "points", "evidence"], rows));
+        blocks.extend(m.overview.finding_lines.iter().map(|l| Block::Para(safe(l))));
     }
     blocks.push(Block::Para(format!(
         "A rule fires when its condition holds in ≥ 50 % of a point's load-phase samples; (p) marks a \
-         threshold proposed here with no published anchor. Caveats: {} A saturated load generator \
-         measures itself.",
+         threshold proposed here with no published anchor; the per-point evidence is in the appendix. \
+         Caveats: {} A saturated load generator measures itself.",
         CAVEATS.join(" ")
     )));
     Section::new("Bottleneck findings", blocks)
+}
+
+/// Each finding's evidence, a row per point and figure.
+pub fn findings_evidence(m: &ReportModel) -> Option<Section> {
+    if m.findings.is_empty() {
+        return None;
+    }
+    let mut rows = Vec::new();
+    for f in &m.findings {
+        let name = format!("{} {}", f.rule, safe(&f.title));
+        for h in &f.hits {
+            rows.push(vec![
+                name.clone(),
+                safe(&h.point),
+                format!("held in {}/{} load samples", h.held, h.samples),
+            ]);
+        }
+        for e in &f.evidence {
+            rows.push(vec![name.clone(), safe(&e.point), safe(&e.text())]);
+        }
+    }
+    Some(Section::new(
+        "Findings evidence",
+        vec![table(&["finding", "point", "evidence"], rows)],
+    ))
+}
+
+/// The latency charts (the spectrum of the merged histograms).
+pub fn latency_charts(charts: &[(String, String)]) -> Option<Section> {
+    let blocks = chart_blocks(charts, "latency_spectrum");
+    (!blocks.is_empty()).then(|| Section::new("Latency", blocks))
 }

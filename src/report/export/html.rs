@@ -40,7 +40,9 @@ table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:13px}\
 th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}\
 th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\
 h2{border-bottom:2px solid #ddd;padding-bottom:3px;margin-top:1.6em}\
-figure{margin:1em 0}svg{max-width:100%;height:auto}";
+figure{margin:1em 0}svg{max-width:100%;height:auto}\
+h1{margin:0 0 0.3em}nav.toc{font-size:13px;margin-bottom:0.5em}\
+details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}";
 
 /// The page: the document's sections with the charts inline.
 pub fn page(title: &str, doc: &[Section], charts: &[(String, String)]) -> String {
@@ -52,8 +54,22 @@ pub fn page(title: &str, doc: &[Section], charts: &[(String, String)]) -> String
         escape(title)
     ));
     o.push_str(&format!("<h1>{}</h1>\n", escape(title)));
+    toc(&mut o, doc);
+    let mut appendix = false;
     for s in doc {
-        o.push_str(&format!("<h2>{}</h2>\n", escape(&s.title)));
+        if s.appendix && !appendix {
+            appendix = true;
+            o.push_str("<h2 id=\"appendix\">Appendix</h2>\n");
+        }
+        if s.appendix {
+            o.push_str(&format!(
+                "<details id=\"{}\"><summary>{}</summary>\n",
+                escape(&s.anchor()),
+                escape(&s.title)
+            ));
+        } else {
+            o.push_str(&format!("<h2 id=\"{}\">{}</h2>\n", escape(&s.anchor()), escape(&s.title)));
+        }
         for b in &s.blocks {
             match b {
                 Block::Para(p) => o.push_str(&format!("<p>{}</p>\n", escape(p))),
@@ -65,9 +81,27 @@ pub fn page(title: &str, doc: &[Section], charts: &[(String, String)]) -> String
                 Block::Table(t) => table(&mut o, t),
             }
         }
+        if s.appendix {
+            o.push_str("</details>\n");
+        }
     }
     o.push_str("</body>\n</html>\n");
     o
+}
+
+/// The table of contents, one line: the body's sections, then the appendix.
+fn toc(o: &mut String, doc: &[Section]) {
+    o.push_str("<nav class=\"toc\">Contents: ");
+    let links: Vec<String> = doc
+        .iter()
+        .filter(|s| !s.appendix)
+        .map(|s| format!("<a href=\"#{}\">{}</a>", escape(&s.anchor()), escape(&s.title)))
+        .collect();
+    o.push_str(&links.join(" · "));
+    if doc.iter().any(|s| s.appendix) {
+        o.push_str(" · <a href=\"#appendix\">Appendix</a>");
+    }
+    o.push_str("</nav>\n");
 }
 
 /// A chart inline. plotters escapes every text it draws; the XML prolog is stripped.

@@ -34,8 +34,15 @@ pub fn md_cell(s: &str) -> String {
 /// The whole document as Markdown.
 pub fn markdown(title: &str, doc: &[Section]) -> String {
     let mut o = format!("# {}\n\n", md_cell(title));
+    o.push_str(&toc(doc));
+    let mut appendix = false;
     for s in doc {
-        o.push_str(&format!("## {}\n\n", md_cell(&s.title)));
+        if s.appendix && !appendix {
+            appendix = true;
+            o.push_str("## Appendix\n\nThe long tables: every figure at every point, the full comparison, the evidence.\n\n");
+        }
+        let level = if s.appendix { "###" } else { "##" };
+        o.push_str(&format!("{level} {}\n\n", md_cell(&s.title)));
         for b in &s.blocks {
             match b {
                 Block::Para(p) => o.push_str(&format!("{}\n\n", md_cell(p))),
@@ -44,6 +51,22 @@ pub fn markdown(title: &str, doc: &[Section]) -> String {
             }
         }
     }
+    o
+}
+
+/// The table of contents: the body's sections, then the appendix's.
+fn toc(doc: &[Section]) -> String {
+    let mut o = String::from("Contents: ");
+    let body: Vec<String> = doc
+        .iter()
+        .filter(|s| !s.appendix)
+        .map(|s| format!("[{}](#{})", md_cell(&s.title), s.anchor()))
+        .collect();
+    o.push_str(&body.join(" · "));
+    if doc.iter().any(|s| s.appendix) {
+        o.push_str(" · [Appendix](#appendix)");
+    }
+    o.push_str("\n\n");
     o
 }
 
