@@ -58,9 +58,11 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 }
 
 fn table_exists(store: &Store, table: &str) -> anyhow::Result<bool> {
-    let n: i64 = store
-        .conn()
-        .query_row("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1", [table], |r| r.get(0))?;
+    let n: i64 = store.conn().query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+        [table],
+        |r| r.get(0),
+    )?;
     Ok(n > 0)
 }
 

@@ -25,9 +25,10 @@ fn demo(dir: &Path) -> PathBuf {
         .expect("the demo's run directory")
 }
 
-/// The top (px) of the summary's answer table in headless Chromium at 1400×900, and its text;
+/// The top (px) of the summary's answer table in headless Chromium at 1400×900, the bottom of its
+/// first thread-per-connection row (-1 without one), and its text;
 /// None (said loudly) without Chromium.
-fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, String)> {
+fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, f64, String)> {
     let bin = ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
@@ -44,7 +45,8 @@ fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, String)> {
         .collect::<Vec<_>>()
         .join("\n");
     let probe = "<script>const t=document.querySelector('#summary ~ table');const r=t.getBoundingClientRect();\
-                 const p=document.createElement('pre');p.id='probe';p.textContent='TO'+'P='+r.top+'|'+t.innerText.slice(0,400);\
+                 const p=document.createElement('pre');p.id='probe';const v=[...t.rows].find(x=>x.innerText.includes('thread-per-connection'));\
+                 p.textContent='TO'+'P='+r.top+'|'+(v?v.getBoundingClientRect().bottom:-1)+'|'+t.innerText;\
                  document.body.appendChild(p);</script></body>";
     let copy = tmp.join("probe.html");
     std::fs::write(&copy, page.replace("</body>", probe)).unwrap();
@@ -66,9 +68,10 @@ fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, String)> {
     assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
     let dom = String::from_utf8_lossy(&o.stdout).into_owned();
     let probe = dom.split("TOP=").nth(1).expect("the probe ran").to_string();
-    let (top, text) = probe.split_once('|').unwrap();
-    eprintln!("the answer table starts at {top} px");
-    Some((top.parse().unwrap(), text.to_string()))
+    let mut parts = probe.splitn(3, '|');
+    let (top, other, text) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());
+    eprintln!("the answer table starts at {top} px; the compared variant's first row ends at {other} px");
+    Some((top.parse().unwrap(), other.parse().unwrap(), text.to_string()))
 }
 
 #[test]
@@ -112,8 +115,10 @@ fn the_demo_report_opens_with_its_summary_and_keeps_the_long_tables_in_the_appen
     }
     assert_eq!(json["overview"]["compare"], "model");
     // The first screen of report.html holds the answer table.
-    if let Some((top, text)) = first_screen(&run.join("report.html"), tmp.path()) {
+    if let Some((top, other, text)) = first_screen(&run.join("report.html"), tmp.path()) {
         assert!(top + 100.0 < 900.0, "the answer table starts at {top} px");
+        // Both variants' figures are on the first screen, not only the baseline's.
+        assert!(other > 0.0 && other <= 900.0, "the compared variant's first row ends at {other} px");
         assert!(text.contains("concurrency = 2") && text.contains("thread-per-connection"), "{text}");
     }
 }
@@ -141,11 +146,22 @@ fn a_busy_host_and_a_failed_trial_are_said_in_the_summary() {
          [matrix]\ncode = [0, 7]\n[phases]\nbaseline = \"1s\"\nwarmup = \"0s\"\nload = \"1s\"\nrecovery = \"0s\"\ninterval = \"200ms\"\n",
     )
     .unwrap();
-    // The busy loop: bounded in time (20 s), stopped by its PID.
-    let mut busy = Command::new("timeout")
-        .args(["20", "sh", "-c", "while :; do :; done"])
-        .spawn()
-        .unwrap();
+    // The busy loop: the shell itself spins (no child of its own), so killing its PID stops it;
+    // the guard kills it on every path out of this test, a panic included, and the loop ends by
+    // itself after 20 s (SECONDS is the shell's own clock) if the guard never runs.
+    struct Busy(std::process::Child);
+    impl Drop for Busy {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let busy = Busy(
+        Command::new("bash")
+            .args(["-c", "while [ $SECONDS -lt 20 ]; do :; done"])
+            .spawn()
+            .unwrap(),
+    );
     std::thread::sleep(std::time::Duration::from_millis(300));
     let o = Command::new(BIN)
         .args(["run", "--quiet", "--runs-dir"])
@@ -153,8 +169,7 @@ fn a_busy_host_and_a_failed_trial_are_said_in_the_summary() {
         .arg(&plan)
         .output()
         .unwrap();
-    let _ = busy.kill();
-    let _ = busy.wait();
+    drop(busy);
     let stdout = String::from_utf8_lossy(&o.stdout);
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "a failed trial: {stdout}{stderr}");
