@@ -185,6 +185,16 @@ pub fn prepare(c: &DiskConfig) -> anyhow::Result<Prepared> {
         return Err(usage("ops must be at least 1"));
     }
     let target = target(c.file.as_deref())?;
+    if let Target::Device { path } = &target {
+        let named = c.allow_destroy.as_deref().map(Path::new) == Some(path.as_path());
+        if rw.writes() && !named {
+            return Err(usage(format!(
+                "file {} is a block device: writing to it destroys its data; say allow_destroy = \"{}\" to do it anyway",
+                path.display(),
+                path.display()
+            )));
+        }
+    }
     let (fs, existing) = inspect(&target)?;
     let size = match (&c.size, &target) {
         (Some(s), _) => size::parse(s, 0).map_err(usage)?,
@@ -197,14 +207,6 @@ pub fn prepare(c: &DiskConfig) -> anyhow::Result<Prepared> {
     }
     match &target {
         Target::Device { path } => {
-            let named = c.allow_destroy.as_deref().map(Path::new) == Some(path.as_path());
-            if rw.writes() && !named {
-                return Err(usage(format!(
-                    "file {} is a block device: writing to it destroys its data; say allow_destroy = \"{}\" to do it anyway",
-                    path.display(),
-                    path.display()
-                )));
-            }
             if size > existing {
                 return Err(usage(format!("size {} is larger than the device {} ({})", human(size), path.display(), human(existing))));
             }

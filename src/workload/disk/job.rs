@@ -337,6 +337,12 @@ impl Books {
     }
 }
 
+/// Mark a block about to be written with its offset (its first 8 bytes, little-endian), so that
+/// the file shows which blocks a run wrote; the rest of the block stays incompressible.
+pub fn stamp(buf: &mut [u8], offset: u64) {
+    buf[..8].copy_from_slice(&offset.to_le_bytes());
+}
+
 /// `read at 4096: Input/output error (os error 5)` from a negative errno or a short transfer.
 pub fn outcome(read: bool, offset: u64, want: u64, res: i64) -> Result<u64, String> {
     let what = if read { "read" } else { "write" };

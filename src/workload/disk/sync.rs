@@ -2,7 +2,7 @@
 //! operation in flight (`jobs × iodepth` threads), each calling pread/pwrite and timing the call.
 
 use super::file;
-use super::job::{outcome, Aligned, Books, JobStats, Pattern, Rng, Shared};
+use super::job::{outcome, stamp, Aligned, Books, JobStats, Pattern, Rng, Shared};
 use crate::workload::driver::interval::Message;
 use std::os::unix::fs::FileExt;
 use std::sync::atomic::Ordering;
@@ -41,6 +41,7 @@ pub fn thread(sh: &Shared, id: usize, of: usize, tx: Sender<Message>) -> anyhow:
         let res = if read {
             f.read_at(buf.as_mut(), offset)
         } else {
+            stamp(buf.as_mut(), offset);
             f.write_at(buf.as_slice(), offset)
         };
         let lat = sent.elapsed();

@@ -2,7 +2,7 @@
 //! before the system call that submits it to the moment its completion is reaped (fio's `lat`).
 
 use super::file;
-use super::job::{outcome, Aligned, Books, JobStats, Pattern, Rng, Shared};
+use super::job::{outcome, stamp, Aligned, Books, JobStats, Pattern, Rng, Shared};
 use crate::workload::driver::interval::Message;
 use io_uring::{opcode, types, IoUring};
 use std::os::fd::AsRawFd;
@@ -67,6 +67,9 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
                 break;
             }
             let buf = bufs[slot].as_mut();
+            if !read {
+                stamp(buf, offset);
+            }
             let (ptr, len) = (buf.as_mut_ptr(), buf.len() as u32);
             let sqe = if read {
                 opcode::Read::new(fd, ptr, len).offset(offset).build()
