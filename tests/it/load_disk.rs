@@ -13,13 +13,22 @@ use crate::common::write_plan;
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 fn load_disk(args: &[&str]) -> Output {
-    Command::new(BIN).args(["load", "disk", "-q"]).args(args).output().expect("perflab load disk")
+    Command::new(BIN)
+        .args(["load", "disk", "-q"])
+        .args(args)
+        .output()
+        .expect("perflab load disk")
 }
 
 fn json(out: &Output) -> serde_json::Value {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 fn one_line_exit_2(out: &Output, want: &str) {
@@ -46,7 +55,21 @@ fn a_randread_job_of_n_operations_issues_n_reads_and_records_n_latencies() {
     }
     for (engine, qd) in engines {
         let n = 1500u64;
-        let out = load_disk(&["-f", f, "-s", "8M", "--ops", &n.to_string(), "-d", "60s", "--engine", engine, "--iodepth", qd, "--json"]);
+        let out = load_disk(&[
+            "-f",
+            f,
+            "-s",
+            "8M",
+            "--ops",
+            &n.to_string(),
+            "-d",
+            "60s",
+            "--engine",
+            engine,
+            "--iodepth",
+            qd,
+            "--json",
+        ]);
         let j = json(&out);
         assert_eq!(j["engine"], engine);
         assert_eq!(j["read"]["ops"], n, "{engine}");
@@ -56,7 +79,11 @@ fn a_randread_job_of_n_operations_issues_n_reads_and_records_n_latencies() {
         if j["fs"] == "tmpfs" {
             eprintln!("{f} is on tmpfs: no block I/O to count, the kernel's byte count is not checked");
         } else {
-            assert_eq!(j["kernel"]["read_bytes"], n * 4096, "{engine}: the kernel counted exactly N reads of 4 KiB");
+            assert_eq!(
+                j["kernel"]["read_bytes"],
+                n * 4096,
+                "{engine}: the kernel counted exactly N reads of 4 KiB"
+            );
         }
         if engine == "sync" {
             // One pread per operation, and the one read of /proc/thread-self/io per thread.
@@ -84,7 +111,24 @@ fn a_write_job_leaves_the_blocks_it_says_it_wrote() {
     let f = file.to_str().expect("utf-8 path");
     let bs = 64 * 1024;
     // Sequential, one job: blocks 0..100 of a 256-block file, nothing else.
-    let out = load_disk(&["-f", f, "-s", "16M", "--bs", "64K", "--rw", "write", "--ops", "100", "--iodepth", "4", "-d", "60s", "--keep", "--json"]);
+    let out = load_disk(&[
+        "-f",
+        f,
+        "-s",
+        "16M",
+        "--bs",
+        "64K",
+        "--rw",
+        "write",
+        "--ops",
+        "100",
+        "--iodepth",
+        "4",
+        "-d",
+        "60s",
+        "--keep",
+        "--json",
+    ]);
     let j = json(&out);
     assert_eq!(j["write"]["ops"], 100);
     assert_eq!(j["write"]["bytes"], 100 * bs);
@@ -96,7 +140,23 @@ fn a_write_job_leaves_the_blocks_it_says_it_wrote() {
         assert_eq!(j["kernel"]["write_bytes"], 100 * bs);
     }
     // A random write job on the kept file: as many distinct stamped blocks as it wrote, at most.
-    let out = load_disk(&["-f", f, "-s", "16M", "--bs", "64K", "--rw", "randwrite", "--ops", "50", "-d", "60s", "--engine", "sync", "--json"]);
+    let out = load_disk(&[
+        "-f",
+        f,
+        "-s",
+        "16M",
+        "--bs",
+        "64K",
+        "--rw",
+        "randwrite",
+        "--ops",
+        "50",
+        "-d",
+        "60s",
+        "--engine",
+        "sync",
+        "--json",
+    ]);
     let j = json(&out);
     assert_eq!(j["write"]["ops"], 50);
     assert_eq!(j["laid_out_bytes"], 0, "an existing file of the size is not laid out again");
@@ -109,7 +169,11 @@ fn a_write_job_leaves_the_blocks_it_says_it_wrote() {
 fn small_tmpfs(dir: &Path, ro: bool) -> bool {
     std::fs::create_dir_all(dir).expect("dir");
     let opts = if ro { "size=1M,ro" } else { "size=1M" };
-    let ok = Command::new("mount").args(["-t", "tmpfs", "-o", opts, "perflab-test"]).arg(dir).status().is_ok_and(|s| s.success());
+    let ok = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", opts, "perflab-test"])
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success());
     if !ok {
         eprintln!("SKIPPED part of the test: cannot mount a tmpfs at {} (needs root)", dir.display());
     }
@@ -145,7 +209,10 @@ fn no_room_a_read_only_location_and_a_block_device_fail_with_one_line() {
         .filter_map(|l| l.split_whitespace().nth(3).map(|n| format!("/dev/{n}")))
         .find(|d| Path::new(d).exists());
     match device {
-        Some(d) => one_line_exit_2(&load_disk(&["-f", &d, "--rw", "randwrite", "-d", "1s"]), &format!("allow_destroy = \"{d}\"")),
+        Some(d) => one_line_exit_2(
+            &load_disk(&["-f", &d, "--rw", "randwrite", "-d", "1s"]),
+            &format!("allow_destroy = \"{d}\""),
+        ),
         None => eprintln!("SKIPPED the block device check: no block device in /dev"),
     }
     one_line_exit_2(&load_disk(&["--rw", "readwrite"]), "rw must be");
@@ -169,12 +236,21 @@ fn a_plan_runs_a_disk_trial_and_bad_keys_are_placed() {
         one_line_exit_2(&out, want);
     }
     let file = tmp.path().join("data");
-    let table = format!("type = \"disk\"\nsize = \"4M\"\nfile = \"{}\"\nrw = \"randrw\"\nmix = 70\n", file.display());
+    let table = format!(
+        "type = \"disk\"\nsize = \"4M\"\nfile = \"{}\"\nrw = \"randrw\"\nmix = 70\n",
+        file.display()
+    );
     let plan = write_plan(tmp.path(), &format!("name = \"disk\"\n\n[workload]\n{table}{phases}"));
     let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("dry run");
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("disk: randrw of 4096 × QD 1 × 1 job(s)"), "{said}");
-    let out = Command::new(BIN).arg("run").arg(&plan).arg("--runs-dir").arg(tmp.path().join("runs")).output().expect("run");
+    let out = Command::new(BIN)
+        .arg("run")
+        .arg(&plan)
+        .arg("--runs-dir")
+        .arg(tmp.path().join("runs"))
+        .output()
+        .expect("run");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(!file.exists(), "the laid-out file is removed after the trial");
 }

@@ -71,7 +71,11 @@ impl Rw {
             "randread" => Rw::RandRead,
             "randwrite" => Rw::RandWrite,
             "randrw" => Rw::RandRw,
-            _ => return Err(format!("rw must be \"read\", \"write\", \"randread\", \"randwrite\" or \"randrw\", not \"{s}\"")),
+            _ => {
+                return Err(format!(
+                    "rw must be \"read\", \"write\", \"randread\", \"randwrite\" or \"randrw\", not \"{s}\""
+                ))
+            }
         })
     }
 
@@ -110,8 +114,13 @@ pub enum EngineChoice {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
     /// A regular file; `temp`: perflab makes it in a temporary directory of its own.
-    File { path: PathBuf, temp: bool },
-    Device { path: PathBuf },
+    File {
+        path: PathBuf,
+        temp: bool,
+    },
+    Device {
+        path: PathBuf,
+    },
 }
 
 impl Target {
@@ -179,7 +188,10 @@ pub fn prepare(c: &DiskConfig) -> anyhow::Result<Prepared> {
         e => return Err(usage(format!("engine must be \"auto\", \"io_uring\" or \"sync\", not \"{e}\""))),
     };
     if engine == EngineChoice::Sync && iodepth * jobs > 1024 {
-        return Err(usage(format!("iodepth × jobs must be at most 1024 with engine = \"sync\" (a thread each), not {}", iodepth * jobs)));
+        return Err(usage(format!(
+            "iodepth × jobs must be at most 1024 with engine = \"sync\" (a thread each), not {}",
+            iodepth * jobs
+        )));
     }
     if c.ops == Some(0) {
         return Err(usage("ops must be at least 1"));
@@ -208,7 +220,12 @@ pub fn prepare(c: &DiskConfig) -> anyhow::Result<Prepared> {
     match &target {
         Target::Device { path } => {
             if size > existing {
-                return Err(usage(format!("size {} is larger than the device {} ({})", human(size), path.display(), human(existing))));
+                return Err(usage(format!(
+                    "size {} is larger than the device {} ({})",
+                    human(size),
+                    path.display(),
+                    human(existing)
+                )));
             }
         }
         Target::File { path, .. } => {
@@ -246,7 +263,10 @@ fn bounded(key: &str, v: Option<u64>, min: u64, max: u64) -> anyhow::Result<usiz
 fn target(file: Option<&str>) -> anyhow::Result<Target> {
     let Some(f) = file else {
         let dir = std::env::temp_dir().join(format!("perflab-disk-{}", std::process::id()));
-        return Ok(Target::File { path: dir.join("data"), temp: true });
+        return Ok(Target::File {
+            path: dir.join("data"),
+            temp: true,
+        });
     };
     if f.trim().is_empty() {
         return Err(usage("file must name a file or a block device, not \"\""));
@@ -327,10 +347,18 @@ pub fn fs_name(dir: &Path) -> String {
 fn room(path: &Path, more: u64, write: bool) -> anyhow::Result<()> {
     let dir = existing_dir(path);
     let Some(st) = statvfs(&dir) else {
-        return Err(usage(format!("file {}: cannot read the file system of {}", path.display(), dir.display())));
+        return Err(usage(format!(
+            "file {}: cannot read the file system of {}",
+            path.display(),
+            dir.display()
+        )));
     };
     if write && st.f_flag & libc::ST_RDONLY != 0 {
-        return Err(usage(format!("file {}: {} is on a read-only file system", path.display(), dir.display())));
+        return Err(usage(format!(
+            "file {}: {} is on a read-only file system",
+            path.display(),
+            dir.display()
+        )));
     }
     let free = st.f_bavail as u64 * st.f_frsize as u64;
     if more > free {
@@ -354,17 +382,58 @@ mod tests {
 
     #[test]
     fn bad_settings_are_refused_with_the_key_first() {
-        assert!(bad(DiskConfig { rw: Some("readwrite".into()), ..Default::default() }).starts_with("rw must be"));
-        assert!(bad(DiskConfig { mix: Some(30.0), ..Default::default() }).starts_with("mix applies only"));
+        assert!(bad(DiskConfig {
+            rw: Some("readwrite".into()),
+            ..Default::default()
+        })
+        .starts_with("rw must be"));
+        assert!(bad(DiskConfig {
+            mix: Some(30.0),
+            ..Default::default()
+        })
+        .starts_with("mix applies only"));
         let rw = Some("randrw".to_string());
-        assert!(bad(DiskConfig { rw: rw.clone(), mix: Some(130.0), ..Default::default() }).starts_with("mix must be"));
-        assert!(bad(DiskConfig { bs: Some(SizeSpec::Bytes(1000)), ..Default::default() }).starts_with("bs must be a multiple of 512"));
-        assert!(bad(DiskConfig { iodepth: Some(0), ..Default::default() }).starts_with("iodepth must be from 1"));
-        assert!(bad(DiskConfig { jobs: Some(1000), ..Default::default() }).starts_with("jobs must be"));
-        assert!(bad(DiskConfig { engine: Some("aio".into()), ..Default::default() }).starts_with("engine must be"));
-        assert!(bad(DiskConfig { size: Some(SizeSpec::Text("100T".into())), ..Default::default() }).starts_with("size: laying out"));
-        let p = prepare(&DiskConfig { rw, size: Some(SizeSpec::Text("1M".into())), ..Default::default() }).expect("defaults");
-        assert_eq!((p.bs, p.iodepth, p.jobs, p.read_pct, p.direct, p.size), (4096, 1, 1, 50.0, true, 1 << 20));
+        assert!(bad(DiskConfig {
+            rw: rw.clone(),
+            mix: Some(130.0),
+            ..Default::default()
+        })
+        .starts_with("mix must be"));
+        assert!(bad(DiskConfig {
+            bs: Some(SizeSpec::Bytes(1000)),
+            ..Default::default()
+        })
+        .starts_with("bs must be a multiple of 512"));
+        assert!(bad(DiskConfig {
+            iodepth: Some(0),
+            ..Default::default()
+        })
+        .starts_with("iodepth must be from 1"));
+        assert!(bad(DiskConfig {
+            jobs: Some(1000),
+            ..Default::default()
+        })
+        .starts_with("jobs must be"));
+        assert!(bad(DiskConfig {
+            engine: Some("aio".into()),
+            ..Default::default()
+        })
+        .starts_with("engine must be"));
+        assert!(bad(DiskConfig {
+            size: Some(SizeSpec::Text("100T".into())),
+            ..Default::default()
+        })
+        .starts_with("size: laying out"));
+        let p = prepare(&DiskConfig {
+            rw,
+            size: Some(SizeSpec::Text("1M".into())),
+            ..Default::default()
+        })
+        .expect("defaults");
+        assert_eq!(
+            (p.bs, p.iodepth, p.jobs, p.read_pct, p.direct, p.size),
+            (4096, 1, 1, 50.0, true, 1 << 20)
+        );
         assert!(matches!(p.target, Target::File { temp: true, .. }));
     }
 }

@@ -15,9 +15,11 @@ use std::time::Duration;
 pub fn choose(p: &Prepared) -> anyhow::Result<Engine> {
     match p.engine {
         EngineChoice::Sync => Ok(Engine::Sync { reason: None }),
-        EngineChoice::IoUring => uring::probe(p.iodepth)
-            .map(|_| Engine::IoUring)
-            .map_err(|e| anyhow::anyhow!("engine = \"io_uring\": this process may not use io_uring ({e}); say engine = \"auto\" to fall back to synchronous I/O")),
+        EngineChoice::IoUring => uring::probe(p.iodepth).map(|_| Engine::IoUring).map_err(|e| {
+            anyhow::anyhow!(
+                "engine = \"io_uring\": this process may not use io_uring ({e}); say engine = \"auto\" to fall back to synchronous I/O"
+            )
+        }),
         EngineChoice::Auto => Ok(match uring::probe(p.iodepth) {
             Ok(()) => Engine::IoUring,
             Err(e) => Engine::Sync {

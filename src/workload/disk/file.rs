@@ -79,9 +79,8 @@ pub fn lay_out(p: &Prepared) -> anyhow::Result<Laid> {
         while at < p.size {
             let n = (p.size - at).min(1 << 20) as usize;
             rng.fill(&mut chunk.as_mut()[..n]);
-            f.write_all(&chunk.as_slice()[..n]).map_err(|e| {
-                anyhow::anyhow!("laying out {} of {}: {e} after {}", human(p.size), path.display(), human(at - from))
-            })?;
+            f.write_all(&chunk.as_slice()[..n])
+                .map_err(|e| anyhow::anyhow!("laying out {} of {}: {e} after {}", human(p.size), path.display(), human(at - from)))?;
             at += n as u64;
         }
         f.sync_all().map_err(|e| located(p, "cannot sync", e))?;
@@ -107,7 +106,11 @@ pub fn open(p: &Prepared) -> anyhow::Result<File> {
     }
     o.open(p.target.path()).map_err(|e| {
         if p.direct && e.raw_os_error() == Some(libc::EINVAL) {
-            anyhow::anyhow!("{} ({}) does not take direct I/O: say direct = false", p.target.path().display(), p.fs)
+            anyhow::anyhow!(
+                "{} ({}) does not take direct I/O: say direct = false",
+                p.target.path().display(),
+                p.fs
+            )
         } else {
             located(p, "cannot open", e)
         }

@@ -44,7 +44,11 @@ pub struct Dir {
 
 impl Dir {
     fn new() -> Dir {
-        Dir { ops: 0, bytes: 0, latency: latency_histogram() }
+        Dir {
+            ops: 0,
+            bytes: 0,
+            latency: latency_histogram(),
+        }
     }
 
     pub fn merge(&mut self, o: &Dir) {
@@ -68,7 +72,9 @@ impl KernelIo {
     pub fn now() -> KernelIo {
         // One read() of a small buffer: the file is a few lines long.
         let mut buf = [0u8; 512];
-        let n = std::fs::File::open("/proc/thread-self/io").and_then(|mut f| f.read(&mut buf)).unwrap_or(0);
+        let n = std::fs::File::open("/proc/thread-self/io")
+            .and_then(|mut f| f.read(&mut buf))
+            .unwrap_or(0);
         let text = String::from_utf8_lossy(&buf[..n]);
         let field = |k: &str| {
             text.lines()
@@ -371,9 +377,14 @@ mod tests {
         let mut s = Pattern::new(&p, 1, 2);
         let offs: Vec<u64> = (0..5).map(|_| s.next().1).collect();
         assert_eq!(offs, [8192, 12288, 0, 4096, 8192]);
-        let mut r = Pattern { random: true, ..Pattern::new(&p, 0, 1) };
+        let mut r = Pattern {
+            random: true,
+            ..Pattern::new(&p, 0, 1)
+        };
         assert!((0..1000).map(|_| r.next()).all(|(read, o)| read && o % 4096 == 0 && o < 4 * 4096));
-        assert!(outcome(true, 0, 4096, -5).expect_err("EIO").starts_with("read at offset 0: Input/output error"));
+        assert!(outcome(true, 0, 4096, -5)
+            .expect_err("EIO")
+            .starts_with("read at offset 0: Input/output error"));
         assert!(outcome(false, 8, 4096, 100).expect_err("short").contains("short transfer"));
     }
 }

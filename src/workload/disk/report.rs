@@ -20,7 +20,9 @@ pub enum Engine {
     IoUring,
     /// Synchronous pread/pwrite, one thread per operation in flight; `reason` when io_uring was
     /// asked for (`auto`) but not allowed.
-    Sync { reason: Option<String> },
+    Sync {
+        reason: Option<String>,
+    },
 }
 
 impl Engine {
@@ -93,7 +95,11 @@ impl DiskReport {
     /// `randread 4.0 KiB × QD 32 × 1 job(s) on /tmp/x (ext4, 1.00 GiB, direct), io_uring`.
     pub fn job_line(&self) -> String {
         let p = &self.p;
-        let mix = if p.rw == super::config::Rw::RandRw { format!(" ({:.0} % reads)", p.read_pct) } else { String::new() };
+        let mix = if p.rw == super::config::Rw::RandRw {
+            format!(" ({:.0} % reads)", p.read_pct)
+        } else {
+            String::new()
+        };
         format!(
             "{}{mix} {} × QD {} × {} job(s) on {} ({}, {}, {}), {}",
             p.rw.name(),
@@ -110,7 +116,13 @@ impl DiskReport {
 
     pub fn summary(&self) -> String {
         let mut s = String::new();
-        let _ = writeln!(s, "disk load: {}, {:.1} s measured{}", self.job_line(), self.measured.as_secs_f64(), if self.interrupted { " (interrupted)" } else { "" });
+        let _ = writeln!(
+            s,
+            "disk load: {}, {:.1} s measured{}",
+            self.job_line(),
+            self.measured.as_secs_f64(),
+            if self.interrupted { " (interrupted)" } else { "" }
+        );
         if let Some(n) = self.engine.note() {
             let _ = writeln!(s, "  engine:  synchronous I/O, {} thread(s): {n}", self.threads);
         }
@@ -118,18 +130,42 @@ impl DiskReport {
             let _ = writeln!(s, "  note:    the file is on tmpfs: this measures memory, not a disk");
         }
         for (name, d) in self.dirs() {
-            let _ = writeln!(s, "  {name:<5}    {:.0} IOPS, {:.1} MiB/s ({} ops)", self.iops(d), self.mib_per_s(d), d.ops);
+            let _ = writeln!(
+                s,
+                "  {name:<5}    {:.0} IOPS, {:.1} MiB/s ({} ops)",
+                self.iops(d),
+                self.mib_per_s(d),
+                d.ops
+            );
             if !d.latency.is_empty() {
                 let q = |x| d.latency.value_at_quantile(x);
-                let _ = writeln!(s, "    lat      p50 {} µs, p90 {} µs, p99 {} µs, p99.9 {} µs, max {} µs", q(0.5), q(0.9), q(0.99), q(0.999), d.latency.max());
+                let _ = writeln!(
+                    s,
+                    "    lat      p50 {} µs, p90 {} µs, p99 {} µs, p99.9 {} µs, max {} µs",
+                    q(0.5),
+                    q(0.9),
+                    q(0.99),
+                    q(0.999),
+                    d.latency.max()
+                );
             }
         }
         if self.stats.fsyncs > 0 {
             let _ = writeln!(s, "  fsync    {} (one per {} writes of a job)", self.stats.fsyncs, self.p.fsync);
         }
         let k = &self.stats.kernel;
-        let _ = writeln!(s, "  kernel   {} read, {} written by the job threads (/proc/thread-self/io)", human(k.read_bytes), human(k.write_bytes));
-        let _ = writeln!(s, "  cpu      {:.1} µs per I/O ({} I/Os, warm-up included)", self.cpu_us_per_io(), self.stats.all_ops);
+        let _ = writeln!(
+            s,
+            "  kernel   {} read, {} written by the job threads (/proc/thread-self/io)",
+            human(k.read_bytes),
+            human(k.write_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "  cpu      {:.1} µs per I/O ({} I/Os, warm-up included)",
+            self.cpu_us_per_io(),
+            self.stats.all_ops
+        );
         if let Some(e) = &self.stats.first_error {
             let _ = writeln!(s, "  errors   {}: {e}", self.stats.errors);
         }
@@ -197,18 +233,31 @@ impl DiskReport {
                     let value = d.latency.value_at_quantile(v) as f64;
                     m.push(Metric::new(format!("{name}_lat_{q}_us"), "us", value, Better::Lower).with_kind(MetricKind::Quantile(v)));
                 }
-                r.histograms.push(NamedHistogram { name: name.into(), hist: d.latency.clone() });
+                r.histograms.push(NamedHistogram {
+                    name: name.into(),
+                    hist: d.latency.clone(),
+                });
             }
         }
         m.push(Metric::new("fsyncs", "", self.stats.fsyncs as f64, Better::Neither));
         m.push(Metric::new("cpu_us_per_io", "us", self.cpu_us_per_io(), Better::Lower).with_kind(MetricKind::Gauge));
         m.push(Metric::new("errors", "", self.stats.errors as f64, Better::Lower));
-        m.push(Metric::new("io_uring", "", f64::from(u8::from(self.engine == Engine::IoUring)), Better::Neither).with_kind(MetricKind::Gauge));
+        m.push(
+            Metric::new("io_uring", "", f64::from(u8::from(self.engine == Engine::IoUring)), Better::Neither).with_kind(MetricKind::Gauge),
+        );
         r.metrics.retain(|m| m.value.is_finite());
         let bs = self.p.bs as f64;
         for t in &self.series {
-            r.series.push(SeriesPoint { t_s: t.t_s, name: "iops".into(), value: t.requests_per_s });
-            r.series.push(SeriesPoint { t_s: t.t_s, name: "mib_per_s".into(), value: t.requests_per_s * bs / MIB });
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "iops".into(),
+                value: t.requests_per_s,
+            });
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "mib_per_s".into(),
+                value: t.requests_per_s * bs / MIB,
+            });
         }
         if let Some(e) = &self.stats.first_error {
             r.errors.push(("io_error".into(), self.stats.errors));

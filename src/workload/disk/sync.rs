@@ -45,7 +45,9 @@ pub fn thread(sh: &Shared, id: usize, of: usize, tx: Sender<Message>) -> anyhow:
             f.write_at(buf.as_slice(), offset)
         };
         let lat = sent.elapsed();
-        let res = res.map(|n| n as i64).unwrap_or_else(|e| -i64::from(e.raw_os_error().unwrap_or(libc::EIO)));
+        let res = res
+            .map(|n| n as i64)
+            .unwrap_or_else(|e| -i64::from(e.raw_os_error().unwrap_or(libc::EIO)));
         let r = outcome(read, offset, p.bs, res);
         if r.is_err() {
             sh.stop.store(true, Ordering::Relaxed);

@@ -76,7 +76,12 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
             } else {
                 opcode::Write::new(fd, ptr, len).offset(offset).build()
             };
-            slots[slot] = Some(Slot { read, offset, sent: now, measured });
+            slots[slot] = Some(Slot {
+                read,
+                offset,
+                sent: now,
+                measured,
+            });
             // SAFETY: the buffer (`bufs[slot]`) and the file descriptor (`f`) live until this
             // function returns, which is only after every submitted operation was reaped (the loop
             // ends with nothing in flight); a slot's buffer is not reused before its completion.
@@ -109,7 +114,9 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
         let done = Instant::now();
         for cqe in ring.completion() {
             let slot = cqe.user_data() as usize;
-            let Some(s) = slots.get_mut(slot).and_then(Option::take) else { continue };
+            let Some(s) = slots.get_mut(slot).and_then(Option::take) else {
+                continue;
+            };
             free.push(slot);
             let r = outcome(s.read, s.offset, p.bs, i64::from(cqe.result()));
             if r.is_err() {

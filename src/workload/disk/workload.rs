@@ -80,7 +80,10 @@ impl Workload for DiskWorkload {
     }
 
     fn preflight(&self) -> Result<(), Unmet> {
-        super::engine::choose(&self.p).map(drop).map_err(|error| Unmet { key: Some("engine"), error })
+        super::engine::choose(&self.p).map(drop).map_err(|error| Unmet {
+            key: Some("engine"),
+            error,
+        })
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
