@@ -360,7 +360,7 @@ fn room(path: &Path, more: u64, write: bool) -> anyhow::Result<()> {
             dir.display()
         )));
     }
-    let free = st.f_bavail as u64 * st.f_frsize as u64;
+    let free = st.f_bavail * st.f_frsize;
     if more > free {
         return Err(usage(format!(
             "size: laying out {} more in {} needs more than its {} of free space; choose a smaller size or another file",

@@ -78,8 +78,8 @@ pub fn lay_out(p: &Prepared) -> anyhow::Result<Laid> {
         let mut at = from;
         while at < p.size {
             let n = (p.size - at).min(1 << 20) as usize;
-            rng.fill(&mut chunk.as_mut()[..n]);
-            f.write_all(&chunk.as_slice()[..n])
+            rng.fill(&mut chunk.bytes_mut()[..n]);
+            f.write_all(&chunk.bytes()[..n])
                 .map_err(|e| anyhow::anyhow!("laying out {} of {}: {e} after {}", human(p.size), path.display(), human(at - from)))?;
             at += n as u64;
         }

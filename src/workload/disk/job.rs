@@ -165,7 +165,7 @@ impl Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -177,7 +177,7 @@ impl Rng {
     /// Fill `buf` with incompressible bytes.
     pub fn fill(&mut self, buf: &mut [u8]) {
         for c in buf.chunks_mut(8) {
-            let v = self.next().to_le_bytes();
+            let v = self.next_u64().to_le_bytes();
             c.copy_from_slice(&v[..c.len()]);
         }
     }
@@ -208,16 +208,16 @@ impl Pattern {
     }
 
     /// The next operation: (is it a read, its offset in bytes).
-    pub fn next(&mut self) -> (bool, u64) {
+    pub fn next_op(&mut self) -> (bool, u64) {
         let read = if self.read_pct >= 100.0 {
             true
         } else if self.read_pct <= 0.0 {
             false
         } else {
-            ((self.rng.next() % 10_000) as f64) < self.read_pct * 100.0
+            ((self.rng.next_u64() % 10_000) as f64) < self.read_pct * 100.0
         };
         let block = if self.random {
-            self.rng.next() % self.blocks
+            self.rng.next_u64() % self.blocks
         } else {
             let b = self.cursor;
             self.cursor = (self.cursor + 1) % self.blocks;
@@ -242,11 +242,11 @@ impl Aligned {
         Aligned { buf, at, len }
     }
 
-    pub fn as_mut(&mut self) -> &mut [u8] {
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
         &mut self.buf[self.at..self.at + self.len]
     }
 
-    pub fn as_slice(&self) -> &[u8] {
+    pub fn bytes(&self) -> &[u8] {
         &self.buf[self.at..self.at + self.len]
     }
 }
@@ -375,13 +375,15 @@ mod tests {
         })
         .expect("prepared");
         let mut s = Pattern::new(&p, 1, 2);
-        let offs: Vec<u64> = (0..5).map(|_| s.next().1).collect();
+        let offs: Vec<u64> = (0..5).map(|_| s.next_op().1).collect();
         assert_eq!(offs, [8192, 12288, 0, 4096, 8192]);
         let mut r = Pattern {
             random: true,
             ..Pattern::new(&p, 0, 1)
         };
-        assert!((0..1000).map(|_| r.next()).all(|(read, o)| read && o % 4096 == 0 && o < 4 * 4096));
+        assert!((0..1000)
+            .map(|_| r.next_op())
+            .all(|(read, o)| read && o % 4096 == 0 && o < 4 * 4096));
         assert!(outcome(true, 0, 4096, -5)
             .expect_err("EIO")
             .starts_with("read at offset 0: Input/output error"));

@@ -32,17 +32,17 @@ pub fn thread(sh: &Shared, id: usize, of: usize, tx: Sender<Message>) -> anyhow:
             books.writes_since_sync = 0;
             continue;
         }
-        let (read, offset) = pattern.next();
+        let (read, offset) = pattern.next_op();
         let measured = books.measured(now);
         if measured && !sh.claim() {
             break;
         }
         let sent = Instant::now();
         let res = if read {
-            f.read_at(buf.as_mut(), offset)
+            f.read_at(buf.bytes_mut(), offset)
         } else {
-            stamp(buf.as_mut(), offset);
-            f.write_at(buf.as_slice(), offset)
+            stamp(buf.bytes_mut(), offset);
+            f.write_at(buf.bytes(), offset)
         };
         let lat = sent.elapsed();
         let res = res

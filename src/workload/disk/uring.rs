@@ -59,14 +59,14 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
         }
         while !ending && !sync_due {
             let Some(slot) = free.pop() else { break };
-            let (read, offset) = pattern.next();
+            let (read, offset) = pattern.next_op();
             let measured = books.measured(now);
             if measured && !sh.claim() {
                 free.push(slot);
                 ending = true;
                 break;
             }
-            let buf = bufs[slot].as_mut();
+            let buf = bufs[slot].bytes_mut();
             if !read {
                 stamp(buf, offset);
             }
