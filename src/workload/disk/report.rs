@@ -246,6 +246,10 @@ impl DiskReport {
             Metric::new("io_uring", "", f64::from(u8::from(self.engine == Engine::IoUring)), Better::Neither).with_kind(MetricKind::Gauge),
         );
         r.metrics.retain(|m| m.value.is_finite());
+        r.raw.push(format!("disk: {}", self.job_line()));
+        if let Some(n) = self.engine.note() {
+            r.raw.push(format!("disk: synchronous I/O with {} thread(s): {n}", self.threads));
+        }
         let bs = self.p.bs as f64;
         for t in &self.series {
             r.series.push(SeriesPoint {
