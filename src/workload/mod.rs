@@ -10,6 +10,7 @@
 //! workload kinds (its keys, how it is built and checked before the run).
 
 pub mod cpu;
+pub mod disk;
 pub mod driver;
 pub mod exec;
 pub mod http;

@@ -1,0 +1,119 @@
+//! `perflab load disk`.
+
+use super::config::{prepare, DiskConfig};
+use crate::workload::driver::coordinator::Hooks;
+use crate::workload::driver::interval::Tick;
+use crate::workload::mem::size::SizeSpec;
+use hdrhistogram::Histogram;
+
+#[derive(clap::Args, Debug)]
+pub struct DiskArgs {
+    /// Pattern: read, write, randread, randwrite or randrw
+    #[arg(long, default_value = "randread")]
+    pub rw: String,
+    /// randrw: % of operations that read
+    #[arg(long)]
+    pub mix: Option<f64>,
+    /// Bytes per operation (4K, 1M)
+    #[arg(long, default_value = "4K")]
+    pub bs: String,
+    /// Operations in flight per job
+    #[arg(long, default_value_t = 1)]
+    pub iodepth: u64,
+    /// Jobs (threads, each with its own ring)
+    #[arg(short = 'j', long, default_value_t = 1)]
+    pub jobs: u64,
+    /// The file's size (default 1G; a block device: its size)
+    #[arg(short = 's', long)]
+    pub size: Option<String>,
+    /// The file or block device (default: a new file in a temporary directory)
+    #[arg(short = 'f', long)]
+    pub file: Option<String>,
+    /// Allow writing to this block device (its path again)
+    #[arg(long)]
+    pub allow_destroy: Option<String>,
+    /// Go through the page cache (no O_DIRECT)
+    #[arg(long)]
+    pub buffered: bool,
+    /// An fsync after every N writes of a job
+    #[arg(long)]
+    pub fsync: Option<u64>,
+    /// Keep the file perflab laid out
+    #[arg(long)]
+    pub keep: bool,
+    /// auto (io_uring, else synchronous), io_uring or sync
+    #[arg(long, default_value = "auto")]
+    pub engine: String,
+    /// Stop after this many measured operations
+    #[arg(long)]
+    pub ops: Option<u64>,
+    /// How long to measure (e.g. 10s)
+    #[arg(short = 'd', long, default_value = "10s")]
+    pub duration: String,
+    /// Warm-up before measuring (e.g. 1s)
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Print the result as JSON (schema perflab.load.disk/1)
+    #[arg(long)]
+    pub json: bool,
+    /// No live progress line
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+pub fn run(a: DiskArgs) -> anyhow::Result<i32> {
+    let cfg = DiskConfig {
+        rw: Some(a.rw.clone()),
+        mix: a.mix,
+        bs: Some(SizeSpec::Text(a.bs.clone())),
+        iodepth: Some(a.iodepth),
+        jobs: Some(a.jobs),
+        size: a.size.clone().map(SizeSpec::Text),
+        file: a.file.clone(),
+        allow_destroy: a.allow_destroy.clone(),
+        direct: Some(!a.buffered),
+        fsync: a.fsync,
+        keep: a.keep,
+        engine: Some(a.engine.clone()),
+        ops: a.ops,
+    };
+    let p = prepare(&cfg)?;
+    let duration = crate::util::duration::parse(&a.duration).map_err(|e| crate::error::usage(format!("--duration: {e}")))?;
+    if duration.is_zero() {
+        return Err(crate::error::usage("--duration must be longer than 0s"));
+    }
+    let warmup = a
+        .warmup
+        .as_deref()
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
+        .unwrap_or_default();
+    let cancel = crate::util::Cancel::on_signals()?;
+    let live = !a.quiet && !a.json;
+    let mut on_tick = |t: &Tick, _: &Histogram<u64>| {
+        if live {
+            crate::workload::driver::live::print(t, "IO");
+        }
+    };
+    let hooks = Hooks {
+        on_load_start: &mut || {},
+        on_tick: &mut on_tick,
+    };
+    let report = super::engine::run(&p, warmup, duration, &cancel, hooks)?;
+    if live {
+        eprintln!();
+    }
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&report.json())?);
+    } else {
+        print!("{}", report.summary());
+    }
+    Ok(if cancel.is_cancelled() {
+        130
+    } else if report.stats.errors > 0 || !report.measured_something() {
+        1
+    } else {
+        0
+    })
+}

@@ -1,0 +1,272 @@
+//! What a `disk` run measured: per direction the operations, IOPS, MiB/s and the latency from
+//! submission to completion (HDR histograms), the engine used, the CPU per I/O and the kernel's
+//! own count of the bytes the jobs moved; as a human summary, JSON (`perflab.load.disk/1`,
+//! docs/load.md) and a plan trial's metrics.
+
+use super::config::Prepared;
+use super::job::{Dir, JobStats};
+use crate::workload::driver::interval::Tick;
+use crate::workload::mem::size::human;
+use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// The JSON schema's name and version.
+pub const SCHEMA: &str = "perflab.load.disk/1";
+
+/// The engine a run used.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Engine {
+    IoUring,
+    /// Synchronous pread/pwrite, one thread per operation in flight; `reason` when io_uring was
+    /// asked for (`auto`) but not allowed.
+    Sync {
+        reason: Option<String>,
+    },
+}
+
+impl Engine {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Engine::IoUring => "io_uring",
+            Engine::Sync { .. } => "sync",
+        }
+    }
+
+    pub fn note(&self) -> Option<&str> {
+        match self {
+            Engine::Sync { reason: Some(r) } => Some(r),
+            _ => None,
+        }
+    }
+}
+
+pub struct DiskReport {
+    pub p: Prepared,
+    pub engine: Engine,
+    pub threads: usize,
+    pub stats: JobStats,
+    pub series: Vec<Tick>,
+    pub measured: Duration,
+    /// The process's CPU time over warm-up and load.
+    pub cpu: Duration,
+    /// Bytes the layout wrote before the run.
+    pub laid_out: u64,
+    pub kept: bool,
+    pub interrupted: bool,
+}
+
+const MIB: f64 = (1u64 << 20) as f64;
+
+impl DiskReport {
+    fn secs(&self) -> f64 {
+        self.measured.as_secs_f64().max(1e-9)
+    }
+
+    pub fn iops(&self, d: &Dir) -> f64 {
+        d.ops as f64 / self.secs()
+    }
+
+    pub fn mib_per_s(&self, d: &Dir) -> f64 {
+        d.bytes as f64 / MIB / self.secs()
+    }
+
+    /// CPU time of the whole process per operation (warm-up included), in µs.
+    pub fn cpu_us_per_io(&self) -> f64 {
+        self.cpu.as_secs_f64() * 1e6 / self.stats.all_ops.max(1) as f64
+    }
+
+    /// Something was measured.
+    pub fn measured_something(&self) -> bool {
+        self.stats.ops() > 0
+    }
+
+    fn dirs(&self) -> Vec<(&'static str, &Dir)> {
+        let mut v = Vec::new();
+        if self.p.rw.reads() {
+            v.push(("read", &self.stats.read));
+        }
+        if self.p.rw.writes() {
+            v.push(("write", &self.stats.write));
+        }
+        v
+    }
+
+    /// `randread 4.0 KiB × QD 32 × 1 job(s) on /tmp/x (ext4, 1.00 GiB, direct), io_uring`.
+    pub fn job_line(&self) -> String {
+        let p = &self.p;
+        let mix = if p.rw == super::config::Rw::RandRw {
+            format!(" ({:.0} % reads)", p.read_pct)
+        } else {
+            String::new()
+        };
+        format!(
+            "{}{mix} {} × QD {} × {} job(s) on {} ({}, {}, {}), {}",
+            p.rw.name(),
+            human(p.bs),
+            p.iodepth,
+            p.jobs,
+            p.target.path().display(),
+            p.fs,
+            human(p.size),
+            if p.direct { "direct" } else { "buffered" },
+            self.engine.name()
+        )
+    }
+
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "disk load: {}, {:.1} s measured{}",
+            self.job_line(),
+            self.measured.as_secs_f64(),
+            if self.interrupted { " (interrupted)" } else { "" }
+        );
+        if let Some(n) = self.engine.note() {
+            let _ = writeln!(s, "  engine:  synchronous I/O, {} thread(s): {n}", self.threads);
+        }
+        if self.p.fs == "tmpfs" {
+            let _ = writeln!(s, "  note:    the file is on tmpfs: this measures memory, not a disk");
+        }
+        for (name, d) in self.dirs() {
+            let _ = writeln!(
+                s,
+                "  {name:<5}    {:.0} IOPS, {:.1} MiB/s ({} ops)",
+                self.iops(d),
+                self.mib_per_s(d),
+                d.ops
+            );
+            if !d.latency.is_empty() {
+                let q = |x| d.latency.value_at_quantile(x);
+                let _ = writeln!(
+                    s,
+                    "    lat      p50 {} µs, p90 {} µs, p99 {} µs, p99.9 {} µs, max {} µs",
+                    q(0.5),
+                    q(0.9),
+                    q(0.99),
+                    q(0.999),
+                    d.latency.max()
+                );
+            }
+        }
+        if self.stats.fsyncs > 0 {
+            let _ = writeln!(s, "  fsync    {} (one per {} writes of a job)", self.stats.fsyncs, self.p.fsync);
+        }
+        let k = &self.stats.kernel;
+        let _ = writeln!(
+            s,
+            "  kernel   {} read, {} written by the job threads (/proc/thread-self/io)",
+            human(k.read_bytes),
+            human(k.write_bytes)
+        );
+        let _ = writeln!(
+            s,
+            "  cpu      {:.1} µs per I/O ({} I/Os, warm-up included)",
+            self.cpu_us_per_io(),
+            self.stats.all_ops
+        );
+        if let Some(e) = &self.stats.first_error {
+            let _ = writeln!(s, "  errors   {}: {e}", self.stats.errors);
+        }
+        s
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let dir = |d: &Dir| {
+            let q = |x| d.latency.value_at_quantile(x);
+            serde_json::json!({
+                "ops": d.ops, "bytes": d.bytes, "iops": self.iops(d), "mib_per_s": self.mib_per_s(d),
+                "lat_us": if d.latency.is_empty() { serde_json::Value::Null } else { serde_json::json!({
+                    "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999),
+                    "max": d.latency.max(), "mean": d.latency.mean(), "count": d.latency.len(),
+                })},
+            })
+        };
+        let p = &self.p;
+        serde_json::json!({
+            "schema": SCHEMA,
+            "rw": p.rw.name(),
+            "read_pct": p.read_pct,
+            "bs": p.bs,
+            "iodepth": p.iodepth,
+            "jobs": p.jobs,
+            "size": p.size,
+            "file": p.target.path().display().to_string(),
+            "fs": p.fs,
+            "direct": p.direct,
+            "fsync_every": p.fsync,
+            "engine": self.engine.name(),
+            "engine_note": self.engine.note(),
+            "threads": self.threads,
+            "measured_s": self.measured.as_secs_f64(),
+            "interrupted": self.interrupted,
+            "laid_out_bytes": self.laid_out,
+            "kept": self.kept,
+            "read": dir(&self.stats.read),
+            "write": dir(&self.stats.write),
+            "iops": self.stats.ops() as f64 / self.secs(),
+            "fsyncs": self.stats.fsyncs,
+            "cpu_us_per_io": self.cpu_us_per_io(),
+            "kernel": {
+                "read_bytes": self.stats.kernel.read_bytes, "write_bytes": self.stats.kernel.write_bytes,
+                "syscr": self.stats.kernel.syscr, "syscw": self.stats.kernel.syscw,
+            },
+            "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "iops": t.requests_per_s, "errors": t.errors})).collect::<Vec<_>>(),
+            "errors": self.stats.errors,
+            "first_error": self.stats.first_error,
+        })
+    }
+
+    pub fn to_result(&self) -> WorkloadResult {
+        let mut r = WorkloadResult::default();
+        let m = &mut r.metrics;
+        m.push(Metric::new("iops", "ops/s", self.stats.ops() as f64 / self.secs(), Better::Higher));
+        let mib = (self.stats.read.bytes + self.stats.write.bytes) as f64 / MIB / self.secs();
+        m.push(Metric::new("mib_per_s", "MiB/s", mib, Better::Higher).with_kind(MetricKind::Rate));
+        for (name, d) in self.dirs() {
+            m.push(Metric::new(format!("{name}_iops"), "ops/s", self.iops(d), Better::Higher));
+            m.push(Metric::new(format!("{name}_mib_per_s"), "MiB/s", self.mib_per_s(d), Better::Higher).with_kind(MetricKind::Rate));
+            m.push(Metric::new(format!("{name}_ops"), "", d.ops as f64, Better::Neither));
+            if !d.latency.is_empty() {
+                for (q, v) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
+                    let value = d.latency.value_at_quantile(v) as f64;
+                    m.push(Metric::new(format!("{name}_lat_{q}_us"), "us", value, Better::Lower).with_kind(MetricKind::Quantile(v)));
+                }
+                r.histograms.push(NamedHistogram {
+                    name: name.into(),
+                    hist: d.latency.clone(),
+                });
+            }
+        }
+        m.push(Metric::new("fsyncs", "", self.stats.fsyncs as f64, Better::Neither));
+        m.push(Metric::new("cpu_us_per_io", "us", self.cpu_us_per_io(), Better::Lower).with_kind(MetricKind::Gauge));
+        m.push(Metric::new("errors", "", self.stats.errors as f64, Better::Lower));
+        m.push(
+            Metric::new("io_uring", "", f64::from(u8::from(self.engine == Engine::IoUring)), Better::Neither).with_kind(MetricKind::Gauge),
+        );
+        r.metrics.retain(|m| m.value.is_finite());
+        r.raw.push(format!("disk: {}", self.job_line()));
+        if let Some(n) = self.engine.note() {
+            r.raw.push(format!("disk: synchronous I/O with {} thread(s): {n}", self.threads));
+        }
+        let bs = self.p.bs as f64;
+        for t in &self.series {
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "iops".into(),
+                value: t.requests_per_s,
+            });
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "mib_per_s".into(),
+                value: t.requests_per_s * bs / MIB,
+            });
+        }
+        if let Some(e) = &self.stats.first_error {
+            r.errors.push(("io_error".into(), self.stats.errors));
+            r.failure = Some(format!("{} I/O error(s), the first: {e}", self.stats.errors));
+        }
+        r
+    }
+}

@@ -1,0 +1,129 @@
+//! The io_uring engine: one ring per job, `iodepth` operations kept in flight, each timed from just
+//! before the system call that submits it to the moment its completion is reaped (fio's `lat`).
+
+use super::file;
+use super::job::{outcome, stamp, Aligned, Books, JobStats, Pattern, Rng, Shared};
+use crate::workload::driver::interval::Message;
+use io_uring::{opcode, types, IoUring};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::Sender;
+use std::time::Instant;
+
+/// Can this process make a ring of `depth` entries? The error says why not (seccomp, a sysctl).
+pub fn probe(depth: usize) -> Result<(), String> {
+    IoUring::new(entries(depth)).map(drop).map_err(|e| e.to_string())
+}
+
+fn entries(depth: usize) -> u32 {
+    depth.next_power_of_two().max(1) as u32
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    read: bool,
+    offset: u64,
+    sent: Instant,
+    measured: bool,
+}
+
+/// Run job `id` until the run is over; its operations, counts and kernel counters.
+pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobStats> {
+    let p = &sh.p;
+    let f = file::open(p)?;
+    let fd = types::Fd(f.as_raw_fd());
+    let depth = p.iodepth;
+    let mut ring = IoUring::new(entries(depth)).map_err(|e| anyhow::anyhow!("io_uring: {e}"))?;
+    let mut rng = Rng::new(1000 + id as u64);
+    let mut bufs: Vec<Aligned> = (0..depth).map(|_| Aligned::new(p.bs as usize, &mut rng)).collect();
+    let mut slots: Vec<Option<Slot>> = vec![None; depth];
+    let mut free: Vec<usize> = (0..depth).rev().collect();
+    let mut pattern = Pattern::new(p, id, p.jobs);
+    let mut books = Books::new(sh.timing, tx);
+    let mut ending = false;
+    loop {
+        let now = Instant::now();
+        books.flush(now, false);
+        ending |= sh.over(now);
+        let inflight = depth - free.len();
+        let sync_due = p.fsync > 0 && books.writes_since_sync >= p.fsync;
+        if sync_due && inflight == 0 && !ending {
+            // fsync=N: the N writes are complete; make them durable before the next ones.
+            if let Err(e) = f.sync_all() {
+                books.error(format!("fsync: {e}"));
+                sh.stop.store(true, Ordering::Relaxed);
+            }
+            books.stats.fsyncs += 1;
+            books.writes_since_sync = 0;
+            continue;
+        }
+        while !ending && !sync_due {
+            let Some(slot) = free.pop() else { break };
+            let (read, offset) = pattern.next_op();
+            let measured = books.measured(now);
+            if measured && !sh.claim() {
+                free.push(slot);
+                ending = true;
+                break;
+            }
+            let buf = bufs[slot].bytes_mut();
+            if !read {
+                stamp(buf, offset);
+            }
+            let (ptr, len) = (buf.as_mut_ptr(), buf.len() as u32);
+            let sqe = if read {
+                opcode::Read::new(fd, ptr, len).offset(offset).build()
+            } else {
+                opcode::Write::new(fd, ptr, len).offset(offset).build()
+            };
+            slots[slot] = Some(Slot {
+                read,
+                offset,
+                sent: now,
+                measured,
+            });
+            // SAFETY: the buffer (`bufs[slot]`) and the file descriptor (`f`) live until this
+            // function returns, which is only after every submitted operation was reaped (the loop
+            // ends with nothing in flight); a slot's buffer is not reused before its completion.
+            let pushed = unsafe { ring.submission().push(&sqe.user_data(slot as u64)) };
+            if pushed.is_err() {
+                slots[slot] = None;
+                free.push(slot);
+                break;
+            }
+        }
+        if depth == free.len() {
+            if ending {
+                break;
+            }
+            continue;
+        }
+        match ring.submit_and_wait(1) {
+            Ok(_) => {}
+            Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
+            Err(e) => {
+                books.error(format!("io_uring_enter: {e}"));
+                sh.stop.store(true, Ordering::Relaxed);
+                // Operations may still be in flight: wait for them without submitting more.
+                ending = true;
+                if ring.submit_and_wait(depth - free.len()).is_err() {
+                    break;
+                }
+            }
+        }
+        let done = Instant::now();
+        for cqe in ring.completion() {
+            let slot = cqe.user_data() as usize;
+            let Some(s) = slots.get_mut(slot).and_then(Option::take) else {
+                continue;
+            };
+            free.push(slot);
+            let r = outcome(s.read, s.offset, p.bs, i64::from(cqe.result()));
+            if r.is_err() {
+                sh.stop.store(true, Ordering::Relaxed);
+            }
+            books.done(s.read, s.measured, done.saturating_duration_since(s.sent), r);
+        }
+    }
+    Ok(books.finish())
+}
