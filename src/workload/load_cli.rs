@@ -1,4 +1,4 @@
-//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`).
+//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`, `net`).
 //!
 //! Exit codes, as `perflab http`'s: 2 for bad input (one line on stderr, no load started); 130 when
 //! interrupted by SIGINT or SIGTERM (the summary of what was measured is still printed); 1 when an
@@ -16,12 +16,15 @@ pub enum LoadKind {
     Cpu(crate::workload::cpu::cli::CpuArgs),
     /// Load the memory: touch and hold (and verify) a region, STREAM bandwidth, or access latency
     Mem(crate::workload::mem::cli::MemArgs),
+    /// Load the network (loopback) against `perflab serve --net PORT`: TCP stream, UDP, round trips
+    Net(crate::workload::net::cli::NetArgs),
 }
 
 pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
     match a.kind {
         LoadKind::Cpu(c) => crate::workload::cpu::cli::run(c),
         LoadKind::Mem(m) => crate::workload::mem::cli::run(m),
+        LoadKind::Net(n) => crate::workload::net::cli::run(n),
     }
 }
 

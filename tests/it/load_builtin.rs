@@ -16,8 +16,13 @@ fn load(args: &[&str]) -> Output {
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout)
-        .unwrap_or_else(|e| panic!("{e}: {}\n{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "{e}: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
 }
 
 fn one_line_exit_2(out: &Output, want: &str) {
@@ -48,7 +53,10 @@ fn bad_input_in_a_plan_is_one_line_at_its_key_and_exit_2() {
         ("type = \"cpu\"\nload = 0\n", ":6:8: load must be from 1 to 100"),
         ("type = \"cpu\"\nworkers = 4096\n", ":6:11: workers = 4096 is more than the"),
         ("type = \"mem\"\nmode = \"touch\"\nsize = \"lots\"\n", ":7:8: size \"lots\""),
-        ("type = \"mem\"\nmode = \"latency\"\nverify = true\n", ":7:10: verify needs mode = \"touch\""),
+        (
+            "type = \"mem\"\nmode = \"latency\"\nverify = true\n",
+            ":7:10: verify needs mode = \"touch\"",
+        ),
     ] {
         let plan = write_plan(tmp.path(), &format!("name = \"bad\"\n\n\n\n[workload]\n{table}{phases}"));
         let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("run");
@@ -70,8 +78,14 @@ fn a_dry_run_describes_the_built_ins_and_their_primary_figures() {
     let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("dry run");
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(text.contains("cpu: 1 worker(s) at 50 % of a CPU each, method hash (methods v1)"), "{text}");
-    assert!(text.contains("primary: throughput ops_per_s, latency op_p99_us (from the merged `op` histogram)"), "{text}");
+    assert!(
+        text.contains("cpu: 1 worker(s) at 50 % of a CPU each, method hash (methods v1)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("primary: throughput ops_per_s, latency op_p99_us (from the merged `op` histogram)"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -98,7 +112,14 @@ fn the_cpu_json_says_asked_achieved_and_the_work_per_method() {
 /// Busy and total jiffies of the whole machine (/proc/stat's `cpu` line).
 fn proc_stat() -> (u64, u64) {
     let s = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
-    let v: Vec<u64> = s.lines().next().unwrap().split_whitespace().skip(1).filter_map(|x| x.parse().ok()).collect();
+    let v: Vec<u64> = s
+        .lines()
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|x| x.parse().ok())
+        .collect();
     let idle = v[3] + v[4];
     let total: u64 = v.iter().take(8).sum();
     (total - idle, total)
@@ -128,7 +149,9 @@ fn the_cpu_load_reads_as_asked_in_proc_stat_on_an_idle_machine() {
             return;
         }
         let child = Command::new(BIN)
-            .args(["load", "cpu", "-w", workers, "-l", load, "--warmup", "1s", "-d", "4s", "--json", "-q"])
+            .args([
+                "load", "cpu", "-w", workers, "-l", load, "--warmup", "1s", "-d", "4s", "--json", "-q",
+            ])
             .stdout(std::process::Stdio::piped())
             .spawn()
             .expect("spawn");
@@ -141,7 +164,10 @@ fn the_cpu_load_reads_as_asked_in_proc_stat_on_an_idle_machine() {
             eprintln!("SKIPPED: the machine became busy ({after:.1} % after the run)");
             return;
         }
-        assert!((busy - want).abs() <= 2.0, "{workers} worker(s) at {load} %: /proc/stat read {busy:.1} %, want {want} ± 2");
+        assert!(
+            (busy - want).abs() <= 2.0,
+            "{workers} worker(s) at {load} %: /proc/stat read {busy:.1} %, want {want} ± 2"
+        );
         let achieved = json(&out)["load"]["achieved"]["mean_pct"].as_f64().expect("achieved");
         assert!((achieved - load.parse::<f64>().unwrap()).abs() <= 2.0, "achieved {achieved}");
     }
@@ -174,7 +200,10 @@ fn touch_holds_the_size_asked() {
     assert_eq!(status.code(), Some(0));
     let gib_kib = 1u64 << 20;
     // The binary's own resident pages are a few MiB.
-    assert!(rss >= gib_kib * 95 / 100 && rss <= gib_kib * 105 / 100 + 32 * 1024, "VmRSS {rss} KiB");
+    assert!(
+        rss >= gib_kib * 95 / 100 && rss <= gib_kib * 105 / 100 + 32 * 1024,
+        "VmRSS {rss} KiB"
+    );
 }
 
 #[test]
@@ -193,7 +222,11 @@ fn verify_passes_sound_memory_and_names_the_pattern_of_an_injected_error() {
     assert_eq!(out.status.code(), Some(1), "a failed pattern exits 1");
     let j = json(&out);
     let pats = j["touch"]["patterns"].as_array().expect("patterns").clone();
-    let failed: Vec<&str> = pats.iter().filter(|p| p["ok"] == false).filter_map(|p| p["name"].as_str()).collect();
+    let failed: Vec<&str> = pats
+        .iter()
+        .filter(|p| p["ok"] == false)
+        .filter_map(|p| p["name"].as_str())
+        .collect();
     assert_eq!(failed, ["checkerboard"], "{pats:?}");
     let text = Command::new(BIN)
         .args(["load", "mem", "touch", "-s", "1M", "--verify", "-d", "5s", "-q"])
@@ -201,7 +234,10 @@ fn verify_passes_sound_memory_and_names_the_pattern_of_an_injected_error() {
         .output()
         .expect("run");
     let summary = String::from_utf8_lossy(&text.stdout);
-    assert!(summary.contains("bit_flip") && summary.contains("FAILED: 1 word(s) differ"), "{summary}");
+    assert!(
+        summary.contains("bit_flip") && summary.contains("FAILED: 1 word(s) differ"),
+        "{summary}"
+    );
 }
 
 #[test]
@@ -221,5 +257,8 @@ fn bandwidth_reports_streams_kernels_and_latency_sees_memory_slower_than_l1() {
         json(&out)["latency"]["ns_per_access"].as_f64().expect("ns")
     };
     let (l1, dram) = (ns("16K"), ns("256M"));
-    assert!(dram > 3.0 * l1, "a 256 MiB chase ({dram:.1} ns) is not slower than a 16 KiB one ({l1:.1} ns)");
+    assert!(
+        dram > 3.0 * l1,
+        "a 256 MiB chase ({dram:.1} ns) is not slower than a 16 KiB one ({l1:.1} ns)"
+    );
 }

@@ -26,6 +26,7 @@ mod fuzz_plan;
 mod http_protocols;
 mod http_truth;
 mod load_builtin;
+mod load_net;
 mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;

@@ -43,7 +43,9 @@ pub fn prepare(c: &CpuConfig) -> anyhow::Result<Prepared> {
     let cpus = allowed_cpus();
     let load_pct = c.load.unwrap_or(100.0);
     if !(1.0..=100.0).contains(&load_pct) {
-        return Err(usage(format!("load must be from 1 to 100 (% of each worker's CPU), not {load_pct}")));
+        return Err(usage(format!(
+            "load must be from 1 to 100 (% of each worker's CPU), not {load_pct}"
+        )));
     }
     let workers = match c.workers {
         Some(0) => return Err(usage("workers must be at least 1")),
@@ -72,13 +74,36 @@ mod tests {
     #[test]
     fn bad_settings_are_refused_with_the_key_first() {
         let bad = |c: CpuConfig| format!("{:#}", prepare(&c).expect_err("refused"));
-        assert!(bad(CpuConfig { load: Some(0.0), ..Default::default() }).starts_with("load must be from 1 to 100"));
-        assert!(bad(CpuConfig { load: Some(150.0), ..Default::default() }).contains("not 150"));
-        assert!(bad(CpuConfig { workers: Some(0), ..Default::default() }).starts_with("workers"));
-        let many = CpuConfig { workers: Some(allowed_cpus() as u64 + 1), ..Default::default() };
+        assert!(bad(CpuConfig {
+            load: Some(0.0),
+            ..Default::default()
+        })
+        .starts_with("load must be from 1 to 100"));
+        assert!(bad(CpuConfig {
+            load: Some(150.0),
+            ..Default::default()
+        })
+        .contains("not 150"));
+        assert!(bad(CpuConfig {
+            workers: Some(0),
+            ..Default::default()
+        })
+        .starts_with("workers"));
+        let many = CpuConfig {
+            workers: Some(allowed_cpus() as u64 + 1),
+            ..Default::default()
+        };
         assert!(bad(many.clone()).contains("oversubscribe = true"));
-        assert!(prepare(&CpuConfig { oversubscribe: true, ..many }).is_ok());
-        assert!(bad(CpuConfig { method: Some("fft".into()), ..Default::default() }).starts_with("method"));
+        assert!(prepare(&CpuConfig {
+            oversubscribe: true,
+            ..many
+        })
+        .is_ok());
+        assert!(bad(CpuConfig {
+            method: Some("fft".into()),
+            ..Default::default()
+        })
+        .starts_with("method"));
         let p = prepare(&CpuConfig::default()).expect("defaults");
         assert_eq!((p.workers, p.load_pct, p.method), (allowed_cpus(), 100.0, Choice::Mix));
     }

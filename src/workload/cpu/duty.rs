@@ -21,7 +21,11 @@ pub struct Duty {
 
 impl Duty {
     pub fn new(load: f64, now: Instant, cpu: Duration) -> Duty {
-        Duty { load, t_ref: now, cpu_ref: cpu }
+        Duty {
+            load,
+            t_ref: now,
+            cpu_ref: cpu,
+        }
     }
 
     /// How long to sleep now, given the thread's CPU time `cpu` at `now`; zero to go on working.

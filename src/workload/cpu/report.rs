@@ -77,7 +77,10 @@ impl CpuReport {
         let methods = ALL
             .iter()
             .filter_map(|m| {
-                let (n, t): (u64, Duration) = ops.iter().map(|o| o.per_method[m.index()]).fold((0, Duration::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
+                let (n, t): (u64, Duration) = ops
+                    .iter()
+                    .map(|o| o.per_method[m.index()])
+                    .fold((0, Duration::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
                 (n > 0).then(|| MethodWork {
                     name: m.name(),
                     ops: n,
@@ -130,14 +133,32 @@ impl CpuReport {
             if self.interrupted { " (interrupted)" } else { "" }
         );
         let _ = writeln!(s, "  load asked:     {:.1} % per worker", self.asked_pct);
-        let _ = writeln!(s, "  load achieved:  {:.1} ± {:.1} % per worker (mean ± sd of each second, all workers)", self.total.mean_pct, self.total.sd_pct);
+        let _ = writeln!(
+            s,
+            "  load achieved:  {:.1} ± {:.1} % per worker (mean ± sd of each second, all workers)",
+            self.total.mean_pct, self.total.sd_pct
+        );
         for (i, l) in self.per_worker.iter().enumerate() {
             let _ = writeln!(s, "    worker {i}:     {:.1} ± {:.1} %", l.mean_pct, l.sd_pct);
         }
-        let _ = writeln!(s, "  machine:        {:.1} % of the {} CPU(s) this process may use", self.machine_pct, self.cpus);
-        let _ = writeln!(s, "  work:           {:.0} ops/s, {:.0} ops per CPU-second ({} ops)", self.ops_per_s(), self.ops_per_cpu_s(), self.stats.ops);
+        let _ = writeln!(
+            s,
+            "  machine:        {:.1} % of the {} CPU(s) this process may use",
+            self.machine_pct, self.cpus
+        );
+        let _ = writeln!(
+            s,
+            "  work:           {:.0} ops/s, {:.0} ops per CPU-second ({} ops)",
+            self.ops_per_s(),
+            self.ops_per_cpu_s(),
+            self.stats.ops
+        );
         for m in &self.methods {
-            let _ = writeln!(s, "    {:<8}      {:.0} ops/s, {:.0} ops per CPU-second", m.name, m.ops_per_s, m.ops_per_cpu_s);
+            let _ = writeln!(
+                s,
+                "    {:<8}      {:.0} ops/s, {:.0} ops per CPU-second",
+                m.name, m.ops_per_s, m.ops_per_cpu_s
+            );
         }
         if !self.stats.latency.is_empty() {
             let _ = writeln!(
@@ -207,11 +228,18 @@ impl CpuReport {
             for (name, q) in [("op_p50_us", 0.5), ("op_p99_us", 0.99)] {
                 m.push(Metric::new(name, "us", self.us(q), Better::Lower));
             }
-            r.histograms.push(NamedHistogram { name: "op".into(), hist: self.stats.latency.clone() });
+            r.histograms.push(NamedHistogram {
+                name: "op".into(),
+                hist: self.stats.latency.clone(),
+            });
         }
         r.metrics.retain(|m| m.value.is_finite());
         for t in &self.series {
-            r.series.push(SeriesPoint { t_s: t.t_s, name: "ops_per_s".into(), value: t.requests_per_s });
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "ops_per_s".into(),
+                value: t.requests_per_s,
+            });
         }
         r
     }

@@ -10,6 +10,11 @@ pub fn print(t: &Tick, what: &str) {
     } else {
         "-".into()
     };
-    eprint!("\r[{:>4.0}s] {:>10.0} {what}/s  p99 {p99:>10}  errors {:<6}", t.t_s + 1.0, t.requests_per_s, t.errors);
+    eprint!(
+        "\r[{:>4.0}s] {:>10.0} {what}/s  p99 {p99:>10}  errors {:<6}",
+        t.t_s + 1.0,
+        t.requests_per_s,
+        t.errors
+    );
     let _ = std::io::stderr().flush();
 }

@@ -23,9 +23,18 @@ pub struct MemConfig {
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum Mode {
-    Touch { bytes: u64, verify: bool },
-    Bandwidth { workers: usize, array_bytes: u64, llc: Option<u64> },
-    Latency { bytes: u64 },
+    Touch {
+        bytes: u64,
+        verify: bool,
+    },
+    Bandwidth {
+        workers: usize,
+        array_bytes: u64,
+        llc: Option<u64>,
+    },
+    Latency {
+        bytes: u64,
+    },
 }
 
 impl Mode {
@@ -65,11 +74,12 @@ pub fn prepare(c: &MemConfig, available: u64) -> anyhow::Result<Mode> {
         return Err(usage(format!("verify needs mode = \"touch\" (the mode is \"{}\")", c.mode)));
     }
     if c.workers.is_some() && c.mode != "bandwidth" {
-        return Err(usage(format!("workers is for mode = \"bandwidth\" (mode \"{}\" runs one worker)", c.mode)));
+        return Err(usage(format!(
+            "workers is for mode = \"bandwidth\" (mode \"{}\" runs one worker)",
+            c.mode
+        )));
     }
-    let small = |b: u64| {
-        (b < MIN_BYTES).then(|| usage(format!("size must be at least 4K, not {b} bytes")))
-    };
+    let small = |b: u64| (b < MIN_BYTES).then(|| usage(format!("size must be at least 4K, not {b} bytes")));
     let mode = match c.mode.as_str() {
         "touch" => {
             let bytes = bytes.ok_or_else(|| usage("size is needed with mode = \"touch\" (bytes, \"2G\" or \"75%\")"))?;
@@ -130,7 +140,13 @@ mod tests {
     #[test]
     fn modes_sizes_and_what_the_machine_can_hold() {
         let gib = 1u64 << 30;
-        assert_eq!(prepare(&cfg("touch", Some("75%")), 4 * gib).expect("ok"), Mode::Touch { bytes: 3 * gib, verify: false });
+        assert_eq!(
+            prepare(&cfg("touch", Some("75%")), 4 * gib).expect("ok"),
+            Mode::Touch {
+                bytes: 3 * gib,
+                verify: false
+            }
+        );
         assert_eq!(prepare(&cfg("latency", None), gib).expect("ok"), Mode::Latency { bytes: 64 << 20 });
         let e = |c: &MemConfig| format!("{:#}", prepare(c, 4 * gib).expect_err("refused"));
         assert!(e(&cfg("touch", Some("8G"))).starts_with("size: 8.00 GiB is more than the 4.00 GiB"));
@@ -138,9 +154,24 @@ mod tests {
         assert!(e(&cfg("touch", None)).starts_with("size is needed"));
         assert!(e(&cfg("latency", Some("1K"))).starts_with("size must be at least 4K"));
         assert!(e(&cfg("swap", None)).starts_with("mode \"swap\""));
-        assert!(e(&MemConfig { verify: true, ..cfg("latency", None) }).starts_with("verify needs"));
-        assert!(e(&MemConfig { workers: Some(2), ..cfg("touch", Some("1M")) }).starts_with("workers is for"));
-        let bw = prepare(&MemConfig { workers: Some(2), ..cfg("bandwidth", Some("16M")) }, 4 * gib).expect("ok");
+        assert!(e(&MemConfig {
+            verify: true,
+            ..cfg("latency", None)
+        })
+        .starts_with("verify needs"));
+        assert!(e(&MemConfig {
+            workers: Some(2),
+            ..cfg("touch", Some("1M"))
+        })
+        .starts_with("workers is for"));
+        let bw = prepare(
+            &MemConfig {
+                workers: Some(2),
+                ..cfg("bandwidth", Some("16M"))
+            },
+            4 * gib,
+        )
+        .expect("ok");
         assert_eq!(bw.footprint(), 2 * 3 * (16 << 20));
     }
 }

@@ -122,9 +122,12 @@ impl Operation for MemOp {
 
     fn idle(&self) -> bool {
         match self {
-            MemOp::Touch { region, verifier, patterns, .. } => {
-                region.fully_touched() && (verifier.is_none() || patterns.len() >= PATTERNS.len())
-            }
+            MemOp::Touch {
+                region,
+                verifier,
+                patterns,
+                ..
+            } => region.fully_touched() && (verifier.is_none() || patterns.len() >= PATTERNS.len()),
             _ => false,
         }
     }

@@ -295,7 +295,9 @@ mod tests {
         for (i, name) in PATTERNS.iter().enumerate() {
             let (mut a, mut b) = (vec![0u64; 64], vec![0u64; 64]);
             let mut v = Verifier::new(3, Some(name.to_string()));
-            let found: Vec<u64> = (0..PATTERNS.len()).map(|k| v.run(k, &mut a, &mut b, &|| false).expect("not stopped")).collect();
+            let found: Vec<u64> = (0..PATTERNS.len())
+                .map(|k| v.run(k, &mut a, &mut b, &|| false).expect("not stopped"))
+                .collect();
             assert!(found[i] >= 1, "{name}: {found:?}");
             assert!(found[..i].iter().all(|e| *e == 0), "{name}: {found:?}");
         }

@@ -77,7 +77,11 @@ impl MemReport {
             (Mode::Touch { bytes, verify }, Some(MemOp::Touch { region, patterns, .. })) => {
                 let mut all = patterns.clone();
                 for name in PATTERNS.iter().skip(all.len()) {
-                    all.push(PatternResult { name, errors: None, time: Duration::ZERO });
+                    all.push(PatternResult {
+                        name,
+                        errors: None,
+                        time: Duration::ZERO,
+                    });
                 }
                 Found::Touch {
                     bytes: *bytes,
@@ -99,14 +103,31 @@ impl MemReport {
                         iterations = iterations.min(stream.iterations);
                     }
                 }
-                Found::Bandwidth { array_bytes: *array_bytes, llc: *llc, best, read, write, iterations: iterations.min(u64::MAX - 1) }
+                Found::Bandwidth {
+                    array_bytes: *array_bytes,
+                    llc: *llc,
+                    best,
+                    read,
+                    write,
+                    iterations: iterations.min(u64::MAX - 1),
+                }
             }
             (Mode::Latency { bytes }, Some(MemOp::Latency { ns, .. })) => {
                 let mut v = ns.clone();
                 let min_ns = v.iter().copied().fold(f64::NAN, f64::min);
-                Found::Latency { bytes: *bytes, median_ns: median(&mut v), min_ns, chases: v.len() }
+                Found::Latency {
+                    bytes: *bytes,
+                    median_ns: median(&mut v),
+                    min_ns,
+                    chases: v.len(),
+                }
             }
-            _ => Found::Latency { bytes: 0, median_ns: f64::NAN, min_ns: f64::NAN, chases: 0 },
+            _ => Found::Latency {
+                bytes: 0,
+                median_ns: f64::NAN,
+                min_ns: f64::NAN,
+                chases: 0,
+            },
         };
         MemReport {
             mode: mode.name(),
@@ -133,9 +154,21 @@ impl MemReport {
         let note = if self.interrupted { " (interrupted)" } else { "" };
         let _ = writeln!(s, "mem {}: {:.1} s measured{note}", self.mode, self.measured.as_secs_f64());
         match &self.found {
-            Found::Touch { bytes, touched, touch_time, verify, patterns } => {
+            Found::Touch {
+                bytes,
+                touched,
+                touch_time,
+                verify,
+                patterns,
+            } => {
                 let rate = *touched as f64 / MIB / touch_time.as_secs_f64().max(1e-9);
-                let _ = writeln!(s, "  region:   {} allocated, {} touched in {:.2} s ({rate:.0} MiB/s), held to the end", human(*bytes), human(*touched), touch_time.as_secs_f64());
+                let _ = writeln!(
+                    s,
+                    "  region:   {} allocated, {} touched in {:.2} s ({rate:.0} MiB/s), held to the end",
+                    human(*bytes),
+                    human(*touched),
+                    touch_time.as_secs_f64()
+                );
                 if *verify {
                     for p in patterns {
                         let verdict = match p.errors {
@@ -147,16 +180,43 @@ impl MemReport {
                     }
                 }
             }
-            Found::Bandwidth { array_bytes, llc, best, read, write, iterations } => {
+            Found::Bandwidth {
+                array_bytes,
+                llc,
+                best,
+                read,
+                write,
+                iterations,
+            } => {
                 let llc = llc.map_or("unknown".to_string(), human);
-                let _ = writeln!(s, "  arrays:   3 × {} per worker, {} worker(s), last-level cache {llc}, best of {iterations} iteration(s)", human(*array_bytes), self.workers);
+                let _ = writeln!(
+                    s,
+                    "  arrays:   3 × {} per worker, {} worker(s), last-level cache {llc}, best of {iterations} iteration(s)",
+                    human(*array_bytes),
+                    self.workers
+                );
                 for (k, name) in KERNELS.iter().enumerate() {
                     let _ = writeln!(s, "  {name:<8}  {:>10.0} MiB/s  {:>7.2} GB/s", best[k] / MIB, best[k] / 1e9);
                 }
-                let _ = writeln!(s, "  read      {:>10.0} MiB/s, write {:.0} MiB/s (over every timed kernel)", read / MIB, write / MIB);
+                let _ = writeln!(
+                    s,
+                    "  read      {:>10.0} MiB/s, write {:.0} MiB/s (over every timed kernel)",
+                    read / MIB,
+                    write / MIB
+                );
             }
-            Found::Latency { bytes, median_ns, min_ns, chases } => {
-                let _ = writeln!(s, "  working set {}: {median_ns:.1} ns per access (median of {chases} chase(s) of {} loads; least {min_ns:.1} ns)", human(*bytes), super::chase::ACCESSES);
+            Found::Latency {
+                bytes,
+                median_ns,
+                min_ns,
+                chases,
+            } => {
+                let _ = writeln!(
+                    s,
+                    "  working set {}: {median_ns:.1} ns per access (median of {chases} chase(s) of {} loads; least {min_ns:.1} ns)",
+                    human(*bytes),
+                    super::chase::ACCESSES
+                );
             }
         }
         s
@@ -165,18 +225,36 @@ impl MemReport {
     pub fn json(&self) -> serde_json::Value {
         let f = |v: f64| v.is_finite().then_some(v);
         let found = match &self.found {
-            Found::Touch { bytes, touched, touch_time, verify, patterns } => json!({
+            Found::Touch {
+                bytes,
+                touched,
+                touch_time,
+                verify,
+                patterns,
+            } => json!({
                 "bytes": bytes, "touched_bytes": touched, "touch_s": touch_time.as_secs_f64(),
                 "touch_mib_per_s": f(*touched as f64 / MIB / touch_time.as_secs_f64().max(1e-9)),
                 "verify": verify,
                 "patterns": patterns.iter().map(|p| json!({ "name": p.name, "errors": p.errors, "ok": p.errors.map(|e| e == 0), "seconds": p.time.as_secs_f64() })).collect::<Vec<_>>(),
             }),
-            Found::Bandwidth { array_bytes, llc, best, read, write, iterations } => json!({
+            Found::Bandwidth {
+                array_bytes,
+                llc,
+                best,
+                read,
+                write,
+                iterations,
+            } => json!({
                 "array_bytes": array_bytes, "last_level_cache_bytes": llc, "iterations": iterations,
                 "best_mib_per_s": KERNELS.iter().zip(best).map(|(k, v)| (k.to_string(), json!(f(v / MIB)))).collect::<serde_json::Map<_, _>>(),
                 "read_mib_per_s": f(read / MIB), "write_mib_per_s": f(write / MIB),
             }),
-            Found::Latency { bytes, median_ns, min_ns, chases } => json!({
+            Found::Latency {
+                bytes,
+                median_ns,
+                min_ns,
+                chases,
+            } => json!({
                 "bytes": bytes, "ns_per_access": f(*median_ns), "min_ns_per_access": f(*min_ns), "chases": chases,
                 "accesses_per_chase": super::chase::ACCESSES,
             }),
@@ -198,21 +276,46 @@ impl MemReport {
         let m = &mut r.metrics;
         let mibps = |name: String, v: f64| Metric::new(name, "MiB/s", v, Better::Higher);
         match &self.found {
-            Found::Touch { touched, touch_time, verify, patterns, .. } => {
+            Found::Touch {
+                touched,
+                touch_time,
+                verify,
+                patterns,
+                ..
+            } => {
                 m.push(Metric::new("touched_mib", "MiB", *touched as f64 / MIB, Better::Neither).with_kind(MetricKind::Gauge));
-                m.push(mibps("touch_mib_per_s".into(), *touched as f64 / MIB / touch_time.as_secs_f64().max(1e-9)));
+                m.push(mibps(
+                    "touch_mib_per_s".into(),
+                    *touched as f64 / MIB / touch_time.as_secs_f64().max(1e-9),
+                ));
                 if *verify {
                     let run: Vec<&PatternResult> = patterns.iter().filter(|p| p.errors.is_some()).collect();
                     let errors: u64 = run.iter().filter_map(|p| p.errors).sum();
                     m.push(Metric::new("verify_errors", "", errors as f64, Better::Lower));
                     m.push(Metric::new("verify_patterns_run", "", run.len() as f64, Better::Neither));
-                    m.push(Metric::new("verify_patterns_failed", "", run.iter().filter(|p| p.errors != Some(0)).count() as f64, Better::Lower));
+                    m.push(Metric::new(
+                        "verify_patterns_failed",
+                        "",
+                        run.iter().filter(|p| p.errors != Some(0)).count() as f64,
+                        Better::Lower,
+                    ));
                     for p in run {
-                        m.push(Metric::new(format!("pattern_{}_errors", p.name), "", p.errors.unwrap_or(0) as f64, Better::Lower));
+                        m.push(Metric::new(
+                            format!("pattern_{}_errors", p.name),
+                            "",
+                            p.errors.unwrap_or(0) as f64,
+                            Better::Lower,
+                        ));
                     }
                 }
             }
-            Found::Bandwidth { array_bytes, best, read, write, .. } => {
+            Found::Bandwidth {
+                array_bytes,
+                best,
+                read,
+                write,
+                ..
+            } => {
                 for (k, name) in KERNELS.iter().enumerate() {
                     m.push(mibps(format!("{name}_mib_per_s"), best[k] / MIB));
                 }
@@ -220,7 +323,9 @@ impl MemReport {
                 m.push(mibps("write_mib_per_s".into(), write / MIB));
                 m.push(Metric::new("array_mib", "MiB", *array_bytes as f64 / MIB, Better::Neither).with_kind(MetricKind::Gauge));
             }
-            Found::Latency { median_ns, min_ns, bytes, .. } => {
+            Found::Latency {
+                median_ns, min_ns, bytes, ..
+            } => {
                 m.push(Metric::new("access_latency_ns", "ns", *median_ns, Better::Lower));
                 m.push(Metric::new("access_latency_min_ns", "ns", *min_ns, Better::Lower));
                 m.push(Metric::new("accesses_per_s", "accesses/s", 1e9 / median_ns, Better::Higher));
@@ -230,12 +335,24 @@ impl MemReport {
         m.push(Metric::new("ops", "", self.stats.ops as f64, Better::Neither));
         m.push(Metric::new("errors", "", self.stats.errors as f64, Better::Lower));
         if !self.stats.latency.is_empty() {
-            m.push(Metric::new("op_p99_ms", "ms", self.stats.latency.value_at_quantile(0.99) as f64 / 1000.0, Better::Lower));
-            r.histograms.push(NamedHistogram { name: "op".into(), hist: self.stats.latency.clone() });
+            m.push(Metric::new(
+                "op_p99_ms",
+                "ms",
+                self.stats.latency.value_at_quantile(0.99) as f64 / 1000.0,
+                Better::Lower,
+            ));
+            r.histograms.push(NamedHistogram {
+                name: "op".into(),
+                hist: self.stats.latency.clone(),
+            });
         }
         r.metrics.retain(|m| m.value.is_finite());
         for t in &self.series {
-            r.series.push(SeriesPoint { t_s: t.t_s, name: "ops_per_s".into(), value: t.requests_per_s });
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "ops_per_s".into(),
+                value: t.requests_per_s,
+            });
         }
         r
     }

@@ -17,7 +17,11 @@ pub fn parse(spec: &SizeSpec, available: u64) -> Result<u64, String> {
         SizeSpec::Bytes(n) => return Ok(*n),
         SizeSpec::Text(t) => t.trim(),
     };
-    let bad = || format!("size \"{text}\": write bytes, a number with K, M, G or T (\"512M\", \"2G\") or a percentage of the available memory (\"75%\")");
+    let bad = || {
+        format!(
+            "size \"{text}\": write bytes, a number with K, M, G or T (\"512M\", \"2G\") or a percentage of the available memory (\"75%\")"
+        )
+    };
     if let Some(p) = text.strip_suffix('%') {
         let p: f64 = p.trim().parse().map_err(|_| bad())?;
         if !(p > 0.0 && p <= 100.0) {
@@ -46,7 +50,10 @@ pub fn parse(spec: &SizeSpec, available: u64) -> Result<u64, String> {
 pub fn available() -> u64 {
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let avail = meminfo_kib(&meminfo, "MemAvailable").unwrap_or(0) * 1024;
-    let cg = cgroup_room(Path::new("/sys/fs/cgroup"), &std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default());
+    let cg = cgroup_room(
+        Path::new("/sys/fs/cgroup"),
+        &std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default(),
+    );
     cg.map_or(avail, |room| room.min(avail))
 }
 

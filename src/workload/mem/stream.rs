@@ -61,7 +61,10 @@ impl Stream {
         black_box(&mut self.c);
         times[2] = t.elapsed();
         let t = Instant::now();
-        self.a.iter_mut().zip(self.b.iter().zip(&self.c)).for_each(|(a, (b, c))| *a = b + s * c);
+        self.a
+            .iter_mut()
+            .zip(self.b.iter().zip(&self.c))
+            .for_each(|(a, (b, c))| *a = b + s * c);
         black_box(&mut self.a);
         times[3] = t.elapsed();
         if record {
