@@ -27,10 +27,3 @@ pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
         LoadKind::Net(n) => crate::workload::net::cli::run(n),
     }
 }
-
-/// A duration option (`-d 10s`), as a usage error naming the option when it is bad.
-pub fn duration(opt: &str, v: Option<&str>) -> anyhow::Result<Option<std::time::Duration>> {
-    v.map(crate::util::duration::parse)
-        .transpose()
-        .map_err(|e| crate::error::usage(format!("{opt}: {e}")))
-}

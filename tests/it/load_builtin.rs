@@ -49,13 +49,13 @@ fn bad_input_in_a_plan_is_one_line_at_its_key_and_exit_2() {
     let tmp = tempfile::tempdir().expect("tmp");
     let phases = "[phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"1s\"\nrecovery = \"0s\"\n";
     for (table, want) in [
-        ("type = \"cpu\"\nload = 150\n", ":6:8: load must be from 1 to 100"),
-        ("type = \"cpu\"\nload = 0\n", ":6:8: load must be from 1 to 100"),
-        ("type = \"cpu\"\nworkers = 4096\n", ":6:11: workers = 4096 is more than the"),
-        ("type = \"mem\"\nmode = \"touch\"\nsize = \"lots\"\n", ":7:8: size \"lots\""),
+        ("type = \"cpu\"\nload = 150\n", ":7:1: load must be from 1 to 100"),
+        ("type = \"cpu\"\nload = 0\n", ":7:1: load must be from 1 to 100"),
+        ("type = \"cpu\"\nworkers = 4096\n", ":7:1: workers = 4096 is more than the"),
+        ("type = \"mem\"\nmode = \"touch\"\nsize = \"lots\"\n", ":8:1: size \"lots\""),
         (
             "type = \"mem\"\nmode = \"latency\"\nverify = true\n",
-            ":7:10: verify needs mode = \"touch\"",
+            ":8:1: verify needs mode = \"touch\"",
         ),
     ] {
         let plan = write_plan(tmp.path(), &format!("name = \"bad\"\n\n\n\n[workload]\n{table}{phases}"));
@@ -252,7 +252,7 @@ fn bandwidth_reports_streams_kernels_and_latency_sees_memory_slower_than_l1() {
         assert!(j["bandwidth"]["best_mib_per_s"][k].as_f64().unwrap() > 0.0, "{k}");
     }
     let ns = |size: &str| {
-        let out = load(&["mem", "latency", "-s", size, "-d", "1s", "-q", "--json"]);
+        let out = load(&["mem", "latency", "-s", size, "--warmup", "3s", "-d", "1s", "-q", "--json"]);
         assert_eq!(out.status.code(), Some(0));
         json(&out)["latency"]["ns_per_access"].as_f64().expect("ns")
     };

@@ -55,7 +55,7 @@ pub fn prepare(c: &CpuConfig) -> anyhow::Result<Prepared> {
     };
     if workers > cpus && !c.oversubscribe {
         return Err(usage(format!(
-            "workers = {workers} is more than the {cpus} CPU(s) this process may use: say oversubscribe = true to run them anyway"
+            "workers = {workers} is more than the {cpus} CPU(s) this process may use: say oversubscribe = true (--oversubscribe) to run them anyway"
         )));
     }
     let method = Choice::parse(c.method.as_deref().unwrap_or("mix")).map_err(usage)?;

@@ -9,5 +9,6 @@ pub mod config;
 pub mod duty;
 pub mod engine;
 pub mod methods;
+pub mod op;
 pub mod report;
 pub mod workload;

@@ -3,8 +3,8 @@
 //! docs/load.md) and a plan trial's metrics.
 
 use super::config::Prepared;
-use super::engine::CpuOp;
 use super::methods::{ALL, VERSION};
+use super::op::CpuOp;
 use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::{OpStats, Run};
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};

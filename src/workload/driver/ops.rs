@@ -276,7 +276,7 @@ mod tests {
         fn call(&mut self) -> Result<(), String> {
             self.calls += 1;
             std::thread::sleep(Duration::from_micros(200));
-            if self.fail_every > 0 && self.calls % self.fail_every == 0 {
+            if self.fail_every > 0 && self.calls.is_multiple_of(self.fail_every) {
                 return Err(format!("call {} failed", self.calls));
             }
             Ok(())

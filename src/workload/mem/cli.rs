@@ -41,11 +41,17 @@ pub fn run(a: MemArgs) -> anyhow::Result<i32> {
         workers: a.workers,
     };
     let mode = prepare(&cfg, available())?;
-    let duration = crate::workload::load_cli::duration("--duration", Some(&a.duration))?.unwrap_or_default();
+    let duration = crate::util::duration::parse(&a.duration).map_err(|e| crate::error::usage(format!("--duration: {e}")))?;
     if duration.is_zero() {
         return Err(crate::error::usage("--duration must be longer than 0s"));
     }
-    let warmup = crate::workload::load_cli::duration("--warmup", a.warmup.as_deref())?.unwrap_or_default();
+    let warmup = a
+        .warmup
+        .as_deref()
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
+        .unwrap_or_default();
     let cancel = crate::util::Cancel::on_signals()?;
     let live = !a.quiet && !a.json;
     let mut on_tick = |t: &Tick, _: &Histogram<u64>| {

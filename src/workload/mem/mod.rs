@@ -12,6 +12,7 @@ pub mod chase;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod op;
 pub mod patterns;
 pub mod report;
 pub mod size;

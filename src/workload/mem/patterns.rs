@@ -87,7 +87,7 @@ impl Verifier {
                     // wrong address holds another's.
                     let want = |base: u64, i: usize| {
                         let addr = base.wrapping_add(8 * i as u64);
-                        if (j + i) % 2 == 0 {
+                        if (j + i).is_multiple_of(2) {
                             addr
                         } else {
                             !addr
@@ -138,7 +138,7 @@ impl Verifier {
                         return None;
                     }
                     let q = if j % 2 == 0 { ONES } else { 0 };
-                    both(a, b, |i| if i % 2 == 0 { q } else { !q });
+                    both(a, b, |i| if i.is_multiple_of(2) { q } else { !q });
                     errors += self.check(name, a, b);
                 }
             }
@@ -148,7 +148,7 @@ impl Verifier {
                         return None;
                     }
                     let q = if j % 2 == 0 { CHECKER } else { !CHECKER };
-                    both(a, b, |i| if i % 2 == 0 { q } else { !q });
+                    both(a, b, |i| if i.is_multiple_of(2) { q } else { !q });
                     errors += self.check(name, a, b);
                 }
             }
@@ -184,7 +184,7 @@ impl Verifier {
                     } else {
                         (1u64 << (127 - j)) | 1u64.checked_shl(129 - j).unwrap_or(0)
                     };
-                    both(a, b, |i| if i % 2 == 0 { q } else { !q });
+                    both(a, b, |i| if i.is_multiple_of(2) { q } else { !q });
                     errors += self.check(name, a, b);
                 }
             }
@@ -196,7 +196,7 @@ impl Verifier {
                     let mut q = 1u64 << k;
                     for _ in 0..8 {
                         q = !q;
-                        both(a, b, |i| if i % 2 == 0 { q } else { !q });
+                        both(a, b, |i| if i.is_multiple_of(2) { q } else { !q });
                         errors += self.check(name, a, b);
                     }
                 }
@@ -278,8 +278,8 @@ mod tests {
     fn sound_memory_passes_every_pattern() {
         let (mut a, mut b) = (vec![0u64; 512], vec![0u64; 512]);
         let mut v = Verifier::new(7, None);
-        for i in 0..PATTERNS.len() {
-            assert_eq!(v.run(i, &mut a, &mut b, &|| false), Some(0), "{}", PATTERNS[i]);
+        for (i, name) in PATTERNS.iter().enumerate() {
+            assert_eq!(v.run(i, &mut a, &mut b, &|| false), Some(0), "{name}");
         }
     }
 

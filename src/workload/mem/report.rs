@@ -2,7 +2,7 @@
 //! docs/load.md) and a plan trial's metrics.
 
 use super::config::Mode;
-use super::engine::{MemOp, PatternResult};
+use super::op::{MemOp, PatternResult};
 use super::patterns::PATTERNS;
 use super::size::human;
 use super::stream::KERNELS;

@@ -68,9 +68,9 @@ impl Stream {
         black_box(&mut self.a);
         times[3] = t.elapsed();
         if record {
-            for k in 0..4 {
-                self.best[k] = self.best[k].min(times[k]);
-                self.total[k] += times[k];
+            for (k, t) in times.iter().enumerate() {
+                self.best[k] = self.best[k].min(*t);
+                self.total[k] += *t;
             }
             self.iterations += 1;
         }
