@@ -86,7 +86,13 @@ pub fn run(a: NetArgs) -> anyhow::Result<i32> {
     if duration.is_zero() {
         return Err(crate::error::usage("--duration must be longer than 0s"));
     }
-    let warmup = a.warmup.as_deref().map(crate::util::duration::parse).transpose().map_err(|e| crate::error::usage(format!("--warmup: {e}")))?.unwrap_or_default();
+    let warmup = a
+        .warmup
+        .as_deref()
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
+        .unwrap_or_default();
     let cancel = crate::util::Cancel::on_signals()?;
     let show = !a.quiet && !a.json;
     let mut on_tick = |t: &Tick, _: &Histogram<u64>| {

@@ -73,7 +73,7 @@ pub fn is_upload(p: &Prepared, id: usize) -> bool {
     match p.direction {
         Direction::Upload => true,
         Direction::Download => false,
-        Direction::Both => id % 2 == 0,
+        Direction::Both => id.is_multiple_of(2),
     }
 }
 
