@@ -8,7 +8,7 @@ use std::io::Write;
 
 #[derive(clap::Args, Debug)]
 pub struct NetArgs {
-    /// The server, `perflab serve --net PORT`: 127.0.0.1:PORT or [::1]:PORT
+    /// The server, `perflab serve --net PORT`: `127.0.0.1:PORT` or `[::1]:PORT`
     pub target: String,
     /// stream (TCP bulk), udp, rr (round trips) or crr (a connection per round trip)
     #[arg(short = 'm', long, default_value = "stream")]
