@@ -93,7 +93,6 @@ pub fn start(cfg: NetServeConfig) -> anyhow::Result<NetServer> {
     let (tcp, udp) = bind(cfg.host, cfg.port)?;
     let addr = tcp.local_addr()?;
     udp.set_read_timeout(Some(Duration::from_millis(100)))?;
-    set_buffer(udp.as_raw_fd(), libc::SO_RCVBUF, 4 << 20);
     let shared = Arc::new(Shared::default());
     let s = shared.clone();
     let accept = std::thread::Builder::new()
