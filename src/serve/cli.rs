@@ -56,6 +56,13 @@ pub struct ServeArgs {
     /// Testing aid: the UDP echo holds each reply MS milliseconds (or a duration: 15ms, 1s)
     #[arg(long, value_name = "MS")]
     pub udp_hold: Option<String>,
+    /// Also serve `perflab load net` on this port, TCP and UDP (0 = a free one; the address is
+    /// printed)
+    #[arg(long, value_name = "PORT")]
+    pub net: Option<u16>,
+    /// Testing aid: the net server drops every Nth UDP datagram it receives
+    #[arg(long, value_name = "N")]
+    pub net_drop_every: Option<u64>,
 }
 
 /// The UDP echo's configuration, if asked for.
@@ -145,14 +152,19 @@ fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
 pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     let cfg = config(&a)?;
     let udp = udp_config(&a)?;
+    let net = super::net::config(a.host, a.net, a.net_drop_every)?;
     let cancel = crate::util::Cancel::on_signals()?;
     let server = start(cfg)?;
     let echo = udp.map(super::udp_echo::start).transpose()?;
+    let net = net.map(super::net::start).transpose()?;
     let mut out = std::io::stdout();
     let scheme = if a.tls_cert.is_some() { "https" } else { "http" };
     writeln!(out, "listening on {scheme}://{} (model {})", server.addr(), a.model)?;
     if let Some(e) = &echo {
         writeln!(out, "echoing udp on {}", e.addr())?;
+    }
+    if let Some(n) = &net {
+        writeln!(out, "serving net on {}", n.addr())?;
     }
     out.flush()?;
     while !cancel.is_cancelled() {
@@ -163,6 +175,14 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     if let Some(e) = echo {
         let c = e.shutdown();
         writeln!(out, "echoed {} of {} udp datagrams ({} dropped)", c.echoed, c.received, c.dropped)?;
+    }
+    if let Some(n) = net {
+        let c = n.shutdown();
+        writeln!(
+            out,
+            "net: {} connections, {} bytes received, {} sent, {} datagrams ({} dropped)",
+            c.connections, c.bytes_received, c.bytes_sent, c.datagrams, c.dropped
+        )?;
     }
     Ok(0)
 }

@@ -7,12 +7,14 @@
 //!
 //! Routes: `GET /` → `size` bytes, `GET /bytes/N` → N bytes, anything else 404. Bodies are built once.
 //!
-//! Beside it, on request, a UDP echo (`udp_echo`): the target of `perflab probe udp`.
+//! Beside it, on request, a UDP echo (`udp_echo`): the target of `perflab probe udp`; and the
+//! server of `perflab load net` (`net`, `--net PORT`).
 
 pub mod cli;
 mod content;
 mod event_loop;
 mod http1;
+pub mod net;
 mod threads;
 mod tls;
 pub mod udp_echo;

@@ -5,6 +5,7 @@ pub mod command;
 pub mod cpus;
 pub mod duration;
 pub mod fs;
+pub mod netwire;
 pub mod process;
 pub mod redact;
 pub mod suggest;

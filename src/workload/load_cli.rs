@@ -1,4 +1,4 @@
-//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`, `disk`).
+//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`, `disk`, `net`).
 //!
 //! Exit codes, as `perflab http`'s: 2 for bad input (one line on stderr, no load started); 130 when
 //! interrupted by SIGINT or SIGTERM (the summary of what was measured is still printed); 1 when an
@@ -18,6 +18,8 @@ pub enum LoadKind {
     Mem(crate::workload::mem::cli::MemArgs),
     /// Load a disk: fio's jobs (rw, bs, iodepth, jobs) on a file laid out first, io_uring or sync
     Disk(crate::workload::disk::cli::DiskArgs),
+    /// Load the network (loopback) against `perflab serve --net PORT`: TCP stream, UDP, round trips
+    Net(crate::workload::net::cli::NetArgs),
 }
 
 pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
@@ -25,5 +27,6 @@ pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
         LoadKind::Cpu(c) => crate::workload::cpu::cli::run(c),
         LoadKind::Mem(m) => crate::workload::mem::cli::run(m),
         LoadKind::Disk(d) => crate::workload::disk::cli::run(d),
+        LoadKind::Net(n) => crate::workload::net::cli::run(n),
     }
 }

@@ -17,6 +17,7 @@ pub mod http;
 pub mod load_cli;
 pub mod mem;
 pub mod names;
+pub mod net;
 pub mod primary;
 pub mod registry;
 pub mod result;

@@ -27,6 +27,7 @@ mod http_protocols;
 mod http_truth;
 mod load_builtin;
 mod load_disk;
+mod load_net;
 mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;

@@ -1,0 +1,376 @@
+//! What a `net` run measured, per mode: as a human summary, JSON (`perflab.load.net/1`,
+//! docs/load.md), a plan trial's metrics, and the failure line when a connection failed.
+
+use super::config::Prepared;
+use super::sock::NetError;
+use super::stream::StreamStats;
+use super::udp::UdpStats;
+use crate::workload::driver::coordinator::Driven;
+use crate::workload::driver::interval::Tick;
+use crate::workload::driver::ops::OpStats;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+use std::time::Duration;
+
+pub const SCHEMA: &str = "perflab.load.net/1";
+
+/// rr and crr: the driver's counts and the round trips' errors by class.
+pub struct Rr {
+    pub stats: OpStats,
+    pub connections: u64,
+    pub errors: BTreeMap<&'static str, u64>,
+    pub error: Option<NetError>,
+}
+
+pub enum Body {
+    Stream(Vec<StreamStats>),
+    Udp(Vec<UdpStats>),
+    Rr(Rr),
+}
+
+pub struct NetReport {
+    pub p: Prepared,
+    pub warmup: Duration,
+    pub body: Body,
+    pub series: Vec<Tick>,
+    pub measured: Duration,
+    pub wall: Duration,
+    pub cpu: Duration,
+    pub interrupted: bool,
+}
+
+fn gbps(bytes: u64, s: f64) -> f64 {
+    bytes as f64 * 8.0 / s.max(1e-9) / 1e9
+}
+
+fn finite(v: f64) -> Option<f64> {
+    v.is_finite().then_some(v)
+}
+
+/// UDP over all senders.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UdpTotals {
+    pub sent: u64,
+    pub sent_bytes: u64,
+    pub received: u64,
+    pub received_bytes: u64,
+    pub lost: u64,
+    pub out_of_order: u64,
+    pub jitter_ms: f64,
+    pub send_errors: u64,
+}
+
+impl NetReport {
+    pub fn new(p: &Prepared, warmup: Duration, body: Body, d: Driven<()>, interrupted: bool) -> NetReport {
+        NetReport {
+            p: p.clone(),
+            warmup,
+            body,
+            series: d.series,
+            measured: d.measured,
+            wall: d.wall,
+            cpu: d.cpu,
+            interrupted,
+        }
+    }
+
+    fn secs(&self) -> f64 {
+        self.measured.as_secs_f64().max(1e-9)
+    }
+
+    /// The client process's CPU over the run, % of one CPU.
+    pub fn cpu_pct(&self) -> f64 {
+        self.cpu.as_secs_f64() / self.wall.as_secs_f64().max(1e-9) * 100.0
+    }
+
+    /// The errors by class.
+    pub fn errors(&self) -> BTreeMap<&'static str, u64> {
+        let mut m = BTreeMap::new();
+        let mut add = |e: &Option<NetError>| {
+            if let Some(e) = e {
+                *m.entry(e.class.name()).or_insert(0) += 1;
+            }
+        };
+        match &self.body {
+            Body::Stream(v) => v.iter().for_each(|s| add(&s.error)),
+            Body::Udp(v) => v.iter().for_each(|s| add(&s.error)),
+            Body::Rr(r) => return r.errors.clone(),
+        }
+        m
+    }
+
+    /// Why the run failed, in one line naming the error's class, if it did.
+    pub fn failure(&self) -> Option<String> {
+        let first = match &self.body {
+            Body::Stream(v) => v.iter().find_map(|s| s.error.clone()),
+            Body::Udp(v) => v.iter().find_map(|s| s.error.clone()),
+            Body::Rr(r) => r.error.clone(),
+        };
+        if let Some(e) = first {
+            return Some(format!("net {}: {}", self.p.mode.name(), e.line()));
+        }
+        if let (Body::Stream(v), Some(want), false) = (&self.body, self.p.bytes, self.interrupted) {
+            let moved: u64 = v.iter().map(|s| s.bytes).sum();
+            if moved != want {
+                return Some(format!(
+                    "net stream: timeout: moved {moved} of the {want} bytes asked before the time ran out"
+                ));
+            }
+        }
+        None
+    }
+
+    /// Bytes moved in the measured phase, (upload, download).
+    pub fn stream_bytes(&self) -> (u64, u64) {
+        let Body::Stream(v) = &self.body else { return (0, 0) };
+        v.iter()
+            .fold((0, 0), |(u, d), s| if s.upload { (u + s.bytes, d) } else { (u, d + s.bytes) })
+    }
+
+    /// The server's count of the uploads' bytes (warm-up included), when every upload has one.
+    pub fn server_bytes(&self) -> Option<u64> {
+        let Body::Stream(v) = &self.body else { return None };
+        let ups: Vec<&StreamStats> = v.iter().filter(|s| s.upload).collect();
+        (!ups.is_empty()).then_some(())?;
+        ups.iter().map(|s| s.server_bytes).sum()
+    }
+
+    /// Every byte this process moved (warm-up included), for the CPU per byte.
+    fn all_bytes(&self) -> u64 {
+        match &self.body {
+            Body::Stream(v) => v.iter().map(|s| s.bytes + s.warmup_bytes).sum(),
+            Body::Udp(v) => v.iter().map(|s| s.sent_bytes).sum(),
+            Body::Rr(_) => 0,
+        }
+    }
+
+    /// Client CPU seconds per GB moved (1e9 bytes).
+    pub fn cpu_s_per_gb(&self) -> f64 {
+        let b = self.all_bytes();
+        if b == 0 {
+            return f64::NAN;
+        }
+        self.cpu.as_secs_f64() / (b as f64 / 1e9)
+    }
+
+    /// rr, crr: client CPU µs per round trip.
+    pub fn cpu_us_per_transaction(&self) -> f64 {
+        match &self.body {
+            Body::Rr(r) if r.stats.ops > 0 => self.cpu.as_secs_f64() * 1e6 / r.stats.ops as f64,
+            _ => f64::NAN,
+        }
+    }
+
+    pub fn udp(&self) -> UdpTotals {
+        let Body::Udp(v) = &self.body else { return UdpTotals::default() };
+        let mut t = UdpTotals::default();
+        let mut jit = Vec::new();
+        for s in v {
+            t.sent += s.sent;
+            t.sent_bytes += s.sent_bytes;
+            t.send_errors += s.send_errors;
+            if let Some(r) = &s.server {
+                t.received += r.received;
+                t.received_bytes += r.bytes;
+                t.out_of_order += r.out_of_order;
+                jit.push(r.jitter_ns as f64 / 1e6);
+            }
+        }
+        t.lost = t.sent.saturating_sub(t.received);
+        t.jitter_ms = if jit.is_empty() {
+            f64::NAN
+        } else {
+            jit.iter().sum::<f64>() / jit.len() as f64
+        };
+        t
+    }
+
+    fn rr_us(r: &Rr, q: f64) -> f64 {
+        r.stats.latency.value_at_quantile(q) as f64
+    }
+
+    pub fn headline(&self) -> String {
+        let s = self.secs();
+        match &self.body {
+            Body::Stream(_) => {
+                let (u, d) = self.stream_bytes();
+                format!("{:.2} Gbit/s", gbps(u + d, s))
+            }
+            Body::Udp(_) => {
+                let t = self.udp();
+                format!("received {:.3} Gbit/s, loss {:.2} %", gbps(t.received_bytes, s), loss_pct(&t))
+            }
+            Body::Rr(r) => format!("{:.0} transactions/s", r.stats.ops as f64 / s),
+        }
+    }
+
+    pub fn summary(&self) -> String {
+        let mut o = String::new();
+        let p = &self.p;
+        let secs = self.secs();
+        let _ = writeln!(
+            o,
+            "net {} to {}: {} stream(s), size {} B, {:.1} s measured{}",
+            p.mode.name(),
+            p.target,
+            p.streams,
+            p.size,
+            secs,
+            if self.interrupted { " (interrupted)" } else { "" }
+        );
+        match &self.body {
+            Body::Stream(v) => {
+                let (u, d) = self.stream_bytes();
+                let _ = writeln!(
+                    o,
+                    "  throughput:  {:.2} Gbit/s ({} bytes; {})",
+                    gbps(u + d, secs),
+                    u + d,
+                    p.direction.name()
+                );
+                if u > 0 && d > 0 {
+                    let _ = writeln!(o, "    upload {:.2} Gbit/s, download {:.2} Gbit/s", gbps(u, secs), gbps(d, secs));
+                }
+                if let Some(sb) = self.server_bytes() {
+                    let _ = writeln!(o, "  server received: {sb} bytes (warm-up included)");
+                }
+                for (i, s) in v.iter().enumerate() {
+                    let _ = writeln!(
+                        o,
+                        "    stream {i} {:<8} {:.2} Gbit/s, {} retransmits, RTT mean {:.0} µs, max {} µs",
+                        if s.upload { "upload" } else { "download" },
+                        gbps(s.bytes, secs),
+                        s.retransmits,
+                        s.rtt_mean_us,
+                        s.rtt_max_us
+                    );
+                }
+            }
+            Body::Udp(_) => {
+                let t = self.udp();
+                let _ = writeln!(
+                    o,
+                    "  sent:        {:.3} Gbit/s, {} datagrams (asked {:.3} Gbit/s)",
+                    gbps(t.sent_bytes, secs),
+                    t.sent,
+                    p.rate / 1e9
+                );
+                let _ = writeln!(
+                    o,
+                    "  received:    {:.3} Gbit/s, {} datagrams",
+                    gbps(t.received_bytes, secs),
+                    t.received
+                );
+                let _ = writeln!(
+                    o,
+                    "  loss:        {} ({:.2} %), out of order {}, jitter {:.3} ms",
+                    t.lost,
+                    loss_pct(&t),
+                    t.out_of_order,
+                    t.jitter_ms
+                );
+            }
+            Body::Rr(r) => {
+                let _ = writeln!(
+                    o,
+                    "  transactions: {:.0}/s ({} in all, {} connections)",
+                    r.stats.ops as f64 / secs,
+                    r.stats.ops,
+                    r.connections
+                );
+                if !r.stats.latency.is_empty() {
+                    let _ = writeln!(
+                        o,
+                        "  round trip:  p50 {:.0} µs, p90 {:.0} µs, p99 {:.0} µs, max {} µs",
+                        Self::rr_us(r, 0.5),
+                        Self::rr_us(r, 0.9),
+                        Self::rr_us(r, 0.99),
+                        r.stats.latency.max()
+                    );
+                }
+            }
+        }
+        match &self.body {
+            Body::Rr(_) => {
+                let _ = writeln!(
+                    o,
+                    "  client CPU:  {:.0} % of a CPU, {:.1} µs per transaction",
+                    self.cpu_pct(),
+                    self.cpu_us_per_transaction()
+                );
+            }
+            _ => {
+                let _ = writeln!(
+                    o,
+                    "  client CPU:  {:.0} % of a CPU, {:.3} CPU-s per GB",
+                    self.cpu_pct(),
+                    self.cpu_s_per_gb()
+                );
+            }
+        }
+        if let Some(f) = self.failure() {
+            let _ = writeln!(o, "  failed:      {f}");
+        }
+        o
+    }
+}
+
+fn loss_pct(t: &UdpTotals) -> f64 {
+    if t.sent == 0 {
+        return f64::NAN;
+    }
+    t.lost as f64 / t.sent as f64 * 100.0
+}
+
+impl NetReport {
+    pub fn json(&self) -> Value {
+        let p = &self.p;
+        let secs = self.secs();
+        let mode = match &self.body {
+            Body::Stream(v) => {
+                let (u, d) = self.stream_bytes();
+                json!({ "stream": {
+                    "direction": p.direction.name(), "bytes_asked": p.bytes, "buffer": p.buffer, "zerocopy": p.zerocopy,
+                    "bytes": u + d, "gbit_per_s": gbps(u + d, secs),
+                    "upload": { "bytes": u, "gbit_per_s": gbps(u, secs) },
+                    "download": { "bytes": d, "gbit_per_s": gbps(d, secs) },
+                    "server_bytes": self.server_bytes(),
+                    "retransmits": v.iter().map(|s| u64::from(s.retransmits)).sum::<u64>(),
+                    "streams": v.iter().map(|s| json!({
+                        "direction": if s.upload { "upload" } else { "download" },
+                        "bytes": s.bytes, "warmup_bytes": s.warmup_bytes, "gbit_per_s": gbps(s.bytes, secs),
+                        "server_bytes": s.server_bytes, "retransmits": s.retransmits,
+                        "rtt_mean_us": finite(s.rtt_mean_us), "rtt_max_us": s.rtt_max_us,
+                        "seconds": s.seconds.iter().map(|x| json!({ "bytes": x.bytes, "retransmits": x.retransmits, "rtt_us": x.rtt_us })).collect::<Vec<_>>(),
+                        "error": s.error.as_ref().map(|e| e.line()),
+                    })).collect::<Vec<_>>(),
+                }})
+            }
+            Body::Udp(_) => {
+                let t = self.udp();
+                json!({ "udp": {
+                    "rate_asked_bit_per_s": p.rate, "datagrams_sent": t.sent, "bytes_sent": t.sent_bytes,
+                    "sent_gbit_per_s": gbps(t.sent_bytes, secs), "datagrams_received": t.received,
+                    "bytes_received": t.received_bytes, "received_gbit_per_s": gbps(t.received_bytes, secs),
+                    "lost": t.lost, "loss_pct": finite(loss_pct(&t)), "out_of_order": t.out_of_order,
+                    "jitter_ms": finite(t.jitter_ms), "send_errors": t.send_errors,
+                }})
+            }
+            Body::Rr(r) => json!({ p.mode.name(): {
+                "transactions": r.stats.ops, "transactions_per_s": r.stats.ops as f64 / secs, "connections": r.connections,
+                "rtt_us": { "p50": Self::rr_us(r, 0.5), "p90": Self::rr_us(r, 0.9), "p99": Self::rr_us(r, 0.99), "max": r.stats.latency.max() },
+            }}),
+        };
+        json!({
+            "schema": SCHEMA,
+            "mode": p.mode.name(), "target": p.target.to_string(), "streams": p.streams, "size": p.size,
+            "warmup_s": self.warmup.as_secs_f64(), "measured_s": secs, "interrupted": self.interrupted,
+            "result": mode,
+            "series": self.series.iter().map(|t| json!({ "t_s": t.t_s, "per_s": t.requests_per_s })).collect::<Vec<_>>(),
+            "cpu": { "client_pct": finite(self.cpu_pct()), "cpu_s_per_gb": finite(self.cpu_s_per_gb()), "cpu_us_per_transaction": finite(self.cpu_us_per_transaction()) },
+            "errors": self.errors(),
+            "failure": self.failure(),
+        })
+    }
+}
