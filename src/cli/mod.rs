@@ -30,6 +30,10 @@ pub enum Command {
     Compare(crate::report::cli::CompareArgs),
     /// Export every table of a run's store as CSV
     Export(crate::store::cli::ExportArgs),
+    /// Check remote hosts (reachable, versions, facts, clock offset) or install perflab on them
+    Hosts(crate::remote::cli::HostsArgs),
+    /// The remote agent: speaks the agent protocol on stdin/stdout (started over ssh)
+    Agent(crate::agent::cli::AgentArgs),
 }
 
 /// Parse arguments, run, and return the process exit code. Errors become one line on stderr.
@@ -77,6 +81,8 @@ pub fn main() -> i32 {
         Command::Report(a) => crate::report::cli::report(a),
         Command::Compare(a) => crate::report::cli::compare(a),
         Command::Export(a) => crate::store::cli::run(a),
+        Command::Hosts(a) => crate::remote::cli::run(a),
+        Command::Agent(a) => crate::agent::cli::run(a),
     };
     match result {
         Ok(code) => code,

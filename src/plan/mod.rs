@@ -6,6 +6,7 @@
 //! order. The format is documented in docs/plan.md.
 
 mod expand;
+mod hosts;
 mod matrix;
 mod ports;
 mod raw;
@@ -16,6 +17,7 @@ mod target;
 mod validate;
 mod values;
 
+pub use hosts::{HostSpec, HOST_KEYS};
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
@@ -59,6 +61,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// What the plan keeps secret: its copy without them, and the redactor for everything else.
     pub secrets: Secrets,
+    /// The remote hosts of `[hosts]` (`local` is implied).
+    pub hosts: Vec<HostSpec>,
 }
 
 #[derive(Clone, Debug)]

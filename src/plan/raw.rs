@@ -24,6 +24,8 @@ pub struct RawPlan {
     pub phases: Option<RawPhases>,
     #[serde(default)]
     pub thresholds: Vec<Spanned<Value>>,
+    /// `[hosts]`: remote machines reached over ssh.
+    pub hosts: Option<Spanned<Table>>,
 }
 
 #[derive(Deserialize, Default)]
