@@ -31,6 +31,8 @@ mod plan_fixtures;
 mod plan_hostile;
 mod plan_parse;
 mod plan_secrets;
+mod remote_agent;
+mod remote_ssh;
 mod probe;
 mod registry_metrics;
 mod report_browser;
