@@ -11,7 +11,9 @@ pub struct AgentArgs {
 
 pub fn run(a: AgentArgs) -> anyhow::Result<i32> {
     if !a.stdio {
-        return Err(usage("perflab agent needs --stdio (it is started by `perflab run` or `perflab hosts` over ssh)"));
+        return Err(usage(
+            "perflab agent needs --stdio (it is started by `perflab run` or `perflab hosts` over ssh)",
+        ));
     }
     let stdin = std::io::stdin().lock();
     Ok(super::serve(stdin, super::Out::new(Box::new(std::io::stdout()))))

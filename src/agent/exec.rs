@@ -44,7 +44,13 @@ pub fn spawn(id: u64, command: CommandSpec, cwd: Option<String>, env: Vec<(Strin
     });
 }
 
-fn run(command: CommandSpec, cwd: Option<String>, env: Vec<(String, String)>, timeout_s: f64, groups: &Groups) -> anyhow::Result<ExecResult> {
+fn run(
+    command: CommandSpec,
+    cwd: Option<String>,
+    env: Vec<(String, String)>,
+    timeout_s: f64,
+    groups: &Groups,
+) -> anyhow::Result<ExecResult> {
     use std::os::unix::process::{CommandExt, ExitStatusExt};
     let mut cmd = match &command {
         CommandSpec::Argv(a) => {

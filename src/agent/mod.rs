@@ -46,8 +46,18 @@ impl Out {
 
     fn reply(&self, id: u64, r: anyhow::Result<serde_json::Value>) -> bool {
         let reply = match r {
-            Ok(v) => Reply { id, ok: true, result: Some(v), error: None },
-            Err(e) => Reply { id, ok: false, result: None, error: Some(crate::error::one_line(&e)) },
+            Ok(v) => Reply {
+                id,
+                ok: true,
+                result: Some(v),
+                error: None,
+            },
+            Err(e) => Reply {
+                id,
+                ok: false,
+                result: None,
+                error: Some(crate::error::one_line(&e)),
+            },
         };
         self.line(&reply)
     }
@@ -61,7 +71,10 @@ pub struct Clock {
 
 impl Clock {
     pub fn from_env() -> Clock {
-        let skew_ms = std::env::var(protocol::CLOCK_SKEW_ENV).ok().and_then(|v| v.trim().parse::<f64>().ok()).unwrap_or(0.0);
+        let skew_ms = std::env::var(protocol::CLOCK_SKEW_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(0.0);
         Clock {
             skew_s: if skew_ms.is_finite() { skew_ms / 1000.0 } else { 0.0 },
         }
@@ -99,7 +112,10 @@ pub fn serve(input: impl BufRead, out: Out) -> i32 {
         let env: Envelope = match serde_json::from_str(&line) {
             Ok(e) => e,
             Err(e) => {
-                let id = serde_json::from_str::<serde_json::Value>(&line).ok().and_then(|v| v.get("id")?.as_u64()).unwrap_or(0);
+                let id = serde_json::from_str::<serde_json::Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id")?.as_u64())
+                    .unwrap_or(0);
                 agent.out.reply(id, Err(anyhow::anyhow!("agent: cannot read the request: {e}")));
                 continue;
             }
@@ -144,7 +160,12 @@ impl Agent {
                 }
                 Ok(serde_json::Value::Null)
             }
-            Request::Exec { command, cwd, env, timeout_s } => {
+            Request::Exec {
+                command,
+                cwd,
+                env,
+                timeout_s,
+            } => {
                 exec::spawn(id, command, cwd, env, timeout_s, self.out.clone(), self.execs.clone());
                 return None;
             }
@@ -170,7 +191,10 @@ impl Agent {
     }
 
     fn ready(&mut self, name: &str, log: &str, timeout_s: f64) -> anyhow::Result<serde_json::Value> {
-        let t = self.targets.get_mut(name).ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
+        let t = self
+            .targets
+            .get_mut(name)
+            .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
         let pattern = LogPattern::new(log).map_err(|e| anyhow::anyhow!("ready log pattern: {e}"))?;
         let timeout = Duration::try_from_secs_f64(timeout_s).unwrap_or(Duration::from_secs(30));
         t.wait_ready(&Ready::Log { pattern, timeout }, &Cancel::new())?;
@@ -178,7 +202,10 @@ impl Agent {
     }
 
     fn stop(&mut self, name: &str) -> anyhow::Result<serde_json::Value> {
-        let t = self.targets.remove(name).ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
+        let t = self
+            .targets
+            .remove(name)
+            .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
         let s = t.stop()?;
         json(Stopped {
             died: s.died,
@@ -197,7 +224,10 @@ impl Agent {
         }
         let mut processes = Vec::new();
         for name in targets {
-            let t = self.targets.get(name).ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
+            let t = self
+                .targets
+                .get(name)
+                .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
             processes.push(ProcessSelector::tree(name, t.pid() as i32));
         }
         for pid in pids {

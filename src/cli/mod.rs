@@ -72,6 +72,7 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
+        Command::Monitor(a) if a.remote.host.is_some() => crate::remote::monitor(a),
         Command::Monitor(a) => crate::monitor::cli::run(a),
         Command::Http(a) => crate::workload::http::cli::run(a),
         Command::Serve(a) => crate::serve::cli::run(a),
@@ -81,7 +82,7 @@ pub fn main() -> i32 {
         Command::Report(a) => crate::report::cli::report(a),
         Command::Compare(a) => crate::report::cli::compare(a),
         Command::Export(a) => crate::store::cli::run(a),
-        Command::Hosts(a) => crate::remote::cli::run(a),
+        Command::Hosts(a) => crate::remote::cli::run(a, crate::agent::facts),
         Command::Agent(a) => crate::agent::cli::run(a),
     };
     match result {

@@ -37,17 +37,25 @@ pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec
             src.error(&src.key_span(&path), msg)
         };
         if name == "local" {
-            return Err(here(None, "`local` is the machine perflab runs on: it cannot be redefined in [hosts]".into()));
+            return Err(here(
+                None,
+                "`local` is the machine perflab runs on: it cannot be redefined in [hosts]".into(),
+            ));
         }
         if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
             return Err(here(None, format!("host name `{name}`: use letters, digits, `-` and `_`")));
         }
         let Value::Table(t) = v else {
-            return Err(here(None, format!("host `{name}` must be a table such as {{ ssh = \"user@192.168.56.10\" }}")));
+            return Err(here(
+                None,
+                format!("host `{name}` must be a table such as {{ ssh = \"user@192.168.56.10\" }}"),
+            ));
         };
         for k in t.keys() {
             if !HOST_KEYS.contains(&k.as_str()) {
-                let hint = crate::util::suggest::nearest(k, HOST_KEYS).map(|c| format!(" (did you mean `{c}`?)")).unwrap_or_default();
+                let hint = crate::util::suggest::nearest(k, HOST_KEYS)
+                    .map(|c| format!(" (did you mean `{c}`?)"))
+                    .unwrap_or_default();
                 return Err(here(Some(k), format!("unknown key `{k}` in host `{name}`{hint}")));
             }
         }
@@ -55,14 +63,27 @@ pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec
             match t.get(key) {
                 None => Ok(None),
                 Some(Value::String(s)) if !s.trim().is_empty() && !s.starts_with('-') && !s.contains(['\n', '\0']) => Ok(Some(s.clone())),
-                Some(_) => Err(here(Some(key), format!("`{key}` of host `{name}` must be a non-empty string not starting with `-`"))),
+                Some(_) => Err(here(
+                    Some(key),
+                    format!("`{key}` of host `{name}` must be a non-empty string not starting with `-`"),
+                )),
             }
         };
-        let ssh = text("ssh")?.ok_or_else(|| here(None, format!("host `{name}` needs `ssh` (an ssh destination such as \"user@192.168.56.10\")")))?;
+        let ssh = text("ssh")?.ok_or_else(|| {
+            here(
+                None,
+                format!("host `{name}` needs `ssh` (an ssh destination such as \"user@192.168.56.10\")"),
+            )
+        })?;
         let port = match t.get("port") {
             None => None,
             Some(Value::Integer(p)) if (1..=65535).contains(p) => Some(*p as u16),
-            Some(_) => return Err(here(Some("port"), format!("`port` of host `{name}` must be a port number (1 to 65535)"))),
+            Some(_) => {
+                return Err(here(
+                    Some("port"),
+                    format!("`port` of host `{name}` must be a port number (1 to 65535)"),
+                ))
+            }
         };
         let ssh_options = match t.get("ssh_options") {
             None => Vec::new(),
@@ -70,10 +91,18 @@ pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec
                 .iter()
                 .map(|o| match o {
                     Value::String(s) if s.contains('=') && !s.starts_with('-') && !s.contains(['\n', '\0']) => Ok(s.clone()),
-                    _ => Err(here(Some("ssh_options"), format!("`ssh_options` of host `{name}`: each option is \"Key=value\""))),
+                    _ => Err(here(
+                        Some("ssh_options"),
+                        format!("`ssh_options` of host `{name}`: each option is \"Key=value\""),
+                    )),
                 })
                 .collect::<anyhow::Result<_>>()?,
-            Some(_) => return Err(here(Some("ssh_options"), format!("`ssh_options` of host `{name}` is a list of \"Key=value\""))),
+            Some(_) => {
+                return Err(here(
+                    Some("ssh_options"),
+                    format!("`ssh_options` of host `{name}` is a list of \"Key=value\""),
+                ))
+            }
         };
         out.push(HostSpec {
             name: name.clone(),

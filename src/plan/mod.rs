@@ -17,8 +17,8 @@ mod target;
 mod validate;
 mod values;
 
-pub use hosts::{HostSpec, HOST_KEYS};
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
+pub use hosts::{HostSpec, HOST_KEYS};
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;

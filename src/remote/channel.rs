@@ -67,9 +67,18 @@ impl Channel {
             events,
             stderr,
             next: 1,
-            hello: Hello { protocol: 0, perflab: String::new(), facts: Default::default() },
+            hello: Hello {
+                protocol: 0,
+                perflab: String::new(),
+                facts: Default::default(),
+            },
         };
-        let hello: Hello = ch.call(Request::Hello { protocol: protocol::PROTOCOL }, CONNECT_TIMEOUT)?;
+        let hello: Hello = ch.call(
+            Request::Hello {
+                protocol: protocol::PROTOCOL,
+            },
+            CONNECT_TIMEOUT,
+        )?;
         if hello.protocol != protocol::PROTOCOL {
             anyhow::bail!(
                 "host `{host}`: its perflab {} speaks agent protocol {}, this one speaks {} (run `perflab hosts install PLAN`)",
@@ -105,7 +114,11 @@ impl Channel {
                 Ok(r) if r.ok => return Ok(r.result.unwrap_or(serde_json::Value::Null)),
                 Ok(r) => anyhow::bail!("host `{}`: {}", self.host, r.error.unwrap_or_else(|| "the agent failed".into())),
                 Err(mpsc::RecvTimeoutError::Timeout) => {
-                    anyhow::bail!("host `{}`: no answer from the agent within {}", self.host, crate::util::duration::format(timeout))
+                    anyhow::bail!(
+                        "host `{}`: no answer from the agent within {}",
+                        self.host,
+                        crate::util::duration::format(timeout)
+                    )
                 }
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.failure()),
             }
@@ -193,7 +206,10 @@ fn read_lines(out: impl Read, replies: mpsc::Sender<Reply>, events: mpsc::Sender
             Ok(Line::Event(e)) => {
                 let _ = events.send(e);
             }
-            Err(_) => eprintln!("perflab: note: the agent said something that is not protocol: {}", line.chars().take(200).collect::<String>()),
+            Err(_) => eprintln!(
+                "perflab: note: the agent said something that is not protocol: {}",
+                line.chars().take(200).collect::<String>()
+            ),
         }
     }
 }

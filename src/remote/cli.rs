@@ -57,14 +57,16 @@ pub fn check_host(h: &HostSpec) -> anyhow::Result<String> {
     Ok(line)
 }
 
-pub fn run(a: HostsArgs) -> anyhow::Result<i32> {
+/// `local_facts` reads this machine's facts (the agent's own reading, passed in so that this
+/// module does not depend on the agent, which depends on it).
+pub fn run(a: HostsArgs, local_facts: fn() -> Facts) -> anyhow::Result<i32> {
     let (path, install) = match &a.action {
         HostsAction::Check { plan } => (plan, false),
         HostsAction::Install { plan } => (plan, true),
     };
     let plan = crate::plan::load(path)?;
     if !install {
-        println!("local: {}", describe(&crate::agent::facts(), env!("CARGO_PKG_VERSION")));
+        println!("local: {}", describe(&local_facts(), env!("CARGO_PKG_VERSION")));
     }
     if plan.hosts.is_empty() {
         println!("(the plan names no remote host: add them under [hosts])");

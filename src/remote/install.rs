@@ -48,9 +48,7 @@ pub fn install(h: &HostSpec) -> anyhow::Result<String> {
     let exe = std::env::current_exe().map_err(|e| anyhow::anyhow!("cannot find the running perflab: {e}"))?;
     let sum = sha256_file(&exe)?;
     let dir = ssh::cache_dir();
-    let probe = format!(
-        "uname -m; p=\"$HOME/{dir}/perflab\"; if [ -x \"$p\" ]; then sha256sum \"$p\" | cut -d' ' -f1; else echo none; fi"
-    );
+    let probe = format!("uname -m; p=\"$HOME/{dir}/perflab\"; if [ -x \"$p\" ]; then sha256sum \"$p\" | cut -d' ' -f1; else echo none; fi");
     let said = remote(h, &probe, None)?;
     let mut lines = said.lines();
     let arch = lines.next().unwrap_or("").trim().to_string();
@@ -63,7 +61,11 @@ pub fn install(h: &HostSpec) -> anyhow::Result<String> {
         );
     }
     if there == sum {
-        return Ok(format!("{}: perflab {} already installed (~/{dir}/perflab)", h.name, env!("CARGO_PKG_VERSION")));
+        return Ok(format!(
+            "{}: perflab {} already installed (~/{dir}/perflab)",
+            h.name,
+            env!("CARGO_PKG_VERSION")
+        ));
     }
     let bytes = std::fs::read(&exe)?;
     let script = format!(

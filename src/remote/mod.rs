@@ -6,12 +6,14 @@ pub mod channel;
 pub mod cli;
 pub mod clock;
 mod install;
+mod monitor;
 pub mod protocol;
 pub mod ssh;
 
 pub use channel::Channel;
 pub use clock::Offset;
 pub use install::install;
+pub use monitor::run as monitor;
 
 use crate::plan::HostSpec;
 

@@ -102,7 +102,11 @@ pub struct Reply {
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum Event {
     /// One sampling interval, stamped with the agent host's clock.
-    Sample { unix_s: f64, elapsed_s: f64, values: Vec<(String, f64)> },
+    Sample {
+        unix_s: f64,
+        elapsed_s: f64,
+        values: Vec<(String, f64)>,
+    },
     /// A target exited on its own.
     Exited { name: String, how: String },
 }
@@ -178,7 +182,10 @@ mod tests {
 
     #[test]
     fn requests_are_one_flat_object_per_line() {
-        let e = Envelope { id: 7, request: Request::Stop { name: "t".into() } };
+        let e = Envelope {
+            id: 7,
+            request: Request::Stop { name: "t".into() },
+        };
         let s = serde_json::to_string(&e).unwrap();
         assert_eq!(s, r#"{"id":7,"op":"stop","name":"t"}"#);
         let back: Envelope = serde_json::from_str(r#"{"id":3,"op":"clock"}"#).unwrap();

@@ -12,7 +12,17 @@ pub fn cache_dir() -> String {
 /// `ssh -T -o BatchMode=yes [-p port] [-i identity] [-o opt]… destination -- REMOTE`.
 pub fn command(h: &HostSpec, remote: &str) -> Command {
     let mut c = Command::new("ssh");
-    c.args(["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=10", "-o", "ServerAliveInterval=5", "-o", "ServerAliveCountMax=3"]);
+    c.args([
+        "-T",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "ConnectTimeout=10",
+        "-o",
+        "ServerAliveInterval=5",
+        "-o",
+        "ServerAliveCountMax=3",
+    ]);
     if let Some(p) = h.port {
         c.arg("-p").arg(p.to_string());
     }

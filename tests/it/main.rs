@@ -31,10 +31,10 @@ mod plan_fixtures;
 mod plan_hostile;
 mod plan_parse;
 mod plan_secrets;
-mod remote_agent;
-mod remote_ssh;
 mod probe;
 mod registry_metrics;
+mod remote_agent;
+mod remote_ssh;
 mod report_browser;
 mod report_cli;
 #[allow(dead_code)]

@@ -23,7 +23,12 @@ const PORT: u16 = 2216;
 const PIDFILE: &str = "/tmp/perflab-it16-sshd.pid";
 
 fn sh(args: &[&str]) -> bool {
-    Command::new(args[0]).args(&args[1..]).stdout(Stdio::null()).stderr(Stdio::null()).status().is_ok_and(|s| s.success())
+    Command::new(args[0])
+        .args(&args[1..])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
 }
 
 /// Stop a leftover sshd of ours (its pid file names it; its command line must be our sshd), and
@@ -82,7 +87,16 @@ fn make_netns() -> bool {
 }
 
 fn keygen(path: &Path) -> bool {
-    sh(&["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", path.to_str().unwrap_or_default()])
+    sh(&[
+        "ssh-keygen",
+        "-q",
+        "-t",
+        "ed25519",
+        "-N",
+        "",
+        "-f",
+        path.to_str().unwrap_or_default(),
+    ])
 }
 
 /// Start the server, or None (said loudly) when this machine cannot.
@@ -126,7 +140,10 @@ fn server() -> Option<Server> {
     } else {
         Command::new("/usr/sbin/sshd")
     };
-    cmd.args(["-D", "-e", "-f"]).arg(d.join("sshd_config")).stdout(Stdio::null()).stderr(Stdio::null());
+    cmd.args(["-D", "-e", "-f"])
+        .arg(d.join("sshd_config"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
     let sshd = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -158,15 +175,17 @@ impl Server {
             ssh: format!("root@{}", self.addr),
             port: Some(PORT),
             identity: Some(self.dir.path().join("client_key").display().to_string()),
-            ssh_options: vec!["StrictHostKeyChecking=no".into(), "UserKnownHostsFile=/dev/null".into(), "LogLevel=ERROR".into()],
+            ssh_options: vec![
+                "StrictHostKeyChecking=no".into(),
+                "UserKnownHostsFile=/dev/null".into(),
+                "LogLevel=ERROR".into(),
+            ],
             perflab: Some(env!("CARGO_BIN_EXE_perflab").into()),
         }
     }
 
     fn plan(&self, hosts: &str) -> PathBuf {
-        let body = format!(
-            "name = \"remote\"\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n[hosts]\n{hosts}\n"
-        );
+        let body = format!("name = \"remote\"\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n[hosts]\n{hosts}\n");
         crate::common::write_plan(self.dir.path(), &body)
     }
 
@@ -182,15 +201,24 @@ impl Server {
 
 fn group_alive(pgid: i32) -> bool {
     std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else { return false };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
+            return false;
+        };
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-        let f: Vec<&str> = stat.rsplit_once(')').map(|(_, r)| r.split_whitespace().collect()).unwrap_or_default();
+        let f: Vec<&str> = stat
+            .rsplit_once(')')
+            .map(|(_, r)| r.split_whitespace().collect())
+            .unwrap_or_default();
         f.len() > 3 && f[2].parse::<i32>() == Ok(pgid) && !matches!(f[0], "Z" | "X")
     })
 }
 
 fn hosts_cmd(action: &str, plan: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_perflab")).args(["hosts", action]).arg(plan).output().expect("perflab hosts")
+    Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["hosts", action])
+        .arg(plan)
+        .output()
+        .expect("perflab hosts")
 }
 
 /// One sshd serves every scenario, one after the other.
@@ -205,13 +233,53 @@ fn remote_hosts_over_a_real_sshd() {
     let out = hosts_cmd("check", &plan);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
-    let line = text.lines().find(|l| l.starts_with("server: reachable")).unwrap_or_else(|| panic!("{text}"));
+    let line = text
+        .lines()
+        .find(|l| l.starts_with("server: reachable"))
+        .unwrap_or_else(|| panic!("{text}"));
     assert!(line.contains(&format!("perflab {}", env!("CARGO_PKG_VERSION"))), "{line}");
     let mut ch = perflab::remote::open(&srv.host("server")).expect("channel over ssh");
     let o = ch.clock(8).expect("clock");
     // Same kernel clock on both ends: the true offset is 0.
     assert!(o.offset_s.abs() <= o.uncertainty_s + 1e-4, "{o:?}");
-    eprintln!("clock over ssh: offset {:+.3} ms ± {:.3} ms", o.offset_s * 1e3, o.uncertainty_s * 1e3);
+    eprintln!(
+        "clock over ssh: offset {:+.3} ms ± {:.3} ms",
+        o.offset_s * 1e3,
+        o.uncertainty_s * 1e3
+    );
+
+    // `perflab monitor --host`: the remote live monitor, samples on this machine's timeline.
+    let key_s = key.display().to_string();
+    let port_s = PORT.to_string();
+    let dest = format!("root@{}", srv.addr);
+    let mut args = vec![
+        "monitor",
+        "--host",
+        &dest,
+        "--ssh-port",
+        &port_s,
+        "--identity",
+        &key_s,
+        "--remote-perflab",
+        bin,
+    ];
+    for o in ["StrictHostKeyChecking=no", "UserKnownHostsFile=/dev/null", "LogLevel=ERROR"] {
+        args.extend(["--ssh-option", o]);
+    }
+    args.extend(["--interval", "200ms", "--count", "2", "--jsonl", "-"]);
+    let out = Command::new(bin).args(&args).output().expect("perflab monitor --host");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<serde_json::Value> = text.lines().map(|l| serde_json::from_str(l).expect("a JSON line")).collect();
+    assert_eq!(lines.len(), 2, "{text}");
+    for l in &lines {
+        assert!(
+            l.get("cpu_busy_pct")
+                .and_then(|v| v.as_f64())
+                .is_some_and(|v| (0.0..=100.0).contains(&v)),
+            "{l}"
+        );
+    }
 
     // The ssh client killed mid-target: the agent stops the target's whole group.
     let target = TargetSpec {
@@ -224,7 +292,9 @@ fn remote_hosts_over_a_real_sshd() {
         cpu_quota: None,
         memory: None,
     };
-    let s: Started = ch.call(Request::Start { name: "t".into(), target }, Duration::from_secs(20)).expect("start over ssh");
+    let s: Started = ch
+        .call(Request::Start { name: "t".into(), target }, Duration::from_secs(20))
+        .expect("start over ssh");
     assert!(group_alive(s.pid));
     // SAFETY: kill takes two integers; the pid is the ssh client this channel started.
     unsafe { libc::kill(ch.pid() as i32, libc::SIGKILL) };
@@ -242,17 +312,27 @@ fn remote_hosts_over_a_real_sshd() {
     assert!(keygen(&other));
     let cases = [
         (srv.toml_host("server", &other, bin), "server: ssh refused the login"),
-        (srv.toml_host("server", &key, "/nonexistent/perflab"), "server: perflab is not installed there"),
+        (
+            srv.toml_host("server", &key, "/nonexistent/perflab"),
+            "server: perflab is not installed there",
+        ),
     ];
     for (host, want) in cases {
         let out = hosts_cmd("check", &srv.plan(&host));
         let text = String::from_utf8_lossy(&out.stdout);
         assert_eq!(out.status.code(), Some(1), "{text}");
         let line = text.lines().last().unwrap_or_default();
-        assert!(line.starts_with(&format!("host `{}", want.split(':').next().unwrap_or_default())) && line.contains(want.split(": ").nth(1).unwrap_or_default()), "want {want:?}, got {text}");
+        assert!(
+            line.starts_with(&format!("host `{}", want.split(':').next().unwrap_or_default()))
+                && line.contains(want.split(": ").nth(1).unwrap_or_default()),
+            "want {want:?}, got {text}"
+        );
     }
     let unreachable = srv.toml_host("server", &key, bin).replace(&format!("port = {PORT}"), "port = 2");
     let out = hosts_cmd("check", &srv.plan(&unreachable));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.lines().last().unwrap_or_default().starts_with("host `server`: unreachable: "), "{text}");
+    assert!(
+        text.lines().last().unwrap_or_default().starts_with("host `server`: unreachable: "),
+        "{text}"
+    );
 }
