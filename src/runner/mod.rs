@@ -8,6 +8,7 @@ pub mod execute;
 pub mod experiment;
 pub mod from_plan;
 pub mod hooks;
+pub mod hosts;
 pub mod ledger;
 pub mod limits;
 pub mod phase;

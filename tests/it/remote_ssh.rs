@@ -307,9 +307,47 @@ fn remote_hosts_over_a_real_sshd() {
     assert!(!group_alive(s.pid), "the target's process group survived the lost channel");
     drop(ch);
 
-    // A refused key, an unreachable host and a host without perflab: one clear line each.
+    // `perflab run` with [hosts]: each host reached before anything starts, its facts and clock
+    // offset stored with the run; a refused key is one line and no run directory.
+    let runs = srv.dir.path().join("runs");
+    let phases = "[phases]\nbaseline = 0\nwarmup = 0\nload = \"200ms\"\nrecovery = 0\n";
+    let good = format!("{}\n{phases}", srv.toml_host("server", &key, bin));
+    let out = Command::new(bin)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(srv.plan(&good))
+        .output()
+        .expect("perflab run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = perflab::store::Store::open(crate::common::only_run_dir(&runs)).expect("the run's store");
+    let hosts = store.hosts().expect("read hosts").expect("hosts stored");
+    assert_eq!(hosts[0]["name"], "server");
+    assert_eq!(hosts[0]["perflab"], env!("CARGO_PKG_VERSION"));
+    let (off, unc) = (
+        hosts[0]["offset_s"].as_f64().unwrap_or(9.0),
+        hosts[0]["uncertainty_s"].as_f64().unwrap_or(9.0),
+    );
+    assert!(off.abs() <= unc + 1e-4, "{hosts}");
+    let refused_runs = srv.dir.path().join("runs-refused");
     let other = srv.dir.path().join("other_key");
     assert!(keygen(&other));
+    let bad = format!("{}\n{phases}", srv.toml_host("server", &other, bin));
+    let out = Command::new(bin)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&refused_runs)
+        .arg(srv.plan(&bad))
+        .output()
+        .expect("perflab run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("perflab: error: host `server`: ssh refused the login"), "{err}");
+    assert!(
+        std::fs::read_dir(&refused_runs).map(|d| d.count()).unwrap_or(0) == 0,
+        "a run directory was made"
+    );
+
+    // A refused key, an unreachable host and a host without perflab: one clear line each.
     let cases = [
         (srv.toml_host("server", &other, bin), "server: ssh refused the login"),
         (
