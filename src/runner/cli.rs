@@ -30,7 +30,7 @@ pub struct RunArgs {
     /// Stop the run at the first failed trial
     #[arg(long)]
     pub fail_fast: bool,
-    /// Copy this perflab to the plan's [hosts] first (per-version cache, SHA-256 checked)
+    /// Copy this perflab to the plan's `[hosts]` first (per-version cache, SHA-256 checked)
     #[arg(long)]
     pub install_agent: bool,
 }

@@ -347,6 +347,8 @@ fn remote_hosts_over_a_real_sshd() {
         "a run directory was made"
     );
 
+    install_into_the_per_version_cache(&srv, &key);
+
     // A refused key, an unreachable host and a host without perflab: one clear line each.
     let cases = [
         (srv.toml_host("server", &other, bin), "server: ssh refused the login"),
@@ -373,4 +375,43 @@ fn remote_hosts_over_a_real_sshd() {
         text.lines().last().unwrap_or_default().starts_with("host `server`: unreachable: "),
         "{text}"
     );
+}
+
+/// Removes the per-version cache this test filled, whatever happens.
+struct RemoveOnDrop(PathBuf);
+
+impl Drop for RemoveOnDrop {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// `hosts install`: the binary copied into the host's per-version cache (the sshd's host is this
+/// machine, its home root's), checked by SHA-256; a second install copies nothing; then the agent
+/// starts from the cache (the plan names no `perflab`, and none is on the host's PATH).
+fn install_into_the_per_version_cache(srv: &Server, key: &Path) {
+    let cache = PathBuf::from("/root/.cache/perflab").join(env!("CARGO_PKG_VERSION"));
+    if cache.exists() {
+        eprintln!(
+            "SKIPPED (install): {} exists already and is not this test's to replace",
+            cache.display()
+        );
+        return;
+    }
+    let _gone = RemoveOnDrop(cache.clone());
+    let bin = env!("CARGO_BIN_EXE_perflab");
+    let host = srv.toml_host("server", key, bin).replace(&format!("perflab = \"{bin}\", "), "");
+    assert!(!host.contains("perflab ="), "{host}");
+    let plan = srv.plan(&host);
+    let out = hosts_cmd("install", &plan);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("server: installed perflab"), "{text}");
+    let copied = std::fs::read(cache.join("perflab")).expect("the copy");
+    assert_eq!(copied, std::fs::read(bin).expect("this perflab"), "the copy is this binary");
+    let out = hosts_cmd("install", &plan);
+    let again = format!("server: perflab {} already installed", env!("CARGO_PKG_VERSION"));
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&again), "{out:?}");
+    let out = hosts_cmd("check", &plan);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("server: reachable"), "{out:?}");
 }
