@@ -383,6 +383,10 @@ struct RemoveOnDrop(PathBuf);
 impl Drop for RemoveOnDrop {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+        // The cache's parent too, when nothing else is in it.
+        if let Some(p) = self.0.parent() {
+            let _ = std::fs::remove_dir(p);
+        }
     }
 }
 
