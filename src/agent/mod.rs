@@ -152,6 +152,10 @@ impl Agent {
             Request::Clock => json(ClockReply { t1, t2: self.clock.now() }),
             Request::Start { name, target } => self.start(&name, &target),
             Request::Ready { name, log, timeout_s } => self.ready(&name, &log, timeout_s),
+            Request::Status { name } => match self.targets.get_mut(&name) {
+                Some(t) => json(protocol::TargetStatus { died: t.exited() }),
+                None => Err(anyhow::anyhow!("no target named `{name}` runs on this host")),
+            },
             Request::Stop { name } => self.stop(&name),
             Request::Sample { interval_s, targets, pids } => self.sample(interval_s, &targets, &pids),
             Request::SampleStop => {
@@ -294,5 +298,6 @@ fn resolve(spec: &TargetSpec) -> anyhow::Result<ResolvedTarget> {
         stop_signal: spec.stop_signal,
         grace: Duration::try_from_secs_f64(spec.grace_s).unwrap_or(Duration::from_secs(5)),
         limits,
+        host: None,
     })
 }

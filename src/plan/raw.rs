@@ -83,4 +83,5 @@ pub const TARGET_KEYS: &[&str] = &[
     "memory",
     "restart",
     "secrets",
+    "host",
 ];

@@ -81,6 +81,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
             src: &src,
             notes: &mut notes,
             secrets,
+            hosts: &hosts,
         },
     )?;
     if points.is_empty() {

@@ -158,6 +158,14 @@ impl Channel {
         &self.events
     }
 
+    /// Why the channel is gone, if it is (the channel process has exited); never waits.
+    pub fn lost(&mut self) -> Option<anyhow::Error> {
+        match self.child.try_wait() {
+            Ok(Some(_)) => Some(self.failure()),
+            _ => None,
+        }
+    }
+
     /// The pid of the local channel process (ssh): tests kill it to cut the channel.
     pub fn pid(&self) -> u32 {
         self.child.id()

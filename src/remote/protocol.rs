@@ -32,6 +32,8 @@ pub enum Request {
     Start { name: String, target: TargetSpec },
     /// Wait until a started target logs a line matching `log` (a regular expression).
     Ready { name: String, log: String, timeout_s: f64 },
+    /// Whether a started target still runs: answered with [`TargetStatus`].
+    Status { name: String },
     /// Stop a target: its stop signal, the grace period, then SIGKILL to its group and cgroups.
     Stop { name: String },
     /// Sample the host (and the process trees of the named targets and pids) every `interval_s`,
@@ -155,6 +157,13 @@ pub struct Started {
     pub mechanism: String,
     /// The limits read back from the host (as stored with a local trial).
     pub proof: String,
+}
+
+/// The agent's answer to `status`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TargetStatus {
+    /// None while the target runs; how it exited once it has.
+    pub died: Option<String>,
 }
 
 /// The agent's answer to `stop`.

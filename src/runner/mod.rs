@@ -15,6 +15,8 @@ pub mod phase;
 pub mod preflight;
 pub mod progress;
 pub mod reclaim;
+pub mod remote_target;
+pub mod sut;
 pub mod target;
 pub mod thresholds;
 pub mod trial;
