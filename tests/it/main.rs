@@ -34,6 +34,7 @@ mod plan_secrets;
 mod probe;
 mod registry_metrics;
 mod remote_agent;
+mod remote_run;
 mod remote_ssh;
 mod report_browser;
 mod report_cli;

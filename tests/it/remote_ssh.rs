@@ -48,10 +48,10 @@ fn clean_leftovers() {
 }
 
 /// The test server: sshd in its namespace (or on 127.0.0.1), removed on drop.
-struct Server {
+pub(crate) struct Server {
     sshd: Child,
-    dir: tempfile::TempDir,
-    addr: String,
+    pub(crate) dir: tempfile::TempDir,
+    pub(crate) addr: String,
     netns: bool,
 }
 
@@ -189,7 +189,7 @@ impl Server {
         crate::common::write_plan(self.dir.path(), &body)
     }
 
-    fn toml_host(&self, name: &str, identity: &Path, perflab: &str) -> String {
+    pub(crate) fn toml_host(&self, name: &str, identity: &Path, perflab: &str) -> String {
         format!(
             "{name} = {{ ssh = \"root@{}\", port = {PORT}, identity = \"{}\", perflab = \"{perflab}\", \
              ssh_options = [\"StrictHostKeyChecking=no\", \"UserKnownHostsFile=/dev/null\", \"LogLevel=ERROR\"] }}",
@@ -199,7 +199,7 @@ impl Server {
     }
 }
 
-fn group_alive(pgid: i32) -> bool {
+pub(crate) fn group_alive(pgid: i32) -> bool {
     std::fs::read_dir("/proc").into_iter().flatten().flatten().any(|e| {
         let Ok(pid) = e.file_name().to_string_lossy().parse::<i32>() else {
             return false;
@@ -348,6 +348,8 @@ fn remote_hosts_over_a_real_sshd() {
     );
 
     install_into_the_per_version_cache(&srv, &key);
+    crate::remote_run::target_on_the_server(&srv, &key);
+    crate::remote_run::channel_lost_mid_trial(&srv, &key);
 
     // A refused key, an unreachable host and a host without perflab: one clear line each.
     let cases = [
