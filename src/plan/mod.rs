@@ -22,7 +22,7 @@ pub use hosts::{HostSpec, HOST_KEYS};
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
-pub use target::{Limits, LogPattern, Ready, ResolvedTarget};
+pub use target::{host_named, Limits, LogPattern, Ready, ResolvedTarget};
 pub use values::Params;
 
 use std::collections::BTreeMap;

@@ -192,12 +192,12 @@ pub fn resolve(t: &Table, src: &Source, hosts: &[super::HostSpec]) -> anyhow::Re
         stop_signal,
         grace,
         limits: Limits { cpus, cpu_quota, memory },
-        host: host(t.get("host"), hosts).map_err(|m| err(&["host"], format!("[target] host: {m}")))?,
+        host: host_named(t.get("host"), hosts).map_err(|m| err(&["host"], format!("[target] host: {m}")))?,
     })
 }
 
 /// `host = "server"`: a name of `[hosts]` (after `${name}` substitution), or `local`.
-pub fn host(v: Option<&Value>, hosts: &[super::HostSpec]) -> Result<Option<super::HostSpec>, String> {
+pub fn host_named(v: Option<&Value>, hosts: &[super::HostSpec]) -> Result<Option<super::HostSpec>, String> {
     match v {
         None => Ok(None),
         Some(Value::String(s)) if s == "local" => Ok(None),

@@ -98,6 +98,16 @@ impl Channel {
     }
 
     fn call_value(&mut self, req: Request, timeout: Duration) -> anyhow::Result<serde_json::Value> {
+        self.call_until(req, timeout, &|| false)
+    }
+
+    /// As [`call`](Self::call), given up (with an error) as soon as `stop()` says so; then close
+    /// the channel, so that the agent stops what the request started.
+    pub fn call_until_value(&mut self, req: Request, timeout: Duration, stop: &dyn Fn() -> bool) -> anyhow::Result<serde_json::Value> {
+        self.call_until(req, timeout, stop)
+    }
+
+    fn call_until(&mut self, req: Request, timeout: Duration, stop: &dyn Fn() -> bool) -> anyhow::Result<serde_json::Value> {
         let id = self.next;
         self.next += 1;
         let mut line = serde_json::to_string(&Envelope { id, request: req })?;
@@ -108,18 +118,22 @@ impl Channel {
         }
         let deadline = Instant::now() + timeout;
         loop {
-            let left = deadline.saturating_duration_since(Instant::now());
+            if stop() {
+                anyhow::bail!("host `{}`: interrupted", self.host);
+            }
+            let left = deadline.saturating_duration_since(Instant::now()).min(Duration::from_millis(100));
+            if left.is_zero() {
+                anyhow::bail!(
+                    "host `{}`: no answer from the agent within {}",
+                    self.host,
+                    crate::util::duration::format(timeout)
+                );
+            }
             match self.replies.recv_timeout(left) {
                 Ok(r) if r.id != id => continue, // the late answer of a request given up on
                 Ok(r) if r.ok => return Ok(r.result.unwrap_or(serde_json::Value::Null)),
                 Ok(r) => anyhow::bail!("host `{}`: {}", self.host, r.error.unwrap_or_else(|| "the agent failed".into())),
-                Err(mpsc::RecvTimeoutError::Timeout) => {
-                    anyhow::bail!(
-                        "host `{}`: no answer from the agent within {}",
-                        self.host,
-                        crate::util::duration::format(timeout)
-                    )
-                }
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
                 Err(mpsc::RecvTimeoutError::Disconnected) => return Err(self.failure()),
             }
         }

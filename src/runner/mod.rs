@@ -15,6 +15,7 @@ pub mod phase;
 pub mod preflight;
 pub mod progress;
 pub mod reclaim;
+pub mod remote_exec;
 pub mod remote_target;
 pub mod sut;
 pub mod target;

@@ -198,3 +198,63 @@ pub fn channel_lost_mid_trial(srv: &Server, key: &Path) {
     assert!(agent_cgroups().is_empty(), "cgroups left: {:?}", agent_cgroups());
     eprintln!("lost channel: trial 0 failed with: {why}; limits by {mechanism}");
 }
+
+/// An exec workload on the server (`[workload] host = "${machine}"`, swept over `local` and
+/// `server`): stress-ng run by the agent is read by the same adapter, into the same metrics, as the
+/// one run here.
+pub fn exec_on_the_server(srv: &Server, key: &Path) {
+    if Command::new("stress-ng").arg("--version").output().is_err() {
+        eprintln!("SKIPPED (exec on the server): stress-ng is not installed (see .ci/packages.txt)");
+        return;
+    }
+    let body = format!(
+        r#"name = "remote-exec"
+
+[hosts]
+{host}
+
+[matrix]
+machine = ["local", "server"]
+
+[workload]
+type = "exec"
+host = "${{machine}}"
+command = ["stress-ng", "--cpu", "1", "--cpu-method", "matrixprod", "--timeout", "1s", "--metrics-brief"]
+
+[phases]
+baseline = 0
+warmup = 0
+recovery = 0
+interval = "200ms"
+"#,
+        host = srv.toml_host("server", key, BIN),
+    );
+    let dir = srv.dir.path().join("plan-exec");
+    std::fs::create_dir_all(&dir).expect("plan dir");
+    let runs = srv.dir.path().join("runs-exec");
+    let out = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(crate::common::write_plan(&dir, &body))
+        .output()
+        .expect("perflab run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
+    let trials = store.trials().expect("trials");
+    assert_eq!(trials.len(), 2);
+    let names = |i: usize| {
+        let t = &trials[i];
+        assert!(t.ok(), "trial {i}: {:?}", t.failure);
+        assert_eq!(t.workload, "exec:stress-ng");
+        let mut n: Vec<String> = t.metrics.iter().map(|m| m.name.clone()).collect();
+        n.sort();
+        n
+    };
+    let (local, remote) = (names(0), names(1));
+    assert!(trials[1].params_json.contains("server"), "{}", trials[1].params_json);
+    assert!(local.iter().any(|n| n == "cpu_bogo_ops_per_s"), "{local:?}");
+    // The agent does not report the command's CPU time, so only the adapter's metrics are compared.
+    let adapter = |v: &[String]| v.iter().filter(|n| n.starts_with("cpu_")).cloned().collect::<Vec<_>>();
+    assert_eq!(adapter(&local), adapter(&remote));
+    assert!(trials[1].metric("cpu_bogo_ops").unwrap_or(0.0) > 0.0);
+}
