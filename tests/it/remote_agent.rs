@@ -270,3 +270,22 @@ fn hosts_in_a_plan_are_checked_with_their_place() {
         assert_eq!(perflab::error::one_line(&e), want, "{hosts}");
     }
 }
+
+#[test]
+fn target_host_names_a_host_of_the_plan_and_takes_matrix_values() {
+    let plan = |machines: &str| {
+        format!(
+            "name = \"h\"\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n[hosts]\nserver = {{ ssh = \"u@10.0.0.2\" }}\n\
+             [matrix]\nmachine = [{machines}]\n[target]\nhost = \"${{machine}}\"\ncommand = [\"sleep\", \"9\"]\ncpus = 4096\n"
+        )
+    };
+    // `local` and `server`; the CPU count is checked on the host (not here) for the remote one.
+    let p = perflab::plan::parse_str(&plan("\"server\""), "p.toml").expect("a remote target");
+    let t = p.points[0].target.as_ref().expect("a target");
+    assert_eq!(t.host.as_ref().map(|h| h.ssh.as_str()), Some("u@10.0.0.2"));
+    let e = perflab::plan::parse_str(&plan("\"nope\""), "p.toml").expect_err("an unknown host");
+    assert_eq!(
+        perflab::error::one_line(&e),
+        "p.toml:10:1: [target] host: no host named `nope` in [hosts] (the plan names `server`, `local`)"
+    );
+}

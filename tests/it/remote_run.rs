@@ -90,16 +90,26 @@ pub fn target_on_the_server(srv: &Server, key: &Path) {
     assert!(tree.iter().any(|s| s.phase == "load"), "samples placed in the load phase");
     for s in &tree {
         let (a, b) = t.phases.iter().find(|p| p.0 == s.phase).map(|p| (p.1, p.2)).expect("its phase");
-        assert!(a <= s.t_s && s.t_s < b, "a sample at {} s is in its phase {} ({a}..{b})", s.t_s, s.phase);
+        assert!(
+            a <= s.t_s && s.t_s < b,
+            "a sample at {} s is in its phase {} ({a}..{b})",
+            s.t_s,
+            s.phase
+        );
     }
-    eprintln!("remote target: {requests} requests by the workload, {served} served, {} tree samples", tree.len());
+    eprintln!(
+        "remote target: {requests} requests by the workload, {served} served, {} tree samples",
+        tree.len()
+    );
 }
 
 /// Processes whose parent is `ppid` and whose name is `comm`.
 fn children_named(ppid: u32, comm: &str) -> Vec<u32> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
         let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
         let Some((head, rest)) = stat.rsplit_once(')') else { continue };
         let name = head.split_once('(').map(|(_, n)| n).unwrap_or_default();
@@ -118,7 +128,7 @@ fn serve_pid() -> Option<i32> {
         let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
         let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
         let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
-        (args.iter().any(|a| *a == b"serve") && args.iter().any(|a| *a == port.as_bytes())).then_some(pid)
+        (args.iter().any(|a| *a == b"serve") && args.contains(&port.as_bytes())).then_some(pid)
     })
 }
 

@@ -106,7 +106,11 @@ pub fn build(kind: &str, table: &toml::Table, loc: &dyn Locator) -> anyhow::Resu
 }
 
 /// An exec workload run on another machine by `runner` (`[workload] host = "server"`).
-pub fn build_exec_on(table: &toml::Table, loc: &dyn Locator, runner: Box<dyn crate::workload::exec::Runner>) -> anyhow::Result<Box<dyn Workload>> {
+pub fn build_exec_on(
+    table: &toml::Table,
+    loc: &dyn Locator,
+    runner: Box<dyn crate::workload::exec::Runner>,
+) -> anyhow::Result<Box<dyn Workload>> {
     let mut table = table.clone();
     table.remove("type");
     exec::build_on(table, loc, runner)
