@@ -268,3 +268,40 @@ interval = "200ms"
     assert_eq!(adapter(&local), adapter(&remote));
     assert!(trials[1].metric("cpu_bogo_ops").unwrap_or(0.0) > 0.0);
 }
+
+/// Ctrl-C on this machine (SIGINT to perflab alone, as a terminal's Ctrl-C reaches perflab's group
+/// and not ssh's) mid-trial: the run ends interrupted, and nothing of the target is left on the
+/// server (its process group, its cgroups).
+pub fn ctrl_c_leaves_nothing_on_the_server(srv: &Server, key: &Path) {
+    let runs = srv.dir.path().join("runs-ctrl-c");
+    let mut child = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(plan(srv, key, "5s", 1, "cpu_quota = 1.5"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("perflab run");
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut target = None;
+    while target.is_none() && Instant::now() < end {
+        target = serve_pid();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let Some(target) = target else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the target never started on the server");
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: kill takes two integers; the pid is the perflab run this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().expect("perflab run ends");
+    assert!(!status.success(), "an interrupted run says so");
+    let gone = Instant::now() + Duration::from_secs(10);
+    while group_alive(target) && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!group_alive(target), "the target's process group survived Ctrl-C on the server");
+    assert!(agent_cgroups().is_empty(), "cgroups left: {:?}", agent_cgroups());
+}
