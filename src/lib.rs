@@ -9,12 +9,14 @@
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 
+pub mod agent;
 pub mod analysis;
 pub mod cli;
 pub mod error;
 pub mod monitor;
 pub mod plan;
 pub mod probe;
+pub mod remote;
 pub mod report;
 pub mod runner;
 pub mod serve;

@@ -34,6 +34,10 @@ pub enum Command {
     Export(crate::store::cli::ExportArgs),
     /// Maintain a run's store (`perflab store upgrade RUN`: bring it to the current schema)
     Store(crate::store::cli::StoreArgs),
+    /// Check remote hosts (reachable, versions, facts, clock offset) or install perflab on them
+    Hosts(crate::remote::cli::HostsArgs),
+    /// The remote agent: speaks the agent protocol on stdin/stdout (started over ssh)
+    Agent(crate::agent::cli::AgentArgs),
 }
 
 /// Parse arguments, run, and return the process exit code. Errors become one line on stderr.
@@ -72,6 +76,7 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
+        Command::Monitor(a) if a.remote.host.is_some() => crate::remote::monitor(a),
         Command::Monitor(a) => crate::monitor::cli::run(a),
         Command::Http(a) => crate::workload::http::cli::run(a),
         Command::Load(a) => crate::workload::load_cli::run(a),
@@ -83,6 +88,8 @@ pub fn main() -> i32 {
         Command::Compare(a) => crate::report::cli::compare(a),
         Command::Export(a) => crate::store::cli::run(a),
         Command::Store(a) => crate::store::cli::store(a),
+        Command::Hosts(a) => crate::remote::cli::run(a, crate::agent::facts),
+        Command::Agent(a) => crate::agent::cli::run(a),
     };
     match result {
         Ok(code) => code,

@@ -49,6 +49,28 @@ pub struct MonitorArgs {
     /// No live table (only the files)
     #[arg(long, short)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub remote: RemoteArgs,
+}
+
+/// `perflab monitor --host`: sample another machine through its agent, over ssh.
+#[derive(clap::Args, Debug, Default)]
+pub struct RemoteArgs {
+    /// Sample this host instead (an ssh destination: user@server, or an alias of ~/.ssh/config)
+    #[arg(long, value_name = "DEST")]
+    pub host: Option<String>,
+    /// The host's ssh port
+    #[arg(long, value_name = "PORT", requires = "host")]
+    pub ssh_port: Option<u16>,
+    /// The private key for the host (ssh -i)
+    #[arg(long, value_name = "FILE", requires = "host")]
+    pub identity: Option<String>,
+    /// More ssh options, Key=value (repeatable)
+    #[arg(long, value_name = "OPTION", requires = "host")]
+    pub ssh_option: Vec<String>,
+    /// The perflab to start on the host (default: the per-version cache, then perflab on its PATH)
+    #[arg(long, value_name = "PATH", requires = "host")]
+    pub remote_perflab: Option<String>,
 }
 
 /// The validated configuration and opened outputs.
@@ -118,17 +140,7 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         let re = regex::Regex::new(p).map_err(|e| usage(format!("--match: invalid regex: {}", e.to_string().replace('\n', " "))))?;
         processes.push(ProcessSelector::matching("match", re));
     }
-    let stdout_taken = a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
-    if a.csv.is_some() && a.csv == a.jsonl {
-        return Err(usage("--csv and --jsonl name the same file"));
-    }
-    // Every check has passed, including that both outputs can be written: only now are files
-    // created (an existing file is never truncated by a run that then refuses to start).
-    for p in a.csv.iter().chain(a.jsonl.iter()) {
-        check_writable(p)?;
-    }
-    let csv = a.csv.as_ref().map(|p| open(p).map(Csv::new)).transpose()?;
-    let jsonl = a.jsonl.as_ref().map(open).transpose()?;
+    let (csv, jsonl, table) = outputs(a)?;
     let cfg = MonitorConfig {
         interval,
         processes,
@@ -145,8 +157,28 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
         count: a.count,
         csv,
         jsonl,
-        table: !a.quiet && !stdout_taken,
+        table,
     })
+}
+
+/// The outputs `--csv` and `--jsonl` name (created only now that every check has passed), and
+/// whether the live table is shown.
+pub type Outputs = (Option<Csv>, Option<Box<dyn Write + Send>>, bool);
+
+/// Open the outputs of `a` (also used by the remote monitor, `perflab monitor --host`).
+pub fn outputs(a: &MonitorArgs) -> anyhow::Result<Outputs> {
+    let stdout_taken = a.csv.as_deref() == Some("-".as_ref()) || a.jsonl.as_deref() == Some("-".as_ref());
+    if a.csv.is_some() && a.csv == a.jsonl {
+        return Err(usage("--csv and --jsonl name the same file"));
+    }
+    // Every check has passed, including that both outputs can be written: only now are files
+    // created (an existing file is never truncated by a run that then refuses to start).
+    for p in a.csv.iter().chain(a.jsonl.iter()) {
+        check_writable(p)?;
+    }
+    let csv = a.csv.as_ref().map(|p| open(p).map(Csv::new)).transpose()?;
+    let jsonl = a.jsonl.as_ref().map(open).transpose()?;
+    Ok((csv, jsonl, !a.quiet && !stdout_taken))
 }
 
 /// `p` can be created or overwritten: an existing file is writable, or its directory exists and is.
@@ -288,7 +320,7 @@ fn note_gone(s: &super::Sample, alive: &mut std::collections::BTreeMap<String, b
     }
 }
 
-fn without_per_cpu(s: &super::Sample) -> super::Sample {
+pub fn without_per_cpu(s: &super::Sample) -> super::Sample {
     let values = s
         .values
         .iter()

@@ -6,7 +6,7 @@
 //! late tick never shifts the later ones). A figure the machine lacks is absent, never 0.
 
 pub mod cli;
-mod output;
+pub mod output;
 pub mod parse;
 mod process;
 pub mod system;

@@ -99,6 +99,8 @@ pub(super) struct Expansion<'a> {
     pub secrets: &'a mut Secrets,
     /// The `[[probes]]` tables and their names.
     pub probes: (&'a [Spanned<super::raw::RawProbe>], &'a [String]),
+    /// The plan's `[hosts]`, for `host =` keys.
+    pub hosts: &'a [super::HostSpec],
 }
 
 /// The points to run: the product in declaration order (the first parameter varies slowest), minus
@@ -184,8 +186,12 @@ fn point(
         Some(sub) => {
             let key = sub.to_string();
             if !cache.contains_key(&key) {
-                let r = resolve(&sub, x.src)?;
-                let cpus = r.limits.cpus.as_ref().map_or(Ok(()), |c| c.resolve().map(|_| ()));
+                let r = resolve(&sub, x.src, x.hosts)?;
+                // A remote target's CPUs are checked on its host, when it starts.
+                let cpus = match (&r.limits.cpus, &r.host) {
+                    (Some(c), None) => c.resolve().map(|_| ()),
+                    _ => Ok(()),
+                };
                 cache.insert(key.clone(), (r, cpus));
             }
             cache.get(&key).cloned()

@@ -6,6 +6,7 @@
 //! order. The format is documented in docs/plan.md.
 
 mod expand;
+mod hosts;
 mod matrix;
 mod ports;
 mod probes;
@@ -19,10 +20,11 @@ mod values;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
 pub use probes::MAX_PROBES;
+pub use hosts::{HostSpec, HOST_KEYS};
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
-pub use target::{Limits, LogPattern, Ready, ResolvedTarget};
+pub use target::{host_named, Limits, LogPattern, Ready, ResolvedTarget};
 pub use values::Params;
 
 use std::collections::BTreeMap;
@@ -61,6 +63,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// What the plan keeps secret: its copy without them, and the redactor for everything else.
     pub secrets: Secrets,
+    /// The remote hosts of `[hosts]` (`local` is implied).
+    pub hosts: Vec<HostSpec>,
 }
 
 #[derive(Clone, Debug)]

@@ -11,7 +11,8 @@ use std::ops::Range;
 pub(super) fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> {
     let mut seen = std::collections::HashSet::new();
     for p in points {
-        let addr = match p.target.as_ref().map(|t| &t.ready) {
+        // A remote target's port is on its host, not here.
+        let addr = match p.target.as_ref().filter(|t| t.host.is_none()).map(|t| &t.ready) {
             Some(Ready::Tcp { addr, .. }) => addr.clone(),
             Some(Ready::Http { url, .. }) => match url_authority(url) {
                 Some(a) => a,

@@ -27,6 +27,8 @@ pub struct RawPlan {
     #[serde(default)]
     pub probes: Vec<Spanned<RawProbe>>,
     pub report: Option<Spanned<RawReport>>,
+    /// `[hosts]`: remote machines reached over ssh.
+    pub hosts: Option<Spanned<Table>>,
 }
 
 /// One `[[probes]]` table: every value kept with its span, and substituted per matrix point.
@@ -99,6 +101,7 @@ pub const TARGET_KEYS: &[&str] = &[
     "memory",
     "restart",
     "secrets",
+    "host",
 ];
 
 /// `[report]`: what the report compares and plots (checked against the matrix in

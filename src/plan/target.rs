@@ -77,6 +77,8 @@ pub struct ResolvedTarget {
     pub stop_signal: i32,
     pub grace: Duration,
     pub limits: Limits,
+    /// The `[hosts]` machine it runs on (`host = "server"`); `None` is this machine (`local`).
+    pub host: Option<super::HostSpec>,
 }
 
 const READY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -87,7 +89,7 @@ pub const CPU_QUOTA_MIN: f64 = 0.01;
 pub const CPU_QUOTA_MAX: f64 = crate::util::cpus::MAX_CPUS as f64;
 
 /// Resolve a substituted `[target]` table; errors name the key's place in the plan.
-pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
+pub fn resolve(t: &Table, src: &Source, hosts: &[super::HostSpec]) -> anyhow::Result<ResolvedTarget> {
     let err = |key: &[&str], msg: String| {
         let mut path = vec!["target"];
         path.extend_from_slice(key);
@@ -190,7 +192,27 @@ pub fn resolve(t: &Table, src: &Source) -> anyhow::Result<ResolvedTarget> {
         stop_signal,
         grace,
         limits: Limits { cpus, cpu_quota, memory },
+        host: host_named(t.get("host"), hosts).map_err(|m| err(&["host"], format!("[target] host: {m}")))?,
     })
+}
+
+/// `host = "server"`: a name of `[hosts]` (after `${name}` substitution), or `local`.
+pub fn host_named(v: Option<&Value>, hosts: &[super::HostSpec]) -> Result<Option<super::HostSpec>, String> {
+    match v {
+        None => Ok(None),
+        Some(Value::String(s)) if s == "local" => Ok(None),
+        Some(Value::String(s)) => match hosts.iter().find(|h| &h.name == s) {
+            Some(h) => Ok(Some(h.clone())),
+            None => {
+                let names: Vec<String> = hosts.iter().map(|h| format!("`{}`", h.name)).collect();
+                Err(format!(
+                    "no host named `{s}` in [hosts] (the plan names {}`local`)",
+                    names.iter().map(|n| format!("{n}, ")).collect::<String>()
+                ))
+            }
+        },
+        Some(other) => Err(format!("expected a host's name, found {}", values::describe(other))),
+    }
 }
 
 fn ready(r: &Table) -> Result<Ready, String> {

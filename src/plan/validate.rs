@@ -28,6 +28,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
 
 fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Result<Plan> {
     let name = raw.name.get_ref().trim().to_string();
+    let hosts = super::hosts::hosts(raw.hosts.as_ref().map(|h| h.get_ref()), &src)?;
     if name.is_empty() {
         return Err(src.error(&raw.name.span(), "the plan's `name` is empty"));
     }
@@ -83,6 +84,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
             notes: &mut notes,
             secrets,
             probes: (&raw.probes, &probe_names),
+            hosts: &hosts,
         },
     )?;
     if points.is_empty() {
@@ -107,6 +109,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
         variants,
         notes,
         secrets: Secrets::default(),
+        hosts,
     })
 }
 

@@ -30,6 +30,9 @@ pub struct RunArgs {
     /// Stop the run at the first failed trial
     #[arg(long)]
     pub fail_fast: bool,
+    /// Copy this perflab to the plan's `[hosts]` first (per-version cache, SHA-256 checked)
+    #[arg(long)]
+    pub install_agent: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -88,6 +91,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
         return Ok(130);
     }
     let quiet = args.quiet || args.json;
+    let hosts = super::hosts::check(plan, args.install_agent, quiet)?;
     let opts = RunOptions {
         runs_dir: args.runs_dir,
         resume: args.resume,
@@ -95,6 +99,15 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
         fail_fast: args.fail_fast,
     };
     let outcome = execute(exp, &opts, &cancel)?;
+    if !hosts.is_empty() {
+        let stored = crate::store::Store::open(&outcome.dir).and_then(|mut s| s.write_hosts(&serde_json::to_value(&hosts)?));
+        if let Err(e) = stored {
+            eprintln!(
+                "perflab: warning: the hosts' facts could not be stored: {}",
+                crate::error::one_line(&e)
+            );
+        }
+    }
     let report = if !matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
         write_report(&outcome.dir)
     } else {

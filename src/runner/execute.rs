@@ -10,7 +10,7 @@ use super::experiment::{Experiment, PreparedTrial};
 use super::hooks::ActiveVariant;
 use super::ledger::Ledger;
 use super::progress::{figures, Progress};
-use super::target::RunningTarget;
+use super::sut::Sut;
 use super::trial::{run_trial, TrialSpec};
 use crate::plan::{Repetitions, ResolvedTarget};
 use crate::store::{reserve, RunInfo, RunStatus, Store, StoredTrial, TrialFailure};
@@ -147,7 +147,7 @@ fn create_run(dir: &Path, exp: &Experiment, started: f64) -> anyhow::Result<Stor
 /// A target kept across trials (restart = "keep"), restarted when its configuration changes.
 struct Kept {
     config: ResolvedTarget,
-    target: RunningTarget,
+    target: Sut,
 }
 
 fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::TrialRecord, primary: &Primary) -> String {
@@ -460,8 +460,8 @@ impl Session {
 }
 
 /// Start a kept target and wait until it is ready (stopping it again when it is not).
-fn start_kept(cfg: &ResolvedTarget, name: &str, ledger: &Ledger, cancel: &Cancel) -> anyhow::Result<RunningTarget> {
-    let mut rt = RunningTarget::launch(cfg, name, ledger)?;
+fn start_kept(cfg: &ResolvedTarget, name: &str, ledger: &Ledger, cancel: &Cancel) -> anyhow::Result<Sut> {
+    let mut rt = Sut::launch(cfg, name, ledger)?;
     match rt.wait_ready(&cfg.ready, cancel) {
         Ok(()) => Ok(rt),
         Err(e) => {

@@ -70,7 +70,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
 
 fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
     let point = &plan.points[t.point];
-    let workload = registry::build(&plan.workload.kind, &t.workload, &PlanLocator(plan)).map_err(|e| {
+    let workload = build_workload(plan, &t.workload).map_err(|e| {
         // The value may come from the matrix: say at which point.
         match point.label.as_str() {
             "" => e,
@@ -88,4 +88,22 @@ fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
         workload,
         probes: t.probes.clone(),
     })
+}
+
+/// The trial's workload: here, or (`host = "server"`, exec only) run by that host's agent.
+fn build_workload(plan: &Plan, table: &toml::Table) -> anyhow::Result<Box<dyn crate::workload::Workload>> {
+    let loc = PlanLocator(plan);
+    let host = crate::plan::host_named(table.get("host"), &plan.hosts)
+        .map_err(|m| registry::located(&loc, Some("host"), &format!("[workload] host: {m}")))?;
+    let mut table = table.clone();
+    table.remove("host");
+    match host {
+        None => registry::build(&plan.workload.kind, &table, &loc),
+        Some(_) if plan.workload.kind != "exec" => Err(registry::located(
+            &loc,
+            Some("host"),
+            "[workload] host: only an exec workload runs on another host (the http workload runs here: point its url at the host)",
+        )),
+        Some(h) => registry::build_exec_on(&table, &loc, Box::new(super::remote_exec::RemoteExec { host: h })),
+    }
 }

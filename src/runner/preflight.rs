@@ -15,7 +15,8 @@ use std::collections::HashSet;
 /// The targets of every point: program, working directory, limits.
 pub fn targets(plan: &Plan) -> anyhow::Result<()> {
     let mut seen: Vec<&ResolvedTarget> = Vec::new();
-    for t in plan.points.iter().filter_map(|p| p.target.as_ref()) {
+    // A remote target's program, directory and limits are checked on its host, when it starts.
+    for t in plan.points.iter().filter_map(|p| p.target.as_ref()).filter(|t| t.host.is_none()) {
         if seen.contains(&t) {
             continue;
         }

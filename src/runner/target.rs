@@ -264,7 +264,7 @@ impl RunningTarget {
     }
 }
 
-fn tcp_accepts(addr: &str) -> bool {
+pub(super) fn tcp_accepts(addr: &str) -> bool {
     use std::net::ToSocketAddrs;
     let Ok(mut addrs) = addr.to_socket_addrs() else {
         return false;
@@ -273,7 +273,7 @@ fn tcp_accepts(addr: &str) -> bool {
 }
 
 /// A minimal HTTP/1.1 GET (plain http only) that answers whether the status is 200.
-fn http_ok(url: &str) -> bool {
+pub(super) fn http_ok(url: &str) -> bool {
     let Some(rest) = url.strip_prefix("http://") else {
         return false;
     };

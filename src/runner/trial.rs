@@ -3,7 +3,8 @@
 
 use super::ledger::Ledger;
 use super::phase::{CurrentPhase, Phase};
-use super::target::RunningTarget;
+use super::remote_target::RemoteSample;
+use super::sut::Sut;
 use crate::monitor::{MonitorConfig, ProcessSelector};
 use crate::plan::{Phases, ResolvedTarget};
 use crate::store::{TaggedSample, TrialFailure, TrialRecord};
@@ -79,7 +80,7 @@ impl Clock {
 pub fn run_trial(
     spec: &TrialSpec,
     workload: &mut dyn Workload,
-    kept: Option<&mut RunningTarget>,
+    kept: Option<&mut Sut>,
     cancel: &Cancel,
     obs: &mut dyn TrialObserver,
 ) -> TrialRecord {
@@ -95,10 +96,10 @@ pub fn run_trial(
     clock.enter(Phase::Setup, &shared, obs);
 
     // The target: our own for this trial, or the kept one.
-    let mut own: Option<RunningTarget> = None;
+    let mut own: Option<Sut> = None;
     if let Some(cfg) = spec.target {
         let name = format!("perflab-{}-t{}", spec.run_tag, spec.id);
-        match RunningTarget::launch(cfg, &name, spec.ledger) {
+        match Sut::launch(cfg, &name, spec.ledger) {
             Ok(mut t) => match t.wait_ready(&cfg.ready, cancel) {
                 Ok(()) => own = Some(t),
                 Err(e) => {
@@ -113,14 +114,15 @@ pub fn run_trial(
             }
         }
     }
-    let target: Option<&mut RunningTarget> = match (own.as_mut(), kept) {
+    let target: Option<&mut Sut> = match (own.as_mut(), kept) {
         (Some(t), _) => Some(t),
         (None, k) => k,
     };
-    let target_pid = target.as_ref().map(|t| t.pid());
+    let target_pid = target.as_ref().and_then(|t| t.local_pid());
     if let Some(t) = &target {
-        rec.limit_mechanism = Some(t.limits.mechanism.to_string());
-        rec.limit_proof = Some(t.limits.proof(t.pid()));
+        let (mechanism, proof) = t.limits();
+        rec.limit_mechanism = Some(mechanism);
+        rec.limit_proof = Some(proof);
     }
 
     // The monitor, sampling from now until the end of recovery.
@@ -139,6 +141,14 @@ pub fn run_trial(
 
     let mut target = target;
     let mut probes = None;
+    // A remote target's host samples itself and the target's tree (its clock offset measured again).
+    if let (Some(t), None) = (target.as_mut(), &rec.failure) {
+        match t.begin_sampling(spec.phases.interval) {
+            Ok(Some(warning)) => eprintln!("perflab: warning: {warning}"),
+            Ok(None) => {}
+            Err(e) => rec.failure = Some(TrialFailure::MonitorDidNotStart(format!("{e:#}"))),
+        }
+    }
     if rec.failure.is_none() {
         clock.enter(Phase::Baseline, &shared, obs);
         match super::probes::start(spec.probes, &spec.phases, &shared) {
@@ -207,14 +217,41 @@ pub fn run_trial(
             rec.failure.get_or_insert(TrialFailure::Monitor(format!("{e:#}")));
         }
     }
-    if let Some(t) = &target {
+    let mut remote = Vec::new();
+    if let Some(t) = target.as_mut() {
         if rec.stderr_tail.is_none() {
             rec.stderr_tail = Some(t.stderr_tail());
         }
+        remote = t.take_samples();
     }
     finish_target(&mut rec, own);
     rec.samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
-    finish(rec, clock)
+    let mut rec = finish(rec, clock);
+    place_remote(&mut rec, remote);
+    rec
+}
+
+/// A remote target's process tree (`proc_target_*`), sampled on its host, placed on this machine's
+/// timeline: each sample gets the phase its time falls in. The host's own system metrics are not
+/// stored yet (they need the store to tell hosts apart).
+fn place_remote(rec: &mut TrialRecord, remote: Vec<RemoteSample>) {
+    for s in remote {
+        let t_s = s.unix_s - rec.started_unix;
+        let Some((phase, _, _)) = rec.phases.iter().find(|(_, a, b)| *a <= t_s && t_s < *b) else {
+            continue;
+        };
+        let values: Vec<(String, f64)> = s.values.into_iter().filter(|(k, _)| k.starts_with("proc_target_")).collect();
+        if values.is_empty() {
+            continue;
+        }
+        rec.samples.push(TaggedSample {
+            phase: phase.clone(),
+            t_s,
+            unix_s: s.unix_s,
+            values,
+        });
+    }
+    rec.samples.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
 }
 
 /// The record of a trial that has not run yet.
@@ -271,7 +308,7 @@ fn start_monitor(
     })
 }
 
-fn died(target: &mut Option<&mut RunningTarget>, phase: Phase) -> Option<TrialFailure> {
+fn died(target: &mut Option<&mut Sut>, phase: Phase) -> Option<TrialFailure> {
     let t = target.as_mut()?;
     t.exited().map(|how| TrialFailure::TargetDied {
         how,
@@ -279,7 +316,7 @@ fn died(target: &mut Option<&mut RunningTarget>, phase: Phase) -> Option<TrialFa
     })
 }
 
-fn finish_target(rec: &mut TrialRecord, t: Option<RunningTarget>) {
+fn finish_target(rec: &mut TrialRecord, t: Option<Sut>) {
     if let Some(t) = t {
         match t.stop() {
             Ok(s) => {

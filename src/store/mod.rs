@@ -5,6 +5,7 @@
 pub mod cli;
 mod codec;
 pub mod export;
+mod hosts;
 mod meta;
 mod pack;
 mod probes;

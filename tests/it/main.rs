@@ -36,6 +36,9 @@ mod plan_parse;
 mod plan_secrets;
 mod probe;
 mod registry_metrics;
+mod remote_agent;
+mod remote_run;
+mod remote_ssh;
 mod report_browser;
 mod report_cli;
 #[allow(dead_code)]

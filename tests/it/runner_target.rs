@@ -19,6 +19,7 @@ fn cfg(cmd: &str, limits: Limits) -> ResolvedTarget {
         stop_signal: libc::SIGTERM,
         grace: Duration::from_secs(2),
         limits,
+        host: None,
     }
 }
 

@@ -12,4 +12,4 @@ mod workload;
 pub use adapters::{Adapter, ParseError, ToolOutput};
 pub use config::ExecConfig;
 pub use preflight::preflight;
-pub use workload::ExecWorkload;
+pub use workload::{ExecWorkload, Runner};

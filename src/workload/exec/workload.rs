@@ -15,12 +15,37 @@ const RAW_KEEP_BYTES: usize = 64 * 1024;
 pub struct ExecWorkload {
     cfg: ExecConfig,
     adapter: Option<&'static dyn Adapter>,
+    /// Where the command runs when not on this machine (a remote host's agent).
+    elsewhere: Option<Box<dyn Runner>>,
+}
+
+/// Runs a command on another machine, to its end, its `timeout` or `cancel`.
+pub trait Runner: Send {
+    fn run(
+        &self,
+        argv: &[String],
+        cwd: Option<&std::path::Path>,
+        env: &std::collections::BTreeMap<String, String>,
+        timeout: std::time::Duration,
+        cancel: &Cancel,
+    ) -> anyhow::Result<Finished>;
 }
 
 impl ExecWorkload {
     pub fn new(cfg: ExecConfig) -> Self {
         let adapter = adapters::select(cfg.adapter.as_deref(), &cfg.command.words());
-        ExecWorkload { cfg, adapter }
+        ExecWorkload {
+            cfg,
+            adapter,
+            elsewhere: None,
+        }
+    }
+
+    /// The same workload, its commands run by `runner` (on another machine) and read by the same
+    /// adapter.
+    pub fn on(mut self, runner: Box<dyn Runner>) -> Self {
+        self.elsewhere = Some(runner);
+        self
     }
 
     /// The adapter that will parse the output, if any.
@@ -30,6 +55,9 @@ impl ExecWorkload {
 
     fn spawn(&self, cmd: &CommandLine, cancel: &Cancel) -> anyhow::Result<Finished> {
         let timeout = self.cfg.timeout().map_err(crate::error::usage)?;
+        if let Some(r) = &self.elsewhere {
+            return r.run(&cmd.argv(), self.cfg.cwd.as_deref(), &self.cfg.env, timeout, cancel);
+        }
         process::run(&cmd.argv(), self.cfg.cwd.as_deref(), &self.cfg.env, timeout, cancel)
     }
 }
@@ -114,6 +142,9 @@ impl ExecWorkload {
     /// Remove the report files the tool will write (see [`Adapter::output_files`]).
     fn remove_stale_outputs(&self) -> Result<(), String> {
         let Some(a) = self.adapter else { return Ok(()) };
+        if self.elsewhere.is_some() {
+            return Ok(()); // they are on the other machine
+        }
         for name in a.output_files(&self.cfg.command.words()) {
             let path = match &self.cfg.cwd {
                 Some(dir) if !std::path::Path::new(&name).is_absolute() => dir.join(&name),

@@ -105,6 +105,17 @@ pub fn build(kind: &str, table: &toml::Table, loc: &dyn Locator) -> anyhow::Resu
     Ok(w)
 }
 
+/// An exec workload run on another machine by `runner` (`[workload] host = "server"`).
+pub fn build_exec_on(
+    table: &toml::Table,
+    loc: &dyn Locator,
+    runner: Box<dyn crate::workload::exec::Runner>,
+) -> anyhow::Result<Box<dyn Workload>> {
+    let mut table = table.clone();
+    table.remove("type");
+    exec::build_on(table, loc, runner)
+}
+
 /// The dry run's line for a built workload: what runs and its headline figures.
 pub fn describe(w: &dyn Workload) -> String {
     format!("{} · primary: {}", w.describe(), w.primary().describe())

@@ -1,0 +1,303 @@
+//! `perflab agent --stdio`: the far end of a remote host's channel. It reads requests (JSON lines,
+//! docs/agent.md) on stdin and answers on stdout: its versions and the host's facts, clock
+//! exchanges, targets started (own process group, cgroup limits through the runner's own code),
+//! readiness from the target's log, stops (signal, grace, SIGKILL), sampling on an absolute
+//! schedule, and exec commands run to their end.
+//!
+//! When the channel closes for any reason (end of input, a read error, `bye`), the agent stops
+//! every target it started, removes their cgroups, kills what its exec commands left, runs nothing
+//! more and exits.
+
+pub mod cli;
+mod exec;
+mod facts;
+
+use crate::monitor::{BackgroundSampler, MonitorConfig, ProcessSelector};
+use crate::plan::{LogPattern, Ready, ResolvedTarget};
+use crate::remote::protocol::{self, ClockReply, CommandSpec, Envelope, Event, Hello, Reply, Request, Started, Stopped, TargetSpec};
+use crate::runner::limits::{Applied, CpuSpec, Limits};
+use crate::runner::target::RunningTarget;
+use crate::util::command::CommandLine;
+use crate::util::Cancel;
+use std::collections::BTreeMap;
+use std::io::{BufRead, Write};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use facts::facts;
+
+/// Where replies and events go: one line each, written whole under a lock.
+#[derive(Clone)]
+pub struct Out(Arc<Mutex<Box<dyn Write + Send>>>);
+
+impl Out {
+    pub fn new(w: Box<dyn Write + Send>) -> Out {
+        Out(Arc::new(Mutex::new(w)))
+    }
+
+    fn line(&self, v: &impl serde::Serialize) -> bool {
+        let Ok(mut text) = serde_json::to_string(v) else {
+            return false;
+        };
+        text.push('\n');
+        let mut w = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        w.write_all(text.as_bytes()).and_then(|_| w.flush()).is_ok()
+    }
+
+    fn reply(&self, id: u64, r: anyhow::Result<serde_json::Value>) -> bool {
+        let reply = match r {
+            Ok(v) => Reply {
+                id,
+                ok: true,
+                result: Some(v),
+                error: None,
+            },
+            Err(e) => Reply {
+                id,
+                ok: false,
+                result: None,
+                error: Some(crate::error::one_line(&e)),
+            },
+        };
+        self.line(&reply)
+    }
+}
+
+/// The agent's clock: the wall clock, shifted by the testing aid of [`protocol::CLOCK_SKEW_ENV`].
+#[derive(Clone, Copy)]
+pub struct Clock {
+    skew_s: f64,
+}
+
+impl Clock {
+    pub fn from_env() -> Clock {
+        let skew_ms = std::env::var(protocol::CLOCK_SKEW_ENV)
+            .ok()
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .unwrap_or(0.0);
+        Clock {
+            skew_s: if skew_ms.is_finite() { skew_ms / 1000.0 } else { 0.0 },
+        }
+    }
+
+    pub fn now(&self) -> f64 {
+        crate::util::time::unix_now() + self.skew_s
+    }
+}
+
+/// Everything the agent started, stopped when the channel closes.
+struct Agent {
+    out: Out,
+    clock: Clock,
+    targets: BTreeMap<String, RunningTarget>,
+    sampler: Option<BackgroundSampler>,
+    execs: exec::Groups,
+}
+
+/// Serve requests from `input` until it ends, then clean up. Returns the exit code.
+pub fn serve(input: impl BufRead, out: Out) -> i32 {
+    let mut agent = Agent {
+        out,
+        clock: Clock::from_env(),
+        targets: BTreeMap::new(),
+        sampler: None,
+        execs: exec::Groups::default(),
+    };
+    for line in input.lines() {
+        let Ok(line) = line else { break };
+        let t1 = agent.clock.now();
+        if line.trim().is_empty() {
+            continue;
+        }
+        let env: Envelope = match serde_json::from_str(&line) {
+            Ok(e) => e,
+            Err(e) => {
+                let id = serde_json::from_str::<serde_json::Value>(&line)
+                    .ok()
+                    .and_then(|v| v.get("id")?.as_u64())
+                    .unwrap_or(0);
+                agent.out.reply(id, Err(anyhow::anyhow!("agent: cannot read the request: {e}")));
+                continue;
+            }
+        };
+        if matches!(env.request, Request::Bye) {
+            agent.shutdown();
+            agent.out.reply(env.id, Ok(serde_json::Value::Null));
+            return 0;
+        }
+        let r = agent.handle(env.id, env.request, t1);
+        if let Some(r) = r {
+            if !agent.out.reply(env.id, r) {
+                break; // the channel is gone
+            }
+        }
+    }
+    agent.shutdown();
+    0
+}
+
+fn json(v: impl serde::Serialize) -> anyhow::Result<serde_json::Value> {
+    Ok(serde_json::to_value(v)?)
+}
+
+impl Agent {
+    /// Answer one request; None when the answer is sent later (by an exec thread) or already sent.
+    fn handle(&mut self, id: u64, req: Request, t1: f64) -> Option<anyhow::Result<serde_json::Value>> {
+        Some(match req {
+            Request::Hello { .. } => json(Hello {
+                protocol: protocol::PROTOCOL,
+                perflab: env!("CARGO_PKG_VERSION").to_string(),
+                facts: facts(),
+            }),
+            Request::Clock => json(ClockReply { t1, t2: self.clock.now() }),
+            Request::Start { name, target } => self.start(&name, &target),
+            Request::Ready { name, log, timeout_s } => self.ready(&name, &log, timeout_s),
+            Request::Status { name } => match self.targets.get_mut(&name) {
+                Some(t) => json(protocol::TargetStatus { died: t.exited() }),
+                None => Err(anyhow::anyhow!("no target named `{name}` runs on this host")),
+            },
+            Request::Stop { name } => self.stop(&name),
+            Request::Sample { interval_s, targets, pids } => self.sample(interval_s, &targets, &pids),
+            Request::SampleStop => {
+                if let Some(s) = self.sampler.take() {
+                    let _ = s.stop();
+                }
+                Ok(serde_json::Value::Null)
+            }
+            Request::Exec {
+                command,
+                cwd,
+                env,
+                timeout_s,
+            } => {
+                exec::spawn(id, command, cwd, env, timeout_s, self.out.clone(), self.execs.clone());
+                return None;
+            }
+            Request::Bye => Ok(serde_json::Value::Null),
+        })
+    }
+
+    fn start(&mut self, name: &str, spec: &TargetSpec) -> anyhow::Result<serde_json::Value> {
+        if self.targets.contains_key(name) {
+            anyhow::bail!("a target named `{name}` is already running on this host");
+        }
+        let cfg = resolve(spec)?;
+        let unique = format!("agent-{}-{name}", std::process::id());
+        let limits = Applied::prepare(&cfg.limits, &unique)?;
+        let t = RunningTarget::start(&cfg, limits)?;
+        let started = Started {
+            pid: t.pid() as i32,
+            mechanism: t.limits.mechanism.to_string(),
+            proof: t.limits.proof(t.pid()),
+        };
+        self.targets.insert(name.to_string(), t);
+        json(started)
+    }
+
+    fn ready(&mut self, name: &str, log: &str, timeout_s: f64) -> anyhow::Result<serde_json::Value> {
+        let t = self
+            .targets
+            .get_mut(name)
+            .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
+        let pattern = LogPattern::new(log).map_err(|e| anyhow::anyhow!("ready log pattern: {e}"))?;
+        let timeout = Duration::try_from_secs_f64(timeout_s).unwrap_or(Duration::from_secs(30));
+        t.wait_ready(&Ready::Log { pattern, timeout }, &Cancel::new())?;
+        Ok(serde_json::Value::Null)
+    }
+
+    fn stop(&mut self, name: &str) -> anyhow::Result<serde_json::Value> {
+        let t = self
+            .targets
+            .remove(name)
+            .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
+        let s = t.stop()?;
+        json(Stopped {
+            died: s.died,
+            stdout_tail: s.stdout_tail,
+            stderr_tail: s.stderr_tail,
+        })
+    }
+
+    fn sample(&mut self, interval_s: f64, targets: &[String], pids: &[i32]) -> anyhow::Result<serde_json::Value> {
+        let interval = Duration::try_from_secs_f64(interval_s).unwrap_or_default();
+        if interval < Duration::from_millis(10) {
+            anyhow::bail!("sampling interval {interval_s} s is too short: the minimum is 10ms");
+        }
+        if let Some(s) = self.sampler.take() {
+            let _ = s.stop();
+        }
+        let mut processes = Vec::new();
+        for name in targets {
+            let t = self
+                .targets
+                .get(name)
+                .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
+            processes.push(ProcessSelector::tree(name, t.pid() as i32));
+        }
+        for pid in pids {
+            processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
+        }
+        let cfg = MonitorConfig {
+            interval,
+            processes,
+            ..MonitorConfig::default()
+        };
+        let out = self.out.clone();
+        let skew = self.clock.skew_s;
+        let s = crate::monitor::spawn(cfg, Cancel::new(), move |s| {
+            out.line(&Event::Sample {
+                unix_s: s.unix_s + skew,
+                elapsed_s: s.elapsed_s,
+                values: s.values,
+            });
+        })?;
+        self.sampler = Some(s);
+        Ok(serde_json::Value::Null)
+    }
+
+    /// Stop sampling, every target (signal, grace, SIGKILL; cgroups removed) and every exec group.
+    fn shutdown(&mut self) {
+        if let Some(s) = self.sampler.take() {
+            let _ = s.stop();
+        }
+        for (name, t) in std::mem::take(&mut self.targets) {
+            if let Err(e) = t.stop() {
+                eprintln!("perflab agent: stopping target `{name}`: {}", crate::error::one_line(&e));
+            }
+        }
+        self.execs.kill_all();
+    }
+}
+
+/// The runner's view of a target the controller sent.
+fn resolve(spec: &TargetSpec) -> anyhow::Result<ResolvedTarget> {
+    let command = match &spec.command {
+        CommandSpec::Argv(a) => CommandLine::Argv(a.clone()),
+        CommandSpec::Shell(s) => CommandLine::Shell(s.clone()),
+    };
+    let cpus = match spec.cpus.as_deref() {
+        None => None,
+        Some(s) => Some(match s.trim().parse::<usize>() {
+            Ok(n) => CpuSpec::Count(n),
+            Err(_) => CpuSpec::List(crate::runner::limits::parse_cpu_list(s).map_err(|e| anyhow::anyhow!("cpus: {e}"))?),
+        }),
+    };
+    let limits = Limits {
+        cpus,
+        cpu_quota: spec.cpu_quota,
+        memory: spec.memory,
+    };
+    if let Some((key, why)) = crate::runner::limits::unsupported(&limits) {
+        anyhow::bail!("{key}: {why}");
+    }
+    Ok(ResolvedTarget {
+        command,
+        cwd: spec.cwd.as_ref().map(std::path::PathBuf::from),
+        env: spec.env.clone(),
+        ready: Ready::None,
+        stop_signal: spec.stop_signal,
+        grace: Duration::try_from_secs_f64(spec.grace_s).unwrap_or(Duration::from_secs(5)),
+        limits,
+        host: None,
+    })
+}

@@ -1,0 +1,117 @@
+//! `[hosts]`: the machines a plan names, each reached over ssh (`server = { ssh = "user@addr" }`).
+//! `local` is always the machine perflab runs on and cannot be redefined.
+
+use super::source::Source;
+use toml::{Table, Value};
+
+/// The keys one host accepts.
+pub const HOST_KEYS: &[&str] = &["ssh", "port", "identity", "ssh_options", "perflab"];
+
+/// One remote host of `[hosts]`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostSpec {
+    /// The name the plan uses (`host = "server"`).
+    pub name: String,
+    /// The ssh destination: `user@address`, an address, or an alias of `~/.ssh/config`.
+    pub ssh: String,
+    pub port: Option<u16>,
+    /// A private key file (`ssh -i`).
+    pub identity: Option<String>,
+    /// More `ssh -o` options, as `Key=value`.
+    pub ssh_options: Vec<String>,
+    /// The perflab to start on the host (default: the per-version cache `perflab hosts install`
+    /// fills, else `perflab` on the host's PATH).
+    pub perflab: Option<String>,
+}
+
+/// The hosts of a `[hosts]` table, in the plan's order; errors at their place in the plan.
+pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec>> {
+    let Some(table) = table else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for (name, v) in table {
+        let here = |key: Option<&str>, msg: String| {
+            let mut path = vec!["hosts", name.as_str()];
+            path.extend(key);
+            src.error(&src.key_span(&path), msg)
+        };
+        if name == "local" {
+            return Err(here(
+                None,
+                "`local` is the machine perflab runs on: it cannot be redefined in [hosts]".into(),
+            ));
+        }
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(here(None, format!("host name `{name}`: use letters, digits, `-` and `_`")));
+        }
+        let Value::Table(t) = v else {
+            return Err(here(
+                None,
+                format!("host `{name}` must be a table such as {{ ssh = \"user@192.168.56.10\" }}"),
+            ));
+        };
+        for k in t.keys() {
+            if !HOST_KEYS.contains(&k.as_str()) {
+                let hint = crate::util::suggest::nearest(k, HOST_KEYS)
+                    .map(|c| format!(" (did you mean `{c}`?)"))
+                    .unwrap_or_default();
+                return Err(here(Some(k), format!("unknown key `{k}` in host `{name}`{hint}")));
+            }
+        }
+        let text = |key: &str| -> anyhow::Result<Option<String>> {
+            match t.get(key) {
+                None => Ok(None),
+                Some(Value::String(s)) if !s.trim().is_empty() && !s.starts_with('-') && !s.contains(['\n', '\0']) => Ok(Some(s.clone())),
+                Some(_) => Err(here(
+                    Some(key),
+                    format!("`{key}` of host `{name}` must be a non-empty string not starting with `-`"),
+                )),
+            }
+        };
+        let ssh = text("ssh")?.ok_or_else(|| {
+            here(
+                None,
+                format!("host `{name}` needs `ssh` (an ssh destination such as \"user@192.168.56.10\")"),
+            )
+        })?;
+        let port = match t.get("port") {
+            None => None,
+            Some(Value::Integer(p)) if (1..=65535).contains(p) => Some(*p as u16),
+            Some(_) => {
+                return Err(here(
+                    Some("port"),
+                    format!("`port` of host `{name}` must be a port number (1 to 65535)"),
+                ))
+            }
+        };
+        let ssh_options = match t.get("ssh_options") {
+            None => Vec::new(),
+            Some(Value::Array(a)) => a
+                .iter()
+                .map(|o| match o {
+                    Value::String(s) if s.contains('=') && !s.starts_with('-') && !s.contains(['\n', '\0']) => Ok(s.clone()),
+                    _ => Err(here(
+                        Some("ssh_options"),
+                        format!("`ssh_options` of host `{name}`: each option is \"Key=value\""),
+                    )),
+                })
+                .collect::<anyhow::Result<_>>()?,
+            Some(_) => {
+                return Err(here(
+                    Some("ssh_options"),
+                    format!("`ssh_options` of host `{name}` is a list of \"Key=value\""),
+                ))
+            }
+        };
+        out.push(HostSpec {
+            name: name.clone(),
+            ssh,
+            port,
+            identity: text("identity")?,
+            ssh_options,
+            perflab: text("perflab")?,
+        });
+    }
+    Ok(out)
+}

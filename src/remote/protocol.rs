@@ -1,0 +1,212 @@
+//! The agent protocol: JSON lines over the agent's stdin (requests) and stdout (replies and
+//! events), documented in docs/agent.md. Both ends are this binary, so the types are shared.
+
+use serde::{Deserialize, Serialize};
+
+/// The protocol's version: the controller refuses an agent that speaks another one.
+pub const PROTOCOL: u32 = 1;
+
+/// The environment variable that shifts every time the agent reports by this many milliseconds (a
+/// testing aid: it simulates a host whose clock is off, so that the offset measurement can be
+/// checked against a known answer).
+pub const CLOCK_SKEW_ENV: &str = "PERFLAB_AGENT_CLOCK_SKEW_MS";
+
+/// One request line: an id the reply repeats, and the operation.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Envelope {
+    pub id: u64,
+    #[serde(flatten)]
+    pub request: Request,
+}
+
+/// What the controller asks.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Request {
+    /// The first request: the agent answers with its versions and the host's facts.
+    Hello { protocol: u32 },
+    /// One clock exchange: the agent answers with the time it read the request (`t1`) and the time
+    /// it sent the reply (`t2`).
+    Clock,
+    /// Start a target (in its own process group, inside its limits, on the agent's host).
+    Start { name: String, target: TargetSpec },
+    /// Wait until a started target logs a line matching `log` (a regular expression).
+    Ready { name: String, log: String, timeout_s: f64 },
+    /// Whether a started target still runs: answered with [`TargetStatus`].
+    Status { name: String },
+    /// Stop a target: its stop signal, the grace period, then SIGKILL to its group and cgroups.
+    Stop { name: String },
+    /// Sample the host (and the process trees of the named targets and pids) every `interval_s`,
+    /// on an absolute schedule, until `sample_stop`; each interval comes as a `sample` event.
+    Sample {
+        interval_s: f64,
+        #[serde(default)]
+        targets: Vec<String>,
+        #[serde(default)]
+        pids: Vec<i32>,
+    },
+    /// Stop sampling.
+    SampleStop,
+    /// Run a command to its end (or `timeout_s`) and return its status and output.
+    Exec {
+        command: CommandSpec,
+        #[serde(default)]
+        cwd: Option<String>,
+        #[serde(default)]
+        env: Vec<(String, String)>,
+        timeout_s: f64,
+    },
+    /// Stop everything the agent started and exit.
+    Bye,
+}
+
+/// A command: an argv list (run directly) or a shell string (run with `sh -c`).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum CommandSpec {
+    Argv(Vec<String>),
+    Shell(String),
+}
+
+/// A target as the agent starts it: the plan's `[target]`, resolved on the controller.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TargetSpec {
+    pub command: CommandSpec,
+    #[serde(default)]
+    pub cwd: Option<String>,
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    pub stop_signal: i32,
+    pub grace_s: f64,
+    /// A CPU list (`"0-1"`), or a count (`"2"`), checked on the agent's host.
+    #[serde(default)]
+    pub cpus: Option<String>,
+    #[serde(default)]
+    pub cpu_quota: Option<f64>,
+    /// Bytes.
+    #[serde(default)]
+    pub memory: Option<u64>,
+}
+
+/// One reply line: `ok` with a `result`, or not `ok` with an `error` in the user's terms.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Reply {
+    pub id: u64,
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// An event line, not an answer to one request.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// One sampling interval, stamped with the agent host's clock.
+    Sample {
+        unix_s: f64,
+        elapsed_s: f64,
+        values: Vec<(String, f64)>,
+    },
+    /// A target exited on its own.
+    Exited { name: String, how: String },
+}
+
+/// A line from the agent: a reply (it has an `id`) or an event.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(untagged)]
+pub enum Line {
+    Reply(Reply),
+    Event(Event),
+}
+
+/// The agent's answer to `hello`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Hello {
+    pub protocol: u32,
+    pub perflab: String,
+    pub facts: Facts,
+}
+
+/// What the controller learns about a host.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct Facts {
+    pub hostname: String,
+    /// `uname -m`: x86_64, aarch64, ...
+    pub arch: String,
+    pub kernel: String,
+    pub cpu_model: String,
+    pub cpus: usize,
+    pub mem_bytes: u64,
+    /// The cgroup mechanism limits would use there: v2, hybrid or none.
+    pub cgroups: String,
+}
+
+/// The agent's answer to `clock`: its clock when the request arrived and when the reply left.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ClockReply {
+    pub t1: f64,
+    pub t2: f64,
+}
+
+/// The agent's answer to `start`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Started {
+    pub pid: i32,
+    pub mechanism: String,
+    /// The limits read back from the host (as stored with a local trial).
+    pub proof: String,
+}
+
+/// The agent's answer to `status`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct TargetStatus {
+    /// None while the target runs; how it exited once it has.
+    pub died: Option<String>,
+}
+
+/// The agent's answer to `stop`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Stopped {
+    pub died: Option<String>,
+    pub stdout_tail: String,
+    pub stderr_tail: String,
+}
+
+/// The agent's answer to `exec`.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct ExecResult {
+    /// The exit status, None when killed by a signal (or at the time-out).
+    pub status: Option<i32>,
+    pub timed_out: bool,
+    pub elapsed_s: f64,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_one_flat_object_per_line() {
+        let e = Envelope {
+            id: 7,
+            request: Request::Stop { name: "t".into() },
+        };
+        let s = serde_json::to_string(&e).unwrap();
+        assert_eq!(s, r#"{"id":7,"op":"stop","name":"t"}"#);
+        let back: Envelope = serde_json::from_str(r#"{"id":3,"op":"clock"}"#).unwrap();
+        assert_eq!(back.id, 3);
+        assert!(matches!(back.request, Request::Clock));
+    }
+
+    #[test]
+    fn lines_are_told_apart_by_their_id() {
+        let r: Line = serde_json::from_str(r#"{"id":1,"ok":true,"result":{"t1":1.0,"t2":2.0}}"#).unwrap();
+        assert!(matches!(r, Line::Reply(Reply { id: 1, ok: true, .. })));
+        let e: Line = serde_json::from_str(r#"{"event":"sample","unix_s":1.5,"elapsed_s":1.0,"values":[["cpu_busy_pct",3.0]]}"#).unwrap();
+        assert!(matches!(e, Line::Event(Event::Sample { .. })));
+    }
+}

@@ -1,0 +1,307 @@
+//! `perflab run` with `[target] host = "server"`, over the real sshd of `remote_ssh` (called from
+//! its one test, which owns the server): perflab serve started on the server by its agent, loaded
+//! by the http workload from this machine; and the ssh client killed mid-trial.
+
+use crate::remote_ssh::{group_alive, Server};
+use perflab::store::Store;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+/// serve's port on the server.
+const SERVE_PORT: u16 = 18216;
+
+fn plan(srv: &Server, key: &Path, load: &str, repetitions: u32, limits: &str) -> std::path::PathBuf {
+    let addr = &srv.addr;
+    let body = format!(
+        r#"name = "remote-target"
+repetitions = {repetitions}
+
+[hosts]
+{host}
+
+[matrix]
+machine = ["server"]
+
+[target]
+host = "${{machine}}"
+command = ["{BIN}", "serve", "--host", "{addr}", "--port", "{SERVE_PORT}"]
+ready = {{ tcp = "{addr}:{SERVE_PORT}", timeout = "10s" }}
+stop = {{ signal = "SIGTERM", grace = "5s" }}
+{limits}
+
+[workload]
+type = "http"
+url = "http://{addr}:{SERVE_PORT}/"
+connections = 2
+
+[phases]
+baseline = "300ms"
+warmup = 0
+load = "{load}"
+recovery = "300ms"
+interval = "100ms"
+"#,
+        host = srv.toml_host("server", key, BIN),
+    );
+    let dir = srv.dir.path().join(format!("plan-{load}"));
+    std::fs::create_dir_all(&dir).expect("plan dir");
+    crate::common::write_plan(&dir, &body)
+}
+
+/// The served count serve prints on its way out (`served N requests`).
+fn served(stdout: &str) -> Option<u64> {
+    let line = stdout.lines().find(|l| l.starts_with("served "))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The trials complete; the server's process tree is stored (`proc_target_*`, sampled there); the
+/// requests the workload counted are the ones serve counted (give or take those in flight when the
+/// load phase ended, at most one per connection).
+pub fn target_on_the_server(srv: &Server, key: &Path) {
+    let runs = srv.dir.path().join("runs-target");
+    let out = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(plan(srv, key, "1s", 1, ""))
+        .output()
+        .expect("perflab run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
+    let trials = store.trials().expect("trials");
+    assert_eq!(trials.len(), 1);
+    let t = &trials[0];
+    assert!(t.ok(), "{:?}", t.failure);
+    let requests = t.metric("requests").expect("requests") as u64;
+    assert!(requests > 0);
+    let stdout = t.stdout_tail.clone().unwrap_or_default();
+    let served = served(&stdout).unwrap_or_else(|| panic!("serve's count in its stdout: {stdout:?}"));
+    assert!(
+        served >= requests && served <= requests + 2,
+        "serve counted {served}, the workload {requests}"
+    );
+    let samples = store.samples(t.id).expect("samples");
+    let tree: Vec<_> = samples
+        .iter()
+        .filter(|s| s.values.iter().any(|(k, _)| k == "proc_target_cpu_pct"))
+        .collect();
+    assert!(tree.len() >= 5, "the server's process tree was sampled: {} samples", tree.len());
+    assert!(tree.iter().any(|s| s.phase == "load"), "samples placed in the load phase");
+    for s in &tree {
+        let (a, b) = t.phases.iter().find(|p| p.0 == s.phase).map(|p| (p.1, p.2)).expect("its phase");
+        assert!(
+            a <= s.t_s && s.t_s < b,
+            "a sample at {} s is in its phase {} ({a}..{b})",
+            s.t_s,
+            s.phase
+        );
+    }
+    eprintln!(
+        "remote target: {requests} requests by the workload, {served} served, {} tree samples",
+        tree.len()
+    );
+}
+
+/// Processes whose parent is `ppid` and whose name is `comm`.
+fn children_named(ppid: u32, comm: &str) -> Vec<u32> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let Some((head, rest)) = stat.rsplit_once(')') else { continue };
+        let name = head.split_once('(').map(|(_, n)| n).unwrap_or_default();
+        let parent = rest.split_whitespace().nth(1).and_then(|p| p.parse::<u32>().ok());
+        if name == comm && parent == Some(ppid) {
+            out.push(pid);
+        }
+    }
+    out
+}
+
+/// The pid of the serve process listening on the test port (the target on the server).
+fn serve_pid() -> Option<i32> {
+    let port = SERVE_PORT.to_string();
+    std::fs::read_dir("/proc").into_iter().flatten().flatten().find_map(|e| {
+        let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmd.split(|b| *b == 0).collect();
+        (args.iter().any(|a| *a == b"serve") && args.contains(&port.as_bytes())).then_some(pid)
+    })
+}
+
+/// Cgroups the agent made (named `agent-<pid>-…`) that are still there.
+fn agent_cgroups() -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![std::path::PathBuf::from("/sys/fs/cgroup")];
+    let mut visited = 0;
+    while let Some(d) = stack.pop() {
+        visited += 1;
+        if visited > 100_000 {
+            break;
+        }
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                let name = e.file_name().to_string_lossy().to_string();
+                if name.starts_with("agent-") && name.contains("perflab-") {
+                    out.push(e.path().display().to_string());
+                }
+                stack.push(e.path());
+            }
+        }
+    }
+    out
+}
+
+/// The ssh client killed during the first trial's load: that trial fails with the reason, the
+/// target's process group is gone on the server, no cgroup is left, and the second trial (a new
+/// channel) completes.
+pub fn channel_lost_mid_trial(srv: &Server, key: &Path) {
+    let runs = srv.dir.path().join("runs-lost");
+    let mut child = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(plan(srv, key, "3s", 2, "cpu_quota = 1.5"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("perflab run");
+    // Wait for the target on the server, then for the load to be under way.
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut target = None;
+    while target.is_none() && Instant::now() < end {
+        target = serve_pid();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let Some(target) = target else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the target never started on the server");
+    };
+    std::thread::sleep(Duration::from_millis(1200));
+    let during = agent_cgroups();
+    let ssh = children_named(child.id(), "ssh");
+    assert_eq!(ssh.len(), 1, "one ssh client carries the trial's channel: {ssh:?}");
+    // SAFETY: kill takes two integers; the pid is the ssh client our perflab run started.
+    unsafe { libc::kill(ssh[0] as i32, libc::SIGKILL) };
+    let gone = Instant::now() + Duration::from_secs(10);
+    while group_alive(target) && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!group_alive(target), "the target's process group survived on the server");
+    let out = child.wait_with_output().expect("perflab run ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
+    let trials = store.trials().expect("trials");
+    assert_eq!(trials.len(), 2, "the run went on: {err}");
+    let why = trials[0].failure.clone().unwrap_or_default();
+    assert!(why.contains("lost with its host's channel"), "trial 0: {why:?}");
+    assert!(trials[1].ok(), "trial 1 (a new channel): {:?}", trials[1].failure);
+    let mechanism = trials[1].limit_mechanism.clone().unwrap_or_default();
+    if mechanism.contains("cgroup") {
+        assert!(!during.is_empty(), "the target's cgroups are found while it runs");
+    } else {
+        eprintln!("NOTE: the server applied the limit by {mechanism:?}, not a cgroup: no cgroup to check");
+    }
+    assert!(agent_cgroups().is_empty(), "cgroups left: {:?}", agent_cgroups());
+    eprintln!("lost channel: trial 0 failed with: {why}; limits by {mechanism}");
+}
+
+/// An exec workload on the server (`[workload] host = "${machine}"`, swept over `local` and
+/// `server`): stress-ng run by the agent is read by the same adapter, into the same metrics, as the
+/// one run here.
+pub fn exec_on_the_server(srv: &Server, key: &Path) {
+    if Command::new("stress-ng").arg("--version").output().is_err() {
+        eprintln!("SKIPPED (exec on the server): stress-ng is not installed (see .ci/packages.txt)");
+        return;
+    }
+    let body = format!(
+        r#"name = "remote-exec"
+
+[hosts]
+{host}
+
+[matrix]
+machine = ["local", "server"]
+
+[workload]
+type = "exec"
+host = "${{machine}}"
+command = ["stress-ng", "--cpu", "1", "--cpu-method", "matrixprod", "--timeout", "1s", "--metrics-brief"]
+
+[phases]
+baseline = 0
+warmup = 0
+recovery = 0
+interval = "200ms"
+"#,
+        host = srv.toml_host("server", key, BIN),
+    );
+    let dir = srv.dir.path().join("plan-exec");
+    std::fs::create_dir_all(&dir).expect("plan dir");
+    let runs = srv.dir.path().join("runs-exec");
+    let out = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(crate::common::write_plan(&dir, &body))
+        .output()
+        .expect("perflab run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
+    let trials = store.trials().expect("trials");
+    assert_eq!(trials.len(), 2);
+    let names = |i: usize| {
+        let t = &trials[i];
+        assert!(t.ok(), "trial {i}: {:?}", t.failure);
+        assert_eq!(t.workload, "exec:stress-ng");
+        let mut n: Vec<String> = t.metrics.iter().map(|m| m.name.clone()).collect();
+        n.sort();
+        n
+    };
+    let (local, remote) = (names(0), names(1));
+    assert!(trials[1].params_json.contains("server"), "{}", trials[1].params_json);
+    assert!(local.iter().any(|n| n == "cpu_bogo_ops_per_s"), "{local:?}");
+    // The agent does not report the command's CPU time, so only the adapter's metrics are compared.
+    let adapter = |v: &[String]| v.iter().filter(|n| n.starts_with("cpu_")).cloned().collect::<Vec<_>>();
+    assert_eq!(adapter(&local), adapter(&remote));
+    assert!(trials[1].metric("cpu_bogo_ops").unwrap_or(0.0) > 0.0);
+}
+
+/// Ctrl-C on this machine (SIGINT to perflab alone, as a terminal's Ctrl-C reaches perflab's group
+/// and not ssh's) mid-trial: the run ends interrupted, and nothing of the target is left on the
+/// server (its process group, its cgroups).
+pub fn ctrl_c_leaves_nothing_on_the_server(srv: &Server, key: &Path) {
+    let runs = srv.dir.path().join("runs-ctrl-c");
+    let mut child = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(plan(srv, key, "5s", 1, "cpu_quota = 1.5"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("perflab run");
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut target = None;
+    while target.is_none() && Instant::now() < end {
+        target = serve_pid();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let Some(target) = target else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the target never started on the server");
+    };
+    std::thread::sleep(Duration::from_millis(1000));
+    // SAFETY: kill takes two integers; the pid is the perflab run this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().expect("perflab run ends");
+    assert!(!status.success(), "an interrupted run says so");
+    let gone = Instant::now() + Duration::from_secs(10);
+    while group_alive(target) && Instant::now() < gone {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(!group_alive(target), "the target's process group survived Ctrl-C on the server");
+    assert!(agent_cgroups().is_empty(), "cgroups left: {:?}", agent_cgroups());
+}
