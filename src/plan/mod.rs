@@ -19,8 +19,8 @@ mod validate;
 mod values;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
-pub use probes::MAX_PROBES;
 pub use hosts::{HostSpec, HOST_KEYS};
+pub use probes::MAX_PROBES;
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
