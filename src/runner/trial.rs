@@ -161,45 +161,7 @@ pub fn run_trial(
         rec.failure = died(&mut target, Phase::Baseline);
     }
     if rec.failure.is_none() && !cancel.is_cancelled() {
-        clock.enter(Phase::Warmup, &shared, obs);
-        let mut load_started = false;
-        let run = {
-            let clock = &mut clock;
-            let shared = &shared;
-            let obs: &mut dyn TrialObserver = obs;
-            let mut on_load = || {
-                clock.enter(Phase::Load, shared, obs);
-                load_started = true;
-            };
-            workload.run(
-                RunSpec {
-                    warmup: spec.phases.warmup,
-                    load: spec.phases.load,
-                },
-                cancel,
-                &mut on_load,
-            )
-        };
-        if !load_started {
-            clock.enter(Phase::Load, &shared, obs);
-        }
-        match run {
-            Ok(r) => {
-                if let Some(f) = &r.failure {
-                    // A workload stopped by Ctrl-C says so in its own words; the trial was interrupted.
-                    rec.failure = Some(if cancel.is_cancelled() {
-                        TrialFailure::Interrupted
-                    } else {
-                        TrialFailure::Workload(f.clone())
-                    });
-                }
-                rec.result = Some(r);
-            }
-            Err(e) => rec.failure = Some(TrialFailure::WorkloadError(format!("{e:#}"))),
-        }
-        if rec.failure.is_none() {
-            rec.failure = died(&mut target, Phase::Load);
-        }
+        warmup_and_load(spec, workload, cancel, obs, &mut clock, &shared, &mut rec, &mut target);
     }
     if !cancel.is_cancelled() && rec.failure.is_none() {
         clock.enter(Phase::Recovery, &shared, obs);
@@ -229,6 +191,59 @@ pub fn run_trial(
     let mut rec = finish(rec, clock);
     place_remote(&mut rec, remote);
     rec
+}
+
+/// The warm-up and load phases: the workload runs, the load phase starts at its cutover (or when
+/// it returns, for a workload without one), and its result or failure goes into `rec`.
+#[allow(clippy::too_many_arguments)]
+fn warmup_and_load(
+    spec: &TrialSpec,
+    workload: &mut dyn Workload,
+    cancel: &Cancel,
+    obs: &mut dyn TrialObserver,
+    clock: &mut Clock,
+    shared: &CurrentPhase,
+    rec: &mut TrialRecord,
+    target: &mut Option<&mut Sut>,
+) {
+    clock.enter(Phase::Warmup, shared, obs);
+    let mut load_started = false;
+    let run = {
+        let clock = &mut *clock;
+        let obs: &mut dyn TrialObserver = obs;
+        let mut on_load = || {
+            clock.enter(Phase::Load, shared, obs);
+            load_started = true;
+        };
+        workload.run(
+            RunSpec {
+                warmup: spec.phases.warmup,
+                load: spec.phases.load,
+            },
+            cancel,
+            &mut on_load,
+        )
+    };
+    if !load_started {
+        clock.enter(Phase::Load, shared, obs);
+    }
+    match run {
+        Ok(r) => {
+            if let Some(f) = &r.failure {
+                // A workload stopped by Ctrl-C says so in its own words; the trial was interrupted.
+                rec.failure = Some(if cancel.is_cancelled() {
+                    TrialFailure::Interrupted
+                } else {
+                    TrialFailure::Workload(f.clone())
+                });
+            }
+            rec.result = Some(r);
+        }
+        Err(e) => rec.failure = Some(TrialFailure::WorkloadError(format!("{e:#}"))),
+    }
+    if rec.failure.is_none() {
+        rec.failure = died(target, Phase::Load);
+    }
 }
 
 /// A remote target's process tree (`proc_target_*`), sampled on its host, placed on this machine's

@@ -1,9 +1,7 @@
 //! `perflab load cpu`.
 
 use super::config::{prepare, CpuConfig};
-use crate::workload::driver::coordinator::Hooks;
-use crate::workload::driver::interval::Tick;
-use hdrhistogram::Histogram;
+use crate::workload::driver::live::{run_load, LoadOptions};
 
 #[derive(clap::Args, Debug)]
 pub struct CpuArgs {
@@ -41,42 +39,14 @@ pub fn run(a: CpuArgs) -> anyhow::Result<i32> {
         oversubscribe: a.oversubscribe,
     };
     let p = prepare(&cfg)?;
-    let duration = crate::util::duration::parse(&a.duration).map_err(|e| crate::error::usage(format!("--duration: {e}")))?;
-    if duration.is_zero() {
-        return Err(crate::error::usage("--duration must be longer than 0s"));
-    }
-    let warmup = a
-        .warmup
-        .as_deref()
-        .map(crate::util::duration::parse)
-        .transpose()
-        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
-        .unwrap_or_default();
-    let cancel = crate::util::Cancel::on_signals()?;
-    let live = !a.quiet && !a.json;
-    let mut on_tick = |t: &Tick, _: &Histogram<u64>| {
-        if live {
-            crate::workload::driver::live::print(t, "ops");
-        }
+    let o = LoadOptions {
+        duration: &a.duration,
+        warmup: a.warmup.as_deref(),
+        json: a.json,
+        quiet: a.quiet,
+        unit: "ops",
     };
-    let hooks = Hooks {
-        on_load_start: &mut || {},
-        on_tick: &mut on_tick,
-    };
-    let report = super::engine::run(&p, warmup, duration, &cancel, hooks)?;
-    if live {
-        eprintln!();
-    }
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&report.json())?);
-    } else {
-        print!("{}", report.summary());
-    }
-    Ok(if cancel.is_cancelled() {
-        130
-    } else if report.stats.errors > 0 || report.stats.ops == 0 {
-        1
-    } else {
-        0
+    run_load(&o, |warmup, duration, cancel, hooks| {
+        super::engine::run(&p, warmup, duration, cancel, hooks)
     })
 }

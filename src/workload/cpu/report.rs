@@ -248,3 +248,15 @@ impl CpuReport {
 fn finite(v: f64) -> Option<f64> {
     v.is_finite().then_some(v)
 }
+
+impl crate::workload::driver::live::LoadOutcome for CpuReport {
+    fn json(&self) -> serde_json::Value {
+        CpuReport::json(self)
+    }
+    fn summary(&self) -> String {
+        CpuReport::summary(self)
+    }
+    fn failed(&self) -> bool {
+        self.stats.errors > 0 || self.stats.ops == 0
+    }
+}

@@ -270,3 +270,15 @@ impl DiskReport {
         r
     }
 }
+
+impl crate::workload::driver::live::LoadOutcome for DiskReport {
+    fn json(&self) -> serde_json::Value {
+        DiskReport::json(self)
+    }
+    fn summary(&self) -> String {
+        DiskReport::summary(self)
+    }
+    fn failed(&self) -> bool {
+        self.stats.errors > 0 || !self.measured_something()
+    }
+}

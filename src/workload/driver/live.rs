@@ -18,3 +18,69 @@ pub fn print(t: &Tick, what: &str) {
     );
     let _ = std::io::stderr().flush();
 }
+
+/// What `perflab load <kind>` prints of a finished load, and whether it failed.
+pub trait LoadOutcome {
+    /// The `--json` object.
+    fn json(&self) -> serde_json::Value;
+    /// The human summary (stdout).
+    fn summary(&self) -> String;
+    /// An operation failed or nothing was measured: exit code 1.
+    fn failed(&self) -> bool;
+}
+
+/// The options every `perflab load <kind>` takes.
+pub struct LoadOptions<'a> {
+    pub duration: &'a str,
+    pub warmup: Option<&'a str>,
+    pub json: bool,
+    pub quiet: bool,
+    /// What one operation is called on the live line (`ops`, `IO`).
+    pub unit: &'static str,
+}
+
+/// Run one load from the command line: parse the durations, stop on SIGINT/SIGTERM, print the live
+/// line, then the summary or the JSON; the exit code is 130 when interrupted, 1 when the load
+/// failed, 0 otherwise (2, bad input, comes back as a usage error).
+pub fn run_load<R: LoadOutcome>(
+    o: &LoadOptions,
+    engine: impl FnOnce(std::time::Duration, std::time::Duration, &crate::util::Cancel, super::coordinator::Hooks) -> anyhow::Result<R>,
+) -> anyhow::Result<i32> {
+    let duration = crate::util::duration::parse(o.duration).map_err(|e| crate::error::usage(format!("--duration: {e}")))?;
+    if duration.is_zero() {
+        return Err(crate::error::usage("--duration must be longer than 0s"));
+    }
+    let warmup = o
+        .warmup
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
+        .unwrap_or_default();
+    let cancel = crate::util::Cancel::on_signals()?;
+    let live = !o.quiet && !o.json;
+    let mut on_tick = |t: &Tick, _: &hdrhistogram::Histogram<u64>| {
+        if live {
+            print(t, o.unit);
+        }
+    };
+    let hooks = super::coordinator::Hooks {
+        on_load_start: &mut || {},
+        on_tick: &mut on_tick,
+    };
+    let report = engine(warmup, duration, &cancel, hooks)?;
+    if live {
+        eprintln!();
+    }
+    if o.json {
+        println!("{}", serde_json::to_string_pretty(&report.json())?);
+    } else {
+        print!("{}", report.summary());
+    }
+    Ok(if cancel.is_cancelled() {
+        130
+    } else if report.failed() {
+        1
+    } else {
+        0
+    })
+}

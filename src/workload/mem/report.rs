@@ -357,3 +357,15 @@ impl MemReport {
         r
     }
 }
+
+impl crate::workload::driver::live::LoadOutcome for MemReport {
+    fn json(&self) -> serde_json::Value {
+        MemReport::json(self)
+    }
+    fn summary(&self) -> String {
+        MemReport::summary(self)
+    }
+    fn failed(&self) -> bool {
+        self.stats.errors > 0 || !self.measured_something()
+    }
+}
