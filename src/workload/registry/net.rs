@@ -9,7 +9,7 @@ use crate::workload::Workload;
 pub struct Kind;
 
 const KEYS: &[Key] = &[
-    Key { name: "target", ty: "string", default: "required", doc: "the server, `perflab serve --net PORT`: `\"127.0.0.1:PORT\"` or `\"[::1]:PORT\"` (loopback only)" },
+    Key { name: "target", ty: "string", default: "required", doc: "the server, `perflab serve --net PORT`: `\"HOST:PORT\"` (`\"127.0.0.1:5201\"`, `\"[::1]:5201\"`, `\"server:5201\"`)" },
     Key { name: "mode", ty: "`\"stream\"`, `\"udp\"`, `\"rr\"` or `\"crr\"`", default: "`\"stream\"`", doc: "TCP bulk transfer, UDP at a rate, round trips on kept connections (TCP_RR), or a connection per round trip (TCP_CRR)" },
     Key { name: "streams", ty: "integer from 1 to 256", default: "`1`", doc: "connections (stream, rr, crr) or UDP senders" },
     Key { name: "direction", ty: "`\"upload\"`, `\"download\"` or `\"both\"`", default: "`\"upload\"`", doc: "stream: who sends (`both`: a connection each way per stream)" },
