@@ -1,7 +1,6 @@
 //! `type = "cpu"`: the built-in CPU load (`perflab load cpu`), in-process.
 
-use super::{decode, located, Key, Locator, WorkloadKind};
-use crate::workload::cpu::config::CpuConfig;
+use super::{build_builtin, Key, Locator, WorkloadKind};
 use crate::workload::cpu::workload::CpuWorkload;
 use crate::workload::Workload;
 
@@ -28,13 +27,7 @@ impl WorkloadKind for Kind {
     }
 
     fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
-        let cfg: CpuConfig = decode(table, KEYS, loc)?;
-        let w = CpuWorkload::new(&cfg).map_err(|e| {
-            let msg = format!("{e:#}");
-            let key = KEYS.iter().map(|k| k.name).find(|k| msg.starts_with(k));
-            located(loc, key, &msg)
-        })?;
-        Ok(Box::new(w))
+        build_builtin(table, KEYS, loc, CpuWorkload::new)
     }
 }
 
@@ -42,8 +35,6 @@ impl WorkloadKind for Kind {
 mod tests {
     #[test]
     fn the_declared_keys_are_what_the_config_decodes() {
-        let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
-        declared.sort();
-        assert_eq!(declared, super::super::serde_fields::<crate::workload::cpu::config::CpuConfig>());
+        super::super::assert_declared_keys::<crate::workload::cpu::config::CpuConfig>(super::KEYS);
     }
 }

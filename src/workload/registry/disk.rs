@@ -1,7 +1,6 @@
 //! `type = "disk"`: the built-in disk load (`perflab load disk`), in-process.
 
-use super::{decode, located, Key, Locator, WorkloadKind};
-use crate::workload::disk::config::DiskConfig;
+use super::{build_builtin, Key, Locator, WorkloadKind};
 use crate::workload::disk::workload::DiskWorkload;
 use crate::workload::Workload;
 
@@ -37,13 +36,7 @@ impl WorkloadKind for Kind {
     }
 
     fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
-        let cfg: DiskConfig = decode(table, KEYS, loc)?;
-        let w = DiskWorkload::new(&cfg).map_err(|e| {
-            let msg = format!("{e:#}");
-            let key = KEYS.iter().map(|k| k.name).find(|k| msg.starts_with(k));
-            located(loc, key, &msg)
-        })?;
-        Ok(Box::new(w))
+        build_builtin(table, KEYS, loc, DiskWorkload::new)
     }
 }
 
@@ -51,8 +44,6 @@ impl WorkloadKind for Kind {
 mod tests {
     #[test]
     fn the_declared_keys_are_what_the_config_decodes() {
-        let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
-        declared.sort();
-        assert_eq!(declared, super::super::serde_fields::<crate::workload::disk::config::DiskConfig>());
+        super::super::assert_declared_keys::<crate::workload::disk::config::DiskConfig>(super::KEYS);
     }
 }

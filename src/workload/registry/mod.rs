@@ -191,6 +191,36 @@ pub fn docs_table(kind: &dyn WorkloadKind) -> String {
     s
 }
 
+/// Build a built-in workload from its table: decode the config `C` by `keys`, construct the
+/// workload with `new`, and place a construction error at the key its message starts with (the
+/// built-ins' messages name their key first), or at the table.
+pub fn build_builtin<C, W>(
+    table: toml::Table,
+    keys: &[Key],
+    loc: &dyn Locator,
+    new: impl FnOnce(&C) -> anyhow::Result<W>,
+) -> anyhow::Result<Box<dyn crate::workload::Workload>>
+where
+    C: serde::de::DeserializeOwned,
+    W: crate::workload::Workload + 'static,
+{
+    let cfg: C = decode(table, keys, loc)?;
+    let w = new(&cfg).map_err(|e| {
+        let msg = format!("{e:#}");
+        let key = keys.iter().map(|k| k.name).find(|k| msg.starts_with(k));
+        located(loc, key, &msg)
+    })?;
+    Ok(Box::new(w))
+}
+
+/// For a kind's unit test: the keys it declares are exactly the fields its config decodes.
+#[cfg(test)]
+pub(crate) fn assert_declared_keys<T: serde::de::DeserializeOwned>(keys: &[Key]) {
+    let mut declared: Vec<String> = keys.iter().map(|k| k.name.to_string()).collect();
+    declared.sort();
+    assert_eq!(declared, serde_fields::<T>());
+}
+
 /// The fields a config struct accepts, as serde lists them for an unknown one (for the tests that
 /// a kind's declared keys are exactly what its config decodes).
 #[cfg(test)]

@@ -1,8 +1,7 @@
 //! `type = "net"`: the built-in network load (`perflab load net`), in-process, against `perflab
 //! serve --net PORT`.
 
-use super::{decode, located, Key, Locator, WorkloadKind};
-use crate::workload::net::config::NetConfig;
+use super::{build_builtin, Key, Locator, WorkloadKind};
 use crate::workload::net::workload::NetWorkload;
 use crate::workload::Workload;
 
@@ -34,13 +33,7 @@ impl WorkloadKind for Kind {
     }
 
     fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>> {
-        let cfg: NetConfig = decode(table, KEYS, loc)?;
-        let w = NetWorkload::new(&cfg).map_err(|e| {
-            let msg = format!("{e:#}");
-            let key = KEYS.iter().map(|k| k.name).find(|k| msg.starts_with(k));
-            located(loc, key, &msg)
-        })?;
-        Ok(Box::new(w))
+        build_builtin(table, KEYS, loc, NetWorkload::new)
     }
 }
 
@@ -48,8 +41,6 @@ impl WorkloadKind for Kind {
 mod tests {
     #[test]
     fn the_declared_keys_are_what_the_config_decodes() {
-        let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
-        declared.sort();
-        assert_eq!(declared, super::super::serde_fields::<crate::workload::net::config::NetConfig>());
+        super::super::assert_declared_keys::<crate::workload::net::config::NetConfig>(super::KEYS);
     }
 }
