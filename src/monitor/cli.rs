@@ -83,7 +83,10 @@ struct Setup {
     table: bool,
 }
 
-fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
+/// The options that say when to sample and what, checked: the interval (at least 10 ms), the
+/// duration, `--count` (not 0) and the `--only` groups. `perflab monitor` and its `--host` form
+/// both read them here.
+pub fn timing(a: &MonitorArgs) -> anyhow::Result<(Duration, Option<Duration>, Option<Vec<Group>>)> {
     let interval = crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
     if interval < Duration::from_millis(10) {
         return Err(usage(format!("--interval {} is too short: the minimum is 10ms", a.interval)));
@@ -108,6 +111,11 @@ fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
                 .collect::<anyhow::Result<Vec<_>>>()?,
         ),
     };
+    Ok((interval, duration, only))
+}
+
+fn setup(a: &MonitorArgs) -> anyhow::Result<Setup> {
+    let (interval, duration, only) = timing(a)?;
     let diskstats = std::fs::read_to_string("/proc/diskstats").unwrap_or_default();
     let disks: Vec<String> = super::parse::diskstats(&diskstats).into_iter().map(|d| d.name).collect();
     if let Some(d) = a.disk.iter().find(|d| !disks.contains(d)) {

@@ -45,30 +45,7 @@ fn host(a: &MonitorArgs) -> anyhow::Result<HostSpec> {
 
 pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
     let h = host(&a)?;
-    let interval = crate::util::duration::parse(&a.interval).map_err(|e| usage(format!("--interval: {e}")))?;
-    if interval < Duration::from_millis(10) {
-        return Err(usage(format!("--interval {} is too short: the minimum is 10ms", a.interval)));
-    }
-    let duration = a
-        .duration
-        .as_deref()
-        .map(crate::util::duration::parse)
-        .transpose()
-        .map_err(|e| usage(format!("--duration: {e}")))?;
-    if a.count == Some(0) {
-        return Err(usage("--count 0 would sample nothing"));
-    }
-    let only = match &a.only {
-        None => None,
-        Some(list) => Some(
-            list.split(',')
-                .map(|g| {
-                    crate::monitor::Group::parse(g)
-                        .ok_or_else(|| usage(format!("--only: unknown group `{g}` (use cpu,load,mem,disk,net,tcp,psi,temp,proc)")))
-                })
-                .collect::<anyhow::Result<Vec<_>>>()?,
-        ),
-    };
+    let (interval, duration, only) = crate::monitor::cli::timing(&a)?;
     let cancel = Cancel::on_signals()?;
     let mut ch = super::open(&h)?;
     let offset = ch.clock(super::CLOCK_EXCHANGES)?;
