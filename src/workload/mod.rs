@@ -18,6 +18,7 @@ pub mod load_cli;
 pub mod mem;
 pub mod names;
 pub mod net;
+pub mod oltp;
 pub mod primary;
 pub mod registry;
 pub mod result;

@@ -1,0 +1,156 @@
+//! What a database must offer the OLTP workload: connections that run sysbench's statements on
+//! its tables, inside transactions, with every error sorted into a class.
+//!
+//! The scenarios (the statement mixes and their ranges) are written once against [`Conn`]; each
+//! database (SQLite, PostgreSQL, MySQL/MariaDB) implements [`Database`] and [`Conn`] with its own
+//! SQL dialect and prepared statements.
+
+use std::fmt;
+
+/// The statements of sysbench's OLTP scenarios, on table `sbtest<N>` (`id`, `k`, `c`, `pad`, a
+/// secondary index on `k`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Stmt {
+    /// `SELECT c FROM sbtestN WHERE id = ?1`
+    PointSelect,
+    /// `SELECT c FROM sbtestN WHERE id BETWEEN ?1 AND ?2`
+    SimpleRange,
+    /// `SELECT SUM(k) FROM sbtestN WHERE id BETWEEN ?1 AND ?2`
+    SumRange,
+    /// `SELECT c FROM sbtestN WHERE id BETWEEN ?1 AND ?2 ORDER BY c`
+    OrderRange,
+    /// `SELECT DISTINCT c FROM sbtestN WHERE id BETWEEN ?1 AND ?2 ORDER BY c`
+    DistinctRange,
+    /// `UPDATE sbtestN SET k = k + 1 WHERE id = ?1`
+    IndexUpdate,
+    /// `UPDATE sbtestN SET c = ?2 WHERE id = ?1`
+    NonIndexUpdate,
+    /// `DELETE FROM sbtestN WHERE id = ?1`
+    Delete,
+    /// `INSERT INTO sbtestN (id, k, c, pad) VALUES (?1, ?2, ?3, ?4)`
+    Insert,
+}
+
+impl Stmt {
+    pub const ALL: [Stmt; 9] = [
+        Stmt::PointSelect,
+        Stmt::SimpleRange,
+        Stmt::SumRange,
+        Stmt::OrderRange,
+        Stmt::DistinctRange,
+        Stmt::IndexUpdate,
+        Stmt::NonIndexUpdate,
+        Stmt::Delete,
+        Stmt::Insert,
+    ];
+
+    /// sysbench's query classes: a read, a write, or other (begin/commit are counted as other by
+    /// the workload itself).
+    pub fn is_read(self) -> bool {
+        matches!(
+            self,
+            Stmt::PointSelect
+                | Stmt::SimpleRange
+                | Stmt::SumRange
+                | Stmt::OrderRange
+                | Stmt::DistinctRange
+        )
+    }
+}
+
+/// A statement's parameters, in the order of the `?N` placeholders above.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Arg {
+    Int(i64),
+    Text(String),
+}
+
+/// One row of `sbtestN`, for the bulk load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Row {
+    pub id: i64,
+    pub k: i64,
+    pub c: String,
+    pub pad: String,
+}
+
+/// How a database error is counted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ErrorClass {
+    /// A deadlock or a serialization failure (SQLite: busy/locked): the transaction is rolled back
+    /// and retried, and counted.
+    Deadlock,
+    /// A duplicate key on insert.
+    DuplicateKey,
+    /// The server refused the connection for its connection limit.
+    TooManyConnections,
+    /// The connection broke (the server went away): reconnected, and counted.
+    ConnectionLost,
+    /// Anything else.
+    Other,
+}
+
+impl ErrorClass {
+    /// The name used in metric names and reports (`errors_deadlock`, ...).
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorClass::Deadlock => "deadlock",
+            ErrorClass::DuplicateKey => "duplicate_key",
+            ErrorClass::TooManyConnections => "too_many_connections",
+            ErrorClass::ConnectionLost => "connection_lost",
+            ErrorClass::Other => "other",
+        }
+    }
+}
+
+/// A database error with its class and the server's own message.
+#[derive(Clone, Debug)]
+pub struct DbError {
+    pub class: ErrorClass,
+    pub message: String,
+}
+
+impl DbError {
+    pub fn new(class: ErrorClass, message: impl Into<String>) -> DbError {
+        DbError {
+            class,
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for DbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.class.name(), self.message)
+    }
+}
+
+impl std::error::Error for DbError {}
+
+/// One connection, owned by one worker thread. Tables are numbered from 1 (`sbtest1`).
+pub trait Conn: Send {
+    fn begin(&mut self) -> Result<(), DbError>;
+    fn commit(&mut self) -> Result<(), DbError>;
+    fn rollback(&mut self) -> Result<(), DbError>;
+    /// Run one statement on `sbtest<table>`; returns the rows it read (selects: rows returned; a
+    /// SUM: 1) or changed (updates, deletes, inserts).
+    fn exec(&mut self, table: u32, stmt: Stmt, args: &[Arg]) -> Result<u64, DbError>;
+
+    /// Schema: drop `sbtest<table>` if it exists, and create it empty (without the index on `k`).
+    fn create_table(&mut self, table: u32) -> Result<(), DbError>;
+    /// Bulk-load rows into `sbtest<table>` (one call per batch of a few thousand rows).
+    fn load(&mut self, table: u32, rows: &[Row]) -> Result<(), DbError>;
+    /// Create the secondary index on `k` (after the load, as sysbench does).
+    fn create_index(&mut self, table: u32) -> Result<(), DbError>;
+    /// Drop `sbtest<table>` if it exists.
+    fn drop_table(&mut self, table: u32) -> Result<(), DbError>;
+    /// `SELECT COUNT(*)` of `sbtest<table>`, or None when the table does not exist.
+    fn table_rows(&mut self, table: u32) -> Result<Option<u64>, DbError>;
+}
+
+/// One database, from its `db` URL: hands out connections.
+pub trait Database: Send + Sync {
+    /// `sqlite:/path`, `postgres://user@host:port/db` with the password removed, ...
+    fn describe(&self) -> String;
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+}
