@@ -50,6 +50,9 @@ fn clean_leftovers() {
 /// The test server: sshd in its namespace (or on 127.0.0.1), removed on drop.
 pub(crate) struct Server {
     sshd: Child,
+    /// Held until the server is gone: another test run on this machine (another checkout, the
+    /// benchmark) waits instead of removing this run's namespace.
+    _lock: std::fs::File,
     pub(crate) dir: tempfile::TempDir,
     pub(crate) addr: String,
     netns: bool,
@@ -99,6 +102,24 @@ fn keygen(path: &Path) -> bool {
     ])
 }
 
+/// The namespace, the veth pair, the route and the port are machine-wide: one test run at a time
+/// holds them (an exclusive `flock` on a file in /tmp, released when the process ends).
+fn machine_lock() -> Option<std::fs::File> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open("/tmp/perflab-it16.lock")
+        .ok()?;
+    // SAFETY: flock takes the open file's descriptor and a flag; it touches no memory of ours.
+    if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        eprintln!("SKIPPED: cannot lock /tmp/perflab-it16.lock");
+        return None;
+    }
+    Some(f)
+}
+
 /// Start the server, or None (said loudly) when this machine cannot.
 fn server() -> Option<Server> {
     // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
@@ -110,6 +131,7 @@ fn server() -> Option<Server> {
         eprintln!("SKIPPED: the remote tests need openssh-server and openssh-client (see .ci/packages.txt)");
         return None;
     }
+    let lock = machine_lock()?;
     let dir = tempfile::Builder::new().prefix("perflab-it16-").tempdir().ok()?;
     let d = dir.path();
     if !keygen(&d.join("host_key")) || !keygen(&d.join("client_key")) {
@@ -154,7 +176,13 @@ fn server() -> Option<Server> {
             return None;
         }
     };
-    let server = Server { sshd, dir, addr, netns };
+    let server = Server {
+        sshd,
+        _lock: lock,
+        dir,
+        addr,
+        netns,
+    };
     // Wait until it accepts (from the root namespace, over the veth pair).
     let end = Instant::now() + Duration::from_secs(10);
     let sa: std::net::SocketAddr = format!("{}:{PORT}", server.addr).parse().ok()?;

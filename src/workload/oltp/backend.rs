@@ -49,11 +49,7 @@ impl Stmt {
     pub fn is_read(self) -> bool {
         matches!(
             self,
-            Stmt::PointSelect
-                | Stmt::SimpleRange
-                | Stmt::SumRange
-                | Stmt::OrderRange
-                | Stmt::DistinctRange
+            Stmt::PointSelect | Stmt::SimpleRange | Stmt::SumRange | Stmt::OrderRange | Stmt::DistinctRange
         )
     }
 }

@@ -5,8 +5,5 @@ use super::backend::{Database, DbError, ErrorClass};
 /// Open `mysql://user:password@host:port/dbname`.
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let _ = url;
-    Err(DbError::new(
-        ErrorClass::Other,
-        "MySQL is not supported by this build",
-    ))
+    Err(DbError::new(ErrorClass::Other, "MySQL is not supported by this build"))
 }

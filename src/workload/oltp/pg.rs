@@ -5,8 +5,5 @@ use super::backend::{Database, DbError, ErrorClass};
 /// Open `postgres://user:password@host:port/dbname`.
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let _ = url;
-    Err(DbError::new(
-        ErrorClass::Other,
-        "PostgreSQL is not supported by this build",
-    ))
+    Err(DbError::new(ErrorClass::Other, "PostgreSQL is not supported by this build"))
 }
