@@ -363,6 +363,7 @@ impl Session {
             target: per_trial_target,
             ledger: &self.ledger,
             probes: &t.probes,
+            run_dir: Some(self.store.dir()),
         };
         let mut rec = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
             let now = unix_now();

@@ -28,6 +28,8 @@ pub struct TrialSpec<'a> {
     pub ledger: &'a Ledger,
     /// The plan's `[[probes]]` for this trial's point.
     pub probes: &'a [crate::probe::ProbeSpec],
+    /// The run directory, for the workload's setup.
+    pub run_dir: Option<&'a std::path::Path>,
 }
 
 /// Progress notifications for the progress bar.
@@ -118,6 +120,13 @@ pub fn run_trial(
         (Some(t), _) => Some(t),
         (None, k) => k,
     };
+    // The workload's own setup (the oltp tables), once the target is ready.
+    let ctx = crate::workload::SetupCtx { run_dir: spec.run_dir };
+    if let Err(e) = workload.setup(&ctx, cancel) {
+        rec.failure = Some(TrialFailure::WorkloadError(format!("setup: {e:#}")));
+        finish_target(&mut rec, own);
+        return finish(rec, clock);
+    }
     let target_pid = target.as_ref().and_then(|t| t.local_pid());
     if let Some(t) = &target {
         let (mechanism, proof) = t.limits();

@@ -1,4 +1,4 @@
-//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`, `disk`, `net`).
+//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`, `disk`, `net`, `oltp`).
 //!
 //! Exit codes, as `perflab http`'s: 2 for bad input (one line on stderr, no load started); 130 when
 //! interrupted by SIGINT or SIGTERM (the summary of what was measured is still printed); 1 when an
@@ -20,6 +20,8 @@ pub enum LoadKind {
     Disk(crate::workload::disk::cli::DiskArgs),
     /// Load the network (loopback) against `perflab serve --net PORT`: TCP stream, UDP, round trips
     Net(crate::workload::net::cli::NetArgs),
+    /// Load a database with sysbench's OLTP transactions: SQLite (default), PostgreSQL, MySQL/MariaDB
+    Oltp(crate::workload::oltp::cli::OltpArgs),
 }
 
 pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
@@ -28,5 +30,6 @@ pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
         LoadKind::Mem(m) => crate::workload::mem::cli::run(m),
         LoadKind::Disk(d) => crate::workload::disk::cli::run(d),
         LoadKind::Net(n) => crate::workload::net::cli::run(n),
+        LoadKind::Oltp(o) => crate::workload::oltp::cli::run(o),
     }
 }

@@ -37,6 +37,13 @@ pub struct RunSpec {
     pub load: Duration,
 }
 
+/// What a workload's [`setup`](Workload::setup) is told about the run.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SetupCtx<'a> {
+    /// The run directory (None outside a plan run), for files a workload keeps across trials.
+    pub run_dir: Option<&'a std::path::Path>,
+}
+
 /// A need a workload found unmet before the run (a tool not on PATH, a file missing), and the
 /// `[workload]` key it is about, so that the message points at the plan.
 #[derive(Debug)]
@@ -66,6 +73,13 @@ pub trait Workload: Send {
     /// What it needs before the run (tools on PATH, files, privileges), checked once per trial
     /// before anything starts.
     fn preflight(&self) -> Result<(), Unmet> {
+        Ok(())
+    }
+
+    /// Get ready before the trial's baseline (the `oltp` workload creates and loads its tables
+    /// here): not timed, not measured; an error fails the trial before its load.
+    fn setup(&mut self, ctx: &SetupCtx, cancel: &Cancel) -> anyhow::Result<()> {
+        let _ = (ctx, cancel);
         Ok(())
     }
 

@@ -149,4 +149,8 @@ pub trait Database: Send + Sync {
     /// `sqlite:/path`, `postgres://user@host:port/db` with the password removed, ...
     fn describe(&self) -> String;
     fn connect(&self) -> Result<Box<dyn Conn>, DbError>;
+    /// Whether tables may be loaded by several connections at once (SQLite has one writer: no).
+    fn parallel_load(&self) -> bool {
+        true
+    }
 }

@@ -54,7 +54,7 @@ macro_rules! kinds {
     };
 }
 
-kinds!(http, exec, cpu, mem, disk, net);
+kinds!(http, exec, cpu, mem, disk, net, oltp);
 
 /// The kind called `name`.
 pub fn by_name(name: &str) -> Option<&'static dyn WorkloadKind> {

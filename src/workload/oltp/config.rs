@@ -1,0 +1,227 @@
+//! The `oltp` workload's settings, as a plan's `[workload]` table and `perflab load oltp` give
+//! them, and their checks (messages start with the key's name).
+
+use super::scenario::{Mix, RandType, Scenario};
+use crate::error::usage;
+use serde::Deserialize;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OltpConfig {
+    #[serde(default)]
+    pub db: Option<String>,
+    #[serde(default)]
+    pub scenario: Option<String>,
+    #[serde(default)]
+    pub tables: Option<u64>,
+    #[serde(default)]
+    pub table_size: Option<u64>,
+    #[serde(default)]
+    pub threads: Option<u64>,
+    #[serde(default)]
+    pub rate: Option<f64>,
+    #[serde(default)]
+    pub transactions: Option<u64>,
+    #[serde(default)]
+    pub range_size: Option<u64>,
+    #[serde(default)]
+    pub point_selects: Option<u32>,
+    #[serde(default)]
+    pub simple_ranges: Option<u32>,
+    #[serde(default)]
+    pub sum_ranges: Option<u32>,
+    #[serde(default)]
+    pub order_ranges: Option<u32>,
+    #[serde(default)]
+    pub distinct_ranges: Option<u32>,
+    #[serde(default)]
+    pub index_updates: Option<u32>,
+    #[serde(default)]
+    pub non_index_updates: Option<u32>,
+    #[serde(default)]
+    pub delete_inserts: Option<u32>,
+    #[serde(default)]
+    pub skip_trx: bool,
+    #[serde(default)]
+    pub prepare: Option<String>,
+    #[serde(default)]
+    pub cleanup: bool,
+    #[serde(default)]
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub rand_type: Option<String>,
+}
+
+/// When the tables are (re)created and loaded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PrepareMode {
+    /// When a table is missing or does not hold `table_size` rows.
+    Auto,
+    Always,
+    /// Never: a missing table fails the trial.
+    Never,
+}
+
+impl PrepareMode {
+    pub fn name(self) -> &'static str {
+        match self {
+            PrepareMode::Auto => "auto",
+            PrepareMode::Always => "always",
+            PrepareMode::Never => "never",
+        }
+    }
+}
+
+/// The largest id the tables may hold (sysbench's `id` is a 32-bit INTEGER).
+pub const MAX_ID: u64 = i32::MAX as u64;
+
+/// Checked settings.
+#[derive(Clone, Debug)]
+pub struct Settings {
+    /// The `db` URL as given (None: a SQLite file the workload chooses).
+    pub db: Option<String>,
+    pub scenario: Scenario,
+    pub tables: u32,
+    pub table_size: u64,
+    pub threads: usize,
+    pub rate: Option<f64>,
+    pub transactions: Option<u64>,
+    pub range_size: u64,
+    pub mix: Mix,
+    pub skip_trx: bool,
+    pub prepare: PrepareMode,
+    pub cleanup: bool,
+    pub seed: u64,
+    pub rand: RandType,
+}
+
+impl Settings {
+    /// BEGIN/COMMIT around each transaction.
+    pub fn in_transaction(&self) -> bool {
+        self.scenario.transactional() && !self.skip_trx
+    }
+}
+
+fn range(key: &str, v: Option<u64>, default: u64, lo: u64, hi: u64) -> anyhow::Result<u64> {
+    let v = v.unwrap_or(default);
+    if !(lo..=hi).contains(&v) {
+        return Err(usage(format!("{key} must be from {lo} to {hi}, not {v}")));
+    }
+    Ok(v)
+}
+
+fn count(key: &str, v: Option<u32>, default: u32) -> anyhow::Result<u32> {
+    Ok(range(key, v.map(u64::from), u64::from(default), 0, 1000)? as u32)
+}
+
+/// The URL schemes `db` accepts.
+pub const SCHEMES: &[&str] = &["sqlite:", "postgres://", "postgresql://", "mysql://", "mariadb://"];
+
+/// Check the settings.
+pub fn prepare(c: &OltpConfig) -> anyhow::Result<Settings> {
+    if let Some(db) = &c.db {
+        if !SCHEMES.iter().any(|s| db.starts_with(s)) {
+            return Err(usage(format!(
+                "db must start with sqlite:, postgres://, postgresql://, mysql:// or mariadb://, not \"{}\"",
+                crate::util::text::clip(&super::redact_url(db))
+            )));
+        }
+        if db == "sqlite:" {
+            return Err(usage("db = \"sqlite:\" needs a file path (sqlite:/path/to/file.db)"));
+        }
+    }
+    let scenario = match c.scenario.as_deref() {
+        None => Scenario::ReadWrite,
+        Some(s) => Scenario::parse(s).ok_or_else(|| usage(format!("scenario must be {}, not \"{s}\"", Scenario::choices())))?,
+    };
+    let tables = range("tables", c.tables, 1, 1, 1024)? as u32;
+    let table_size = range("table_size", c.table_size, 10_000, 1, MAX_ID / 2)?;
+    let threads = range("threads", c.threads, 1, 1, 4096)? as usize;
+    if let Some(r) = c.rate {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(usage(format!("rate must be a number of transactions per second above 0, not {r}")));
+        }
+    }
+    if c.transactions == Some(0) {
+        return Err(usage("transactions must be at least 1"));
+    }
+    let prepare = match c.prepare.as_deref().unwrap_or("auto") {
+        "auto" => PrepareMode::Auto,
+        "always" => PrepareMode::Always,
+        "never" => PrepareMode::Never,
+        other => return Err(usage(format!("prepare must be \"auto\", \"always\" or \"never\", not \"{other}\""))),
+    };
+    let rand_name = c.rand_type.as_deref().unwrap_or("uniform");
+    let rand = RandType::parse(rand_name).ok_or_else(|| usage(format!("rand_type must be \"uniform\" or \"special\", not \"{rand_name}\"")))?;
+    let mix = Mix {
+        point_selects: count("point_selects", c.point_selects, 10)?,
+        simple_ranges: count("simple_ranges", c.simple_ranges, 1)?,
+        sum_ranges: count("sum_ranges", c.sum_ranges, 1)?,
+        order_ranges: count("order_ranges", c.order_ranges, 1)?,
+        distinct_ranges: count("distinct_ranges", c.distinct_ranges, 1)?,
+        index_updates: count("index_updates", c.index_updates, 1)?,
+        non_index_updates: count("non_index_updates", c.non_index_updates, 1)?,
+        delete_inserts: count("delete_inserts", c.delete_inserts, 1)?,
+    };
+    if super::scenario::groups(scenario, &mix).is_empty() {
+        return Err(usage(format!(
+            "scenario = \"{}\" runs no statement with these counts (all 0)",
+            scenario.name()
+        )));
+    }
+    Ok(Settings {
+        db: c.db.clone(),
+        scenario,
+        tables,
+        table_size,
+        threads,
+        rate: c.rate,
+        transactions: c.transactions,
+        range_size: range("range_size", c.range_size, 100, 1, 1_000_000)?,
+        mix,
+        skip_trx: c.skip_trx,
+        prepare,
+        cleanup: c.cleanup,
+        seed: c.seed.unwrap_or(1),
+        rand,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_sysbench_s_and_bad_values_name_their_key() {
+        let s = prepare(&OltpConfig::default()).expect("defaults");
+        assert_eq!((s.scenario, s.tables, s.table_size, s.threads, s.range_size), (Scenario::ReadWrite, 1, 10_000, 1, 100));
+        assert_eq!((s.prepare, s.rand, s.cleanup, s.in_transaction()), (PrepareMode::Auto, RandType::Uniform, false, true));
+        let bad = |c: OltpConfig| format!("{:#}", prepare(&c).expect_err("refused"));
+        assert!(bad(OltpConfig {
+            scenario: Some("read".into()),
+            ..Default::default()
+        })
+        .starts_with("scenario must be"));
+        assert!(bad(OltpConfig {
+            tables: Some(0),
+            ..Default::default()
+        })
+        .starts_with("tables must be from 1"));
+        let url = bad(OltpConfig {
+            db: Some("oracle://u:hunter22@h/db".into()),
+            ..Default::default()
+        });
+        assert!(url.starts_with("db must start with") && !url.contains("hunter22"), "{url}");
+        assert!(bad(OltpConfig {
+            scenario: Some("update_index".into()),
+            index_updates: Some(0),
+            ..Default::default()
+        })
+        .starts_with("scenario = \"update_index\" runs no statement"));
+        assert!(bad(OltpConfig {
+            prepare: Some("sometimes".into()),
+            ..Default::default()
+        })
+        .starts_with("prepare must be"));
+    }
+}

@@ -1,0 +1,300 @@
+//! What an OLTP run measured, as sysbench's summary reads (tps, qps read/write/other, latency,
+//! errors by class with the first example), as JSON (`perflab.load.oltp/1`) and as a trial's
+//! metrics (docs/load.md lists them).
+
+use super::backend::{ErrorClass, Stmt};
+use super::config::Settings;
+use super::op::OltpOp;
+use super::stats::{stmt_index, stmt_name, OltpStats};
+use crate::workload::driver::interval::Tick;
+use crate::workload::driver::ops::{OpStats, Run};
+use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use std::fmt::Write;
+use std::time::Duration;
+
+/// The JSON schema's name and version.
+pub const SCHEMA: &str = "perflab.load.oltp/1";
+
+/// Every error class, in report order.
+pub const CLASSES: [ErrorClass; 5] = [
+    ErrorClass::Deadlock,
+    ErrorClass::DuplicateKey,
+    ErrorClass::TooManyConnections,
+    ErrorClass::ConnectionLost,
+    ErrorClass::Other,
+];
+
+pub struct OltpReport {
+    pub scenario: &'static str,
+    /// The database, without its password.
+    pub db: String,
+    pub threads: usize,
+    pub rate: Option<f64>,
+    pub stats: OltpStats,
+    /// The driver's counts: the transaction latency histogram (µs, retries included), calls,
+    /// failed calls, late and dropped sends.
+    pub calls: OpStats,
+    pub series: Vec<Tick>,
+    pub measured: Duration,
+    /// This process's CPU time over the run.
+    pub cpu_s: f64,
+    /// Connections down at the end, with the class of the error that left each so.
+    pub down: Vec<ErrorClass>,
+    pub interrupted: bool,
+}
+
+impl OltpReport {
+    pub fn new(s: &Settings, db: &str, run: Run<OltpOp>, interrupted: bool) -> OltpReport {
+        let mut stats = OltpStats::default();
+        for w in &run.workers {
+            stats.merge(&w.stats.op.stats);
+        }
+        OltpReport {
+            scenario: s.scenario.name(),
+            db: super::redact_url(db),
+            threads: s.threads,
+            rate: s.rate,
+            stats,
+            down: run.workers.iter().filter_map(|w| w.stats.op.disconnected).collect(),
+            calls: run.total,
+            series: run.series,
+            measured: run.measured,
+            cpu_s: run.cpu.as_secs_f64(),
+            interrupted,
+        }
+    }
+
+    fn secs(&self) -> f64 {
+        self.measured.as_secs_f64().max(1e-9)
+    }
+
+    pub fn tps(&self) -> f64 {
+        self.stats.transactions as f64 / self.secs()
+    }
+
+    /// (total, read, write, other) queries per second.
+    pub fn qps(&self) -> (f64, f64, f64, f64) {
+        let (r, w, o) = self.stats.queries();
+        let t = self.secs();
+        ((r + w + o) as f64 / t, r as f64 / t, w as f64 / t, o as f64 / t)
+    }
+
+    /// A quantile of the transaction latency, ms.
+    pub fn latency_ms(&self, q: f64) -> f64 {
+        self.calls.latency.value_at_quantile(q) as f64 / 1000.0
+    }
+
+    /// Why the trial failed, if it did: nothing committed, or connections lost and not regained.
+    pub fn failure(&self) -> Option<String> {
+        let first = |c: ErrorClass| self.stats.errors.get(&c).map(|e| e.first.clone()).unwrap_or_default();
+        if let Some(c) = self.down.iter().find(|c| **c != ErrorClass::TooManyConnections) {
+            return Some(format!(
+                "{}: {} ({} of {} connection(s) down at the end)",
+                c.name(),
+                first(*c),
+                self.down.len(),
+                self.threads
+            ));
+        }
+        if self.stats.transactions == 0 && !self.interrupted {
+            let e = self.stats.errors.iter().next().map(|(c, e)| format!(": {}: {}", c.name(), e.first));
+            return Some(format!("no transaction committed{}", e.unwrap_or_default()));
+        }
+        None
+    }
+
+    pub fn summary(&self) -> String {
+        let mut s = String::new();
+        let (r, w, o) = self.stats.queries();
+        let (qt, qr, qw, qo) = self.qps();
+        let model = match self.rate {
+            Some(r) => format!("open model at {r} transactions/s"),
+            None => "closed model".into(),
+        };
+        let _ = writeln!(
+            s,
+            "oltp {} on {}: {} thread(s), {model}, {:.1} s measured{}",
+            self.scenario,
+            self.db,
+            self.threads,
+            self.measured.as_secs_f64(),
+            if self.interrupted { " (interrupted)" } else { "" }
+        );
+        let _ = writeln!(s, "SQL statistics:");
+        let _ = writeln!(s, "    queries performed:  read {r}, write {w}, other {o}, total {}", r + w + o);
+        let _ = writeln!(s, "    transactions:       {} ({:.2} per sec.)", self.stats.transactions, self.tps());
+        let _ = writeln!(s, "    queries:            {:.2} per sec. (read {qr:.2}, write {qw:.2}, other {qo:.2})", qt);
+        let _ = writeln!(s, "    failed transactions: {}", self.calls.errors);
+        let _ = writeln!(s, "    retries: {}, reconnects: {}, rows read: {}", self.stats.retries, self.stats.reconnects, self.stats.rows_read);
+        if !self.calls.latency.is_empty() {
+            let _ = writeln!(
+                s,
+                "Latency (ms) of a transaction: p50 {:.2}, p95 {:.2}, p99 {:.2}, max {:.2}",
+                self.latency_ms(0.5),
+                self.latency_ms(0.95),
+                self.latency_ms(0.99),
+                self.calls.latency.max() as f64 / 1000.0
+            );
+        }
+        if self.stats.errors.is_empty() {
+            let _ = writeln!(s, "Errors: none");
+        } else {
+            let _ = writeln!(s, "Errors:");
+            for (c, e) in &self.stats.errors {
+                let _ = writeln!(s, "    {:<22} {:>8}  first: {}", c.name(), e.count, crate::util::text::clip(&e.first));
+            }
+        }
+        if self.rate.is_some() && (self.calls.late > 0 || self.calls.dropped > 0) {
+            let _ = writeln!(s, "Open model: {} late, {} dropped of {} intended", self.calls.late, self.calls.dropped, self.calls.scheduled);
+        }
+        s
+    }
+
+    pub fn json(&self) -> serde_json::Value {
+        let (r, w, o) = self.stats.queries();
+        let (qt, qr, qw, qo) = self.qps();
+        let errors: serde_json::Map<String, serde_json::Value> = self
+            .stats
+            .errors
+            .iter()
+            .map(|(c, e)| (c.name().to_string(), serde_json::json!({ "count": e.count, "first": e.first })))
+            .collect();
+        let stmts: serde_json::Map<String, serde_json::Value> = Stmt::ALL
+            .iter()
+            .zip(&self.stats.stmts)
+            .filter(|(_, st)| !st.latency.is_empty())
+            .map(|(k, st)| {
+                let ms = |q: f64| st.latency.value_at_quantile(q) as f64 / 1000.0;
+                (stmt_name(*k).to_string(), serde_json::json!({ "ok": st.ok, "p50_ms": ms(0.5), "p99_ms": ms(0.99) }))
+            })
+            .collect();
+        serde_json::json!({
+            "schema": SCHEMA,
+            "scenario": self.scenario,
+            "db": self.db,
+            "threads": self.threads,
+            "rate": self.rate,
+            "measured_s": self.measured.as_secs_f64(),
+            "interrupted": self.interrupted,
+            "transactions": self.stats.transactions,
+            "transactions_per_s": self.tps(),
+            "failed_transactions": self.calls.errors,
+            "queries": { "read": r, "write": w, "other": o, "total": r + w + o },
+            "queries_per_s": { "read": qr, "write": qw, "other": qo, "total": qt },
+            "latency_ms": { "p50": self.latency_ms(0.5), "p95": self.latency_ms(0.95), "p99": self.latency_ms(0.99), "max": self.calls.latency.max() as f64 / 1000.0 },
+            "statements": stmts,
+            "errors": errors,
+            "retries": self.stats.retries,
+            "reconnects": self.stats.reconnects,
+            "rows_read": self.stats.rows_read,
+            "failure": self.failure(),
+        })
+    }
+
+    pub fn to_result(&self) -> WorkloadResult {
+        let mut r = WorkloadResult::default();
+        let m = &mut r.metrics;
+        let t = self.secs();
+        let (qt, qr, qw, qo) = self.qps();
+        let (reads, writes, others) = self.stats.queries();
+        m.push(Metric::new("transactions_per_s", "trx/s", self.tps(), Better::Higher));
+        for (name, v) in [("queries_per_s", qt), ("reads_per_s", qr), ("writes_per_s", qw), ("others_per_s", qo)] {
+            m.push(Metric::new(name, "queries/s", v, Better::Higher));
+        }
+        m.push(Metric::new("transactions", "", self.stats.transactions as f64, Better::Neither));
+        m.push(Metric::new("queries", "", (reads + writes + others) as f64, Better::Neither));
+        m.push(Metric::new("failed_transactions", "", self.calls.errors as f64, Better::Lower));
+        if !self.calls.latency.is_empty() {
+            for (name, q) in [("latency_p50_ms", 0.5), ("latency_p95_ms", 0.95), ("latency_p99_ms", 0.99), ("latency_max_ms", 1.0)] {
+                m.push(Metric::new(name, "ms", self.latency_ms(q), Better::Lower));
+            }
+            m.push(Metric::new("latency_mean_ms", "ms", self.calls.latency.mean() / 1000.0, Better::Lower));
+            r.histograms.push(NamedHistogram {
+                name: "latency".into(),
+                hist: self.calls.latency.clone(),
+            });
+        }
+        for k in Stmt::ALL {
+            let st = &self.stats.stmts[stmt_index(k)];
+            if st.latency.is_empty() {
+                continue;
+            }
+            let name = stmt_name(k);
+            m.push(Metric::new(format!("stmt_{name}_p99_ms"), "ms", st.latency.value_at_quantile(0.99) as f64 / 1000.0, Better::Lower));
+            m.push(Metric::new(format!("stmt_{name}_per_s"), "queries/s", st.ok as f64 / t, Better::Neither));
+            r.histograms.push(NamedHistogram {
+                name: format!("stmt_{name}"),
+                hist: st.latency.clone(),
+            });
+        }
+        m.push(Metric::new("errors", "", self.stats.errors_total() as f64, Better::Lower));
+        for c in CLASSES {
+            let n = self.stats.errors_of(c);
+            m.push(Metric::new(format!("errors_{}", c.name()), "", n as f64, Better::Lower));
+            m.push(Metric::new(format!("errors_{}_per_s", c.name()), "errors/s", n as f64 / t, Better::Lower));
+            if let Some(e) = self.stats.errors.get(&c) {
+                r.errors.push((format!("{} (first: {})", c.name(), crate::util::text::clip(&e.first)), e.count));
+            }
+        }
+        m.push(Metric::new("retries", "", self.stats.retries as f64, Better::Lower));
+        m.push(Metric::new("reconnects", "", self.stats.reconnects as f64, Better::Lower));
+        m.push(Metric::new("rows_read_per_s", "rows/s", self.stats.rows_read as f64 / t, Better::Neither).with_kind(MetricKind::Rate));
+        if self.stats.transactions > 0 {
+            let cpu_us = self.cpu_s * 1e6 / self.stats.transactions as f64;
+            m.push(Metric::new("client_cpu_us_per_trx", "us", cpu_us, Better::Lower).with_kind(MetricKind::Gauge));
+        }
+        if self.rate.is_some() {
+            m.push(Metric::new("late_sends", "", self.calls.late as f64, Better::Lower));
+            m.push(Metric::new("dropped_sends", "", self.calls.dropped as f64, Better::Lower));
+        }
+        r.metrics.retain(|m| m.value.is_finite());
+        for tick in &self.series {
+            r.series.push(SeriesPoint {
+                t_s: tick.t_s,
+                name: "transactions_per_s".into(),
+                value: tick.requests_per_s,
+            });
+        }
+        r.failure = self.failure();
+        r
+    }
+}
+
+/// The names of an oltp trial's metrics (`OltpReport::to_result`).
+pub const METRICS: &[&str] = &[
+    "transactions_per_s",
+    "queries_per_s",
+    "reads_per_s",
+    "writes_per_s",
+    "others_per_s",
+    "transactions",
+    "queries",
+    "failed_transactions",
+    "latency_p50_ms",
+    "latency_p95_ms",
+    "latency_p99_ms",
+    "latency_max_ms",
+    "latency_mean_ms",
+    "stmt_*_p99_ms",
+    "stmt_*_per_s",
+    "errors",
+    "errors_*",
+    "retries",
+    "reconnects",
+    "rows_read_per_s",
+    "client_cpu_us_per_trx",
+    "late_sends",
+    "dropped_sends",
+];
+
+impl crate::workload::driver::live::LoadOutcome for OltpReport {
+    fn json(&self) -> serde_json::Value {
+        OltpReport::json(self)
+    }
+    fn summary(&self) -> String {
+        OltpReport::summary(self)
+    }
+    fn failed(&self) -> bool {
+        self.failure().is_some() || self.calls.ops == 0
+    }
+}

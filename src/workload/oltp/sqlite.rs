@@ -1,0 +1,238 @@
+//! SQLite as an OLTP [`Database`]: one file, in WAL mode, one `rusqlite` connection per worker
+//! with its statements prepared once and cached, and a busy timeout. A writer that cannot get the
+//! lock in time gets SQLITE_BUSY (or LOCKED): counted as [`ErrorClass::Deadlock`], rolled back and
+//! retried like a deadlock of a server; a UNIQUE or PRIMARY KEY violation is
+//! [`ErrorClass::DuplicateKey`].
+
+use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
+use rusqlite::{params_from_iter, Connection, ErrorCode, ToSql};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// How long a statement waits for another connection's write lock before SQLITE_BUSY.
+pub const BUSY_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// Prepared statements kept per connection (9 statements × up to 64 tables).
+const STATEMENT_CACHE: usize = 1024;
+
+/// The text of a statement on `sbtest<table>`.
+pub fn sql(stmt: Stmt, table: u32) -> String {
+    let t = format!("sbtest{table}");
+    match stmt {
+        Stmt::PointSelect => format!("SELECT c FROM {t} WHERE id = ?1"),
+        Stmt::SimpleRange => format!("SELECT c FROM {t} WHERE id BETWEEN ?1 AND ?2"),
+        Stmt::SumRange => format!("SELECT SUM(k) FROM {t} WHERE id BETWEEN ?1 AND ?2"),
+        Stmt::OrderRange => format!("SELECT c FROM {t} WHERE id BETWEEN ?1 AND ?2 ORDER BY c"),
+        Stmt::DistinctRange => format!("SELECT DISTINCT c FROM {t} WHERE id BETWEEN ?1 AND ?2 ORDER BY c"),
+        Stmt::IndexUpdate => format!("UPDATE {t} SET k = k + 1 WHERE id = ?1"),
+        Stmt::NonIndexUpdate => format!("UPDATE {t} SET c = ?2 WHERE id = ?1"),
+        Stmt::Delete => format!("DELETE FROM {t} WHERE id = ?1"),
+        Stmt::Insert => format!("INSERT INTO {t} (id, k, c, pad) VALUES (?1, ?2, ?3, ?4)"),
+    }
+}
+
+/// A SQLite database file.
+pub struct Sqlite {
+    path: PathBuf,
+}
+
+/// Open `sqlite:PATH` (the file is created at the first connection; its directory must exist).
+pub fn open(path: &str) -> Result<Box<dyn Database>, DbError> {
+    if path.is_empty() {
+        return Err(DbError::new(ErrorClass::Other, "sqlite: needs a file path (sqlite:/path/to/file.db)"));
+    }
+    Ok(Box::new(Sqlite { path: PathBuf::from(path) }))
+}
+
+impl Sqlite {
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Database for Sqlite {
+    fn describe(&self) -> String {
+        format!("sqlite:{}", self.path.display())
+    }
+
+    fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
+        let c = Connection::open(&self.path).map_err(|e| classify(&e))?;
+        c.busy_timeout(BUSY_TIMEOUT).map_err(|e| classify(&e))?;
+        c.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        // WAL: readers do not block the writer; NORMAL: a commit is durable at the checkpoint.
+        c.pragma_update(None, "journal_mode", "WAL").map_err(|e| classify(&e))?;
+        c.pragma_update(None, "synchronous", "NORMAL").map_err(|e| classify(&e))?;
+        Ok(Box::new(SqliteConn { c }))
+    }
+
+    fn parallel_load(&self) -> bool {
+        false
+    }
+}
+
+struct SqliteConn {
+    c: Connection,
+}
+
+/// The class of a SQLite error.
+pub fn classify(e: &rusqlite::Error) -> DbError {
+    let class = match e.sqlite_error_code() {
+        Some(ErrorCode::DatabaseBusy) | Some(ErrorCode::DatabaseLocked) => ErrorClass::Deadlock,
+        Some(ErrorCode::ConstraintViolation) if is_unique(e) => ErrorClass::DuplicateKey,
+        Some(ErrorCode::CannotOpen) => ErrorClass::ConnectionLost,
+        _ => ErrorClass::Other,
+    };
+    DbError::new(class, e.to_string())
+}
+
+fn is_unique(e: &rusqlite::Error) -> bool {
+    match e {
+        rusqlite::Error::SqliteFailure(f, _) => {
+            f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE
+        }
+        _ => false,
+    }
+}
+
+fn to_sql(a: &Arg) -> &dyn ToSql {
+    match a {
+        Arg::Int(i) => i,
+        Arg::Text(t) => t,
+    }
+}
+
+impl SqliteConn {
+    fn batch(&mut self, sql: &str) -> Result<(), DbError> {
+        self.c.execute_batch(sql).map_err(|e| classify(&e))
+    }
+}
+
+impl Conn for SqliteConn {
+    fn begin(&mut self) -> Result<(), DbError> {
+        // IMMEDIATE would serialize the readers too; DEFERRED takes the write lock at the first
+        // write, and a conflict there is SQLITE_BUSY (retried).
+        self.batch("BEGIN")
+    }
+
+    fn commit(&mut self) -> Result<(), DbError> {
+        self.batch("COMMIT")
+    }
+
+    fn rollback(&mut self) -> Result<(), DbError> {
+        if self.c.is_autocommit() {
+            return Ok(());
+        }
+        self.batch("ROLLBACK")
+    }
+
+    fn exec(&mut self, table: u32, stmt: Stmt, args: &[Arg]) -> Result<u64, DbError> {
+        let mut st = self.c.prepare_cached(&sql(stmt, table)).map_err(|e| classify(&e))?;
+        let params = params_from_iter(args.iter().map(to_sql));
+        if stmt.is_read() {
+            let mut rows = st.query(params).map_err(|e| classify(&e))?;
+            let mut n = 0;
+            while rows.next().map_err(|e| classify(&e))?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        } else {
+            st.execute(params).map(|n| n as u64).map_err(|e| classify(&e))
+        }
+    }
+
+    fn create_table(&mut self, table: u32) -> Result<(), DbError> {
+        self.batch(&format!(
+            "DROP TABLE IF EXISTS sbtest{table};
+             CREATE TABLE sbtest{table} (
+               id INTEGER NOT NULL PRIMARY KEY,
+               k INTEGER NOT NULL DEFAULT 0,
+               c CHAR(120) NOT NULL DEFAULT '',
+               pad CHAR(60) NOT NULL DEFAULT '')"
+        ))
+    }
+
+    fn load(&mut self, table: u32, rows: &[Row]) -> Result<(), DbError> {
+        let tx = self.c.transaction().map_err(|e| classify(&e))?;
+        {
+            let mut st = tx
+                .prepare_cached(&format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES (?1, ?2, ?3, ?4)"))
+                .map_err(|e| classify(&e))?;
+            for r in rows {
+                st.execute(rusqlite::params![r.id, r.k, r.c, r.pad]).map_err(|e| classify(&e))?;
+            }
+        }
+        tx.commit().map_err(|e| classify(&e))
+    }
+
+    fn create_index(&mut self, table: u32) -> Result<(), DbError> {
+        self.batch(&format!("CREATE INDEX IF NOT EXISTS k_{table} ON sbtest{table} (k)"))
+    }
+
+    fn drop_table(&mut self, table: u32) -> Result<(), DbError> {
+        self.batch(&format!("DROP TABLE IF EXISTS sbtest{table}"))
+    }
+
+    fn table_rows(&mut self, table: u32) -> Result<Option<u64>, DbError> {
+        let exists: i64 = self
+            .c
+            .query_row(
+                "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?1",
+                [format!("sbtest{table}")],
+                |r| r.get(0),
+            )
+            .map_err(|e| classify(&e))?;
+        if exists == 0 {
+            return Ok(None);
+        }
+        let n: i64 = self
+            .c
+            .query_row(&format!("SELECT COUNT(*) FROM sbtest{table}"), [], |r| r.get(0))
+            .map_err(|e| classify(&e))?;
+        Ok(Some(n as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: i64) -> Row {
+        Row {
+            id,
+            k: id * 10,
+            c: format!("c{id}"),
+            pad: "p".into(),
+        }
+    }
+
+    #[test]
+    fn statements_run_and_errors_are_classified() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = open(dir.path().join("t.db").to_str().expect("utf-8")).expect("open");
+        let mut c = db.connect().expect("connect");
+        assert_eq!(c.table_rows(1).expect("rows"), None);
+        c.create_table(1).expect("create");
+        c.load(1, &(1..=50).map(row).collect::<Vec<_>>()).expect("load");
+        c.create_index(1).expect("index");
+        assert_eq!(c.table_rows(1).expect("rows"), Some(50));
+        assert_eq!(c.exec(1, Stmt::PointSelect, &[Arg::Int(7)]).expect("select"), 1);
+        assert_eq!(c.exec(1, Stmt::SimpleRange, &[Arg::Int(45), Arg::Int(144)]).expect("range"), 6);
+        assert_eq!(c.exec(1, Stmt::SumRange, &[Arg::Int(1), Arg::Int(10)]).expect("sum"), 1);
+        assert_eq!(c.exec(1, Stmt::IndexUpdate, &[Arg::Int(3)]).expect("update"), 1);
+        let dup = c
+            .exec(1, Stmt::Insert, &[Arg::Int(3), Arg::Int(1), Arg::Text("x".into()), Arg::Text("y".into())])
+            .expect_err("duplicate");
+        assert_eq!(dup.class, ErrorClass::DuplicateKey, "{dup}");
+
+        // A second connection writing while the first holds the write lock: busy → deadlock class.
+        let mut other = db.connect().expect("connect");
+        c.begin().expect("begin");
+        c.exec(1, Stmt::Delete, &[Arg::Int(4)]).expect("delete");
+        let busy = other.exec(1, Stmt::Delete, &[Arg::Int(5)]).expect_err("busy");
+        assert_eq!(busy.class, ErrorClass::Deadlock, "{busy}");
+        c.rollback().expect("rollback");
+        assert_eq!(c.table_rows(1).expect("rows"), Some(50));
+        c.drop_table(1).expect("drop");
+        assert_eq!(c.table_rows(1).expect("rows"), None);
+    }
+}

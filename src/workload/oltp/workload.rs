@@ -1,0 +1,139 @@
+//! The `oltp` workload of a plan (`type = "oltp"`): the tables are prepared in the trial's setup
+//! (before the baseline and the warm-up; not measured), the transactions run on the driver in
+//! warm-up and load, and `cleanup = true` drops the tables at the end of the trial.
+
+use super::backend::Database;
+use super::config::{prepare, OltpConfig, Settings};
+use super::report::METRICS;
+use crate::util::Cancel;
+use crate::workload::driver::coordinator::Hooks;
+use crate::workload::{Primary, Produces, RunSpec, SetupCtx, Workload, WorkloadResult};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The SQLite file of a plan run without `db`, in the run directory (kept across trials).
+pub const DEFAULT_FILE: &str = "oltp.db";
+
+pub struct OltpWorkload {
+    s: Arc<Settings>,
+    db: Option<Arc<dyn Database>>,
+    /// A directory this workload made for its SQLite file (no run directory), removed on drop.
+    own_dir: Option<PathBuf>,
+}
+
+impl OltpWorkload {
+    pub fn new(cfg: &OltpConfig) -> anyhow::Result<OltpWorkload> {
+        Ok(OltpWorkload {
+            s: Arc::new(prepare(cfg)?),
+            db: None,
+            own_dir: None,
+        })
+    }
+
+    /// The `db` URL the workload uses: the plan's, or a SQLite file in `dir`.
+    fn url(&self, dir: Option<&Path>) -> anyhow::Result<(String, Option<PathBuf>)> {
+        if let Some(u) = &self.s.db {
+            return Ok((u.clone(), None));
+        }
+        let (dir, own) = match dir {
+            Some(d) => (d.to_path_buf(), None),
+            None => {
+                let d = std::env::temp_dir().join(format!("perflab-oltp-{}-{}", std::process::id(), unique()));
+                std::fs::create_dir_all(&d).map_err(|e| anyhow::anyhow!("cannot create {}: {e}", d.display()))?;
+                (d.clone(), Some(d))
+            }
+        };
+        Ok((format!("sqlite:{}", dir.join(DEFAULT_FILE).display()), own))
+    }
+
+    fn open(&mut self, dir: Option<&Path>) -> anyhow::Result<Arc<dyn Database>> {
+        if let Some(db) = &self.db {
+            return Ok(db.clone());
+        }
+        let (url, own) = self.url(dir)?;
+        self.own_dir = own;
+        let db: Arc<dyn Database> = Arc::from(super::open(&url).map_err(|e| anyhow::anyhow!("db: {e}"))?);
+        self.db = Some(db.clone());
+        Ok(db)
+    }
+}
+
+fn unique() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
+}
+
+impl Drop for OltpWorkload {
+    fn drop(&mut self) {
+        self.db = None;
+        if let Some(d) = self.own_dir.take() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
+impl Workload for OltpWorkload {
+    fn name(&self) -> String {
+        "oltp".into()
+    }
+
+    fn describe(&self) -> String {
+        let s = &self.s;
+        let db = match &s.db {
+            Some(u) => super::redact_url(u),
+            None => format!("sqlite:<run directory>/{DEFAULT_FILE}"),
+        };
+        let model = match s.rate {
+            Some(r) => format!("at {r} transactions/s"),
+            None => "closed model".into(),
+        };
+        format!(
+            "oltp: {} on {db}, {} table(s) × {} rows, {} thread(s) (connections), {model}, prepare {}{}",
+            s.scenario.name(),
+            s.tables,
+            s.table_size,
+            s.threads,
+            s.prepare.name(),
+            if s.cleanup { ", tables dropped at the end" } else { "" }
+        )
+    }
+
+    fn primary(&self) -> Primary {
+        Primary {
+            throughput: &["transactions_per_s"],
+            latency: &["latency_p99_ms"],
+            latency_histogram: Some("latency"),
+        }
+    }
+
+    fn metrics(&self) -> Produces {
+        Produces::only([METRICS])
+    }
+
+    fn setup(&mut self, ctx: &SetupCtx, cancel: &Cancel) -> anyhow::Result<()> {
+        let db = self.open(ctx.run_dir)?;
+        super::prepare::prepare(db.as_ref(), &self.s, cancel, true)?;
+        Ok(())
+    }
+
+    fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
+        let fresh = self.db.is_none();
+        let db = self.open(None)?;
+        if fresh {
+            super::prepare::prepare(db.as_ref(), &self.s, cancel, true)?;
+        }
+        let hooks = Hooks {
+            on_load_start,
+            on_tick: &mut |_, _| {},
+        };
+        let report = super::engine::run(&self.s, &db, spec.warmup, spec.load, cancel, hooks)?;
+        let mut r = report.to_result();
+        if self.s.cleanup {
+            if let Err(e) = super::prepare::cleanup(db.as_ref(), &self.s) {
+                r.failure.get_or_insert(format!("cleanup: {e:#}"));
+            }
+        }
+        Ok(r)
+    }
+}
