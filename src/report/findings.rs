@@ -43,6 +43,7 @@ pub fn evaluate(
     }
     if let Some(s) = swept {
         out.extend(errors_along(s, points, variant_params));
+        out.extend(error_classes_along(s, points, variant_params));
     }
     Ok(out)
 }
@@ -79,4 +80,24 @@ fn errors_along(swept: &str, points: &[PointReport], variant_params: &[String]) 
             .push((p.label.clone(), x, rate));
     }
     by_variant.values().filter_map(|pts| errors_by_parameter(swept, pts)).collect()
+}
+
+/// Each error class (`errors_<class>` metrics, the oltp workload's) along the swept parameter, per
+/// variant: where it first appears (rule E2).
+fn error_classes_along(swept: &str, points: &[PointReport], variant_params: &[String]) -> Vec<Finding> {
+    use crate::analysis::bottleneck::oltp_errors::{class_of, error_classes_by_parameter, ClassPoint};
+    let mut by_variant: BTreeMap<String, Vec<ClassPoint>> = BTreeMap::new();
+    for p in points {
+        let Some(x) = p.params.get(swept).and_then(|v| v.as_f64()) else {
+            continue;
+        };
+        let counts: Vec<(String, f64)> = p
+            .metrics
+            .iter()
+            .filter_map(|m| class_of(&m.name).map(|c| (c.to_string(), m.summary.mean)))
+            .collect();
+        let label = p.label.clone();
+        by_variant.entry(variant_of(&p.params, variant_params)).or_default().push(ClassPoint { label, x, counts });
+    }
+    by_variant.values().flat_map(|pts| error_classes_by_parameter(swept, pts)).collect()
 }

@@ -410,3 +410,28 @@ fn the_builtin_cpu_example_runs_with_short_phases() {
     assert!(t.metric("matrix_ops_per_cpu_s").is_some_and(|v| v > 0.0));
     assert!(t.metric("ops_per_s").is_some_and(|v| v > 0.0));
 }
+
+/// The built-in oltp example (SQLite, nothing installed): read_only and read_write at 1 and 4
+/// threads store tps, qps and the transaction latency, and the report puts them against threads.
+#[test]
+fn the_oltp_example_runs_with_short_phases_and_reports_against_threads() {
+    let plan = load(&example("004_oltp"));
+    let (out, trials, tmp) = run_short(plan, |p| p.label.split_whitespace().any(|w| w == "threads=1" || w == "threads=4"));
+    assert_eq!(trials.len(), 4, "{:?} {:?}", out.status, failures(&trials));
+    for t in &trials {
+        assert!(t.ok(), "{:?}", failures(&trials));
+        for m in ["transactions_per_s", "queries_per_s", "reads_per_s", "latency_p99_ms", "errors_duplicate_key"] {
+            assert!(t.metric(m).is_some(), "{m} missing");
+        }
+        assert!(t.metric("transactions_per_s").is_some_and(|v| v > 0.0));
+        assert!(t.histograms.iter().any(|h| h.name == "latency"), "the transaction histogram is stored");
+    }
+    let dir = perflab::report::write_default(&out.dir).map(|_| out.dir.clone()).expect("report");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("report.json")).expect("json");
+    let scaling = &json["scaling"];
+    assert_eq!(scaling["parameter"], "threads", "{scaling}");
+    assert_eq!(scaling["throughput_metric"], "transactions_per_s", "{scaling}");
+    assert_eq!(scaling["rows"].as_array().map(Vec::len), Some(4), "{scaling}");
+    drop(tmp);
+}

@@ -28,6 +28,7 @@ mod http_truth;
 mod load_builtin;
 mod load_disk;
 mod load_net;
+mod load_oltp;
 mod monitor_fixtures;
 mod monitor_truth;
 mod plan_fixtures;

@@ -13,6 +13,7 @@
 //! swept parameter ([`errors_by_parameter`]) and the rules' caveats ([`CAVEATS`]).
 
 mod errors;
+pub mod oltp_errors;
 mod probes;
 mod rules;
 
