@@ -220,3 +220,20 @@ fn the_command_line_runs_and_says_what_sysbench_says() {
         assert!(err.contains(want) && !err.contains("hunter22"), "{err}");
     }
 }
+
+/// A password in `db` never reaches the plan's copy, the dry run or the error of a bad URL.
+#[test]
+fn a_password_in_the_db_url_is_kept_out_of_the_plan_copy_and_the_dry_run() {
+    let text = "name = \"pw\"\n[workload]\ntype = \"oltp\"\ndb = \"postgres://sb:hunter22@127.0.0.1:5432/sb\"\n\
+                [phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"1s\"\nrecovery = \"0s\"\n";
+    let plan = perflab::plan::parse_str(text, "pw.toml").expect("plan");
+    let copy = plan.secrets.redacted_source();
+    assert!(!copy.contains("hunter22") && copy.contains("postgres://sb:[redacted]@127.0.0.1:5432/sb"), "{copy}");
+    assert_eq!(plan.secrets.redactor().apply("connect hunter22 failed"), "connect [redacted] failed");
+    let tmp = tempfile::tempdir().expect("tmp");
+    let p = crate::common::write_plan(tmp.path(), text);
+    let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&p).output().expect("dry run");
+    let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!all.contains("hunter22"), "{all}");
+    assert!(all.contains("oltp: read_write on postgres://sb:[redacted]@127.0.0.1:5432/sb"), "{all}");
+}

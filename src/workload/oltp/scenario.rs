@@ -51,8 +51,9 @@ impl Scenario {
 
     /// `"point_select", "read_only", ... or "delete"` for messages.
     pub fn choices() -> String {
-        let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
-        crate::workload::registry::quoted_list(&names)
+        let names: Vec<String> = Scenario::ALL.iter().map(|s| format!("\"{}\"", s.name())).collect();
+        let (last, rest) = names.split_last().expect("scenarios");
+        format!("{} or {last}", rest.join(", "))
     }
 
     /// sysbench wraps these in BEGIN/COMMIT (unless `skip_trx`); the single-statement scripts
