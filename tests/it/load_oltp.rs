@@ -237,3 +237,49 @@ fn a_password_in_the_db_url_is_kept_out_of_the_plan_copy_and_the_dry_run() {
     assert!(!all.contains("hunter22"), "{all}");
     assert!(all.contains("oltp: read_write on postgres://sb:[redacted]@127.0.0.1:5432/sb"), "{all}");
 }
+
+/// A database that accepts `limit` connections, then refuses more, as a server at its
+/// `max_connections` does.
+struct Limited {
+    inner: Arc<dyn Database>,
+    limit: usize,
+    opened: std::sync::atomic::AtomicUsize,
+}
+
+impl Database for Limited {
+    fn describe(&self) -> String {
+        format!("{} (at most {} connections)", self.inner.describe(), self.limit)
+    }
+    fn connect(&self) -> Result<Box<dyn perflab::workload::oltp::backend::Conn>, perflab::workload::oltp::backend::DbError> {
+        if self.opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= self.limit {
+            return Err(perflab::workload::oltp::backend::DbError::new(ErrorClass::TooManyConnections, "too many connections"));
+        }
+        self.inner.connect()
+    }
+}
+
+#[test]
+fn threads_above_the_connection_limit_are_counted_as_too_many_connections_and_the_trial_completes() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let (inner, _check) = db_at(tmp.path());
+    let s = settings(OltpConfig {
+        scenario: Some("point_select".into()),
+        table_size: Some(100),
+        threads: Some(4),
+        ..Default::default()
+    });
+    prepare::prepare(inner.as_ref(), &s, &Cancel::new(), false).expect("prepare");
+    let db: Arc<dyn Database> = Arc::new(Limited {
+        inner,
+        limit: 2,
+        opened: Default::default(),
+    });
+    let r = run(&s, &db, Duration::from_millis(1000));
+    let refused = r.stats.errors_of(ErrorClass::TooManyConnections);
+    assert!(r.stats.transactions > 0, "the two connected threads work");
+    assert!(refused >= 2, "each refused thread's calls are errors of the class: {:?}", r.stats.errors);
+    assert_eq!(r.calls.errors, refused, "every failed call is a refused connection");
+    assert_eq!(r.down, vec![ErrorClass::TooManyConnections; 2]);
+    assert_eq!(r.failure(), None, "the trial completes");
+    assert_eq!(r.stats.errors[&ErrorClass::TooManyConnections].first, "too many connections");
+}
