@@ -97,7 +97,10 @@ fn error_classes_along(swept: &str, points: &[PointReport], variant_params: &[St
             .filter_map(|m| class_of(&m.name).map(|c| (c.to_string(), m.summary.mean)))
             .collect();
         let label = p.label.clone();
-        by_variant.entry(variant_of(&p.params, variant_params)).or_default().push(ClassPoint { label, x, counts });
+        by_variant
+            .entry(variant_of(&p.params, variant_params))
+            .or_default()
+            .push(ClassPoint { label, x, counts });
     }
     by_variant.values().flat_map(|pts| error_classes_by_parameter(swept, pts)).collect()
 }

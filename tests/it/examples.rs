@@ -420,11 +420,20 @@ fn the_oltp_example_runs_with_short_phases_and_reports_against_threads() {
     assert_eq!(trials.len(), 4, "{:?} {:?}", out.status, failures(&trials));
     for t in &trials {
         assert!(t.ok(), "{:?}", failures(&trials));
-        for m in ["transactions_per_s", "queries_per_s", "reads_per_s", "latency_p99_ms", "errors_duplicate_key"] {
+        for m in [
+            "transactions_per_s",
+            "queries_per_s",
+            "reads_per_s",
+            "latency_p99_ms",
+            "errors_duplicate_key",
+        ] {
             assert!(t.metric(m).is_some(), "{m} missing");
         }
         assert!(t.metric("transactions_per_s").is_some_and(|v| v > 0.0));
-        assert!(t.histograms.iter().any(|h| h.name == "latency"), "the transaction histogram is stored");
+        assert!(
+            t.histograms.iter().any(|h| h.name == "latency"),
+            "the transaction histogram is stored"
+        );
     }
     let dir = perflab::report::write_default(&out.dir).map(|_| out.dir.clone()).expect("report");
     let json: serde_json::Value =

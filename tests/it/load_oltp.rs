@@ -56,7 +56,13 @@ fn prepare_loads_the_tables_with_their_index_and_keeps_them() {
         assert_eq!(one(&check, &format!("SELECT COUNT(*) FROM sbtest{t}")), 1000);
         assert_eq!(one(&check, &format!("SELECT MIN(id) + MAX(id) FROM sbtest{t}")), 1001);
         assert_eq!(one(&check, &format!("SELECT COUNT(*) FROM sbtest{t} WHERE k < 1 OR k > 1000")), 0);
-        assert_eq!(one(&check, &format!("SELECT COUNT(*) FROM sbtest{t} WHERE length(c) <> 119 OR length(pad) <> 59")), 0);
+        assert_eq!(
+            one(
+                &check,
+                &format!("SELECT COUNT(*) FROM sbtest{t} WHERE length(c) <> 119 OR length(pad) <> 59")
+            ),
+            0
+        );
         let index = format!("SELECT COUNT(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'sbtest{t}' AND sql LIKE '%(k)%'");
         assert_eq!(one(&check, &index), 1, "the secondary index on k");
     }
@@ -71,7 +77,10 @@ fn prepare_loads_the_tables_with_their_index_and_keeps_them() {
         prepare: Some("never".into()),
         ..Default::default()
     });
-    let err = format!("{:#}", prepare::prepare(db.as_ref(), &never, &Cancel::new(), false).expect_err("missing"));
+    let err = format!(
+        "{:#}",
+        prepare::prepare(db.as_ref(), &never, &Cancel::new(), false).expect_err("missing")
+    );
     assert!(err.contains("sbtest1 does not exist"), "{err}");
 }
 
@@ -110,11 +119,17 @@ fn read_write_leaves_the_tables_as_its_committed_statements_imply() {
     let r = run(&s, &db, Duration::from_secs(120));
     let updates = r.stats.committed(Stmt::IndexUpdate);
     assert_eq!(r.stats.transactions + r.calls.errors, 200, "every transaction committed or failed");
-    assert_eq!(updates.executions, r.stats.transactions, "one index update per committed transaction");
+    assert_eq!(
+        updates.executions, r.stats.transactions,
+        "one index update per committed transaction"
+    );
     assert_eq!(updates.rows, updates.executions, "every id exists");
     assert_eq!(sum_k(&check) - before, updates.rows as i64);
     assert_eq!(total(&check), 2000);
-    assert!(r.stats.retries <= r.stats.errors_of(ErrorClass::Deadlock), "only deadlocks are retried");
+    assert!(
+        r.stats.retries <= r.stats.errors_of(ErrorClass::Deadlock),
+        "only deadlocks are retried"
+    );
 }
 
 #[test]
@@ -167,7 +182,11 @@ fn a_unique_violation_is_counted_as_duplicate_key_and_the_trial_completes() {
     assert!(dup > 0, "{:?}", r.stats.errors);
     assert_eq!(dup + r.stats.transactions, 100, "each event committed or failed on the unique key");
     assert_eq!(r.calls.errors, dup);
-    assert!(r.stats.errors[&ErrorClass::DuplicateKey].first.contains("UNIQUE"), "{:?}", r.stats.errors);
+    assert!(
+        r.stats.errors[&ErrorClass::DuplicateKey].first.contains("UNIQUE"),
+        "{:?}",
+        r.stats.errors
+    );
     assert_eq!(r.failure(), None, "the trial completes: errors are counted, not fatal");
     let result = r.to_result();
     assert_eq!(result.metric("errors_duplicate_key").map(|m| m.value), Some(dup as f64));
@@ -198,7 +217,21 @@ fn a_held_write_lock_is_the_deadlock_class_retried_and_the_run_still_ends() {
 #[test]
 fn the_command_line_runs_and_says_what_sysbench_says() {
     let out = Command::new(BIN)
-        .args(["load", "oltp", "--table-size", "200", "--tables", "2", "--threads", "2", "--transactions", "50", "-d", "60s", "--json"])
+        .args([
+            "load",
+            "oltp",
+            "--table-size",
+            "200",
+            "--tables",
+            "2",
+            "--threads",
+            "2",
+            "--transactions",
+            "50",
+            "-d",
+            "60s",
+            "--json",
+        ])
         .output()
         .expect("perflab load oltp");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
@@ -213,7 +246,11 @@ fn the_command_line_runs_and_says_what_sysbench_says() {
         (vec!["--table-size", "0"], "--table-size must be from 1"),
         (vec!["--db", "oracle://u:hunter22@h/x"], "--db must start with"),
     ] {
-        let out = Command::new(BIN).args(["load", "oltp", "-d", "1s"]).args(&args).output().expect("run");
+        let out = Command::new(BIN)
+            .args(["load", "oltp", "-d", "1s"])
+            .args(&args)
+            .output()
+            .expect("run");
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{err}");
         assert_eq!(err.trim().lines().count(), 1, "{err}");
@@ -228,14 +265,23 @@ fn a_password_in_the_db_url_is_kept_out_of_the_plan_copy_and_the_dry_run() {
                 [phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"1s\"\nrecovery = \"0s\"\n";
     let plan = perflab::plan::parse_str(text, "pw.toml").expect("plan");
     let copy = plan.secrets.redacted_source();
-    assert!(!copy.contains("hunter22") && copy.contains("postgres://sb:[redacted]@127.0.0.1:5432/sb"), "{copy}");
-    assert_eq!(plan.secrets.redactor().apply("connect hunter22 failed"), "connect [redacted] failed");
+    assert!(
+        !copy.contains("hunter22") && copy.contains("postgres://sb:[redacted]@127.0.0.1:5432/sb"),
+        "{copy}"
+    );
+    assert_eq!(
+        plan.secrets.redactor().apply("connect hunter22 failed"),
+        "connect [redacted] failed"
+    );
     let tmp = tempfile::tempdir().expect("tmp");
     let p = crate::common::write_plan(tmp.path(), text);
     let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&p).output().expect("dry run");
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!all.contains("hunter22"), "{all}");
-    assert!(all.contains("oltp: read_write on postgres://sb:[redacted]@127.0.0.1:5432/sb"), "{all}");
+    assert!(
+        all.contains("oltp: read_write on postgres://sb:[redacted]@127.0.0.1:5432/sb"),
+        "{all}"
+    );
 }
 
 /// A database that accepts `limit` connections, then refuses more, as a server at its
@@ -252,7 +298,10 @@ impl Database for Limited {
     }
     fn connect(&self) -> Result<Box<dyn perflab::workload::oltp::backend::Conn>, perflab::workload::oltp::backend::DbError> {
         if self.opened.fetch_add(1, std::sync::atomic::Ordering::SeqCst) >= self.limit {
-            return Err(perflab::workload::oltp::backend::DbError::new(ErrorClass::TooManyConnections, "too many connections"));
+            return Err(perflab::workload::oltp::backend::DbError::new(
+                ErrorClass::TooManyConnections,
+                "too many connections",
+            ));
         }
         self.inner.connect()
     }
@@ -277,7 +326,11 @@ fn threads_above_the_connection_limit_are_counted_as_too_many_connections_and_th
     let r = run(&s, &db, Duration::from_millis(1000));
     let refused = r.stats.errors_of(ErrorClass::TooManyConnections);
     assert!(r.stats.transactions > 0, "the two connected threads work");
-    assert!(refused >= 2, "each refused thread's calls are errors of the class: {:?}", r.stats.errors);
+    assert!(
+        refused >= 2,
+        "each refused thread's calls are errors of the class: {:?}",
+        r.stats.errors
+    );
     assert_eq!(r.calls.errors, refused, "every failed call is a refused connection");
     assert_eq!(r.down, vec![ErrorClass::TooManyConnections; 2]);
     assert_eq!(r.failure(), None, "the trial completes");

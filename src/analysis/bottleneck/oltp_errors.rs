@@ -95,7 +95,13 @@ mod tests {
         ];
         let f = error_classes_by_parameter("threads", &points);
         let titles: Vec<&str> = f.iter().map(|f| f.title.as_str()).collect();
-        assert_eq!(titles, ["deadlock errors appear from threads = 8 on", "duplicate_key errors appear from threads = 16 on"]);
+        assert_eq!(
+            titles,
+            [
+                "deadlock errors appear from threads = 8 on",
+                "duplicate_key errors appear from threads = 16 on"
+            ]
+        );
         assert_eq!(f[0].points, ["threads=8", "threads=16"]);
         assert_eq!(f[1].evidence.len(), 4);
         assert!(error_classes_by_parameter("threads", &[pt(1.0, &[("deadlock", 0.0)])]).is_empty());

@@ -152,7 +152,8 @@ pub fn prepare(c: &OltpConfig) -> anyhow::Result<Settings> {
         other => return Err(usage(format!("prepare must be \"auto\", \"always\" or \"never\", not \"{other}\""))),
     };
     let rand_name = c.rand_type.as_deref().unwrap_or("uniform");
-    let rand = RandType::parse(rand_name).ok_or_else(|| usage(format!("rand_type must be \"uniform\" or \"special\", not \"{rand_name}\"")))?;
+    let rand =
+        RandType::parse(rand_name).ok_or_else(|| usage(format!("rand_type must be \"uniform\" or \"special\", not \"{rand_name}\"")))?;
     let mix = Mix {
         point_selects: count("point_selects", c.point_selects, 10)?,
         simple_ranges: count("simple_ranges", c.simple_ranges, 1)?,
@@ -194,8 +195,14 @@ mod tests {
     #[test]
     fn defaults_are_sysbench_s_and_bad_values_name_their_key() {
         let s = prepare(&OltpConfig::default()).expect("defaults");
-        assert_eq!((s.scenario, s.tables, s.table_size, s.threads, s.range_size), (Scenario::ReadWrite, 1, 10_000, 1, 100));
-        assert_eq!((s.prepare, s.rand, s.cleanup, s.in_transaction()), (PrepareMode::Auto, RandType::Uniform, false, true));
+        assert_eq!(
+            (s.scenario, s.tables, s.table_size, s.threads, s.range_size),
+            (Scenario::ReadWrite, 1, 10_000, 1, 100)
+        );
+        assert_eq!(
+            (s.prepare, s.rand, s.cleanup, s.in_transaction()),
+            (PrepareMode::Auto, RandType::Uniform, false, true)
+        );
         let bad = |c: OltpConfig| format!("{:#}", prepare(&c).expect_err("refused"));
         assert!(bad(OltpConfig {
             scenario: Some("read".into()),

@@ -40,7 +40,10 @@ pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     }
     Err(DbError::new(
         ErrorClass::Other,
-        format!("unknown database URL \"{}\" (use sqlite:PATH, postgres://... or mysql://...)", redact_url(url)),
+        format!(
+            "unknown database URL \"{}\" (use sqlite:PATH, postgres://... or mysql://...)",
+            redact_url(url)
+        ),
     ))
 }
 
@@ -88,9 +91,15 @@ mod tests {
 
     #[test]
     fn passwords_are_taken_out_of_urls() {
-        assert_eq!(redact_url("postgres://bob:s3cr@t@127.0.0.1:5432/db"), "postgres://bob:[redacted]@127.0.0.1:5432/db");
+        assert_eq!(
+            redact_url("postgres://bob:s3cr@t@127.0.0.1:5432/db"),
+            "postgres://bob:[redacted]@127.0.0.1:5432/db"
+        );
         assert_eq!(redact_url("mysql://bob@h/db"), "mysql://bob@h/db");
-        assert_eq!(redact_url("postgres://h/db?user=a&password=xyz&x=1"), "postgres://h/db?user=a&password=[redacted]&x=1");
+        assert_eq!(
+            redact_url("postgres://h/db?user=a&password=xyz&x=1"),
+            "postgres://h/db?user=a&password=[redacted]&x=1"
+        );
         assert_eq!(redact_url("sqlite:/tmp/a.db"), "sqlite:/tmp/a.db");
         assert_eq!(url_password("postgres://bob:s3cr@t@h/db").as_deref(), Some("s3cr@t"));
         assert_eq!(url_password("mysql://bob@h/db"), None);

@@ -223,7 +223,12 @@ impl Txn<'_> {
 
     fn row(&mut self, id: i64) -> [Arg; 4] {
         let k = self.id();
-        [Arg::Int(id), Arg::Int(k), Arg::Text(self.rng.c_value()), Arg::Text(self.rng.pad_value())]
+        [
+            Arg::Int(id),
+            Arg::Int(k),
+            Arg::Text(self.rng.c_value()),
+            Arg::Text(self.rng.pad_value()),
+        ]
     }
 
     fn args(&mut self, stmt: Stmt) -> Vec<Arg> {

@@ -67,7 +67,10 @@ pub fn prepare(db: &dyn Database, s: &Settings, cancel: &Cancel, progress: bool)
         );
     }
     let parallel = if db.parallel_load() {
-        std::thread::available_parallelism().map_or(1, |n| n.get()).min(tables.len()).min(s.threads.max(1))
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(tables.len())
+            .min(s.threads.max(1))
     } else {
         1
     };

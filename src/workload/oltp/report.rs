@@ -122,10 +122,23 @@ impl OltpReport {
         );
         let _ = writeln!(s, "SQL statistics:");
         let _ = writeln!(s, "    queries performed:  read {r}, write {w}, other {o}, total {}", r + w + o);
-        let _ = writeln!(s, "    transactions:       {} ({:.2} per sec.)", self.stats.transactions, self.tps());
-        let _ = writeln!(s, "    queries:            {:.2} per sec. (read {qr:.2}, write {qw:.2}, other {qo:.2})", qt);
+        let _ = writeln!(
+            s,
+            "    transactions:       {} ({:.2} per sec.)",
+            self.stats.transactions,
+            self.tps()
+        );
+        let _ = writeln!(
+            s,
+            "    queries:            {:.2} per sec. (read {qr:.2}, write {qw:.2}, other {qo:.2})",
+            qt
+        );
         let _ = writeln!(s, "    failed transactions: {}", self.calls.errors);
-        let _ = writeln!(s, "    retries: {}, reconnects: {}, rows read: {}", self.stats.retries, self.stats.reconnects, self.stats.rows_read);
+        let _ = writeln!(
+            s,
+            "    retries: {}, reconnects: {}, rows read: {}",
+            self.stats.retries, self.stats.reconnects, self.stats.rows_read
+        );
         if !self.calls.latency.is_empty() {
             let _ = writeln!(
                 s,
@@ -141,11 +154,21 @@ impl OltpReport {
         } else {
             let _ = writeln!(s, "Errors:");
             for (c, e) in &self.stats.errors {
-                let _ = writeln!(s, "    {:<22} {:>8}  first: {}", c.name(), e.count, crate::util::text::clip(&e.first));
+                let _ = writeln!(
+                    s,
+                    "    {:<22} {:>8}  first: {}",
+                    c.name(),
+                    e.count,
+                    crate::util::text::clip(&e.first)
+                );
             }
         }
         if self.rate.is_some() && (self.calls.late > 0 || self.calls.dropped > 0) {
-            let _ = writeln!(s, "Open model: {} late, {} dropped of {} intended", self.calls.late, self.calls.dropped, self.calls.scheduled);
+            let _ = writeln!(
+                s,
+                "Open model: {} late, {} dropped of {} intended",
+                self.calls.late, self.calls.dropped, self.calls.scheduled
+            );
         }
         s
     }
@@ -165,7 +188,10 @@ impl OltpReport {
             .filter(|(_, st)| !st.latency.is_empty())
             .map(|(k, st)| {
                 let ms = |q: f64| st.latency.value_at_quantile(q) as f64 / 1000.0;
-                (stmt_name(*k).to_string(), serde_json::json!({ "ok": st.ok, "p50_ms": ms(0.5), "p99_ms": ms(0.99) }))
+                (
+                    stmt_name(*k).to_string(),
+                    serde_json::json!({ "ok": st.ok, "p50_ms": ms(0.5), "p99_ms": ms(0.99) }),
+                )
             })
             .collect();
         serde_json::json!({
@@ -198,17 +224,32 @@ impl OltpReport {
         let (qt, qr, qw, qo) = self.qps();
         let (reads, writes, others) = self.stats.queries();
         m.push(Metric::new("transactions_per_s", "trx/s", self.tps(), Better::Higher));
-        for (name, v) in [("queries_per_s", qt), ("reads_per_s", qr), ("writes_per_s", qw), ("others_per_s", qo)] {
+        for (name, v) in [
+            ("queries_per_s", qt),
+            ("reads_per_s", qr),
+            ("writes_per_s", qw),
+            ("others_per_s", qo),
+        ] {
             m.push(Metric::new(name, "queries/s", v, Better::Higher));
         }
         m.push(Metric::new("transactions", "", self.stats.transactions as f64, Better::Neither));
         m.push(Metric::new("queries", "", (reads + writes + others) as f64, Better::Neither));
         m.push(Metric::new("failed_transactions", "", self.calls.errors as f64, Better::Lower));
         if !self.calls.latency.is_empty() {
-            for (name, q) in [("latency_p50_ms", 0.5), ("latency_p95_ms", 0.95), ("latency_p99_ms", 0.99), ("latency_max_ms", 1.0)] {
+            for (name, q) in [
+                ("latency_p50_ms", 0.5),
+                ("latency_p95_ms", 0.95),
+                ("latency_p99_ms", 0.99),
+                ("latency_max_ms", 1.0),
+            ] {
                 m.push(Metric::new(name, "ms", self.latency_ms(q), Better::Lower));
             }
-            m.push(Metric::new("latency_mean_ms", "ms", self.calls.latency.mean() / 1000.0, Better::Lower));
+            m.push(Metric::new(
+                "latency_mean_ms",
+                "ms",
+                self.calls.latency.mean() / 1000.0,
+                Better::Lower,
+            ));
             r.histograms.push(NamedHistogram {
                 name: "latency".into(),
                 hist: self.calls.latency.clone(),
@@ -220,8 +261,18 @@ impl OltpReport {
                 continue;
             }
             let name = stmt_name(k);
-            m.push(Metric::new(format!("stmt_{name}_p99_ms"), "ms", st.latency.value_at_quantile(0.99) as f64 / 1000.0, Better::Lower));
-            m.push(Metric::new(format!("stmt_{name}_per_s"), "queries/s", st.ok as f64 / t, Better::Neither));
+            m.push(Metric::new(
+                format!("stmt_{name}_p99_ms"),
+                "ms",
+                st.latency.value_at_quantile(0.99) as f64 / 1000.0,
+                Better::Lower,
+            ));
+            m.push(Metric::new(
+                format!("stmt_{name}_per_s"),
+                "queries/s",
+                st.ok as f64 / t,
+                Better::Neither,
+            ));
             r.histograms.push(NamedHistogram {
                 name: format!("stmt_{name}"),
                 hist: st.latency.clone(),
@@ -231,9 +282,15 @@ impl OltpReport {
         for c in CLASSES {
             let n = self.stats.errors_of(c);
             m.push(Metric::new(format!("errors_{}", c.name()), "", n as f64, Better::Lower));
-            m.push(Metric::new(format!("errors_{}_per_s", c.name()), "errors/s", n as f64 / t, Better::Lower));
+            m.push(Metric::new(
+                format!("errors_{}_per_s", c.name()),
+                "errors/s",
+                n as f64 / t,
+                Better::Lower,
+            ));
             if let Some(e) = self.stats.errors.get(&c) {
-                r.errors.push((format!("{} (first: {})", c.name(), crate::util::text::clip(&e.first)), e.count));
+                r.errors
+                    .push((format!("{} (first: {})", c.name(), crate::util::text::clip(&e.first)), e.count));
             }
         }
         m.push(Metric::new("retries", "", self.stats.retries as f64, Better::Lower));

@@ -39,7 +39,10 @@ pub struct Sqlite {
 /// Open `sqlite:PATH` (the file is created at the first connection; its directory must exist).
 pub fn open(path: &str) -> Result<Box<dyn Database>, DbError> {
     if path.is_empty() {
-        return Err(DbError::new(ErrorClass::Other, "sqlite: needs a file path (sqlite:/path/to/file.db)"));
+        return Err(DbError::new(
+            ErrorClass::Other,
+            "sqlite: needs a file path (sqlite:/path/to/file.db)",
+        ));
     }
     Ok(Box::new(Sqlite { path: PathBuf::from(path) }))
 }
@@ -220,7 +223,11 @@ mod tests {
         assert_eq!(c.exec(1, Stmt::SumRange, &[Arg::Int(1), Arg::Int(10)]).expect("sum"), 1);
         assert_eq!(c.exec(1, Stmt::IndexUpdate, &[Arg::Int(3)]).expect("update"), 1);
         let dup = c
-            .exec(1, Stmt::Insert, &[Arg::Int(3), Arg::Int(1), Arg::Text("x".into()), Arg::Text("y".into())])
+            .exec(
+                1,
+                Stmt::Insert,
+                &[Arg::Int(3), Arg::Int(1), Arg::Text("x".into()), Arg::Text("y".into())],
+            )
             .expect_err("duplicate");
         assert_eq!(dup.class, ErrorClass::DuplicateKey, "{dup}");
 
