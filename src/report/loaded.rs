@@ -8,7 +8,8 @@
 //! This module imports nothing else from `report/`: the section builders and the assembly all
 //! depend on it, never the other way.
 
-use crate::analysis::phases::{PhaseStats, SampleRef};
+use crate::analysis::phases::PhaseStats;
+use crate::analysis::table::SampleTable;
 use crate::store::{Store, StoredTrial, TaggedSample};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -28,11 +29,6 @@ pub struct Loaded {
     pub store: Rc<Store>,
 }
 
-/// Borrow owned samples as the analysis wants them.
-pub fn sample_refs(samples: &[TaggedSample]) -> Vec<SampleRef<'_>> {
-    samples.iter().map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice())).collect()
-}
-
 impl Loaded {
     /// Whether the trial has monitor samples.
     pub fn sampled(&self) -> bool {
@@ -42,6 +38,11 @@ impl Loaded {
     /// The trial's monitor samples, read from its store.
     pub fn samples(&self) -> anyhow::Result<Vec<TaggedSample>> {
         self.store.samples(self.trial.id)
+    }
+
+    /// The trial's monitor samples by column (as the bottleneck rules read them), from its store.
+    pub fn sample_table(&self) -> anyhow::Result<SampleTable> {
+        self.store.sample_table_on(self.trial.id, crate::store::LOCAL_HOST)
     }
 
     /// The summary of one sampled metric (all counts zero when the trial did not sample it).
