@@ -65,8 +65,7 @@ fn inflate_exact(blob: &[u8], len: usize) -> anyhow::Result<Vec<u8>> {
 
 /// Decode a blob of `n` values written by [`encode_f64`].
 pub fn decode_f64(blob: &[u8], n: usize) -> anyhow::Result<Vec<f64>> {
-    let planes = inflate_exact(blob, n * 8)
-        .map_err(|e| anyhow::anyhow!("{e} (a series of {n} values)"))?;
+    let planes = inflate_exact(blob, n * 8).map_err(|e| anyhow::anyhow!("{e} (a series of {n} values)"))?;
     let mut out = Vec::with_capacity(n);
     let mut prev = 0u64;
     for i in 0..n {

@@ -268,7 +268,11 @@ fn table_bits(t: &SampleTable) -> TableBits {
         .map(|n| {
             let c = t.col(n).unwrap();
             // Absent values are NaN in a table: compare them as one bit pattern.
-            let v = t.column(c).iter().map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() }).collect();
+            let v = t
+                .column(c)
+                .iter()
+                .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+                .collect();
             (n.clone(), v)
         })
         .collect();
@@ -291,7 +295,11 @@ fn the_columns_the_rules_read_hold_exactly_the_samples() {
         let refs: Vec<_> = rows.iter().map(|r| (r.t_s, r.phase.as_str(), r.values.as_slice())).collect();
         let table = s.sample_table_on(id, host).unwrap();
         assert_eq!(table.len(), rows.len(), "trial {id} on {host}");
-        assert_eq!(table_bits(&table), table_bits(&SampleTable::from_refs(&refs)), "trial {id} on {host}");
+        assert_eq!(
+            table_bits(&table),
+            table_bits(&SampleTable::from_refs(&refs)),
+            "trial {id} on {host}"
+        );
     }
     // Pooled trials: the rows of each, one after the other.
     let mut pooled = s.sample_table_on(1, "local").unwrap();

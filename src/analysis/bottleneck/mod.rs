@@ -20,8 +20,8 @@ pub use errors::errors_by_parameter;
 pub use probes::{latency_under_load, ProbeMedians, INFLATION_FACTOR, MIN_INCREASE_MS};
 
 use super::phases::{BASELINE, LOAD};
-use super::table::SampleTable;
 use super::stats::quantile_sorted;
+use super::table::SampleTable;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
