@@ -214,17 +214,22 @@ impl<'a> Env<'a> {
     }
 }
 
-/// The columns whose names match a (prefix, suffix), found once per point: (column, start and end
-/// of the middle part).
+/// Columns whose names match a pattern: (column, start and end of the middle part).
+type Matched = Rc<[(usize, usize, usize)]>;
+
+/// Where a rule fired at a point: the hit, its evidence, and whether it is critical.
+type Fired = Option<(Hit, Vec<Evidence>, bool)>;
+
+/// The columns whose names match a (prefix, suffix), found once per point.
 #[derive(Default)]
-pub(crate) struct Matches(RefCell<Vec<(String, String, Rc<[(usize, usize, usize)]>)>>);
+pub(crate) struct Matches(RefCell<Vec<(String, String, Matched)>>);
 
 impl Matches {
-    fn get(&self, t: &SampleTable, prefix: &str, suffix: &str) -> Rc<[(usize, usize, usize)]> {
+    fn get(&self, t: &SampleTable, prefix: &str, suffix: &str) -> Matched {
         if let Some(e) = self.0.borrow().iter().find(|e| e.0 == prefix && e.1 == suffix) {
             return e.2.clone();
         }
-        let m: Rc<[(usize, usize, usize)]> = t
+        let m: Matched = t
             .names()
             .iter()
             .enumerate()
@@ -289,7 +294,7 @@ pub(crate) struct Rule {
 /// host's load phase with its own baseline.
 pub fn evaluate(points: &[PointSamples], ctx: &Context) -> Vec<Finding> {
     // Per point, per rule: where it fired.
-    let fired: Vec<Vec<Option<(Hit, Vec<Evidence>, bool)>>> = points
+    let fired: Vec<Vec<Fired>> = points
         .iter()
         .map(|p| {
             let prep = Prepared::new(p);
@@ -357,7 +362,7 @@ impl<'p> Prepared<'p> {
         }
     }
 
-    fn evaluate(&self, rule: &Rule, ctx: &Context) -> Option<(Hit, Vec<Evidence>, bool)> {
+    fn evaluate(&self, rule: &Rule, ctx: &Context) -> Fired {
         let (p, t) = (self.p, &self.p.samples);
         let (mut held, mut evaluable) = (0, 0);
         // Culprit metric -> (op, threshold, source), first seen.
