@@ -13,6 +13,7 @@
 //! - [`scaling`]: speedup, efficiency and the knee along a swept parameter.
 //! - [`phases`]: Baseline / Under load / Peak / Recovery and recovery time per metric.
 //! - [`bottleneck`]: the USE-method rules R1–R12 and errors along the sweep, with evidence.
+//! - [`table`]: monitor samples by column ([`table::SampleTable`]), as the rules read them.
 
 pub mod bottleneck;
 pub mod compare;
@@ -21,3 +22,4 @@ pub mod percentiles;
 pub mod phases;
 pub mod scaling;
 pub mod stats;
+pub mod table;

@@ -60,7 +60,9 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
             continue;
         }
         let stop = r.stop_reasons.get(label).cloned().flatten();
-        let point = point_report(label, &group, pooling, stop, system_rows(&group, &spec.system));
+        // One point's summaries at a time: the report's memory stays that of one point.
+        let summaries = group.iter().map(|l| l.summaries()).collect::<anyhow::Result<Vec<_>>>()?;
+        let point = point_report(label, &group, pooling, stop, system_rows(&summaries, &spec.system));
         groups.push((point.label.clone(), group));
         points.push(point);
     }
@@ -148,7 +150,7 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
         }
     }
     for t in trials {
-        let summaries = store.phase_summaries(t.id, &t.phases)?;
+        let sampled = store.has_phase_summaries(t.id, &t.phases)?;
         let mut params = params_of(&t.params_json);
         let mut label = labels.get(&t.point).cloned().unwrap_or_else(|| format!("point {}", t.point));
         if label_runs {
@@ -164,7 +166,7 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
             point_label: label,
             params,
             trial: t,
-            summaries,
+            sampled,
             store: Rc::clone(&store),
         });
     }

@@ -2,9 +2,10 @@
 //! samples (all its trials pooled), plus errors that appear above some value of the swept
 //! parameter, per variant.
 
-use super::loaded::{sample_refs, variant_of, Loaded};
+use super::loaded::{variant_of, Loaded};
 use super::model::{Finding, PointReport, RunFacts};
 use crate::analysis::bottleneck::{self, errors_by_parameter, Context, PointSamples};
+use crate::analysis::table::SampleTable;
 use std::collections::BTreeMap;
 
 /// Did the target die of an OOM kill (exit 137, or SIGKILL which the runner flags as one)?
@@ -33,10 +34,13 @@ pub fn evaluate(
     // One point's samples at a time: the report's memory stays that of one point.
     let mut out: Vec<Finding> = Vec::new();
     for (label, group) in groups {
-        let samples = group.iter().map(|l| l.samples()).collect::<anyhow::Result<Vec<_>>>()?;
+        let mut samples = SampleTable::new();
+        for l in group {
+            samples.append(&l.sample_table()?);
+        }
         let point = PointSamples {
             label: label.clone(),
-            rows: samples.iter().flat_map(|s| sample_refs(s)).collect(),
+            samples,
             oom_killed: oom_killed(group),
         };
         merge(&mut out, bottleneck::evaluate(std::slice::from_ref(&point), &ctx));

@@ -1,14 +1,16 @@
 //! The pieces every part of the report shares: a trial as loaded from its store ([`Loaded`]),
 //! redaction ([`safe`]), and the texts a point's parameters make (`k=v`, its variant).
 //!
-//! A loaded trial holds its per-phase summaries (stored when the trial ended), not its monitor
-//! samples: those are read from the store only where they are needed (a chart, the findings of one
-//! point at a time), so the report's memory does not grow with the number of trials.
+//! A loaded trial holds neither its per-phase summaries (stored when the trial ended) nor its
+//! monitor samples: both are read from the store where they are needed (the phase table and the
+//! findings of one point at a time, a chart), so the report's memory does not grow with the number
+//! of trials.
 //!
 //! This module imports nothing else from `report/`: the section builders and the assembly all
 //! depend on it, never the other way.
 
-use crate::analysis::phases::{PhaseStats, SampleRef};
+use crate::analysis::phases::PhaseStats;
+use crate::analysis::table::SampleTable;
 use crate::store::{Store, StoredTrial, TaggedSample};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -22,21 +24,26 @@ pub struct Loaded {
     pub point_label: String,
     pub params: BTreeMap<String, Value>,
     pub trial: StoredTrial,
-    /// Per-phase summaries of its monitor samples, one per sampled metric, sorted by name.
-    pub summaries: Vec<PhaseStats>,
+    /// Whether it has monitor samples (and so per-phase summaries).
+    pub sampled: bool,
     /// The store it came from (for its samples).
     pub store: Rc<Store>,
-}
-
-/// Borrow owned samples as the analysis wants them.
-pub fn sample_refs(samples: &[TaggedSample]) -> Vec<SampleRef<'_>> {
-    samples.iter().map(|s| (s.t_s, s.phase.as_str(), s.values.as_slice())).collect()
 }
 
 impl Loaded {
     /// Whether the trial has monitor samples.
     pub fn sampled(&self) -> bool {
-        !self.summaries.is_empty()
+        self.sampled
+    }
+
+    /// Per-phase summaries of its monitor samples, one per sampled metric, sorted by name, read
+    /// from its store (one point's trials at a time, so the report's memory does not grow with
+    /// the number of trials).
+    pub fn summaries(&self) -> anyhow::Result<Vec<PhaseStats>> {
+        if !self.sampled {
+            return Ok(Vec::new());
+        }
+        self.store.phase_summaries(self.trial.id, &self.trial.phases)
     }
 
     /// The trial's monitor samples, read from its store.
@@ -44,23 +51,29 @@ impl Loaded {
         self.store.samples(self.trial.id)
     }
 
-    /// The summary of one sampled metric (all counts zero when the trial did not sample it).
-    pub fn summary(&self, metric: &str) -> PhaseStats {
-        match self.summaries.binary_search_by(|s| s.metric.as_str().cmp(metric)) {
-            Ok(i) => self.summaries[i].clone(),
-            Err(_) => PhaseStats {
-                metric: metric.to_string(),
-                baseline: None,
-                under_load: None,
-                peak: None,
-                recovery: None,
-                recovery_s: None,
-                never_recovered: false,
-                n_baseline: 0,
-                n_load: 0,
-                n_recovery: 0,
-            },
-        }
+    /// The trial's monitor samples by column (as the bottleneck rules read them), from its store.
+    pub fn sample_table(&self) -> anyhow::Result<SampleTable> {
+        self.store.sample_table_on(self.trial.id, crate::store::LOCAL_HOST)
+    }
+}
+
+/// The summary of one sampled metric among a trial's `summaries` (all counts zero when the trial
+/// did not sample it).
+pub fn summary_of(summaries: &[PhaseStats], metric: &str) -> PhaseStats {
+    match summaries.binary_search_by(|s| s.metric.as_str().cmp(metric)) {
+        Ok(i) => summaries[i].clone(),
+        Err(_) => PhaseStats {
+            metric: metric.to_string(),
+            baseline: None,
+            under_load: None,
+            peak: None,
+            recovery: None,
+            recovery_s: None,
+            never_recovered: false,
+            n_baseline: 0,
+            n_load: 0,
+            n_recovery: 0,
+        },
     }
 }
 

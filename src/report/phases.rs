@@ -2,9 +2,9 @@
 //! per trial by `crate::analysis::phases` when the trial was stored, and pooled over the point's
 //! trials.
 
-use super::loaded::{key_system_metric, Loaded};
+use super::loaded::{key_system_metric, summary_of};
 use super::model::PhaseRow;
-use crate::analysis::phases::pool;
+use crate::analysis::phases::{pool, PhaseStats};
 
 /// The system table's metrics when `[report] system` does not name them: CPU busy, user, system
 /// and iowait, memory, load, context switches and page faults per second, swap, and (from
@@ -33,20 +33,20 @@ fn shown(name: &str, wanted: &[String]) -> bool {
 }
 
 /// One row per system metric of the table (`wanted`, or the default set) any of the point's trials
-/// sampled, sorted by name.
-pub fn system_rows(group: &[&Loaded], wanted: &[String]) -> Vec<PhaseRow> {
-    let mut names: Vec<&str> = group
+/// sampled, sorted by name; `summaries`: each trial's (`Loaded::summaries`).
+pub fn system_rows(summaries: &[Vec<PhaseStats>], wanted: &[String]) -> Vec<PhaseRow> {
+    let mut names: Vec<&str> = summaries
         .iter()
-        .flat_map(|l| l.summaries.iter().map(|s| s.metric.as_str()))
+        .flat_map(|s| s.iter().map(|s| s.metric.as_str()))
         .filter(|k| shown(k, wanted))
         .collect();
     names.sort_unstable();
     names.dedup();
-    names.into_iter().map(|m| phase_row(m, group)).collect()
+    names.into_iter().map(|m| phase_row(m, summaries)).collect()
 }
 
-fn phase_row(metric: &str, group: &[&Loaded]) -> PhaseRow {
-    let per_trial: Vec<_> = group.iter().map(|l| l.summary(metric)).collect();
+fn phase_row(metric: &str, summaries: &[Vec<PhaseStats>]) -> PhaseRow {
+    let per_trial: Vec<_> = summaries.iter().map(|s| summary_of(s, metric)).collect();
     let p = pool(&per_trial);
     PhaseRow {
         metric: metric.to_string(),

@@ -56,6 +56,7 @@ impl Store {
         }
         let conn = Connection::open(&path).with_context(|| format!("cannot create {}", path.display()))?;
         schema::create(&conn)?;
+        bound_cache(&conn)?;
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
@@ -76,6 +77,7 @@ impl Store {
         }
         let conn = Connection::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
         let version = schema::check(&conn)?;
+        bound_cache(&conn)?;
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
@@ -119,6 +121,16 @@ impl Store {
     pub(crate) fn conn_mut(&mut self) -> &mut Connection {
         &mut self.conn
     }
+}
+
+/// SQLite's page cache for one store, in KiB. Its default (2 MiB) fills as the database grows,
+/// so a run's memory rose with its first few dozen trials; trials are appended and read once
+/// each, and this much cache is full before the tenth trial is stored.
+const CACHE_KIB: i64 = 256;
+
+fn bound_cache(conn: &Connection) -> anyhow::Result<()> {
+    conn.execute_batch(&format!("PRAGMA cache_size = -{CACHE_KIB}"))?;
+    Ok(())
 }
 
 /// Redact the values of credential headers in text (see `util::redact::headers`): the pass every

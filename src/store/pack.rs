@@ -6,10 +6,10 @@
 //! that repeats becomes eight zero bytes, and slowly changing values share their high bytes, so
 //! monitor series shrink to a few bytes per value. Decoding reverses each step exactly.
 
-use flate2::read::DeflateDecoder;
 use flate2::write::DeflateEncoder;
-use flate2::Compression;
-use std::io::{Read, Write};
+use flate2::{Compression, Decompress, FlushDecompress, Status};
+use std::cell::RefCell;
+use std::io::Write;
 
 /// Encode `values` (any f64, NaN payloads included) into a blob.
 pub fn encode_f64(values: &[f64]) -> Vec<u8> {
@@ -30,16 +30,42 @@ pub fn encode_f64(values: &[f64]) -> Vec<u8> {
     enc.finish().unwrap_or_default()
 }
 
+thread_local! {
+    /// One inflater per thread, reset for each blob: a report decodes tens of thousands of short
+    /// series, and a fresh inflater's state is larger than most of them.
+    static INFLATE: RefCell<Decompress> = RefCell::new(Decompress::new(false));
+}
+
+/// Inflate a raw DEFLATE `blob` that must hold exactly `len` bytes.
+fn inflate_exact(blob: &[u8], len: usize) -> anyhow::Result<Vec<u8>> {
+    // One byte of room more than expected tells a longer stream from an exact one.
+    let mut out = Vec::with_capacity(len + 1);
+    INFLATE.with(|d| {
+        let mut d = d.borrow_mut();
+        d.reset(false);
+        loop {
+            let (in_before, out_before) = (d.total_in(), out.len());
+            let rest = blob.get(in_before as usize..).unwrap_or_default();
+            let status = d
+                .decompress_vec(rest, &mut out, FlushDecompress::Finish)
+                .map_err(|e| anyhow::anyhow!("a packed series is damaged: {e}"))?;
+            if status == Status::StreamEnd || out.len() > len {
+                return Ok(());
+            }
+            if d.total_in() == in_before && out.len() == out_before {
+                anyhow::bail!("a packed series is damaged: it ends early");
+            }
+        }
+    })?;
+    if out.len() != len {
+        anyhow::bail!("a packed series holds {} bytes, not the {len} expected", out.len());
+    }
+    Ok(out)
+}
+
 /// Decode a blob of `n` values written by [`encode_f64`].
 pub fn decode_f64(blob: &[u8], n: usize) -> anyhow::Result<Vec<f64>> {
-    let mut planes = Vec::with_capacity(n * 8);
-    DeflateDecoder::new(blob)
-        .take((n * 8 + 1) as u64)
-        .read_to_end(&mut planes)
-        .map_err(|e| anyhow::anyhow!("a packed series is damaged: {e}"))?;
-    if planes.len() != n * 8 {
-        anyhow::bail!("a packed series holds {} bytes, not the {} of its {n} values", planes.len(), n * 8);
-    }
+    let planes = inflate_exact(blob, n * 8).map_err(|e| anyhow::anyhow!("{e} (a series of {n} values)"))?;
     let mut out = Vec::with_capacity(n);
     let mut prev = 0u64;
     for i in 0..n {

@@ -6,6 +6,7 @@
 use super::pack;
 use super::Store;
 use super::TaggedSample;
+use crate::analysis::table::SampleTable;
 use crate::workload::MetricKind;
 use rusqlite::{params, Connection, OptionalExtension};
 
@@ -171,6 +172,48 @@ pub(super) fn read(c: &Connection, trial_id: usize, host: &str) -> anyhow::Resul
     Ok(out)
 }
 
+/// One trial's samples taken on `host` from the packed tables, by column (no pair per value).
+fn read_table(c: &Connection, trial_id: usize, host: &str) -> anyhow::Result<SampleTable> {
+    type Clock = (i64, String, Vec<u8>, Vec<u8>);
+    let clock: Option<Clock> = c
+        .prepare_cached("SELECT n_samples, phases, phase_of, t_s FROM sample_clock WHERE trial_id = ?1 AND host = ?2")?
+        .query_row(params![trial_id as i64, host], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .optional()?;
+    let mut t = SampleTable::new();
+    let Some((n, phases, phase_of, t_blob)) = clock else {
+        return Ok(t);
+    };
+    let n = n as usize;
+    let phases: Vec<&str> = phases.split(',').collect();
+    let t_s = pack::decode_f64(&t_blob, n)?;
+    t.push_clock((0..n).map(|i| {
+        let p = phase_of.get(i).copied().unwrap_or(0) as usize;
+        (t_s[i], phases.get(p).copied().unwrap_or(""))
+    }));
+    let mut st = c.prepare_cached(
+        "SELECT d.name, s.n_values, s.present, s.vals FROM sample_series s JOIN metric_dict d ON d.id = s.metric_id
+         WHERE s.trial_id = ?1 AND d.host = ?2 ORDER BY s.metric_id",
+    )?;
+    let mut rows = st.query(params![trial_id as i64, host])?;
+    while let Some(r) = rows.next()? {
+        let name: String = r.get(0)?;
+        let k = r.get::<_, i64>(1)? as usize;
+        let present: Option<Vec<u8>> = r.get(2)?;
+        let vals = pack::decode_f64(&r.get::<_, Vec<u8>>(3)?, k)?;
+        let mut vi = vals.into_iter();
+        let col = t.column_index(&name);
+        for i in 0..n {
+            if present.as_deref().is_none_or(|b| pack::bit(b, i)) {
+                let Some(v) = vi.next() else {
+                    anyhow::bail!("trial {trial_id}: the series of {name} has fewer values than its samples");
+                };
+                t.set_at(i, col, v);
+            }
+        }
+    }
+    Ok(t)
+}
+
 /// One trial's samples from a store of version 1 or 2 (one `sample` row per value).
 pub(super) fn read_rows(c: &Connection, trial_id: usize) -> anyhow::Result<Vec<TaggedSample>> {
     let mut st = c.prepare("SELECT phase, t_s, unix_s, name, value FROM sample WHERE trial_id = ?1 ORDER BY t_s, rowid")?;
@@ -208,6 +251,21 @@ impl Store {
             read_rows(self.conn(), trial_id)
         } else {
             Ok(Vec::new())
+        }
+    }
+
+    /// The monitor samples of one trial taken on `host`, by column (what the bottleneck rules
+    /// read): the same values as [`Store::samples_on`] without a `(name, value)` pair per value.
+    pub fn sample_table_on(&self, trial_id: usize, host: &str) -> anyhow::Result<SampleTable> {
+        if self.schema_version() >= 3 {
+            read_table(self.conn(), trial_id, host)
+        } else {
+            let samples = self.samples_on(trial_id, host)?;
+            let mut t = SampleTable::new();
+            for s in &samples {
+                t.push_row(s.t_s, &s.phase, s.values.iter().map(|(k, v)| (k.as_str(), *v)));
+            }
+            Ok(t)
         }
     }
 

@@ -92,6 +92,21 @@ impl Store {
         Ok(())
     }
 
+    /// Whether a trial has per-phase summaries of samples taken on this machine (that is, has
+    /// monitor samples), without reading them.
+    pub fn has_phase_summaries(&self, trial_id: usize, phases: &[(String, f64, f64)]) -> anyhow::Result<bool> {
+        if self.schema_version() < 3 {
+            return Ok(!self.phase_summaries(trial_id, phases)?.is_empty());
+        }
+        Ok(self
+            .conn()
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM phase_summary p JOIN metric_dict d ON d.id = p.metric_id
+                            WHERE p.trial_id = ?1 AND d.host = ?2)",
+            )?
+            .query_row(params![trial_id as i64, LOCAL_HOST], |r| r.get(0))?)
+    }
+
     /// The per-phase summaries of one trial's local samples, sorted by metric name: as stored at the
     /// end of the trial, or (a store of version 1 or 2) computed from its samples now.
     pub fn phase_summaries(&self, trial_id: usize, phases: &[(String, f64, f64)]) -> anyhow::Result<Vec<PhaseStats>> {

@@ -3,6 +3,7 @@
 
 use perflab::analysis::bottleneck::{errors_by_parameter, evaluate, Context, Finding, PointSamples, Severity, CAVEATS};
 use perflab::analysis::phases::{refs, Sample};
+use perflab::analysis::table::SampleTable;
 
 fn idle() -> Vec<(String, f64)> {
     [
@@ -78,7 +79,7 @@ fn ctx() -> Context {
 fn run(rows: &[Sample], oom: bool) -> Vec<Finding> {
     let p = PointSamples {
         label: "c=10".into(),
-        rows: refs(rows),
+        samples: SampleTable::from_refs(&refs(rows)),
         oom_killed: oom,
     };
     evaluate(&[p], &ctx())

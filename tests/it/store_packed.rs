@@ -4,6 +4,7 @@
 
 use crate::common::files_under;
 use assert_cmd::Command;
+use perflab::analysis::table::SampleTable;
 use perflab::store::{summarize, RunInfo, Store, TaggedSample, TrialRecord, SCHEMA_VERSION};
 use std::path::Path;
 
@@ -255,6 +256,58 @@ fn every_sampled_value_reads_back_bit_for_bit_through_the_export() {
         b.iter_mut().for_each(|s| s.3.sort());
         assert_eq!(b, bits(w), "trial {i}: every value, timestamp and phase");
     }
+}
+
+/// A table as bits: per column (name, value bits per sample), sorted by name; then (phase, t_s bits).
+type TableBits = (Vec<(String, Vec<u64>)>, Vec<(String, u64)>);
+
+fn table_bits(t: &SampleTable) -> TableBits {
+    let mut cols: Vec<(String, Vec<u64>)> = t
+        .names()
+        .iter()
+        .map(|n| {
+            let c = t.col(n).unwrap();
+            // Absent values are NaN in a table: compare them as one bit pattern.
+            let v = t
+                .column(c)
+                .iter()
+                .map(|v| if v.is_nan() { u64::MAX } else { v.to_bits() })
+                .collect();
+            (n.clone(), v)
+        })
+        .collect();
+    cols.sort();
+    let clock = (0..t.len()).map(|r| (t.phase(r).to_string(), t.t_s(r).to_bits())).collect();
+    (cols, clock)
+}
+
+#[test]
+fn the_columns_the_rules_read_hold_exactly_the_samples() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut s = new_store(tmp.path());
+    for i in 0..3 {
+        s.write_trial(&record(i, samples(201, 12, 300 + i as u64, i != 0))).unwrap();
+    }
+    s.write_host_samples(0, "db1", &samples(30, 4, 99, true), &record(0, vec![]).phases)
+        .unwrap();
+    for (id, host) in [(0, "local"), (1, "local"), (2, "local"), (0, "db1"), (1, "db1")] {
+        let rows = s.samples_on(id, host).unwrap();
+        let refs: Vec<_> = rows.iter().map(|r| (r.t_s, r.phase.as_str(), r.values.as_slice())).collect();
+        let table = s.sample_table_on(id, host).unwrap();
+        assert_eq!(table.len(), rows.len(), "trial {id} on {host}");
+        assert_eq!(
+            table_bits(&table),
+            table_bits(&SampleTable::from_refs(&refs)),
+            "trial {id} on {host}"
+        );
+    }
+    // Pooled trials: the rows of each, one after the other.
+    let mut pooled = s.sample_table_on(1, "local").unwrap();
+    pooled.append(&s.sample_table_on(2, "local").unwrap());
+    let rows: Vec<TaggedSample> = [1, 2].iter().flat_map(|&id| s.samples(id).unwrap()).collect();
+    let refs: Vec<_> = rows.iter().map(|r| (r.t_s, r.phase.as_str(), r.values.as_slice())).collect();
+    assert_eq!(table_bits(&pooled), table_bits(&SampleTable::from_refs(&refs)));
+    assert_eq!(pooled.len(), 402);
 }
 
 #[test]

@@ -20,10 +20,13 @@ mod rules;
 pub use errors::errors_by_parameter;
 pub use probes::{latency_under_load, ProbeMedians, INFLATION_FACTOR, MIN_INCREASE_MS};
 
-use super::phases::{SampleRef, BASELINE, LOAD};
+use super::phases::{BASELINE, LOAD};
 use super::stats::quantile_sorted;
+use super::table::SampleTable;
 use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// The caveats to print with the findings.
 pub const CAVEATS: [&str; 5] = [
@@ -73,12 +76,12 @@ impl Severity {
     }
 }
 
-/// The samples of one point of the matrix (all its trials pooled).
+/// The samples of one point of the matrix (all its trials pooled), on one host.
 #[derive(Clone, Debug)]
-pub struct PointSamples<'a> {
+pub struct PointSamples {
     pub label: String,
     /// Monitor samples of every phase; only `baseline` and `load` are used.
-    pub rows: Vec<SampleRef<'a>>,
+    pub samples: SampleTable,
     /// The target was OOM-killed (exit 137 or a cgroup oom_kill) in one of the point's trials.
     pub oom_killed: bool,
 }
@@ -186,25 +189,58 @@ impl Finding {
     }
 }
 
-/// The values of one sample plus what the rules need to judge it.
+/// One sample plus what the rules need to judge it.
 pub(crate) struct Env<'a> {
-    values: &'a [(String, f64)],
+    table: &'a SampleTable,
+    row: usize,
+    matches: &'a Matches,
     pub baseline: &'a BTreeMap<String, f64>,
     pub ncpu: f64,
     pub ctx: &'a Context,
 }
 
-impl Env<'_> {
+impl<'a> Env<'a> {
     pub fn get(&self, k: &str) -> Option<f64> {
-        self.values.iter().find(|(n, _)| n == k).map(|(_, v)| *v).filter(|v| v.is_finite())
+        self.table.col(k).and_then(|c| self.table.value(self.row, c))
     }
 
-    /// (middle part, value) of every metric named `{prefix}{middle}{suffix}`.
-    pub fn matching<'s>(&'s self, prefix: &'s str, suffix: &'s str) -> impl Iterator<Item = (&'s str, f64)> + 's {
-        self.values.iter().filter_map(move |(n, v)| {
-            let mid = n.strip_prefix(prefix)?.strip_suffix(suffix)?;
-            (!mid.is_empty() && v.is_finite()).then_some((mid, *v))
+    /// (middle part, value) of every metric named `{prefix}{middle}{suffix}`, in column order.
+    pub fn matching<'s>(&'s self, prefix: &'s str, suffix: &'s str) -> impl Iterator<Item = (&'a str, f64)> + 's {
+        let m = self.matches.get(self.table, prefix, suffix);
+        let (t, row) = (self.table, self.row);
+        (0..m.len()).filter_map(move |i| {
+            let (c, a, b) = m[i];
+            t.value(row, c).map(|v| (&t.names()[c][a..b], v))
         })
+    }
+}
+
+/// Columns whose names match a pattern: (column, start and end of the middle part).
+type Matched = Rc<[(usize, usize, usize)]>;
+
+/// Where a rule fired at a point: the hit, its evidence, and whether it is critical.
+type Fired = Option<(Hit, Vec<Evidence>, bool)>;
+
+/// The columns whose names match a (prefix, suffix), found once per point.
+#[derive(Default)]
+pub(crate) struct Matches(RefCell<Vec<(String, String, Matched)>>);
+
+impl Matches {
+    fn get(&self, t: &SampleTable, prefix: &str, suffix: &str) -> Matched {
+        if let Some(e) = self.0.borrow().iter().find(|e| e.0 == prefix && e.1 == suffix) {
+            return e.2.clone();
+        }
+        let m: Matched = t
+            .names()
+            .iter()
+            .enumerate()
+            .filter_map(|(c, n)| {
+                let mid = n.strip_prefix(prefix)?.strip_suffix(suffix)?;
+                (!mid.is_empty()).then_some((c, prefix.len(), prefix.len() + mid.len()))
+            })
+            .collect();
+        self.0.borrow_mut().push((prefix.to_string(), suffix.to_string(), m.clone()));
+        m
     }
 }
 
@@ -254,9 +290,20 @@ pub(crate) struct Rule {
 }
 
 /// Evaluate R1–R12 at every point. Findings come in rule order; points in input order.
-pub fn evaluate(points: &[PointSamples<'_>], ctx: &Context) -> Vec<Finding> {
+///
+/// Each point is the samples of one host (the caller loops over hosts): the rules compare a
+/// host's load phase with its own baseline.
+pub fn evaluate(points: &[PointSamples], ctx: &Context) -> Vec<Finding> {
+    // Per point, per rule: where it fired.
+    let fired: Vec<Vec<Fired>> = points
+        .iter()
+        .map(|p| {
+            let prep = Prepared::new(p);
+            rules::RULES.iter().map(|rule| prep.evaluate(rule, ctx)).collect()
+        })
+        .collect();
     let mut out = Vec::new();
-    for rule in rules::RULES {
+    for (ri, rule) in rules::RULES.iter().enumerate() {
         let mut f = Finding {
             rule: rule.id.into(),
             title: rule.title.into(),
@@ -268,8 +315,8 @@ pub fn evaluate(points: &[PointSamples<'_>], ctx: &Context) -> Vec<Finding> {
             evidence: Vec::new(),
             caveats: rule.caveats.iter().map(|&i| CAVEATS[i].to_string()).collect(),
         };
-        for p in points {
-            if let Some((hit, ev, critical)) = evaluate_point(rule, p, ctx) {
+        for (p, per_rule) in points.iter().zip(&fired) {
+            if let Some((hit, ev, critical)) = per_rule[ri].clone() {
                 f.points.push(p.label.clone());
                 f.hits.push(hit);
                 f.evidence.extend(ev);
@@ -285,83 +332,103 @@ pub fn evaluate(points: &[PointSamples<'_>], ctx: &Context) -> Vec<Finding> {
     out
 }
 
-fn evaluate_point(rule: &Rule, p: &PointSamples<'_>, ctx: &Context) -> Option<(Hit, Vec<Evidence>, bool)> {
-    let mut sums: BTreeMap<&str, (f64, usize)> = BTreeMap::new();
-    for (_, phase, values) in &p.rows {
-        if *phase == BASELINE {
-            for (k, v) in values.iter().filter(|(_, v)| v.is_finite()) {
-                let e = sums.entry(k.as_str()).or_default();
-                e.0 += v;
-                e.1 += 1;
-            }
-        }
-    }
-    let baseline: BTreeMap<String, f64> = sums.into_iter().map(|(k, (s, n))| (k.to_string(), s / n as f64)).collect();
-    let load: Vec<&[(String, f64)]> = p.rows.iter().filter(|r| r.1 == LOAD).map(|r| r.2).collect();
-    let (mut held, mut evaluable) = (0, 0);
-    // Culprit metric -> (op, threshold, source), first seen.
-    let mut culprits: BTreeMap<String, (Op, f64, &'static str)> = BTreeMap::new();
-    for values in &load {
-        let env = Env {
-            values,
-            baseline: &baseline,
-            ncpu: ctx.ncpu.max(1) as f64,
-            ctx,
-        };
-        let Some(c) = (rule.check)(&env) else {
-            continue;
-        };
-        evaluable += 1;
-        if !c.is_empty() {
-            held += 1;
-            for k in c {
-                culprits.entry(k.metric).or_insert((k.op, k.threshold, k.source));
-            }
-        }
-    }
-    let fired = if rule.event {
-        held > 0 || (rule.id == "R8" && p.oom_killed)
-    } else {
-        evaluable > 0 && held as f64 >= FIRE_FRACTION * evaluable as f64
-    };
-    if !fired {
-        return None;
-    }
-    let critical = rule.event || held as f64 >= 0.9 * evaluable as f64;
-    let evidence = culprits
-        .into_iter()
-        .filter_map(|(metric, (op, threshold, source))| {
-            let mut vals: Vec<f64> = load
-                .iter()
-                .filter_map(|vs| vs.iter().find(|(k, _)| *k == metric).map(|(_, v)| *v))
-                .filter(|v| v.is_finite())
-                .collect();
-            if vals.is_empty() {
-                return None;
-            }
-            vals.sort_by(|a, b| a.total_cmp(b));
-            let mean = vals.iter().sum::<f64>() / vals.len() as f64;
-            Some(Evidence {
-                point: p.label.clone(),
-                baseline: baseline.get(&metric).copied(),
-                mean,
-                p95: quantile_sorted(&vals, 0.95).unwrap_or(mean),
-                op: op.as_str().into(),
-                threshold,
-                crossed: vals.iter().filter(|v| op.holds(**v, threshold)).count(),
-                samples: vals.len(),
-                source: source.into(),
-                metric,
+/// What every rule needs of one point, computed once: the baseline means, the load rows and the
+/// name matches.
+struct Prepared<'p> {
+    p: &'p PointSamples,
+    baseline: BTreeMap<String, f64>,
+    load: Vec<usize>,
+    matches: Matches,
+}
+
+impl<'p> Prepared<'p> {
+    fn new(p: &'p PointSamples) -> Self {
+        let t = &p.samples;
+        let base_rows: Vec<usize> = (0..t.len()).filter(|&r| t.phase(r) == BASELINE).collect();
+        let baseline = t
+            .names()
+            .iter()
+            .enumerate()
+            .filter_map(|(c, name)| {
+                let vals = base_rows.iter().filter_map(|&r| t.value(r, c));
+                let (s, n) = vals.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
+                (n > 0).then(|| (name.clone(), s / n as f64))
             })
-        })
-        .collect();
-    Some((
-        Hit {
-            point: p.label.clone(),
-            held,
-            samples: evaluable,
-        },
-        evidence,
-        critical,
-    ))
+            .collect();
+        Prepared {
+            p,
+            baseline,
+            load: (0..t.len()).filter(|&r| t.phase(r) == LOAD).collect(),
+            matches: Matches::default(),
+        }
+    }
+
+    fn evaluate(&self, rule: &Rule, ctx: &Context) -> Fired {
+        let (p, t) = (self.p, &self.p.samples);
+        let (mut held, mut evaluable) = (0, 0);
+        // Culprit metric -> (op, threshold, source), first seen.
+        let mut culprits: BTreeMap<String, (Op, f64, &'static str)> = BTreeMap::new();
+        for &row in &self.load {
+            let env = Env {
+                table: t,
+                row,
+                matches: &self.matches,
+                baseline: &self.baseline,
+                ncpu: ctx.ncpu.max(1) as f64,
+                ctx,
+            };
+            let Some(c) = (rule.check)(&env) else {
+                continue;
+            };
+            evaluable += 1;
+            if !c.is_empty() {
+                held += 1;
+                for k in c {
+                    culprits.entry(k.metric).or_insert((k.op, k.threshold, k.source));
+                }
+            }
+        }
+        let fired = if rule.event {
+            held > 0 || (rule.id == "R8" && p.oom_killed)
+        } else {
+            evaluable > 0 && held as f64 >= FIRE_FRACTION * evaluable as f64
+        };
+        if !fired {
+            return None;
+        }
+        let critical = rule.event || held as f64 >= 0.9 * evaluable as f64;
+        let evidence = culprits
+            .into_iter()
+            .filter_map(|(metric, (op, threshold, source))| {
+                let c = t.col(&metric)?;
+                let mut vals: Vec<f64> = self.load.iter().filter_map(|&r| t.value(r, c)).collect();
+                if vals.is_empty() {
+                    return None;
+                }
+                vals.sort_by(|a, b| a.total_cmp(b));
+                let mean = vals.iter().sum::<f64>() / vals.len() as f64;
+                Some(Evidence {
+                    point: p.label.clone(),
+                    baseline: self.baseline.get(&metric).copied(),
+                    mean,
+                    p95: quantile_sorted(&vals, 0.95).unwrap_or(mean),
+                    op: op.as_str().into(),
+                    threshold,
+                    crossed: vals.iter().filter(|v| op.holds(**v, threshold)).count(),
+                    samples: vals.len(),
+                    source: source.into(),
+                    metric,
+                })
+            })
+            .collect();
+        Some((
+            Hit {
+                point: p.label.clone(),
+                held,
+                samples: evaluable,
+            },
+            evidence,
+            critical,
+        ))
+    }
 }
