@@ -7,6 +7,7 @@
 //! `terminal` prints its summary. Output is deterministic: same store in, same bytes out.
 
 mod assemble;
+mod chart_kit;
 pub mod charts;
 pub mod cli;
 mod compare;
@@ -23,6 +24,7 @@ mod probe_charts;
 mod probes;
 mod scaling;
 pub mod spec;
+mod sweep_charts;
 pub mod terminal;
 
 pub use assemble::{build, MAX_TRIAL_CHARTS};

@@ -242,6 +242,9 @@ pub struct AnswerCell {
     pub value: f64,
     /// Standard deviation over the repetitions (None for a percentile).
     pub sd: Option<f64>,
+    /// Half-width of the mean's 95 % CI (for the charts' error bars; not in the JSON).
+    #[serde(skip)]
+    pub ci95: Option<f64>,
     /// The baseline variant's value at the same point (None for the baseline itself).
     pub before: Option<f64>,
     /// 100 · (value − before) / before.

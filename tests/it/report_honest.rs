@@ -255,5 +255,5 @@ fn too_few_samples_are_said_plainly() {
     }
     let md = read(&out.join("report.md"));
     assert!(md.contains("too few samples (need ≥ 3)"), "{md}");
-    assert!(md.contains("⚠ n &lt; 3"));
+    assert!(md.contains("⚠ n < 3"));
 }

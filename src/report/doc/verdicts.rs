@@ -9,7 +9,11 @@ use crate::report::model::{Comparison, ReportModel, Scaling, Verdict};
 /// Throughput, speedup, efficiency and latency against the swept parameter, the knees, and the
 /// charts; None without a swept parameter and a throughput metric.
 pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> {
-    let s = m.scaling.as_ref()?;
+    let Some(s) = m.scaling.as_ref() else {
+        // A text x parameter (no scaling to compute): its bar charts alone.
+        let blocks = sweep_chart_blocks(charts);
+        return (!blocks.is_empty()).then(|| Section::new("Figures", blocks));
+    };
     let parameter = safe(&s.parameter);
     let rows = s
         .rows
@@ -48,9 +52,16 @@ pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
         table(&header, rows),
     ];
     blocks.extend(knees(s));
-    blocks.extend(chart_blocks(charts, "throughput"));
-    blocks.extend(chart_blocks(charts, "latency_vs"));
+    blocks.extend(sweep_chart_blocks(charts));
     Some(Section::new("Scaling", blocks))
+}
+
+/// The summary's figures against x: throughput, the other `[report] metrics`, the latency.
+fn sweep_chart_blocks(charts: &[(String, String)]) -> Vec<Block> {
+    let mut blocks = chart_blocks(charts, "throughput");
+    blocks.extend(chart_blocks(charts, "metric_"));
+    blocks.extend(chart_blocks(charts, "latency_vs"));
+    blocks
 }
 
 /// One paragraph per knee (what was saturated there), or one saying there is none.
