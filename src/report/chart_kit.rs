@@ -13,7 +13,7 @@ use plotters::prelude::*;
 /// The font family of every text; the SVG viewer picks the face, no font is embedded.
 pub const FONT: &str = "sans-serif";
 /// Width of the legend column right of a plot, px.
-pub const LEGEND_W: u32 = 230;
+pub const LEGEND_W: u32 = 260;
 /// Width of a chart, px.
 pub const WIDTH: u32 = 960;
 
@@ -120,7 +120,7 @@ impl LegendEntry {
 
 /// Approximate width of a text in px (plotters' SVG backend measures no font).
 pub fn text_width(s: &str, size: u32) -> u32 {
-    (s.chars().count() as f64 * size as f64 * 0.58).ceil() as u32
+    (s.chars().count() as f64 * size as f64 * 0.5).ceil() as u32
 }
 
 /// Split `area` into the plot (left) and the legend column (right), drawing the legend there.
@@ -167,7 +167,7 @@ fn fit(s: &str, px: u32, size: u32) -> String {
     if text_width(s, size) <= px {
         return s.to_string();
     }
-    let keep = (px as f64 / (size as f64 * 0.58)) as usize;
+    let keep = (px as f64 / (size as f64 * 0.5)) as usize;
     let mut o: String = s.chars().take(keep.saturating_sub(1)).collect();
     o.push('…');
     o
@@ -193,7 +193,8 @@ pub struct XAxis {
 }
 
 impl XAxis {
-    /// The axis for these values (numbers in a sweep order, or text); `scale` is `[report] x_scale`.
+    /// The axis for these values (numbers in a sweep order, or text); `scale` is `[report] x_scale`
+    /// (`linear`, `log`, `category`; absent: linear for evenly spaced numbers, else one slot per value).
     pub fn new(values: &[XValue], scale: Option<&str>) -> XAxis {
         let mut distinct: Vec<XValue> = Vec::new();
         for v in values {
@@ -215,7 +216,14 @@ impl XAxis {
             let ticks = nums.iter().map(|x| (label(*x), x.log10())).collect();
             return XAxis { kind: XKind::Log, ticks };
         }
-        let even = nums.len() <= 2 || {
+        if scale == Some("category") {
+            let ticks = nums.iter().enumerate().map(|(i, x)| (label(*x), i as f64)).collect();
+            return XAxis {
+                kind: XKind::Categorical,
+                ticks,
+            };
+        }
+        let even = scale == Some("linear") || nums.len() <= 2 || {
             let step = (nums[nums.len() - 1] - nums[0]) / (nums.len() - 1) as f64;
             nums.windows(2).all(|w| ((w[1] - w[0]) - step).abs() <= step.abs() * 0.01)
         };
@@ -405,6 +413,8 @@ mod tests {
         let log = XAxis::new(&[n(10.0), n(100.0), n(1000.0)], Some("log"));
         assert_eq!(log.kind, XKind::Log);
         assert_eq!(log.pos(&n(100.0)), Some(2.0));
+        assert_eq!(XAxis::new(&[n(2.0), n(5.0)], Some("category")).kind, XKind::Categorical);
+        assert_eq!(XAxis::new(&[n(2.0), n(5.0), n(20.0)], Some("linear")).kind, XKind::Linear);
         let text = XAxis::new(
             &[XValue { text: "seq".into(), num: None }, XValue { text: "rand".into(), num: None }],
             None,

@@ -153,8 +153,12 @@ pub struct Comparison {
     pub at: String,
     pub metric: String,
     pub unit: String,
-    /// Is the metric a quantile (`latency_p99_ms`)? Then its per-trial figures are compared.
+    /// Is the metric a quantile (`latency_p99_ms`)? Then its per-trial figures are tested.
     pub quantile: Option<f64>,
+    /// The quantile of a histogram the points merged: `mean_a`/`mean_b` are the two points' own
+    /// percentiles (every repetition pooled) and Δ % is between them; the CI, test and verdict are
+    /// the per-trial figures'.
+    pub merged: bool,
     /// n, means, Δ % with its 95 % CI, the test, p and the verdict.
     #[serde(flatten)]
     pub result: compare::Comparison,
