@@ -58,9 +58,11 @@ pub fn read(src: &Source, m: &Matrix, kind: &str, workload: &Table, target: Opti
             } else if target.is_some_and(|t| t.contains_key(key)) {
                 s.target.insert(key.clone(), value.clone());
             } else {
+                let (list, all) = known(m, &kind_keys, workload, target);
+                let hint = crate::util::suggest::nearest(key, &all).map_or(String::new(), |c| format!(" (did you mean `{c}`?)"));
                 return Err(src.error(
                     &src.key_span(&["variant", name, key]),
-                    format!("[variant.{name}] {key}: not a key a variant can set; {}", known(m, &kind_keys, workload, target)),
+                    format!("unknown key `{key}` in [variant.{name}]{hint}: {list}"),
                 ));
             }
         }
@@ -71,8 +73,8 @@ pub fn read(src: &Source, m: &Matrix, kind: &str, workload: &Table, target: Opti
     Ok(out)
 }
 
-/// The keys a variant can set, for the error message.
-fn known(m: &Matrix, kind_keys: &[&str], workload: &Table, target: Option<&Table>) -> String {
+/// The keys a variant can set, for the error message: as a sentence, and all of them.
+fn known<'a>(m: &'a Matrix, kind_keys: &[&'a str], workload: &'a Table, target: Option<&'a Table>) -> (String, Vec<&'a str>) {
     let params: Vec<&str> = m.params.iter().map(|(k, _)| k.as_str()).filter(|k| *k != "variant").collect();
     let mut wl: Vec<&str> = workload.keys().map(String::as_str).filter(|k| *k != "type").collect();
     for k in kind_keys {
@@ -82,13 +84,15 @@ fn known(m: &Matrix, kind_keys: &[&str], workload: &Table, target: Option<&Table
     }
     let tg: Vec<&str> = target.map_or(Vec::new(), |t| t.keys().map(String::as_str).collect());
     let list = |v: &[&str]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
-    format!(
-        "it knows the hooks ({}), the matrix parameters ({}), the [workload] keys ({}) and the [target] keys ({})",
+    let sentence = format!(
+        "a variant can set the hooks ({}), the matrix parameters ({}), the [workload] keys ({}) and the [target] keys ({})",
         HOOK_KEYS.join(", "),
         list(&params),
         list(&wl),
         list(&tg)
-    )
+    );
+    let all = HOOK_KEYS.iter().copied().chain(params).chain(wl).chain(tg).collect();
+    (sentence, all)
 }
 
 /// The settings of the point's variant, if it sets anything.

@@ -6,9 +6,9 @@
 
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::types::RangedCoordf64;
-use std::ops::Range;
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use std::ops::Range;
 
 /// The font family of every text; the SVG viewer picks the face, no font is embedded.
 pub const FONT: &str = "sans-serif";
@@ -135,8 +135,12 @@ pub fn with_legend<'a>(
     let mut y = 34;
     let text = (FONT, 12).into_font().color(&BLACK);
     if let Some(t) = title {
-        side.draw(&Text::new(fit(t, LEGEND_W - 12, 12), (6, y - 6), (FONT, 12).into_font().color(&RGBColor(90, 90, 90))))
-            .map_err(e)?;
+        side.draw(&Text::new(
+            fit(t, LEGEND_W - 12, 12),
+            (6, y - 6),
+            (FONT, 12).into_font().color(&RGBColor(90, 90, 90)),
+        ))
+        .map_err(e)?;
         y += 14;
     }
     for en in entries {
@@ -254,7 +258,11 @@ impl XAxis {
             XKind::Categorical => 0.5,
             _ => (hi - lo) * 0.05,
         };
-        let (lo, hi) = if self.ticks.len() == 1 { (lo - 0.5, lo + 0.5) } else { (lo - pad, hi + pad) };
+        let (lo, hi) = if self.ticks.len() == 1 {
+            (lo - 0.5, lo + 0.5)
+        } else {
+            (lo - pad, hi + pad)
+        };
         let keys: Vec<f64> = if self.kind == XKind::Linear && self.ticks.len() > 12 {
             let step = (hi - lo) / 8.0;
             (0..=8).map(|i| lo + step * i as f64).collect()
@@ -389,7 +397,10 @@ mod tests {
     use super::*;
 
     fn n(x: f64) -> XValue {
-        XValue { text: tick(x), num: Some(x) }
+        XValue {
+            text: tick(x),
+            num: Some(x),
+        }
     }
 
     #[test]
@@ -416,7 +427,16 @@ mod tests {
         assert_eq!(XAxis::new(&[n(2.0), n(5.0)], Some("category")).kind, XKind::Categorical);
         assert_eq!(XAxis::new(&[n(2.0), n(5.0), n(20.0)], Some("linear")).kind, XKind::Linear);
         let text = XAxis::new(
-            &[XValue { text: "seq".into(), num: None }, XValue { text: "rand".into(), num: None }],
+            &[
+                XValue {
+                    text: "seq".into(),
+                    num: None,
+                },
+                XValue {
+                    text: "rand".into(),
+                    num: None,
+                },
+            ],
             None,
         );
         assert_eq!(text.kind, XKind::Categorical);

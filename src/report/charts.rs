@@ -2,9 +2,7 @@
 //! median repetition of each point, one panel per unit, its phases shaded), the sweep charts of
 //! `sweep_charts`, latency spectra and the probes' charts. Every chart carries its caption.
 
-use super::chart_kit::{
-    color, e, phase_bands, phase_legend, range, tick, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH,
-};
+use super::chart_kit::{color, e, phase_bands, phase_legend, range, tick, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH};
 use super::loaded::{safe as redact, variant_of};
 use super::model::{ReportModel, TrialSeries};
 use plotters::coord::Shift;
@@ -107,7 +105,14 @@ fn trial_chart(t: &TrialSeries) -> anyhow::Result<Option<String>> {
     Ok(Some(with_caption(buf, &redact(&caption))))
 }
 
-fn panel(area: &DrawingArea<SVGBackend, Shift>, t: &TrialSeries, title: &str, series: &[(usize, &Vec<(f64, f64)>)], x0: f64, x1: f64) -> anyhow::Result<()> {
+fn panel(
+    area: &DrawingArea<SVGBackend, Shift>,
+    t: &TrialSeries,
+    title: &str,
+    series: &[(usize, &Vec<(f64, f64)>)],
+    x0: f64,
+    x1: f64,
+) -> anyhow::Result<()> {
     let (_, hi) = range(series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)));
     let hi = hi * 1.1;
     let mut chart = ChartBuilder::on(area)

@@ -43,7 +43,10 @@ fn pool_percentile(c: &mut Comparison, vp: &str, group: &[&Loaded], points: &[Po
         return;
     }
     let merged = |side: &str| -> Option<f64> {
-        let label = &group.iter().find(|l| l.params.get(vp).map(|v| safe(&value_text(v))).as_deref() == Some(side))?.point_label;
+        let label = &group
+            .iter()
+            .find(|l| l.params.get(vp).map(|v| safe(&value_text(v))).as_deref() == Some(side))?
+            .point_label;
         let p = points.iter().find(|p| &p.label == label)?;
         if !p.merged_instead.contains(&c.metric) {
             return None;
@@ -51,7 +54,11 @@ fn pool_percentile(c: &mut Comparison, vp: &str, group: &[&Loaded], points: &[Po
         let h = p.latency.iter().find(|h| c.metric.starts_with(&format!("{}_", h.histogram)))?;
         h.percentiles
             .iter()
-            .find(|(n, _)| n.strip_prefix('p').and_then(|v| v.parse::<f64>().ok()).is_some_and(|v| (v / 100.0 - q).abs() < 1e-9))
+            .find(|(n, _)| {
+                n.strip_prefix('p')
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .is_some_and(|v| (v / 100.0 - q).abs() < 1e-9)
+            })
             .map(|(_, v)| *v)
     };
     if let (Some(a), Some(b)) = (merged(&c.a), merged(&c.b)) {

@@ -195,6 +195,10 @@ pub struct ReportModel {
     /// The latency probes, idle vs under load, per point and probe (absent without probes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<super::probes::ProbeReport>,
+    /// A report of runs of different plans: each plan's own model (this one then holds only the
+    /// runs, failures and notes of all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub experiments: Vec<ReportModel>,
 }
 
 /// The monitor samples of one trial, kept for its time-series chart (not in the JSON).
@@ -246,8 +250,8 @@ pub struct AnswerCell {
     pub value: f64,
     /// Standard deviation over the repetitions (None for a percentile).
     pub sd: Option<f64>,
-    /// Half-width of the mean's 95 % CI (for the charts' error bars; not in the JSON).
-    #[serde(skip)]
+    /// Half-width of the mean's 95 % CI over the repetitions (None for a percentile): the
+    /// summary rounds `value` to what it supports; the charts' error bars.
     pub ci95: Option<f64>,
     /// The baseline variant's value at the same point (None for the baseline itself).
     pub before: Option<f64>,

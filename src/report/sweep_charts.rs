@@ -33,7 +33,8 @@ struct Panel {
 
 /// Is this summary key a percentile (`p50`, `p99.9`)?
 pub fn is_percentile(key: &str) -> bool {
-    key.strip_prefix('p').is_some_and(|n| n.parse::<f64>().is_ok_and(|q| q > 0.0 && q <= 100.0))
+    key.strip_prefix('p')
+        .is_some_and(|n| n.parse::<f64>().is_ok_and(|q| q > 0.0 && q <= 100.0))
 }
 
 /// The sweep charts as (file name, SVG): `throughput.svg` for the first non-percentile metric,
@@ -59,7 +60,11 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
     let mut first = true;
     for key in keys.iter().filter(|k| !is_percentile(k)) {
         let cells: Vec<&AnswerCell> = o.answer.iter().filter(|c| c.metric == *key).collect();
-        let name = if first { "throughput.svg".to_string() } else { format!("metric_{}.svg", file_part(key)) };
+        let name = if first {
+            "throughput.svg".to_string()
+        } else {
+            format!("metric_{}.svg", file_part(key))
+        };
         first = false;
         let unit = cells.first().map(|c| c.unit.clone()).unwrap_or_default();
         let panels = panels(&cells, &[(key, Stroke::Solid)], compare);
@@ -70,7 +75,14 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
             axis.note(),
             split_note(&panels),
         );
-        let svg = draw(&title, &format!("{key} ({unit})"), &format!("{x}{}", axis.note()), &axis, &panels, compare)?;
+        let svg = draw(
+            &title,
+            &format!("{key} ({unit})"),
+            &format!("{x}{}", axis.note()),
+            &axis,
+            &panels,
+            compare,
+        )?;
         out.push((name, with_caption(svg, &safe(&caption))));
     }
     let pct: Vec<&str> = keys.iter().copied().filter(|k| is_percentile(k)).collect();
@@ -146,7 +158,10 @@ fn panels(cells: &[&AnswerCell], keys: &[(&str, Stroke)], compare: Option<&str>)
             .fold(0.0f64, f64::max)
     };
     let tops: Vec<f64> = groups.iter().map(|g| top(g)).filter(|t| *t > 0.0).collect();
-    let (lo, hi) = (tops.iter().copied().fold(f64::INFINITY, f64::min), tops.iter().copied().fold(0.0, f64::max));
+    let (lo, hi) = (
+        tops.iter().copied().fold(f64::INFINITY, f64::min),
+        tops.iter().copied().fold(0.0, f64::max),
+    );
     let split = groups.len() > 1 && lo.is_finite() && hi / lo >= PANEL_RATIO;
     let series = |group: Option<&str>| -> Vec<Series> {
         let mut out = Vec::new();
@@ -162,12 +177,20 @@ fn panels(cells: &[&AnswerCell], keys: &[(&str, Stroke)], compare: Option<&str>)
                     if pts.is_empty() {
                         continue;
                     }
-                    let mut label = if compare.is_some() || v != &"all" { v.to_string() } else { String::new() };
+                    let mut label = if compare.is_some() || v != &"all" {
+                        v.to_string()
+                    } else {
+                        String::new()
+                    };
                     if group.is_none() && !g.is_empty() {
                         label = if label.is_empty() { g.to_string() } else { format!("{label}, {g}") };
                     }
                     if keys.len() > 1 {
-                        label = if label.is_empty() { key.to_string() } else { format!("{label} {key}") };
+                        label = if label.is_empty() {
+                            key.to_string()
+                        } else {
+                            format!("{label} {key}")
+                        };
                     }
                     let color = if group.is_none() { gi * variants.len() + vi } else { vi };
                     out.push(Series {
@@ -258,17 +281,16 @@ fn draw_panel(
     let n = p.series.len().max(1) as f64;
     for (k, s) in p.series.iter().enumerate() {
         let c = color(s.color);
-        let mut pts: Vec<(f64, f64, Option<f64>)> = s
-            .pts
-            .iter()
-            .filter_map(|(x, v, ci)| axis.pos(x).map(|px| (px, *v, *ci)))
-            .collect();
+        let mut pts: Vec<(f64, f64, Option<f64>)> = s.pts.iter().filter_map(|(x, v, ci)| axis.pos(x).map(|px| (px, *v, *ci))).collect();
         pts.sort_by(|a, b| a.0.total_cmp(&b.0));
         if bars {
             let w = 0.8 / n;
             let left = |px: f64| px - 0.4 + w * k as f64;
             chart
-                .draw_series(pts.iter().map(|(px, v, _)| Rectangle::new([(left(*px), 0.0), (left(*px) + w, *v)], c.filled())))
+                .draw_series(
+                    pts.iter()
+                        .map(|(px, v, _)| Rectangle::new([(left(*px), 0.0), (left(*px) + w, *v)], c.filled())),
+                )
                 .map_err(e)?;
             chart
                 .draw_series(pts.iter().filter(|p| p.2.is_some()).map(|(px, v, ci)| {
@@ -331,9 +353,15 @@ mod tests {
         let p = panels(&refs, &[("rps", Stroke::Solid)], Some("model"));
         assert_eq!(p.len(), 2);
         assert_eq!(p[0].title, "size=37");
-        assert_eq!(p[1].series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(), ["pool", "threads"]);
+        assert_eq!(
+            p[1].series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(),
+            ["pool", "threads"]
+        );
         // Same scale: one panel, the group in the label.
-        let close = [cell("rps", "pool", "size=37", "2", 9000.0), cell("rps", "pool", "size=1000", "2", 3000.0)];
+        let close = [
+            cell("rps", "pool", "size=37", "2", 9000.0),
+            cell("rps", "pool", "size=1000", "2", 3000.0),
+        ];
         let refs: Vec<&AnswerCell> = close.iter().collect();
         let p = panels(&refs, &[("rps", Stroke::Solid)], Some("model"));
         assert_eq!(p.len(), 1);

@@ -37,9 +37,10 @@ fn a_variant_sets_a_parameter_and_a_workload_key() {
     let after = trials.iter().find(|t| t.params_json.contains("after")).expect("the after trial");
     let params: serde_json::Value = serde_json::from_str(&after.params_json).unwrap();
     assert_eq!(params["n"], 2, "{}", after.params_json);
-    assert!(after.stdout_tail.as_deref().unwrap_or("").contains("ran=2"), "{:?}", after.stdout_tail);
+    // The stored workload is the command that ran, with the variant's value in it.
+    assert!(after.workload.contains("echo ran=2"), "{}", after.workload);
     let before = trials.iter().find(|t| t.params_json.contains("before")).unwrap();
-    assert!(before.stdout_tail.as_deref().unwrap_or("").contains("ran=1"), "{:?}", before.stdout_tail);
+    assert!(before.workload.contains("echo ran=1"), "{}", before.workload);
 }
 
 #[test]
@@ -47,6 +48,7 @@ fn a_key_a_variant_cannot_set_is_an_error_listing_the_known_keys() {
     let bad = PLAN.replace("n = 2\n", "n = 2\nworkers = 20\n");
     let e = plan::parse_str(&bad, "plan.toml").unwrap_err().to_string();
     assert!(e.starts_with("plan.toml:12:1:"), "{e}");
-    assert!(e.contains("workers") && e.contains("the matrix parameters (n)") && e.contains("setup"), "{e}");
+    assert!(e.contains("unknown key `workers` in [variant.after]"), "{e}");
+    assert!(e.contains("the matrix parameters (n)") && e.contains("setup"), "{e}");
     assert!(e.contains("command"), "the workload's keys: {e}");
 }

@@ -1,10 +1,11 @@
 //! The pool-vs-threads experiment (a pool of 5 workers against a thread per connection, a 37 B and
 //! a 10 MB document, swept concurrency) as a plan with `[report] compare = "model"`, run for real
 //! against `perflab serve` with short phases: the summary holds each model's requests/s, p50, p99
-//! and latency sd at every concurrency with the verdict, equal to report.json's numbers, and the
+//! and latency sd at every concurrency with the verdict, equal to report.json's numbers (a mean
+//! rounded to what its CI supports), and the
 //! 37 B and 10 MB figures are drawn in separate panels.
 
-use perflab::report::doc::num;
+use perflab::report::doc::num_ci;
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
@@ -58,7 +59,7 @@ fn each_model_at_every_concurrency_with_its_verdict_and_a_panel_per_size() {
                 assert_eq!(xs, ["2", "4"], "{model} size={size} {metric}: {row:?}");
                 for c in row {
                     let value = c["value"].as_f64().unwrap();
-                    let mut text = num(value);
+                    let mut text = num_ci(value, c["ci95"].as_f64());
                     if model != "pool" {
                         let delta = c["delta_pct"].as_f64().expect("a Δ % against the pool");
                         assert!(!c["verdict"].is_null(), "a verdict: {c}");

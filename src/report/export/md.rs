@@ -17,7 +17,10 @@ impl Exporter for Markdown {
     }
 
     fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-        let mut files = vec![("report.md".to_string(), markdown(&input.model.title, input.doc, input.charts).into_bytes())];
+        let mut files = vec![(
+            "report.md".to_string(),
+            markdown(&input.model.title, input.doc, input.charts).into_bytes(),
+        )];
         files.extend(chart_files(input));
         Ok(files)
     }
