@@ -46,7 +46,7 @@ const PANELS: [Panel; 6] = [
 
 /// The series a panel draws: its metrics that carried something (an idle disk or interface is
 /// left out, as in the system table).
-fn panel_series<'a>(t: &'a TrialSeries, f: fn(&str) -> bool) -> Vec<(&'a String, &'a Vec<(f64, f64)>)> {
+fn panel_series(t: &TrialSeries, f: fn(&str) -> bool) -> Vec<(&String, &Vec<(f64, f64)>)> {
     t.series
         .iter()
         .filter(|(k, v)| f(k) && v.iter().any(|p| p.1.abs() > 1e-9))

@@ -13,10 +13,16 @@ use super::model::{ReportModel, SCHEMA};
 use crate::store::Store;
 use std::path::Path;
 
+/// A plan's name and its run directories.
+pub type Experiment<'a> = (String, Vec<&'a Path>);
+
+/// The combined model, its document, and the charts as (file name, SVG).
+pub type Built = (ReportModel, Vec<Section>, Vec<(String, String)>);
+
 /// The run directories grouped by plan name, in the order the plans first appear; None when they
 /// are all of one plan (one experiment: the ordinary report).
-pub fn experiments<'a>(dirs: &[&'a Path]) -> anyhow::Result<Option<Vec<(String, Vec<&'a Path>)>>> {
-    let mut groups: Vec<(String, Vec<&Path>)> = Vec::new();
+pub fn experiments<'a>(dirs: &[&'a Path]) -> anyhow::Result<Option<Vec<Experiment<'a>>>> {
+    let mut groups: Vec<Experiment> = Vec::new();
     for d in dirs {
         let plan = Store::open(d)?.run()?.plan_name;
         match groups.iter_mut().find(|(p, _)| *p == plan) {
@@ -28,7 +34,7 @@ pub fn experiments<'a>(dirs: &[&'a Path]) -> anyhow::Result<Option<Vec<(String, 
 }
 
 /// The combined model, its document and its charts.
-pub fn build(groups: &[(String, Vec<&Path>)]) -> anyhow::Result<(ReportModel, Vec<Section>, Vec<(String, String)>)> {
+pub fn build(groups: &[Experiment]) -> anyhow::Result<Built> {
     let mut parts = Vec::new();
     let mut body: Vec<Section> = Vec::new();
     let mut appendix: Vec<Section> = Vec::new();
