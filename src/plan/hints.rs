@@ -1,5 +1,4 @@
-//! Plans that are valid but probably not what their author meant, said at the dry run (and when
-//! the run starts) as notes: a matrix parameter named like a top-level key (in TOML, every key
+//! Plans that are valid but probably not what their author meant, said as notes by the dry run: a matrix parameter named like a top-level key (in TOML, every key
 //! after `[matrix]` belongs to it, so `thresholds = [...]` written there becomes a parameter), an
 //! http `duration` beside `[phases] load`, an exec command whose run time is the load phase; and
 //! how `requests = N` and an exec command shape the estimated duration.
@@ -19,7 +18,6 @@ const TOP_LEVEL: &[&str] = &[
     "target",
     "workload",
     "matrix",
-    "variant",
     "phases",
     "probes",
     "report",

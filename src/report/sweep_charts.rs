@@ -369,6 +369,28 @@ mod tests {
     }
 
     #[test]
+    fn a_text_x_parameter_gets_bars() {
+        let cells = [
+            cell("iops", "before", "", "sequential", 900.0),
+            cell("iops", "after", "", "sequential", 950.0),
+            cell("iops", "before", "", "random", 120.0),
+            cell("iops", "after", "", "random", 180.0),
+        ];
+        let refs: Vec<&AnswerCell> = cells.iter().collect();
+        let xs: Vec<XValue> = cells.iter().map(|c| xvalue(c.x.as_deref().unwrap())).collect();
+        let axis = XAxis::new(&xs, None);
+        assert_eq!(axis.kind, XKind::Categorical);
+        let p = panels(&refs, &[("iops", Stroke::Solid)], Some("variant"));
+        let svg = draw("iops vs pattern", "iops", "pattern", &axis, &p, Some("variant")).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.contains(&"sequential") && texts.contains(&"random"), "{svg}");
+        // Four bars (filled rectangles in the two series' colours), no polyline.
+        let bars = svg.matches("fill=\"#1F77B4\"").count() + svg.matches("fill=\"#FF7F0E\"").count();
+        assert!(bars >= 4, "{svg}");
+        assert!(!svg.contains("stroke-width=\"2\" points="), "bars, not lines: {svg}");
+    }
+
+    #[test]
     fn percentile_keys() {
         assert!(is_percentile("p99") && is_percentile("p99.9") && is_percentile("p50"));
         assert!(!is_percentile("pool") && !is_percentile("requests_per_s"));

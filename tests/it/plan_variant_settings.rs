@@ -37,10 +37,11 @@ fn a_variant_sets_a_parameter_and_a_workload_key() {
     let after = trials.iter().find(|t| t.params_json.contains("after")).expect("the after trial");
     let params: serde_json::Value = serde_json::from_str(&after.params_json).unwrap();
     assert_eq!(params["n"], 2, "{}", after.params_json);
-    // The stored workload is the command that ran, with the variant's value in it.
-    assert!(after.workload.contains("echo ran=2"), "{}", after.workload);
+    // What the command printed is stored with the trial: it ran with the variant's value.
+    let output = |id: usize| store.raw_output(id).unwrap().join("\n");
+    assert!(output(after.id).contains("ran=2"), "{}", output(after.id));
     let before = trials.iter().find(|t| t.params_json.contains("before")).unwrap();
-    assert!(before.workload.contains("echo ran=1"), "{}", before.workload);
+    assert!(output(before.id).contains("ran=1"), "{}", output(before.id));
 }
 
 #[test]

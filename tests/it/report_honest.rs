@@ -191,10 +191,22 @@ fn charts_have_units_legends_and_named_phases() {
     assert!(trial.contains("fill=\"#E67800\""), "the load phase is shaded");
     // Throughput against the parameter: error bars, one line per variant, the legend titled with
     // the compared parameter.
-    has("throughput.svg", &["requests_per_s (req/s)", "concurrency", "variant", "a", "b"]);
+    has(
+        "throughput.svg",
+        &[
+            "requests_per_s (req/s)",
+            "concurrency (one slot per value)",
+            "1",
+            "4",
+            "16",
+            "variant",
+            "a",
+            "b",
+        ],
+    );
     has(
         "latency_vs_parameter.svg",
-        &["latency (ms)", "concurrency", "a p50", "a p99", "b p99"],
+        &["latency (ms)", "concurrency (one slot per value)", "a p50", "a p99", "b p99"],
     );
     // The percentile spectrum: a log axis (decades 1, 10, 100, 1000), a line per point.
     let spectrum = has("latency_spectrum_00.svg", &["latency (ms)", "concurrency=1", "concurrency=16"]);
