@@ -124,7 +124,7 @@ pub fn text_width(s: &str, size: u32) -> u32 {
 }
 
 /// Split `area` into the plot (left) and the legend column (right), drawing the legend there.
-/// Labels too long for the column are cut with an ellipsis.
+/// Labels too long for the column lose their middle to an ellipsis.
 pub fn with_legend<'a>(
     area: &DrawingArea<SVGBackend<'a>, Shift>,
     title: Option<&str>,
@@ -171,9 +171,15 @@ fn fit(s: &str, px: u32, size: u32) -> String {
     if text_width(s, size) <= px {
         return s.to_string();
     }
-    let keep = (px as f64 / (size as f64 * 0.5)) as usize;
-    let mut o: String = s.chars().take(keep.saturating_sub(1)).collect();
+    // The middle goes: a label's start (the variant) and end (the group, the percentile) both say
+    // which line it is.
+    let keep = ((px as f64 / (size as f64 * 0.5)) as usize).saturating_sub(1);
+    let chars: Vec<char> = s.chars().collect();
+    let head = keep / 2;
+    let tail = keep - head;
+    let mut o: String = chars[..head].iter().collect();
     o.push('…');
+    o.extend(&chars[chars.len() - tail..]);
     o
 }
 
@@ -441,6 +447,13 @@ mod tests {
         );
         assert_eq!(text.kind, XKind::Categorical);
         assert_eq!(text.label(1.0), "rand");
+    }
+
+    #[test]
+    fn a_long_label_keeps_its_start_and_end() {
+        let f = fit("thread-per-connection, size=1000000 p99", 150, 12);
+        assert!(f.starts_with("thread") && f.ends_with("p99") && f.contains('…'), "{f}");
+        assert_eq!(fit("pool", 150, 12), "pool");
     }
 
     #[test]
