@@ -90,6 +90,9 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
     for note in &plan.notes {
         let _ = writeln!(s, "note: {note}");
     }
+    for hint in super::hints::notes(&plan.matrix, &plan.workload.kind, &plan.workload.table, &plan.phases) {
+        let _ = writeln!(s, "note: {hint}");
+    }
     for (name, hooks) in &plan.variants {
         for check in &hooks.skip_unless {
             let _ = writeln!(

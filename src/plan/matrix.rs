@@ -101,6 +101,8 @@ pub(super) struct Expansion<'a> {
     pub probes: (&'a [Spanned<super::raw::RawProbe>], &'a [String]),
     /// The plan's `[hosts]`, for `host =` keys.
     pub hosts: &'a [super::HostSpec],
+    /// What each variant sets (`[variant.after] workers = 20`).
+    pub settings: &'a std::collections::BTreeMap<String, super::variant_settings::Settings>,
 }
 
 /// The points to run: the product in declaration order (the first parameter varies slowest), minus
@@ -121,6 +123,7 @@ pub(super) fn points(m: &Matrix, mut x: Expansion<'_>) -> anyhow::Result<Vec<Poi
             .collect();
         let hits = excludes.matching(&params);
         if hits.is_empty() {
+            let params = super::variant_settings::apply_params(x.settings, params);
             if let Some(p) = point(out.len(), params, m, &mut x, &mut targets)? {
                 out.push(p);
             }
@@ -177,8 +180,12 @@ fn point(
         Value::Table(sub) => sub,
         _ => Table::new(),
     };
-    let target_table = x.target.map(as_table);
-    let workload = as_table(x.workload);
+    let settings = super::variant_settings::of(x.settings, &params);
+    let empty = Table::new();
+    let target_table = x
+        .target
+        .map(|t| super::variant_settings::overlay(as_table(t), settings.map_or(&empty, |s| &s.target)));
+    let workload = super::variant_settings::overlay(as_table(x.workload), settings.map_or(&empty, |s| &s.workload));
     let probes = super::probes::resolve(x.probes.0, x.probes.1, &params, x.src)?;
     // Recorded before anything can fail, so that an error about this point shows no secret.
     x.secrets.add_point(target_table.as_ref(), Some(&workload));

@@ -6,6 +6,7 @@
 //! order. The format is documented in docs/plan.md.
 
 mod expand;
+mod hints;
 mod hosts;
 mod matrix;
 mod ports;
@@ -17,6 +18,7 @@ mod source;
 mod target;
 mod validate;
 mod values;
+mod variant_settings;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
 pub use hosts::{HostSpec, HOST_KEYS};

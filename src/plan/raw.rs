@@ -46,8 +46,9 @@ pub struct RawProbe {
     pub cacert: Option<Spanned<Value>>,
 }
 
+/// The hooks of `[variant.<value>]`; its other keys are the variant's settings
+/// (`variant_settings.rs`), checked there.
 #[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
 pub struct RawHooks {
     #[serde(default)]
     pub setup: Commands,

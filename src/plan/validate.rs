@@ -74,6 +74,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
     let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
     let mut notes = unused_parameters(&src, &matrix, &variants);
     let probe_names = super::probes::names(&raw.probes, &src)?;
+    let settings = super::variant_settings::read(&src, &matrix, &workload.kind, &workload.table, target_table.as_ref())?;
     let points = points(
         &matrix,
         Expansion {
@@ -85,6 +86,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
             secrets,
             probes: (&raw.probes, &probe_names),
             hosts: &hosts,
+            settings: &settings,
         },
     )?;
     if points.is_empty() {

@@ -79,7 +79,14 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         .as_ref()
         .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
     let comparisons = compare.as_deref().map_or_else(Vec::new, |c| {
-        comparisons(c, spec.baseline.as_deref(), &variant_parameters, swept.as_deref(), &r.loaded)
+        comparisons(
+            c,
+            spec.baseline.as_deref(),
+            &variant_parameters,
+            swept.as_deref(),
+            &r.loaded,
+            &points,
+        )
     });
     let mut findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters)?;
     let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
@@ -113,6 +120,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         overview,
         charted,
         probes,
+        experiments: Vec::new(),
     })
 }
 

@@ -2,7 +2,7 @@
 //! parameters. The statistics (Δ %, its CI, the test, p, the verdict) are `crate::analysis::compare`.
 
 use super::loaded::{safe, value_text, Loaded};
-use super::model::Comparison;
+use super::model::{Comparison, PointReport};
 use crate::analysis::compare::compare;
 use crate::workload::{Better, MetricKind};
 use serde_json::Value;
@@ -12,12 +12,61 @@ use std::collections::BTreeMap;
 /// by metric, at each combination of the other parameters (ordered by the swept value). Only `vp`
 /// makes comparisons; the other parameters are held fixed. A metric that is the same constant on
 /// both sides (0 errors against 0 errors) is left out: there is nothing to say about it.
-pub fn comparisons(vp: &str, baseline: Option<&str>, variant_params: &[String], swept: Option<&str>, loaded: &[Loaded]) -> Vec<Comparison> {
+///
+/// A percentile read from a histogram the points merged (`latency_p99_ms` of `latency`) is shown as
+/// the two points' own percentiles (every repetition pooled), never as means of per-trial
+/// percentiles; its CI, test and verdict stay those of the per-trial figures.
+pub fn comparisons(
+    vp: &str,
+    baseline: Option<&str>,
+    variant_params: &[String],
+    swept: Option<&str>,
+    loaded: &[Loaded],
+    points: &[PointReport],
+) -> Vec<Comparison> {
     let mut out = Vec::new();
     for (at, group) in groups_at(vp, variant_params, swept, loaded) {
-        out.extend(compare_group(vp, baseline, &at, &group));
+        let mut rows = compare_group(vp, baseline, &at, &group);
+        for c in &mut rows {
+            pool_percentile(c, vp, &group, points);
+        }
+        out.extend(rows);
     }
     out
+}
+
+/// For a percentile of a merged histogram: mean a and mean b become the two points' merged
+/// percentiles (Δ % between them), and `merged` says so.
+fn pool_percentile(c: &mut Comparison, vp: &str, group: &[&Loaded], points: &[PointReport]) {
+    let Some(q) = c.quantile else { return };
+    if c.unit != "ms" {
+        return;
+    }
+    let merged = |side: &str| -> Option<f64> {
+        let label = &group
+            .iter()
+            .find(|l| l.params.get(vp).map(|v| safe(&value_text(v))).as_deref() == Some(side))?
+            .point_label;
+        let p = points.iter().find(|p| &p.label == label)?;
+        if !p.merged_instead.contains(&c.metric) {
+            return None;
+        }
+        let h = p.latency.iter().find(|h| c.metric.starts_with(&format!("{}_", h.histogram)))?;
+        h.percentiles
+            .iter()
+            .find(|(n, _)| {
+                n.strip_prefix('p')
+                    .and_then(|v| v.parse::<f64>().ok())
+                    .is_some_and(|v| (v / 100.0 - q).abs() < 1e-9)
+            })
+            .map(|(_, v)| *v)
+    };
+    if let (Some(a), Some(b)) = (merged(&c.a), merged(&c.b)) {
+        c.result.mean_a = a;
+        c.result.mean_b = b;
+        c.result.delta_pct = (a != 0.0).then(|| 100.0 * (b - a) / a.abs());
+        c.merged = true;
+    }
 }
 
 /// The ok trials grouped by the other parameters held fixed ("k=v k=v"), ordered by the swept
@@ -79,6 +128,7 @@ fn compare_group(vp: &str, baseline: Option<&str>, at: &str, g: &[&Loaded]) -> V
                 metric: metric.to_string(),
                 unit: unit.to_string(),
                 quantile: MetricKind::infer(metric, unit).quantile(),
+                merged: false,
                 result: compare(&sa, &sb, *better),
             });
         }

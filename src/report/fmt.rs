@@ -31,3 +31,48 @@ pub fn param(v: f64) -> String {
         num(v)
     }
 }
+
+/// A mean rounded to what its 95 % CI (half-width `ci`) supports: to the place of the CI's second
+/// significant digit (15449 ± 3700 → 15400; 0.353 ± 0.052 → 0.353), never finer than [`num`];
+/// [`num`] without a CI.
+pub fn num_ci(v: f64, ci: Option<f64>) -> String {
+    let Some(h) = ci.filter(|h| h.is_finite() && *h > 0.0) else {
+        return num(v);
+    };
+    if !v.is_finite() {
+        return num(v);
+    }
+    let place = h.log10().floor() as i32 - 1;
+    if place >= 0 {
+        let unit = 10f64.powi(place);
+        return format!("{}", ((v / unit).round() * unit) as i64);
+    }
+    let decimals = (-place) as usize;
+    let finest = num(v);
+    let have = finest.split_once('.').map_or(0, |(_, d)| d.len());
+    if decimals >= have {
+        return finest;
+    }
+    let s = format!("{v:.decimals$}");
+    if s.starts_with('-') && s.trim_start_matches(['-', '0', '.']).is_empty() {
+        s.trim_start_matches('-').to_string()
+    } else {
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_mean_is_rounded_to_its_ci() {
+        assert_eq!(num_ci(15449.0, Some(3700.0)), "15400");
+        assert_eq!(num_ci(15449.0, None), "15449");
+        assert_eq!(num_ci(0.3534, Some(0.052)), "0.353");
+        assert_eq!(num_ci(12.346, Some(0.9)), "12.35");
+        assert_eq!(num_ci(12.346, Some(3.0)), "12.3");
+        assert_eq!(num_ci(12.346, Some(0.001)), "12.35");
+        assert_eq!(num_ci(1234.0, Some(12.0)), "1234");
+    }
+}

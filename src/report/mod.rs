@@ -7,6 +7,7 @@
 //! `terminal` prints its summary. Output is deterministic: same store in, same bytes out.
 
 mod assemble;
+mod chart_kit;
 pub mod charts;
 pub mod cli;
 mod compare;
@@ -16,6 +17,7 @@ mod findings;
 mod fmt;
 mod loaded;
 pub mod model;
+mod multi;
 mod overview;
 mod phases;
 mod points;
@@ -23,6 +25,7 @@ mod probe_charts;
 mod probes;
 mod scaling;
 pub mod spec;
+mod sweep_charts;
 pub mod terminal;
 
 pub use assemble::{build, MAX_TRIAL_CHARTS};
@@ -99,10 +102,20 @@ pub fn write_default(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 
 /// Build the model of `dirs` and write the chosen formats into `out`. With `compare`, each run is
 /// a variant (`run=<dir name>`) instead of being pooled.
+///
+/// Runs of different plans (without `compare`) make one report with a section per plan
+/// (`multi`).
 pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> anyhow::Result<ReportPaths> {
-    let model = assemble::build(dirs, compare)?;
-    let charts = charts::render(&model)?;
-    let doc = doc::build(&model, &charts);
+    let experiments = if compare { None } else { multi::experiments(dirs)? };
+    let (model, doc, charts) = match experiments {
+        Some(groups) => multi::build(&groups)?,
+        None => {
+            let model = assemble::build(dirs, compare)?;
+            let charts = charts::render(&model)?;
+            let doc = doc::build(&model, &charts);
+            (model, doc, charts)
+        }
+    };
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let input = Input {
         model: &model,

@@ -153,8 +153,12 @@ pub struct Comparison {
     pub at: String,
     pub metric: String,
     pub unit: String,
-    /// Is the metric a quantile (`latency_p99_ms`)? Then its per-trial figures are compared.
+    /// Is the metric a quantile (`latency_p99_ms`)? Then its per-trial figures are tested.
     pub quantile: Option<f64>,
+    /// The quantile of a histogram the points merged: `mean_a`/`mean_b` are the two points' own
+    /// percentiles (every repetition pooled) and Δ % is between them; the CI, test and verdict are
+    /// the per-trial figures'.
+    pub merged: bool,
     /// n, means, Δ % with its 95 % CI, the test, p and the verdict.
     #[serde(flatten)]
     pub result: compare::Comparison,
@@ -191,6 +195,10 @@ pub struct ReportModel {
     /// The latency probes, idle vs under load, per point and probe (absent without probes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<super::probes::ProbeReport>,
+    /// A report of runs of different plans: each plan's own model (this one then holds only the
+    /// runs, failures and notes of all).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub experiments: Vec<ReportModel>,
 }
 
 /// The monitor samples of one trial, kept for its time-series chart (not in the JSON).
@@ -242,6 +250,9 @@ pub struct AnswerCell {
     pub value: f64,
     /// Standard deviation over the repetitions (None for a percentile).
     pub sd: Option<f64>,
+    /// Half-width of the mean's 95 % CI over the repetitions (None for a percentile): the
+    /// summary rounds `value` to what it supports; the charts' error bars.
+    pub ci95: Option<f64>,
     /// The baseline variant's value at the same point (None for the baseline itself).
     pub before: Option<f64>,
     /// 100 · (value − before) / before.

@@ -37,6 +37,8 @@ pub struct Inputs<'a> {
 struct Figure {
     value: f64,
     sd: Option<f64>,
+    /// Half-width of the mean's 95 % CI (None for a percentile).
+    ci95: Option<f64>,
     unit: String,
     better: Better,
     trials: Vec<f64>,
@@ -114,6 +116,7 @@ fn cell(i: &Inputs, p: &PointReport, key: &str, variant: &str, f: Figure, before
         x: i.x.and_then(|x| p.params.get(x)).map(|v| safe(&value_text(v))),
         value: f.value,
         sd: f.sd,
+        ci95: f.ci95,
         before: None,
         delta_pct: None,
         ci95_pct: None,
@@ -144,6 +147,7 @@ fn figure(p: &PointReport, group: &[&Loaded], key: &str) -> Option<Figure> {
         return Some(Figure {
             value: m.summary.mean,
             sd: Some(m.summary.sd),
+            ci95: m.summary.ci95,
             unit: m.unit.clone(),
             better: m.better,
             trials: trials(key),
@@ -153,6 +157,7 @@ fn figure(p: &PointReport, group: &[&Loaded], key: &str) -> Option<Figure> {
         return Some(Figure {
             value: r.median,
             sd: None,
+            ci95: None,
             unit: r.unit.clone(),
             better: r.better,
             trials: trials(key),
@@ -174,6 +179,7 @@ fn figure(p: &PointReport, group: &[&Loaded], key: &str) -> Option<Figure> {
         return Some(Figure {
             value: *v,
             sd: None,
+            ci95: None,
             unit: "ms".into(),
             better: Better::Lower,
             trials: per_trial.as_deref().map(trials).unwrap_or_default(),
@@ -183,6 +189,7 @@ fn figure(p: &PointReport, group: &[&Loaded], key: &str) -> Option<Figure> {
     Some(Figure {
         value: r.median,
         sd: None,
+        ci95: None,
         unit: r.unit.clone(),
         better: r.better,
         trials: trials(&r.name),

@@ -2,27 +2,13 @@
 //! first trial with the phases shaded (a loss drawn as a red cross at the top), and the CDF of its
 //! round trips per phase on a log time axis.
 
+use super::chart_kit::{e, phase_bands, phase_color, phase_legend, tick, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH};
 use super::loaded::safe;
 use super::probes::ProbeReport;
 use plotters::prelude::*;
 
 /// How many probes get charts at most (two each), so the report stays bounded.
 pub const MAX_PROBE_CHARTS: usize = 24;
-
-const FONT: &str = "sans-serif";
-
-fn e<E: std::fmt::Debug>(err: E) -> anyhow::Error {
-    anyhow::anyhow!("cannot draw chart: {err:?}")
-}
-
-fn phase_color(name: &str) -> RGBColor {
-    match name {
-        "load" => RGBColor(230, 120, 0),
-        "warmup" => RGBColor(200, 170, 0),
-        "recovery" => RGBColor(44, 160, 44),
-        _ => RGBColor(31, 119, 180),
-    }
-}
 
 /// The file names are `probe_<i>_time.svg` and `probe_<i>_cdf.svg`, `i` the report's index.
 pub fn render(probes: &[ProbeReport]) -> anyhow::Result<Vec<(String, String)>> {
@@ -59,37 +45,32 @@ fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
     let hi = p.timeline.iter().filter_map(|t| t.1).fold(0.0, f64::max).max(0.001) * 1.15;
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (900, 360)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (WIDTH, 380)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{} over the first trial", title(p)), (FONT, 16))
+        let root = root.titled(&format!("{} over the first trial", title(p)), (FONT, 16)).map_err(e)?;
+        let mut entries = vec![
+            LegendEntry::new("round trip", RGBColor(31, 119, 180), Stroke::Dot),
+            LegendEntry::new("lost (drawn at the top)", RED, Stroke::Solid),
+        ];
+        entries.extend(phase_legend(&p.timeline_phases));
+        let plot = with_legend(&root, None, &entries)?;
+        let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(60)
             .build_cartesian_2d(x0..x1, 0.0..hi)
             .map_err(e)?;
+        let tk = |v: &f64| tick(*v);
         chart
             .configure_mesh()
             .max_light_lines(0)
+            .x_label_formatter(&tk)
+            .y_label_formatter(&tk)
             .x_desc("seconds since trial start")
             .y_desc("round trip (ms)")
             .draw()
             .map_err(e)?;
-        for (name, a, b) in &p.timeline_phases {
-            chart
-                .draw_series(std::iter::once(Rectangle::new(
-                    [(*a, 0.0), (*b, hi)],
-                    phase_color(name).mix(0.1).filled(),
-                )))
-                .map_err(e)?;
-            chart
-                .draw_series(std::iter::once(Text::new(
-                    name.clone(),
-                    (*a, hi),
-                    (FONT, 11).into_font().color(&RGBColor(90, 90, 90)),
-                )))
-                .map_err(e)?;
-        }
+        phase_bands(&mut chart, &p.timeline_phases, hi)?;
         let c = RGBColor(31, 119, 180);
         chart
             .draw_series(
@@ -108,7 +89,11 @@ fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
             .map_err(e)?;
         root.present().map_err(e)?;
     }
-    Ok(buf)
+    let caption = format!(
+        "Every round trip of {} over the first trial at its point, the phases shaded; a lost probe is a red cross at the top.",
+        title(p)
+    );
+    Ok(with_caption(buf, &caption))
 }
 
 fn cdf(p: &ProbeReport) -> anyhow::Result<String> {
@@ -121,18 +106,28 @@ fn cdf(p: &ProbeReport) -> anyhow::Result<String> {
     };
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (900, 360)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (WIDTH, 380)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
-        let mut chart = ChartBuilder::on(&root)
-            .caption(format!("{}: CDF per phase (log time axis)", title(p)), (FONT, 16))
+        let root = root.titled(&format!("{}: CDF per phase", title(p)), (FONT, 16)).map_err(e)?;
+        let entries: Vec<LegendEntry> = p
+            .rtts
+            .iter()
+            .filter(|(_, v)| !v.is_empty())
+            .map(|(phase, _)| LegendEntry::new(phase.as_str(), phase_color(phase), Stroke::Solid))
+            .collect();
+        let plot = with_legend(&root, Some("phase"), &entries)?;
+        let mut chart = ChartBuilder::on(&plot)
             .margin(10)
             .x_label_area_size(36)
             .y_label_area_size(60)
             .build_cartesian_2d((lo..hi).log_scale(), 0.0..1.0)
             .map_err(e)?;
+        let tk = |v: &f64| tick(*v);
         chart
             .configure_mesh()
             .max_light_lines(0)
+            .x_label_formatter(&tk)
+            .y_label_formatter(&tk)
             .x_desc("round trip (ms, log scale)")
             .y_desc("fraction of replies ≤ x")
             .draw()
@@ -141,20 +136,13 @@ fn cdf(p: &ProbeReport) -> anyhow::Result<String> {
             let c = phase_color(phase);
             let n = v.len() as f64;
             let pts: Vec<(f64, f64)> = v.iter().enumerate().map(|(i, x)| (x.max(lo), (i + 1) as f64 / n)).collect();
-            chart
-                .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-                .map_err(e)?
-                .label(phase.as_str())
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(2)));
+            chart.draw_series(LineSeries::new(pts, c.stroke_width(2))).map_err(e)?;
         }
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(BLACK)
-            .draw()
-            .map_err(e)?;
         root.present().map_err(e)?;
     }
-    Ok(buf)
+    let caption = format!(
+        "The fraction of {}'s round trips at or below each time, one line per phase, on a log time axis.",
+        title(p)
+    );
+    Ok(with_caption(buf, &caption))
 }

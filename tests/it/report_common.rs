@@ -166,12 +166,17 @@ pub fn all_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// A store of plan `name` with one point per (label, params JSON), each with the given trials'
 /// results (all ok), written through the store API. No monitor samples, no phases.
 pub fn run_of_results(dir: &Path, name: &str, workload: &str, points: Vec<(&str, &str, Vec<WorkloadResult>)>) {
+    run_of_results_with_plan(dir, name, "", workload, points)
+}
+
+/// [`run_of_results`] with the plan's text (its `[report]` section is read back by the report).
+pub fn run_of_results_with_plan(dir: &Path, name: &str, plan: &str, workload: &str, points: Vec<(&str, &str, Vec<WorkloadResult>)>) {
     let mut s = Store::create(dir).unwrap();
     let trials: usize = points.iter().map(|p| p.2.len()).sum();
     s.write_run(&RunInfo {
         plan_name: name.into(),
         plan_file: format!("{name}.toml"),
-        plan_source: String::new(),
+        plan_source: plan.into(),
         seed: 1,
         started_unix: 1_700_000_000.0,
         planned_trials: trials,

@@ -141,7 +141,7 @@ fn every_plus_minus_says_whether_it_is_sigma_or_a_95_pct_ci() {
     }
     assert!(checked >= 12, "the ± cells were found ({checked})");
     let svg = read(&out.join("charts").join("throughput.svg"));
-    assert!(svg.contains("error bars: 95 % CI"));
+    assert!(svg.contains("error bars the 95 % CI"), "the caption says what the error bars are");
 }
 
 /// The text drawn in an SVG, one string per `<text>` element.
@@ -176,7 +176,8 @@ fn charts_have_units_legends_and_named_phases() {
         "trial_00.svg",
         &[
             "seconds since trial start",
-            "CPU (%)",
+            "machine CPU busy (% of all CPUs)",
+            "process CPU (% of one core)",
             "memory (MB)",
             "network (Mbit/s)",
             "cpu_busy_pct",
@@ -187,21 +188,28 @@ fn charts_have_units_legends_and_named_phases() {
             "recovery",
         ],
     );
-    assert!(trial.contains("fill=\"#FFA500\""), "the load phase is shaded");
-    // Throughput against the parameter: error bars, one line per variant.
+    assert!(trial.contains("fill=\"#E67800\""), "the load phase is shaded");
+    // Throughput against the parameter: error bars, one line per variant, the legend titled with
+    // the compared parameter.
     has(
         "throughput.svg",
-        &["requests_per_s (req/s)", "concurrency", "variant=a", "variant=b"],
+        &[
+            "requests_per_s (req/s)",
+            "concurrency (one slot per value)",
+            "1",
+            "4",
+            "16",
+            "variant",
+            "a",
+            "b",
+        ],
     );
     has(
         "latency_vs_parameter.svg",
-        &["latency (ms)", "concurrency", "variant=a p50", "variant=a p99", "variant=b p99"],
+        &["latency (ms)", "concurrency (one slot per value)", "a p50", "a p99", "b p99"],
     );
     // The percentile spectrum: a log axis (decades 1, 10, 100, 1000), a line per point.
-    let spectrum = has(
-        "latency_spectrum_00.svg",
-        &["latency (ms)", "variant=a concurrency=1", "variant=a concurrency=16"],
-    );
+    let spectrum = has("latency_spectrum_00.svg", &["latency (ms)", "concurrency=1", "concurrency=16"]);
     let t = texts(&spectrum);
     assert!(t.iter().any(|x| x.contains("log scale")));
     for decade in ["1", "10", "100", "1000"] {
@@ -255,5 +263,5 @@ fn too_few_samples_are_said_plainly() {
     }
     let md = read(&out.join("report.md"));
     assert!(md.contains("too few samples (need ≥ 3)"), "{md}");
-    assert!(md.contains("⚠ n &lt; 3"));
+    assert!(md.contains("⚠ n < 3"));
 }

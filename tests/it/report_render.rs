@@ -64,7 +64,7 @@ fn the_report_has_every_section_and_chart() {
     // The phases table and the knee (throughput flattens after concurrency 4).
     assert!(md.contains("| cpu_busy_pct |"));
     assert!(
-        md.contains("Knee for variant=a: after concurrency = 4 throughput grows &lt; 5 % while latency rises. Saturated there: CPU busy"),
+        md.contains("Knee for variant=a: after concurrency = 4 throughput grows < 5 % while latency rises. Saturated there: CPU busy"),
         "{md}"
     );
     // Unsupported percentiles are left out with a note (2000 values: p99.9 needs 1000 → kept).
@@ -281,8 +281,8 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
     drop(s);
     let paths = perflab::report::write_report(&run).unwrap();
     let md = read(paths.file("md").unwrap());
-    assert!(md.contains("⚠ n &lt; 3"), "{md}");
-    assert!(md.contains("p99 needs &gt;= 100 values; p99.9 needs &gt;= 1000 values"));
+    assert!(md.contains("⚠ n < 3"), "{md}");
+    assert!(md.contains("p99 needs >= 100 values; p99.9 needs >= 1000 values"));
     // 50 values: p50 = 25 ms and p90 = 45 ms are supported; max 50 ms. HdrHistogram at 3
     // significant digits reports the top of each value's bucket (25 000 µs -> 25 015 µs).
     assert!(

@@ -187,3 +187,72 @@ fn a_busy_host_and_a_failed_trial_are_said_in_the_summary() {
         "{summary}"
     );
 }
+
+/// Runs of two different plans in one report: a section per plan, one summary with an
+/// experiments table and one optimization table across them; runs of one plan still pool.
+#[test]
+fn runs_of_different_plans_make_one_report_with_a_section_each() {
+    use perflab::workload::{Better, Metric, WorkloadResult};
+    let tmp = tempfile::tempdir().unwrap();
+    let result = |rps: f64| WorkloadResult {
+        metrics: vec![Metric::new("requests_per_s", "req/s", rps, Better::Higher)],
+        ..Default::default()
+    };
+    let a1 = tmp.path().join("a1");
+    let a2 = tmp.path().join("a2");
+    let b = tmp.path().join("b");
+    for (dir, base) in [(&a1, 100.0), (&a2, 104.0)] {
+        crate::report_common::run_of_results_with_plan(
+            dir,
+            "tuning-a",
+            "name = \"tuning-a\"\n[report]\ncompare = \"v\"\nbaseline = \"before\"\nmetrics = [\"requests_per_s\"]\n",
+            "http",
+            vec![
+                (
+                    "v=before",
+                    r#"{"v":"before"}"#,
+                    vec![result(base), result(base + 2.0), result(base + 1.0)],
+                ),
+                (
+                    "v=after",
+                    r#"{"v":"after"}"#,
+                    vec![result(base * 2.0), result(base * 2.0 + 3.0), result(base * 2.0 + 1.0)],
+                ),
+            ],
+        );
+    }
+    crate::report_common::run_of_results(
+        &b,
+        "tuning-b",
+        "http",
+        vec![
+            ("c=1", r#"{"c":1}"#, vec![result(10.0), result(11.0)]),
+            ("c=2", r#"{"c":2}"#, vec![result(20.0), result(21.0)]),
+        ],
+    );
+    let out = tmp.path().join("out");
+    let paths = perflab::report::write(&[&a1, &b, &a2], &out, perflab::report::Formats::all(), false).unwrap();
+    let md = std::fs::read_to_string(out.join("report.md")).unwrap();
+    let summary = &md[md.find("## Summary").unwrap()..md.find("## tuning-a: Summary").expect("a section per plan")];
+    assert!(summary.contains("2 experiments in one report"), "{summary}");
+    assert!(
+        summary.contains("| tuning-a | 2 | 12 ok / 0 failed |"),
+        "the two runs of tuning-a pool: {summary}"
+    );
+    assert!(summary.contains("| tuning-b | 1 | 4 ok / 0 failed |"), "{summary}");
+    assert!(summary.contains("| experiment | metric | variant | before | after |"), "{summary}");
+    assert!(summary.contains("| tuning-a | requests_per_s (req/s) | v = after"), "{summary}");
+    assert!(md.contains("## tuning-b: Summary"), "{md}");
+    assert!(
+        paths.summary.contains("2 experiments in one report"),
+        "the terminal: {}",
+        paths.summary
+    );
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("report.json")).unwrap()).unwrap();
+    let exps = json["experiments"].as_array().unwrap();
+    assert_eq!(exps.len(), 2);
+    assert_eq!(exps[0]["runs"].as_array().unwrap().len(), 2);
+    assert_eq!(json["runs"].as_array().unwrap().len(), 3);
+    let csv = std::fs::read_to_string(out.join("report.csv")).unwrap();
+    assert!(csv.contains("tuning-b: c=2,requests_per_s"), "{csv}");
+}

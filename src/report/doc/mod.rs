@@ -11,7 +11,8 @@ mod summary;
 mod table;
 mod verdicts;
 
-pub use table::{num, opt, param, Block, Section, Table};
+pub use summary::{optimization_rows, OPTIMIZATION_HEADER};
+pub use table::{num, num_ci, opt, param, Block, Section, Table};
 
 use crate::report::model::ReportModel;
 

@@ -2,7 +2,7 @@
 //! (each variant's primary figures against x, with Δ % and the verdict per cell), the optimization
 //! summary and the headline lines (knee, saturated resource, top findings).
 
-use super::table::{num, table, Block, Section};
+use super::table::{num, num_ci, table, Block, Section};
 use crate::report::loaded::safe;
 use crate::report::model::{AnswerCell, ReportModel, Verdict};
 
@@ -81,7 +81,7 @@ pub fn verdict_text(v: &Verdict) -> String {
 
 /// "1234 (+5.2 %, improved)", or the bare value for the baseline.
 fn cell_text(c: &AnswerCell) -> String {
-    let mut o = num(c.value);
+    let mut o = num_ci(c.value, c.ci95);
     match (&c.delta_pct, &c.verdict) {
         (Some(d), Some(v)) => o.push_str(&format!(" ({d:+.1} %, {})", verdict_text(v))),
         (Some(d), None) => o.push_str(&format!(" ({d:+.1} %)")),
@@ -168,8 +168,25 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
     if o.optimization.is_empty() {
         return vec![];
     }
-    let rows = o
-        .optimization
+    let rows = optimization_rows(m);
+    vec![
+        Block::Para(format!(
+            "Optimization summary: before = {} = {}, after = each other value{}.",
+            safe(o.compare.as_deref().unwrap_or("")),
+            safe(o.baseline.as_deref().unwrap_or("")),
+            o.x.as_deref().map_or(String::new(), |x| format!(", at the largest {}", safe(x)))
+        )),
+        table(&OPTIMIZATION_HEADER, rows),
+    ]
+}
+
+/// The optimization table's header.
+pub const OPTIMIZATION_HEADER: [&str; 7] = ["metric", "variant", "before", "after", "Δ %", "95 % CI", "verdict"];
+
+/// The optimization table's rows: metric, variant, before, after, Δ %, 95 % CI, verdict.
+pub fn optimization_rows(m: &ReportModel) -> Vec<Vec<String>> {
+    let o = &m.overview;
+    o.optimization
         .iter()
         .map(|c| {
             let mut at = vec![format!("{} = {}", o.compare.as_deref().unwrap_or("variant"), c.variant)];
@@ -193,14 +210,5 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
                 c.verdict.as_ref().map_or("–".into(), verdict_text),
             ]
         })
-        .collect();
-    vec![
-        Block::Para(format!(
-            "Optimization summary: before = {} = {}, after = each other value{}.",
-            safe(o.compare.as_deref().unwrap_or("")),
-            safe(o.baseline.as_deref().unwrap_or("")),
-            o.x.as_deref().map_or(String::new(), |x| format!(", at the largest {}", safe(x)))
-        )),
-        table(&["metric", "variant", "before", "after", "Δ %", "95 % CI", "verdict"], rows),
-    ]
+        .collect()
 }

@@ -4,12 +4,16 @@
 use super::table::{chart_blocks, num, opt, param, table, with_unit, Block, Section};
 use crate::analysis::bottleneck::CAVEATS;
 use crate::report::loaded::safe;
-use crate::report::model::{Comparison, ReportModel, Scaling, Verdict};
+use crate::report::model::{Comparison, ReportModel, Scaling};
 
 /// Throughput, speedup, efficiency and latency against the swept parameter, the knees, and the
 /// charts; None without a swept parameter and a throughput metric.
 pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> {
-    let s = m.scaling.as_ref()?;
+    let Some(s) = m.scaling.as_ref() else {
+        // A text x parameter (no scaling to compute): its bar charts alone.
+        let blocks = sweep_chart_blocks(charts);
+        return (!blocks.is_empty()).then(|| Section::new("Figures", blocks));
+    };
     let parameter = safe(&s.parameter);
     let rows = s
         .rows
@@ -48,9 +52,16 @@ pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
         table(&header, rows),
     ];
     blocks.extend(knees(s));
-    blocks.extend(chart_blocks(charts, "throughput"));
-    blocks.extend(chart_blocks(charts, "latency_vs"));
+    blocks.extend(sweep_chart_blocks(charts));
     Some(Section::new("Scaling", blocks))
+}
+
+/// The summary's figures against x: throughput, the other `[report] metrics`, the latency.
+fn sweep_chart_blocks(charts: &[(String, String)]) -> Vec<Block> {
+    let mut blocks = chart_blocks(charts, "throughput");
+    blocks.extend(chart_blocks(charts, "metric_"));
+    blocks.extend(chart_blocks(charts, "latency_vs"));
+    blocks
 }
 
 /// One paragraph per knee (what was saturated there), or one saying there is none.
@@ -106,8 +117,9 @@ pub fn comparison(m: &ReportModel) -> Section {
     let mut blocks = vec![intro, table(&header, rows)];
     if m.comparisons.iter().any(|c| c.quantile.is_some()) {
         blocks.push(Block::Para(
-            "† a percentile: what is compared are the per-trial figures (mean a and mean b are their means), \
-             not the point's own percentile, which is under Latency percentiles."
+            "† a percentile: a and b are the points' own percentiles of their merged histograms (every \
+             repetition pooled) where the workload stored one, else the means of the per-trial figures; \
+             the 95 % CI, the test and the verdict are those of the per-trial figures."
                 .into(),
         ));
     }
@@ -116,11 +128,7 @@ pub fn comparison(m: &ReportModel) -> Section {
 
 fn comparison_row(c: &Comparison) -> Vec<String> {
     let r = &c.result;
-    let verdict = match &r.verdict {
-        Verdict::Improved => "✅ improved".to_string(),
-        Verdict::Regressed => "❌ regressed".to_string(),
-        v => v.text(),
-    };
+    let verdict = r.verdict.text();
     vec![
         safe(&format!("{}: {} → {}", c.parameter, c.a, c.b)),
         safe(&c.at),

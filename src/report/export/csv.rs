@@ -26,11 +26,21 @@ fn summary(m: &ReportModel) -> anyhow::Result<Vec<u8>> {
         "point", "metric", "unit", "n", "mean", "median", "sd", "min", "max", "ci95", "cv_pct",
     ])?;
     let o = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-    for p in &m.points {
+    // A report of several experiments: each one's points, labelled with its plan.
+    let parts: Vec<(String, &ReportModel)> = if m.experiments.is_empty() {
+        vec![(String::new(), m)]
+    } else {
+        m.experiments
+            .iter()
+            .map(|e| (format!("{}: ", e.runs.first().map_or("", |r| r.plan.as_str())), e))
+            .collect()
+    };
+    for (p, prefix) in parts.iter().flat_map(|(prefix, e)| e.points.iter().map(move |p| (p, prefix))) {
+        let label = format!("{prefix}{}", p.label);
         for r in &p.metrics {
             let s = &r.summary;
             w.write_record([
-                safe(&p.label),
+                safe(&label),
                 r.name.clone(),
                 r.unit.clone(),
                 s.n.to_string(),
@@ -45,7 +55,7 @@ fn summary(m: &ReportModel) -> anyhow::Result<Vec<u8>> {
         }
         for r in &p.printed_percentiles {
             let (n, median, min, max) = (r.n.to_string(), r.median.to_string(), r.min.to_string(), r.max.to_string());
-            w.write_record([&safe(&p.label), &r.name, &r.unit, &n, "", &median, "", &min, &max, "", ""])?;
+            w.write_record([&safe(&label), &r.name, &r.unit, &n, "", &median, "", &min, &max, "", ""])?;
         }
     }
     w.into_inner().map_err(|e| anyhow::anyhow!("cannot write report.csv: {e}"))

@@ -2,6 +2,7 @@
 //! Every text goes through [`escape`].
 
 use super::{chart_files, Exporter, Input};
+use crate::report::chart_kit::caption_of;
 use crate::report::doc::{Block, Section, Table};
 
 pub struct Html;
@@ -113,10 +114,11 @@ fn figure(o: &mut String, name: &str, svg: &str) {
         body
     };
     o.push_str(&format!(
-        "<figure class=\"chart\" id=\"{}\">\n{}\n<figcaption>{}</figcaption></figure>\n",
+        "<figure class=\"chart\" id=\"{}\">\n{}\n<figcaption><b>{}</b>{}</figcaption></figure>\n",
         escape(name),
         body,
-        escape(name)
+        escape(name),
+        caption_of(svg).map_or(String::new(), |c| format!(": {}", escape(&c)))
     ));
 }
 

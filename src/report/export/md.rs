@@ -2,6 +2,7 @@
 //! [`md_cell`].
 
 use super::{chart_files, Exporter, Input};
+use crate::report::chart_kit::caption_of;
 use crate::report::doc::{Block, Section, Table};
 
 pub struct Markdown;
@@ -16,23 +17,38 @@ impl Exporter for Markdown {
     }
 
     fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-        let mut files = vec![("report.md".to_string(), markdown(&input.model.title, input.doc).into_bytes())];
+        let mut files = vec![(
+            "report.md".to_string(),
+            markdown(&input.model.title, input.doc, input.charts).into_bytes(),
+        )];
         files.extend(chart_files(input));
         Ok(files)
     }
 }
 
-/// Escape for a Markdown table cell or paragraph (HTML is escaped too: Markdown renders raw HTML).
+/// Escape for a Markdown table cell or paragraph, so that the text pastes as it reads: plain
+/// symbols stay plain (`p99 < 5 ms`, `CPU >= 90 %`); only what Markdown would take for markup is
+/// backslash-escaped: a `<` that could open an HTML tag, an `&` that could start an entity, a `|`,
+/// a `>` at the start (a quote).
 pub fn md_cell(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('|', "\\|")
-        .replace('\n', " ")
+    let mut o = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        match c {
+            '<' if next.is_some_and(|n| n.is_ascii_alphabetic() || matches!(n, '/' | '!' | '?')) => o.push_str("\\<"),
+            '&' if next.is_some_and(|n| n.is_ascii_alphanumeric() || n == '#') => o.push_str("\\&"),
+            '>' if o.trim().is_empty() => o.push_str("\\>"),
+            '|' => o.push_str("\\|"),
+            '\n' => o.push(' '),
+            c => o.push(c),
+        }
+    }
+    o
 }
 
-/// The whole document as Markdown.
-pub fn markdown(title: &str, doc: &[Section]) -> String {
+/// The whole document as Markdown; each chart is followed by its caption.
+pub fn markdown(title: &str, doc: &[Section], charts: &[(String, String)]) -> String {
     let mut o = format!("# {}\n\n", md_cell(title));
     o.push_str(&toc(doc));
     let mut appendix = false;
@@ -46,7 +62,13 @@ pub fn markdown(title: &str, doc: &[Section]) -> String {
         for b in &s.blocks {
             match b {
                 Block::Para(p) => o.push_str(&format!("{}\n\n", md_cell(p))),
-                Block::Chart(name) => o.push_str(&format!("![{0}](charts/{0})\n\n", md_cell(name))),
+                Block::Chart(name) => {
+                    o.push_str(&format!("![{0}](charts/{0})\n\n", md_cell(name)));
+                    let svg = charts.iter().find(|(n, _)| n == name).map(|(_, s)| s.as_str());
+                    if let Some(c) = svg.and_then(caption_of) {
+                        o.push_str(&format!("*{}*: {}\n\n", md_cell(name), md_cell(&c)));
+                    }
+                }
                 Block::Table(t) => table(&mut o, t),
             }
         }

@@ -40,6 +40,8 @@ const METRICS: &[&str] = &[
     "requests_per_s",
     "transfer_mb_s",
     "latency_mean_ms",
+    "latency_sd_ms",
+    "total_time_s",
     "error_rate_pct",
     "requests",
     "errors",

@@ -148,9 +148,13 @@ impl HttpReport {
                 m.push(Metric::new(name, "ms", ms(lat, q), Better::Lower));
             }
             m.push(Metric::new("latency_mean_ms", "ms", lat.mean() / 1000.0, Better::Lower));
+            // The spread of the latency (ab's "+/-sd"), from the histogram.
+            m.push(Metric::new("latency_sd_ms", "ms", lat.stdev() / 1000.0, Better::Lower));
             m.push(Metric::new("latency_max_ms", "ms", lat.max() as f64 / 1000.0, Better::Lower));
         }
         m.push(Metric::new("error_rate_pct", "%", self.error_rate_pct(), Better::Lower));
+        // The measured run's total time (its requests over its throughput), seconds.
+        m.push(Metric::new("total_time_s", "s", self.measured.as_secs_f64(), Better::Neither));
         m.push(Metric::new("requests", "", self.stats.responses as f64, Better::Neither));
         m.push(Metric::new("errors", "", self.errors() as f64, Better::Lower));
         if let Some(rate) = self.target_rate {

@@ -1,0 +1,398 @@
+//! The summary's figures against the x parameter, drawn from the summary's own cells (so a chart
+//! shows the numbers of the table above it): one chart per primary metric (`[report] metrics`, or
+//! the throughput), the percentiles together in one latency chart (the first solid, the others
+//! dashed). A line per value of the compared parameter; when the other parameters' groups (a 37 B
+//! and a 10 MB document) differ by an order of magnitude or more, each group gets its own panel
+//! with its own y axis. The x axis is linear for evenly spaced numbers, log with `x_scale = "log"`,
+//! else one slot per value; a text x parameter gets bars.
+
+use super::chart_kit::{color, e, tick, with_caption, with_legend, LegendEntry, Stroke, XAxis, XKind, XValue, FONT, WIDTH};
+use super::loaded::safe;
+use super::model::{AnswerCell, ReportModel};
+use plotters::prelude::*;
+
+/// Groups whose largest values differ by this factor or more get a panel each.
+pub const PANEL_RATIO: f64 = 10.0;
+
+/// A point of a line: its x, value and the half-width of its 95 % CI.
+type Pt = (XValue, f64, Option<f64>);
+
+/// One line (or bar series) of a panel.
+struct Series {
+    label: String,
+    /// Index into the palette: the same compared value has the same colour in every panel.
+    color: usize,
+    stroke: Stroke,
+    pts: Vec<Pt>,
+}
+
+struct Panel {
+    title: String,
+    series: Vec<Series>,
+}
+
+/// Is this summary key a percentile (`p50`, `p99.9`)?
+pub fn is_percentile(key: &str) -> bool {
+    key.strip_prefix('p')
+        .is_some_and(|n| n.parse::<f64>().is_ok_and(|q| q > 0.0 && q <= 100.0))
+}
+
+/// The sweep charts as (file name, SVG): `throughput.svg` for the first non-percentile metric,
+/// `metric_<name>.svg` for the others, `latency_vs_parameter.svg` for the percentiles.
+pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
+    let o = &m.overview;
+    let Some(x) = o.x.as_deref() else {
+        return Ok(Vec::new());
+    };
+    if !o.answer.iter().any(|c| c.x.is_some()) {
+        return Ok(Vec::new());
+    }
+    let mut keys: Vec<&str> = Vec::new();
+    for c in &o.answer {
+        if !keys.contains(&c.metric.as_str()) {
+            keys.push(&c.metric);
+        }
+    }
+    let values: Vec<XValue> = o.answer.iter().filter_map(|c| c.x.as_deref().map(xvalue)).collect();
+    let axis = XAxis::new(&values, m.spec.x_scale.as_deref());
+    let compare = o.compare.as_deref();
+    let mut out = Vec::new();
+    let mut first = true;
+    for key in keys.iter().filter(|k| !is_percentile(k)) {
+        let cells: Vec<&AnswerCell> = o.answer.iter().filter(|c| c.metric == *key).collect();
+        let name = if first {
+            "throughput.svg".to_string()
+        } else {
+            format!("metric_{}.svg", file_part(key))
+        };
+        first = false;
+        let unit = cells.first().map(|c| c.unit.clone()).unwrap_or_default();
+        let panels = panels(&cells, &[(key, Stroke::Solid)], compare);
+        let title = format!("{key} vs {x}");
+        let caption = format!(
+            "{key} ({unit}) of each {} at every {x}{}: the mean over the repetitions, error bars the 95 % CI{}.",
+            compare.unwrap_or("point"),
+            axis.note(),
+            split_note(&panels),
+        );
+        let svg = draw(
+            &title,
+            &format!("{key} ({unit})"),
+            &format!("{x}{}", axis.note()),
+            &axis,
+            &panels,
+            compare,
+        )?;
+        out.push((name, with_caption(svg, &safe(&caption))));
+    }
+    let pct: Vec<&str> = keys.iter().copied().filter(|k| is_percentile(k)).collect();
+    if !pct.is_empty() {
+        let cells: Vec<&AnswerCell> = o.answer.iter().filter(|c| pct.contains(&c.metric.as_str())).collect();
+        let styled: Vec<(&str, Stroke)> = pct
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (*k, if i == 0 { Stroke::Solid } else { Stroke::Dashed }))
+            .collect();
+        let unit = cells.first().map(|c| c.unit.clone()).unwrap_or_else(|| "ms".into());
+        let panels = panels(&cells, &styled, compare);
+        let names = pct.join(", ");
+        let caption = format!(
+            "Latency {names} ({unit}) of each {} at every {x}{}: the point's own percentile (of the merged histogram, or the median of what the tool printed); {} solid{}.",
+            compare.unwrap_or("point"),
+            axis.note(),
+            pct[0],
+            split_note(&panels),
+        );
+        let svg = draw(
+            &format!("latency {names} vs {x}"),
+            &format!("latency ({unit})"),
+            &format!("{x}{}", axis.note()),
+            &axis,
+            &panels,
+            compare,
+        )?;
+        out.push(("latency_vs_parameter.svg".into(), with_caption(svg, &safe(&caption))));
+    }
+    Ok(out)
+}
+
+fn split_note(panels: &[Panel]) -> String {
+    if panels.len() > 1 {
+        let t: Vec<&str> = panels.iter().map(|p| p.title.as_str()).collect();
+        format!("; one panel per {} (their scales differ by 10× or more)", t.join(" / "))
+    } else {
+        String::new()
+    }
+}
+
+fn xvalue(text: &str) -> XValue {
+    XValue {
+        text: text.to_string(),
+        num: text.parse::<f64>().ok().filter(|v| v.is_finite()),
+    }
+}
+
+/// A metric name as part of a file name.
+fn file_part(key: &str) -> String {
+    key.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).collect()
+}
+
+/// The panels of one chart: a line per (compared value, key), grouped by the other parameters
+/// (`at`) into panels when the groups' scales differ by [`PANEL_RATIO`] or more.
+fn panels(cells: &[&AnswerCell], keys: &[(&str, Stroke)], compare: Option<&str>) -> Vec<Panel> {
+    let mut groups: Vec<&str> = Vec::new();
+    let mut variants: Vec<&str> = Vec::new();
+    for c in cells {
+        if !groups.contains(&c.at.as_str()) {
+            groups.push(&c.at);
+        }
+        if !variants.contains(&c.variant.as_str()) {
+            variants.push(&c.variant);
+        }
+    }
+    let top = |g: &str| {
+        cells
+            .iter()
+            .filter(|c| c.at == g)
+            .map(|c| c.value + c.ci95.unwrap_or(0.0))
+            .fold(0.0f64, f64::max)
+    };
+    let tops: Vec<f64> = groups.iter().map(|g| top(g)).filter(|t| *t > 0.0).collect();
+    let (lo, hi) = (
+        tops.iter().copied().fold(f64::INFINITY, f64::min),
+        tops.iter().copied().fold(0.0, f64::max),
+    );
+    let split = groups.len() > 1 && lo.is_finite() && hi / lo >= PANEL_RATIO;
+    let series = |group: Option<&str>| -> Vec<Series> {
+        let mut out = Vec::new();
+        let gs: Vec<&str> = group.map_or(groups.clone(), |g| vec![g]);
+        for (gi, g) in gs.iter().enumerate() {
+            for (vi, v) in variants.iter().enumerate() {
+                for (key, stroke) in keys {
+                    let pts: Vec<Pt> = cells
+                        .iter()
+                        .filter(|c| c.at == *g && c.variant == *v && c.metric == *key)
+                        .filter_map(|c| c.x.as_deref().map(|x| (xvalue(x), c.value, c.ci95)))
+                        .collect();
+                    if pts.is_empty() {
+                        continue;
+                    }
+                    let mut label = if compare.is_some() || v != &"all" {
+                        v.to_string()
+                    } else {
+                        String::new()
+                    };
+                    if group.is_none() && !g.is_empty() {
+                        label = if label.is_empty() { g.to_string() } else { format!("{label}, {g}") };
+                    }
+                    if keys.len() > 1 {
+                        label = if label.is_empty() {
+                            key.to_string()
+                        } else {
+                            format!("{label} {key}")
+                        };
+                    }
+                    let color = if group.is_none() { gi * variants.len() + vi } else { vi };
+                    out.push(Series {
+                        label: if label.is_empty() { "all".into() } else { label },
+                        color,
+                        stroke: *stroke,
+                        pts,
+                    });
+                }
+            }
+        }
+        out
+    };
+    if split {
+        groups
+            .iter()
+            .map(|g| Panel {
+                title: g.to_string(),
+                series: series(Some(g)),
+            })
+            .collect()
+    } else {
+        vec![Panel {
+            title: String::new(),
+            series: series(None),
+        }]
+    }
+}
+
+/// One SVG: the title, a legend column for every series, the panels stacked.
+fn draw(title: &str, y_desc: &str, x_desc: &str, axis: &XAxis, panels: &[Panel], compare: Option<&str>) -> anyhow::Result<String> {
+    let bars = axis.kind == XKind::Categorical && axis.ticks.iter().any(|t| t.0.parse::<f64>().is_err());
+    let mut entries: Vec<LegendEntry> = Vec::new();
+    for s in panels.iter().flat_map(|p| &p.series) {
+        if !entries.iter().any(|l| l.label == s.label) {
+            let stroke = if bars { Stroke::Swatch } else { s.stroke };
+            entries.push(LegendEntry::new(safe(&s.label), color(s.color), stroke));
+        }
+    }
+    let height = 60 + 330 * panels.len() as u32;
+    let mut buf = String::new();
+    {
+        let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let root = root.titled(&safe(title), (FONT, 18)).map_err(e)?;
+        let plot = with_legend(&root, compare.map(safe).as_deref(), &entries)?;
+        let areas = plot.split_evenly((panels.len(), 1));
+        for (area, p) in areas.iter().zip(panels) {
+            draw_panel(area, p, axis, y_desc, x_desc, bars)?;
+        }
+        root.present().map_err(e)?;
+    }
+    Ok(buf)
+}
+
+fn draw_panel(
+    area: &DrawingArea<SVGBackend, plotters::coord::Shift>,
+    p: &Panel,
+    axis: &XAxis,
+    y_desc: &str,
+    x_desc: &str,
+    bars: bool,
+) -> anyhow::Result<()> {
+    let hi = p
+        .series
+        .iter()
+        .flat_map(|s| s.pts.iter().map(|(_, v, ci)| v + ci.unwrap_or(0.0)))
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let hi = if hi > 0.0 { hi * 1.1 } else { 1.0 };
+    let mut b = ChartBuilder::on(area);
+    b.margin(10).x_label_area_size(40).y_label_area_size(70);
+    if !p.title.is_empty() {
+        b.caption(safe(&p.title), (FONT, 14));
+    }
+    let mut chart = b.build_cartesian_2d(axis.coord(), 0.0..hi).map_err(e)?;
+    let xl = |v: &f64| axis.label(*v);
+    let yl = |v: &f64| tick(*v);
+    chart
+        .configure_mesh()
+        .max_light_lines(0)
+        .x_label_formatter(&xl)
+        .y_label_formatter(&yl)
+        .x_desc(safe(x_desc))
+        .y_desc(safe(y_desc))
+        .draw()
+        .map_err(e)?;
+    let n = p.series.len().max(1) as f64;
+    for (k, s) in p.series.iter().enumerate() {
+        let c = color(s.color);
+        let mut pts: Vec<(f64, f64, Option<f64>)> = s.pts.iter().filter_map(|(x, v, ci)| axis.pos(x).map(|px| (px, *v, *ci))).collect();
+        pts.sort_by(|a, b| a.0.total_cmp(&b.0));
+        if bars {
+            let w = 0.8 / n;
+            let left = |px: f64| px - 0.4 + w * k as f64;
+            chart
+                .draw_series(
+                    pts.iter()
+                        .map(|(px, v, _)| Rectangle::new([(left(*px), 0.0), (left(*px) + w, *v)], c.filled())),
+                )
+                .map_err(e)?;
+            chart
+                .draw_series(pts.iter().filter(|p| p.2.is_some()).map(|(px, v, ci)| {
+                    let h = ci.unwrap_or(0.0);
+                    let mid = left(*px) + w / 2.0;
+                    ErrorBar::new_vertical(mid, v - h, *v, v + h, BLACK.filled(), 6)
+                }))
+                .map_err(e)?;
+            continue;
+        }
+        let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+        match s.stroke {
+            Stroke::Dashed => chart.draw_series(DashedLineSeries::new(line.clone(), 6, 4, c.stroke_width(2))),
+            _ => chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))),
+        }
+        .map_err(e)?;
+        chart
+            .draw_series(line.iter().map(|(x, y)| Circle::new((*x, *y), 3, c.filled())))
+            .map_err(e)?;
+        chart
+            .draw_series(pts.iter().filter(|p| p.2.is_some()).map(|(px, v, ci)| {
+                let h = ci.unwrap_or(0.0);
+                ErrorBar::new_vertical(*px, v - h, *v, v + h, c.filled(), 8)
+            }))
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(metric: &str, variant: &str, at: &str, x: &str, value: f64) -> AnswerCell {
+        AnswerCell {
+            metric: metric.into(),
+            unit: "req/s".into(),
+            variant: variant.into(),
+            at: at.into(),
+            x: Some(x.into()),
+            value,
+            sd: None,
+            ci95: None,
+            before: None,
+            delta_pct: None,
+            ci95_pct: None,
+            verdict: None,
+        }
+    }
+
+    #[test]
+    fn groups_an_order_of_magnitude_apart_get_a_panel_each() {
+        let cells = [
+            cell("rps", "pool", "size=37", "2", 9000.0),
+            cell("rps", "threads", "size=37", "2", 8000.0),
+            cell("rps", "pool", "size=10485760", "2", 40.0),
+            cell("rps", "threads", "size=10485760", "2", 41.0),
+        ];
+        let refs: Vec<&AnswerCell> = cells.iter().collect();
+        let p = panels(&refs, &[("rps", Stroke::Solid)], Some("model"));
+        assert_eq!(p.len(), 2);
+        assert_eq!(p[0].title, "size=37");
+        assert_eq!(
+            p[1].series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(),
+            ["pool", "threads"]
+        );
+        // Same scale: one panel, the group in the label.
+        let close = [
+            cell("rps", "pool", "size=37", "2", 9000.0),
+            cell("rps", "pool", "size=1000", "2", 3000.0),
+        ];
+        let refs: Vec<&AnswerCell> = close.iter().collect();
+        let p = panels(&refs, &[("rps", Stroke::Solid)], Some("model"));
+        assert_eq!(p.len(), 1);
+        assert_eq!(p[0].series[1].label, "pool, size=1000");
+    }
+
+    #[test]
+    fn a_text_x_parameter_gets_bars() {
+        let cells = [
+            cell("iops", "before", "", "sequential", 900.0),
+            cell("iops", "after", "", "sequential", 950.0),
+            cell("iops", "before", "", "random", 120.0),
+            cell("iops", "after", "", "random", 180.0),
+        ];
+        let refs: Vec<&AnswerCell> = cells.iter().collect();
+        let xs: Vec<XValue> = cells.iter().map(|c| xvalue(c.x.as_deref().unwrap())).collect();
+        let axis = XAxis::new(&xs, None);
+        assert_eq!(axis.kind, XKind::Categorical);
+        let p = panels(&refs, &[("iops", Stroke::Solid)], Some("variant"));
+        let svg = draw("iops vs pattern", "iops", "pattern", &axis, &p, Some("variant")).unwrap();
+        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
+        assert!(texts.contains(&"sequential") && texts.contains(&"random"), "{svg}");
+        // Four bars (filled rectangles in the two series' colours), no polyline.
+        let bars = svg.matches("fill=\"#1F77B4\"").count() + svg.matches("fill=\"#FF7F0E\"").count();
+        assert!(bars >= 4, "{svg}");
+        assert!(!svg.contains("stroke-width=\"2\" points="), "bars, not lines: {svg}");
+    }
+
+    #[test]
+    fn percentile_keys() {
+        assert!(is_percentile("p99") && is_percentile("p99.9") && is_percentile("p50"));
+        assert!(!is_percentile("pool") && !is_percentile("requests_per_s"));
+    }
+}
