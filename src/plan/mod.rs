@@ -7,6 +7,7 @@
 
 mod expand;
 mod hosts;
+mod monitor;
 mod matrix;
 mod ports;
 mod probes;
@@ -20,6 +21,7 @@ mod values;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
 pub use hosts::{HostSpec, HOST_KEYS};
+pub use monitor::MonitorHosts;
 pub use probes::MAX_PROBES;
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
@@ -65,6 +67,8 @@ pub struct Plan {
     pub secrets: Secrets,
     /// The remote hosts of `[hosts]` (`local` is implied).
     pub hosts: Vec<HostSpec>,
+    /// `[monitor] hosts`: the machines sampled during every trial (default: all of them).
+    pub monitor_hosts: MonitorHosts,
 }
 
 #[derive(Clone, Debug)]

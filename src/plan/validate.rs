@@ -29,6 +29,7 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
 fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Result<Plan> {
     let name = raw.name.get_ref().trim().to_string();
     let hosts = super::hosts::hosts(raw.hosts.as_ref().map(|h| h.get_ref()), &src)?;
+    let monitor_hosts = super::monitor::monitor(raw.monitor.as_ref().map(|m| m.get_ref()), &hosts, &src)?;
     if name.is_empty() {
         return Err(src.error(&raw.name.span(), "the plan's `name` is empty"));
     }
@@ -110,6 +111,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
         notes,
         secrets: Secrets::default(),
         hosts,
+        monitor_hosts,
     })
 }
 

@@ -55,4 +55,7 @@ pub struct Experiment {
     /// What the plan could not do here (points skipped, e.g. more CPUs than the machine has): said
     /// when the run starts, at its end, and kept in the store for the report.
     pub notes: Vec<String>,
+    /// The plan's `[hosts]`, and which hosts each trial samples (`[monitor] hosts`).
+    pub hosts: Vec<crate::plan::HostSpec>,
+    pub monitor_hosts: crate::plan::MonitorHosts,
 }

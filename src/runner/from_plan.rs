@@ -65,6 +65,8 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         thresholds: plan.thresholds.clone(),
         extend,
         notes: plan.notes.clone(),
+        hosts: plan.hosts.clone(),
+        monitor_hosts: plan.monitor_hosts.clone(),
     })
 }
 
