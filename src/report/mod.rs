@@ -13,6 +13,7 @@ mod compare;
 pub mod doc;
 pub mod export;
 mod findings;
+pub mod hosts;
 mod fmt;
 mod loaded;
 pub mod model;

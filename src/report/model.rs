@@ -191,6 +191,9 @@ pub struct ReportModel {
     /// The latency probes, idle vs under load, per point and probe (absent without probes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<super::probes::ProbeReport>,
+    /// Every host's facts, tables and charts (absent without remote hosts; `report/hosts.rs`).
+    #[serde(skip_serializing_if = "super::hosts::Hosts::is_empty")]
+    pub hosts: super::hosts::Hosts,
 }
 
 /// The monitor samples of one trial, kept for its time-series chart (not in the JSON).
