@@ -51,6 +51,17 @@ pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec
                 format!("host `{name}` must be a table such as {{ ssh = \"user@192.168.56.10\" }}"),
             ));
         };
+        for (k, v) in t {
+            if v.to_string().contains("${") {
+                return Err(here(
+                    Some(k),
+                    format!(
+                        "`{k}` of host `{name}`: [hosts] values do not take matrix values; name each machine in [hosts] \
+                         and sweep them with `host = \"${{machine}}\"`"
+                    ),
+                ));
+            }
+        }
         for k in t.keys() {
             if !HOST_KEYS.contains(&k.as_str()) {
                 let hint = crate::util::suggest::nearest(k, HOST_KEYS)

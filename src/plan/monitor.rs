@@ -79,3 +79,56 @@ pub fn monitor(table: Option<&Table>, hosts: &[HostSpec], src: &Source) -> anyho
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::MonitorHosts;
+
+    const HOSTS: &str = "[hosts]\nserver = { ssh = \"u@10.0.0.2\" }\ndb = { ssh = \"u@10.0.0.3\" }\n";
+
+    fn parse(extra: &str) -> anyhow::Result<crate::plan::Plan> {
+        let text = format!("name = \"m\"\n[workload]\ntype = \"cpu\"\n{HOSTS}{extra}");
+        crate::plan::parse_str(&text, "plan.toml")
+    }
+
+    #[test]
+    fn every_host_by_default() {
+        let p = parse("").expect("plan");
+        assert_eq!(
+            p.monitor_hosts,
+            MonitorHosts {
+                local: true,
+                remote: vec!["server".into(), "db".into()]
+            }
+        );
+    }
+
+    #[test]
+    fn the_hosts_named() {
+        let p = parse("[monitor]\nhosts = [\"server\"]\n").expect("plan");
+        assert!(!p.monitor_hosts.local);
+        assert_eq!(p.monitor_hosts.remote, ["server"]);
+        assert!(p.monitor_hosts.includes("server") && !p.monitor_hosts.includes("db"));
+    }
+
+    #[test]
+    fn bad_input_is_one_line_at_its_place() {
+        for (extra, says) in [
+            ("[monitor]\nhosts = [\"web\"]\n", "no host named `web`"),
+            ("[monitor]\nhosts = [\"local\", \"local\"]\n", "names `local` twice"),
+            ("[monitor]\nhosts = \"server\"\n", "a list of host names"),
+            ("[monitor]\nhost = [\"server\"]\n", "did you mean `hosts`"),
+        ] {
+            let e = format!("{:#}", parse(extra).expect_err(extra));
+            assert!(e.starts_with("plan.toml:") && e.contains(says), "{extra}: {e}");
+            assert!(!e.contains('\n'), "{e}");
+        }
+    }
+
+    #[test]
+    fn hosts_values_take_no_matrix_values() {
+        let text = "name = \"m\"\n[workload]\ntype = \"cpu\"\n[matrix]\naddr = [\"a\", \"b\"]\n[hosts]\nserver = { ssh = \"u@${addr}\" }\n";
+        let e = format!("{:#}", crate::plan::parse_str(text, "plan.toml").expect_err("refused"));
+        assert!(e.contains("plan.toml:7:") && e.contains("do not take matrix values"), "{e}");
+    }
+}

@@ -273,6 +273,7 @@ fn host_report(host: &str, groups: &[(String, Vec<&Loaded>)], first_chart: usize
                     recovery_s: p.recovery_s,
                 })
             })
+            .filter(|r| !idle_device(r))
             .collect();
         points.push(HostPoint {
             label: label.clone(),
@@ -293,6 +294,14 @@ fn host_report(host: &str, groups: &[(String, Vec<&Loaded>)], first_chart: usize
         },
         series,
     ))
+}
+
+/// A disk or interface row that carried nothing (every figure 0): left out, as the local table does.
+fn idle_device(r: &HostRow) -> bool {
+    (r.metric.starts_with("disk_") || r.metric.starts_with("net_"))
+        && [r.baseline, r.under_load, r.peak, r.recovery]
+            .iter()
+            .all(|v| v.is_none_or(|v| v.abs() < 1e-9))
 }
 
 fn trial_series(host: &str, l: &Loaded, samples: &[crate::store::TaggedSample]) -> Series {
