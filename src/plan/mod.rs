@@ -7,8 +7,8 @@
 
 mod expand;
 mod hosts;
-mod monitor;
 mod matrix;
+mod monitor;
 mod ports;
 mod probes;
 mod raw;

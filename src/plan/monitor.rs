@@ -73,7 +73,10 @@ pub fn monitor(table: Option<&Table>, hosts: &[HostSpec], src: &Source) -> anyho
             let names: Vec<String> = hosts.iter().map(|h| format!("`{}`, ", h.name)).collect();
             return Err(src.error(
                 &at,
-                format!("[monitor] hosts: no host named `{name}` in [hosts] (the plan names {}`local`)", names.concat()),
+                format!(
+                    "[monitor] hosts: no host named `{name}` in [hosts] (the plan names {}`local`)",
+                    names.concat()
+                ),
             ));
         }
     }

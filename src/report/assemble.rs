@@ -82,7 +82,11 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     let mut findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters)?;
     let (hosts, host_series) = super::hosts::build(&host_inputs(dirs, &r.facts, &groups, label_runs, charted.len()), &mut findings)?;
     let mut charted = charted;
-    charted.extend(host_series.into_iter().map(|(name, phases, series)| TrialSeries { name, phases, series }));
+    charted.extend(
+        host_series
+            .into_iter()
+            .map(|(name, phases, series)| TrialSeries { name, phases, series }),
+    );
     let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
     findings.extend(super::probes::findings(&probes));
     let failed = failed_trials(&r.loaded, &r.facts);

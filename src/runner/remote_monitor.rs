@@ -94,12 +94,7 @@ impl HostMonitors {
 /// Place remote samples on a trial's timeline (`started_unix`, `phases`): each gets the phase its
 /// time falls in (a sample outside every phase is dropped), grouped per host in the order the hosts
 /// first appear. A host not in `monitored` keeps only the target's process tree (`proc_target_*`).
-pub fn place(
-    started_unix: f64,
-    phases: &[(String, f64, f64)],
-    remote: Vec<RemoteSample>,
-    monitored: &MonitorHosts,
-) -> Vec<HostSamples> {
+pub fn place(started_unix: f64, phases: &[(String, f64, f64)], remote: Vec<RemoteSample>, monitored: &MonitorHosts) -> Vec<HostSamples> {
     let mut out: Vec<HostSamples> = Vec::new();
     for s in remote {
         let t_s = s.unix_s - started_unix;

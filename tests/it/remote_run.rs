@@ -95,7 +95,10 @@ pub fn target_on_the_server(srv: &Server, key: &Path) {
         "the remote target's tree is not stored as this machine's"
     );
     let summaries = store.phase_summaries_on(t.id, "server", &t.phases).expect("summaries");
-    let busy = summaries.iter().find(|s| s.metric == "cpu_busy_pct").expect("the server's cpu_busy_pct summary");
+    let busy = summaries
+        .iter()
+        .find(|s| s.metric == "cpu_busy_pct")
+        .expect("the server's cpu_busy_pct summary");
     assert!(busy.n_load > 0 && busy.n_baseline > 0, "{busy:?}");
     let tree: Vec<_> = samples
         .iter()
@@ -278,10 +281,11 @@ interval = "200ms"
     let (local, remote) = (names(0), names(1));
     assert!(trials[1].params_json.contains("server"), "{}", trials[1].params_json);
     assert!(local.iter().any(|n| n == "cpu_bogo_ops_per_s"), "{local:?}");
-    // The agent does not report the command's CPU time, so only the adapter's metrics are compared.
-    let adapter = |v: &[String]| v.iter().filter(|n| n.starts_with("cpu_")).cloned().collect::<Vec<_>>();
-    assert_eq!(adapter(&local), adapter(&remote));
+    assert_eq!(local, remote, "the same metrics on both hosts");
     assert!(trials[1].metric("cpu_bogo_ops").unwrap_or(0.0) > 0.0);
+    // The command's CPU time and peak memory, accounted on the server by its agent.
+    assert!(trials[1].metric("cpu_user_s").unwrap_or(0.0) > 0.0, "{:?}", trials[1].metrics);
+    assert!(trials[1].metric("max_rss_mb").unwrap_or(0.0) > 0.0, "{:?}", trials[1].metrics);
 }
 
 /// Ctrl-C on this machine (SIGINT to perflab alone, as a terminal's Ctrl-C reaches perflab's group
@@ -389,14 +393,18 @@ pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
     }
     let tree = store.samples_on(t.id, "server").expect("samples");
     assert!(
-        tree.iter().any(|s| s.phase == "load" && s.values.iter().any(|(k, v)| k == "proc_target_cpu_pct" && *v > 0.0)),
+        tree.iter()
+            .any(|s| s.phase == "load" && s.values.iter().any(|(k, v)| k == "proc_target_cpu_pct" && *v > 0.0)),
         "the burning target's CPU on the server"
     );
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
     assert!(md.contains("## Host server"), "a section for the server:\n{md}");
     assert!(md.contains("## Hosts"), "the hosts' facts:\n{md}");
     let facts = md.split("## Hosts").nth(1).unwrap_or_default();
-    assert!(facts.contains("| local") && facts.contains("| server"), "both hosts listed:\n{facts}");
+    assert!(
+        facts.contains("| local") && facts.contains("| server"),
+        "both hosts listed:\n{facts}"
+    );
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("report.json")).expect("json");
     let titles: Vec<String> = json["findings"]
@@ -409,7 +417,10 @@ pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
         titles.iter().any(|t| t.starts_with("server: ")),
         "a finding names the server: {titles:?}"
     );
-    assert!(titles.iter().all(|t| t.starts_with("server: ") || t.starts_with("local: ")), "{titles:?}");
+    assert!(
+        titles.iter().all(|t| t.starts_with("server: ") || t.starts_with("local: ")),
+        "{titles:?}"
+    );
     assert!(md.contains("server: "), "the report names the host in a finding");
 
     // Another machine (the same sshd under another name), compared.
@@ -425,7 +436,10 @@ pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
         .expect("perflab compare");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let md = std::fs::read_to_string(cmp.join("report.md")).expect("compare report.md");
-    let side = md.split("## Machines compared").nth(1).unwrap_or_else(|| panic!("the machines side by side:\n{md}"));
+    let side = md
+        .split("## Machines compared")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the machines side by side:\n{md}"));
     let host_row = side.lines().find(|l| l.starts_with("| host")).unwrap_or_default();
     assert!(host_row.contains("server") && host_row.contains("big"), "{host_row}");
     let at = |s: &str| md.find(s).unwrap_or(usize::MAX);

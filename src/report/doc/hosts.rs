@@ -45,7 +45,17 @@ pub fn facts(m: &ReportModel) -> Option<Section> {
             ]
         })
         .collect();
-    let header = ["run", "host", "hostname", "CPU model", "cores", "mem MB", "kernel", "perflab", "clock offset"];
+    let header = [
+        "run",
+        "host",
+        "hostname",
+        "CPU model",
+        "cores",
+        "mem MB",
+        "kernel",
+        "perflab",
+        "clock offset",
+    ];
     Some(Section::new(
         "Hosts",
         vec![
