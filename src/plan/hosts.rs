@@ -24,6 +24,20 @@ pub struct HostSpec {
     pub perflab: Option<String>,
 }
 
+/// Does `[hosts]` take matrix values (a `${name}` in one of its values)? Then each point has its
+/// own hosts (`at_point`).
+pub fn templated(table: Option<&Table>) -> bool {
+    table.is_some_and(|t| t.values().any(|v| v.to_string().contains("${")))
+}
+
+/// The hosts of `[hosts]` with a point's matrix values substituted.
+pub fn at_point(table: Option<&Table>, params: &super::values::Params, src: &Source) -> anyhow::Result<Vec<HostSpec>> {
+    match table.map(|t| super::values::substitute(&Value::Table(t.clone()), params)) {
+        Some(Value::Table(sub)) => hosts(Some(&sub), src),
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// The hosts of a `[hosts]` table, in the plan's order; errors at their place in the plan.
 pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec>> {
     let Some(table) = table else {
@@ -51,17 +65,6 @@ pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec
                 format!("host `{name}` must be a table such as {{ ssh = \"user@192.168.56.10\" }}"),
             ));
         };
-        for (k, v) in t {
-            if v.to_string().contains("${") {
-                return Err(here(
-                    Some(k),
-                    format!(
-                        "`{k}` of host `{name}`: [hosts] values do not take matrix values; name each machine in [hosts] \
-                         and sweep them with `host = \"${{machine}}\"`"
-                    ),
-                ));
-            }
-        }
         for k in t.keys() {
             if !HOST_KEYS.contains(&k.as_str()) {
                 let hint = crate::util::suggest::nearest(k, HOST_KEYS)

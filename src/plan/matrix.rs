@@ -99,8 +99,9 @@ pub(super) struct Expansion<'a> {
     pub secrets: &'a mut Secrets,
     /// The `[[probes]]` tables and their names.
     pub probes: (&'a [Spanned<super::raw::RawProbe>], &'a [String]),
-    /// The plan's `[hosts]`, for `host =` keys.
-    pub hosts: &'a [super::HostSpec],
+    /// The plan's `[hosts]`, for `host =` keys: the table when its values take matrix values
+    /// (substituted at each point), and the hosts otherwise.
+    pub hosts: (Option<&'a Table>, &'a [super::HostSpec]),
 }
 
 /// The points to run: the product in declaration order (the first parameter varies slowest), minus
@@ -179,14 +180,18 @@ fn point(
     };
     let target_table = x.target.map(as_table);
     let workload = as_table(x.workload);
+    let hosts = match x.hosts.0 {
+        Some(t) => super::hosts::at_point(Some(t), &params, x.src)?,
+        None => x.hosts.1.to_vec(),
+    };
     let probes = super::probes::resolve(x.probes.0, x.probes.1, &params, x.src)?;
     // Recorded before anything can fail, so that an error about this point shows no secret.
     x.secrets.add_point(target_table.as_ref(), Some(&workload));
     let resolved = match target_table {
         Some(sub) => {
-            let key = sub.to_string();
+            let key = format!("{sub}{hosts:?}");
             if !cache.contains_key(&key) {
-                let r = resolve(&sub, x.src, x.hosts)?;
+                let r = resolve(&sub, x.src, &hosts)?;
                 // A remote target's CPUs are checked on its host, when it starts.
                 let cpus = match (&r.limits.cpus, &r.host) {
                     (Some(c), None) => c.resolve().map(|_| ()),
@@ -222,6 +227,7 @@ fn point(
         target: resolved.map(|(t, _)| t),
         workload,
         probes,
+        hosts,
     }))
 }
 

@@ -65,7 +65,8 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// What the plan keeps secret: its copy without them, and the redactor for everything else.
     pub secrets: Secrets,
-    /// The remote hosts of `[hosts]` (`local` is implied).
+    /// The remote hosts of `[hosts]` (`local` is implied); with matrix values in `[hosts]`, every
+    /// distinct host of every point.
     pub hosts: Vec<HostSpec>,
     /// `[monitor] hosts`: the machines sampled during every trial (default: all of them).
     pub monitor_hosts: MonitorHosts,
@@ -100,6 +101,8 @@ pub struct Point {
     pub workload: toml::Table,
     /// The `[[probes]]` with `${name}` substituted, in plan order.
     pub probes: Vec<crate::probe::ProbeSpec>,
+    /// The `[hosts]` at this point (their values may take matrix values).
+    pub hosts: Vec<HostSpec>,
 }
 
 impl Point {

@@ -2,7 +2,6 @@
 //! Without it, every host the plan names is: `local` and each of `[hosts]`.
 
 use super::source::Source;
-use super::HostSpec;
 use toml::{Table, Value};
 
 /// The keys `[monitor]` accepts.
@@ -19,10 +18,10 @@ pub struct MonitorHosts {
 
 impl MonitorHosts {
     /// Every host the plan names.
-    pub fn all(hosts: &[HostSpec]) -> MonitorHosts {
+    pub fn all(hosts: &[String]) -> MonitorHosts {
         MonitorHosts {
             local: true,
-            remote: hosts.iter().map(|h| h.name.clone()).collect(),
+            remote: hosts.to_vec(),
         }
     }
 
@@ -37,7 +36,7 @@ impl MonitorHosts {
 }
 
 /// `[monitor]` checked against `[hosts]`; errors at their place in the plan.
-pub fn monitor(table: Option<&Table>, hosts: &[HostSpec], src: &Source) -> anyhow::Result<MonitorHosts> {
+pub fn monitor(table: Option<&Table>, hosts: &[String], src: &Source) -> anyhow::Result<MonitorHosts> {
     let Some(table) = table else {
         return Ok(MonitorHosts::all(hosts));
     };
@@ -67,10 +66,10 @@ pub fn monitor(table: Option<&Table>, hosts: &[HostSpec], src: &Source) -> anyho
         }
         if name == "local" {
             out.local = true;
-        } else if hosts.iter().any(|h| &h.name == name) {
+        } else if hosts.contains(name) {
             out.remote.push(name.clone());
         } else {
-            let names: Vec<String> = hosts.iter().map(|h| format!("`{}`, ", h.name)).collect();
+            let names: Vec<String> = hosts.iter().map(|h| format!("`{h}`, ")).collect();
             return Err(src.error(
                 &at,
                 format!(
@@ -129,9 +128,29 @@ mod tests {
     }
 
     #[test]
-    fn hosts_values_take_no_matrix_values() {
-        let text = "name = \"m\"\n[workload]\ntype = \"cpu\"\n[matrix]\naddr = [\"a\", \"b\"]\n[hosts]\nserver = { ssh = \"u@${addr}\" }\n";
-        let e = format!("{:#}", crate::plan::parse_str(text, "plan.toml").expect_err("refused"));
-        assert!(e.contains("plan.toml:7:") && e.contains("do not take matrix values"), "{e}");
+    fn hosts_values_take_matrix_values() {
+        let text = "name = \"m\"\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n[matrix]\naddr = [\"10.0.0.2\", \"10.0.0.3\"]\n\
+                    [hosts]\nserver = { ssh = \"u@${addr}\", port = 22 }\n[target]\nhost = \"server\"\ncommand = [\"sleep\", \"9\"]\n";
+        let p = crate::plan::parse_str(text, "plan.toml").expect("plan");
+        let ssh: Vec<String> = p
+            .points
+            .iter()
+            .map(|pt| {
+                pt.target
+                    .as_ref()
+                    .and_then(|t| t.host.as_ref())
+                    .map(|h| h.ssh.clone())
+                    .unwrap_or_default()
+            })
+            .collect();
+        assert_eq!(ssh, ["u@10.0.0.2", "u@10.0.0.3"]);
+        assert_eq!(p.points[1].hosts[0].ssh, "u@10.0.0.3");
+        // Every machine the plan reaches, once each (for `perflab hosts check` and the run's checks).
+        let all: Vec<&str> = p.hosts.iter().map(|h| h.ssh.as_str()).collect();
+        assert_eq!(all, ["u@10.0.0.2", "u@10.0.0.3"]);
+        assert_eq!(p.monitor_hosts.remote, ["server"]);
+        let bad = text.replace("port = 22", "port = \"${addr}\"");
+        let e = format!("{:#}", crate::plan::parse_str(&bad, "plan.toml").expect_err("a bad port"));
+        assert!(e.starts_with("plan.toml:8:") && e.contains("port number"), "{e}");
     }
 }

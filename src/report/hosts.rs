@@ -91,8 +91,8 @@ pub struct Hosts {
     pub facts: Vec<HostFacts>,
     /// One per remote host (by name, over all runs).
     pub reports: Vec<HostReport>,
-    /// `perflab compare`: the machine each run measured (its remote host, else `local`), side by
-    /// side; empty otherwise.
+    /// `perflab compare` of runs that measured different machines: the machine each run measured
+    /// (its remote host, else `local`), side by side; empty otherwise.
     pub compared: Vec<HostFacts>,
 }
 
@@ -192,7 +192,18 @@ pub fn build(i: &Inputs, findings: &mut Vec<Finding>) -> anyhow::Result<(Hosts, 
         reports.push(report);
         series.extend(charts);
     }
-    let compare = i.compare && compared.len() >= 2;
+    // Side by side only when the runs measured different machines.
+    let machine = |h: &HostFacts| {
+        (
+            h.name.clone(),
+            h.ssh.clone(),
+            h.hostname.clone(),
+            h.cpu_model.clone(),
+            h.cpus,
+            h.kernel.clone(),
+        )
+    };
+    let compare = i.compare && compared.len() >= 2 && compared.iter().any(|h| machine(h) != machine(&compared[0]));
     Ok((
         Hosts {
             facts,

@@ -369,7 +369,7 @@ impl Session {
             target: per_trial_target,
             ledger: &self.ledger,
             probes: &t.probes,
-            hosts: &exp.hosts,
+            hosts: &t.hosts,
             monitor: &exp.monitor_hosts,
         };
         let (mut rec, hosts) = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
