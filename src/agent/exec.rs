@@ -51,7 +51,7 @@ fn run(
     timeout_s: f64,
     groups: &Groups,
 ) -> anyhow::Result<ExecResult> {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::os::unix::process::CommandExt;
     let mut cmd = match &command {
         CommandSpec::Argv(a) => {
             let Some((prog, args)) = a.split_first() else {
@@ -101,14 +101,16 @@ fn run(
     let se = pump(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
     let limit = Duration::try_from_secs_f64(timeout_s).unwrap_or(Duration::from_secs(3600));
     let mut timed_out = false;
-    let status = loop {
-        if let Some(st) = child.try_wait()? {
-            break st;
+    let pid = child.id() as libc::pid_t;
+    // `child` is reaped by `reap` (wait4, for its resource usage), never by std.
+    drop(child);
+    let (status, usage) = loop {
+        if let Some(done) = reap(pid)? {
+            break done;
         }
-        if start.elapsed() > limit {
+        if !timed_out && start.elapsed() > limit {
             timed_out = true;
             process::signal_group(pgid, libc::SIGKILL);
-            break child.wait()?;
         }
         std::thread::sleep(Duration::from_millis(10));
     };
@@ -116,12 +118,38 @@ fn run(
     process::signal_group(pgid, libc::SIGKILL);
     groups.remove(pgid);
     let elapsed_s = start.elapsed().as_secs_f64();
-    let _ = status.signal();
+    let seconds = |t: libc::timeval| t.tv_sec.max(0) as f64 + t.tv_usec.max(0) as f64 / 1e6;
     Ok(ExecResult {
-        status: status.code(),
+        status: (!libc::WIFSIGNALED(status)).then(|| libc::WEXITSTATUS(status)),
         timed_out,
         elapsed_s,
         stdout: so.join().unwrap_or_default(),
         stderr: se.join().unwrap_or_default(),
+        user_s: seconds(usage.ru_utime),
+        system_s: seconds(usage.ru_stime),
+        max_rss_kb: usage.ru_maxrss.max(0) as u64,
     })
+}
+
+/// The wait status and resource usage of `pid` once it has ended (`wait4` without blocking), or
+/// None while it runs.
+fn reap(pid: libc::pid_t) -> anyhow::Result<Option<(i32, libc::rusage)>> {
+    let mut status = 0;
+    // SAFETY: rusage is a C struct of integers, for which all-zero bytes are a valid value.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: `status` and `usage` are valid, writable locals for the whole call; wait4 only
+        // fills them.
+        let r = unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) };
+        if r == pid {
+            return Ok(Some((status, usage)));
+        }
+        if r == 0 {
+            return Ok(None);
+        }
+        let err = std::io::Error::last_os_error();
+        if err.kind() != std::io::ErrorKind::Interrupted {
+            anyhow::bail!("exec: wait4: {err}");
+        }
+    }
 }

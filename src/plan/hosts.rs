@@ -24,6 +24,20 @@ pub struct HostSpec {
     pub perflab: Option<String>,
 }
 
+/// Does `[hosts]` take matrix values (a `${name}` in one of its values)? Then each point has its
+/// own hosts (`at_point`).
+pub fn templated(table: Option<&Table>) -> bool {
+    table.is_some_and(|t| t.values().any(|v| v.to_string().contains("${")))
+}
+
+/// The hosts of `[hosts]` with a point's matrix values substituted.
+pub fn at_point(table: Option<&Table>, params: &super::values::Params, src: &Source) -> anyhow::Result<Vec<HostSpec>> {
+    match table.map(|t| super::values::substitute(&Value::Table(t.clone()), params)) {
+        Some(Value::Table(sub)) => hosts(Some(&sub), src),
+        _ => Ok(Vec::new()),
+    }
+}
+
 /// The hosts of a `[hosts]` table, in the plan's order; errors at their place in the plan.
 pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec>> {
     let Some(table) = table else {

@@ -99,8 +99,9 @@ pub(super) struct Expansion<'a> {
     pub secrets: &'a mut Secrets,
     /// The `[[probes]]` tables and their names.
     pub probes: (&'a [Spanned<super::raw::RawProbe>], &'a [String]),
-    /// The plan's `[hosts]`, for `host =` keys.
-    pub hosts: &'a [super::HostSpec],
+    /// The plan's `[hosts]`, for `host =` keys: the table when its values take matrix values
+    /// (substituted at each point), and the hosts otherwise.
+    pub hosts: (Option<&'a Table>, &'a [super::HostSpec]),
     /// What each variant sets (`[variant.after] workers = 20`).
     pub settings: &'a std::collections::BTreeMap<String, super::variant_settings::Settings>,
 }
@@ -186,14 +187,18 @@ fn point(
         .target
         .map(|t| super::variant_settings::overlay(as_table(t), settings.map_or(&empty, |s| &s.target)));
     let workload = super::variant_settings::overlay(as_table(x.workload), settings.map_or(&empty, |s| &s.workload));
+    let hosts = match x.hosts.0 {
+        Some(t) => super::hosts::at_point(Some(t), &params, x.src)?,
+        None => x.hosts.1.to_vec(),
+    };
     let probes = super::probes::resolve(x.probes.0, x.probes.1, &params, x.src)?;
     // Recorded before anything can fail, so that an error about this point shows no secret.
     x.secrets.add_point(target_table.as_ref(), Some(&workload));
     let resolved = match target_table {
         Some(sub) => {
-            let key = sub.to_string();
+            let key = format!("{sub}{hosts:?}");
             if !cache.contains_key(&key) {
-                let r = resolve(&sub, x.src, x.hosts)?;
+                let r = resolve(&sub, x.src, &hosts)?;
                 // A remote target's CPUs are checked on its host, when it starts.
                 let cpus = match (&r.limits.cpus, &r.host) {
                     (Some(c), None) => c.resolve().map(|_| ()),
@@ -229,6 +234,7 @@ fn point(
         target: resolved.map(|(t, _)| t),
         workload,
         probes,
+        hosts,
     }))
 }
 

@@ -9,6 +9,7 @@ mod expand;
 mod hints;
 mod hosts;
 mod matrix;
+mod monitor;
 mod ports;
 mod probes;
 mod raw;
@@ -22,6 +23,7 @@ mod variant_settings;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
 pub use hosts::{HostSpec, HOST_KEYS};
+pub use monitor::MonitorHosts;
 pub use probes::MAX_PROBES;
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
@@ -65,8 +67,11 @@ pub struct Plan {
     pub notes: Vec<String>,
     /// What the plan keeps secret: its copy without them, and the redactor for everything else.
     pub secrets: Secrets,
-    /// The remote hosts of `[hosts]` (`local` is implied).
+    /// The remote hosts of `[hosts]` (`local` is implied); with matrix values in `[hosts]`, every
+    /// distinct host of every point.
     pub hosts: Vec<HostSpec>,
+    /// `[monitor] hosts`: the machines sampled during every trial (default: all of them).
+    pub monitor_hosts: MonitorHosts,
 }
 
 #[derive(Clone, Debug)]
@@ -98,6 +103,8 @@ pub struct Point {
     pub workload: toml::Table,
     /// The `[[probes]]` with `${name}` substituted, in plan order.
     pub probes: Vec<crate::probe::ProbeSpec>,
+    /// The `[hosts]` at this point (their values may take matrix values).
+    pub hosts: Vec<HostSpec>,
 }
 
 impl Point {

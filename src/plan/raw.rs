@@ -29,6 +29,8 @@ pub struct RawPlan {
     pub report: Option<Spanned<RawReport>>,
     /// `[hosts]`: remote machines reached over ssh.
     pub hosts: Option<Spanned<Table>>,
+    /// `[monitor]`: the hosts sampled during the trials.
+    pub monitor: Option<Spanned<Table>>,
 }
 
 /// One `[[probes]]` table: every value kept with its span, and substituted per matrix point.

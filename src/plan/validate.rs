@@ -28,7 +28,16 @@ pub fn plan(src: Source) -> anyhow::Result<Plan> {
 
 fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Result<Plan> {
     let name = raw.name.get_ref().trim().to_string();
-    let hosts = super::hosts::hosts(raw.hosts.as_ref().map(|h| h.get_ref()), &src)?;
+    let hosts_table = raw.hosts.as_ref().map(|h| h.get_ref().clone());
+    // With matrix values in [hosts], each point has its own hosts (checked when the points are built).
+    let templated = super::hosts::templated(hosts_table.as_ref());
+    let hosts = if templated {
+        Vec::new()
+    } else {
+        super::hosts::hosts(hosts_table.as_ref(), &src)?
+    };
+    let host_names: Vec<String> = hosts_table.iter().flat_map(|t| t.keys().cloned()).collect();
+    let monitor_hosts = super::monitor::monitor(raw.monitor.as_ref().map(|m| m.get_ref()), &host_names, &src)?;
     if name.is_empty() {
         return Err(src.error(&raw.name.span(), "the plan's `name` is empty"));
     }
@@ -85,10 +94,11 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
             notes: &mut notes,
             secrets,
             probes: (&raw.probes, &probe_names),
-            hosts: &hosts,
+            hosts: (if templated { hosts_table.as_ref() } else { None }, &hosts),
             settings: &settings,
         },
     )?;
+    let hosts = if templated { distinct_hosts(&points) } else { hosts };
     if points.is_empty() {
         return Err(src.error(&raw.name.span(), "no matrix point is left to run (all excluded or skipped)"));
     }
@@ -112,7 +122,19 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
         notes,
         secrets: Secrets::default(),
         hosts,
+        monitor_hosts,
     })
+}
+
+/// Every distinct host of every point, in the order they first appear.
+fn distinct_hosts(points: &[super::Point]) -> Vec<super::HostSpec> {
+    let mut out: Vec<super::HostSpec> = Vec::new();
+    for h in points.iter().flat_map(|p| &p.hosts) {
+        if !out.contains(h) {
+            out.push(h.clone());
+        }
+    }
+    out
 }
 
 /// TOML's and serde's errors at their place, in the plan's terms: an unknown key with a hint, a

@@ -183,6 +183,15 @@ pub struct ExecResult {
     pub elapsed_s: f64,
     pub stdout: String,
     pub stderr: String,
+    /// The command's CPU time in user and kernel mode, its children's included (an agent of an
+    /// earlier version sends none: 0).
+    #[serde(default)]
+    pub user_s: f64,
+    #[serde(default)]
+    pub system_s: f64,
+    /// The largest resident set of the command or one of its children, in KiB.
+    #[serde(default)]
+    pub max_rss_kb: u64,
 }
 
 #[cfg(test)]

@@ -89,6 +89,13 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         )
     });
     let mut findings = findings::evaluate(&groups, &points, &r.facts, swept.as_deref(), &variant_parameters)?;
+    let (hosts, host_series) = super::hosts::build(&host_inputs(dirs, &r.facts, &groups, label_runs, charted.len()), &mut findings)?;
+    let mut charted = charted;
+    charted.extend(
+        host_series
+            .into_iter()
+            .map(|(name, phases, series)| TrialSeries { name, phases, series }),
+    );
     let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
     findings.extend(super::probes::findings(&probes));
     let failed = failed_trials(&r.loaded, &r.facts);
@@ -104,6 +111,8 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         runs: &r.facts,
         notes: &r.notes,
     });
+    let mut overview = overview;
+    overview.warnings.extend(super::hosts::warnings(&hosts));
     Ok(ReportModel {
         schema: SCHEMA,
         title: safe(&title(&r.facts, label_runs)),
@@ -121,7 +130,36 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         charted,
         probes,
         experiments: Vec::new(),
+        hosts,
     })
+}
+
+/// What the per-host parts need (`report/hosts.rs`).
+fn host_inputs<'a>(
+    dirs: &'a [&'a Path],
+    facts: &[RunFacts],
+    groups: &'a [(String, Vec<&'a Loaded>)],
+    compare: bool,
+    charted: usize,
+) -> super::hosts::Inputs<'a> {
+    let runs = facts
+        .iter()
+        .map(|f| super::hosts::RunMachine {
+            run: f.run.clone(),
+            hostname: f.host.clone(),
+            kernel: f.kernel.clone(),
+            ncpu: f.ncpu,
+            mem_total_mb: f.mem_total_mb,
+            perflab_version: f.perflab_version.clone(),
+        })
+        .collect();
+    super::hosts::Inputs {
+        dirs,
+        runs,
+        groups,
+        compare,
+        charted,
+    }
 }
 
 /// Read one run directory into `r`: its facts, notes, points and trials.

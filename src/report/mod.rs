@@ -15,6 +15,7 @@ pub mod doc;
 pub mod export;
 mod findings;
 mod fmt;
+pub mod hosts;
 mod loaded;
 pub mod model;
 mod multi;

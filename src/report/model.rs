@@ -199,6 +199,9 @@ pub struct ReportModel {
     /// runs, failures and notes of all).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub experiments: Vec<ReportModel>,
+    /// Every host's facts, tables and charts (absent without remote hosts; `report/hosts.rs`).
+    #[serde(skip_serializing_if = "super::hosts::Hosts::is_empty")]
+    pub hosts: super::hosts::Hosts,
 }
 
 /// The monitor samples of one trial, kept for its time-series chart (not in the JSON).

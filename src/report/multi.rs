@@ -143,6 +143,7 @@ fn shell(parts: Vec<ReportModel>) -> ReportModel {
         overview: Default::default(),
         charted: Vec::new(),
         probes: Vec::new(),
+        hosts: Default::default(),
         experiments: parts,
     }
 }

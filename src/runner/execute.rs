@@ -10,6 +10,7 @@ use super::experiment::{Experiment, PreparedTrial};
 use super::hooks::ActiveVariant;
 use super::ledger::Ledger;
 use super::progress::{figures, Progress};
+use super::remote_monitor::HostSamples;
 use super::sut::Sut;
 use super::trial::{run_trial, TrialSpec};
 use crate::plan::{Repetitions, ResolvedTarget};
@@ -291,7 +292,7 @@ impl Session {
                 next_id = next_id.max(t.id + 1);
                 let label = self.labels.get(&t.point).cloned().unwrap_or_default();
                 self.progress.start_trial(&format!("{label} #{}", t.repetition));
-                let rec = self.run_one(exp, &mut t, cancel);
+                let (rec, hosts) = self.run_one(exp, &mut t, cancel);
                 if cancel.is_cancelled() {
                     // An interrupted trial is not finished: it is not stored, and --resume runs it again.
                     break;
@@ -299,6 +300,11 @@ impl Session {
                 self.store
                     .write_trial(&rec)
                     .with_context(|| format!("cannot store trial {}", t.id))?;
+                for h in &hosts {
+                    self.store
+                        .write_host_samples(rec.id, &h.host, &h.samples, &rec.phases)
+                        .with_context(|| format!("cannot store trial {}'s samples of host `{}`", t.id, h.host))?;
+                }
                 self.ran += 1;
                 let total = self.done.len() + self.ran + queue.len();
                 let line = summary_line(self.done.len() + self.ran, total, &label, t.repetition, &rec, &t.workload.primary());
@@ -326,7 +332,7 @@ impl Session {
     }
 
     /// One trial: switch the variant, (re)start a kept target when its configuration changed, run it.
-    fn run_one(&mut self, exp: &Experiment, t: &mut PreparedTrial, cancel: &Cancel) -> crate::store::TrialRecord {
+    fn run_one(&mut self, exp: &Experiment, t: &mut PreparedTrial, cancel: &Cancel) -> (crate::store::TrialRecord, Vec<HostSamples>) {
         let hooks = t.variant.as_ref().and_then(|v| exp.hooks.get(v).map(|h| (v.as_str(), h)));
         let setup_err = self.variant.switch(hooks, cancel).err();
 
@@ -364,10 +370,12 @@ impl Session {
             ledger: &self.ledger,
             probes: &t.probes,
             run_dir: Some(self.store.dir()),
+            hosts: &t.hosts,
+            monitor: &exp.monitor_hosts,
         };
-        let mut rec = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
+        let (mut rec, hosts) = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
             let now = unix_now();
-            crate::store::TrialRecord {
+            let rec = crate::store::TrialRecord {
                 id: t.id,
                 point: t.point,
                 repetition: t.repetition,
@@ -384,7 +392,8 @@ impl Session {
                 result: None,
                 samples: vec![],
                 probes: vec![],
-            }
+            };
+            (rec, Vec::new())
         } else {
             let kept_target = self.kept.as_mut().map(|k| &mut k.target);
             run_trial(&spec, t.workload.as_mut(), kept_target, cancel, &mut self.progress)
@@ -398,7 +407,7 @@ impl Session {
                 }
             }
         }
-        rec
+        (rec, hosts)
     }
 
     /// The end of the run: points' repetitions, thresholds and the status, in one transaction

@@ -17,6 +17,8 @@ pub struct PreparedTrial {
     pub workload: Box<dyn Workload>,
     /// The plan's `[[probes]]` at this trial's point.
     pub probes: Vec<crate::probe::ProbeSpec>,
+    /// The plan's `[hosts]` at this trial's point.
+    pub hosts: Vec<crate::plan::HostSpec>,
 }
 
 /// A matrix point.
@@ -55,4 +57,6 @@ pub struct Experiment {
     /// What the plan could not do here (points skipped, e.g. more CPUs than the machine has): said
     /// when the run starts, at its end, and kept in the store for the report.
     pub notes: Vec<String>,
+    /// Which hosts each trial samples (`[monitor] hosts`).
+    pub monitor_hosts: crate::plan::MonitorHosts,
 }

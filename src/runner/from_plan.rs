@@ -65,12 +65,13 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         thresholds: plan.thresholds.clone(),
         extend,
         notes: plan.notes.clone(),
+        monitor_hosts: plan.monitor_hosts.clone(),
     })
 }
 
 fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
     let point = &plan.points[t.point];
-    let workload = build_workload(plan, &t.workload).map_err(|e| {
+    let workload = build_workload(plan, &point.hosts, &t.workload).map_err(|e| {
         // The value may come from the matrix: say at which point.
         match point.label.as_str() {
             "" => e,
@@ -87,13 +88,14 @@ fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
         target: t.target.clone(),
         workload,
         probes: t.probes.clone(),
+        hosts: point.hosts.clone(),
     })
 }
 
 /// The trial's workload: here, or (`host = "server"`, exec only) run by that host's agent.
-fn build_workload(plan: &Plan, table: &toml::Table) -> anyhow::Result<Box<dyn crate::workload::Workload>> {
+fn build_workload(plan: &Plan, hosts: &[crate::plan::HostSpec], table: &toml::Table) -> anyhow::Result<Box<dyn crate::workload::Workload>> {
     let loc = PlanLocator(plan);
-    let host = crate::plan::host_named(table.get("host"), &plan.hosts)
+    let host = crate::plan::host_named(table.get("host"), hosts)
         .map_err(|m| registry::located(&loc, Some("host"), &format!("[workload] host: {m}")))?;
     let mut table = table.clone();
     table.remove("host");

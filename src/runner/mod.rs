@@ -17,6 +17,7 @@ mod probes;
 pub mod progress;
 pub mod reclaim;
 pub mod remote_exec;
+pub mod remote_monitor;
 pub mod remote_target;
 pub mod sut;
 pub mod target;

@@ -59,10 +59,10 @@ impl crate::workload::exec::Runner for RemoteExec {
                 None => Exit::Signal(libc::SIGKILL),
             },
             wall: Duration::try_from_secs_f64(r.elapsed_s).unwrap_or_default(),
-            // The host's CPU time of the command is not reported by the agent.
-            user: Duration::ZERO,
-            system: Duration::ZERO,
-            max_rss_kb: 0,
+            // The command's CPU time and peak memory, as the host's kernel accounted them.
+            user: Duration::try_from_secs_f64(r.user_s).unwrap_or_default(),
+            system: Duration::try_from_secs_f64(r.system_s).unwrap_or_default(),
+            max_rss_kb: r.max_rss_kb,
             stdout: r.stdout,
             stderr: r.stderr,
             truncated: false,

@@ -38,6 +38,14 @@ impl Sut {
         }
     }
 
+    /// The plan's name for a remote target's host (None on this machine).
+    pub fn host(&self) -> Option<&str> {
+        match self {
+            Sut::Local(_) => None,
+            Sut::Remote(t) => Some(t.host()),
+        }
+    }
+
     /// The limit mechanism used and its proof read back (on the target's host).
     pub fn limits(&self) -> (String, String) {
         match self {

@@ -3,7 +3,7 @@
 
 use super::ledger::Ledger;
 use super::phase::{CurrentPhase, Phase};
-use super::remote_target::RemoteSample;
+use super::remote_monitor::{self, HostMonitors, HostSamples};
 use super::sut::Sut;
 use crate::monitor::{MonitorConfig, ProcessSelector};
 use crate::plan::{Phases, ResolvedTarget};
@@ -30,6 +30,9 @@ pub struct TrialSpec<'a> {
     pub probes: &'a [crate::probe::ProbeSpec],
     /// The run directory, for the workload's setup.
     pub run_dir: Option<&'a std::path::Path>,
+    /// The plan's `[hosts]` and which hosts `[monitor] hosts` samples.
+    pub hosts: &'a [crate::plan::HostSpec],
+    pub monitor: &'a crate::plan::MonitorHosts,
 }
 
 /// Progress notifications for the progress bar.
@@ -78,14 +81,15 @@ impl Clock {
 }
 
 /// Run one trial. `kept` is a target kept across trials (restart = "keep"); otherwise `spec.target`
-/// is started and stopped here. Never fails as a whole: a failure is recorded in the record.
+/// is started and stopped here. Never fails as a whole: a failure is recorded in the record. Returns
+/// the record (this machine's samples) and the samples of each remote host (`[monitor] hosts`).
 pub fn run_trial(
     spec: &TrialSpec,
     workload: &mut dyn Workload,
     kept: Option<&mut Sut>,
     cancel: &Cancel,
     obs: &mut dyn TrialObserver,
-) -> TrialRecord {
+) -> (TrialRecord, Vec<HostSamples>) {
     let started_unix = unix_now();
     let shared = CurrentPhase::default();
     let mut clock = Clock {
@@ -107,12 +111,12 @@ pub fn run_trial(
                 Err(e) => {
                     rec.failure = Some(TrialFailure::TargetNotReady(format!("{e:#}")));
                     finish_target(&mut rec, Some(t));
-                    return finish(rec, clock);
+                    return (finish(rec, clock), Vec::new());
                 }
             },
             Err(e) => {
                 rec.failure = Some(TrialFailure::TargetDidNotStart(format!("{e:#}")));
-                return finish(rec, clock);
+                return (finish(rec, clock), Vec::new());
             }
         }
     }
@@ -125,9 +129,10 @@ pub fn run_trial(
     if let Err(e) = workload.setup(&ctx, cancel) {
         rec.failure = Some(TrialFailure::WorkloadError(format!("setup: {e:#}")));
         finish_target(&mut rec, own);
-        return finish(rec, clock);
+        return (finish(rec, clock), Vec::new());
     }
     let target_pid = target.as_ref().and_then(|t| t.local_pid());
+    let target_host = target.as_ref().and_then(|t| t.host()).map(str::to_string);
     if let Some(t) = &target {
         let (mechanism, proof) = t.limits();
         rec.limit_mechanism = Some(mechanism);
@@ -155,6 +160,18 @@ pub fn run_trial(
         match t.begin_sampling(spec.phases.interval) {
             Ok(Some(warning)) => eprintln!("perflab: warning: {warning}"),
             Ok(None) => {}
+            Err(e) => rec.failure = Some(TrialFailure::MonitorDidNotStart(format!("{e:#}"))),
+        }
+    }
+    // The other monitored hosts, each over a channel of its own for this trial.
+    let mut hosts = HostMonitors::default();
+    if rec.failure.is_none() {
+        let others = remote_monitor::others(spec.hosts, spec.monitor, target_host.as_deref());
+        match HostMonitors::start(&others, spec.phases.interval) {
+            Ok((h, warnings)) => {
+                hosts = h;
+                warnings.iter().for_each(|w| eprintln!("perflab: warning: {w}"));
+            }
             Err(e) => rec.failure = Some(TrialFailure::MonitorDidNotStart(format!("{e:#}"))),
         }
     }
@@ -188,18 +205,18 @@ pub fn run_trial(
             rec.failure.get_or_insert(TrialFailure::Monitor(format!("{e:#}")));
         }
     }
-    let mut remote = Vec::new();
+    let mut remote = hosts.stop();
     if let Some(t) = target.as_mut() {
         if rec.stderr_tail.is_none() {
             rec.stderr_tail = Some(t.stderr_tail());
         }
-        remote = t.take_samples();
+        remote.extend(t.take_samples());
     }
     finish_target(&mut rec, own);
     rec.samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
-    let mut rec = finish(rec, clock);
-    place_remote(&mut rec, remote);
-    rec
+    let rec = finish(rec, clock);
+    let placed = remote_monitor::place(rec.started_unix, &rec.phases, remote, spec.monitor);
+    (rec, placed)
 }
 
 /// The warm-up and load phases: the workload runs, the load phase starts at its cutover (or when
@@ -255,29 +272,6 @@ fn warmup_and_load(
     }
 }
 
-/// A remote target's process tree (`proc_target_*`), sampled on its host, placed on this machine's
-/// timeline: each sample gets the phase its time falls in. The host's own system metrics are not
-/// stored yet (they need the store to tell hosts apart).
-fn place_remote(rec: &mut TrialRecord, remote: Vec<RemoteSample>) {
-    for s in remote {
-        let t_s = s.unix_s - rec.started_unix;
-        let Some((phase, _, _)) = rec.phases.iter().find(|(_, a, b)| *a <= t_s && t_s < *b) else {
-            continue;
-        };
-        let values: Vec<(String, f64)> = s.values.into_iter().filter(|(k, _)| k.starts_with("proc_target_")).collect();
-        if values.is_empty() {
-            continue;
-        }
-        rec.samples.push(TaggedSample {
-            phase: phase.clone(),
-            t_s,
-            unix_s: s.unix_s,
-            values,
-        });
-    }
-    rec.samples.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
-}
-
 /// The record of a trial that has not run yet.
 fn new_record(spec: &TrialSpec, workload: String, started_unix: f64) -> TrialRecord {
     TrialRecord {
@@ -317,6 +311,8 @@ fn start_monitor(
     let mcfg = MonitorConfig {
         interval: spec.phases.interval,
         processes,
+        // Without `local` in `[monitor] hosts`, only perflab's own process (and a local target's).
+        only: (!spec.monitor.local).then(|| vec![crate::monitor::Group::Proc]),
         ..MonitorConfig::default()
     };
     let tag = phase.clone();

@@ -110,7 +110,16 @@ impl Store {
     /// The per-phase summaries of one trial's local samples, sorted by metric name: as stored at the
     /// end of the trial, or (a store of version 1 or 2) computed from its samples now.
     pub fn phase_summaries(&self, trial_id: usize, phases: &[(String, f64, f64)]) -> anyhow::Result<Vec<PhaseStats>> {
+        self.phase_summaries_on(trial_id, LOCAL_HOST, phases)
+    }
+
+    /// The per-phase summaries of one trial's samples taken on `host` ("local" for this machine),
+    /// sorted by metric name. A store of version 1 or 2 has local samples only.
+    pub fn phase_summaries_on(&self, trial_id: usize, host: &str, phases: &[(String, f64, f64)]) -> anyhow::Result<Vec<PhaseStats>> {
         if self.schema_version() < 3 {
+            if host != LOCAL_HOST {
+                return Ok(Vec::new());
+            }
             return Ok(summarize(&samples::read_rows(self.conn(), trial_id)?, phases));
         }
         let mut st = self.conn().prepare_cached(
@@ -119,7 +128,7 @@ impl Store {
              FROM phase_summary p JOIN metric_dict d ON d.id = p.metric_id
              WHERE p.trial_id = ?1 AND d.host = ?2 ORDER BY d.name",
         )?;
-        let rows = st.query_map(params![trial_id as i64, LOCAL_HOST], |r| {
+        let rows = st.query_map(params![trial_id as i64, host], |r| {
             Ok(PhaseStats {
                 metric: r.get(0)?,
                 baseline: r.get(1)?,

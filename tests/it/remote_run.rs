@@ -81,7 +81,25 @@ pub fn target_on_the_server(srv: &Server, key: &Path) {
         served >= requests && served <= requests + 2,
         "serve counted {served}, the workload {requests}"
     );
-    let samples = store.samples(t.id).expect("samples");
+    // The target's tree is stored with the host it ran on; both hosts' system metrics, each its own.
+    let samples = store.samples_on(t.id, "server").expect("the server's samples");
+    let local = store.samples(t.id).expect("local samples");
+    for (host, s) in [("server", &samples), ("local", &local)] {
+        assert!(
+            s.iter().filter(|s| s.values.iter().any(|(k, _)| k == "cpu_busy_pct")).count() >= 5,
+            "{host}'s system metrics are stored"
+        );
+    }
+    assert!(
+        !local.iter().any(|s| s.values.iter().any(|(k, _)| k.starts_with("proc_target_"))),
+        "the remote target's tree is not stored as this machine's"
+    );
+    let summaries = store.phase_summaries_on(t.id, "server", &t.phases).expect("summaries");
+    let busy = summaries
+        .iter()
+        .find(|s| s.metric == "cpu_busy_pct")
+        .expect("the server's cpu_busy_pct summary");
+    assert!(busy.n_load > 0 && busy.n_baseline > 0, "{busy:?}");
     let tree: Vec<_> = samples
         .iter()
         .filter(|s| s.values.iter().any(|(k, _)| k == "proc_target_cpu_pct"))
@@ -263,10 +281,11 @@ interval = "200ms"
     let (local, remote) = (names(0), names(1));
     assert!(trials[1].params_json.contains("server"), "{}", trials[1].params_json);
     assert!(local.iter().any(|n| n == "cpu_bogo_ops_per_s"), "{local:?}");
-    // The agent does not report the command's CPU time, so only the adapter's metrics are compared.
-    let adapter = |v: &[String]| v.iter().filter(|n| n.starts_with("cpu_")).cloned().collect::<Vec<_>>();
-    assert_eq!(adapter(&local), adapter(&remote));
+    assert_eq!(local, remote, "the same metrics on both hosts");
     assert!(trials[1].metric("cpu_bogo_ops").unwrap_or(0.0) > 0.0);
+    // The command's CPU time and peak memory, accounted on the server by its agent.
+    assert!(trials[1].metric("cpu_user_s").unwrap_or(0.0) > 0.0, "{:?}", trials[1].metrics);
+    assert!(trials[1].metric("max_rss_mb").unwrap_or(0.0) > 0.0, "{:?}", trials[1].metrics);
 }
 
 /// Ctrl-C on this machine (SIGINT to perflab alone, as a terminal's Ctrl-C reaches perflab's group
@@ -304,4 +323,126 @@ pub fn ctrl_c_leaves_nothing_on_the_server(srv: &Server, key: &Path) {
     }
     assert!(!group_alive(target), "the target's process group survived Ctrl-C on the server");
     assert!(agent_cgroups().is_empty(), "cgroups left: {:?}", agent_cgroups());
+}
+
+/// A plan whose target on host `name` keeps twice this machine's CPUs busy (busy loops under a
+/// cgroup CPU limit of all of them), with an exec workload here, both hosts monitored.
+fn burn_plan(srv: &Server, key: &Path, name: &str) -> std::path::PathBuf {
+    let n = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let body = format!(
+        r#"name = "remote-burn"
+
+[hosts]
+{host}
+
+[monitor]
+hosts = ["local", "{name}"]
+
+[target]
+host = "{name}"
+command = "for i in $(seq {loops}); do (while :; do :; done) & done; wait"
+ready = {{ delay = "200ms" }}
+stop = {{ signal = "SIGTERM", grace = "2s" }}
+cpu_quota = {n}.0
+
+[workload]
+type = "exec"
+command = ["sleep", "1.5"]
+
+[phases]
+baseline = "500ms"
+warmup = 0
+recovery = "300ms"
+interval = "100ms"
+"#,
+        host = srv.toml_host(name, key, BIN),
+        loops = 2 * n,
+    );
+    let dir = srv.dir.path().join(format!("plan-burn-{name}"));
+    std::fs::create_dir_all(&dir).expect("plan dir");
+    crate::common::write_plan(&dir, &body)
+}
+
+fn burn_run(srv: &Server, key: &Path, name: &str) -> std::path::PathBuf {
+    let runs = srv.dir.path().join(format!("runs-burn-{name}"));
+    let out = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(burn_plan(srv, key, name))
+        .output()
+        .expect("perflab run");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    crate::common::only_run_dir(&runs)
+}
+
+/// `[monitor] hosts = ["local", "server"]` with the target burning CPU on the server: both hosts'
+/// system metrics are stored (each under its host), the report has a table for the server and a
+/// finding that names it (its run queue is twice its cores), the run facts list both hosts; and
+/// `perflab compare` of that run and one against another host puts the two machines side by side.
+pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
+    let dir = burn_run(srv, key, "server");
+    let store = Store::open(&dir).expect("store");
+    let trials = store.trials().expect("trials");
+    assert_eq!(trials.len(), 1);
+    let t = &trials[0];
+    assert!(t.ok(), "{:?}", t.failure);
+    for host in ["local", "server"] {
+        let s = store.samples_on(t.id, host).expect("samples");
+        let busy = s.iter().filter(|s| s.values.iter().any(|(k, _)| k == "cpu_busy_pct")).count();
+        assert!(busy >= 5, "{host}: {busy} samples of its system");
+    }
+    let tree = store.samples_on(t.id, "server").expect("samples");
+    assert!(
+        tree.iter()
+            .any(|s| s.phase == "load" && s.values.iter().any(|(k, v)| k == "proc_target_cpu_pct" && *v > 0.0)),
+        "the burning target's CPU on the server"
+    );
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    assert!(md.contains("## Host server"), "a section for the server:\n{md}");
+    assert!(md.contains("## Hosts"), "the hosts' facts:\n{md}");
+    let facts = md.split("## Hosts").nth(1).unwrap_or_default();
+    assert!(
+        facts.contains("| local") && facts.contains("| server"),
+        "both hosts listed:\n{facts}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("report.json")).expect("json");
+    let titles: Vec<String> = json["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["title"].as_str().map(String::from))
+        .collect();
+    assert!(
+        titles.iter().any(|t| t.starts_with("server: ")),
+        "a finding names the server: {titles:?}"
+    );
+    assert!(
+        titles.iter().all(|t| t.starts_with("server: ") || t.starts_with("local: ")),
+        "{titles:?}"
+    );
+    assert!(md.contains("server: "), "the report names the host in a finding");
+
+    // Another machine (the same sshd under another name), compared.
+    let other = burn_run(srv, key, "big");
+    let cmp = srv.dir.path().join("compare-hosts");
+    let out = Command::new(BIN)
+        .arg("compare")
+        .arg(&dir)
+        .arg(&other)
+        .args(["--format", "md", "--out"])
+        .arg(&cmp)
+        .output()
+        .expect("perflab compare");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(cmp.join("report.md")).expect("compare report.md");
+    let side = md
+        .split("## Machines compared")
+        .nth(1)
+        .unwrap_or_else(|| panic!("the machines side by side:\n{md}"));
+    let host_row = side.lines().find(|l| l.starts_with("| host")).unwrap_or_default();
+    assert!(host_row.contains("server") && host_row.contains("big"), "{host_row}");
+    let at = |s: &str| md.find(s).unwrap_or(usize::MAX);
+    assert!(at("## Machines compared") < at("## Run"), "the machines come before the run facts");
+    eprintln!("hosts reported: findings {titles:?}");
 }

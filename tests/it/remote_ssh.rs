@@ -349,11 +349,15 @@ fn remote_hosts_over_a_real_sshd() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let store = perflab::store::Store::open(crate::common::only_run_dir(&runs)).expect("the run's store");
     let hosts = store.hosts().expect("read hosts").expect("hosts stored");
-    assert_eq!(hosts[0]["name"], "server");
-    assert_eq!(hosts[0]["perflab"], env!("CARGO_PKG_VERSION"));
+    // `local` first (this machine, offset 0), then the plan's hosts.
+    assert_eq!(hosts[0]["name"], "local");
+    assert_eq!(hosts[0]["offset_s"], 0.0);
+    assert_eq!(hosts[1]["name"], "server");
+    assert_eq!(hosts[1]["perflab"], env!("CARGO_PKG_VERSION"));
+    assert!(hosts[1]["facts"]["cpus"].as_u64().unwrap_or(0) >= 1, "{hosts}");
     let (off, unc) = (
-        hosts[0]["offset_s"].as_f64().unwrap_or(9.0),
-        hosts[0]["uncertainty_s"].as_f64().unwrap_or(9.0),
+        hosts[1]["offset_s"].as_f64().unwrap_or(9.0),
+        hosts[1]["uncertainty_s"].as_f64().unwrap_or(9.0),
     );
     assert!(off.abs() <= unc + 1e-4, "{hosts}");
     let refused_runs = srv.dir.path().join("runs-refused");
@@ -380,6 +384,7 @@ fn remote_hosts_over_a_real_sshd() {
     crate::remote_run::channel_lost_mid_trial(&srv, &key);
     crate::remote_run::exec_on_the_server(&srv, &key);
     crate::remote_run::ctrl_c_leaves_nothing_on_the_server(&srv, &key);
+    crate::remote_run::hosts_monitored_and_reported(&srv, &key);
 
     // A refused key, an unreachable host and a host without perflab: one clear line each.
     let cases = [

@@ -4,6 +4,7 @@
 //! One function per section (`summary`, `run`, `points`, `verdicts`); [`build`] is the list of them in
 //! the order the report shows them.
 
+mod hosts;
 mod points;
 mod probes;
 mod run;
@@ -19,9 +20,11 @@ use crate::report::model::ReportModel;
 /// Build the document. `charts` are the chart files (name, SVG) in the order `charts::render`
 /// made them; sections refer to them by name.
 pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
-    [
+    let mut sections: Vec<Section> = [
         Some(summary::summary(m)),
+        hosts::compared(m),
         Some(run::run_facts(m)),
+        hosts::facts(m),
         verdicts::scaling(m, charts),
         verdicts::latency_charts(charts),
         Some(verdicts::findings(m)),
@@ -36,5 +39,12 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
     ]
     .into_iter()
     .flatten()
-    .collect()
+    .collect();
+    // Each remote host's tables and charts, after this machine's system summary.
+    let at = match sections.iter().position(|s| s.title == "System under load") {
+        Some(i) => i + 1,
+        None => sections.iter().position(|s| s.appendix).unwrap_or(sections.len()),
+    };
+    sections.splice(at..at, hosts::per_host(m, charts));
+    sections
 }

@@ -1,0 +1,198 @@
+//! The remote hosts sampled during a trial (`[monitor] hosts`): each host's system metrics (and, on
+//! the target's host, the target's process tree) placed on this machine's timeline with the host's
+//! clock offset, tagged with the phase their time falls in, and kept per host for the store
+//! (`Store::write_host_samples`).
+//!
+//! The target's host is sampled by the target's own channel (`RemoteTarget::begin_sampling`); every
+//! other monitored host gets a channel of its own for the trial, opened before the baseline (the
+//! clock offset measured again there) and closed after the recovery.
+
+use super::remote_target::{clock_warning, RemoteSample};
+use crate::plan::{HostSpec, MonitorHosts};
+use crate::remote::protocol::{Event, Request};
+use crate::remote::{Channel, Offset};
+use crate::store::TaggedSample;
+use std::time::Duration;
+
+/// How long an ordinary request to the agent may take.
+const CALL: Duration = Duration::from_secs(30);
+
+/// One trial's samples taken on one remote host, on this machine's timeline.
+#[derive(Clone, Debug)]
+pub struct HostSamples {
+    /// The plan's name for the host.
+    pub host: String,
+    pub samples: Vec<TaggedSample>,
+}
+
+/// The channels sampling the monitored hosts other than the target's.
+#[derive(Default)]
+pub struct HostMonitors {
+    chans: Vec<(Channel, Offset)>,
+}
+
+/// The hosts to sample besides the target's: those of `[monitor] hosts` (all of `[hosts]` by
+/// default) except `target_host`.
+pub fn others<'a>(hosts: &'a [HostSpec], monitored: &MonitorHosts, target_host: Option<&str>) -> Vec<&'a HostSpec> {
+    hosts
+        .iter()
+        .filter(|h| monitored.includes(&h.name) && Some(h.name.as_str()) != target_host)
+        .collect()
+}
+
+impl HostMonitors {
+    /// Open a channel to each host, measure its clock offset and have it sample its system every
+    /// `interval`. Returns the warnings of offsets too uncertain for that interval; the first host
+    /// that cannot be reached is the error (the channels opened so far are closed).
+    pub fn start(hosts: &[&HostSpec], interval: Duration) -> anyhow::Result<(HostMonitors, Vec<String>)> {
+        let mut out = HostMonitors::default();
+        let mut warnings = Vec::new();
+        for h in hosts {
+            let mut ch = crate::remote::open(h)?;
+            let o = ch.clock(crate::remote::CLOCK_EXCHANGES)?;
+            ch.call::<serde_json::Value>(
+                Request::Sample {
+                    interval_s: interval.as_secs_f64().max(0.01),
+                    targets: Vec::new(),
+                    pids: Vec::new(),
+                },
+                CALL,
+            )
+            .map_err(|e| anyhow::anyhow!("host `{}`: cannot start sampling: {}", h.name, crate::error::one_line(&e)))?;
+            warnings.extend(clock_warning(&h.name, &o, interval));
+            out.chans.push((ch, o));
+        }
+        Ok((out, warnings))
+    }
+
+    /// Stop sampling, close the channels and return every host's samples (this machine's time).
+    /// A channel lost during the trial gives the samples it received before.
+    pub fn stop(self) -> Vec<RemoteSample> {
+        let mut out = Vec::new();
+        for (mut ch, o) in self.chans {
+            let alive = ch.lost().is_none();
+            if alive {
+                let _ = ch.call::<serde_json::Value>(Request::SampleStop, CALL);
+            }
+            while let Ok(e) = ch.events().try_recv() {
+                if let Event::Sample { unix_s, values, .. } = e {
+                    out.push(RemoteSample {
+                        host: ch.host.clone(),
+                        unix_s: unix_s - o.offset_s,
+                        values,
+                    });
+                }
+            }
+            if alive {
+                let _ = ch.close();
+            }
+        }
+        out
+    }
+}
+
+/// Place remote samples on a trial's timeline (`started_unix`, `phases`): each gets the phase its
+/// time falls in (a sample outside every phase is dropped), grouped per host in the order the hosts
+/// first appear. A host not in `monitored` keeps only the target's process tree (`proc_target_*`).
+pub fn place(started_unix: f64, phases: &[(String, f64, f64)], remote: Vec<RemoteSample>, monitored: &MonitorHosts) -> Vec<HostSamples> {
+    let mut out: Vec<HostSamples> = Vec::new();
+    for s in remote {
+        let t_s = s.unix_s - started_unix;
+        let Some((phase, _, _)) = phases.iter().find(|(_, a, b)| *a <= t_s && t_s < *b) else {
+            continue;
+        };
+        let values: Vec<(String, f64)> = if monitored.includes(&s.host) {
+            s.values
+        } else {
+            s.values.into_iter().filter(|(k, _)| k.starts_with("proc_target_")).collect()
+        };
+        if values.is_empty() {
+            continue;
+        }
+        let i = match out.iter().position(|h| h.host == s.host) {
+            Some(i) => i,
+            None => {
+                out.push(HostSamples {
+                    host: s.host.clone(),
+                    samples: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        out[i].samples.push(TaggedSample {
+            phase: phase.clone(),
+            t_s,
+            unix_s: s.unix_s,
+            values,
+        });
+    }
+    for h in &mut out {
+        h.samples.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(host: &str, unix_s: f64, values: &[(&str, f64)]) -> RemoteSample {
+        RemoteSample {
+            host: host.into(),
+            unix_s,
+            values: values.iter().map(|(k, v)| (k.to_string(), *v)).collect(),
+        }
+    }
+
+    #[test]
+    fn samples_go_to_their_host_and_phase() {
+        let phases = vec![("baseline".to_string(), 0.0, 1.0), ("load".to_string(), 1.0, 3.0)];
+        let monitored = MonitorHosts {
+            local: true,
+            remote: vec!["server".into()],
+        };
+        let placed = place(
+            100.0,
+            &phases,
+            vec![
+                sample("server", 102.5, &[("cpu_busy_pct", 90.0), ("proc_target_cpu_pct", 80.0)]),
+                sample("server", 100.5, &[("cpu_busy_pct", 5.0)]),
+                // Outside every phase: dropped.
+                sample("server", 104.0, &[("cpu_busy_pct", 1.0)]),
+                // Not monitored: only the target's tree is kept.
+                sample("db", 101.5, &[("cpu_busy_pct", 50.0), ("proc_target_cpu_pct", 40.0)]),
+                sample("db", 101.6, &[("cpu_busy_pct", 50.0)]),
+            ],
+            &monitored,
+        );
+        assert_eq!(placed.len(), 2);
+        assert_eq!(placed[0].host, "server");
+        let s = &placed[0].samples;
+        assert_eq!(s.len(), 2);
+        assert_eq!((s[0].phase.as_str(), s[0].t_s), ("baseline", 0.5));
+        assert_eq!((s[1].phase.as_str(), s[1].t_s), ("load", 2.5));
+        assert_eq!(s[1].values.len(), 2);
+        assert_eq!(placed[1].host, "db");
+        assert_eq!(placed[1].samples.len(), 1);
+        assert_eq!(placed[1].samples[0].values, vec![("proc_target_cpu_pct".to_string(), 40.0)]);
+    }
+
+    #[test]
+    fn the_target_host_is_not_sampled_twice() {
+        let h = |n: &str| HostSpec {
+            name: n.into(),
+            ssh: "x".into(),
+            port: None,
+            identity: None,
+            ssh_options: Vec::new(),
+            perflab: None,
+        };
+        let hosts = vec![h("server"), h("db"), h("idle")];
+        let monitored = MonitorHosts {
+            local: false,
+            remote: vec!["server".into(), "db".into()],
+        };
+        let names: Vec<&str> = others(&hosts, &monitored, Some("server")).iter().map(|h| h.name.as_str()).collect();
+        assert_eq!(names, ["db"]);
+    }
+}
