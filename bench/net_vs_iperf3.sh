@@ -4,10 +4,12 @@
 # ratios perflab / iperf3, and the CPU per byte of each (client + server, from their own
 # /proc/PID/stat and the client's rusage), in CPU-seconds per GB moved.
 #
-#   bench/net_vs_iperf3.sh                 # 10 s per run, 3 rounds (the goal's setting)
+#   bench/net_vs_iperf3.sh                 # 10 s per run, 5 rounds
 #   bench/net_vs_iperf3.sh --duration 5    # shorter runs
-#   options: --rounds R (default 3), --duration S (default 10)
+#   options: --rounds R (default 5), --duration S (default 10)
 #
+# "ratio" is the ratio of the medians (the goal's figure), "paired" the median of each round's own
+# ratio (its two runs back to back).
 # Goal: TCP >= 0.95 x iperf3 at 1 and at 4 streams at no more CPU per byte; UDP received rate
 # within 2 % of iperf3's and loss within 1 point of it. Both servers run for the whole script
 # (started here, stopped by PID at the end); the order of the two tools alternates each round.
@@ -15,12 +17,12 @@
 # measure CPU and memory copy, not a NIC.
 set -euo pipefail
 
-ROUNDS=3 DUR=10
+ROUNDS=5 DUR=10
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) ROUNDS="$2"; shift ;;
         --duration) DUR="$2"; shift ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
         *) echo "net_vs_iperf3.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -87,13 +89,13 @@ run_one() {
         'BEGIN { printf "%.3f %s %.4f\n", g, l, (b > 0 ? (c + s1 - s0) / (b / 1e9) : 0) }'
 }
 
-echo "perflab load net vs iperf3 $(iperf3 --version | head -1 | awk '{print $2}') — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, loopback, ${DUR}s runs, $ROUNDS rounds"
+echo "perflab load net vs iperf3 $(iperf3 --version | head -1 | awk '{print $2}') — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, loopback, ${DUR}s runs, $ROUNDS rounds, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
     for test in tcp1 tcp4 udp; do
         if [ $((r % 2)) -eq 1 ]; then order="perflab iperf3"; else order="iperf3 perflab"; fi
         for tool in $order; do
             line=$(run_one "$tool" "$test")
-            echo "$test $tool $line" >>"$TMP/results"
+            echo "$test $tool $line $r" >>"$TMP/results"
             printf '  round %d %-5s %-8s %s\n' "$r" "$test" "$tool" "$line"
         done
     done
@@ -103,12 +105,17 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 range() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s..%s", lo, hi }'; }
 col() { awk -v t="$1" -v o="$2" -v c="$3" '$1 == t && $2 == o { print $c }' "$TMP/results"; }
 echo
-printf '%-6s %-28s %-28s %-8s %s\n' test "perflab Gbit/s [range]" "iperf3 Gbit/s [range]" ratio "CPU-s/GB perflab / iperf3"
+# The median of the rounds' own ratios (each round's two runs back to back), beside the ratio of
+# the medians: when the two agree, drift of the machine's load did not decide the figure.
+paired() { awk -v t="$1" '$1 == t && $2 == "perflab" { p[$6] = $3 } $1 == t && $2 == "iperf3" { i[$6] = $3 }
+    END { for (r in p) if (i[r] > 0) print p[r] / i[r] }' "$TMP/results" | median; }
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-6s %-28s %-28s %-8s %-8s %s\n' test "perflab Gbit/s [range]" "iperf3 Gbit/s [range]" ratio paired "CPU-s/GB perflab / iperf3"
 for test in tcp1 tcp4 udp; do
     pg=$(col "$test" perflab 3 | median); ig=$(col "$test" iperf3 3 | median)
     pc=$(col "$test" perflab 5 | median); ic=$(col "$test" iperf3 5 | median)
-    printf '%-6s %-28s %-28s %-8s %s\n' "$test" "$pg [$(col "$test" perflab 3 | range)]" "$ig [$(col "$test" iperf3 3 | range)]" \
-        "$(awk -v a="$pg" -v b="$ig" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')" \
+    printf '%-6s %-28s %-28s %-8s %-8s %s\n' "$test" "$pg [$(col "$test" perflab 3 | range)]" "$ig [$(col "$test" iperf3 3 | range)]" \
+        "$(awk -v a="$pg" -v b="$ig" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')" "$(printf '%.3f' "$(paired "$test")")" \
         "$pc / $ic ($(awk -v a="$pc" -v b="$ic" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') x)"
 done
 pl=$(col udp perflab 4 | median); il=$(col udp iperf3 4 | median)

@@ -1,5 +1,11 @@
 //! The io_uring engine: one ring per job, `iodepth` operations kept in flight, each timed from just
 //! before the system call that submits it to the moment its completion is reaped (fio's `lat`).
+//!
+//! The ring is set up as fio's io_uring engine sets up its own (fio 3.33 and later): one task
+//! submits and reaps (`SINGLE_ISSUER`), and the kernel runs completion work only when that task asks
+//! for completions (`DEFER_TASKRUN`, `COOP_TASKRUN`) instead of interrupting it; on a kernel without
+//! these flags (before 6.1) the ring is a plain one. At depth 1 an operation costs one system call
+//! (submit and wait together), and nothing is allocated per operation.
 
 use super::file;
 use super::job::{outcome, stamp, Aligned, Books, JobStats, Pattern, Rng, Shared};
@@ -12,7 +18,19 @@ use std::time::Instant;
 
 /// Can this process make a ring of `depth` entries? The error says why not (seccomp, a sysctl).
 pub fn probe(depth: usize) -> Result<(), String> {
-    IoUring::new(entries(depth)).map(drop).map_err(|e| e.to_string())
+    ring(depth).map(drop).map_err(|e| e.to_string())
+}
+
+/// A ring of `depth` entries for one thread, with fio's flags where the kernel has them.
+fn ring(depth: usize) -> std::io::Result<IoUring> {
+    let n = entries(depth);
+    IoUring::builder()
+        .setup_single_issuer()
+        .setup_defer_taskrun()
+        .setup_coop_taskrun()
+        .build(n)
+        .or_else(|_| IoUring::builder().setup_coop_taskrun().build(n))
+        .or_else(|_| IoUring::new(n))
 }
 
 fn entries(depth: usize) -> u32 {
@@ -33,11 +51,13 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
     let f = file::open(p)?;
     let fd = types::Fd(f.as_raw_fd());
     let depth = p.iodepth;
-    let mut ring = IoUring::new(entries(depth)).map_err(|e| anyhow::anyhow!("io_uring: {e}"))?;
+    let mut ring = ring(depth).map_err(|e| anyhow::anyhow!("io_uring: {e}"))?;
     let mut rng = Rng::new(1000 + id as u64);
     let mut bufs: Vec<Aligned> = (0..depth).map(|_| Aligned::new(p.bs as usize, &mut rng)).collect();
     let mut slots: Vec<Option<Slot>> = vec![None; depth];
     let mut free: Vec<usize> = (0..depth).rev().collect();
+    // The slots pushed since the last submission (their time is set just before it).
+    let mut pushed: Vec<usize> = Vec::with_capacity(depth);
     let mut pattern = Pattern::new(p, id, p.jobs);
     let mut books = Books::new(sh.timing, tx);
     let mut ending = false;
@@ -85,12 +105,13 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
             // SAFETY: the buffer (`bufs[slot]`) and the file descriptor (`f`) live until this
             // function returns, which is only after every submitted operation was reaped (the loop
             // ends with nothing in flight); a slot's buffer is not reused before its completion.
-            let pushed = unsafe { ring.submission().push(&sqe.user_data(slot as u64)) };
-            if pushed.is_err() {
+            let ok = unsafe { ring.submission().push(&sqe.user_data(slot as u64)) };
+            if ok.is_err() {
                 slots[slot] = None;
                 free.push(slot);
                 break;
             }
+            pushed.push(slot);
         }
         if depth == free.len() {
             if ending {
@@ -98,6 +119,14 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
             }
             continue;
         }
+        // Each operation's time starts here, just before the system call that submits it.
+        let sent = Instant::now();
+        for &i in &pushed {
+            if let Some(s) = slots[i].as_mut() {
+                s.sent = sent;
+            }
+        }
+        pushed.clear();
         match ring.submit_and_wait(1) {
             Ok(_) => {}
             Err(e) if e.raw_os_error() == Some(libc::EINTR) => continue,
