@@ -1,23 +1,24 @@
 #!/usr/bin/env bash
 # perflab load disk against fio (io_uring engine) on the same file, the same jobs, alternating:
 # 4 KiB randread at QD 1 and 32, 4 KiB randwrite at QD 32, 1 MiB sequential read and write; direct,
-# one job, time-based. Prints per job the medians over the rounds and the ratios perflab / fio of
+# one job, time-based; the two tools alternate and their order swaps each round. Prints per job
+# the medians over the rounds and the ratios perflab / fio (ratios of the medians) of
 # IOPS, lat p50 and p99 (fio's `lat`, submission to completion, with --lat_percentiles=1) and CPU per
 # I/O (fio: (usr_cpu + sys_cpu) x job_runtime / total I/Os; perflab: process CPU / I/Os).
 # The goal: IOPS >= 0.95 x fio's at every job, p50 and p99 within 10 %.
 #
-#   bench/disk_vs_fio.sh                 # 3 rounds x 10 s per job, a 1 GiB file in $TMPDIR (/tmp)
+#   bench/disk_vs_fio.sh                 # 5 rounds x 10 s per job, a 1 GiB file in $TMPDIR (/tmp)
 #   bench/disk_vs_fio.sh --quick         # 1 round x 3 s
 #   ROUNDS=3 DUR=4 SIZE=1G DIR=/var/tmp bench/disk_vs_fio.sh
 #
-# fio is installed with apt-get when missing. The file is laid out once (by perflab, kept) and
-# removed at the end with the temporary directory.
+# fio is installed with apt-get when missing. The file is laid out once before the first round (by
+# perflab, kept) and removed at the end with the temporary directory.
 set -euo pipefail
 
-ROUNDS="${ROUNDS:-3}" DUR="${DUR:-10}" SIZE="${SIZE:-1G}" DIR="${DIR:-${TMPDIR:-/tmp}}"
+ROUNDS="${ROUNDS:-5}" DUR="${DUR:-10}" SIZE="${SIZE:-1G}" DIR="${DIR:-${TMPDIR:-/tmp}}"
 case "${1:-}" in
     --quick) ROUNDS=1 DUR=3 ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     "") ;;
     *) echo "disk_vs_fio.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 esac
@@ -42,13 +43,25 @@ write-1m-qd1 write 1m 1"
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 declare -A V
-while read -r name rw bs qd; do
-    for round in $(seq "$ROUNDS"); do
-        "$PERFLAB" load disk -f "$F" -s "$SIZE" --rw "$rw" --bs "$bs" --iodepth "$qd" --engine io_uring \
-            -d "${DUR}s" --keep -q --json >"$T/p.json"
-        fio --name=j --filename="$F" --size="$SIZE" --rw="$rw" --bs="$bs" --iodepth="$qd" \
-            --ioengine=io_uring --direct=1 --time_based --runtime="$DUR" --lat_percentiles=1 \
-            --output-format=json --output="$T/f.json" >/dev/null
+# One round of one job: perflab then fio, or fio then perflab (the order swaps each round, so that
+# neither tool always runs on a disk and a page cache the other just left).
+run_perflab() {
+    "$PERFLAB" load disk -f "$F" -s "$SIZE" --rw "$1" --bs "$2" --iodepth "$3" --engine io_uring \
+        -d "${DUR}s" --keep -q --json >"$T/p.json"
+}
+run_fio() {
+    fio --name=j --filename="$F" --size="$SIZE" --rw="$1" --bs="$2" --iodepth="$3" \
+        --ioengine=io_uring --direct=1 --time_based --runtime="$DUR" --lat_percentiles=1 \
+        --output-format=json --output="$T/f.json" >/dev/null
+}
+[ -f "$F" ] || "$PERFLAB" load disk -f "$F" -s "$SIZE" --rw read --bs 1M --ops 1 --keep -q --json >/dev/null
+for round in $(seq "$ROUNDS"); do
+    while read -r name rw bs qd; do
+        if [ $((round % 2)) -eq 1 ]; then
+            run_perflab "$rw" "$bs" "$qd"; run_fio "$rw" "$bs" "$qd"
+        else
+            run_fio "$rw" "$bs" "$qd"; run_perflab "$rw" "$bs" "$qd"
+        fi
         read -r pi p50 p99 pc fi f50 f99 fc < <(python3 - "$T/p.json" "$T/f.json" "$rw" <<'PY'
 import json, sys
 p, f, rw = json.load(open(sys.argv[1])), json.load(open(sys.argv[2])), sys.argv[3]
@@ -62,9 +75,11 @@ print(pd["iops"], pd["lat_us"]["p50"], pd["lat_us"]["p99"], p["cpu_us_per_io"],
       fd["iops"], pct["50.000000"] / 1000, pct["99.000000"] / 1000, fcpu)
 PY
 )
+        printf '  round %d %-18s perflab %8.0f IOPS p50 %6.0f p99 %6.0f | fio %8.0f IOPS p50 %6.0f p99 %6.0f\n' \
+            "$round" "$name" "$pi" "$p50" "$p99" "$fi" "$f50" "$f99"
         for k in pi p50 p99 pc fi f50 f99 fc; do V[$name.$k]+="${!k} "; done
-    done
-done <<<"$JOBS"
+    done <<<"$JOBS"
+done
 
 printf '\n%-18s %10s %10s %6s | %8s %8s %6s | %8s %8s %6s | %7s %7s %6s\n' job perflab fio ratio \
     p50 fio ratio p99 fio ratio "cpu/io" fio ratio

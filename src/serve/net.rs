@@ -232,7 +232,8 @@ fn udp_loop(u: &UdpSocket, s: &Shared, drop_every: Option<u64>) {
     let mut seen = 0u64;
     let mut aid_drops: HashMap<u64, u64> = HashMap::new();
     while !s.stop.load(Ordering::Relaxed) {
-        let Ok((n, _)) = u.recv_from(&mut buf) else {
+        // recv, not recv_from: the sender's address is not needed (the session is in the datagram).
+        let Ok(n) = u.recv(&mut buf) else {
             continue;
         };
         let arrival = now_ns();
@@ -253,7 +254,9 @@ fn udp_loop(u: &UdpSocket, s: &Shared, drop_every: Option<u64>) {
         let mut sessions = s.sessions.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(a) = sessions.get_mut(&d.session) {
             a.add(&d, n, arrival);
-            a.report.dropped_by_aid = aid_drops.get(&d.session).copied().unwrap_or(0);
+            if drop_every.is_some() {
+                a.report.dropped_by_aid = aid_drops.get(&d.session).copied().unwrap_or(0);
+            }
         }
     }
 }

@@ -2,7 +2,8 @@
 //! line (with `file:line:col` in a plan) and exit code 2; the JSON carries its schema and the figures
 //! it documents; the cpu load reads as asked in /proc/stat on an idle machine (skipped loudly when the
 //! machine is busy); touch holds the size asked; verify finds an injected error and names its pattern;
-//! the pointer chase sees memory slower than the L1 cache.
+//! the pointer chase sees memory slower than the L1 cache; the sequential read and write methods count
+//! exactly passes × block bytes.
 
 use std::process::{Command, Output};
 use std::time::Duration;
@@ -42,6 +43,8 @@ fn bad_input_on_the_command_line_is_one_line_and_exit_2() {
     one_line_exit_2(&load(&["mem", "touch", "-s", "lots"]), "size \"lots\"");
     one_line_exit_2(&load(&["mem", "touch", "-s", "1000T"]), "more than the");
     one_line_exit_2(&load(&["mem", "swap"]), "mode \"swap\"");
+    one_line_exit_2(&load(&["mem", "bandwidth", "--method", "sum"]), "method \"sum\"");
+    one_line_exit_2(&load(&["mem", "latency", "--method", "read"]), "method is for");
 }
 
 #[test]
@@ -269,4 +272,41 @@ fn bandwidth_reports_streams_kernels_and_latency_sees_memory_slower_than_l1() {
         dram > 3.0 * l1,
         "a 256 MiB chase ({dram:.1} ns) is not slower than a 16 KiB one ({l1:.1} ns)"
     );
+}
+
+/// bandwidth --method read/write: one operation is one pass over the block, and the bytes counted
+/// are exactly the passes × the block's size, over the time the passes took.
+#[test]
+fn the_sequential_methods_count_passes_times_the_block_exactly() {
+    for method in ["read", "write"] {
+        let out = load(&[
+            "mem",
+            "bandwidth",
+            "--method",
+            method,
+            "-s",
+            "4M",
+            "-w",
+            "1",
+            "-d",
+            "1s",
+            "-q",
+            "--json",
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let j = json(&out);
+        let b = &j["bandwidth"];
+        assert_eq!(b["method"], method);
+        assert_eq!(b["block_bytes"], 4 << 20);
+        let passes = b["passes"].as_u64().expect("passes");
+        assert!(passes >= 2, "{method}: {passes} pass(es)");
+        assert_eq!(b["bytes"].as_u64(), Some(passes * (4 << 20)), "{method}");
+        let rate = b[format!("{method}_mib_per_s")].as_f64().expect("rate");
+        assert!(rate > 0.0, "{method}: {rate}");
+        // One worker: the rate is its bytes over the time its passes took.
+        let mean = b["bytes"].as_f64().unwrap() / b["seconds"].as_f64().unwrap() / (1 << 20) as f64;
+        assert!((rate - mean).abs() <= mean * 1e-9, "{method}: {rate} vs {mean}");
+        assert!(j["ops"].as_u64().unwrap().abs_diff(passes) <= 1, "one operation per pass");
+        assert!(b.get("best_mib_per_s").is_none(), "no STREAM kernels in method {method}");
+    }
 }

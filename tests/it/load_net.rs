@@ -87,10 +87,24 @@ fn udp_against_a_server_dropping_every_10th_datagram_reads_10_percent_loss() {
     ok(&out);
     let u = &json(&out)["result"]["udp"];
     let loss = u["loss_pct"].as_f64().expect("loss_pct");
-    assert!((9.0..=11.0).contains(&loss), "loss {loss} %: {u}");
     let (sent, received) = (u["datagrams_sent"].as_u64().unwrap(), u["datagrams_received"].as_u64().unwrap());
     assert!(sent > 5_000, "{u}");
     assert_eq!(u["lost"].as_u64(), Some(sent - received));
+    // The aid drops every 10th datagram that reaches the server; a busy machine may drop more in the
+    // server's socket buffer before the aid sees them, which is real loss the run rightly reports.
+    let aid = u["dropped_by_aid"].as_u64().expect("dropped_by_aid");
+    let machine = (sent - received).saturating_sub(aid);
+    if machine * 200 > sent {
+        eprintln!(
+            "udp_against_a_server_dropping_every_10th_datagram: this machine itself dropped {machine} of {sent} datagrams \
+             (too busy to receive 40 Mbit/s); checking the aid's share of what arrived, not the 10 % reading"
+        );
+        let share = aid as f64 / (received + aid) as f64 * 100.0;
+        assert!((9.0..=11.0).contains(&share), "the aid dropped {share} % of arrivals: {u}");
+        assert!(loss >= 9.0, "loss {loss} %: {u}");
+    } else {
+        assert!((9.0..=11.0).contains(&loss), "loss {loss} %: {u}");
+    }
     assert!(u["jitter_ms"].as_f64().is_some_and(|j| j >= 0.0), "{u}");
     let c = s.shutdown();
     assert!(c.dropped * 10 >= c.dropped + c.datagrams - 9, "the aid dropped every 10th: {c:?}");

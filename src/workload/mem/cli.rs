@@ -8,7 +8,7 @@ use crate::workload::driver::live::{run_load, LoadOptions};
 pub struct MemArgs {
     /// touch, bandwidth or latency
     pub mode: String,
-    /// touch: the region; latency: the working set; bandwidth: each array (bytes, 512M, 2G, 75%)
+    /// touch: the region; latency: the working set; bandwidth: each array or block (bytes, 512M, 2G, 75%)
     #[arg(short = 's', long)]
     pub size: Option<String>,
     /// touch: run memtester's pattern tests over the region
@@ -17,6 +17,10 @@ pub struct MemArgs {
     /// bandwidth: worker threads, each with its own arrays
     #[arg(short = 'w', long)]
     pub workers: Option<u64>,
+    /// bandwidth: stream (STREAM's four kernels), read (a sequential sum of every word of a block)
+    /// or write (a sequential store of every word)
+    #[arg(short = 'm', long)]
+    pub method: Option<String>,
     /// How long to measure (e.g. 10s); touch holds the region this long
     #[arg(short = 'd', long, default_value = "10s")]
     pub duration: String,
@@ -37,6 +41,7 @@ pub fn run(a: MemArgs) -> anyhow::Result<i32> {
         size: a.size.clone().map(SizeSpec::Text),
         verify: a.verify,
         workers: a.workers,
+        method: a.method.clone(),
     };
     let mode = prepare(&cfg, available())?;
     let o = LoadOptions {

@@ -19,6 +19,38 @@ pub struct MemConfig {
     /// bandwidth: worker threads, each with its own arrays.
     #[serde(default)]
     pub workers: Option<u64>,
+    /// bandwidth: `stream` (the default), `read` or `write`.
+    #[serde(default)]
+    pub method: Option<String>,
+}
+
+/// What a `bandwidth` run measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// STREAM's copy, scale, add and triad over three arrays per worker.
+    Stream,
+    /// A sequential read (a sum of every 8-byte word) of one block per worker.
+    Read,
+    /// A sequential write of every 8-byte word of one block per worker.
+    Write,
+}
+
+impl Method {
+    pub fn name(self) -> &'static str {
+        match self {
+            Method::Stream => "stream",
+            Method::Read => "read",
+            Method::Write => "write",
+        }
+    }
+
+    /// Arrays (blocks) of `size` each worker allocates.
+    pub fn arrays(self) -> u64 {
+        match self {
+            Method::Stream => 3,
+            Method::Read | Method::Write => 1,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -31,6 +63,7 @@ pub enum Mode {
         workers: usize,
         array_bytes: u64,
         llc: Option<u64>,
+        method: Method,
     },
     Latency {
         bytes: u64,
@@ -57,7 +90,12 @@ impl Mode {
     pub fn footprint(&self) -> u64 {
         match self {
             Mode::Touch { bytes, .. } | Mode::Latency { bytes } => *bytes,
-            Mode::Bandwidth { workers, array_bytes, .. } => 3 * array_bytes * *workers as u64,
+            Mode::Bandwidth {
+                workers,
+                array_bytes,
+                method,
+                ..
+            } => method.arrays() * array_bytes * *workers as u64,
         }
     }
 }
@@ -78,6 +116,9 @@ pub fn prepare(c: &MemConfig, available: u64) -> anyhow::Result<Mode> {
             "workers is for mode = \"bandwidth\" (mode \"{}\" runs one worker)",
             c.mode
         )));
+    }
+    if c.method.is_some() && c.mode != "bandwidth" {
+        return Err(usage(format!("method is for mode = \"bandwidth\" (the mode is \"{}\")", c.mode)));
     }
     let small = |b: u64| (b < MIN_BYTES).then(|| usage(format!("size must be at least 4K, not {b} bytes")));
     let mode = match c.mode.as_str() {
@@ -107,7 +148,18 @@ pub fn prepare(c: &MemConfig, available: u64) -> anyhow::Result<Mode> {
             if let Some(e) = small(array_bytes) {
                 return Err(e);
             }
-            Mode::Bandwidth { workers, array_bytes, llc }
+            let method = match c.method.as_deref() {
+                None | Some("stream") => Method::Stream,
+                Some("read") => Method::Read,
+                Some("write") => Method::Write,
+                Some(other) => return Err(usage(format!("method \"{other}\": use \"stream\", \"read\" or \"write\""))),
+            };
+            Mode::Bandwidth {
+                workers,
+                array_bytes,
+                llc,
+                method,
+            }
         }
         other => {
             return Err(usage(format!("mode \"{other}\": use \"touch\", \"bandwidth\" or \"latency\"")));
@@ -173,5 +225,18 @@ mod tests {
         )
         .expect("ok");
         assert_eq!(bw.footprint(), 2 * 3 * (16 << 20));
+        let read = |m: &str| MemConfig {
+            method: Some(m.into()),
+            ..cfg("bandwidth", Some("16M"))
+        };
+        let rd = prepare(&read("read"), 4 * gib).expect("ok");
+        assert!(matches!(rd, Mode::Bandwidth { method: Method::Read, .. }));
+        assert_eq!(rd.footprint(), 16 << 20, "one block per worker");
+        assert!(e(&read("sum")).starts_with("method \"sum\""));
+        assert!(e(&MemConfig {
+            method: Some("read".into()),
+            ..cfg("latency", None)
+        })
+        .starts_with("method is for"));
     }
 }

@@ -3,7 +3,9 @@
 //! - `touch` ([`touch`]): allocate `size`, touch every page, hold it through the load phase, and
 //!   optionally verify it with memtester's pattern tests ([`patterns`]);
 //! - `bandwidth` ([`stream`]): STREAM's copy, scale, add and triad per worker over arrays of at least
-//!   four times the last-level cache, the best of the iterations as STREAM reports it;
+//!   four times the last-level cache, the best of the iterations as STREAM reports it (method
+//!   `stream`), or a pure sequential read or write of one block per worker ([`seq`], methods `read`
+//!   and `write`, sysbench's memory test with a large block);
 //! - `latency` ([`chase`]): a dependent random pointer chase over `size`, in ns per access.
 //!
 //! A size the machine cannot hold is refused before the run ([`size`]).
@@ -15,6 +17,7 @@ pub mod engine;
 pub mod op;
 pub mod patterns;
 pub mod report;
+pub mod seq;
 pub mod size;
 pub mod stream;
 pub mod touch;

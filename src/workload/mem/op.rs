@@ -1,11 +1,13 @@
 //! One `mem` worker's operation. In touch mode a call touches the next chunk of the region, then
 //! (with `verify`) runs the next pattern test, then the worker holds the region idle to the end of the
-//! load phase; in bandwidth mode a call is one STREAM iteration; in latency mode a chase of
+//! load phase; in bandwidth mode a call is one STREAM iteration (method stream) or one pass over the
+//! block (methods read and write); in latency mode a chase of
 //! [`chase::ACCESSES`] loads.
 
 use super::chase::{self, Chase};
-use super::config::Mode;
+use super::config::{Method, Mode};
 use super::patterns::{Verifier, INJECT_ENV, PATTERNS};
+use super::seq::{Dir, Sequential};
 use super::stream::Stream;
 use super::touch::Region;
 use crate::workload::driver::ops::{Operation, Until};
@@ -31,6 +33,11 @@ pub enum MemOp {
         stream: Stream,
         measured: bool,
     },
+    /// bandwidth with method read or write: one pass over the block per call.
+    Sequential {
+        seq: Sequential,
+        measured: bool,
+    },
     Latency {
         chase: Chase,
         measured: bool,
@@ -47,6 +54,14 @@ impl MemOp {
                 verifier: verify.then(|| Verifier::new(id as u64 + 1, std::env::var(INJECT_ENV).ok())),
                 patterns: Vec::new(),
                 until,
+            },
+            Mode::Bandwidth {
+                array_bytes,
+                method: m @ (Method::Read | Method::Write),
+                ..
+            } => MemOp::Sequential {
+                seq: Sequential::new(*array_bytes, if *m == Method::Read { Dir::Read } else { Dir::Write }),
+                measured: false,
             },
             Mode::Bandwidth { array_bytes, .. } => MemOp::Bandwidth {
                 stream: Stream::new((*array_bytes / 8) as usize),
@@ -98,6 +113,10 @@ impl Operation for MemOp {
                 stream.iterate(*measured);
                 Ok(())
             }
+            MemOp::Sequential { seq, measured } => {
+                seq.pass(*measured);
+                Ok(())
+            }
             MemOp::Latency { chase, measured, ns } => {
                 let t = Instant::now();
                 chase.run(chase::ACCESSES);
@@ -111,7 +130,9 @@ impl Operation for MemOp {
 
     fn between(&mut self, _now: Instant, is_measured: bool) {
         match self {
-            MemOp::Bandwidth { measured, .. } | MemOp::Latency { measured, .. } => *measured = is_measured,
+            MemOp::Bandwidth { measured, .. } | MemOp::Sequential { measured, .. } | MemOp::Latency { measured, .. } => {
+                *measured = is_measured
+            }
             MemOp::Touch { .. } => {}
         }
     }

@@ -1,7 +1,7 @@
 //! What a `mem` run measured, per mode; as a human summary, JSON (`perflab.load.mem/1`,
 //! docs/load.md) and a plan trial's metrics.
 
-use super::config::Mode;
+use super::config::{Method, Mode};
 use super::op::{MemOp, PatternResult};
 use super::patterns::PATTERNS;
 use super::size::human;
@@ -37,6 +37,19 @@ pub enum Found {
         write: f64,
         /// Iterations timed (the fewest of any worker).
         iterations: u64,
+    },
+    /// bandwidth with method read or write.
+    Sequential {
+        method: Method,
+        block_bytes: u64,
+        llc: Option<u64>,
+        /// Passes timed and bytes they read (or wrote), all workers.
+        passes: u64,
+        bytes: u64,
+        /// The workers' rates (their bytes over their passes' time) summed, bytes/s.
+        rate: f64,
+        /// The time the passes took, summed over the workers.
+        seconds: f64,
     },
     Latency {
         bytes: u64,
@@ -89,6 +102,34 @@ impl MemReport {
                     touch_time: region.touch_time,
                     verify: *verify,
                     patterns: if *verify { all } else { Vec::new() },
+                }
+            }
+            (
+                Mode::Bandwidth {
+                    array_bytes,
+                    llc,
+                    method: method @ (Method::Read | Method::Write),
+                    ..
+                },
+                _,
+            ) => {
+                let (mut passes, mut bytes, mut rate, mut seconds) = (0, 0, 0.0, 0.0);
+                for op in &ops {
+                    if let MemOp::Sequential { seq, .. } = op {
+                        passes += seq.passes;
+                        bytes += seq.bytes();
+                        rate += seq.rate();
+                        seconds += seq.time.as_secs_f64();
+                    }
+                }
+                Found::Sequential {
+                    method: *method,
+                    block_bytes: (*array_bytes / 8) * 8,
+                    llc: *llc,
+                    passes,
+                    bytes,
+                    rate,
+                    seconds,
                 }
             }
             (Mode::Bandwidth { array_bytes, llc, .. }, _) => {
@@ -145,6 +186,7 @@ impl MemReport {
         match &self.found {
             Found::Touch { bytes, touched, .. } => touched == bytes,
             Found::Bandwidth { iterations, .. } => *iterations > 0,
+            Found::Sequential { passes, .. } => *passes > 0,
             Found::Latency { chases, .. } => *chases > 0,
         }
     }
@@ -205,6 +247,27 @@ impl MemReport {
                     write / MIB
                 );
             }
+            Found::Sequential {
+                method,
+                block_bytes,
+                passes,
+                bytes,
+                rate,
+                seconds,
+                ..
+            } => {
+                let _ = writeln!(
+                    s,
+                    "  {:<8}  {:>10.0} MiB/s  {:>7.2} GB/s  (a sequential {} of a {} block per worker, {} worker(s): {passes} pass(es), {} in {seconds:.2} s)",
+                    method.name(),
+                    rate / MIB,
+                    rate / 1e9,
+                    method.name(),
+                    human(*block_bytes),
+                    self.workers,
+                    human(*bytes)
+                );
+            }
             Found::Latency {
                 bytes,
                 median_ns,
@@ -247,7 +310,21 @@ impl MemReport {
             } => json!({
                 "array_bytes": array_bytes, "last_level_cache_bytes": llc, "iterations": iterations,
                 "best_mib_per_s": KERNELS.iter().zip(best).map(|(k, v)| (k.to_string(), json!(f(v / MIB)))).collect::<serde_json::Map<_, _>>(),
+                "method": "stream",
                 "read_mib_per_s": f(read / MIB), "write_mib_per_s": f(write / MIB),
+            }),
+            Found::Sequential {
+                method,
+                block_bytes,
+                llc,
+                passes,
+                bytes,
+                rate,
+                seconds,
+            } => json!({
+                "method": method.name(), "block_bytes": block_bytes, "last_level_cache_bytes": llc,
+                "passes": passes, "bytes": bytes, "seconds": seconds,
+                format!("{}_mib_per_s", method.name()): f(rate / MIB),
             }),
             Found::Latency {
                 bytes,
@@ -322,6 +399,17 @@ impl MemReport {
                 m.push(mibps("read_mib_per_s".into(), read / MIB));
                 m.push(mibps("write_mib_per_s".into(), write / MIB));
                 m.push(Metric::new("array_mib", "MiB", *array_bytes as f64 / MIB, Better::Neither).with_kind(MetricKind::Gauge));
+            }
+            Found::Sequential {
+                method,
+                block_bytes,
+                passes,
+                rate,
+                ..
+            } => {
+                m.push(mibps(format!("{}_mib_per_s", method.name()), rate / MIB));
+                m.push(Metric::new("passes", "", *passes as f64, Better::Neither));
+                m.push(Metric::new("block_mib", "MiB", *block_bytes as f64 / MIB, Better::Neither).with_kind(MetricKind::Gauge));
             }
             Found::Latency {
                 median_ns, min_ns, bytes, ..

@@ -1,6 +1,6 @@
 //! The `mem` workload of a plan (`type = "mem"`).
 
-use super::config::{prepare, MemConfig, Mode};
+use super::config::{prepare, MemConfig, Method, Mode};
 use super::size::{available, human};
 use crate::util::Cancel;
 use crate::workload::driver::coordinator::Hooks;
@@ -21,6 +21,8 @@ const METRICS: &[&str] = &[
     "read_mib_per_s",
     "write_mib_per_s",
     "array_mib",
+    "block_mib",
+    "passes",
     "access_latency_ns",
     "access_latency_min_ns",
     "accesses_per_s",
@@ -57,7 +59,19 @@ impl Workload for MemWorkload {
                 human(*bytes),
                 if *verify { ", then memtester's pattern tests over it" } else { "" }
             ),
-            Mode::Bandwidth { workers, array_bytes, llc } => format!(
+            Mode::Bandwidth {
+                workers,
+                array_bytes,
+                method: m @ (Method::Read | Method::Write),
+                ..
+            } => format!(
+                "mem bandwidth: a sequential {} of every 8-byte word of one block of {} per worker, {workers} worker(s), one pass per operation",
+                m.name(),
+                human(*array_bytes)
+            ),
+            Mode::Bandwidth {
+                workers, array_bytes, llc, ..
+            } => format!(
                 "mem bandwidth: STREAM copy/scale/add/triad, {workers} worker(s) × 3 arrays of {} (last-level cache {}), best of the iterations",
                 human(*array_bytes),
                 llc.map_or("unknown".into(), human)
@@ -69,6 +83,8 @@ impl Workload for MemWorkload {
     fn primary(&self) -> Primary {
         let (throughput, latency): (&'static [&'static str], &'static [&'static str]) = match self.mode {
             Mode::Touch { .. } => (&["touch_mib_per_s"], &[]),
+            Mode::Bandwidth { method: Method::Read, .. } => (&["read_mib_per_s"], &[]),
+            Mode::Bandwidth { method: Method::Write, .. } => (&["write_mib_per_s"], &[]),
             Mode::Bandwidth { .. } => (&["triad_mib_per_s"], &[]),
             Mode::Latency { .. } => (&["accesses_per_s"], &["access_latency_ns"]),
         };

@@ -59,6 +59,8 @@ pub struct UdpTotals {
     pub out_of_order: u64,
     pub jitter_ms: f64,
     pub send_errors: u64,
+    /// Dropped on purpose by the server's testing aid (`--net-drop-every`), counted in `lost`.
+    pub dropped_by_aid: u64,
 }
 
 impl NetReport {
@@ -174,6 +176,7 @@ impl NetReport {
                 t.received += r.received;
                 t.received_bytes += r.bytes;
                 t.out_of_order += r.out_of_order;
+                t.dropped_by_aid += r.dropped_by_aid;
                 jit.push(r.jitter_ns as f64 / 1e6);
             }
         }
@@ -355,6 +358,7 @@ impl NetReport {
                     "bytes_received": t.received_bytes, "received_gbit_per_s": gbps(t.received_bytes, secs),
                     "lost": t.lost, "loss_pct": finite(loss_pct(&t)), "out_of_order": t.out_of_order,
                     "jitter_ms": finite(t.jitter_ms), "send_errors": t.send_errors,
+                    "dropped_by_aid": t.dropped_by_aid,
                 }})
             }
             Body::Rr(r) => json!({ p.mode.name(): {
