@@ -209,7 +209,7 @@ impl Server {
         Some(server)
     }
 
-    fn log(&self) -> String {
+    pub fn log(&self) -> String {
         let dir = self.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
         std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()
     }
