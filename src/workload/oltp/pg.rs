@@ -1,18 +1,28 @@
 //! PostgreSQL as an OLTP [`Database`](super::backend::Database).
 //!
-//! Each [`Conn`] owns a tokio-postgres client and a current-thread tokio runtime that drives it:
-//! a statement is one `block_on` on the worker's own thread, with no thread hand-off. Statements
-//! are prepared once per connection (binary parameters and results); `BEGIN`/`COMMIT` go through
-//! the simple-query protocol (one message each). A SELECT's row count is taken from the server's
-//! command tag, so no row is decoded.
+//! Each [`Conn`] speaks PostgreSQL's wire protocol itself over a blocking socket on the worker's
+//! own thread (messages encoded and decoded by `postgres-protocol`, the URL parsed by
+//! tokio-postgres' `Config`): a statement is one write and one read, with no event loop and no
+//! thread hand-off, which is what keeps the client's CPU per transaction low. Statements are
+//! prepared once per connection (the Parse travels in the same write as their first execution);
+//! parameters and results are in text format, as libpq sends them; a SELECT's row count comes from
+//! the server's command tag, so no row is decoded. `BEGIN` is held back and sent in the same
+//! write as the transaction's first statement (the protocol runs them in order), which saves a
+//! round trip per transaction. A read or write that waits longer than the statement timeout, or
+//! a broken socket, is a lost connection.
 
+use std::io::{Read, Write};
+use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
-use tokio::runtime::Runtime;
-use tokio::task::JoinHandle;
-use tokio_postgres::error::SqlState;
-use tokio_postgres::types::{IsNull, ToSql, Type};
-use tokio_postgres::{Client, Config, NoTls, Statement};
+use bytes::{BufMut, BytesMut};
+use fallible_iterator::FallibleIterator;
+use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
+use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
+use postgres_protocol::message::frontend;
+use postgres_protocol::IsNull;
+use tokio_postgres::config::Host;
+use tokio_postgres::Config;
 
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
 use crate::util::redact::url_password;
@@ -25,17 +35,41 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Open `postgres://user:password@host:port/dbname` (or `postgresql://`, or a key=value string).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let shown = url_password(url);
-    let mut config: Config = url
+    let config: Config = url
         .parse()
         .map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a PostgreSQL URL ({e})")))?;
-    if config.get_connect_timeout().is_none() {
-        config.connect_timeout(CONNECT_TIMEOUT);
-    }
-    Ok(Box::new(Postgres { config, shown }))
+    let Some(user) = config.get_user().map(str::to_string) else {
+        return Err(DbError::new(ErrorClass::Other, format!("{shown}: the URL names no user")));
+    };
+    let host = match config.get_hosts().first() {
+        None => "localhost".to_string(),
+        Some(Host::Tcp(h)) => h.clone(),
+        #[allow(unreachable_patterns)]
+        Some(_) => {
+            return Err(DbError::new(
+                ErrorClass::Other,
+                format!("{shown}: a Unix-socket host is not supported; give a TCP host such as 127.0.0.1"),
+            ))
+        }
+    };
+    Ok(Box::new(Postgres {
+        database: config.get_dbname().map_or_else(|| user.clone(), str::to_string),
+        password: config.get_password().map(<[u8]>::to_vec),
+        port: config.get_ports().first().copied().unwrap_or(5432),
+        connect_timeout: config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT),
+        host,
+        user,
+        shown,
+    }))
 }
 
 struct Postgres {
-    config: Config,
+    host: String,
+    port: u16,
+    user: String,
+    password: Option<Vec<u8>>,
+    database: String,
+    connect_timeout: Duration,
     shown: String,
 }
 
@@ -45,75 +79,200 @@ impl Database for Postgres {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        let rt = runtime()?;
-        let connecting = async { tokio::time::timeout(CONNECT_TIMEOUT, self.config.connect(NoTls)).await };
-        let (client, connection) = match rt.block_on(connecting) {
-            Ok(Ok(pair)) => pair,
-            Ok(Err(e)) => {
-                let e = classify(&e);
-                return Err(DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message)));
-            }
-            Err(_) => {
-                return Err(DbError::new(
-                    ErrorClass::ConnectionLost,
-                    format!("cannot connect to {}: no answer within {CONNECT_TIMEOUT:?}", self.shown),
-                ))
-            }
-        };
-        let task = rt.spawn(async move {
-            let _ = connection.await;
-        });
-        Ok(Box::new(PgConn {
-            rt,
-            client: Some(client),
-            task: Some(task),
-            stmts: Vec::new(),
-            lost: None,
-        }))
+        self.start().map(|wire| Box::new(PgConn::new(wire)) as Box<dyn Conn>).map_err(|e| {
+            DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message))
+        })
     }
 }
 
-fn runtime() -> Result<Runtime, DbError> {
-    tokio::runtime::Builder::new_current_thread()
-        .enable_io()
-        .enable_time()
-        .build()
-        .map_err(|e| DbError::new(ErrorClass::Other, format!("cannot start the client's event loop: {e}")))
-}
-
-/// Sort a tokio-postgres error into a class by its SQLSTATE, or as a lost connection when the
-/// socket broke.
-fn classify(e: &tokio_postgres::Error) -> DbError {
-    if let Some(db) = e.as_db_error() {
-        let code = db.code();
-        let class = if *code == SqlState::T_R_DEADLOCK_DETECTED || *code == SqlState::T_R_SERIALIZATION_FAILURE {
-            ErrorClass::Deadlock
-        } else if *code == SqlState::UNIQUE_VIOLATION {
-            ErrorClass::DuplicateKey
-        } else if *code == SqlState::TOO_MANY_CONNECTIONS {
-            ErrorClass::TooManyConnections
-        } else if code.code().starts_with("08") || code.code().starts_with("57P") {
-            // connection exceptions and operator intervention (admin shutdown, crash shutdown)
-            ErrorClass::ConnectionLost
-        } else {
-            ErrorClass::Other
-        };
-        return DbError::new(class, format!("{} (SQLSTATE {})", db.message(), code.code()));
-    }
-    let lost = e.is_closed() || error_chain_has_io(e);
-    let class = if lost { ErrorClass::ConnectionLost } else { ErrorClass::Other };
-    DbError::new(class, e.to_string())
-}
-
-fn error_chain_has_io(e: &(dyn std::error::Error + 'static)) -> bool {
-    let mut source = e.source();
-    while let Some(s) = source {
-        if s.is::<std::io::Error>() {
-            return true;
+impl Postgres {
+    /// Open the socket, send the startup message, authenticate, wait for ReadyForQuery.
+    fn start(&self) -> Result<Wire, DbError> {
+        let addrs = (self.host.as_str(), self.port)
+            .to_socket_addrs()
+            .map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("cannot resolve {}: {e}", self.host)))?;
+        let mut last = None;
+        let mut sock = None;
+        for addr in addrs {
+            match TcpStream::connect_timeout(&addr, self.connect_timeout) {
+                Ok(s) => {
+                    sock = Some(s);
+                    break;
+                }
+                Err(e) => last = Some(e),
+            }
         }
-        source = s.source();
+        let sock = sock.ok_or_else(|| {
+            let why = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
+            DbError::new(ErrorClass::ConnectionLost, why)
+        })?;
+        let setup = |s: &TcpStream| -> std::io::Result<()> {
+            s.set_nodelay(true)?;
+            s.set_read_timeout(Some(self.connect_timeout))?;
+            s.set_write_timeout(Some(STATEMENT_TIMEOUT))
+        };
+        setup(&sock).map_err(lost)?;
+        let mut wire = Wire {
+            sock,
+            rbuf: BytesMut::with_capacity(16 * 1024),
+            wbuf: BytesMut::with_capacity(4 * 1024),
+        };
+        let params = [
+            ("user", self.user.as_str()),
+            ("database", self.database.as_str()),
+            ("client_encoding", "UTF8"),
+            ("application_name", "perflab"),
+        ];
+        frontend::startup_message(params, &mut wire.wbuf).map_err(lost)?;
+        wire.send()?;
+        self.authenticate(&mut wire)?;
+        wire.until_ready(|_| {})?;
+        wire.sock.set_read_timeout(Some(STATEMENT_TIMEOUT)).map_err(lost)?;
+        Ok(wire)
     }
-    false
+
+    fn authenticate(&self, wire: &mut Wire) -> Result<(), DbError> {
+        let password = || {
+            self.password.as_deref().ok_or_else(|| {
+                DbError::new(ErrorClass::Other, "the server asks for a password and the URL has none")
+            })
+        };
+        loop {
+            match wire.next()? {
+                Message::AuthenticationOk => return Ok(()),
+                Message::AuthenticationCleartextPassword => {
+                    frontend::password_message(password()?, &mut wire.wbuf).map_err(lost)?;
+                    wire.send()?;
+                }
+                Message::AuthenticationMd5Password(body) => {
+                    let hash = postgres_protocol::authentication::md5_hash(self.user.as_bytes(), password()?, body.salt());
+                    frontend::password_message(hash.as_bytes(), &mut wire.wbuf).map_err(lost)?;
+                    wire.send()?;
+                }
+                Message::AuthenticationSasl(_) => {
+                    let mut scram = ScramSha256::new(password()?, ChannelBinding::unsupported());
+                    frontend::sasl_initial_response("SCRAM-SHA-256", scram.message(), &mut wire.wbuf).map_err(lost)?;
+                    wire.send()?;
+                    let Message::AuthenticationSaslContinue(body) = wire.next()? else {
+                        return Err(DbError::new(ErrorClass::Other, "unexpected message during SCRAM authentication"));
+                    };
+                    scram.update(body.data()).map_err(auth_failed)?;
+                    frontend::sasl_response(scram.message(), &mut wire.wbuf).map_err(lost)?;
+                    wire.send()?;
+                    let Message::AuthenticationSaslFinal(body) = wire.next()? else {
+                        return Err(DbError::new(ErrorClass::Other, "unexpected message during SCRAM authentication"));
+                    };
+                    scram.finish(body.data()).map_err(auth_failed)?;
+                }
+                Message::ErrorResponse(body) => return Err(server_error(&body)),
+                _ => {
+                    return Err(DbError::new(
+                        ErrorClass::Other,
+                        "the server asks for an authentication method perflab does not speak (trust, password, md5 and SCRAM-SHA-256 are supported)",
+                    ))
+                }
+            }
+        }
+    }
+}
+
+fn auth_failed(e: std::io::Error) -> DbError {
+    DbError::new(ErrorClass::Other, format!("authentication failed: {e}"))
+}
+
+/// A broken or silent socket.
+fn lost(e: std::io::Error) -> DbError {
+    use std::io::ErrorKind::{TimedOut, WouldBlock};
+    let message = match e.kind() {
+        WouldBlock | TimedOut => format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
+        _ => e.to_string(),
+    };
+    DbError::new(ErrorClass::ConnectionLost, message)
+}
+
+/// Sort a server error by its SQLSTATE.
+fn classify(code: &str) -> ErrorClass {
+    match code {
+        "40P01" | "40001" => ErrorClass::Deadlock,
+        "23505" => ErrorClass::DuplicateKey,
+        "53300" => ErrorClass::TooManyConnections,
+        // connection exceptions and operator intervention (admin or crash shutdown)
+        c if c.starts_with("08") || c.starts_with("57P") => ErrorClass::ConnectionLost,
+        _ => ErrorClass::Other,
+    }
+}
+
+fn server_error(body: &ErrorResponseBody) -> DbError {
+    let (mut code, mut message) = (String::new(), String::new());
+    let mut fields = body.fields();
+    while let Ok(Some(f)) = fields.next() {
+        match f.type_() {
+            b'C' => code = String::from_utf8_lossy(f.value_bytes()).into_owned(),
+            b'M' => message = String::from_utf8_lossy(f.value_bytes()).into_owned(),
+            _ => {}
+        }
+    }
+    DbError::new(classify(&code), format!("{message} (SQLSTATE {code})"))
+}
+
+/// The socket and its buffers.
+struct Wire {
+    sock: TcpStream,
+    rbuf: BytesMut,
+    wbuf: BytesMut,
+}
+
+impl Wire {
+    fn send(&mut self) -> Result<(), DbError> {
+        let result = self.sock.write_all(&self.wbuf);
+        self.wbuf.clear();
+        result.map_err(lost)
+    }
+
+    fn next(&mut self) -> Result<Message, DbError> {
+        loop {
+            if let Some(m) = Message::parse(&mut self.rbuf).map_err(lost)? {
+                return Ok(m);
+            }
+            let mut chunk = [0u8; 16 * 1024];
+            let n = self.sock.read(&mut chunk).map_err(lost)?;
+            if n == 0 {
+                return Err(DbError::new(ErrorClass::ConnectionLost, "the server closed the connection"));
+            }
+            self.rbuf.extend_from_slice(&chunk[..n]);
+        }
+    }
+
+    /// Read up to ReadyForQuery: the rows of the last command tag, or the first error. A server
+    /// error followed by a closed socket (a FATAL) is the server's error.
+    fn until_ready(&mut self, mut on_row: impl FnMut(&DataRowBody)) -> Result<u64, DbError> {
+        let mut error: Option<DbError> = None;
+        let mut rows = 0;
+        loop {
+            let message = match self.next() {
+                Ok(m) => m,
+                Err(lost) => {
+                    return Err(match error {
+                        Some(e) => DbError::new(ErrorClass::ConnectionLost, e.message),
+                        None => lost,
+                    })
+                }
+            };
+            match message {
+                Message::ReadyForQuery(_) => return error.map_or(Ok(rows), Err),
+                Message::CommandComplete(body) => {
+                    rows = body.tag().ok().and_then(|t| t.rsplit(' ').next()?.parse().ok()).unwrap_or(0);
+                }
+                Message::DataRow(body) => on_row(&body),
+                Message::ErrorResponse(body) => {
+                    if error.is_none() {
+                        error = Some(server_error(&body));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// The SQL of a statement on `sbtest<table>` in PostgreSQL's dialect.
@@ -138,179 +297,189 @@ fn slot(stmt: Stmt) -> usize {
     Stmt::ALL.iter().position(|s| *s == stmt).unwrap_or(0)
 }
 
-/// One parameter, bound in binary: the table's integer columns are `INTEGER` (int4).
-#[derive(Debug)]
-enum Param<'a> {
-    Int(i32),
-    Text(&'a str),
-}
-
-impl ToSql for Param<'_> {
-    fn to_sql(
-        &self,
-        ty: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self {
-            Param::Int(v) => v.to_sql(ty, out),
-            Param::Text(s) => s.to_sql(ty, out),
-        }
-    }
-
-    fn accepts(ty: &Type) -> bool {
-        <i32 as ToSql>::accepts(ty) || <&str as ToSql>::accepts(ty)
-    }
-
-    fn to_sql_checked(
-        &self,
-        ty: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        match self {
-            Param::Int(v) => v.to_sql_checked(ty, out),
-            Param::Text(s) => s.to_sql_checked(ty, out),
-        }
-    }
-}
-
-fn params(args: &[Arg]) -> Result<Vec<Param<'_>>, DbError> {
-    args.iter()
-        .map(|a| match a {
-            Arg::Int(v) => i32::try_from(*v)
-                .map(Param::Int)
-                .map_err(|_| DbError::new(ErrorClass::Other, format!("{v} does not fit the INTEGER columns"))),
-            Arg::Text(s) => Ok(Param::Text(s)),
-        })
-        .collect()
+/// A text literal for the bulk load's INSERT (`standard_conforming_strings` is on).
+fn literal(s: &str, out: &mut String) {
+    out.push('\'');
+    out.push_str(&s.replace('\'', "''"));
+    out.push('\'');
 }
 
 struct PgConn {
-    rt: Runtime,
-    client: Option<Client>,
-    task: Option<JoinHandle<()>>,
-    /// Prepared statements, `(table - 1) * 9 + slot`.
-    stmts: Vec<Option<Statement>>,
+    wire: Wire,
+    /// Which statements this connection has prepared (named `s<index>`), `(table - 1) * 9 + slot`.
+    prepared: Vec<bool>,
+    /// `begin` was called: BEGIN goes out with the next message.
+    begin_pending: bool,
     /// Set once the connection broke or timed out: every later call fails at once.
     lost: Option<String>,
 }
 
-/// Run one future of the client on the connection's runtime (`$c` is the client), with the
-/// statement timeout; a lost connection is remembered.
-macro_rules! on_client {
-    ($self:ident, $c:ident => $fut:expr) => {{
-        let result = match $self.check() {
-            Ok($c) => block(&$self.rt, $fut),
-            Err(e) => Err(e),
-        };
-        $self.note(result)
-    }};
-}
-
-fn block<T>(
-    rt: &Runtime,
-    fut: impl std::future::Future<Output = Result<T, tokio_postgres::Error>>,
-) -> Result<T, DbError> {
-    match rt.block_on(async { tokio::time::timeout(STATEMENT_TIMEOUT, fut).await }) {
-        Ok(Ok(v)) => Ok(v),
-        Ok(Err(e)) => Err(classify(&e)),
-        Err(_) => Err(DbError::new(
-            ErrorClass::ConnectionLost,
-            format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
-        )),
-    }
-}
-
 impl PgConn {
-    fn check(&self) -> Result<&Client, DbError> {
-        match (&self.lost, &self.client) {
-            (None, Some(c)) => Ok(c),
-            (Some(why), _) => Err(DbError::new(ErrorClass::ConnectionLost, why.clone())),
-            (None, None) => Err(DbError::new(ErrorClass::ConnectionLost, "the connection is closed")),
+    fn new(wire: Wire) -> PgConn {
+        PgConn {
+            wire,
+            prepared: Vec::new(),
+            begin_pending: false,
+            lost: None,
         }
     }
 
-    fn note<T>(&mut self, result: Result<T, DbError>) -> Result<T, DbError> {
+    /// Send what is in the write buffer (after a held-back BEGIN) and read the answers.
+    fn round_trip(&mut self, on_row: impl FnMut(&DataRowBody)) -> Result<u64, DbError> {
+        if let Some(why) = &self.lost {
+            self.wire.wbuf.clear();
+            return Err(DbError::new(ErrorClass::ConnectionLost, why.clone()));
+        }
+        let begin = std::mem::take(&mut self.begin_pending);
+        let result = self.wire.send().and_then(|()| {
+            let began = if begin { self.wire.until_ready(|_| {}).map(|_| ()) } else { Ok(()) };
+            let rows = self.wire.until_ready(on_row);
+            began.and(rows)
+        });
         if let Err(e) = &result {
-            if e.class == ErrorClass::ConnectionLost && self.lost.is_none() {
+            if e.class == ErrorClass::ConnectionLost {
                 self.lost = Some(e.message.clone());
             }
         }
         result
     }
 
-    fn simple(&mut self, text: &str) -> Result<(), DbError> {
-        on_client!(self, c => c.batch_execute(text))
+    /// Queue the held-back BEGIN in front of the next message.
+    fn queue_begin(&mut self) {
+        if self.begin_pending {
+            let _ = frontend::query("BEGIN", &mut self.wire.wbuf);
+        }
     }
 
-    fn statement(&mut self, table: u32, stmt: Stmt) -> Result<Statement, DbError> {
-        let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + slot(stmt);
-        if let Some(Some(s)) = self.stmts.get(index) {
-            return Ok(s.clone());
-        }
-        let text = sql(stmt, table);
-        let prepared = on_client!(self, c => c.prepare(&text))?;
-        if self.stmts.len() <= index {
-            self.stmts.resize(index + 1, None);
-        }
-        self.stmts[index] = Some(prepared.clone());
-        Ok(prepared)
+    fn simple(&mut self, text: &str) -> Result<u64, DbError> {
+        self.simple_rows(text, |_| {})
+    }
+
+    fn simple_rows(&mut self, text: &str, on_row: impl FnMut(&DataRowBody)) -> Result<u64, DbError> {
+        self.queue_begin();
+        frontend::query(text, &mut self.wire.wbuf).map_err(lost)?;
+        self.round_trip(on_row)
+    }
+
+    /// The first column of the first row a simple query returns, as text.
+    fn scalar(&mut self, text: &str) -> Result<Option<String>, DbError> {
+        let mut value = None;
+        self.simple_rows(text, |row| {
+            if value.is_none() {
+                if let Ok(Some(Some(range))) = row.ranges().next() {
+                    value = Some(String::from_utf8_lossy(&row.buffer()[range]).into_owned());
+                }
+            }
+        })?;
+        Ok(value)
     }
 
     /// Forget the prepared statements of a table that is dropped or recreated.
-    fn forget(&mut self, table: u32) {
+    fn forget(&mut self, table: u32) -> Result<(), DbError> {
         let start = (table.max(1) as usize - 1) * Stmt::ALL.len();
-        for s in self.stmts.iter_mut().skip(start).take(Stmt::ALL.len()) {
-            *s = None;
+        let mut any = false;
+        for i in start..(start + Stmt::ALL.len()).min(self.prepared.len()) {
+            if std::mem::take(&mut self.prepared[i]) {
+                frontend::close(b'S', &format!("s{i}"), &mut self.wire.wbuf).map_err(lost)?;
+                any = true;
+            }
         }
+        if any {
+            frontend::sync(&mut self.wire.wbuf);
+            self.round_trip(|_| {})?;
+        }
+        Ok(())
     }
 }
 
 impl Conn for PgConn {
     fn begin(&mut self) -> Result<(), DbError> {
-        self.simple("BEGIN")
+        if let Some(why) = &self.lost {
+            return Err(DbError::new(ErrorClass::ConnectionLost, why.clone()));
+        }
+        self.begin_pending = true;
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        self.simple("COMMIT")
+        self.simple("COMMIT").map(|_| ())
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        self.simple("ROLLBACK")
+        if std::mem::take(&mut self.begin_pending) {
+            return Ok(());
+        }
+        self.simple("ROLLBACK").map(|_| ())
     }
 
     fn exec(&mut self, table: u32, stmt: Stmt, args: &[Arg]) -> Result<u64, DbError> {
-        let prepared = self.statement(table, stmt)?;
-        let params = params(args)?;
-        on_client!(self, c => c.execute_raw(&prepared, params.iter()))
+        let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + slot(stmt);
+        let name = format!("s{index}");
+        self.queue_begin();
+        let fresh = !self.prepared.get(index).copied().unwrap_or(false);
+        if fresh {
+            frontend::parse(&name, &sql(stmt, table), std::iter::empty(), &mut self.wire.wbuf).map_err(lost)?;
+        }
+        let bound = frontend::bind(
+            "",
+            &name,
+            std::iter::empty(),
+            args,
+            |arg, buf: &mut BytesMut| {
+                match arg {
+                    Arg::Int(v) => {
+                        use std::fmt::Write as _;
+                        let _ = write!(buf, "{v}");
+                    }
+                    Arg::Text(s) => buf.put_slice(s.as_bytes()),
+                }
+                Ok(IsNull::No)
+            },
+            std::iter::empty(),
+            &mut self.wire.wbuf,
+        );
+        if bound.is_err() {
+            self.wire.wbuf.clear();
+            self.begin_pending = false;
+            return Err(DbError::new(ErrorClass::Other, format!("cannot encode the parameters of {stmt:?}")));
+        }
+        frontend::execute("", 0, &mut self.wire.wbuf).map_err(lost)?;
+        frontend::sync(&mut self.wire.wbuf);
+        let result = self.round_trip(|_| {});
+        if fresh && result.is_ok() {
+            if self.prepared.len() <= index {
+                self.prepared.resize(index + 1, false);
+            }
+            self.prepared[index] = true;
+        }
+        result
     }
 
     fn create_table(&mut self, table: u32) -> Result<(), DbError> {
-        self.forget(table);
+        self.forget(table)?;
         self.simple(&format!(
             "DROP TABLE IF EXISTS sbtest{table}; CREATE TABLE sbtest{table} (id SERIAL, k INTEGER DEFAULT '0' NOT NULL, \
              c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id))"
         ))
+        .map(|_| ())
     }
 
     fn load(&mut self, table: u32, rows: &[Row]) -> Result<(), DbError> {
-        let mut ids = Vec::with_capacity(rows.len());
-        let mut ks = Vec::with_capacity(rows.len());
-        for r in rows {
-            for v in [r.id, r.k] {
-                if i32::try_from(v).is_err() {
-                    return Err(DbError::new(ErrorClass::Other, format!("{v} does not fit the INTEGER columns")));
-                }
-            }
-            ids.push(r.id as i32);
-            ks.push(r.k as i32);
+        if rows.is_empty() {
+            return Ok(());
         }
-        let cs: Vec<&str> = rows.iter().map(|r| r.c.as_str()).collect();
-        let pads: Vec<&str> = rows.iter().map(|r| r.pad.as_str()).collect();
-        let text = format!(
-            "INSERT INTO sbtest{table} (id, k, c, pad) SELECT * FROM unnest($1::int4[], $2::int4[], $3::text[], $4::text[])"
-        );
-        on_client!(self, c => c.execute(&text, &[&ids, &ks, &cs, &pads]))?;
-        Ok(())
+        let mut text = format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES ");
+        for (i, r) in rows.iter().enumerate() {
+            if i > 0 {
+                text.push_str(", ");
+            }
+            text.push_str(&format!("({}, {}, ", r.id, r.k));
+            literal(&r.c, &mut text);
+            text.push_str(", ");
+            literal(&r.pad, &mut text);
+            text.push(')');
+        }
+        self.simple(&text).map(|_| ())
     }
 
     fn create_index(&mut self, table: u32) -> Result<(), DbError> {
@@ -320,34 +489,31 @@ impl Conn for PgConn {
         self.simple(&format!(
             "SELECT setval(pg_get_serial_sequence('sbtest{table}', 'id'), GREATEST(COALESCE(MAX(id), 0), 1)) FROM sbtest{table}"
         ))
+        .map(|_| ())
     }
 
     fn drop_table(&mut self, table: u32) -> Result<(), DbError> {
-        self.forget(table);
-        self.simple(&format!("DROP TABLE IF EXISTS sbtest{table}"))
+        self.forget(table)?;
+        self.simple(&format!("DROP TABLE IF EXISTS sbtest{table}")).map(|_| ())
     }
 
     fn table_rows(&mut self, table: u32) -> Result<Option<u64>, DbError> {
-        let name = format!("sbtest{table}");
-        let exists: bool = on_client!(self, c => async {
-            c.query_one("SELECT to_regclass($1::text) IS NOT NULL", &[&name]).await?.try_get(0)
-        })?;
-        if !exists {
+        let exists = self.scalar(&format!("SELECT to_regclass('sbtest{table}') IS NOT NULL"))?;
+        if exists.as_deref() != Some("t") {
             return Ok(None);
         }
-        let text = format!("SELECT COUNT(*) FROM sbtest{table}");
-        let n: i64 = on_client!(self, c => async { c.query_one(&text, &[]).await?.try_get(0) })?;
-        Ok(Some(n.max(0) as u64))
+        let n = self.scalar(&format!("SELECT COUNT(*) FROM sbtest{table}"))?;
+        Ok(n.and_then(|n| n.parse().ok()))
     }
 }
 
 impl Drop for PgConn {
     fn drop(&mut self) {
-        // Dropping the client ends the connection task, which says goodbye (Terminate) to the
-        // server; give it a moment so the server does not log an unexpected EOF.
-        drop(self.client.take());
-        if let Some(task) = self.task.take() {
-            let _ = self.rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), task).await });
+        // Say goodbye (Terminate) so the server does not log an unexpected EOF.
+        if self.lost.is_none() {
+            self.wire.wbuf.clear();
+            frontend::terminate(&mut self.wire.wbuf);
+            let _ = self.wire.send();
         }
     }
 }
@@ -375,7 +541,9 @@ mod tests {
         let slots: std::collections::HashSet<usize> = Stmt::ALL.iter().map(|s| slot(*s)).collect();
         assert_eq!(slots.len(), Stmt::ALL.len());
         assert_eq!(sql(Stmt::NonIndexUpdate, 3), "UPDATE sbtest3 SET c = $2 WHERE id = $1");
-        assert!(params(&[Arg::Int(1 << 40)]).is_err());
+        let mut text = String::new();
+        literal("it's", &mut text);
+        assert_eq!(text, "'it''s'");
     }
 
     #[test]
