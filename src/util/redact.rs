@@ -186,9 +186,15 @@ mod tests {
     }
     #[test]
     fn url_password_drops_the_password_only() {
-        assert_eq!(url_password("postgres://bob:s3cr:et@127.0.0.1:5432/sb"), "postgres://bob@127.0.0.1:5432/sb");
+        assert_eq!(
+            url_password("postgres://bob:s3cr:et@127.0.0.1:5432/sb"),
+            "postgres://bob@127.0.0.1:5432/sb"
+        );
         assert_eq!(url_password("mysql://root@localhost/sb"), "mysql://root@localhost/sb");
-        assert_eq!(url_password("mysql://h:3306/sb?password=x&pool_min=1"), "mysql://h:3306/sb?password=[redacted]&pool_min=1");
+        assert_eq!(
+            url_password("mysql://h:3306/sb?password=x&pool_min=1"),
+            "mysql://h:3306/sb?password=[redacted]&pool_min=1"
+        );
         assert_eq!(url_password("postgres://a:b@h"), "postgres://a@h");
     }
 }

@@ -143,7 +143,10 @@ impl Server {
         ] {
             cmd.arg("-c").arg(setting);
         }
-        cmd.current_dir(dir.path()).stdin(Stdio::null()).stdout(log.try_clone().expect("log")).stderr(log);
+        cmd.current_dir(dir.path())
+            .stdin(Stdio::null())
+            .stdout(log.try_clone().expect("log"))
+            .stderr(log);
         as_user(&mut cmd);
         let child = cmd.spawn().expect("start postgres");
         let mut server = Server {
@@ -186,7 +189,12 @@ impl Server {
             .arg(format!("--pid-file={}", dir.path().join("pid").display()))
             .arg(format!("--log-error={}", dir.path().join("server.log").display()))
             .arg(format!("--max-connections={MAX_CONNECTIONS}"))
-            .args(["--bind-address=127.0.0.1", "--skip-name-resolve", "--skip-log-bin", "--innodb-buffer-pool-size=64M"])
+            .args([
+                "--bind-address=127.0.0.1",
+                "--skip-name-resolve",
+                "--skip-log-bin",
+                "--innodb-buffer-pool-size=64M",
+            ])
             .args(["--innodb-flush-log-at-trx-commit=2", "--max-connect-errors=100000"])
             .current_dir(dir.path())
             .stdin(Stdio::null())
@@ -224,7 +232,12 @@ impl Server {
             if self.try_sql("SELECT 1").is_ok() {
                 return;
             }
-            assert!(Instant::now() < deadline, "the {:?} server did not answer within 60 s:\n{}", self.kind, self.log());
+            assert!(
+                Instant::now() < deadline,
+                "the {:?} server did not answer within 60 s:\n{}",
+                self.kind,
+                self.log()
+            );
             std::thread::sleep(Duration::from_millis(200));
         }
     }
@@ -240,7 +253,11 @@ impl Server {
         let mut cmd = match self.kind {
             Kind::Postgres => {
                 let local = self.bin.join("psql");
-                let mut c = Command::new(if local.exists() { local } else { which("psql").unwrap_or_else(|| "psql".into()) });
+                let mut c = Command::new(if local.exists() {
+                    local
+                } else {
+                    which("psql").unwrap_or_else(|| "psql".into())
+                });
                 c.args(["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", &port]);
                 c.args(["-U", "postgres", "-d", db.unwrap_or("postgres"), "-c", sql]);
                 c

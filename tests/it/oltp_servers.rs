@@ -57,7 +57,11 @@ fn prepare(db: &dyn Database, shape: Shape) {
         conn.create_index(t).expect("index");
         assert_eq!(conn.table_rows(t).expect("count"), Some(shape.size as u64));
     }
-    assert_eq!(conn.table_rows(shape.tables + 7).expect("count"), None, "a missing table has no row count");
+    assert_eq!(
+        conn.table_rows(shape.tables + 7).expect("count"),
+        None,
+        "a missing table has no row count"
+    );
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -116,7 +120,12 @@ fn transaction(conn: &mut dyn Conn, mix: Mix, shape: Shape, rng: &mut impl Rng) 
         conn.exec(table, Stmt::NonIndexUpdate, &[Arg::Int(id(rng)), Arg::Text(c)])?;
         let victim = id(rng);
         conn.exec(table, Stmt::Delete, &[Arg::Int(victim)])?;
-        let row = [Arg::Int(victim), Arg::Int(id(rng)), Arg::Text(digits(rng, 10)), Arg::Text(digits(rng, 5))];
+        let row = [
+            Arg::Int(victim),
+            Arg::Int(id(rng)),
+            Arg::Text(digits(rng, 10)),
+            Arg::Text(digits(rng, 5)),
+        ];
         let n = conn.exec(table, Stmt::Insert, &row)?;
         assert_eq!(n, 1, "an insert adds one row");
     }
@@ -130,14 +139,7 @@ fn run(conn: &mut dyn Conn, mix: Mix, count: u64, done: &AtomicU64) -> (Tally, O
 }
 
 /// Like `run`, on any tables, until `count` transactions or the deadline.
-fn run_until(
-    conn: &mut dyn Conn,
-    mix: Mix,
-    shape: Shape,
-    count: u64,
-    deadline: Instant,
-    done: &AtomicU64,
-) -> (Tally, Option<DbError>) {
+fn run_until(conn: &mut dyn Conn, mix: Mix, shape: Shape, count: u64, deadline: Instant, done: &AtomicU64) -> (Tally, Option<DbError>) {
     let mut tally = Tally::default();
     let mut rng = rand::rng();
     for _ in 0..count {
@@ -203,10 +205,18 @@ fn transactions_match_the_server(server: &Server, db: &dyn Database) {
     let before = server_commits(server);
     drop((db.connect().expect("connect"), db.connect().expect("connect")));
     let overhead = server_commits(server) - before;
-    assert!((0..=2).contains(&overhead), "opening two sessions committed {overhead} transactions");
+    assert!(
+        (0..=2).contains(&overhead),
+        "opening two sessions committed {overhead} transactions"
+    );
     eprintln!("{:?}: two sessions alone committed {overhead}", server.kind);
 
-    for (mix, per_conn) in [(Mix::ReadOnly, 40), (Mix::ReadWrite, 40), (Mix::WriteOnly, 40), (Mix::UpdateIndex, 60)] {
+    for (mix, per_conn) in [
+        (Mix::ReadOnly, 40),
+        (Mix::ReadWrite, 40),
+        (Mix::WriteOnly, 40),
+        (Mix::UpdateIndex, 60),
+    ] {
         // (the observer's own queries in `sbtest` are transactions too: read before the counter)
         let k_before = sum_k(server);
         let before = server_commits(server);
@@ -227,21 +237,32 @@ fn transactions_match_the_server(server: &Server, db: &dyn Database) {
         let mut k_added = 0;
         for (tally, err) in &results {
             assert!(err.is_none(), "{mix:?}: {err:?}");
-            let unexpected: Vec<_> =
-                tally.errors.keys().filter(|c| !matches!(c, ErrorClass::Deadlock | ErrorClass::DuplicateKey)).collect();
+            let unexpected: Vec<_> = tally
+                .errors
+                .keys()
+                .filter(|c| !matches!(c, ErrorClass::Deadlock | ErrorClass::DuplicateKey))
+                .collect();
             assert!(unexpected.is_empty(), "{mix:?}: {:?}", tally.errors);
             commits += tally.commits;
             k_added += tally.k_added;
         }
         assert!(commits > 0, "{mix:?}: nothing committed: {results:?}");
         let delta = server_commits(server) - before - overhead;
-        assert_eq!(delta, commits as i64, "{:?} {mix:?}: the server counted {delta} commits, the workers {commits}", server.kind);
+        assert_eq!(
+            delta, commits as i64,
+            "{:?} {mix:?}: the server counted {delta} commits, the workers {commits}",
+            server.kind
+        );
         for t in 1..=TABLES {
             assert_eq!(rows(server, t), TABLE_SIZE, "{mix:?}: sbtest{t} keeps its rows");
         }
         if matches!(mix, Mix::ReadOnly | Mix::UpdateIndex) {
             // (read_write and write_only re-insert the deleted id with a new k)
-            assert_eq!(sum_k(server) - k_before, k_added as i64, "{mix:?}: SUM(k) grew by the index updates");
+            assert_eq!(
+                sum_k(server) - k_before,
+                k_added as i64,
+                "{mix:?}: SUM(k) grew by the index updates"
+            );
         }
         if mix == Mix::UpdateIndex {
             assert_eq!(k_added, commits, "each committed update_index transaction changed one row");
@@ -311,7 +332,9 @@ fn stopped_server_is_a_lost_connection(server: &mut Server, db: Arc<dyn Database
     assert!(done.load(Ordering::Relaxed) >= 20, "the workers got going");
     server.stop();
     for _ in 0..2 {
-        let (tally, err) = rx.recv_timeout(Duration::from_secs(90)).expect("a worker ends after the server stopped");
+        let (tally, err) = rx
+            .recv_timeout(Duration::from_secs(90))
+            .expect("a worker ends after the server stopped");
         let err = err.unwrap_or_else(|| panic!("a worker ran on after the server stopped: {tally:?}"));
         assert_eq!(err.class, ErrorClass::ConnectionLost, "{:?}: {err}", server.kind);
     }
@@ -345,7 +368,12 @@ fn mariadb_backend_against_a_scratch_server() {
 #[test]
 fn passwords_stay_out_of_descriptions_and_errors() {
     for url in ["postgres://bob:hunter2@127.0.0.1:1/sb", "mysql://bob:hunter2@127.0.0.1:1/sb"] {
-        let db = if url.starts_with("postgres") { pg::open(url) } else { mysql::open(url) }.expect("parses");
+        let db = if url.starts_with("postgres") {
+            pg::open(url)
+        } else {
+            mysql::open(url)
+        }
+        .expect("parses");
         assert!(!db.describe().contains("hunter2"), "{}", db.describe());
         let err = db.connect().err().expect("nothing listens on port 1");
         assert!(!err.message.contains("hunter2"), "{err}");
@@ -369,8 +397,14 @@ fn bench_client() {
         tables: env("OLTP_BENCH_TABLES", "4").parse().expect("tables"),
         size: env("OLTP_BENCH_TABLE_SIZE", "10000").parse().expect("table size"),
     };
-    let db: Arc<dyn Database> =
-        Arc::from(if url.starts_with("mysql") { mysql::open(&url) } else { pg::open(&url) }.expect("db URL"));
+    let db: Arc<dyn Database> = Arc::from(
+        if url.starts_with("mysql") {
+            mysql::open(&url)
+        } else {
+            pg::open(&url)
+        }
+        .expect("db URL"),
+    );
     if env("OLTP_BENCH_MODE", "run") == "prepare" {
         prepare(db.as_ref(), shape);
         return;

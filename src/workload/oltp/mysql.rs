@@ -24,8 +24,7 @@ const LOAD_CHUNK: usize = 1000;
 /// Open `mysql://user:password@host:port/dbname` (MySQL or MariaDB).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let shown = url_password(url);
-    let opts = Opts::from_url(url)
-        .map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a MySQL URL ({e})")))?;
+    let opts = Opts::from_url(url).map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a MySQL URL ({e})")))?;
     // Prepared statements stay in the connection's cache (9 per table), on TCP.
     let opts: Opts = OptsBuilder::from_opts(opts).stmt_cache_size(4096).prefer_socket(false).into();
     Ok(Box::new(Mysql { opts, shown }))
@@ -88,9 +87,7 @@ fn classify(e: &mysql_async::Error) -> DbError {
         mysql_async::Error::Io(io) => DbError::new(ErrorClass::ConnectionLost, io.to_string()),
         mysql_async::Error::Driver(d) => {
             let class = match d {
-                mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PacketOutOfOrder => {
-                    ErrorClass::ConnectionLost
-                }
+                mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PacketOutOfOrder => ErrorClass::ConnectionLost,
                 _ => ErrorClass::Other,
             };
             DbError::new(class, d.to_string())
@@ -153,16 +150,14 @@ struct MyConn {
 macro_rules! on_conn {
     ($self:ident, $c:ident => $fut:expr) => {{
         let result = match (&$self.lost, $self.conn.as_mut()) {
-            (None, Some($c)) => {
-                match $self.rt.block_on(async { tokio::time::timeout(STATEMENT_TIMEOUT, $fut).await }) {
-                    Ok(Ok(v)) => Ok(v),
-                    Ok(Err(e)) => Err(classify(&e)),
-                    Err(_) => Err(DbError::new(
-                        ErrorClass::ConnectionLost,
-                        format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
-                    )),
-                }
-            }
+            (None, Some($c)) => match $self.rt.block_on(async { tokio::time::timeout(STATEMENT_TIMEOUT, $fut).await }) {
+                Ok(Ok(v)) => Ok(v),
+                Ok(Err(e)) => Err(classify(&e)),
+                Err(_) => Err(DbError::new(
+                    ErrorClass::ConnectionLost,
+                    format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
+                )),
+            },
             (Some(why), _) => Err(DbError::new(ErrorClass::ConnectionLost, why.clone())),
             (None, None) => Err(DbError::new(ErrorClass::ConnectionLost, "the connection is closed")),
         };
@@ -201,8 +196,13 @@ impl MyConn {
     /// Close the prepared statements of a table that is dropped or recreated.
     fn forget(&mut self, table: u32) {
         let start = (table.max(1) as usize - 1) * Stmt::ALL.len();
-        let old: Vec<Statement> =
-            self.stmts.iter_mut().skip(start).take(Stmt::ALL.len()).filter_map(Option::take).collect();
+        let old: Vec<Statement> = self
+            .stmts
+            .iter_mut()
+            .skip(start)
+            .take(Stmt::ALL.len())
+            .filter_map(Option::take)
+            .collect();
         for s in old {
             let _ = on_conn!(self, c => c.close(s));
         }
@@ -296,7 +296,9 @@ impl Drop for MyConn {
         // Say goodbye (COM_QUIT) so the server does not count an aborted connection.
         if let Some(conn) = self.conn.take() {
             if self.lost.is_none() {
-                let _ = self.rt.block_on(async { tokio::time::timeout(Duration::from_secs(1), conn.disconnect()).await });
+                let _ = self
+                    .rt
+                    .block_on(async { tokio::time::timeout(Duration::from_secs(1), conn.disconnect()).await });
             }
         }
     }
@@ -312,7 +314,11 @@ mod tests {
         assert_eq!(db.describe(), "mysql://root@127.0.0.1:3306/sb");
         let err = open("mysql://root:hunter2@127.0.0.1:3306/sb?bogus=1").err().expect("refused");
         assert!(!err.message.contains("hunter2"), "{}", err.message);
-        assert!(err.message.starts_with("mysql://root@127.0.0.1:3306/sb?bogus=1: not a MySQL URL"), "{}", err.message);
+        assert!(
+            err.message.starts_with("mysql://root@127.0.0.1:3306/sb?bogus=1: not a MySQL URL"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]
@@ -324,7 +330,11 @@ mod tests {
 
     #[test]
     fn nothing_listening_is_a_lost_connection_not_a_hang() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+            .port();
         let db = open(&format!("mysql://u@127.0.0.1:{port}/sb")).expect("parses");
         let err = db.connect().err().expect("refused");
         assert_eq!(err.class, ErrorClass::ConnectionLost, "{err}");

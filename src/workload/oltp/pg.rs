@@ -79,9 +79,9 @@ impl Database for Postgres {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        self.start().map(|wire| Box::new(PgConn::new(wire)) as Box<dyn Conn>).map_err(|e| {
-            DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message))
-        })
+        self.start()
+            .map(|wire| Box::new(PgConn::new(wire)) as Box<dyn Conn>)
+            .map_err(|e| DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message)))
     }
 }
 
@@ -133,9 +133,9 @@ impl Postgres {
 
     fn authenticate(&self, wire: &mut Wire) -> Result<(), DbError> {
         let password = || {
-            self.password.as_deref().ok_or_else(|| {
-                DbError::new(ErrorClass::Other, "the server asks for a password and the URL has none")
-            })
+            self.password
+                .as_deref()
+                .ok_or_else(|| DbError::new(ErrorClass::Other, "the server asks for a password and the URL has none"))
         };
         loop {
             match wire.next()? {
@@ -526,7 +526,12 @@ mod tests {
     fn a_bad_url_is_one_line_without_the_password() {
         let err = open("postgres://bob:hunter2@127.0.0.1:notaport/sb").err().expect("refused");
         assert_eq!(err.class, ErrorClass::Other);
-        assert!(err.message.starts_with("postgres://bob@127.0.0.1:notaport/sb: not a PostgreSQL URL"), "{}", err.message);
+        assert!(
+            err.message
+                .starts_with("postgres://bob@127.0.0.1:notaport/sb: not a PostgreSQL URL"),
+            "{}",
+            err.message
+        );
         assert!(!err.message.contains("hunter2"));
     }
 
@@ -548,10 +553,16 @@ mod tests {
 
     #[test]
     fn nothing_listening_is_a_lost_connection_not_a_hang() {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").expect("bind").local_addr().expect("addr").port();
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .expect("bind")
+            .local_addr()
+            .expect("addr")
+            .port();
         let db = open(&format!("postgres://u@127.0.0.1:{port}/sb")).expect("parses");
         let err = db.connect().err().expect("refused");
         assert_eq!(err.class, ErrorClass::ConnectionLost, "{err}");
-        assert!(err.message.starts_with(&format!("cannot connect to postgres://u@127.0.0.1:{port}/sb")));
+        assert!(err
+            .message
+            .starts_with(&format!("cannot connect to postgres://u@127.0.0.1:{port}/sb")));
     }
 }
