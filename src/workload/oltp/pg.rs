@@ -116,6 +116,7 @@ impl Postgres {
             sock,
             rbuf: BytesMut::with_capacity(16 * 1024),
             wbuf: BytesMut::with_capacity(4 * 1024),
+            chunk: vec![0; 16 * 1024],
         };
         let params = [
             ("user", self.user.as_str()),
@@ -220,6 +221,8 @@ struct Wire {
     sock: TcpStream,
     rbuf: BytesMut,
     wbuf: BytesMut,
+    /// What one read takes from the socket (allocated and zeroed once).
+    chunk: Vec<u8>,
 }
 
 impl Wire {
@@ -234,12 +237,11 @@ impl Wire {
             if let Some(m) = Message::parse(&mut self.rbuf).map_err(lost)? {
                 return Ok(m);
             }
-            let mut chunk = [0u8; 16 * 1024];
-            let n = self.sock.read(&mut chunk).map_err(lost)?;
+            let n = self.sock.read(&mut self.chunk).map_err(lost)?;
             if n == 0 {
                 return Err(DbError::new(ErrorClass::ConnectionLost, "the server closed the connection"));
             }
-            self.rbuf.extend_from_slice(&chunk[..n]);
+            self.rbuf.extend_from_slice(&self.chunk[..n]);
         }
     }
 
