@@ -266,11 +266,7 @@ impl Wire {
                     rows = body.tag().ok().and_then(|t| t.rsplit(' ').next()?.parse().ok()).unwrap_or(0);
                 }
                 Message::DataRow(body) => on_row(&body),
-                Message::ErrorResponse(body) => {
-                    if error.is_none() {
-                        error = Some(server_error(&body));
-                    }
-                }
+                Message::ErrorResponse(body) if error.is_none() => error = Some(server_error(&body)),
                 _ => {}
             }
         }
