@@ -1,4 +1,4 @@
-//! MySQL and MariaDB as an OLTP [`Database`](super::backend::Database).
+//! MySQL and MariaDB as an OLTP [`Database`].
 //!
 //! Each [`Conn`] owns a mysql_async connection and a current-thread tokio runtime that drives it
 //! (one `block_on` per statement on the worker's own thread). Statements are prepared once per

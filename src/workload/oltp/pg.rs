@@ -1,4 +1,4 @@
-//! PostgreSQL as an OLTP [`Database`](super::backend::Database).
+//! PostgreSQL as an OLTP [`Database`].
 //!
 //! Each [`Conn`] speaks PostgreSQL's wire protocol itself over a blocking socket on the worker's
 //! own thread (messages encoded and decoded by `postgres-protocol`, the URL parsed by
