@@ -94,6 +94,45 @@ impl Redactor {
     }
 }
 
+/// A connection URL without its password: `scheme://user:secret@host/db?password=x` becomes
+/// `scheme://user@host/db?password=[redacted]` (the password of the user part is dropped, a
+/// `password` query parameter is replaced).
+pub fn url_password(url: &str) -> String {
+    let (head, query) = match url.split_once('?') {
+        Some((h, q)) => (h, Some(q)),
+        None => (url, None),
+    };
+    let mut out = match head.split_once("://") {
+        Some((scheme, rest)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            let (authority, path) = rest.split_at(authority_end);
+            let authority = match authority.rsplit_once('@') {
+                Some((userinfo, host)) => {
+                    let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+                    format!("{user}@{host}")
+                }
+                None => authority.to_string(),
+            };
+            format!("{scheme}://{authority}{path}")
+        }
+        None => head.to_string(),
+    };
+    if let Some(query) = query {
+        let params: Vec<String> = query
+            .split('&')
+            .map(|p| match p.split_once('=') {
+                Some((k, _)) if k.eq_ignore_ascii_case("password") || k.eq_ignore_ascii_case("pass") => {
+                    format!("{k}={REDACTED}")
+                }
+                _ => p.to_string(),
+            })
+            .collect();
+        out.push('?');
+        out.push_str(&params.join("&"));
+    }
+    out
+}
+
 fn trim_quotes(s: &str) -> String {
     let s = s.strip_prefix(['"', '\'']).unwrap_or(s);
     s.strip_suffix(['"', '\'']).unwrap_or(s).to_string()
@@ -144,5 +183,18 @@ mod tests {
         let e = q.error(crate::error::usage(r#"bad a"quoted"b"#));
         assert_eq!(crate::error::exit_code(&e), 2);
         assert_eq!(e.to_string(), "bad [redacted]");
+    }
+    #[test]
+    fn url_password_drops_the_password_only() {
+        assert_eq!(
+            url_password("postgres://bob:s3cr:et@127.0.0.1:5432/sb"),
+            "postgres://bob@127.0.0.1:5432/sb"
+        );
+        assert_eq!(url_password("mysql://root@localhost/sb"), "mysql://root@localhost/sb");
+        assert_eq!(
+            url_password("mysql://h:3306/sb?password=x&pool_min=1"),
+            "mysql://h:3306/sb?password=[redacted]&pool_min=1"
+        );
+        assert_eq!(url_password("postgres://a:b@h"), "postgres://a@h");
     }
 }

@@ -16,6 +16,8 @@ mod analysis_stats;
 mod architecture;
 #[allow(dead_code)]
 mod common;
+#[allow(dead_code)]
+mod db_servers;
 mod examples;
 mod exec_live;
 mod exec_workload;
@@ -31,6 +33,7 @@ mod load_net;
 mod load_oltp;
 mod monitor_fixtures;
 mod monitor_truth;
+mod oltp_servers;
 mod plan_fixtures;
 mod plan_hostile;
 mod plan_parse;

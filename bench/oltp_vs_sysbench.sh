@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# perflab's OLTP clients (PostgreSQL and MariaDB backends) against sysbench 1.0, on the same scratch
+# servers and the same tables (4 x 10 000 rows): read_only and read_write at 1, 2, 4 and 8 threads,
+# 10 s each, the two clients alternating, 3 rounds. Prints per cell the median TPS of each, the TPS
+# ratio (goal >= 1.0) and the ratio of client CPU per transaction (goal <= 0.7).
+#
+#   bench/oltp_vs_sysbench.sh            # full: 3 rounds x 10 s, threads 1 2 4 8
+#   bench/oltp_vs_sysbench.sh --quick    # smoke test: 1 round x 3 s, threads 1 4
+#   options: --db pg|mariadb|both (default both)
+#
+# The servers (PostgreSQL 127.0.0.1, MariaDB 127.0.0.1, each on a scratch data directory and a free
+# port, fsync off / flush at commit 2 so the disk of this VM is not what is measured) are started by
+# this script and stopped on exit. The perflab side is the client the integration test binary
+# carries (`oltp_servers::bench_client`, an ignored test): the backends' `Conn` driven with
+# sysbench's transactions (BEGIN, 10 point selects, 4 range selects, [index update, non-index
+# update, delete, insert], COMMIT), one thread and one connection per client thread, closed loop.
+# Both clients draw ids uniformly (`--rand-type=uniform`). Client CPU is user + sys of the client
+# process from /usr/bin/time, divided by its committed transactions.
+set -euo pipefail
+
+ROUNDS=3 DUR=10 THREADS=(1 2 4 8) DBS="pg mariadb"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) ROUNDS=1 DUR=3 THREADS=(1 4) ;;
+        --db) case "$2" in pg) DBS=pg ;; mariadb) DBS=mariadb ;; both) ;; *) echo "--db pg|mariadb|both" >&2; exit 2 ;; esac; shift ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        *) echo "oltp_vs_sysbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get install sysbench)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "/usr/bin/time is not installed (apt-get install time)" >&2; exit 2; }
+PGBIN="$(dirname "$(readlink -f "$(command -v initdb || echo /usr/local/bin/initdb)")")"
+[ -x "$PGBIN/postgres" ] || PGBIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
+
+echo "building the test binary that carries the perflab client"
+CLIENT="$(cd "$ROOT" && cargo test --release --test it --no-run --message-format=json 2>/dev/null |
+    grep '"name":"it"' | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)"
+[ -x "$CLIENT" ] || { echo "could not build the test binary" >&2; exit 1; }
+
+T="$(mktemp -d /tmp/perflab-oltp-bench.XXXXXX)"
+chmod 755 "$T"
+PG_STARTED="" MY_PID=""
+cleanup() {
+    if [ -n "$PG_STARTED" ]; then
+        $ASPG "$PGBIN/pg_ctl" -D "$T/pg" -m fast -w stop >/dev/null 2>&1 || true
+    fi
+    if [ -n "$MY_PID" ]; then
+        kill "$MY_PID" 2>/dev/null || true
+        wait "$MY_PID" 2>/dev/null || true
+    fi
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() {
+    python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+ASPG=""
+if [ "$(id -u)" -eq 0 ]; then ASPG="runuser -u postgres --"; fi
+
+start_pg() {
+    mkdir -p "$T/pg"
+    [ -z "$ASPG" ] || chown postgres: "$T/pg"
+    $ASPG "$PGBIN/initdb" -D "$T/pg" -A trust -U postgres -E UTF8 --locale=C --no-sync >/dev/null
+    PG_PORT="$(free_port)"
+    $ASPG "$PGBIN/pg_ctl" -D "$T/pg" -l "$T/pg/server.log" -w -o "-p $PG_PORT -c listen_addresses=127.0.0.1 \
+        -c unix_socket_directories=$T/pg -c max_connections=100 -c fsync=off -c synchronous_commit=off \
+        -c shared_buffers=128MB" start >/dev/null
+    PG_STARTED=1
+    psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABASE sbtest"
+}
+
+start_mariadb() {
+    mkdir -p "$T/my"
+    local user=(); [ "$(id -u)" -ne 0 ] || user=(--user=root)
+    mariadb-install-db --no-defaults --datadir="$T/my/data" --auth-root-authentication-method=normal \
+        --skip-test-db "${user[@]}" >"$T/my/install.log" 2>&1
+    MY_PORT="$(free_port)"
+    mariadbd --no-defaults --datadir="$T/my/data" --socket="$T/my/sock" --port="$MY_PORT" \
+        --bind-address=127.0.0.1 --skip-name-resolve --skip-log-bin --max-connections=100 \
+        --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --log-error="$T/my/err.log" \
+        "${user[@]}" >/dev/null 2>&1 &
+    MY_PID=$!
+    for _ in $(seq 1 150); do
+        mariadb --no-defaults -h 127.0.0.1 -P "$MY_PORT" -u root -e "SELECT 1" >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    mariadb --no-defaults -h 127.0.0.1 -P "$MY_PORT" -u root \
+        -e "CREATE DATABASE sbtest; CREATE USER sb@'%'; GRANT ALL ON sbtest.* TO sb@'%'"
+}
+
+perflab_client() { # [time...] url mode scenario threads -> "transactions N seconds S errors E"
+    local pre=()
+    while [ "$1" != "--" ]; do pre+=("$1"); shift; done
+    shift
+    "${pre[@]}" env OLTP_BENCH_DB="$1" OLTP_BENCH_MODE="$2" OLTP_BENCH_SCENARIO="$3" OLTP_BENCH_THREADS="$4" \
+        OLTP_BENCH_SECONDS="$DUR" OLTP_BENCH_TABLES=4 OLTP_BENCH_TABLE_SIZE=10000 \
+        "$CLIENT" oltp_servers::bench_client --exact --ignored --nocapture --test-threads=1 2>&1
+}
+
+OUT="$T/results"
+: >"$OUT"
+measure() { # db tool scenario threads round
+    local db=$1 tool=$2 scen=$3 thr=$4 round=$5 log="$T/run.log" tx secs
+    if [ "$tool" = perflab ]; then
+        perflab_client /usr/bin/time -f "%U %S" -o "$T/time" -- "$URL" run "$scen" "$thr" >"$log"
+        tx="$(awk '{for (i = 1; i < NF; i++) if ($i == "transactions") print $(i + 1)}' "$log")"
+        secs="$(awk '{for (i = 1; i < NF; i++) if ($i == "seconds") print $(i + 1)}' "$log")"
+    else
+        /usr/bin/time -f "%U %S" -o "$T/time" sysbench "oltp_$scen" "${SB_ARGS[@]}" --tables=4 \
+            --table-size=10000 --threads="$thr" --time="$DUR" --rand-type=uniform run >"$log" 2>&1
+        tx="$(awk '/transactions:/{print $2}' "$log")"
+        secs="$(awk '/total time:/{sub("s","",$3); print $3}' "$log")"
+    fi
+    if [ -z "$tx" ] || [ -z "$secs" ]; then
+        echo "$tool $db $scen $thr: no result:" >&2; tail -5 "$log" >&2; exit 1
+    fi
+    read -r u s <"$T/time"
+    echo "$db $scen $thr $tool $round $tx $secs $u $s" >>"$OUT"
+    printf '  %-8s %-7s %-10s %2s thr  %8.1f tps  %7.1f us CPU/tx\n' "$db" "$tool" "$scen" "$thr" \
+        "$(echo "$tx $secs" | awk '{print $1/$2}')" "$(echo "$u $s $tx" | awk '{print ($1+$2)*1e6/$3}')"
+}
+
+for db in $DBS; do
+    if [ "$db" = pg ]; then
+        start_pg
+        URL="postgres://postgres@127.0.0.1:$PG_PORT/sbtest"
+        SB_ARGS=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PG_PORT" --pgsql-user=postgres --pgsql-db=sbtest)
+    else
+        start_mariadb
+        URL="mysql://sb@127.0.0.1:$MY_PORT/sbtest"
+        SB_ARGS=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$MY_PORT" --mysql-user=sb --mysql-db=sbtest
+            --mysql-ignore-errors=1062,1213,1205,1020)
+    fi
+    echo "$db: loading 4 x 10 000 rows (perflab's prepare)"
+    perflab_client -- "$URL" prepare read_only 1 >"$T/prepare.log" || { cat "$T/prepare.log" >&2; exit 1; }
+    for scen in read_only read_write; do
+        for thr in "${THREADS[@]}"; do
+            for round in $(seq 1 "$ROUNDS"); do
+                if [ $((round % 2)) -eq 1 ]; then order="perflab sysbench"; else order="sysbench perflab"; fi
+                for tool in $order; do measure "$db" "$tool" "$scen" "$thr" "$round"; done
+            done
+        done
+    done
+done
+
+echo
+echo "medians over $ROUNDS round(s) of ${DUR} s (perflab / sysbench; goals: TPS >= 1.0, CPU/tx <= 0.7)"
+printf '%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n' db scenario thr "perflab" "sysbench" "TPS x" \
+    "us/tx pl" "us/tx sb" "CPU x"
+awk '
+    { key = $1 " " $2 " " $3; tps[key, $4, ++n[key, $4]] = $6 / $7; cpu[key, $4, n[key, $4]] = ($8 + $9) * 1e6 / $6
+      if (!(key in seen)) { seen[key] = 1; order[++k] = key } }
+    function median(arr, key, tool, cnt,   i, j, t, v) {
+        for (i = 1; i <= cnt; i++) v[i] = arr[key, tool, i]
+        for (i = 1; i <= cnt; i++) for (j = i + 1; j <= cnt; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+        return cnt % 2 ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
+    }
+    END {
+        for (i = 1; i <= k; i++) {
+            key = order[i]; split(key, f, " ")
+            tp = median(tps, key, "perflab", n[key, "perflab"]); ts = median(tps, key, "sysbench", n[key, "sysbench"])
+            cp = median(cpu, key, "perflab", n[key, "perflab"]); cs = median(cpu, key, "sysbench", n[key, "sysbench"])
+            printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, ts, tp / ts, cp, cs, cp / cs
+        }
+    }' "$OUT"
