@@ -94,41 +94,28 @@ impl Redactor {
     }
 }
 
-/// A connection URL without its password: `scheme://user:secret@host/db?password=x` becomes
-/// `scheme://user@host/db?password=[redacted]` (the password of the user part is dropped, a
-/// `password` query parameter is replaced).
-pub fn url_password(url: &str) -> String {
-    let (head, query) = match url.split_once('?') {
-        Some((h, q)) => (h, Some(q)),
-        None => (url, None),
-    };
-    let mut out = match head.split_once("://") {
-        Some((scheme, rest)) => {
-            let authority_end = rest.find('/').unwrap_or(rest.len());
-            let (authority, path) = rest.split_at(authority_end);
-            let authority = match authority.rsplit_once('@') {
-                Some((userinfo, host)) => {
-                    let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
-                    format!("{user}@{host}")
-                }
-                None => authority.to_string(),
-            };
-            format!("{scheme}://{authority}{path}")
+/// A connection URL without its password: `postgres://user:secret@host/db` becomes
+/// `postgres://user:[redacted]@host/db`, and a `password=`/`pass=` parameter likewise.
+pub fn redact_url(url: &str) -> String {
+    let mut out = url.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let rest = &out[scheme_end + 3..];
+        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        if let Some(at) = rest[..auth_end].rfind('@') {
+            if let Some(colon) = rest[..at].find(':') {
+                let (a, b) = (scheme_end + 3 + colon + 1, scheme_end + 3 + at);
+                out.replace_range(a..b, REDACTED);
+            }
         }
-        None => head.to_string(),
-    };
-    if let Some(query) = query {
-        let params: Vec<String> = query
-            .split('&')
-            .map(|p| match p.split_once('=') {
-                Some((k, _)) if k.eq_ignore_ascii_case("password") || k.eq_ignore_ascii_case("pass") => {
-                    format!("{k}={REDACTED}")
-                }
-                _ => p.to_string(),
-            })
-            .collect();
-        out.push('?');
-        out.push_str(&params.join("&"));
+    }
+    let lower = out.to_ascii_lowercase();
+    for key in ["password=", "pass="] {
+        if let Some(i) = lower.find(key) {
+            let start = i + key.len();
+            let end = out[start..].find('&').map_or(out.len(), |e| start + e);
+            out.replace_range(start..end, REDACTED);
+            break;
+        }
     }
     out
 }
@@ -185,16 +172,16 @@ mod tests {
         assert_eq!(e.to_string(), "bad [redacted]");
     }
     #[test]
-    fn url_password_drops_the_password_only() {
+    fn redact_url_drops_the_password_only() {
         assert_eq!(
-            url_password("postgres://bob:s3cr:et@127.0.0.1:5432/sb"),
-            "postgres://bob@127.0.0.1:5432/sb"
+            redact_url("postgres://bob:s3cr:et@127.0.0.1:5432/sb"),
+            "postgres://bob:[redacted]@127.0.0.1:5432/sb"
         );
-        assert_eq!(url_password("mysql://root@localhost/sb"), "mysql://root@localhost/sb");
+        assert_eq!(redact_url("mysql://root@localhost/sb"), "mysql://root@localhost/sb");
         assert_eq!(
-            url_password("mysql://h:3306/sb?password=x&pool_min=1"),
+            redact_url("mysql://h:3306/sb?password=x&pool_min=1"),
             "mysql://h:3306/sb?password=[redacted]&pool_min=1"
         );
-        assert_eq!(url_password("postgres://a:b@h"), "postgres://a@h");
+        assert_eq!(redact_url("postgres://a:b@h"), "postgres://a:[redacted]@h");
     }
 }

@@ -189,7 +189,9 @@ fn touch_holds_the_size_asked() {
         return;
     }
     let mut child = Command::new(BIN)
-        .args(["load", "mem", "touch", "-s", "1G", "-d", "3s", "-q", "--json"])
+        // 15 s: time enough to touch 1 GiB on a busy machine (a touch not done by the end of the
+        // load phase is exit code 1, rightly: the size was never held).
+        .args(["load", "mem", "touch", "-s", "1G", "-d", "15s", "-q", "--json"])
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("spawn");

@@ -47,31 +47,7 @@ pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     ))
 }
 
-/// A database URL without its password: `postgres://user:secret@host/db` →
-/// `postgres://user:[redacted]@host/db`; a `password=` parameter likewise.
-pub fn redact_url(url: &str) -> String {
-    let mut out = url.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let rest = &out[scheme_end + 3..];
-        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-        if let Some(at) = rest[..auth_end].rfind('@') {
-            if let Some(colon) = rest[..at].find(':') {
-                let (a, b) = (scheme_end + 3 + colon + 1, scheme_end + 3 + at);
-                out.replace_range(a..b, crate::util::redact::REDACTED);
-            }
-        }
-    }
-    let lower = out.to_ascii_lowercase();
-    for key in ["password=", "pass="] {
-        if let Some(i) = lower.find(key) {
-            let start = i + key.len();
-            let end = out[start..].find('&').map_or(out.len(), |e| start + e);
-            out.replace_range(start..end, crate::util::redact::REDACTED);
-            break;
-        }
-    }
-    out
-}
+pub use crate::util::redact::redact_url;
 
 /// The password of a database URL, if it has one (a secret to keep out of every output).
 pub fn url_password(url: &str) -> Option<String> {

@@ -12,7 +12,7 @@ use mysql_async::{Opts, OptsBuilder, Params, Statement, Value};
 use tokio::runtime::Runtime;
 
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
-use crate::util::redact::url_password;
+use crate::util::redact::redact_url;
 
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -23,7 +23,7 @@ const LOAD_CHUNK: usize = 1000;
 
 /// Open `mysql://user:password@host:port/dbname` (MySQL or MariaDB).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
-    let shown = url_password(url);
+    let shown = redact_url(url);
     let opts = Opts::from_url(url).map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a MySQL URL ({e})")))?;
     // Prepared statements stay in the connection's cache (9 per table), on TCP.
     let opts: Opts = OptsBuilder::from_opts(opts).stmt_cache_size(4096).prefer_socket(false).into();
@@ -311,11 +311,12 @@ mod tests {
     #[test]
     fn describe_hides_the_password() {
         let db = open("mysql://root:hunter2@127.0.0.1:3306/sb").expect("parses");
-        assert_eq!(db.describe(), "mysql://root@127.0.0.1:3306/sb");
+        assert_eq!(db.describe(), "mysql://root:[redacted]@127.0.0.1:3306/sb");
         let err = open("mysql://root:hunter2@127.0.0.1:3306/sb?bogus=1").err().expect("refused");
         assert!(!err.message.contains("hunter2"), "{}", err.message);
         assert!(
-            err.message.starts_with("mysql://root@127.0.0.1:3306/sb?bogus=1: not a MySQL URL"),
+            err.message
+                .starts_with("mysql://root:[redacted]@127.0.0.1:3306/sb?bogus=1: not a MySQL URL"),
             "{}",
             err.message
         );

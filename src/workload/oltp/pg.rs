@@ -25,7 +25,7 @@ use tokio_postgres::config::Host;
 use tokio_postgres::Config;
 
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
-use crate::util::redact::url_password;
+use crate::util::redact::redact_url;
 
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -34,7 +34,7 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Open `postgres://user:password@host:port/dbname` (or `postgresql://`, or a key=value string).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
-    let shown = url_password(url);
+    let shown = redact_url(url);
     let config: Config = url
         .parse()
         .map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a PostgreSQL URL ({e})")))?;
@@ -526,7 +526,7 @@ mod tests {
         assert_eq!(err.class, ErrorClass::Other);
         assert!(
             err.message
-                .starts_with("postgres://bob@127.0.0.1:notaport/sb: not a PostgreSQL URL"),
+                .starts_with("postgres://bob:[redacted]@127.0.0.1:notaport/sb: not a PostgreSQL URL"),
             "{}",
             err.message
         );
@@ -536,7 +536,7 @@ mod tests {
     #[test]
     fn describe_hides_the_password() {
         let db = open("postgres://bob:hunter2@127.0.0.1:5432/sb").expect("parses");
-        assert_eq!(db.describe(), "postgres://bob@127.0.0.1:5432/sb");
+        assert_eq!(db.describe(), "postgres://bob:[redacted]@127.0.0.1:5432/sb");
     }
 
     #[test]
