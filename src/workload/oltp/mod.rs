@@ -80,6 +80,6 @@ mod tests {
         assert_eq!(url_password("postgres://bob:s3cr@t@h/db").as_deref(), Some("s3cr@t"));
         assert_eq!(url_password("mysql://bob@h/db"), None);
         assert!(open("oracle://x").is_err());
-        assert!(open("postgres://bob:pw@127.0.0.1/db").is_err_and(|e| !e.to_string().contains(":pw@")));
+        assert!(open("oracle://bob:pw@127.0.0.1/db").is_err_and(|e| !e.to_string().contains(":pw@")));
     }
 }
