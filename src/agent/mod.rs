@@ -157,7 +157,12 @@ impl Agent {
                 None => Err(anyhow::anyhow!("no target named `{name}` runs on this host")),
             },
             Request::Stop { name } => self.stop(&name),
-            Request::Sample { interval_s, targets, pids } => self.sample(interval_s, &targets, &pids),
+            Request::Sample {
+                interval_s,
+                first_tick_unix_s,
+                targets,
+                pids,
+            } => self.sample(interval_s, first_tick_unix_s, &targets, &pids),
             Request::SampleStop => {
                 if let Some(s) = self.sampler.take() {
                     let _ = s.stop();
@@ -218,7 +223,7 @@ impl Agent {
         })
     }
 
-    fn sample(&mut self, interval_s: f64, targets: &[String], pids: &[i32]) -> anyhow::Result<serde_json::Value> {
+    fn sample(&mut self, interval_s: f64, first_tick: Option<f64>, targets: &[String], pids: &[i32]) -> anyhow::Result<serde_json::Value> {
         let interval = Duration::try_from_secs_f64(interval_s).unwrap_or_default();
         if interval < Duration::from_millis(10) {
             anyhow::bail!("sampling interval {interval_s} s is too short: the minimum is 10ms");
@@ -237,13 +242,18 @@ impl Agent {
         for pid in pids {
             processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
         }
+        let skew = self.clock.skew_s;
+        if first_tick.is_some_and(|t| !t.is_finite()) {
+            anyhow::bail!("the first tick is not a time");
+        }
         let cfg = MonitorConfig {
             interval,
             processes,
+            // The host's clock as the controller knows it (with the testing skew) back to the real one.
+            first_tick_unix: first_tick.map(|t| t - skew),
             ..MonitorConfig::default()
         };
         let out = self.out.clone();
-        let skew = self.clock.skew_s;
         let s = crate::monitor::spawn(cfg, Cancel::new(), move |s| {
             out.line(&Event::Sample {
                 unix_s: s.unix_s + skew,

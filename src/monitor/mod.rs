@@ -76,6 +76,11 @@ pub struct MonitorConfig {
     pub per_cpu: bool,
     /// Where /proc and /sys are (tests point it at captured snapshots).
     pub root: Root,
+    /// When set (unix seconds, CLOCK_REALTIME), the ticks fall on `first + k · interval`: from
+    /// `first` itself if it is a quarter interval or more ahead, else from the next of these that
+    /// is (see [`next_tick`]).
+    /// Unset, tick k falls at start + k · interval.
+    pub first_tick_unix: Option<f64>,
 }
 
 impl Default for MonitorConfig {
@@ -89,8 +94,31 @@ impl Default for MonitorConfig {
             only: None,
             per_cpu: true,
             root: Root::live(),
+            first_tick_unix: None,
         }
     }
+}
+
+/// The earliest tick of the schedule `first + k · interval` (k = 0, 1, ...) that is not before
+/// `not_before`: `first` itself while it is still ahead; a schedule whose first tick has passed
+/// goes on on the same grid.
+pub fn next_tick(first: f64, interval_s: f64, not_before: f64) -> f64 {
+    if interval_s <= 0.0 || !first.is_finite() || !not_before.is_finite() {
+        return not_before;
+    }
+    if not_before <= first {
+        return first;
+    }
+    first + ((not_before - first) / interval_s).ceil() * interval_s
+}
+
+/// The first tick of a trial's schedule, shared by this machine and every remote host: the next
+/// multiple of the interval of CLOCK_REALTIME that is a quarter interval or more after `now_unix`
+/// (so that the first interval is long enough for rates). A host's agent is sent it translated by
+/// the host's clock offset; every host then ticks on the same instants.
+pub fn grid_tick(now_unix: f64, interval: Duration) -> f64 {
+    let i = interval.as_secs_f64();
+    next_tick(0.0, i, now_unix + i / 4.0)
 }
 
 /// The figures of one interval.
@@ -229,10 +257,13 @@ struct Inner {
 pub struct Marker {
     inner: Arc<Mutex<Inner>>,
     interval: Duration,
+    /// The schedule is a shared grid (`first_tick_unix`): a mark does not move it.
+    aligned: bool,
 }
 
 impl Marker {
-    /// Take a sample now and restart the schedule from now. An interval shorter than a quarter of
+    /// Take a sample now and restart the schedule from now (an aligned schedule instead goes on at
+    /// its first tick a quarter interval or more from now). An interval shorter than a quarter of
     /// the configured one is too short for rates from 10 ms ticks: it is read and dropped instead.
     pub fn mark(&self) -> anyhow::Result<()> {
         let mut g = self.inner.lock().unwrap_or_else(|p| p.into_inner());
@@ -243,8 +274,15 @@ impl Marker {
                 (g.sink)(s);
             }
         }
-        g.base = now;
-        g.k = 1;
+        if self.aligned {
+            // The schedule's next tick a quarter interval or more from now (base is tick 0).
+            let i = self.interval.as_secs_f64();
+            let since = now.saturating_duration_since(g.base).as_secs_f64() - g.base.saturating_duration_since(now).as_secs_f64();
+            g.k = g.k.max(((since + i / 4.0) / i).ceil().max(0.0) as u32);
+        } else {
+            g.base = now;
+            g.k = 1;
+        }
         g.last = now;
         Ok(())
     }
@@ -256,16 +294,27 @@ pub fn spawn(cfg: MonitorConfig, cancel: Cancel, on_sample: impl FnMut(Sample) +
     let mut sampler = Sampler::new(&cfg)?;
     sampler.sample()?;
     let now = Instant::now();
+    // Aligned: tick 0 is the first tick of the grid a quarter interval or more from now.
+    let (base, k) = match cfg.first_tick_unix {
+        Some(first) => {
+            let now_unix = crate::util::time::unix_now();
+            let i = cfg.interval.as_secs_f64();
+            let t = next_tick(first, i, now_unix + i / 4.0);
+            (now + Duration::try_from_secs_f64(t - now_unix).unwrap_or_default(), 0)
+        }
+        None => (now, 1),
+    };
     let inner = Arc::new(Mutex::new(Inner {
         sampler,
         sink: Box::new(on_sample),
-        base: now,
-        k: 1,
+        base,
+        k,
         last: now,
     }));
     let marker = Marker {
         inner: inner.clone(),
         interval: cfg.interval,
+        aligned: cfg.first_tick_unix.is_some(),
     };
     let stop = Cancel::new();
     let stop2 = stop.clone();
@@ -337,5 +386,38 @@ impl Drop for BackgroundSampler {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_stay_on_the_grid_of_the_first_tick() {
+        // Not yet due: the first tick itself, however far.
+        assert_eq!(next_tick(100.0, 0.5, 99.2), 100.0);
+        assert_eq!(next_tick(100.0, 0.5, 10.0), 100.0);
+        assert_eq!(next_tick(100.0, 0.5, 100.0), 100.0);
+        // Passed: the next point of the same grid, never a shifted one.
+        assert_eq!(next_tick(100.0, 0.5, 100.01), 100.5);
+        assert_eq!(next_tick(100.0, 0.5, 103.26), 103.5);
+        assert!((next_tick(10.25, 1.0, 12.0) - 12.25).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_shared_first_tick_is_a_multiple_of_the_interval_a_quarter_interval_away() {
+        let i = Duration::from_millis(500);
+        assert_eq!(grid_tick(1000.0, i), 1000.5);
+        assert_eq!(grid_tick(1000.2, i), 1000.5);
+        // 0.2 s before the next multiple is more than a quarter interval: that one; 0.1 s is not.
+        assert_eq!(grid_tick(1000.3, i), 1000.5);
+        assert_eq!(grid_tick(1000.4, i), 1001.0);
+        assert_eq!(grid_tick(1000.45, i), 1001.0);
+        // Two hosts translated by their offsets tick on the same instants of the controller's clock.
+        let t = grid_tick(1_700_000_000.123, Duration::from_secs(1));
+        assert_eq!(t, 1_700_000_001.0);
+        let offset = 0.0371;
+        assert!((next_tick(t + offset, 1.0, 1_700_000_003.2 + offset) - offset - 1_700_000_004.0).abs() < 1e-6);
     }
 }

@@ -60,6 +60,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
     let _: serde_json::Value = ch.call(
         Request::Sample {
             interval_s: interval.as_secs_f64(),
+            first_tick_unix_s: None,
             targets: vec![],
             pids: a.pid.clone(),
         },

@@ -37,9 +37,12 @@ pub enum Request {
     /// Stop a target: its stop signal, the grace period, then SIGKILL to its group and cgroups.
     Stop { name: String },
     /// Sample the host (and the process trees of the named targets and pids) every `interval_s`,
-    /// on an absolute schedule, until `sample_stop`; each interval comes as a `sample` event.
+    /// on an absolute schedule, until `sample_stop`; each interval comes as a `sample` event. With
+    /// `first_tick_unix_s` (the host's clock), the ticks fall on `first + k · interval_s`.
     Sample {
         interval_s: f64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        first_tick_unix_s: Option<f64>,
         #[serde(default)]
         targets: Vec<String>,
         #[serde(default)]

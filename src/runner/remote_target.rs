@@ -170,6 +170,8 @@ impl RemoteTarget {
         self.ch.call::<serde_json::Value>(
             Request::Sample {
                 interval_s: interval.as_secs_f64().max(0.01),
+                // The trial's shared grid, on the host's clock.
+                first_tick_unix_s: Some(crate::monitor::grid_tick(crate::util::time::unix_now(), interval) + o.offset_s),
                 targets: vec![self.name.clone()],
                 pids: Vec::new(),
             },

@@ -313,6 +313,8 @@ fn start_monitor(
         processes,
         // Without `local` in `[monitor] hosts`, only perflab's own process (and a local target's).
         only: (!spec.monitor.local).then(|| vec![crate::monitor::Group::Proc]),
+        // The remote hosts tick on the same grid (`HostMonitors`, `RemoteTarget::begin_sampling`).
+        first_tick_unix: Some(crate::monitor::grid_tick(crate::util::time::unix_now(), spec.phases.interval)),
         ..MonitorConfig::default()
     };
     let tag = phase.clone();

@@ -104,6 +104,7 @@ fn a_target_is_started_sampled_and_stopped_with_its_whole_group() {
         .call(
             Request::Sample {
                 interval_s: 0.1,
+                first_tick_unix_s: None,
                 targets: vec!["t".into()],
                 pids: vec![],
             },
@@ -128,6 +129,82 @@ fn a_target_is_started_sampled_and_stopped_with_its_whole_group() {
         .unwrap_err();
     assert_eq!(again.to_string(), "host `testhost`: no target named `t` runs on this host");
     ch.close().expect("bye");
+}
+
+/// The first `n` sample times of a channel, on this machine's timeline.
+fn sample_times(ch: &Channel, o: &Offset, n: usize) -> Vec<f64> {
+    (0..n)
+        .map(
+            |_| match ch.events().recv_timeout(Duration::from_secs(10)).expect("a sample event") {
+                perflab::remote::protocol::Event::Sample { unix_s, .. } => unix_s - o.offset_s,
+                ev => panic!("not a sample: {ev:?}"),
+            },
+        )
+        .collect()
+}
+
+#[test]
+fn two_hosts_given_the_same_first_tick_sample_on_the_same_instants() {
+    // Two agents, one with its clock 1.5 s off: the controller sends each the same first tick
+    // (translated by the offset it measured) and the same interval.
+    let interval = Duration::from_millis(200);
+    let mut chans: Vec<(Channel, Offset)> = [None, Some(1500.0)]
+        .into_iter()
+        .map(|skew| {
+            let mut ch = agent(skew);
+            let o = ch.clock(8).expect("clock");
+            (ch, o)
+        })
+        .collect();
+    let first = perflab::monitor::grid_tick(perflab::util::time::unix_now(), interval) + 0.5;
+    for (ch, o) in &mut chans {
+        let _: serde_json::Value = ch
+            .call(
+                Request::Sample {
+                    interval_s: interval.as_secs_f64(),
+                    first_tick_unix_s: Some(first + o.offset_s),
+                    targets: vec![],
+                    pids: vec![],
+                },
+                Duration::from_secs(10),
+            )
+            .expect("sample");
+    }
+    let a = sample_times(&chans[0].0, &chans[0].1, 6);
+    let b = sample_times(&chans[1].0, &chans[1].1, 6);
+    let i = interval.as_secs_f64();
+    // Tick k of either stream is taken at first + k · interval (woken a little late, never early):
+    // matched by their tick, the two streams' times coincide.
+    let tick = |t: f64| ((t - first) / i).round() as i64;
+    let mut diffs = Vec::new();
+    for t in a.iter().chain(&b) {
+        assert!(
+            *t >= first - 0.002 - chans[1].1.uncertainty_s,
+            "a sample before the first tick: {t} < {first}: {a:?} {b:?}"
+        );
+    }
+    for ta in &a {
+        if let Some(tb) = b.iter().find(|tb| tick(**tb) == tick(*ta)) {
+            diffs.push((ta - tb).abs());
+        }
+    }
+    assert!(diffs.len() >= 4, "the two streams share few ticks: {a:?} {b:?}");
+    diffs.sort_by(f64::total_cmp);
+    let median = diffs[diffs.len() / 2];
+    let allowed = 0.005 + chans[0].1.uncertainty_s + chans[1].1.uncertainty_s;
+    assert!(
+        median < allowed,
+        "the ticks differ by {median} s (median), more than {allowed} s: {a:?} {b:?}"
+    );
+    // On the grid: each time is just after its tick's instant.
+    let on_grid: Vec<f64> = a.iter().map(|t| t - (first + tick(*t) as f64 * i)).collect();
+    let mut sorted = on_grid.clone();
+    sorted.sort_by(f64::total_cmp);
+    assert!(sorted[sorted.len() / 2] < allowed, "not on the grid of the first tick: {on_grid:?}");
+    for (mut ch, _) in chans {
+        let _: serde_json::Value = ch.call(Request::SampleStop, Duration::from_secs(10)).expect("sample_stop");
+        ch.close().expect("bye");
+    }
 }
 
 #[test]
