@@ -96,7 +96,7 @@ mod tests {
         assert_eq!(pct_ci(5.349, Some(2.8)), "+5.3");
         assert_eq!(pct_ci(-12.34, Some(30.0)), "-12");
         assert_eq!(pct_ci(0.004, Some(0.5)), "0.00");
-        assert_eq!(pct_ci(3.14159, None), "+3.14");
+        assert_eq!(pct_ci(4.12345, None), "+4.12");
         assert_eq!(pct_ci(0.0, Some(1.0)), "0.0");
     }
 }
