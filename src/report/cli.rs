@@ -8,7 +8,7 @@ pub struct ReportArgs {
     /// Run directories (several runs of one plan are pooled)
     #[arg(required = true)]
     pub runs: Vec<PathBuf>,
-    /// Formats to write, comma-separated: md, html, json, csv
+    /// Formats to write, comma-separated: md, html, json, csv, png (every chart also as `charts/<name>.png`)
     #[arg(long, default_value = "md,html,json,csv")]
     pub format: String,
     /// Output directory (default: the run directory, or the first one)
@@ -22,7 +22,7 @@ pub struct CompareArgs {
     pub run_a: PathBuf,
     /// The run compared against it
     pub run_b: PathBuf,
-    /// Formats to write, comma-separated: md, html, json, csv
+    /// Formats to write, comma-separated: md, html, json, csv, png (every chart also as `charts/<name>.png`)
     #[arg(long, default_value = "md,html,json")]
     pub format: String,
     /// Output directory (default: <RUN_B>/compare)

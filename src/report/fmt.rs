@@ -61,6 +61,21 @@ pub fn num_ci(v: f64, ci: Option<f64>) -> String {
     }
 }
 
+/// A signed percentage (`+5.3`, `-0.42`) rounded to what a CI of half-width `half` supports, as
+/// [`num_ci`]; with no CI, to 2 decimals.
+pub fn pct_ci(v: f64, half: Option<f64>) -> String {
+    let s = match half.filter(|h| h.is_finite() && *h > 0.0) {
+        Some(_) if v.is_finite() => num_ci(v, half),
+        _ if v.is_finite() => format!("{v:.2}"),
+        _ => return num(v),
+    };
+    if s.starts_with('-') || s.trim_start_matches(['0', '.']).is_empty() {
+        s
+    } else {
+        format!("+{s}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -74,5 +89,14 @@ mod tests {
         assert_eq!(num_ci(12.346, Some(3.0)), "12.3");
         assert_eq!(num_ci(12.346, Some(0.001)), "12.35");
         assert_eq!(num_ci(1234.0, Some(12.0)), "1234");
+    }
+
+    #[test]
+    fn a_percentage_is_signed_and_rounded_to_its_ci() {
+        assert_eq!(pct_ci(5.349, Some(2.8)), "+5.3");
+        assert_eq!(pct_ci(-12.34, Some(30.0)), "-12");
+        assert_eq!(pct_ci(0.004, Some(0.5)), "0.00");
+        assert_eq!(pct_ci(4.12345, None), "+4.12");
+        assert_eq!(pct_ci(0.0, Some(1.0)), "0.0");
     }
 }

@@ -34,23 +34,23 @@ pub use loaded::safe;
 pub use model::ReportModel;
 
 use anyhow::Context;
-use export::{csv::Csv, html::Html, json::Json, md::Markdown, Exporter, Input};
+use export::{csv::Csv, html::Html, json::Json, md::Markdown, png::Png, Exporter, Input};
 use std::path::{Path, PathBuf};
 
 /// Every format `perflab report` can write, in the order they are written and listed.
-pub static EXPORTERS: [&dyn Exporter; 4] = [&Markdown, &Html, &Json, &Csv];
+pub static EXPORTERS: [&dyn Exporter; 5] = [&Markdown, &Html, &Json, &Csv, &Png];
 
 /// The output formats chosen: names of [`EXPORTERS`], in that list's order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Formats(Vec<&'static str>);
 
 impl Formats {
-    /// Every format.
+    /// Every format written by default (all but `png`).
     pub fn all() -> Formats {
-        Formats(EXPORTERS.iter().map(|e| e.name()).collect())
+        Formats(EXPORTERS.iter().filter(|e| e.by_default()).map(|e| e.name()).collect())
     }
 
-    /// Parse "md,html,json,csv" (any order, any subset; `markdown` is `md`).
+    /// Parse "md,html,json,csv,png" (any order, any subset; `markdown` is `md`).
     pub fn parse(s: &str) -> anyhow::Result<Formats> {
         let mut chosen = Vec::new();
         for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
@@ -133,8 +133,10 @@ pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> any
     let mut beside: Vec<String> = Vec::new();
     for e in formats.exporters() {
         let mut files = e.files(&input)?.into_iter();
-        if let Some((name, bytes)) = files.next() {
-            paths.files.push((e.name(), put(out, &name, &bytes)?));
+        if e.report_file() {
+            if let Some((name, bytes)) = files.next() {
+                paths.files.push((e.name(), put(out, &name, &bytes)?));
+            }
         }
         for (name, bytes) in files {
             if beside.contains(&name) {

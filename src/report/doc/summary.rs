@@ -2,9 +2,9 @@
 //! (each variant's primary figures against x, with Δ % and the verdict per cell), the optimization
 //! summary and the headline lines (knee, saturated resource, top findings).
 
-use super::table::{num, num_ci, table, Block, Section};
+use super::table::{num_ci, table, Block, Section};
 use crate::report::loaded::safe;
-use crate::report::model::{AnswerCell, ReportModel, Verdict};
+use crate::report::model::{AnswerCell, Overview, ReportModel, Verdict};
 
 /// The longest failure reason shown in the summary (the full one is under Failed trials).
 const REASON_CHARS: usize = 160;
@@ -183,7 +183,18 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
 /// The optimization table's header.
 pub const OPTIMIZATION_HEADER: [&str; 7] = ["metric", "variant", "before", "after", "Δ %", "95 % CI", "verdict"];
 
-/// The optimization table's rows: metric, variant, before, after, Δ %, 95 % CI, verdict.
+/// The baseline's 95 % CI half-width at an optimization cell's point (the answer cell of the
+/// baseline variant with the same metric, other parameters and x).
+fn baseline_ci(o: &Overview, c: &AnswerCell) -> Option<f64> {
+    let base = o.baseline.as_deref()?;
+    o.answer
+        .iter()
+        .find(|b| b.variant == base && b.metric == c.metric && b.at == c.at && b.x == c.x)
+        .and_then(|b| b.ci95)
+}
+
+/// The optimization table's rows: metric, variant, before, after, Δ %, 95 % CI, verdict; the
+/// before and after figures rounded to what their 95 % CIs support.
 pub fn optimization_rows(m: &ReportModel) -> Vec<Vec<String>> {
     let o = &m.overview;
     o.optimization
@@ -203,8 +214,8 @@ pub fn optimization_rows(m: &ReportModel) -> Vec<Vec<String>> {
                     format!("{} ({})", c.metric, safe(&c.unit))
                 },
                 safe(&at.join(" ")),
-                c.before.map_or("–".into(), num),
-                num(c.value),
+                c.before.map_or("–".into(), |b| num_ci(b, baseline_ci(o, c))),
+                num_ci(c.value, c.ci95),
                 c.delta_pct.map_or("–".into(), |d| format!("{d:+.1} %")),
                 c.ci95_pct.map_or("–".into(), |(a, b)| format!("[{a:+.1} %, {b:+.1} %]")),
                 c.verdict.as_ref().map_or("–".into(), verdict_text),

@@ -1,7 +1,7 @@
 //! The document's building blocks (sections of paragraphs, tables and charts) and the number
 //! formatting every renderer shares.
 
-pub use crate::report::fmt::{num, num_ci, param};
+pub use crate::report::fmt::{num, num_ci, param, pct_ci};
 use crate::report::loaded::safe;
 
 /// A figure, or "–" when there is none.

@@ -1,7 +1,7 @@
 //! The sections that judge the matrix: scaling along the swept parameter, the comparison of
 //! variants and the bottleneck findings.
 
-use super::table::{chart_blocks, num, opt, param, table, with_unit, Block, Section};
+use super::table::{chart_blocks, num, num_ci, opt, param, pct_ci, table, with_unit, Block, Section};
 use crate::analysis::bottleneck::CAVEATS;
 use crate::report::loaded::safe;
 use crate::report::model::{Comparison, ReportModel, Scaling};
@@ -126,8 +126,12 @@ pub fn comparison(m: &ReportModel) -> Section {
     Section::new("Comparison of variants", blocks)
 }
 
+/// One row of the comparison table; the means and Δ % rounded to what the CI of Δ supports (its
+/// half-width, in the metric's unit for the means: the CI of b − a).
 fn comparison_row(c: &Comparison) -> Vec<String> {
     let r = &c.result;
+    let pct_half = r.ci95_low_pct.zip(r.ci95_high_pct).map(|(a, b)| (b - a).abs() / 2.0);
+    let diff_ci = pct_half.map(|h| h / 100.0 * r.mean_a.abs());
     let verdict = r.verdict.text();
     vec![
         safe(&format!("{}: {} → {}", c.parameter, c.a, c.b)),
@@ -137,11 +141,11 @@ fn comparison_row(c: &Comparison) -> Vec<String> {
             None => with_unit(&c.metric, &c.unit),
         },
         format!("{} / {}", r.n_a, r.n_b),
-        num(r.mean_a),
-        num(r.mean_b),
-        r.delta_pct.map_or("–".into(), |d| format!("{:+.2} %", d)),
+        num_ci(r.mean_a, diff_ci),
+        num_ci(r.mean_b, diff_ci),
+        r.delta_pct.map_or("–".into(), |d| format!("{} %", pct_ci(d, pct_half))),
         match (r.ci95_low_pct, r.ci95_high_pct) {
-            (Some(a), Some(b)) => format!("[{:+.2} %, {:+.2} %]", a, b),
+            (Some(a), Some(b)) => format!("[{} %, {} %]", pct_ci(a, pct_half), pct_ci(b, pct_half)),
             _ => "–".into(),
         },
         r.test.name().to_string(),

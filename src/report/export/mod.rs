@@ -2,13 +2,14 @@
 //! its document and the charts into files. `report::Formats` picks exporters from one list by the
 //! names `--format` takes; adding a format is a file here and an entry in that list.
 //!
-//! Every exporter implements the trait in its own file (`md`, `html`, `json`, `csv`); this module
+//! Every exporter implements the trait in its own file (`md`, `html`, `json`, `csv`, `png`); this module
 //! only defines the trait and its input, so the formats depend on it and never the other way.
 
 pub mod csv;
 pub mod html;
 pub mod json;
 pub mod md;
+pub mod png;
 
 use crate::report::doc::Section;
 use crate::report::model::ReportModel;
@@ -35,8 +36,21 @@ pub trait Exporter: Sync {
         &[]
     }
 
+    /// Whether the first of [`Exporter::files`] is a report file the command line names (`png`
+    /// only writes files beside the reports).
+    fn report_file(&self) -> bool {
+        true
+    }
+
+    /// Whether the format is written when none is chosen (at the end of `perflab run`); `png`
+    /// is written only when asked for.
+    fn by_default(&self) -> bool {
+        true
+    }
+
     /// The files to write, as (path relative to the output directory, bytes). The first is the
-    /// report file the command line names; the others go beside it (`charts/…`, `csv/…`).
+    /// report file the command line names (if [`Exporter::report_file`]); the others go beside it
+    /// (`charts/…`, `csv/…`).
     fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>>;
 }
 
