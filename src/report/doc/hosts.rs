@@ -2,7 +2,7 @@
 //! host's system table per point with its charts, and, for `perflab compare` of runs made against
 //! different machines, the machines side by side.
 
-use super::table::{num, opt, table, Block, Section};
+use super::table::{num, system_table, table, Block, Section};
 use crate::report::hosts::{HostFacts, HostPoint};
 use crate::report::loaded::safe;
 use crate::report::model::ReportModel;
@@ -70,21 +70,11 @@ pub fn facts(m: &ReportModel) -> Option<Section> {
 }
 
 fn point_table(p: &HostPoint) -> Block {
-    let rows = p
-        .system
-        .iter()
-        .map(|r| {
-            vec![
-                r.metric.clone(),
-                opt(r.baseline),
-                opt(r.under_load),
-                opt(r.peak),
-                opt(r.recovery),
-                r.recovery_s.map_or("–".into(), |s| format!("{} s", num(s))),
-            ]
-        })
-        .collect();
-    table(&["metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"], rows)
+    system_table(
+        p.system
+            .iter()
+            .map(|r| (r.metric.as_str(), [r.baseline, r.under_load, r.peak, r.recovery], r.recovery_s)),
+    )
 }
 
 /// One section per remote host: Baseline / Under load / Peak / Recovery per point, and its charts.

@@ -1,7 +1,7 @@
 //! The sections per matrix point: its metrics across repetitions, its latency percentiles and its
 //! system table.
 
-use super::table::{chart_blocks, num, opt, table, with_unit, Block, Section};
+use super::table::{chart_blocks, num, system_table, table, with_unit, Block, Section};
 use crate::report::loaded::safe;
 use crate::report::model::{MetricRow, PointReport, ReportModel};
 
@@ -157,21 +157,11 @@ fn printed_table(m: &ReportModel) -> Vec<Block> {
 
 /// The Baseline / Under load / Peak / Recovery rows of one point.
 fn phase_table(p: &PointReport) -> Block {
-    let rows = p
-        .system
-        .iter()
-        .map(|r| {
-            vec![
-                r.metric.clone(),
-                opt(r.baseline),
-                opt(r.under_load),
-                opt(r.peak),
-                opt(r.recovery),
-                r.recovery_s.map_or("–".into(), |s| format!("{} s", num(s))),
-            ]
-        })
-        .collect();
-    table(&["metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"], rows)
+    system_table(
+        p.system
+            .iter()
+            .map(|r| (r.metric.as_str(), [r.baseline, r.under_load, r.peak, r.recovery], r.recovery_s)),
+    )
 }
 
 const PHASES_INTRO: &str = "Over all the point's trials: Baseline = mean before load, Under load = mean during load, \

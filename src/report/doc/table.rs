@@ -87,3 +87,21 @@ pub fn chart_blocks(charts: &[(String, String)], prefix: &str) -> Vec<Block> {
         .map(|(name, _)| Block::Chart(name.clone()))
         .collect()
 }
+
+/// The Baseline / Under load / Peak / Recovery table of one point: per metric its four phase
+/// figures and its recovery time (this machine's and every remote host's).
+pub fn system_table<'a>(rows: impl Iterator<Item = (&'a str, [Option<f64>; 4], Option<f64>)>) -> Block {
+    let rows = rows
+        .map(|(metric, [baseline, under_load, peak, recovery], recovery_s)| {
+            vec![
+                metric.to_string(),
+                opt(baseline),
+                opt(under_load),
+                opt(peak),
+                opt(recovery),
+                recovery_s.map_or("–".into(), |s| format!("{} s", num(s))),
+            ]
+        })
+        .collect();
+    table(&["metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"], rows)
+}
