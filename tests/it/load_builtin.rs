@@ -5,6 +5,7 @@
 //! the pointer chase sees memory slower than the L1 cache; the sequential read and write methods count
 //! exactly passes × block bytes.
 
+use crate::common::{one_line_exit_2, stdout_json};
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -17,20 +18,7 @@ fn load(args: &[&str]) -> Output {
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn one_line_exit_2(out: &Output, want: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains(want), "{err}");
+    stdout_json(out)
 }
 
 #[test]

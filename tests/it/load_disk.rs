@@ -5,6 +5,7 @@
 //! room or read-only, a block device not named by `allow_destroy` and bad keys fail with one line
 //! and exit code 2, before anything is written; a plan runs a disk trial with its metrics.
 
+use crate::common::{one_line_exit_2, stdout_json};
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -22,20 +23,7 @@ fn load_disk(args: &[&str]) -> Output {
 
 fn json(out: &Output) -> serde_json::Value {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
-}
-
-fn one_line_exit_2(out: &Output, want: &str) {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert_eq!(err.trim().lines().count(), 1, "{err}");
-    assert!(err.contains(want), "want {want}: {err}");
+    stdout_json(out)
 }
 
 fn io_uring_allowed() -> bool {

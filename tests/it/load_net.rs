@@ -4,6 +4,7 @@
 //! 10 % ± 1 loss; rr and crr time every round trip; a server killed mid-run fails the run (and a
 //! plan's trial) with a classified error; bad input is one line and exit code 2.
 
+use crate::common::stdout_json;
 use perflab::serve::net::{start, NetServeConfig, NetServer};
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Output, Stdio};
@@ -31,13 +32,7 @@ fn load(args: &[&str]) -> Output {
 }
 
 fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-        panic!(
-            "{e}: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        )
-    })
+    stdout_json(out)
 }
 
 fn ok(out: &Output) {
