@@ -173,6 +173,23 @@ fn agent_cgroups() -> Vec<String> {
     out
 }
 
+/// The target's pid on the server once the run has started it (20 s at most; otherwise the run is
+/// stopped and the test fails).
+fn wait_for_target(child: &mut std::process::Child) -> i32 {
+    let end = Instant::now() + Duration::from_secs(20);
+    let mut target = None;
+    while target.is_none() && Instant::now() < end {
+        target = serve_pid();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let Some(target) = target else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("the target never started on the server");
+    };
+    target
+}
+
 /// The ssh client killed during the first trial's load: that trial fails with the reason, the
 /// target's process group is gone on the server, no cgroup is left, and the second trial (a new
 /// channel) completes.
@@ -187,17 +204,7 @@ pub fn channel_lost_mid_trial(srv: &Server, key: &Path) {
         .spawn()
         .expect("perflab run");
     // Wait for the target on the server, then for the load to be under way.
-    let end = Instant::now() + Duration::from_secs(20);
-    let mut target = None;
-    while target.is_none() && Instant::now() < end {
-        target = serve_pid();
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let Some(target) = target else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the target never started on the server");
-    };
+    let target = wait_for_target(&mut child);
     std::thread::sleep(Duration::from_millis(1200));
     let during = agent_cgroups();
     let ssh = children_named(child.id(), "ssh");
@@ -301,17 +308,7 @@ pub fn ctrl_c_leaves_nothing_on_the_server(srv: &Server, key: &Path) {
         .stderr(Stdio::null())
         .spawn()
         .expect("perflab run");
-    let end = Instant::now() + Duration::from_secs(20);
-    let mut target = None;
-    while target.is_none() && Instant::now() < end {
-        target = serve_pid();
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let Some(target) = target else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("the target never started on the server");
-    };
+    let target = wait_for_target(&mut child);
     std::thread::sleep(Duration::from_millis(1000));
     // SAFETY: kill takes two integers; the pid is the perflab run this test started.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
