@@ -5,20 +5,27 @@ use crate::report_common;
 
 use assert_cmd::Command;
 
-#[test]
-fn report_writes_the_chosen_formats_and_prints_a_summary() {
-    let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("run");
+/// `perflab report --format FORMATS` of a synthetic run made under `dir`: the output directory and
+/// what the command printed.
+fn report_of_a_synthetic_run(dir: &std::path::Path, formats: &str) -> (std::path::PathBuf, std::process::Output) {
+    let run = dir.join("run");
     report_common::synthetic_run(&run);
-    let out = tmp.path().join("out");
+    let out = dir.join("out");
     let o = Command::cargo_bin("perflab")
         .unwrap()
         .arg("report")
         .arg(&run)
-        .args(["--format", "md,json", "--out"])
+        .args(["--format", formats, "--out"])
         .arg(&out)
         .output()
         .unwrap();
+    (out, o)
+}
+
+#[test]
+fn report_writes_the_chosen_formats_and_prints_a_summary() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (out, o) = report_of_a_synthetic_run(tmp.path(), "md,json");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("Summary"));
@@ -83,17 +90,7 @@ fn svg_width(svg: &str) -> u32 {
 fn png_writes_every_chart_as_a_png_beside_its_svg() {
     use resvg::tiny_skia::Pixmap;
     let tmp = tempfile::tempdir().unwrap();
-    let run = tmp.path().join("run");
-    report_common::synthetic_run(&run);
-    let out = tmp.path().join("out");
-    let o = Command::cargo_bin("perflab")
-        .unwrap()
-        .arg("report")
-        .arg(&run)
-        .args(["--format", "md,png", "--out"])
-        .arg(&out)
-        .output()
-        .unwrap();
+    let (out, o) = report_of_a_synthetic_run(tmp.path(), "md,png");
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.join("report.md").is_file());
     let charts = out.join("charts");
