@@ -334,6 +334,36 @@ pub struct XValue {
     pub num: Option<f64>,
 }
 
+/// The chart context of a time series: x in seconds since the trial's start over `x`, y from 0 to
+/// `hi` described by `y_desc`, the mesh drawn with plain ticks and the phases shaded as bands.
+pub fn time_chart<'a, 'b>(
+    area: &'a DrawingArea<SVGBackend<'b>, Shift>,
+    margin: u32,
+    x: Range<f64>,
+    hi: f64,
+    y_desc: &str,
+    phases: &[(String, f64, f64)],
+) -> anyhow::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
+    let mut chart = ChartBuilder::on(area)
+        .margin(margin)
+        .x_label_area_size(margin * 2 + 16)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x, 0.0..hi)
+        .map_err(e)?;
+    let tk = |v: &f64| tick(*v);
+    chart
+        .configure_mesh()
+        .max_light_lines(0)
+        .x_label_formatter(&tk)
+        .y_label_formatter(&tk)
+        .x_desc("seconds since trial start")
+        .y_desc(y_desc)
+        .draw()
+        .map_err(e)?;
+    phase_bands(&mut chart, phases, hi)?;
+    Ok(chart)
+}
+
 /// The phases of a time series as bands, each named inside its band only when the name fits there
 /// (so two names never overlap); the legend lists them all. `hi` is the top of the y range.
 pub fn phase_bands(

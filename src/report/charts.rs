@@ -2,7 +2,7 @@
 //! median repetition of each point, one panel per unit, its phases shaded), the sweep charts of
 //! `sweep_charts`, latency spectra and the probes' charts. Every chart carries its caption.
 
-use super::chart_kit::{color, e, phase_bands, phase_legend, range, tick, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH};
+use super::chart_kit::{color, e, phase_legend, range, tick, time_chart, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH};
 use super::loaded::{safe as redact, variant_of};
 use super::model::{ReportModel, TrialSeries};
 use plotters::coord::Shift;
@@ -115,23 +115,7 @@ fn panel(
 ) -> anyhow::Result<()> {
     let (_, hi) = range(series.iter().flat_map(|(_, v)| v.iter().map(|p| p.1)));
     let hi = hi * 1.1;
-    let mut chart = ChartBuilder::on(area)
-        .margin(8)
-        .x_label_area_size(32)
-        .y_label_area_size(60)
-        .build_cartesian_2d(x0..x1, 0.0..hi)
-        .map_err(e)?;
-    let tk = |v: &f64| tick(*v);
-    chart
-        .configure_mesh()
-        .max_light_lines(0)
-        .x_label_formatter(&tk)
-        .y_label_formatter(&tk)
-        .x_desc("seconds since trial start")
-        .y_desc(title)
-        .draw()
-        .map_err(e)?;
-    phase_bands(&mut chart, &t.phases, hi)?;
+    let mut chart = time_chart(area, 8, x0..x1, hi, title, &t.phases)?;
     for (i, pts) in series {
         chart
             .draw_series(LineSeries::new(pts.iter().copied(), color(*i).stroke_width(2)))

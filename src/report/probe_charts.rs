@@ -2,7 +2,7 @@
 //! first trial with the phases shaded (a loss drawn as a red cross at the top), and the CDF of its
 //! round trips per phase on a log time axis.
 
-use super::chart_kit::{e, phase_bands, phase_color, phase_legend, tick, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH};
+use super::chart_kit::{e, phase_color, phase_legend, tick, time_chart, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH};
 use super::loaded::safe;
 use super::probes::ProbeReport;
 use plotters::prelude::*;
@@ -54,23 +54,7 @@ fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
         ];
         entries.extend(phase_legend(&p.timeline_phases));
         let plot = with_legend(&root, None, &entries)?;
-        let mut chart = ChartBuilder::on(&plot)
-            .margin(10)
-            .x_label_area_size(36)
-            .y_label_area_size(60)
-            .build_cartesian_2d(x0..x1, 0.0..hi)
-            .map_err(e)?;
-        let tk = |v: &f64| tick(*v);
-        chart
-            .configure_mesh()
-            .max_light_lines(0)
-            .x_label_formatter(&tk)
-            .y_label_formatter(&tk)
-            .x_desc("seconds since trial start")
-            .y_desc("round trip (ms)")
-            .draw()
-            .map_err(e)?;
-        phase_bands(&mut chart, &p.timeline_phases, hi)?;
+        let mut chart = time_chart(&plot, 10, x0..x1, hi, "round trip (ms)", &p.timeline_phases)?;
         let c = RGBColor(31, 119, 180);
         chart
             .draw_series(
