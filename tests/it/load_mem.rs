@@ -104,7 +104,12 @@ fn enough_memory() -> bool {
 
 fn judge(what: &str, p: &Phases) {
     if let Some(why) = p.too_busy() {
-        eprintln!("SKIPPED ({what}): the machine is too busy to judge the touch by used memory: {why}");
+        let read = if [&p.baseline, &p.held].iter().all(|v| !v.is_empty()) {
+            format!(" (the medians rose by {:.0} MiB, not judged)", p.rise())
+        } else {
+            String::new()
+        };
+        eprintln!("SKIPPED ({what}): the machine is too busy to judge the touch by used memory: {why}{read}");
         return;
     }
     let rise = p.rise();
