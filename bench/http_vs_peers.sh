@@ -9,6 +9,13 @@
 #   options: --max-busy P   before each repetition, wait (at most 3 min) until the machine, with
 #                           nothing of ours running, is less than P % busy over 2 s (default 25)
 #            --port N       nginx port (default: the first free one from 18080)
+#            --no-rss       leave out the RSS of a long run against a short one
+#   PERFLAB_BEFORE=/path/to/perflab bench/http_vs_peers.sh
+#                           also runs that binary (an older build, e.g. of the commit before a change)
+#                           as the client "before", in the same repetitions, taking turns with the
+#                           others, and prints its figures beside this build's ("after") with the
+#                           after/before ratios of req/s and CPU per request; the extra thread-count
+#                           row is then left out to keep the run short
 #
 # nginx (2 workers, access_log off, keepalive_requests 100000000) serves an 800-byte file from a
 # private config in a temp dir; it is stopped on exit. It listens with reuseport, so the kernel spreads
@@ -20,14 +27,15 @@
 # (nginx, wrk, apache2-utils, time) are installed with apt-get -y.
 set -euo pipefail
 
-REPS=3 DUR=5 RSS_SHORT=10 RSS_LONG=60 MAX_BUSY=25 PORT=""
+REPS=3 DUR=5 RSS_SHORT=10 RSS_LONG=60 MAX_BUSY=25 PORT="" RSS=1
 CS=(10 50 100)
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) REPS=1 DUR=2 RSS_SHORT=2 RSS_LONG=6 ;;
         --max-busy) MAX_BUSY="$2"; shift ;;
         --port) PORT="$2"; shift ;;
-        -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+        --no-rss) RSS=0 ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
         *) echo "http_vs_peers.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -35,6 +43,11 @@ done
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PERFLAB="$ROOT/target/release/perflab"
+BEFORE="${PERFLAB_BEFORE:-}"
+if [ -n "$BEFORE" ] && [ ! -x "$BEFORE" ]; then
+    echo "http_vs_peers.sh: PERFLAB_BEFORE=$BEFORE is not an executable file" >&2
+    exit 2
+fi
 
 # --- packages -------------------------------------------------------------------------------
 need=()
@@ -130,6 +143,8 @@ cmd() {
         perflab/close) echo "$PERFLAB http -q --no-keepalive -c $c -d ${d}s $URL" ;;
         perflabN/ka) echo "$PERFLAB http -q -t $(nproc) -c $c -d ${d}s $URL" ;;
         perflabN/close) echo "$PERFLAB http -q -t 1 --no-keepalive -c $c -d ${d}s $URL" ;;
+        before/ka) echo "$BEFORE http -q -c $c -d ${d}s $URL" ;;
+        before/close) echo "$BEFORE http -q --no-keepalive -c $c -d ${d}s $URL" ;;
     esac
 }
 
@@ -148,7 +163,7 @@ run() {
             n=$(awk '/requests in/ { print $1 }' "$out")
             rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
             err=$(awk '/Non-2xx/ { e += $NF } /Socket errors/ { gsub(",", ""); e += $4 + $6 + $8 + $10 } END { print e + 0 }' "$out") ;;
-        ab|perflab|perflabN)
+        ab|perflab|perflabN|before)
             n=$(awk '/^Complete requests:/ { print $3 }' "$out")
             rps=$(awk '/^Requests per second:/ { print $4 }' "$out")
             err=$(awk '/^Failed requests:/ { e += $3 } /^Non-2xx responses:/ { e += $3 } END { print e + 0 }' "$out") ;;
@@ -168,9 +183,11 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 # one worker per CPU instead of half the CPUs; Connection: close: one worker instead of one per CPU),
 # to show why the defaults are what they are when the client shares the cores with the server.
 TOOLS=(wrk ab perflab perflabN)
+[ -n "$BEFORE" ] && TOOLS=(wrk ab perflab before)
 echo "perflab http vs wrk and ab — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"
 echo "target: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (2 workers, reuseport) at $URL (800 B), $REPS x ${DUR}s per cell, medians"
 echo "clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), ab $(ab -V | awk '/Version/ { print $5; exit }'), perflab $($PERFLAB --version | awk '{ print $2 }')"
+[ -n "$BEFORE" ] && echo "before: $BEFORE ($("$BEFORE" --version | awk '{ print $2 }')), after: $PERFLAB"
 BUSY=$(busy)
 echo "at start: $(conditions)"
 echo
@@ -214,6 +231,8 @@ label() {
         perflab/close) echo "perflab http --no-keepalive" ;;
         perflabN/ka) echo "(extra) perflab http -t $(nproc)" ;;
         perflabN/close) echo "(extra) perflab http -t 1 --no-k.." ;;
+        before/ka) echo "perflab http (before)" ;;
+        before/close) echo "perflab http --no-k.. (before)" ;;
     esac
 }
 table() {
@@ -239,20 +258,42 @@ table() {
 table ka "Keep-alive"
 table close "Connection: close"
 
+verdict() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN { ok = (op == ">=") ? (a >= b) : (a <= b); print ok ? "PASS" : "MISS" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# --- before / after ---------------------------------------------------------------------------
+if [ -n "$BEFORE" ]; then
+    echo "Before / after (medians of $REPS x ${DUR}s): after/before ratios; wrk and ab beside them"
+    printf '| %-18s | %-6s | %-10s | %-10s | %-6s | %-10s | %-10s | %-10s | %-10s | %-6s |\n' \
+        mode c "before r/s" "after r/s" ratio "wrk r/s" "ab r/s" "before us" "after us" ratio
+    printf '|%s|\n' "--------------------|--------|------------|------------|--------|------------|------------|------------|------------|--------"
+    for mode in ka close; do
+        for c in "${CS[@]}"; do
+            printf '| %-18s | %-6s | %-10s | %-10s | %-6s | %-10s | %-10s | %-10s | %-10s | %-6s |\n' \
+                "$([ $mode = ka ] && echo keep-alive || echo 'Connection: close')" "$c" \
+                "${MR[$mode,before,$c]}" "${MR[$mode,perflab,$c]}" "$(ratio "${MR[$mode,perflab,$c]}" "${MR[$mode,before,$c]}")" \
+                "${MR[$mode,wrk,$c]}" "${MR[$mode,ab,$c]}" \
+                "${MC[$mode,before,$c]}" "${MC[$mode,perflab,$c]}" "$(ratio "${MC[$mode,perflab,$c]}" "${MC[$mode,before,$c]}")"
+        done
+    done
+    echo "(req/s ratio above 1 and CPU ratio below 1 are the after build doing better)"
+    echo
+fi
+
 # --- RSS: a long run against a short one ------------------------------------------------------
 rss() {
     /usr/bin/time -v -o "$T/rss.txt" "$PERFLAB" http -q -c 50 -d "${1}s" "$URL" >/dev/null 2>&1 || true
     awk -F': ' '/Maximum resident set size/ { print $2 }' "$T/rss.txt"
 }
-wait_quiet
-echo "RSS of perflab http -c 50 ($(conditions))"
-RS=$(rss "$RSS_SHORT")
-RL=$(rss "$RSS_LONG")
-printf '  %3s s run: %6s KiB max RSS\n  %3s s run: %6s KiB max RSS\n\n' "$RSS_SHORT" "$RS" "$RSS_LONG" "$RL"
+if [ "$RSS" = 1 ]; then
+    wait_quiet
+    echo "RSS of perflab http -c 50 ($(conditions))"
+    RS=$(rss "$RSS_SHORT")
+    RL=$(rss "$RSS_LONG")
+    printf '  %3s s run: %6s KiB max RSS\n  %3s s run: %6s KiB max RSS\n\n' "$RSS_SHORT" "$RS" "$RSS_LONG" "$RL"
+fi
 
 # --- goals ----------------------------------------------------------------------------------
-verdict() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN { ok = (op == ">=") ? (a >= b) : (a <= b); print ok ? "PASS" : "MISS" }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
 echo "Goals, medians of $REPS x ${DUR}s"
 printf '| %-46s | %-24s | %-4s |\n' goal measured result
 printf '|%s|%s|%s|\n' "------------------------------------------------" "--------------------------" "------"
@@ -268,7 +309,9 @@ for c in "${CS[@]}"; do
     r=$(ratio "${MR[close,perflab,$c]}" "${MR[close,wrk,$c]}")
     printf '| %-46s | %-24s | %-4s |\n' "Connection: close req/s >= 1.0 x wrk, c=$c" "$r x" "$(verdict "$r" '>=' 1.00)"
 done
-r=$(ratio "$RL" "$RS")
-printf '| %-46s | %-24s | %-4s |\n' "RSS ${RSS_LONG} s run <= 1.1 x RSS ${RSS_SHORT} s run" "$RL / $RS KiB = $r x" "$(verdict "$r" '<=' 1.10)"
+if [ "$RSS" = 1 ]; then
+    r=$(ratio "$RL" "$RS")
+    printf '| %-46s | %-24s | %-4s |\n' "RSS ${RSS_LONG} s run <= 1.1 x RSS ${RSS_SHORT} s run" "$RL / $RS KiB = $r x" "$(verdict "$r" '<=' 1.10)"
+fi
 echo
 echo "at end: load $(cut -d' ' -f1-3 /proc/loadavg)"
