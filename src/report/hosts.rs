@@ -449,7 +449,10 @@ mod tests {
         };
         add_clocks(&mut f, &clocks);
         assert_eq!(f.clock_measurements, 4);
-        assert!((f.offset_min_ms - 10.0).abs() < 1e-9 && (f.offset_max_ms - 20.0).abs() < 1e-9, "{f:?}");
+        assert!(
+            (f.offset_min_ms - 10.0).abs() < 1e-9 && (f.offset_max_ms - 20.0).abs() < 1e-9,
+            "{f:?}"
+        );
         assert!((f.worst_uncertainty_ms - 20.0).abs() < 1e-9);
         assert_eq!(f.uncertain_trials, vec![2, 3]);
         let w = warnings(&Hosts {

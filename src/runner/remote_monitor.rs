@@ -212,7 +212,10 @@ mod tests {
         assert_eq!(placed.len(), 3);
         assert_eq!(placed[0].host, "server");
         assert_eq!(placed[0].clocks.len(), 1);
-        assert_eq!((placed[2].host.as_str(), placed[2].samples.len(), placed[2].clocks.len()), ("idle", 0, 1));
+        assert_eq!(
+            (placed[2].host.as_str(), placed[2].samples.len(), placed[2].clocks.len()),
+            ("idle", 0, 1)
+        );
         let s = &placed[0].samples;
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].phase.as_str(), s[0].t_s), ("baseline", 0.5));

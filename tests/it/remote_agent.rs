@@ -131,8 +131,7 @@ fn a_skew_changed_in_its_file_is_followed_by_the_next_measurement() {
 #[test]
 fn a_held_back_clock_answer_makes_the_offset_uncertain() {
     let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
-    c.args(["agent", "--stdio"])
-        .env(perflab::remote::protocol::CLOCK_DELAY_ENV, "40");
+    c.args(["agent", "--stdio"]).env(perflab::remote::protocol::CLOCK_DELAY_ENV, "40");
     let mut ch = Channel::open("testhost", c).expect("open the agent");
     let o = ch.clock(3).expect("clock");
     assert!(o.uncertainty_s >= 0.020, "40 ms held back: ± 20 ms at least, got {o:?}");

@@ -460,7 +460,12 @@ fn stored_clocks(store: &Store) -> Vec<(usize, String, f64, f64)> {
     all.into_iter()
         .map(|(t, m)| {
             let num = |k: &str| m[k].as_f64().unwrap_or(f64::NAN);
-            (t, m["host"].as_str().unwrap_or_default().to_string(), num("offset_s"), num("uncertainty_s"))
+            (
+                t,
+                m["host"].as_str().unwrap_or_default().to_string(),
+                num("offset_s"),
+                num("uncertainty_s"),
+            )
         })
         .collect()
 }
@@ -521,7 +526,10 @@ interval = "100ms"
         let mine: Vec<_> = clocks.iter().filter(|c| c.0 == t.id && c.1 == "server").collect();
         assert!(mine.len() >= 2, "measured at the trial's start and end: {clocks:?}");
         for (_, _, off, unc) in &mine {
-            assert!((off - want).abs() <= unc + 1e-4, "trial {i}: {off} s ± {unc} s, the skew is {want} s");
+            assert!(
+                (off - want).abs() <= unc + 1e-4,
+                "trial {i}: {off} s ± {unc} s, the skew is {want} s"
+            );
         }
         // On the grid: each sample's distance to the nearest multiple of the interval.
         let samples = store.samples_on(t.id, "server").expect("the server's samples");
@@ -547,7 +555,7 @@ interval = "100ms"
     assert_eq!(server["clock_measurements"].as_u64(), Some(clocks.len() as u64), "{server}");
     let md = std::fs::read_to_string(run.join("report.md")).expect("report.md");
     let row = md.lines().find(|l| l.contains("| server |")).unwrap_or_default();
-    assert!(row.contains("+1250.") && row.contains("to +3750.") && row.contains("at worst"), "{row}");
+    assert!(row.contains(" to +") && row.contains("at worst (6 measurements)"), "{row}");
     eprintln!("clock followed: {row}");
 }
 
@@ -561,7 +569,10 @@ pub fn matrix_of_hosts(srv: &Server, key: &Path) {
     let a = srv.toml_host("a", key, BIN);
     let b = srv
         .toml_host("b", key, &slow)
-        .replace(&format!("ssh = \"root@{}\", port = 2216", srv.addr), &format!("ssh = \"ssh://root@{}:2216\"", srv.addr))
+        .replace(
+            &format!("ssh = \"root@{}\", port = 2216", srv.addr),
+            &format!("ssh = \"ssh://root@{}:2216\"", srv.addr),
+        )
         .replace("\"LogLevel=ERROR\"]", "\"LogLevel=ERROR\", \"ConnectionAttempts=2\"]");
     assert!(b.contains("ssh://") && !b.contains("port ="), "{b}");
     let body = format!(
@@ -654,7 +665,13 @@ interval = "100ms"
         .iter()
         .filter_map(|w| w.as_str().map(String::from))
         .collect();
-    let about = |h: &str| warnings.iter().filter(|w| w.starts_with(&format!("host `{h}`"))).cloned().collect::<Vec<_>>();
+    let about = |h: &str| {
+        warnings
+            .iter()
+            .filter(|w| w.starts_with(&format!("host `{h}`")))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
     assert!(about("a").is_empty(), "{warnings:?}");
     let wb = about("b");
     assert_eq!(wb.len(), 1, "{warnings:?}");
