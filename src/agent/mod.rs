@@ -9,6 +9,7 @@
 //! more and exits.
 
 pub mod cli;
+mod clock;
 mod exec;
 mod facts;
 
@@ -24,6 +25,7 @@ use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use clock::Clock;
 pub use facts::facts;
 
 /// Where replies and events go: one line each, written whole under a lock.
@@ -60,28 +62,6 @@ impl Out {
             },
         };
         self.line(&reply)
-    }
-}
-
-/// The agent's clock: the wall clock, shifted by the testing aid of [`protocol::CLOCK_SKEW_ENV`].
-#[derive(Clone, Copy)]
-pub struct Clock {
-    skew_s: f64,
-}
-
-impl Clock {
-    pub fn from_env() -> Clock {
-        let skew_ms = std::env::var(protocol::CLOCK_SKEW_ENV)
-            .ok()
-            .and_then(|v| v.trim().parse::<f64>().ok())
-            .unwrap_or(0.0);
-        Clock {
-            skew_s: if skew_ms.is_finite() { skew_ms / 1000.0 } else { 0.0 },
-        }
-    }
-
-    pub fn now(&self) -> f64 {
-        crate::util::time::unix_now() + self.skew_s
     }
 }
 
@@ -149,7 +129,11 @@ impl Agent {
                 perflab: env!("CARGO_PKG_VERSION").to_string(),
                 facts: facts(),
             }),
-            Request::Clock => json(ClockReply { t1, t2: self.clock.now() }),
+            Request::Clock => {
+                let r = json(ClockReply { t1, t2: self.clock.now() });
+                self.clock.hold_answer();
+                r
+            }
             Request::Start { name, target } => self.start(&name, &target),
             Request::Ready { name, log, timeout_s } => self.ready(&name, &log, timeout_s),
             Request::Status { name } => match self.targets.get_mut(&name) {
@@ -242,7 +226,7 @@ impl Agent {
         for pid in pids {
             processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
         }
-        let skew = self.clock.skew_s;
+        let clock = self.clock.clone();
         if first_tick.is_some_and(|t| !t.is_finite()) {
             anyhow::bail!("the first tick is not a time");
         }
@@ -250,13 +234,13 @@ impl Agent {
             interval,
             processes,
             // The host's clock as the controller knows it (with the testing skew) back to the real one.
-            first_tick_unix: first_tick.map(|t| t - skew),
+            first_tick_unix: first_tick.map(|t| t - clock.skew()),
             ..MonitorConfig::default()
         };
         let out = self.out.clone();
         let s = crate::monitor::spawn(cfg, Cancel::new(), move |s| {
             out.line(&Event::Sample {
-                unix_s: s.unix_s + skew,
+                unix_s: s.unix_s + clock.skew(),
                 elapsed_s: s.elapsed_s,
                 values: s.values,
             });

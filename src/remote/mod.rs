@@ -11,7 +11,7 @@ pub mod protocol;
 pub mod ssh;
 
 pub use channel::Channel;
-pub use clock::Offset;
+pub use clock::{Measured, Offset};
 pub use install::install;
 pub use monitor::run as monitor;
 

@@ -11,6 +11,15 @@ pub const PROTOCOL: u32 = 1;
 /// checked against a known answer).
 pub const CLOCK_SKEW_ENV: &str = "PERFLAB_AGENT_CLOCK_SKEW_MS";
 
+/// The environment variable naming a file that holds the agent's skew in milliseconds, read again
+/// at every reading of its clock (a testing aid: a test changes the host's clock while the agent
+/// runs; a missing file, or one that is not a number, gives [`CLOCK_SKEW_ENV`]'s skew).
+pub const CLOCK_SKEW_FILE_ENV: &str = "PERFLAB_AGENT_CLOCK_SKEW_FILE";
+
+/// The environment variable that holds every `clock` answer back this many milliseconds after its
+/// `t2` (a testing aid: a slow channel, whose round trip makes the offset uncertain).
+pub const CLOCK_DELAY_ENV: &str = "PERFLAB_AGENT_CLOCK_DELAY_MS";
+
 /// One request line: an id the reply repeats, and the operation.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Envelope {

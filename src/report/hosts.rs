@@ -33,11 +33,47 @@ pub struct HostFacts {
     pub mem_total_mb: f64,
     pub kernel: String,
     pub perflab_version: String,
-    /// Its clock minus this machine's, ms, ± `uncertainty_ms`.
+    /// Its clock minus this machine's, ms, ± `uncertainty_ms`, as measured before the run.
     pub offset_ms: f64,
     pub uncertainty_ms: f64,
     /// The run's sampling interval, ms (0 when unknown).
     pub interval_ms: f64,
+    /// How many times its offset was measured during the run (at the start and the end of each
+    /// trial that talked to it); 0 for `local` and for a run stored before these were kept.
+    pub clock_measurements: usize,
+    /// The smallest and largest offset measured during the run, ms.
+    pub offset_min_ms: f64,
+    pub offset_max_ms: f64,
+    /// The largest uncertainty measured during the run, ms.
+    pub worst_uncertainty_ms: f64,
+    /// The trials in which an uncertainty exceeded a tenth of the sampling interval.
+    pub uncertain_trials: Vec<usize>,
+}
+
+/// One clock measurement as the store keeps it (`Store::clocks`; the runner's `remote::Measured`).
+#[derive(serde::Deserialize)]
+struct StoredClock {
+    host: String,
+    offset_s: f64,
+    uncertainty_s: f64,
+}
+
+/// Fill `h`'s offset range, worst uncertainty and uncertain trials from the run's measurements.
+fn add_clocks(h: &mut HostFacts, clocks: &[(usize, StoredClock)]) {
+    let mine: Vec<&(usize, StoredClock)> = clocks.iter().filter(|(_, c)| c.host == h.name).collect();
+    if mine.is_empty() {
+        return;
+    }
+    let ms = |v: f64| v * 1e3;
+    h.clock_measurements = mine.len();
+    h.offset_min_ms = mine.iter().map(|(_, c)| ms(c.offset_s)).fold(f64::INFINITY, f64::min);
+    h.offset_max_ms = mine.iter().map(|(_, c)| ms(c.offset_s)).fold(f64::NEG_INFINITY, f64::max);
+    h.worst_uncertainty_ms = mine.iter().map(|(_, c)| ms(c.uncertainty_s)).fold(0.0, f64::max);
+    for (trial, c) in mine {
+        if h.interval_ms > 0.0 && ms(c.uncertainty_s) > h.interval_ms / 10.0 && !h.uncertain_trials.contains(trial) {
+            h.uncertain_trials.push(*trial);
+        }
+    }
 }
 
 /// A run's own machine, as its run row gives it (for a run without `meta.hosts`).
@@ -102,9 +138,12 @@ impl Hosts {
     }
 }
 
-/// The hosts stored with one run (`meta.hosts`), or its `local` machine from the run row.
+/// The hosts stored with one run (`meta.hosts`, with the offsets measured during the run), or its
+/// `local` machine from the run row.
 fn run_hosts(dir: &Path, facts: &RunMachine) -> anyhow::Result<Vec<HostFacts>> {
-    let stored = Store::open(dir)?.hosts()?;
+    let store = Store::open(dir)?;
+    let stored = store.hosts()?;
+    let clocks: Vec<(usize, StoredClock)> = store.clocks()?;
     let list = stored.as_ref().and_then(|v| v.as_array()).cloned().unwrap_or_default();
     let text = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or_default().to_string();
     let num = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_f64()).unwrap_or(0.0);
@@ -126,9 +165,13 @@ fn run_hosts(dir: &Path, facts: &RunMachine) -> anyhow::Result<Vec<HostFacts>> {
                 offset_ms: num(h, "offset_s") * 1e3,
                 uncertainty_ms: num(h, "uncertainty_s") * 1e3,
                 interval_ms: num(h, "interval_s") * 1e3,
+                ..HostFacts::default()
             }
         })
         .collect();
+    for h in &mut out {
+        add_clocks(h, &clocks);
+    }
     if !out.iter().any(|h| h.name == LOCAL_HOST) {
         out.insert(
             0,
@@ -326,18 +369,35 @@ fn trial_series(host: &str, l: &Loaded, samples: &[crate::store::TaggedSample]) 
 }
 
 /// The validity warnings of hosts whose clock offset is known to worse than a tenth of the
-/// sampling interval: their samples may fall into the wrong phase near a boundary.
+/// sampling interval: their samples may fall into the wrong phase near a boundary. The offsets
+/// measured during the run decide, naming the trials; a run stored without them is judged by the
+/// offset measured before it.
 pub fn warnings(h: &Hosts) -> Vec<String> {
-    h.facts
-        .iter()
-        .filter(|f| f.interval_ms > 0.0 && f.uncertainty_ms > f.interval_ms / 10.0)
-        .map(|f| {
-            safe(&format!(
-                "host `{}` (run {}): its clock offset is known to ± {:.3} ms only, more than a tenth of the sampling interval ({} ms): its samples may fall into the wrong phase near a boundary",
-                f.name, f.run, f.uncertainty_ms, f.interval_ms
-            ))
-        })
-        .collect()
+    let mut out = Vec::new();
+    for f in h.facts.iter().filter(|f| f.interval_ms > 0.0) {
+        let what = if f.clock_measurements > 0 {
+            if f.uncertain_trials.is_empty() {
+                continue;
+            }
+            let trials: Vec<String> = f.uncertain_trials.iter().map(|t| t.to_string()).collect();
+            format!(
+                "its clock offset was known to ± {:.3} ms only (the worst of {} measurements; in trial{} {})",
+                f.worst_uncertainty_ms,
+                f.clock_measurements,
+                if trials.len() == 1 { "" } else { "s" },
+                trials.join(", ")
+            )
+        } else if f.uncertainty_ms > f.interval_ms / 10.0 {
+            format!("its clock offset is known to ± {:.3} ms only", f.uncertainty_ms)
+        } else {
+            continue;
+        };
+        out.push(safe(&format!(
+            "host `{}` (run {}): {what}, more than a tenth of the sampling interval ({} ms): its samples may fall into the wrong phase near a boundary",
+            f.name, f.run, f.interval_ms
+        )));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -363,5 +423,55 @@ mod tests {
         let w = warnings(&h);
         assert_eq!(w.len(), 1);
         assert!(w[0].contains("`server`") && w[0].contains("12.000 ms"), "{w:?}");
+    }
+
+    #[test]
+    fn the_offsets_measured_in_the_run_decide_and_name_their_trials() {
+        let clock = |host: &str, off: f64, unc: f64| StoredClock {
+            host: host.into(),
+            offset_s: off,
+            uncertainty_s: unc,
+        };
+        let clocks = vec![
+            (0, clock("server", 0.010, 0.0001)),
+            (0, clock("server", 0.012, 0.0001)),
+            (1, clock("other", 9.0, 0.5)),
+            (2, clock("server", 0.020, 0.015)),
+            (3, clock("server", 0.011, 0.020)),
+        ];
+        let mut f = HostFacts {
+            name: "server".into(),
+            run: "r1".into(),
+            // Before the run: uncertain, but the run's own measurements decide.
+            uncertainty_ms: 50.0,
+            interval_ms: 100.0,
+            ..HostFacts::default()
+        };
+        add_clocks(&mut f, &clocks);
+        assert_eq!(f.clock_measurements, 4);
+        assert!(
+            (f.offset_min_ms - 10.0).abs() < 1e-9 && (f.offset_max_ms - 20.0).abs() < 1e-9,
+            "{f:?}"
+        );
+        assert!((f.worst_uncertainty_ms - 20.0).abs() < 1e-9);
+        assert_eq!(f.uncertain_trials, vec![2, 3]);
+        let w = warnings(&Hosts {
+            facts: vec![f.clone()],
+            ..Hosts::default()
+        });
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(w[0].contains("± 20.000 ms") && w[0].contains("in trials 2, 3"), "{w:?}");
+        // Every measurement within a tenth of the interval: no warning, whatever came before.
+        let mut calm = HostFacts {
+            uncertain_trials: Vec::new(),
+            worst_uncertainty_ms: 0.1,
+            ..f
+        };
+        calm.clock_measurements = 2;
+        assert!(warnings(&Hosts {
+            facts: vec![calm],
+            ..Hosts::default()
+        })
+        .is_empty());
     }
 }

@@ -305,6 +305,12 @@ impl Session {
                         .write_host_samples(rec.id, &h.host, &h.samples, &rec.phases)
                         .with_context(|| format!("cannot store trial {}'s samples of host `{}`", t.id, h.host))?;
                 }
+                let clocks: Vec<_> = hosts.iter().flat_map(|h| h.clocks.iter().cloned()).collect();
+                if !clocks.is_empty() {
+                    self.store
+                        .write_clocks(rec.id, &clocks)
+                        .with_context(|| format!("cannot store trial {}'s clock offsets", t.id))?;
+                }
                 self.ran += 1;
                 let total = self.done.len() + self.ran + queue.len();
                 let line = summary_line(self.done.len() + self.ran, total, &label, t.repetition, &rec, &t.workload.primary());

@@ -10,7 +10,7 @@
 use super::remote_target::{clock_warning, RemoteSample};
 use crate::plan::{HostSpec, MonitorHosts};
 use crate::remote::protocol::{Event, Request};
-use crate::remote::{Channel, Offset};
+use crate::remote::{clock, Channel, Measured};
 use crate::store::TaggedSample;
 use std::time::Duration;
 
@@ -23,12 +23,14 @@ pub struct HostSamples {
     /// The plan's name for the host.
     pub host: String,
     pub samples: Vec<TaggedSample>,
+    /// The host's clock offset as measured in the trial (stored with it, `Store::write_clocks`).
+    pub clocks: Vec<Measured>,
 }
 
 /// The channels sampling the monitored hosts other than the target's.
 #[derive(Default)]
 pub struct HostMonitors {
-    chans: Vec<(Channel, Offset)>,
+    chans: Vec<(Channel, Vec<Measured>)>,
 }
 
 /// The hosts to sample besides the target's: those of `[monitor] hosts` (all of `[hosts]` by
@@ -62,25 +64,31 @@ impl HostMonitors {
             )
             .map_err(|e| anyhow::anyhow!("host `{}`: cannot start sampling: {}", h.name, crate::error::one_line(&e)))?;
             warnings.extend(clock_warning(&h.name, &o, interval));
-            out.chans.push((ch, o));
+            out.chans.push((ch, vec![Measured::now(&h.name, &o)]));
         }
         Ok((out, warnings))
     }
 
-    /// Stop sampling, close the channels and return every host's samples (this machine's time).
-    /// A channel lost during the trial gives the samples it received before.
-    pub fn stop(self) -> Vec<RemoteSample> {
+    /// Measure each host's clock offset once more, stop sampling, close the channels and return
+    /// every host's samples (this machine's time: each placed with the offset of its time between
+    /// the trial's measurements) and the measurements. A channel lost during the trial gives the
+    /// samples it received before.
+    pub fn stop(self) -> (Vec<RemoteSample>, Vec<Measured>) {
         let mut out = Vec::new();
-        for (mut ch, o) in self.chans {
+        let mut clocks = Vec::new();
+        for (mut ch, mut measured) in self.chans {
             let alive = ch.lost().is_none();
             if alive {
+                if let Ok(o) = ch.clock(crate::remote::CLOCK_EXCHANGES) {
+                    measured.push(Measured::now(&ch.host, &o));
+                }
                 let _ = ch.call::<serde_json::Value>(Request::SampleStop, CALL);
             }
             while let Ok(e) = ch.events().try_recv() {
                 if let Event::Sample { unix_s, values, .. } = e {
                     out.push(RemoteSample {
                         host: ch.host.clone(),
-                        unix_s: unix_s - o.offset_s,
+                        unix_s: unix_s - clock::offset_at(&measured, unix_s),
                         values,
                     });
                 }
@@ -88,16 +96,38 @@ impl HostMonitors {
             if alive {
                 let _ = ch.close();
             }
+            clocks.extend(measured);
         }
-        out
+        (out, clocks)
     }
 }
 
 /// Place remote samples on a trial's timeline (`started_unix`, `phases`): each gets the phase its
 /// time falls in (a sample outside every phase is dropped), grouped per host in the order the hosts
-/// first appear. A host not in `monitored` keeps only the target's process tree (`proc_target_*`).
-pub fn place(started_unix: f64, phases: &[(String, f64, f64)], remote: Vec<RemoteSample>, monitored: &MonitorHosts) -> Vec<HostSamples> {
+/// first appear, each with its clock measurements `clocks` (a host measured but without samples
+/// still gets its entry). A host not in `monitored` keeps only the target's process tree
+/// (`proc_target_*`).
+pub fn place(
+    started_unix: f64,
+    phases: &[(String, f64, f64)],
+    remote: Vec<RemoteSample>,
+    clocks: Vec<Measured>,
+    monitored: &MonitorHosts,
+) -> Vec<HostSamples> {
     let mut out: Vec<HostSamples> = Vec::new();
+    fn entry(out: &mut Vec<HostSamples>, host: &str) -> usize {
+        match out.iter().position(|h| h.host == host) {
+            Some(i) => i,
+            None => {
+                out.push(HostSamples {
+                    host: host.to_string(),
+                    samples: Vec::new(),
+                    clocks: Vec::new(),
+                });
+                out.len() - 1
+            }
+        }
+    }
     for s in remote {
         let t_s = s.unix_s - started_unix;
         let Some((phase, _, _)) = phases.iter().find(|(_, a, b)| *a <= t_s && t_s < *b) else {
@@ -111,22 +141,17 @@ pub fn place(started_unix: f64, phases: &[(String, f64, f64)], remote: Vec<Remot
         if values.is_empty() {
             continue;
         }
-        let i = match out.iter().position(|h| h.host == s.host) {
-            Some(i) => i,
-            None => {
-                out.push(HostSamples {
-                    host: s.host.clone(),
-                    samples: Vec::new(),
-                });
-                out.len() - 1
-            }
-        };
+        let i = entry(&mut out, &s.host);
         out[i].samples.push(TaggedSample {
             phase: phase.clone(),
             t_s,
             unix_s: s.unix_s,
             values,
         });
+    }
+    for m in clocks {
+        let i = entry(&mut out, &m.host);
+        out[i].clocks.push(m);
     }
     for h in &mut out {
         h.samples.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
@@ -165,10 +190,32 @@ mod tests {
                 sample("db", 101.5, &[("cpu_busy_pct", 50.0), ("proc_target_cpu_pct", 40.0)]),
                 sample("db", 101.6, &[("cpu_busy_pct", 50.0)]),
             ],
+            vec![
+                Measured {
+                    host: "server".into(),
+                    at_unix_s: 100.0,
+                    offset_s: 0.25,
+                    uncertainty_s: 0.001,
+                    rtt_s: 0.002,
+                },
+                // Measured, never sampled: still its own entry, for the store.
+                Measured {
+                    host: "idle".into(),
+                    at_unix_s: 100.0,
+                    offset_s: -1.0,
+                    uncertainty_s: 0.001,
+                    rtt_s: 0.002,
+                },
+            ],
             &monitored,
         );
-        assert_eq!(placed.len(), 2);
+        assert_eq!(placed.len(), 3);
         assert_eq!(placed[0].host, "server");
+        assert_eq!(placed[0].clocks.len(), 1);
+        assert_eq!(
+            (placed[2].host.as_str(), placed[2].samples.len(), placed[2].clocks.len()),
+            ("idle", 0, 1)
+        );
         let s = &placed[0].samples;
         assert_eq!(s.len(), 2);
         assert_eq!((s[0].phase.as_str(), s[0].t_s), ("baseline", 0.5));

@@ -7,7 +7,7 @@
 use super::target::{http_ok, tcp_accepts, Stopped};
 use crate::plan::{HostSpec, Ready, ResolvedTarget};
 use crate::remote::protocol::{self, CommandSpec, Event, Request, Started, TargetSpec, TargetStatus};
-use crate::remote::{Channel, Offset};
+use crate::remote::{clock, Channel, Measured, Offset};
 use crate::util::command::CommandLine;
 use crate::util::Cancel;
 use std::time::{Duration, Instant};
@@ -25,7 +25,8 @@ pub struct RemoteTarget {
     pub mechanism: String,
     pub proof: String,
     grace: Duration,
-    offset: Option<Offset>,
+    /// The host's clock offset as measured in this trial (at its start, then at its end).
+    clocks: Vec<Measured>,
     exited: Option<String>,
 }
 
@@ -78,7 +79,7 @@ impl RemoteTarget {
             mechanism: st.mechanism,
             proof: st.proof,
             grace: cfg.grace,
-            offset: None,
+            clocks: Vec::new(),
             exited: None,
         })
     }
@@ -95,7 +96,11 @@ impl RemoteTarget {
 
     /// The host's clock offset, as last measured.
     pub fn offset(&self) -> Option<Offset> {
-        self.offset
+        self.clocks.last().map(|m| Offset {
+            offset_s: m.offset_s,
+            uncertainty_s: m.uncertainty_s,
+            rtt_s: m.rtt_s,
+        })
     }
 
     /// Wait until the target is ready: a log line is waited for on the host, the other checks are
@@ -166,7 +171,7 @@ impl RemoteTarget {
     /// offset's uncertainty exceeds a tenth of the interval.
     pub fn begin_sampling(&mut self, interval: Duration) -> anyhow::Result<Option<String>> {
         let o = self.ch.clock(crate::remote::CLOCK_EXCHANGES)?;
-        self.offset = Some(o);
+        self.clocks = vec![Measured::now(&self.ch.host, &o)];
         self.ch.call::<serde_json::Value>(
             Request::Sample {
                 interval_s: interval.as_secs_f64().max(0.01),
@@ -180,9 +185,15 @@ impl RemoteTarget {
         Ok(clock_warning(&self.ch.host, &o, interval))
     }
 
-    /// The samples received so far, on this machine's timeline.
-    pub fn take_samples(&mut self) -> Vec<RemoteSample> {
-        let offset = self.offset.map_or(0.0, |o| o.offset_s);
+    /// The samples received so far, on this machine's timeline, and the trial's clock measurements:
+    /// the offset is measured once more (when the channel still stands) and each sample is placed
+    /// with the offset of its time, between the measurements (`clock::offset_at`).
+    pub fn take_samples(&mut self) -> (Vec<RemoteSample>, Vec<Measured>) {
+        if !self.clocks.is_empty() && self.ch.lost().is_none() {
+            if let Ok(o) = self.ch.clock(crate::remote::CLOCK_EXCHANGES) {
+                self.clocks.push(Measured::now(&self.ch.host, &o));
+            }
+        }
         let prefix = format!("proc_{}_", self.name);
         let mut out = Vec::new();
         while let Ok(e) = self.ch.events().try_recv() {
@@ -196,12 +207,12 @@ impl RemoteTarget {
                     .collect();
                 out.push(RemoteSample {
                     host: self.ch.host.clone(),
-                    unix_s: unix_s - offset,
+                    unix_s: unix_s - clock::offset_at(&self.clocks, unix_s),
                     values,
                 });
             }
         }
-        out
+        (out, std::mem::take(&mut self.clocks))
     }
 
     /// Stop the target on the host (its stop signal, grace, SIGKILL; cgroups removed) and close

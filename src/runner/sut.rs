@@ -77,10 +77,11 @@ impl Sut {
         }
     }
 
-    /// A remote target's samples received so far (none for a local one).
-    pub fn take_samples(&mut self) -> Vec<RemoteSample> {
+    /// A remote target's samples received so far and its host's clock measurements of the trial
+    /// (none for a local one).
+    pub fn take_samples(&mut self) -> (Vec<RemoteSample>, Vec<crate::remote::Measured>) {
         match self {
-            Sut::Local(_) => Vec::new(),
+            Sut::Local(_) => Default::default(),
             Sut::Remote(t) => t.take_samples(),
         }
     }

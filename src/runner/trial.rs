@@ -205,17 +205,19 @@ pub fn run_trial(
             rec.failure.get_or_insert(TrialFailure::Monitor(format!("{e:#}")));
         }
     }
-    let mut remote = hosts.stop();
+    let (mut remote, mut clocks) = hosts.stop();
     if let Some(t) = target.as_mut() {
         if rec.stderr_tail.is_none() {
             rec.stderr_tail = Some(t.stderr_tail());
         }
-        remote.extend(t.take_samples());
+        let (samples, measured) = t.take_samples();
+        remote.extend(samples);
+        clocks.extend(measured);
     }
     finish_target(&mut rec, own);
     rec.samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|p| p.into_inner()));
     let rec = finish(rec, clock);
-    let placed = remote_monitor::place(rec.started_unix, &rec.phases, remote, spec.monitor);
+    let placed = remote_monitor::place(rec.started_unix, &rec.phases, remote, clocks, spec.monitor);
     (rec, placed)
 }
 

@@ -1,6 +1,7 @@
 //! The remote hosts of a run, kept in `meta` as JSON (`hosts`): each host's name, destination,
-//! perflab version, facts and clock offset ± uncertainty (docs/agent.md). A run without remote
-//! hosts has no such key.
+//! perflab version, facts and clock offset ± uncertainty as found before the run (docs/agent.md);
+//! and every clock offset measured during the run, one `meta` key per trial (`clock:<trial id>`, a
+//! JSON list of the runner's measurements, `remote::Measured`). A run without remote hosts has no such keys.
 
 use super::Store;
 use rusqlite::OptionalExtension;
@@ -25,5 +26,32 @@ impl Store {
             Some(j) => Some(serde_json::from_str(&j)?),
             None => None,
         })
+    }
+
+    /// Keep a trial's clock measurements (replacing those of an earlier attempt at the same trial).
+    pub fn write_clocks<T: serde::Serialize>(&mut self, trial: usize, clocks: &[T]) -> anyhow::Result<()> {
+        self.conn().execute(
+            "INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)",
+            [format!("clock:{trial}"), serde_json::to_string(clocks)?],
+        )?;
+        Ok(())
+    }
+
+    /// Every clock measurement of the run with its trial id, in trial order (none for a run without
+    /// remote hosts, or one stored by a perflab that kept only the offset found before the run).
+    pub fn clocks<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<Vec<(usize, T)>> {
+        let mut st = self.conn().prepare("SELECT key, value FROM meta WHERE key LIKE 'clock:%'")?;
+        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (key, value) = row?;
+            let Some(trial) = key.strip_prefix("clock:").and_then(|t| t.parse::<usize>().ok()) else {
+                continue;
+            };
+            let list: Vec<T> = serde_json::from_str(&value)?;
+            out.extend(list.into_iter().map(|m| (trial, m)));
+        }
+        out.sort_by_key(|(t, _)| *t);
+        Ok(out)
     }
 }

@@ -86,6 +86,59 @@ fn an_injected_clock_skew_is_measured_within_its_uncertainty() {
     }
 }
 
+/// The skew file is read again at every reading: a skew changed while the agent runs is what the
+/// next measurement finds, and the samples taken after it carry it.
+#[test]
+fn a_skew_changed_in_its_file_is_followed_by_the_next_measurement() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("skew_ms");
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
+    c.args(["agent", "--stdio"])
+        .env(perflab::remote::protocol::CLOCK_SKEW_FILE_ENV, &file);
+    let mut ch = Channel::open("testhost", c).expect("open the agent");
+    for skew_ms in [0.0, 1250.0, -430.0] {
+        std::fs::write(&file, format!("{skew_ms}\n")).expect("write the skew");
+        let o = ch.clock(8).expect("clock");
+        assert!(
+            (o.offset_s - skew_ms / 1000.0).abs() <= o.uncertainty_s + 1e-4,
+            "skew {skew_ms} ms measured as {o:?}"
+        );
+    }
+    // The samples carry the skew of the file when they were taken (-430 ms now).
+    ch.call::<serde_json::Value>(
+        Request::Sample {
+            interval_s: 0.05,
+            first_tick_unix_s: None,
+            targets: vec![],
+            pids: vec![],
+        },
+        Duration::from_secs(10),
+    )
+    .expect("sample");
+    let e = ch.events().recv_timeout(Duration::from_secs(10)).expect("a sample");
+    let here = perflab::util::time::unix_now();
+    let perflab::remote::protocol::Event::Sample { unix_s, .. } = e else {
+        panic!("not a sample: {e:?}")
+    };
+    assert!(
+        (here - 0.43 - unix_s).abs() < 1.0 && unix_s < here - 0.2,
+        "a sample at {unix_s} on a host 430 ms behind, read at {here}"
+    );
+    ch.close().expect("bye");
+}
+
+/// The answer delay: the round trip, and so the uncertainty, grows by it; the offset stays within.
+#[test]
+fn a_held_back_clock_answer_makes_the_offset_uncertain() {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_perflab"));
+    c.args(["agent", "--stdio"]).env(perflab::remote::protocol::CLOCK_DELAY_ENV, "40");
+    let mut ch = Channel::open("testhost", c).expect("open the agent");
+    let o = ch.clock(3).expect("clock");
+    assert!(o.uncertainty_s >= 0.020, "40 ms held back: ± 20 ms at least, got {o:?}");
+    assert!(o.offset_s.abs() <= o.uncertainty_s + 1e-4, "{o:?}");
+    ch.close().expect("bye");
+}
+
 #[test]
 fn a_target_is_started_sampled_and_stopped_with_its_whole_group() {
     let mut ch = agent(None);

@@ -7,10 +7,23 @@ use crate::report::hosts::{HostFacts, HostPoint};
 use crate::report::loaded::safe;
 use crate::report::model::ReportModel;
 
-/// "+0.003 ms ± 0.035 ms", or "–" for this machine.
+/// "+0.003 ms ± 0.035 ms" (before the run), or the range measured during the run with its worst
+/// uncertainty ("+0.001 to +0.004 ms, ± 0.052 ms at worst (6 measurements)"), or "–" for this
+/// machine.
 fn offset(h: &HostFacts) -> String {
     if h.ssh.is_empty() && h.name == "local" {
         return "–".into();
+    }
+    if h.clock_measurements > 0 {
+        let range = if (h.offset_max_ms - h.offset_min_ms).abs() < 5e-4 {
+            format!("{:+.3} ms", h.offset_min_ms)
+        } else {
+            format!("{:+.3} to {:+.3} ms", h.offset_min_ms, h.offset_max_ms)
+        };
+        return format!(
+            "{range}, ± {:.3} ms at worst ({} measurements)",
+            h.worst_uncertainty_ms, h.clock_measurements
+        );
     }
     format!("{:+.3} ms ± {:.3} ms", h.offset_ms, h.uncertainty_ms)
 }
@@ -61,7 +74,9 @@ pub fn facts(m: &ReportModel) -> Option<Section> {
         vec![
             Block::Para(
                 "The machines of the run, as each was found before the run started. A remote host's samples are placed \
-                 on this machine's timeline by its clock offset (host minus local; ± half the best round trip)."
+                 on this machine's timeline by its clock offset (host minus local; ± half the best round trip), \
+                 measured again at the start and the end of every trial: the column gives the range of those \
+                 measurements and their worst uncertainty."
                     .into(),
             ),
             table(&header, rows),
