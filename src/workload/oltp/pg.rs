@@ -2,7 +2,7 @@
 //!
 //! Each [`Conn`] speaks PostgreSQL's wire protocol itself over a blocking socket on the worker's
 //! own thread (messages encoded and decoded by `postgres-protocol`, the URL parsed by
-//! tokio-postgres' `Config`): a statement is one write and one read, with no event loop and no
+//! `db_url.rs`): a statement is one write and one read, with no event loop and no
 //! thread hand-off, which is what keeps the client's CPU per transaction low. Statements are
 //! prepared once per connection (the Parse travels in the same write as their first execution);
 //! parameters and results are in text format, as libpq sends them; a SELECT's row count comes from
@@ -21,10 +21,8 @@ use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
 use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
-use tokio_postgres::config::Host;
-use tokio_postgres::Config;
-
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
+use super::db_url;
 use crate::util::redact::redact_url;
 
 /// How long a connection attempt may take.
@@ -35,28 +33,38 @@ const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 /// Open `postgres://user:password@host:port/dbname` (or `postgresql://`, or a key=value string).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let shown = redact_url(url);
-    let config: Config = url
-        .parse()
-        .map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a PostgreSQL URL ({e})")))?;
-    let Some(user) = config.get_user().map(str::to_string) else {
+    let bad = |e: String| DbError::new(ErrorClass::Other, format!("{shown}: not a PostgreSQL URL ({e})"));
+    let u = db_url::parse(url).map_err(bad)?;
+    u.only_params(&["connect_timeout", "application_name", "sslmode"]).map_err(bad)?;
+    if let Some(mode) = u.param("sslmode").filter(|m| !matches!(*m, "disable" | "allow" | "prefer")) {
+        return Err(bad(format!("sslmode={mode}: perflab's client has no TLS; use sslmode=disable")));
+    }
+    let connect_timeout = match u.param("connect_timeout") {
+        None => CONNECT_TIMEOUT,
+        Some(t) => match t.parse::<u64>() {
+            Ok(0) => CONNECT_TIMEOUT,
+            Ok(secs) => Duration::from_secs(secs),
+            Err(_) => return Err(bad(format!("connect_timeout={t}: not a number of seconds"))),
+        },
+    };
+    let Some(user) = u.user else {
         return Err(DbError::new(ErrorClass::Other, format!("{shown}: the URL names no user")));
     };
-    let host = match config.get_hosts().first() {
-        None => "localhost".to_string(),
-        Some(Host::Tcp(h)) => h.clone(),
-        #[allow(unreachable_patterns)]
-        Some(_) => {
+    let host = match u.host.as_str() {
+        "" => "localhost".to_string(),
+        h if h.starts_with('/') => {
             return Err(DbError::new(
                 ErrorClass::Other,
                 format!("{shown}: a Unix-socket host is not supported; give a TCP host such as 127.0.0.1"),
             ))
         }
+        h => h.to_string(),
     };
     Ok(Box::new(Postgres {
-        database: config.get_dbname().map_or_else(|| user.clone(), str::to_string),
-        password: config.get_password().map(<[u8]>::to_vec),
-        port: config.get_ports().first().copied().unwrap_or(5432),
-        connect_timeout: config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT),
+        database: u.database.unwrap_or_else(|| user.clone()),
+        password: u.password,
+        port: u.port.unwrap_or(5432),
+        connect_timeout,
         host,
         user,
         shown,
