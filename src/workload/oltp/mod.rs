@@ -20,6 +20,7 @@ mod mysql_io;
 pub mod mysql_wire;
 pub mod op;
 pub mod pg;
+mod pg_wire;
 pub mod prepare;
 pub mod report;
 pub mod scenario;
