@@ -177,7 +177,10 @@ mod tests {
         let u = parse("postgres://bob:s3cr%40t@127.0.0.1:5433/sb?connect_timeout=5").expect("parses");
         assert_eq!(u.user.as_deref(), Some("bob"));
         assert_eq!(u.password.as_deref(), Some(&b"s3cr@t"[..]));
-        assert_eq!((u.host.as_str(), u.port, u.database.as_deref()), ("127.0.0.1", Some(5433), Some("sb")));
+        assert_eq!(
+            (u.host.as_str(), u.port, u.database.as_deref()),
+            ("127.0.0.1", Some(5433), Some("sb"))
+        );
         assert_eq!(u.param("connect_timeout"), Some("5"));
         let u = parse("mysql://root:p@ss/w@[::1]/db").expect("parses");
         assert_eq!(u.password.as_deref(), Some(&b"p@ss/w"[..]));

@@ -97,10 +97,9 @@ impl Wire {
                 sock.set_nodelay(true).map_err(lost)?;
                 Stream::Tcp(sock)
             }
-            Endpoint::Unix(path) => Stream::Unix(
-                UnixStream::connect(path)
-                    .map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("{path}: {e}")))?,
-            ),
+            Endpoint::Unix(path) => {
+                Stream::Unix(UnixStream::connect(path).map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("{path}: {e}")))?)
+            }
         };
         sock.set_read_timeout(timeout).map_err(lost)?;
         sock.set_write_timeout(STATEMENT_TIMEOUT).map_err(lost)?;
@@ -234,7 +233,10 @@ impl Wire {
         let len = u32::from_le_bytes([h[0], h[1], h[2], 0]) as usize;
         self.seq = h[3];
         if len == MAX_PAYLOAD {
-            return Err(DbError::new(ErrorClass::Other, "a reply over 16 MB, more than the OLTP tables hold"));
+            return Err(DbError::new(
+                ErrorClass::Other,
+                "a reply over 16 MB, more than the OLTP tables hold",
+            ));
         }
         self.fill(4 + len)?;
         let start = self.rpos + 4;

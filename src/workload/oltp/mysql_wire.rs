@@ -181,7 +181,9 @@ pub fn parse_handshake(p: &[u8]) -> Result<Handshake, DbError> {
         pos += n;
     }
     let plugin = if capabilities & cap::PLUGIN_AUTH != 0 {
-        nul_terminated(p, &mut pos).or_else(|| p.get(pos..).map(<[u8]>::to_vec)).unwrap_or_default()
+        nul_terminated(p, &mut pos)
+            .or_else(|| p.get(pos..).map(<[u8]>::to_vec))
+            .unwrap_or_default()
     } else {
         Vec::new()
     };
@@ -379,9 +381,7 @@ mod tests {
         );
         // The vector of go-sql-driver/mysql's tests (what its client sends, and MySQL accepts):
         // password "secret" against this 20-byte nonce.
-        let nonce = [
-            70, 114, 92, 94, 1, 38, 11, 116, 63, 114, 23, 101, 126, 103, 26, 95, 81, 17, 24, 21,
-        ];
+        let nonce = [70, 114, 92, 94, 1, 38, 11, 116, 63, 114, 23, 101, 126, 103, 26, 95, 81, 17, 24, 21];
         let want = [
             53, 177, 140, 159, 251, 189, 127, 53, 109, 252, 172, 50, 211, 192, 240, 164, 26, 48, 207, 45,
         ];
@@ -401,7 +401,10 @@ mod tests {
         let nonce = [10, 47, 74, 111, 75, 73, 34, 48, 88, 76, 114, 74, 37, 13, 3, 80, 82, 2, 23, 21];
         let response = scramble_sha2(b"secret", &nonce);
         assert_eq!(hex(&response), "f490e76f66d9d86665ce54d98c78d0acfe2fb0b08b423da807144873d30b312c");
-        assert_eq!(hex(&scramble_sha2(b"secret2", &nonce)), "abc3934a012cf342e876071c8ee202de51785b430258a7a0138bc79c4d800bc6");
+        assert_eq!(
+            hex(&scramble_sha2(b"secret2", &nonce)),
+            "abc3934a012cf342e876071c8ee202de51785b430258a7a0138bc79c4d800bc6"
+        );
         // The server keeps SHA256(SHA256(password)) in its cache and recovers SHA256(password).
         let cached = sha256(&[&sha256(&[b"secret"])]);
         let mask = sha256(&[&cached, &nonce]);
@@ -453,7 +456,10 @@ mod tests {
         }
         assert_eq!(ok_affected_rows(&[0, 0xFC, 0x2C, 0x01, 0, 2, 0, 0, 0]), 300);
         assert!(is_eof(&[0xFE, 0, 0, 2, 0]));
-        assert_eq!(parse_auth_switch(b"\xFEcaching_sha2_password\0nonce\0").expect("parses").1, b"nonce");
+        assert_eq!(
+            parse_auth_switch(b"\xFEcaching_sha2_password\0nonce\0").expect("parses").1,
+            b"nonce"
+        );
     }
 
     #[test]
