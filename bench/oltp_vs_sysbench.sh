@@ -25,7 +25,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROUNDS=1 DUR=3 THREADS=(1 4) ;;
         --db) case "$2" in pg) DBS=pg ;; mariadb) DBS=mariadb ;; both) ;; *) echo "--db pg|mariadb|both" >&2; exit 2 ;; esac; shift ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "oltp_vs_sysbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
