@@ -10,12 +10,14 @@
 #
 # The servers (PostgreSQL 127.0.0.1, MariaDB 127.0.0.1, each on a scratch data directory and a free
 # port, fsync off / flush at commit 2 so the disk of this VM is not what is measured) are started by
-# this script and stopped on exit. The perflab side is the client the integration test binary
-# carries (`oltp_servers::bench_client`, an ignored test): the backends' `Conn` driven with
-# sysbench's transactions (BEGIN, 10 point selects, 4 range selects, [index update, non-index
-# update, delete, insert], COMMIT), one thread and one connection per client thread, closed loop.
-# Both clients draw ids uniformly (`--rand-type=uniform`). Client CPU is user + sys of the client
-# process from /usr/bin/time, divided by its committed transactions.
+# this script and stopped on exit (EXIT, INT, TERM). The perflab side is what users run:
+# `perflab load oltp --db URL -s SCENARIO --tables 4 --table-size 10000 -t N -d 10s --warmup 0s
+# --prepare never --json` (its own prepare loads the tables once per server, not measured), one
+# thread and one connection per client thread, closed loop; sysbench runs `oltp_read_only` /
+# `oltp_read_write` with the same tables and threads. Both draw ids uniformly
+# (`--rand-type=uniform`). TPS is each tool's own committed transactions over its own measured
+# seconds; client CPU is user + sys of the client process from /usr/bin/time (start-up included
+# for both), divided by those transactions.
 set -euo pipefail
 
 ROUNDS=3 DUR=10 THREADS=(1 2 4 8) DBS="pg mariadb"
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROUNDS=1 DUR=3 THREADS=(1 4) ;;
         --db) case "$2" in pg) DBS=pg ;; mariadb) DBS=mariadb ;; both) ;; *) echo "--db pg|mariadb|both" >&2; exit 2 ;; esac; shift ;;
-        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "oltp_vs_sysbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -35,10 +37,10 @@ command -v sysbench >/dev/null || { echo "sysbench is not installed (apt-get ins
 PGBIN="$(dirname "$(readlink -f "$(command -v initdb || echo /usr/local/bin/initdb)")")"
 [ -x "$PGBIN/postgres" ] || PGBIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 
-echo "building the test binary that carries the perflab client"
-CLIENT="$(cd "$ROOT" && cargo test --release --test it --no-run --message-format=json 2>/dev/null |
-    grep '"name":"it"' | grep -o '"executable":"[^"]*"' | tail -1 | cut -d'"' -f4)"
-[ -x "$CLIENT" ] || { echo "could not build the test binary" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "python3 is needed to read perflab's JSON" >&2; exit 2; }
+echo "building perflab (release)"
+(cd "$ROOT" && nice -n 10 cargo build --release --bin perflab --quiet) || { echo "could not build perflab" >&2; exit 1; }
+PERFLAB="$ROOT/target/release/perflab"
 
 T="$(mktemp -d /tmp/perflab-oltp-bench.XXXXXX)"
 chmod 755 "$T"
@@ -94,13 +96,10 @@ start_mariadb() {
         -e "CREATE DATABASE sbtest; CREATE USER sb@'%'; GRANT ALL ON sbtest.* TO sb@'%'"
 }
 
-perflab_client() { # [time...] url mode scenario threads -> "transactions N seconds S errors E"
-    local pre=()
-    while [ "$1" != "--" ]; do pre+=("$1"); shift; done
-    shift
-    "${pre[@]}" env OLTP_BENCH_DB="$1" OLTP_BENCH_MODE="$2" OLTP_BENCH_SCENARIO="$3" OLTP_BENCH_THREADS="$4" \
-        OLTP_BENCH_SECONDS="$DUR" OLTP_BENCH_TABLES=4 OLTP_BENCH_TABLE_SIZE=10000 \
-        "$CLIENT" oltp_servers::bench_client --exact --ignored --nocapture --test-threads=1 2>&1
+perflab_load() { # url scenario threads [more args...]
+    local url=$1 scen=$2 thr=$3
+    shift 3
+    "$PERFLAB" load oltp --db "$url" -s "$scen" --tables 4 --table-size 10000 -t "$thr" --rand-type uniform "$@"
 }
 
 OUT="$T/results"
@@ -108,9 +107,12 @@ OUT="$T/results"
 measure() { # db tool scenario threads round
     local db=$1 tool=$2 scen=$3 thr=$4 round=$5 log="$T/run.log" tx secs
     if [ "$tool" = perflab ]; then
-        perflab_client /usr/bin/time -f "%U %S" -o "$T/time" -- "$URL" run "$scen" "$thr" >"$log"
-        tx="$(awk '{for (i = 1; i < NF; i++) if ($i == "transactions") print $(i + 1)}' "$log")"
-        secs="$(awk '{for (i = 1; i < NF; i++) if ($i == "seconds") print $(i + 1)}' "$log")"
+        /usr/bin/time -f "%U %S" -o "$T/time" "$PERFLAB" load oltp --db "$URL" -s "$scen" --tables 4 \
+            --table-size 10000 -t "$thr" --rand-type uniform -d "${DUR}s" --warmup 0s --prepare never \
+            --json --quiet >"$log" 2>&1 || true
+        read -r tx secs < <(python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+print(r["transactions"], r["measured_s"])' "$log" 2>/dev/null) || true
     else
         /usr/bin/time -f "%U %S" -o "$T/time" sysbench "oltp_$scen" "${SB_ARGS[@]}" --tables=4 \
             --table-size=10000 --threads="$thr" --time="$DUR" --rand-type=uniform run >"$log" 2>&1
@@ -138,7 +140,8 @@ for db in $DBS; do
             --mysql-ignore-errors=1062,1213,1205,1020)
     fi
     echo "$db: loading 4 x 10 000 rows (perflab's prepare)"
-    perflab_client -- "$URL" prepare read_only 1 >"$T/prepare.log" || { cat "$T/prepare.log" >&2; exit 1; }
+    perflab_load "$URL" read_only 1 --prepare always --prepare-only --quiet >"$T/prepare.log" 2>&1 ||
+        { cat "$T/prepare.log" >&2; exit 1; }
     for scen in read_only read_write; do
         for thr in "${THREADS[@]}"; do
             for round in $(seq 1 "$ROUNDS"); do

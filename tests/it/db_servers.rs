@@ -217,6 +217,14 @@ impl Server {
         Some(server)
     }
 
+    /// MariaDB's Unix socket (None for PostgreSQL, whose socket directory the tests do not use).
+    pub fn socket(&self) -> Option<PathBuf> {
+        match self.kind {
+            Kind::Mariadb => self.dir.as_ref().map(|d| d.path().join("sock")),
+            Kind::Postgres => None,
+        }
+    }
+
     pub fn log(&self) -> String {
         let dir = self.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default();
         std::fs::read_to_string(dir.join("server.log")).unwrap_or_default()

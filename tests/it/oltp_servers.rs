@@ -342,6 +342,31 @@ fn stopped_server_is_a_lost_connection(server: &mut Server, db: Arc<dyn Database
     assert_eq!(err.class, ErrorClass::ConnectionLost, "{err}");
 }
 
+/// Logging in with a password (mysql_native_password, MariaDB's default), over TCP and over the
+/// server's Unix socket (`?socket=`), and a wrong password refused as an error that is not a lost
+/// connection.
+fn password_logins(server: &Server) {
+    server.sql("CREATE USER pw@'%' IDENTIFIED BY 's3cr3t'; GRANT ALL ON sbtest.* TO pw@'%'");
+    server.sql("CREATE USER pw@'localhost' IDENTIFIED BY 's3cr3t'; GRANT ALL ON sbtest.* TO pw@'localhost'");
+    let socket = server.socket().expect("the scratch MariaDB has a socket");
+    for url in [
+        format!("mysql://pw:s3cr3t@127.0.0.1:{}/sbtest", server.port),
+        format!("mysql://pw:s3cr3t@localhost/sbtest?socket={}", socket.display()),
+    ] {
+        let db = mysql::open(&url).expect("parses");
+        let mut conn = db.connect().unwrap_or_else(|e| panic!("{url}: {e}"));
+        assert_eq!(conn.table_rows(1).expect("count"), Some(TABLE_SIZE as u64), "{url}");
+        conn.begin().expect("begin");
+        assert_eq!(conn.exec(1, Stmt::PointSelect, &[Arg::Int(3)]).expect("select"), 1, "{url}");
+        conn.commit().expect("commit");
+    }
+    let db = mysql::open(&format!("mysql://pw:wrong@127.0.0.1:{}/sbtest", server.port)).expect("parses");
+    let err = db.connect().err().expect("a wrong password is refused");
+    assert_eq!(err.class, ErrorClass::Other, "{err}");
+    assert!(err.message.contains("(error 1045)"), "{err}");
+    assert!(!err.message.contains("wrong"), "{err}");
+}
+
 fn exercise(mut server: Server) {
     let db: Arc<dyn Database> = Arc::from(open(&server));
     assert!(!db.describe().is_empty());
@@ -349,6 +374,9 @@ fn exercise(mut server: Server) {
     assert_eq!(rows(&server, 1), TABLE_SIZE, "the server sees the loaded rows");
     point_select_reads_rows(db.as_ref());
     transactions_match_the_server(&server, db.as_ref());
+    if server.kind == Kind::Mariadb {
+        password_logins(&server);
+    }
     connection_limit_is_classified(&server, db.as_ref());
     stopped_server_is_a_lost_connection(&mut server, db);
 }
@@ -379,63 +407,4 @@ fn passwords_stay_out_of_descriptions_and_errors() {
         assert!(!err.message.contains("hunter2"), "{err}");
         assert_eq!(err.class, ErrorClass::ConnectionLost, "{err}");
     }
-}
-
-fn env(name: &str, default: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| default.to_string())
-}
-
-/// The client `bench/oltp_vs_sysbench.sh` measures against sysbench until `perflab load oltp`
-/// exists: `OLTP_BENCH_DB` (URL), `OLTP_BENCH_MODE` (`prepare` or `run`), `OLTP_BENCH_SCENARIO`
-/// (`read_only`, `read_write`), `OLTP_BENCH_THREADS`, `OLTP_BENCH_SECONDS`, `OLTP_BENCH_TABLES`,
-/// `OLTP_BENCH_TABLE_SIZE`. Prints `transactions N seconds S errors E`.
-#[test]
-#[ignore = "a benchmark client, run by bench/oltp_vs_sysbench.sh"]
-fn bench_client() {
-    let url = std::env::var("OLTP_BENCH_DB").expect("OLTP_BENCH_DB");
-    let shape = Shape {
-        tables: env("OLTP_BENCH_TABLES", "4").parse().expect("tables"),
-        size: env("OLTP_BENCH_TABLE_SIZE", "10000").parse().expect("table size"),
-    };
-    let db: Arc<dyn Database> = Arc::from(
-        if url.starts_with("mysql") {
-            mysql::open(&url)
-        } else {
-            pg::open(&url)
-        }
-        .expect("db URL"),
-    );
-    if env("OLTP_BENCH_MODE", "run") == "prepare" {
-        prepare(db.as_ref(), shape);
-        return;
-    }
-    let mix = match env("OLTP_BENCH_SCENARIO", "read_only").as_str() {
-        "read_only" => Mix::ReadOnly,
-        "read_write" => Mix::ReadWrite,
-        other => panic!("scenario {other}: read_only or read_write"),
-    };
-    let threads: usize = env("OLTP_BENCH_THREADS", "1").parse().expect("threads");
-    let seconds: u64 = env("OLTP_BENCH_SECONDS", "10").parse().expect("seconds");
-    let done = AtomicU64::new(0);
-    let conns: Vec<Box<dyn Conn>> = (0..threads).map(|_| db.connect().expect("connect")).collect();
-    let start = Instant::now();
-    let deadline = start + Duration::from_secs(seconds);
-    let tallies: Vec<Tally> = std::thread::scope(|s| {
-        let workers: Vec<_> = conns
-            .into_iter()
-            .map(|mut conn| {
-                let done = &done;
-                s.spawn(move || {
-                    let (tally, err) = run_until(conn.as_mut(), mix, shape, u64::MAX, deadline, done);
-                    assert!(err.is_none(), "{err:?}");
-                    tally
-                })
-            })
-            .collect();
-        workers.into_iter().map(|w| w.join().expect("worker")).collect()
-    });
-    let elapsed = start.elapsed().as_secs_f64();
-    let commits: u64 = tallies.iter().map(|t| t.commits).sum();
-    let errors: u64 = tallies.iter().flat_map(|t| t.errors.values()).sum();
-    println!("transactions {commits} seconds {elapsed:.3} errors {errors}");
 }

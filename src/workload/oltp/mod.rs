@@ -13,10 +13,14 @@
 pub mod backend;
 pub mod cli;
 pub mod config;
+pub mod db_url;
 pub mod engine;
 pub mod mysql;
+mod mysql_io;
+pub mod mysql_wire;
 pub mod op;
 pub mod pg;
+mod pg_wire;
 pub mod prepare;
 pub mod report;
 pub mod scenario;

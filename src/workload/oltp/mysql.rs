@@ -1,37 +1,48 @@
 //! MySQL and MariaDB as an OLTP [`Database`].
 //!
-//! Each [`Conn`] owns a mysql_async connection and a current-thread tokio runtime that drives it
-//! (one `block_on` per statement on the worker's own thread). Statements are prepared once per
-//! connection (binary protocol); `BEGIN`/`COMMIT` are text queries. The connection stays on TCP
-//! (no switch to the server's Unix socket), as sysbench does with `--mysql-host`.
+//! Each [`Conn`] speaks the MySQL protocol itself over a blocking socket on the worker's own
+//! thread (`mysql_io.rs`: the socket, framing and login; `mysql_wire.rs`: the encodings), as
+//! sysbench's libmysqlclient does: statements are server-side prepared once per connection and run
+//! with COM_STMT_EXECUTE (binary protocol); a statement is one write and one read, and its rows are
+//! counted, not decoded. `BEGIN` is held back and sent in the same write as the transaction's first
+//! statement (the server runs commands in order), which saves a round trip per transaction. The
+//! connection is TCP, or a Unix socket when the URL says `?socket=PATH`.
 
 use std::time::Duration;
 
-use mysql_async::prelude::Queryable;
-use mysql_async::{Opts, OptsBuilder, Params, Statement, Value};
-use tokio::runtime::Runtime;
-
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
+use super::db_url;
+use super::mysql_io::{Endpoint, Login, Wire};
+use super::mysql_wire::{self as wire, com};
 use crate::util::redact::redact_url;
 
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long one statement may take before the connection is declared lost.
-const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
-/// Rows per INSERT of the bulk load (4 placeholders each, well under the protocol's 65 535).
+/// Rows per INSERT of the bulk load.
 const LOAD_CHUNK: usize = 1000;
 
-/// Open `mysql://user:password@host:port/dbname` (MySQL or MariaDB).
+/// Open `mysql://user:password@host:port/dbname[?socket=PATH]` (MySQL or MariaDB).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let shown = redact_url(url);
-    let opts = Opts::from_url(url).map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a MySQL URL ({e})")))?;
-    // Prepared statements stay in the connection's cache (9 per table), on TCP.
-    let opts: Opts = OptsBuilder::from_opts(opts).stmt_cache_size(4096).prefer_socket(false).into();
-    Ok(Box::new(Mysql { opts, shown }))
+    let bad = |e: String| DbError::new(ErrorClass::Other, format!("{shown}: not a MySQL URL ({e})"));
+    let u = db_url::parse(url).map_err(bad)?;
+    u.only_params(&["socket"]).map_err(bad)?;
+    let at = match u.param("socket") {
+        Some(path) => Endpoint::Unix(path.to_string()),
+        None if u.host.is_empty() => Endpoint::Tcp("localhost".into(), u.port.unwrap_or(3306)),
+        None => Endpoint::Tcp(u.host.clone(), u.port.unwrap_or(3306)),
+    };
+    let login = Login {
+        user: u.user.unwrap_or_default(),
+        password: u.password.unwrap_or_default(),
+        database: u.database,
+    };
+    Ok(Box::new(Mysql { at, login, shown }))
 }
 
 struct Mysql {
-    opts: Opts,
+    at: Endpoint,
+    login: Login,
     shown: String,
 }
 
@@ -41,58 +52,15 @@ impl Database for Mysql {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_io()
-            .enable_time()
-            .build()
-            .map_err(|e| DbError::new(ErrorClass::Other, format!("cannot start the client's event loop: {e}")))?;
-        let connecting = async { tokio::time::timeout(CONNECT_TIMEOUT, mysql_async::Conn::new(self.opts.clone())).await };
-        let conn = match rt.block_on(connecting) {
-            Ok(Ok(conn)) => conn,
-            Ok(Err(e)) => {
-                let e = classify(&e);
-                return Err(DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message)));
-            }
-            Err(_) => {
-                return Err(DbError::new(
-                    ErrorClass::ConnectionLost,
-                    format!("cannot connect to {}: no answer within {CONNECT_TIMEOUT:?}", self.shown),
-                ))
-            }
-        };
-        Ok(Box::new(MyConn {
-            rt,
-            conn: Some(conn),
-            stmts: Vec::new(),
-            lost: None,
-        }))
-    }
-}
-
-/// Sort a mysql_async error into a class by the server's error number, or as a lost connection
-/// when the socket broke.
-fn classify(e: &mysql_async::Error) -> DbError {
-    match e {
-        mysql_async::Error::Server(s) => {
-            let class = match s.code {
-                1213 | 1205 => ErrorClass::Deadlock,
-                1062 => ErrorClass::DuplicateKey,
-                1040 => ErrorClass::TooManyConnections,
-                // server shutdown in progress, connection killed, lost or gone away
-                1053 | 1927 | 2006 | 2013 => ErrorClass::ConnectionLost,
-                _ => ErrorClass::Other,
-            };
-            DbError::new(class, format!("{} (error {})", s.message, s.code))
+        match Wire::connect(&self.at, &self.login, CONNECT_TIMEOUT) {
+            Ok(wire) => Ok(Box::new(MyConn {
+                wire,
+                stmts: Vec::new(),
+                begin_pending: false,
+                lost: None,
+            })),
+            Err(e) => Err(DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message))),
         }
-        mysql_async::Error::Io(io) => DbError::new(ErrorClass::ConnectionLost, io.to_string()),
-        mysql_async::Error::Driver(d) => {
-            let class = match d {
-                mysql_async::DriverError::ConnectionClosed | mysql_async::DriverError::PacketOutOfOrder => ErrorClass::ConnectionLost,
-                _ => ErrorClass::Other,
-            };
-            DbError::new(class, d.to_string())
-        }
-        other => DbError::new(ErrorClass::Other, other.to_string()),
     }
 }
 
@@ -105,30 +73,10 @@ fn sql(stmt: Stmt, table: u32) -> String {
         Stmt::OrderRange => format!("SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ? ORDER BY c"),
         Stmt::DistinctRange => format!("SELECT DISTINCT c FROM sbtest{table} WHERE id BETWEEN ? AND ? ORDER BY c"),
         Stmt::IndexUpdate => format!("UPDATE sbtest{table} SET k = k + 1 WHERE id = ?"),
-        // `?2` comes first in the contract's order: bind (c, id) by reordering in `params`.
+        // `?2` comes first in the contract's order: the parameters are sent as (c, id).
         Stmt::NonIndexUpdate => format!("UPDATE sbtest{table} SET c = ? WHERE id = ?"),
         Stmt::Delete => format!("DELETE FROM sbtest{table} WHERE id = ?"),
         Stmt::Insert => format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
-    }
-}
-
-fn value(a: &Arg) -> Value {
-    match a {
-        Arg::Int(v) => Value::Int(*v),
-        Arg::Text(s) => Value::Bytes(s.as_bytes().to_vec()),
-    }
-}
-
-/// The parameters in the order of the `?` marks of [`sql`].
-fn params(stmt: Stmt, args: &[Arg]) -> Params {
-    let mut values: Vec<Value> = args.iter().map(value).collect();
-    if stmt == Stmt::NonIndexUpdate && values.len() == 2 {
-        values.swap(0, 1);
-    }
-    if values.is_empty() {
-        Params::Empty
-    } else {
-        Params::Positional(values)
     }
 }
 
@@ -136,36 +84,35 @@ fn slot(stmt: Stmt) -> usize {
     Stmt::ALL.iter().position(|s| *s == stmt).unwrap_or(0)
 }
 
+/// Append a COM_STMT_EXECUTE with the parameters in the order of the `?` marks of [`sql`].
+fn put_execute(buf: &mut Vec<u8>, id: u32, stmt: Stmt, args: &[Arg]) {
+    match (stmt, args) {
+        (Stmt::NonIndexUpdate, [id_arg, c]) => wire::put_execute(buf, id, [c, id_arg].into_iter()),
+        _ => wire::put_execute(buf, id, args.iter()),
+    }
+}
+
 struct MyConn {
-    rt: Runtime,
-    conn: Option<mysql_async::Conn>,
-    /// Prepared statements, `(table - 1) * 9 + slot`.
-    stmts: Vec<Option<Statement>>,
+    wire: Wire,
+    /// Server-side statement ids, `(table - 1) * 9 + slot`.
+    stmts: Vec<Option<u32>>,
+    /// `begin` was called: BEGIN goes out with the next command.
+    begin_pending: bool,
     /// Set once the connection broke or timed out: every later call fails at once.
     lost: Option<String>,
 }
 
-/// Run one future of the connection on its runtime (`$c` is the connection), with the statement
-/// timeout; a lost connection is remembered.
-macro_rules! on_conn {
-    ($self:ident, $c:ident => $fut:expr) => {{
-        let result = match (&$self.lost, $self.conn.as_mut()) {
-            (None, Some($c)) => match $self.rt.block_on(async { tokio::time::timeout(STATEMENT_TIMEOUT, $fut).await }) {
-                Ok(Ok(v)) => Ok(v),
-                Ok(Err(e)) => Err(classify(&e)),
-                Err(_) => Err(DbError::new(
-                    ErrorClass::ConnectionLost,
-                    format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
-                )),
-            },
-            (Some(why), _) => Err(DbError::new(ErrorClass::ConnectionLost, why.clone())),
-            (None, None) => Err(DbError::new(ErrorClass::ConnectionLost, "the connection is closed")),
-        };
-        $self.note(result)
-    }};
-}
-
 impl MyConn {
+    fn check(&mut self) -> Result<(), DbError> {
+        match &self.lost {
+            Some(why) => {
+                self.wire.wbuf.clear();
+                Err(DbError::new(ErrorClass::ConnectionLost, why.clone()))
+            }
+            None => Ok(()),
+        }
+    }
+
     fn note<T>(&mut self, result: Result<T, DbError>) -> Result<T, DbError> {
         if let Err(e) = &result {
             if e.class == ErrorClass::ConnectionLost && self.lost.is_none() {
@@ -175,130 +122,192 @@ impl MyConn {
         result
     }
 
-    fn text(&mut self, query: &str) -> Result<(), DbError> {
-        on_conn!(self, c => c.query_drop(query))
+    /// Put the held-back BEGIN in front of the next command; whether there was one.
+    fn queue_begin(&mut self) -> Result<bool, DbError> {
+        if !std::mem::take(&mut self.begin_pending) {
+            return Ok(false);
+        }
+        self.wire.command(|b| {
+            b.push(com::QUERY);
+            b.extend_from_slice(b"BEGIN");
+        })?;
+        Ok(true)
     }
 
-    fn statement(&mut self, table: u32, stmt: Stmt) -> Result<Statement, DbError> {
+    /// Send the queued command(s) and read the reply (after the held-back BEGIN's, if queued).
+    fn round_trip(&mut self, began: bool, on_row: impl FnMut(&[u8])) -> Result<u64, DbError> {
+        let result = self.wire.send().and_then(|()| {
+            let begin = if began { self.wire.result(|_| {}).map(|_| ()) } else { Ok(()) };
+            if let Err(e) = &begin {
+                if e.class == ErrorClass::ConnectionLost {
+                    return Err(e.clone());
+                }
+            }
+            let rows = self.wire.result(on_row);
+            begin.and(rows)
+        });
+        self.note(result)
+    }
+
+    fn query_rows(&mut self, text: &str, on_row: impl FnMut(&[u8])) -> Result<u64, DbError> {
+        self.check()?;
+        let began = self.queue_begin()?;
+        self.wire.command(|b| {
+            b.push(com::QUERY);
+            b.extend_from_slice(text.as_bytes());
+        })?;
+        self.round_trip(began, on_row)
+    }
+
+    fn query(&mut self, text: &str) -> Result<u64, DbError> {
+        self.query_rows(text, |_| {})
+    }
+
+    /// The first column of the first row of a text query.
+    fn scalar(&mut self, text: &str) -> Result<Option<String>, DbError> {
+        let mut value = None;
+        self.query_rows(text, |row| {
+            let mut pos = 0;
+            if value.is_none() {
+                value = wire::get_lenenc_bytes(row, &mut pos).map(|v| String::from_utf8_lossy(v).into_owned());
+            }
+        })?;
+        Ok(value)
+    }
+
+    /// The server's id of a statement, prepared on first use.
+    fn statement(&mut self, table: u32, stmt: Stmt) -> Result<u32, DbError> {
         let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + slot(stmt);
-        if let Some(Some(s)) = self.stmts.get(index) {
-            return Ok(s.clone());
+        if let Some(Some(id)) = self.stmts.get(index) {
+            return Ok(*id);
         }
         let text = sql(stmt, table);
-        let prepared = on_conn!(self, c => c.prep(text.as_str()))?;
+        self.wire.command(|b| {
+            b.push(com::STMT_PREPARE);
+            b.extend_from_slice(text.as_bytes());
+        })?;
+        let prepared = self.wire.send().and_then(|()| {
+            let r = self.wire.packet()?;
+            let p = self.wire.buf(r);
+            if p.first() == Some(&0xFF) {
+                return Err(wire::parse_err(p));
+            }
+            let (id, columns, params) = wire::parse_prepare_ok(p)?;
+            if params > 0 {
+                self.wire.skip_definitions()?;
+            }
+            if columns > 0 {
+                self.wire.skip_definitions()?;
+            }
+            Ok(id)
+        });
+        let id = self.note(prepared)?;
         if self.stmts.len() <= index {
             self.stmts.resize(index + 1, None);
         }
-        self.stmts[index] = Some(prepared.clone());
-        Ok(prepared)
+        self.stmts[index] = Some(id);
+        Ok(id)
     }
 
-    /// Close the prepared statements of a table that is dropped or recreated.
-    fn forget(&mut self, table: u32) {
+    /// Close the prepared statements of a table that is dropped or recreated (COM_STMT_CLOSE
+    /// has no reply: it goes out with the next command).
+    fn forget(&mut self, table: u32) -> Result<(), DbError> {
         let start = (table.max(1) as usize - 1) * Stmt::ALL.len();
-        let old: Vec<Statement> = self
-            .stmts
-            .iter_mut()
-            .skip(start)
-            .take(Stmt::ALL.len())
-            .filter_map(Option::take)
-            .collect();
-        for s in old {
-            let _ = on_conn!(self, c => c.close(s));
+        let end = (start + Stmt::ALL.len()).min(self.stmts.len());
+        for i in start..end {
+            if let Some(id) = self.stmts[i].take() {
+                self.wire.command(|b| {
+                    b.push(com::STMT_CLOSE);
+                    b.extend_from_slice(&id.to_le_bytes());
+                })?;
+            }
         }
+        Ok(())
     }
 }
 
 impl Conn for MyConn {
     fn begin(&mut self) -> Result<(), DbError> {
-        self.text("BEGIN")
+        self.check()?;
+        self.begin_pending = true;
+        Ok(())
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
-        self.text("COMMIT")
+        self.query("COMMIT").map(|_| ())
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        self.text("ROLLBACK")
+        if std::mem::take(&mut self.begin_pending) {
+            return Ok(());
+        }
+        self.query("ROLLBACK").map(|_| ())
     }
 
     fn exec(&mut self, table: u32, stmt: Stmt, args: &[Arg]) -> Result<u64, DbError> {
-        let prepared = self.statement(table, stmt)?;
-        let params = params(stmt, args);
-        if stmt.is_read() {
-            on_conn!(self, c => async {
-                let result = c.exec_iter(&prepared, params).await?;
-                result.reduce_and_drop(0u64, |n, _row: mysql_async::Row| n + 1).await
-            })
-        } else {
-            on_conn!(self, c => async {
-                c.exec_drop(&prepared, params).await?;
-                Ok::<u64, mysql_async::Error>(c.affected_rows())
-            })
-        }
+        self.check()?;
+        let id = self.statement(table, stmt)?;
+        let began = self.queue_begin()?;
+        self.wire.command(|b| put_execute(b, id, stmt, args))?;
+        self.round_trip(began, |_| {})
     }
 
     fn create_table(&mut self, table: u32) -> Result<(), DbError> {
-        self.forget(table);
-        self.text(&format!("DROP TABLE IF EXISTS sbtest{table}"))?;
-        self.text(&format!(
+        self.forget(table)?;
+        self.query(&format!("DROP TABLE IF EXISTS sbtest{table}"))?;
+        self.query(&format!(
             "CREATE TABLE sbtest{table} (id INTEGER NOT NULL AUTO_INCREMENT, k INTEGER DEFAULT '0' NOT NULL, \
              c CHAR(120) DEFAULT '' NOT NULL, pad CHAR(60) DEFAULT '' NOT NULL, PRIMARY KEY (id)) ENGINE = InnoDB"
         ))
+        .map(|_| ())
     }
 
     fn load(&mut self, table: u32, rows: &[Row]) -> Result<(), DbError> {
         for chunk in rows.chunks(LOAD_CHUNK) {
-            let marks = vec!["(?, ?, ?, ?)"; chunk.len()].join(", ");
-            let text = format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES {marks}");
-            let mut values = Vec::with_capacity(chunk.len() * 4);
-            for r in chunk {
-                values.push(Value::Int(r.id));
-                values.push(Value::Int(r.k));
-                values.push(Value::Bytes(r.c.as_bytes().to_vec()));
-                values.push(Value::Bytes(r.pad.as_bytes().to_vec()));
+            let mut text = format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES ");
+            for (i, r) in chunk.iter().enumerate() {
+                if i > 0 {
+                    text.push_str(", ");
+                }
+                text.push_str(&format!("({}, {}, ", r.id, r.k));
+                wire::put_literal(&mut text, &r.c);
+                text.push_str(", ");
+                wire::put_literal(&mut text, &r.pad);
+                text.push(')');
             }
-            // A one-off statement: prepared, run, closed (not kept in the cache).
-            on_conn!(self, c => async {
-                let stmt = c.prep(text.as_str()).await?;
-                c.exec_drop(&stmt, Params::Positional(values)).await?;
-                c.close(stmt).await
-            })?;
+            self.query(&text)?;
         }
         Ok(())
     }
 
     fn create_index(&mut self, table: u32) -> Result<(), DbError> {
-        self.text(&format!("CREATE INDEX k_{table} ON sbtest{table}(k)"))
+        self.query(&format!("CREATE INDEX k_{table} ON sbtest{table}(k)")).map(|_| ())
     }
 
     fn drop_table(&mut self, table: u32) -> Result<(), DbError> {
-        self.forget(table);
-        self.text(&format!("DROP TABLE IF EXISTS sbtest{table}"))
+        self.forget(table)?;
+        self.query(&format!("DROP TABLE IF EXISTS sbtest{table}")).map(|_| ())
     }
 
     fn table_rows(&mut self, table: u32) -> Result<Option<u64>, DbError> {
-        let name = format!("sbtest{table}");
-        let exists: Option<u64> = on_conn!(self, c => c.exec_first(
-            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = ?",
-            (name,),
+        let exists = self.scalar(&format!(
+            "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = DATABASE() AND table_name = 'sbtest{table}'"
         ))?;
-        if exists.unwrap_or(0) == 0 {
+        if exists.as_deref().unwrap_or("0") == "0" {
             return Ok(None);
         }
-        let count: Option<u64> = on_conn!(self, c => c.query_first(format!("SELECT COUNT(*) FROM sbtest{table}")))?;
-        Ok(Some(count.unwrap_or(0)))
+        let n = self.scalar(&format!("SELECT COUNT(*) FROM sbtest{table}"))?;
+        Ok(n.and_then(|n| n.parse().ok()))
     }
 }
 
 impl Drop for MyConn {
     fn drop(&mut self) {
         // Say goodbye (COM_QUIT) so the server does not count an aborted connection.
-        if let Some(conn) = self.conn.take() {
-            if self.lost.is_none() {
-                let _ = self
-                    .rt
-                    .block_on(async { tokio::time::timeout(Duration::from_secs(1), conn.disconnect()).await });
+        if self.lost.is_none() {
+            self.wire.wbuf.clear();
+            if self.wire.command(|b| b.push(com::QUIT)).is_ok() {
+                let _ = self.wire.send();
             }
         }
     }
@@ -324,8 +333,11 @@ mod tests {
 
     #[test]
     fn the_non_index_update_binds_c_before_id() {
-        let p = params(Stmt::NonIndexUpdate, &[Arg::Int(7), Arg::Text("x".into())]);
-        assert_eq!(p, Params::Positional(vec![Value::Bytes(b"x".to_vec()), Value::Int(7)]));
+        let mut buf = Vec::new();
+        put_execute(&mut buf, 1, Stmt::NonIndexUpdate, &[Arg::Int(7), Arg::Text("x".into())]);
+        let mut want = Vec::new();
+        wire::put_execute(&mut want, 1, [Arg::Text("x".into()), Arg::Int(7)].iter());
+        assert_eq!(buf, want);
         assert_eq!(sql(Stmt::NonIndexUpdate, 2), "UPDATE sbtest2 SET c = ? WHERE id = ?");
     }
 
@@ -337,6 +349,9 @@ mod tests {
             .expect("addr")
             .port();
         let db = open(&format!("mysql://u@127.0.0.1:{port}/sb")).expect("parses");
+        let err = db.connect().err().expect("refused");
+        assert_eq!(err.class, ErrorClass::ConnectionLost, "{err}");
+        let db = open("mysql://u@/sb?socket=/nonexistent/perflab.sock").expect("parses");
         let err = db.connect().err().expect("refused");
         assert_eq!(err.class, ErrorClass::ConnectionLost, "{err}");
     }

@@ -1,8 +1,8 @@
 //! PostgreSQL as an OLTP [`Database`].
 //!
 //! Each [`Conn`] speaks PostgreSQL's wire protocol itself over a blocking socket on the worker's
-//! own thread (messages encoded and decoded by `postgres-protocol`, the URL parsed by
-//! tokio-postgres' `Config`): a statement is one write and one read, with no event loop and no
+//! own thread (`pg_wire.rs`; messages encoded and decoded by `postgres-protocol`, the URL parsed
+//! by `db_url.rs`): a statement is one write and one read, with no event loop and no
 //! thread hand-off, which is what keeps the client's CPU per transaction low. Statements are
 //! prepared once per connection (the Parse travels in the same write as their first execution);
 //! parameters and results are in text format, as libpq sends them; a SELECT's row count comes from
@@ -11,52 +11,59 @@
 //! round trip per transaction. A read or write that waits longer than the statement timeout, or
 //! a broken socket, is a lost connection.
 
-use std::io::{Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
-use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
+use postgres_protocol::message::backend::{DataRowBody, Message};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
-use tokio_postgres::config::Host;
-use tokio_postgres::Config;
 
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
+use super::db_url;
+use super::pg_wire::{lost, server_error, Wire, STATEMENT_TIMEOUT};
 use crate::util::redact::redact_url;
 
 /// How long a connection attempt may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// How long one statement may take before the connection is declared lost.
-const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Open `postgres://user:password@host:port/dbname` (or `postgresql://`, or a key=value string).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let shown = redact_url(url);
-    let config: Config = url
-        .parse()
-        .map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: not a PostgreSQL URL ({e})")))?;
-    let Some(user) = config.get_user().map(str::to_string) else {
+    let bad = |e: String| DbError::new(ErrorClass::Other, format!("{shown}: not a PostgreSQL URL ({e})"));
+    let u = db_url::parse(url).map_err(bad)?;
+    u.only_params(&["connect_timeout", "application_name", "sslmode"]).map_err(bad)?;
+    if let Some(mode) = u.param("sslmode").filter(|m| !matches!(*m, "disable" | "allow" | "prefer")) {
+        return Err(bad(format!("sslmode={mode}: perflab's client has no TLS; use sslmode=disable")));
+    }
+    let connect_timeout = match u.param("connect_timeout") {
+        None => CONNECT_TIMEOUT,
+        Some(t) => match t.parse::<u64>() {
+            Ok(0) => CONNECT_TIMEOUT,
+            Ok(secs) => Duration::from_secs(secs),
+            Err(_) => return Err(bad(format!("connect_timeout={t}: not a number of seconds"))),
+        },
+    };
+    let Some(user) = u.user else {
         return Err(DbError::new(ErrorClass::Other, format!("{shown}: the URL names no user")));
     };
-    let host = match config.get_hosts().first() {
-        None => "localhost".to_string(),
-        Some(Host::Tcp(h)) => h.clone(),
-        #[allow(unreachable_patterns)]
-        Some(_) => {
+    let host = match u.host.as_str() {
+        "" => "localhost".to_string(),
+        h if h.starts_with('/') => {
             return Err(DbError::new(
                 ErrorClass::Other,
                 format!("{shown}: a Unix-socket host is not supported; give a TCP host such as 127.0.0.1"),
             ))
         }
+        h => h.to_string(),
     };
     Ok(Box::new(Postgres {
-        database: config.get_dbname().map_or_else(|| user.clone(), str::to_string),
-        password: config.get_password().map(<[u8]>::to_vec),
-        port: config.get_ports().first().copied().unwrap_or(5432),
-        connect_timeout: config.get_connect_timeout().copied().unwrap_or(CONNECT_TIMEOUT),
+        database: u.database.unwrap_or_else(|| user.clone()),
+        password: u.password,
+        port: u.port.unwrap_or(5432),
+        connect_timeout,
         host,
         user,
         shown,
@@ -181,98 +188,6 @@ fn auth_failed(e: std::io::Error) -> DbError {
     DbError::new(ErrorClass::Other, format!("authentication failed: {e}"))
 }
 
-/// A broken or silent socket.
-fn lost(e: std::io::Error) -> DbError {
-    use std::io::ErrorKind::{TimedOut, WouldBlock};
-    let message = match e.kind() {
-        WouldBlock | TimedOut => format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
-        _ => e.to_string(),
-    };
-    DbError::new(ErrorClass::ConnectionLost, message)
-}
-
-/// Sort a server error by its SQLSTATE.
-fn classify(code: &str) -> ErrorClass {
-    match code {
-        "40P01" | "40001" => ErrorClass::Deadlock,
-        "23505" => ErrorClass::DuplicateKey,
-        "53300" => ErrorClass::TooManyConnections,
-        // connection exceptions and operator intervention (admin or crash shutdown)
-        c if c.starts_with("08") || c.starts_with("57P") => ErrorClass::ConnectionLost,
-        _ => ErrorClass::Other,
-    }
-}
-
-fn server_error(body: &ErrorResponseBody) -> DbError {
-    let (mut code, mut message) = (String::new(), String::new());
-    let mut fields = body.fields();
-    while let Ok(Some(f)) = fields.next() {
-        match f.type_() {
-            b'C' => code = String::from_utf8_lossy(f.value_bytes()).into_owned(),
-            b'M' => message = String::from_utf8_lossy(f.value_bytes()).into_owned(),
-            _ => {}
-        }
-    }
-    DbError::new(classify(&code), format!("{message} (SQLSTATE {code})"))
-}
-
-/// The socket and its buffers.
-struct Wire {
-    sock: TcpStream,
-    rbuf: BytesMut,
-    wbuf: BytesMut,
-    /// What one read takes from the socket (allocated and zeroed once).
-    chunk: Vec<u8>,
-}
-
-impl Wire {
-    fn send(&mut self) -> Result<(), DbError> {
-        let result = self.sock.write_all(&self.wbuf);
-        self.wbuf.clear();
-        result.map_err(lost)
-    }
-
-    fn next(&mut self) -> Result<Message, DbError> {
-        loop {
-            if let Some(m) = Message::parse(&mut self.rbuf).map_err(lost)? {
-                return Ok(m);
-            }
-            let n = self.sock.read(&mut self.chunk).map_err(lost)?;
-            if n == 0 {
-                return Err(DbError::new(ErrorClass::ConnectionLost, "the server closed the connection"));
-            }
-            self.rbuf.extend_from_slice(&self.chunk[..n]);
-        }
-    }
-
-    /// Read up to ReadyForQuery: the rows of the last command tag, or the first error. A server
-    /// error followed by a closed socket (a FATAL) is the server's error.
-    fn until_ready(&mut self, mut on_row: impl FnMut(&DataRowBody)) -> Result<u64, DbError> {
-        let mut error: Option<DbError> = None;
-        let mut rows = 0;
-        loop {
-            let message = match self.next() {
-                Ok(m) => m,
-                Err(lost) => {
-                    return Err(match error {
-                        Some(e) => DbError::new(ErrorClass::ConnectionLost, e.message),
-                        None => lost,
-                    })
-                }
-            };
-            match message {
-                Message::ReadyForQuery(_) => return error.map_or(Ok(rows), Err),
-                Message::CommandComplete(body) => {
-                    rows = body.tag().ok().and_then(|t| t.rsplit(' ').next()?.parse().ok()).unwrap_or(0);
-                }
-                Message::DataRow(body) => on_row(&body),
-                Message::ErrorResponse(body) if error.is_none() => error = Some(server_error(&body)),
-                _ => {}
-            }
-        }
-    }
-}
-
 /// The SQL of a statement on `sbtest<table>` in PostgreSQL's dialect.
 fn sql(stmt: Stmt, table: u32) -> String {
     match stmt {
@@ -302,8 +217,34 @@ fn literal(s: &str, out: &mut String) {
     out.push('\'');
 }
 
+/// The decimal text of `v` (as libpq sends an integer parameter), written from the end of `buf`.
+fn decimal(v: i64, buf: &mut [u8; 20]) -> &[u8] {
+    let mut n = v.unsigned_abs();
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if v < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
+fn push_decimal(out: &mut String, v: i64) {
+    let mut digits = [0u8; 20];
+    out.push_str(std::str::from_utf8(decimal(v, &mut digits)).unwrap_or("0"));
+}
+
 struct PgConn {
     wire: Wire,
+    /// The current statement's name (`s<index>`), reused so a statement allocates nothing.
+    name: String,
     /// Which statements this connection has prepared (named `s<index>`), `(table - 1) * 9 + slot`.
     prepared: Vec<bool>,
     /// `begin` was called: BEGIN goes out with the next message.
@@ -316,6 +257,7 @@ impl PgConn {
     fn new(wire: Wire) -> PgConn {
         PgConn {
             wire,
+            name: String::with_capacity(8),
             prepared: Vec::new(),
             begin_pending: false,
             lost: None,
@@ -412,22 +354,25 @@ impl Conn for PgConn {
 
     fn exec(&mut self, table: u32, stmt: Stmt, args: &[Arg]) -> Result<u64, DbError> {
         let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + slot(stmt);
-        let name = format!("s{index}");
+        self.name.clear();
+        self.name.push('s');
+        push_decimal(&mut self.name, index as i64);
         self.queue_begin();
+        let name = &self.name;
         let fresh = !self.prepared.get(index).copied().unwrap_or(false);
         if fresh {
-            frontend::parse(&name, &sql(stmt, table), std::iter::empty(), &mut self.wire.wbuf).map_err(lost)?;
+            frontend::parse(name, &sql(stmt, table), std::iter::empty(), &mut self.wire.wbuf).map_err(lost)?;
         }
         let bound = frontend::bind(
             "",
-            &name,
+            name,
             std::iter::empty(),
             args,
             |arg, buf: &mut BytesMut| {
                 match arg {
                     Arg::Int(v) => {
-                        use std::fmt::Write as _;
-                        let _ = write!(buf, "{v}");
+                        let mut digits = [0u8; 20];
+                        buf.put_slice(decimal(*v, &mut digits));
                     }
                     Arg::Text(s) => buf.put_slice(s.as_bytes()),
                 }
@@ -544,6 +489,10 @@ mod tests {
         let slots: std::collections::HashSet<usize> = Stmt::ALL.iter().map(|s| slot(*s)).collect();
         assert_eq!(slots.len(), Stmt::ALL.len());
         assert_eq!(sql(Stmt::NonIndexUpdate, 3), "UPDATE sbtest3 SET c = $2 WHERE id = $1");
+        for v in [0, 7, -7, 1234567890, i64::MIN, i64::MAX] {
+            let mut digits = [0u8; 20];
+            assert_eq!(decimal(v, &mut digits), v.to_string().as_bytes());
+        }
         let mut text = String::new();
         literal("it's", &mut text);
         assert_eq!(text, "'it''s'");
