@@ -22,7 +22,7 @@ pub(crate) fn run(ctx: Ctx, opened: Opened) -> ProbeResult {
     let started_unix_s = crate::util::time::unix_now();
     let mut rec = Recorder {
         start: Instant::now(),
-        samples: Vec::new(),
+        samples: Vec::with_capacity(expected_samples(&ctx.spec)),
         observer: ctx.observer.clone(),
         index: ctx.index,
         late: 0,
@@ -48,6 +48,14 @@ pub(crate) fn run(ctx: Ctx, opened: Opened) -> ProbeResult {
         samples: rec.samples,
         spec: ctx.spec,
     }
+}
+
+/// Room for the samples a probe will take, so that its vector does not grow (and copy) while it
+/// runs: its count, or its duration over its interval, at most 65 536 (~8 MiB of address space,
+/// whose pages are touched only as samples fill them; a longer probe grows by doubling past that).
+fn expected_samples(spec: &ProbeSpec) -> usize {
+    let by_time = spec.max_duration().as_nanos() / spec.interval.as_nanos().max(1) + 1;
+    (spec.max_count() as u128).min(by_time).min(1 << 16) as usize
 }
 
 /// Sends at start + k × interval. A slot missed by more than a whole interval is skipped (and
@@ -373,6 +381,16 @@ mod tests {
         // 45 ms: slot 4 (40 ms) is late by less than an interval: sent now, nothing skipped.
         assert_eq!(s.next_due(t0 + Duration::from_millis(45)).unwrap(), t0 + Duration::from_millis(40));
         assert_eq!(s.skipped, 2);
+    }
+
+    #[test]
+    fn samples_are_reserved_for_the_count_or_the_duration_up_to_a_cap() {
+        assert_eq!(expected_samples(&spec(10, 500)), 500);
+        let mut d = spec(10, 1_000_000);
+        d.duration = Some(Duration::from_secs(3));
+        assert_eq!(expected_samples(&d), 301, "3 s at 10 ms: slots 0 to 300");
+        d.duration = None;
+        assert_eq!(expected_samples(&d), 1 << 16);
     }
 
     #[test]

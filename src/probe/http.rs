@@ -10,7 +10,7 @@ use super::{sys, tcp, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, T
 use crate::workload::http::{prepare, tls, HttpConfig};
 use anyhow::Context;
 use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,7 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
             if p.tls.is_some() { "TLS" } else { "TCP" }
         ),
         driver: Driver::Exchange(Box::new(Get {
+            literal: host.parse::<IpAddr>().ok().map(|ip| SocketAddr::new(ip, port)),
             host,
             port,
             request: p.request,
@@ -60,6 +61,8 @@ fn split_authority(authority: &str, default_port: u16) -> (String, u16) {
 struct Get {
     host: String,
     port: u16,
+    /// The address when the URL gives one (no name to look up at each probe; `dns` is ~0).
+    literal: Option<SocketAddr>,
     request: Vec<u8>,
     tls: Option<tls::Client>,
     buf: Vec<u8>,
@@ -109,17 +112,20 @@ impl Exchange for Get {
 impl Get {
     /// One GET; `marks` are t0, name resolved, connected, TLS done, first byte, last byte.
     fn get(&mut self, deadline: Instant, marks: &mut [Instant; 6], traffic: &mut Traffic) -> Result<u16, Fail> {
-        let addr = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .map_err(|e| Fail::Error(format!("dns: {e}")))?
-            .next()
-            .ok_or_else(|| Fail::Error(format!("dns: {} has no address", self.host)))?;
+        let addr = match self.literal {
+            Some(a) => a,
+            None => (self.host.as_str(), self.port)
+                .to_socket_addrs()
+                .map_err(|e| Fail::Error(format!("dns: {e}")))?
+                .next()
+                .ok_or_else(|| Fail::Error(format!("dns: {} has no address", self.host)))?,
+        };
         marks[1] = Instant::now();
         let left = deadline
             .checked_duration_since(marks[1])
             .filter(|d| !d.is_zero())
             .ok_or(Fail::Timeout)?;
-        let mut sock = TcpStream::connect_timeout(&addr, left).map_err(|e| match tcp::connect_error(&e) {
+        let mut sock = sys::connect_stream(&addr, left).map_err(|e| match tcp::connect_error(&e) {
             Outcome::Timeout => Fail::Timeout,
             o => Fail::Error(match o {
                 Outcome::Error(s) => s,
@@ -127,16 +133,20 @@ impl Get {
             }),
         })?;
         marks[2] = Instant::now();
-        let _ = sock.set_nodelay(true);
+        // Reads and writes block, each bounded by the time left (SO_RCVTIMEO, SO_SNDTIMEO).
+        sock.set_nonblocking(false).map_err(|e| Fail::Error(format!("socket: {e}")))?;
         let fd = sock.as_raw_fd();
         let r = match &self.tls {
             None => {
+                // One write of the whole request: no small write waits behind another (Nagle),
+                // so no TCP_NODELAY to set.
                 marks[3] = marks[2];
-                set_timeouts(fd, deadline)?;
+                set_timeout(fd, libc::SO_SNDTIMEO, deadline)?;
                 sock.write_all(&self.request).map_err(|e| io_fail("send", &e))?;
-                read_response(&mut sock, fd, deadline, &mut self.buf, marks)
+                read_response(&mut sock, false, fd, deadline, &mut self.buf, marks)
             }
             Some(client) => {
+                let _ = sock.set_nodelay(true);
                 let mut conn = rustls::ClientConnection::new(client.config.clone(), client.name.clone())
                     .map_err(|e| Fail::Error(format!("tls: {e}")))?;
                 while conn.is_handshaking() {
@@ -148,7 +158,7 @@ impl Get {
                 set_timeouts(fd, deadline)?;
                 stream.write_all(&self.request).map_err(|e| io_fail("send", &e))?;
                 stream.flush().map_err(|e| io_fail("send", &e))?;
-                read_response(&mut stream, fd, deadline, &mut self.buf, marks)
+                read_response(&mut stream, true, fd, deadline, &mut self.buf, marks)
             }
         };
         *traffic = tcp::traffic_of(&sock);
@@ -158,6 +168,13 @@ impl Get {
 
 /// Give the socket's reads and writes the time left until `deadline`; none left is a timeout.
 fn set_timeouts(fd: RawFd, deadline: Instant) -> Result<(), Fail> {
+    set_timeout(fd, libc::SO_RCVTIMEO, deadline)?;
+    set_timeout(fd, libc::SO_SNDTIMEO, deadline)
+}
+
+/// Give the socket's reads (`SO_RCVTIMEO`) or writes (`SO_SNDTIMEO`) the time left until
+/// `deadline`; none left is a timeout.
+fn set_timeout(fd: RawFd, opt: libc::c_int, deadline: Instant) -> Result<(), Fail> {
     let left = deadline
         .checked_duration_since(Instant::now())
         .filter(|d| !d.is_zero())
@@ -166,10 +183,7 @@ fn set_timeouts(fd: RawFd, deadline: Instant) -> Result<(), Fail> {
         tv_sec: left.as_secs() as libc::time_t,
         tv_usec: left.subsec_micros().max(1) as libc::suseconds_t,
     };
-    for opt in [libc::SO_RCVTIMEO, libc::SO_SNDTIMEO] {
-        sys::setsockopt(fd, libc::SOL_SOCKET, opt, &tv).map_err(|e| Fail::Error(format!("socket: {e}")))?;
-    }
-    Ok(())
+    sys::setsockopt(fd, libc::SOL_SOCKET, opt, &tv).map_err(|e| Fail::Error(format!("socket: {e}")))
 }
 
 /// How the body ends.
@@ -208,13 +222,18 @@ fn parse_head(buf: &[u8]) -> Result<Option<(u16, usize, Framing)>, String> {
     Ok(Some((status, len, framing)))
 }
 
-/// Read one response to its end; marks[4] at the first byte, marks[5] at the last.
-fn read_response(r: &mut dyn Read, fd: RawFd, deadline: Instant, buf: &mut [u8], marks: &mut [Instant; 6]) -> Result<u16, Fail> {
+/// Read one response (over TLS or not) to its end; marks[4] at the first byte, marks[5] at the last.
+fn read_response(r: &mut dyn Read, tls: bool, fd: RawFd, deadline: Instant, buf: &mut [u8], marks: &mut [Instant; 6]) -> Result<u16, Fail> {
     let mut head: Vec<u8> = Vec::new();
     let mut parsed: Option<(u16, Framing)> = None;
     let mut body = 0usize;
     loop {
-        set_timeouts(fd, deadline)?;
+        // A TLS read may write (a key update): give writes the time left too.
+        if tls {
+            set_timeouts(fd, deadline)?;
+        } else {
+            set_timeout(fd, libc::SO_RCVTIMEO, deadline)?;
+        }
         let n = match r.read(buf) {
             Ok(n) => n,
             Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,

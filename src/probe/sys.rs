@@ -1,7 +1,8 @@
 //! The system calls the probes need beyond std: a stop signal that `ppoll` can wait on (an
 //! eventfd), waiting for readable descriptors with microsecond timeouts, receiving a datagram with
 //! the kernel's receive timestamp (`SO_TIMESTAMPNS`, as iputils ping does), raw sockets, a TCP
-//! socket's segment and byte counts (`TCP_INFO`), and waiting for a child's exit (pidfd).
+//! connect without mode switches, a TCP socket's segment and byte counts (`TCP_INFO`), and waiting
+//! for a child's exit (pidfd).
 
 use std::io;
 use std::mem::{size_of, size_of_val, zeroed};
@@ -258,6 +259,72 @@ pub fn connect(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
     Ok(())
 }
 
+/// A TCP connection to `addr`, made in at most `timeout`: a non-blocking, close-on-exec socket
+/// (one system call, where std's `connect_timeout` adds two `ioctl`s to switch the mode), the
+/// connect, and a wait for it to finish. The stream stays non-blocking. A refusal is
+/// `ConnectionRefused`; no answer within `timeout` is `TimedOut`.
+pub fn connect_stream(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+    let domain = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
+    let fd = socket(domain, libc::SOCK_STREAM, 0)?;
+    let (ss, len) = sockaddr(addr);
+    // SAFETY: ss holds a valid sockaddr of length len; fd is our live socket.
+    let r = unsafe { libc::connect(fd.as_raw_fd(), (&ss as *const libc::sockaddr_storage).cast(), len) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EINPROGRESS) {
+            return Err(e);
+        }
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            if left.is_zero() {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            let revents = poll_one(fd.as_raw_fd(), libc::POLLOUT, left)?;
+            if revents & (libc::POLLERR | libc::POLLHUP) != 0 {
+                return Err(socket_error(fd.as_raw_fd()).unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into()));
+            }
+            if revents & libc::POLLOUT != 0 {
+                break;
+            }
+        }
+    }
+    Ok(TcpStream::from(fd))
+}
+
+/// Wait up to `timeout` for `events` on one descriptor; the events that came (0 on timeout or a signal).
+fn poll_one(fd: RawFd, events: libc::c_short, timeout: Duration) -> io::Result<libc::c_short> {
+    let mut p = libc::pollfd { fd, events, revents: 0 };
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: one live pollfd and a live timespec.
+    let r = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
+    if r < 0 {
+        let e = io::Error::last_os_error();
+        return if e.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(e) };
+    }
+    Ok(p.revents)
+}
+
+/// A socket's pending error (`SO_ERROR`), if any.
+fn socket_error(fd: RawFd) -> Option<io::Error> {
+    let mut err: libc::c_int = 0;
+    let mut len = size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: err and len are live and len is err's size.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    (r == 0 && err != 0).then(|| io::Error::from_raw_os_error(err))
+}
+
 /// Send `buf` on a connected socket; returns the bytes sent.
 pub fn send(fd: RawFd, buf: &[u8]) -> io::Result<usize> {
     loop {
@@ -331,6 +398,19 @@ pub fn kill_group(pgid: u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn connect_stream_connects_and_a_closed_port_is_refused() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = l.local_addr().unwrap();
+        let s = connect_stream(&addr, Duration::from_secs(5)).expect("connects to a listener");
+        let (peer, _) = l.accept().unwrap();
+        assert_eq!(peer.peer_addr().unwrap(), s.local_addr().unwrap());
+        drop((s, peer, l));
+        // The listener is gone: nothing listens on its port now.
+        let e = connect_stream(&addr, Duration::from_secs(5)).expect_err("refused");
+        assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+    }
 
     #[test]
     fn stop_wakes_waiters_and_stays_set() {

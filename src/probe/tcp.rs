@@ -23,7 +23,7 @@ struct Tcp {
 impl Exchange for Tcp {
     fn exchange(&mut self, timeout: Duration) -> Exchanged {
         let t0 = Instant::now();
-        let (outcome, traffic) = match TcpStream::connect_timeout(&self.addr, timeout) {
+        let (outcome, traffic) = match sys::connect_stream(&self.addr, timeout) {
             Ok(s) => {
                 let rtt = t0.elapsed();
                 (Outcome::Reply { rtt }, traffic_of(&s))
