@@ -3,7 +3,9 @@
 //! against `perflab serve` with short phases: the summary holds each model's requests/s, p50, p99
 //! and latency sd at every concurrency with the verdict, equal to report.json's numbers (a mean
 //! rounded to what its CI supports), and the
-//! 37 B and 10 MB figures are drawn in separate panels.
+//! 37 B and 10 MB figures are drawn in separate panels. Each trial stops after 60 responses (the
+//! load phase is only an upper bound), so every point holds the 100 values a p99 needs however
+//! slow the machine is.
 
 use perflab::report::doc::num_ci;
 use std::process::Command;
@@ -22,9 +24,9 @@ fn each_model_at_every_concurrency_with_its_verdict_and_a_panel_per_size() {
             "name = \"pool-vs-threads\"\nrepetitions = 2\norder = \"interleaved\"\n\
              [target]\ncommand = [\"{BIN}\", \"serve\", \"--port\", \"{port}\", \"--model\", \"${{model}}\", \"--workers\", \"5\"]\n\
              ready = {{ tcp = \"127.0.0.1:{port}\", timeout = \"10s\" }}\nrestart = \"keep\"\n\
-             [workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/bytes/${{size}}\"\nconnections = \"${{concurrency}}\"\nkeepalive = false\n\
+             [workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/bytes/${{size}}\"\nconnections = \"${{concurrency}}\"\nkeepalive = false\nrequests = 60\n\
              [matrix]\nmodel = [\"pool\", \"thread-per-connection\"]\nsize = [37, 10485760]\nconcurrency = [2, 4]\n\
-             [phases]\nbaseline = \"200ms\"\nwarmup = \"0s\"\nload = \"1s\"\nrecovery = \"0s\"\ninterval = \"200ms\"\n\
+             [phases]\nbaseline = \"200ms\"\nwarmup = \"0s\"\nload = \"60s\"\nrecovery = \"0s\"\ninterval = \"200ms\"\n\
              [report]\ncompare = \"model\"\nbaseline = \"pool\"\nx = \"concurrency\"\n\
              metrics = [\"requests_per_s\", \"p50\", \"p99\", \"latency_sd_ms\"]\n"
         ),
