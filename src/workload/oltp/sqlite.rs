@@ -1,7 +1,13 @@
 //! SQLite as an OLTP [`Database`]: one file, in WAL mode, one `rusqlite` connection per worker
-//! with its statements prepared once and cached, and a busy timeout. A writer that cannot get the
-//! lock in time gets SQLITE_BUSY (or LOCKED): counted as [`ErrorClass::Deadlock`], rolled back and
-//! retried like a deadlock of a server; a UNIQUE or PRIMARY KEY violation is
+//! with its statements prepared once and cached, and a busy timeout.
+//!
+//! SQLite has one writer at a time. A transaction that writes begins with `BEGIN IMMEDIATE`
+//! ([`Conn::begin_write`]): it takes the write lock first, and a second writer waits for it (up to
+//! [`BUSY_TIMEOUT`]) instead of reading first and then failing to upgrade its lock (SQLITE_BUSY at
+//! once, the busy timeout not applying, as the two would deadlock). Read-only transactions begin
+//! deferred and never wait (WAL readers do not block the writer). A writer that still cannot get
+//! the lock in time gets SQLITE_BUSY (or LOCKED): counted as [`ErrorClass::Deadlock`], rolled back
+//! and retried like a deadlock of a server; a UNIQUE or PRIMARY KEY violation is
 //! [`ErrorClass::DuplicateKey`].
 
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
@@ -9,8 +15,10 @@ use rusqlite::{params_from_iter, Connection, ErrorCode, ToSql};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long a statement waits for another connection's write lock before SQLITE_BUSY.
-pub const BUSY_TIMEOUT: Duration = Duration::from_millis(200);
+/// How long a writer waits for another connection's write lock before SQLITE_BUSY: long enough
+/// that writers queue behind each other (a transaction holds the lock for a millisecond or so)
+/// rather than fail, short enough that a lock held by someone else ends in errors within the run.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// Prepared statements kept per connection (9 statements × up to 64 tables).
 const STATEMENT_CACHE: usize = 1024;
@@ -112,9 +120,12 @@ impl SqliteConn {
 
 impl Conn for SqliteConn {
     fn begin(&mut self) -> Result<(), DbError> {
-        // IMMEDIATE would serialize the readers too; DEFERRED takes the write lock at the first
-        // write, and a conflict there is SQLITE_BUSY (retried).
+        // Read-only: a deferred transaction, a snapshot that never needs the write lock.
         self.batch("BEGIN")
+    }
+
+    fn begin_write(&mut self) -> Result<(), DbError> {
+        self.batch("BEGIN IMMEDIATE")
     }
 
     fn commit(&mut self) -> Result<(), DbError> {
@@ -241,5 +252,30 @@ mod tests {
         assert_eq!(c.table_rows(1).expect("rows"), Some(50));
         c.drop_table(1).expect("drop");
         assert_eq!(c.table_rows(1).expect("rows"), None);
+    }
+
+    #[test]
+    fn a_second_writer_waits_for_the_first_instead_of_failing() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let db = open(dir.path().join("t.db").to_str().expect("utf-8")).expect("open");
+        let mut a = db.connect().expect("connect");
+        a.create_table(1).expect("create");
+        a.load(1, &(1..=10).map(row).collect::<Vec<_>>()).expect("load");
+        let mut b = db.connect().expect("connect");
+        // a holds the write lock; b's BEGIN IMMEDIATE waits (busy timeout) until a commits.
+        a.begin_write().expect("begin immediate");
+        a.exec(1, Stmt::IndexUpdate, &[Arg::Int(1)]).expect("update");
+        let waiter = std::thread::spawn(move || {
+            b.begin_write()?;
+            b.exec(1, Stmt::PointSelect, &[Arg::Int(1)])?;
+            b.exec(1, Stmt::IndexUpdate, &[Arg::Int(1)])?;
+            b.commit()
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        a.commit().expect("commit");
+        waiter.join().expect("thread").expect("the second writer got the lock once the first committed");
+        let check = Connection::open(dir.path().join("t.db")).expect("check");
+        let k: i64 = check.query_row("SELECT k FROM sbtest1 WHERE id = 1", [], |r| r.get(0)).expect("k");
+        assert_eq!(k, 12, "both updates committed");
     }
 }
