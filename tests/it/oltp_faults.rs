@@ -6,7 +6,9 @@
 //!   both trials complete, and the report's finding names the thread count where the class
 //!   appears;
 //! - the server stopped (by its PID) under `perflab load oltp`: the load ends at its duration
-//!   with a failure, one `connection_lost` per connection, and nothing hangs.
+//!   with a failure, one `connection_lost` per connection, and nothing hangs;
+//! - the server ending the workload's sessions: one `connection_lost` and one reconnect per
+//!   thread, and the load goes on.
 //!
 //! The limits that apply: PostgreSQL keeps `superuser_reserved_connections` (3 by default; 0 in
 //! the scratch server) of its `max_connections` for superusers, who may use every slot (the
@@ -134,17 +136,22 @@ fn threads_past_the_limit(server: &Server) {
         }
     }
 
-    // The report's finding names the concurrency where the class first appears.
-    let title = format!("too_many_connections errors appear from threads = {OVER} on");
+    // The report's finding names the concurrency where the class first appears, and the server's
+    // words.
+    let title = format!("too_many_connections errors appear from threads = {OVER} on; first: ");
     let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
-    assert!(md.contains(&title), "{:?}: report.md lacks \"{title}\":\n{md}", server.kind);
+    let line = md
+        .lines()
+        .find(|l| l.contains(&title))
+        .unwrap_or_else(|| panic!("{:?}: report.md lacks \"{title}\":\n{md}", server.kind));
+    assert!(line.contains(refusal_text(server.kind)), "{line}");
     let json: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("report.json")).expect("report.json")).expect("json");
     let finding = json["findings"]
         .as_array()
         .expect("findings")
         .iter()
-        .find(|f| f["title"] == title.as_str())
+        .find(|f| f["title"].as_str().is_some_and(|t| t.starts_with(&title)))
         .unwrap_or_else(|| panic!("report.json: no finding \"{title}\": {}", json["findings"]));
     assert_eq!(finding["rule"], "E2");
     assert_eq!(finding["points"], serde_json::json!([format!("threads={OVER}")]));
@@ -237,4 +244,82 @@ fn postgres_stopped_mid_load_fails_the_load_with_connection_lost() {
 fn mariadb_stopped_mid_load_fails_the_load_with_connection_lost() {
     let Some(server) = Server::mariadb() else { return };
     server_stopped_under_load(server);
+}
+
+/// Every session of `sbtest` but the observer's ended by the server (PostgreSQL
+/// `pg_terminate_backend`, MariaDB `KILL CONNECTION`); how many were ended.
+fn kill_sessions(server: &Server) -> i64 {
+    match server.kind {
+        Kind::Postgres => server.number(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE datname = 'sbtest' AND pid <> pg_backend_pid() AND backend_type = 'client backend'",
+        ),
+        Kind::Mariadb => {
+            let ids = server.sql("SELECT id FROM information_schema.processlist WHERE user = 'sb'");
+            let ids: Vec<&str> = ids.split_whitespace().collect();
+            for id in &ids {
+                server.sql(&format!("KILL CONNECTION {id}"));
+            }
+            ids.len() as i64
+        }
+    }
+}
+
+/// The server ends the workload's sessions under `perflab load oltp`: one `connection_lost` per
+/// thread, each thread reconnects (counted) and goes on; the load succeeds.
+fn sessions_killed_under_load(server: Server) {
+    let threads = 2;
+    let mut prep = Command::new(BIN);
+    prep.args(["load", "oltp", "--db", &server.url, "--tables", "1", "--table-size", "1000"]);
+    let out = prep.args(["--prepare-only", "-q"]).output().expect("prepare");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut child = Command::new(BIN)
+        .args(["load", "oltp", "--db", &server.url, "--tables", "1", "--table-size", "1000"])
+        .args(["--prepare", "never", "--threads", &threads.to_string(), "--warmup", "0s"])
+        .args(["-d", "6s", "--json", "-q"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("perflab load oltp");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while in_use(&server) < threads && Instant::now() < deadline {
+        assert!(child.try_wait().expect("wait").is_none(), "the load ended early");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_millis(1000));
+    let killed = kill_sessions(&server);
+    assert_eq!(killed, threads, "{:?}: the workers' sessions", server.kind);
+    let bound = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().expect("wait").is_none() {
+        if Instant::now() > bound {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{:?}: perflab load oltp still running 2 minutes after the kill", server.kind);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let out = child.wait_with_output().expect("output");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("json: {e}: {stderr}"));
+    assert_eq!(out.status.code(), Some(0), "{:?}: the load goes on: {j}", server.kind);
+    assert_eq!(j["errors"]["connection_lost"]["count"], threads, "{:?}: {}", server.kind, j["errors"]);
+    assert_eq!(j["reconnects"], threads, "{:?}: each thread reconnected once", server.kind);
+    assert_eq!(j["failure"], serde_json::Value::Null);
+    // (two threads of read_write may also meet on one id: a deadlock or a duplicate key)
+    let expected = ["connection_lost", "deadlock", "duplicate_key"];
+    let only_those = j["errors"].as_object().is_some_and(|e| e.keys().all(|k| expected.contains(&k.as_str())));
+    assert!(only_those, "{:?}: {}", server.kind, j["errors"]);
+}
+
+#[test]
+fn postgres_sessions_ended_by_the_server_reconnect_and_are_counted() {
+    let Some(server) = Server::postgres() else { return };
+    sessions_killed_under_load(server);
+}
+
+#[test]
+fn mariadb_sessions_ended_by_the_server_reconnect_and_are_counted() {
+    let Some(server) = Server::mariadb() else { return };
+    sessions_killed_under_load(server);
 }
