@@ -151,12 +151,20 @@ fn four_threads_of_read_write_on_sqlite_commit_everything_without_busy_errors() 
     let r = run(&s, &db, Duration::from_secs(300));
     assert_eq!(r.stats.errors_total(), 0, "{:?}", r.stats.errors);
     assert_eq!((r.stats.transactions, r.calls.errors, r.stats.retries), (400, 0, 0));
-    assert_eq!(r.stats.queries(), (400 * 14, 400 * 4, 400 * 2), "sysbench's 14 reads, 4 writes, 2 other");
+    assert_eq!(
+        r.stats.queries(),
+        (400 * 14, 400 * 4, 400 * 2),
+        "sysbench's 14 reads, 4 writes, 2 other"
+    );
     let total = one(&check, "SELECT (SELECT COUNT(*) FROM sbtest1) + (SELECT COUNT(*) FROM sbtest2)");
     assert_eq!(total, 2000, "a delete and an insert of the same id keep the count");
     for stmt in [Stmt::IndexUpdate, Stmt::NonIndexUpdate, Stmt::Delete, Stmt::Insert] {
         let c = r.stats.committed(stmt);
-        assert_eq!((c.executions, c.rows), (400, 400), "{stmt:?}: once per transaction, on a row that exists");
+        assert_eq!(
+            (c.executions, c.rows),
+            (400, 400),
+            "{stmt:?}: once per transaction, on a row that exists"
+        );
     }
     assert_eq!(r.failure(), None);
 }

@@ -117,14 +117,21 @@ fn threads_past_the_limit(server: &Server) {
         let refused = t.metric("errors_too_many_connections").expect("the class is stored");
         let want = if threads == i64::from(OVER) { expected } else { 0 };
         assert_eq!(
-            refused,
-            want as f64,
+            refused, want as f64,
             "{:?} threads={threads}: {want} threads refused of {threads} ({free} free of {MAX_CONNECTIONS}): {:?}",
+            server.kind, t.errors
+        );
+        assert!(
+            t.metric("transactions").unwrap_or(0.0) > 0.0,
+            "threads={threads}: the connected threads worked"
+        );
+        assert_eq!(
+            t.metric("errors"),
+            Some(want as f64),
+            "{:?}: no other error: {:?}",
             server.kind,
             t.errors
         );
-        assert!(t.metric("transactions").unwrap_or(0.0) > 0.0, "threads={threads}: the connected threads worked");
-        assert_eq!(t.metric("errors"), Some(want as f64), "{:?}: no other error: {:?}", server.kind, t.errors);
         if want > 0 {
             let (first, n) = t
                 .errors
@@ -193,7 +200,10 @@ fn server_stopped_under_load(mut server: Server) {
         .expect("perflab load oltp");
     let deadline = Instant::now() + Duration::from_secs(60);
     while in_use(&server) < threads && Instant::now() < deadline {
-        assert!(child.try_wait().expect("wait").is_none(), "the load ended before the server stopped");
+        assert!(
+            child.try_wait().expect("wait").is_none(),
+            "the load ended before the server stopped"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     // (the connections seen may still be the table check's: give the workers a second)
@@ -207,7 +217,10 @@ fn server_stopped_under_load(mut server: Server) {
         if stopped.elapsed() > bound {
             let _ = child.kill();
             let _ = child.wait();
-            panic!("{:?}: perflab load oltp still running {bound:?} after the server stopped", server.kind);
+            panic!(
+                "{:?}: perflab load oltp still running {bound:?} after the server stopped",
+                server.kind
+            );
         }
         std::thread::sleep(Duration::from_millis(100));
     }
@@ -218,8 +231,7 @@ fn server_stopped_under_load(mut server: Server) {
     assert!(j["transactions"].as_u64().unwrap_or(0) > 0, "{j}");
     let errors = &j["errors"];
     assert_eq!(
-        errors["connection_lost"]["count"],
-        threads,
+        errors["connection_lost"]["count"], threads,
         "{:?}: one lost connection per thread, however often it tried again: {errors}",
         server.kind
     );
@@ -303,12 +315,18 @@ fn sessions_killed_under_load(server: Server) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("json: {e}: {stderr}"));
     assert_eq!(out.status.code(), Some(0), "{:?}: the load goes on: {j}", server.kind);
-    assert_eq!(j["errors"]["connection_lost"]["count"], threads, "{:?}: {}", server.kind, j["errors"]);
+    assert_eq!(
+        j["errors"]["connection_lost"]["count"], threads,
+        "{:?}: {}",
+        server.kind, j["errors"]
+    );
     assert_eq!(j["reconnects"], threads, "{:?}: each thread reconnected once", server.kind);
     assert_eq!(j["failure"], serde_json::Value::Null);
     // (two threads of read_write may also meet on one id: a deadlock or a duplicate key)
     let expected = ["connection_lost", "deadlock", "duplicate_key"];
-    let only_those = j["errors"].as_object().is_some_and(|e| e.keys().all(|k| expected.contains(&k.as_str())));
+    let only_those = j["errors"]
+        .as_object()
+        .is_some_and(|e| e.keys().all(|k| expected.contains(&k.as_str())));
     assert!(only_those, "{:?}: {}", server.kind, j["errors"]);
 }
 

@@ -154,13 +154,7 @@ impl OltpReport {
         } else {
             let _ = writeln!(s, "Errors:");
             for (c, e) in &self.stats.errors {
-                let _ = writeln!(
-                    s,
-                    "    {:<22} {:>8}  first: {}",
-                    c.name(),
-                    e.count,
-                    example(&e.first)
-                );
+                let _ = writeln!(s, "    {:<22} {:>8}  first: {}", c.name(), e.count, example(&e.first));
             }
         }
         if self.rate.is_some() && (self.calls.late > 0 || self.calls.dropped > 0) {
@@ -289,8 +283,7 @@ impl OltpReport {
                 Better::Lower,
             ));
             if let Some(e) = self.stats.errors.get(&c) {
-                r.errors
-                    .push((format!("{} (first: {})", c.name(), example(&e.first)), e.count));
+                r.errors.push((format!("{} (first: {})", c.name(), example(&e.first)), e.count));
             }
         }
         m.push(Metric::new("retries", "", self.stats.retries as f64, Better::Lower));

@@ -224,11 +224,7 @@ impl Conn for SqliteConn {
     }
 
     fn rollback(&mut self) -> Result<(), DbError> {
-        let r = if self.c.is_autocommit() {
-            Ok(())
-        } else {
-            self.batch("ROLLBACK")
-        };
+        let r = if self.c.is_autocommit() { Ok(()) } else { self.batch("ROLLBACK") };
         self.dequeue_if_done();
         r
     }
@@ -364,7 +360,10 @@ mod tests {
         });
         std::thread::sleep(Duration::from_millis(50));
         a.commit().expect("commit");
-        waiter.join().expect("thread").expect("the second writer got the lock once the first committed");
+        waiter
+            .join()
+            .expect("thread")
+            .expect("the second writer got the lock once the first committed");
         let check = Connection::open(dir.path().join("t.db")).expect("check");
         let k: i64 = check.query_row("SELECT k FROM sbtest1 WHERE id = 1", [], |r| r.get(0)).expect("k");
         assert_eq!(k, 12, "both updates committed");
