@@ -153,8 +153,8 @@ fn password_span(url: &str) -> Option<(usize, usize)> {
             }
             let start = i + key.len();
             let value = &url[start..];
-            let len = if value.starts_with('\'') {
-                value[1..].find('\'').map_or(value.len(), |q| q + 2)
+            let len = if let Some(quoted) = value.strip_prefix('\'') {
+                quoted.find('\'').map_or(value.len(), |q| q + 2)
             } else {
                 value.find(['&', ' ', '\t']).unwrap_or(value.len())
             };
