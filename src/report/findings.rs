@@ -89,7 +89,7 @@ fn errors_along(swept: &str, points: &[PointReport], variant_params: &[String]) 
 /// Each error class (`errors_<class>` metrics, the oltp workload's) along the swept parameter, per
 /// variant: where it first appears (rule E2).
 fn error_classes_along(swept: &str, points: &[PointReport], variant_params: &[String]) -> Vec<Finding> {
-    use crate::analysis::bottleneck::oltp_errors::{class_of, error_classes_by_parameter, ClassPoint};
+    use crate::analysis::bottleneck::oltp_errors::{class_of, error_classes_by_parameter, first_example, ClassPoint};
     let mut by_variant: BTreeMap<String, Vec<ClassPoint>> = BTreeMap::new();
     for p in points {
         let Some(x) = p.params.get(swept).and_then(|v| v.as_f64()) else {
@@ -101,10 +101,11 @@ fn error_classes_along(swept: &str, points: &[PointReport], variant_params: &[St
             .filter_map(|m| class_of(&m.name).map(|c| (c.to_string(), m.summary.mean)))
             .collect();
         let label = p.label.clone();
+        let first = p.errors.iter().filter_map(|(e, _)| first_example(e)).collect();
         by_variant
             .entry(variant_of(&p.params, variant_params))
             .or_default()
-            .push(ClassPoint { label, x, counts });
+            .push(ClassPoint { label, x, counts, first });
     }
     by_variant.values().flat_map(|pts| error_classes_by_parameter(swept, pts)).collect()
 }

@@ -95,29 +95,75 @@ impl Redactor {
 }
 
 /// A connection URL without its password: `postgres://user:secret@host/db` becomes
-/// `postgres://user:[redacted]@host/db`, and a `password=`/`pass=` parameter likewise.
+/// `postgres://user:[redacted]@host/db`, and a `password=`/`pass=` parameter likewise, in a URL's
+/// query (up to the next `&`) or in libpq's `key=value` form (up to the next space, or the closing
+/// quote of a quoted value: `host=h password='a b' dbname=x`). This is the one URL redaction:
+/// the plan's secrets, the oltp workload's descriptions and its errors all use it.
 pub fn redact_url(url: &str) -> String {
-    let mut out = url.to_string();
-    if let Some(scheme_end) = out.find("://") {
-        let rest = &out[scheme_end + 3..];
+    match password_span(url) {
+        Some((a, b)) => {
+            let mut out = url.to_string();
+            out.replace_range(a..b, REDACTED);
+            // A second place (a URL with both) is redacted too.
+            match password_span(&out) {
+                Some((c, d)) if &out[c..d] != REDACTED => {
+                    out.replace_range(c..d, REDACTED);
+                    out
+                }
+                _ => out,
+            }
+        }
+        None => url.to_string(),
+    }
+}
+
+/// The password of a connection URL (see [`redact_url`]), if it has a non-empty one: a secret to
+/// keep out of every output.
+pub fn url_password(url: &str) -> Option<String> {
+    let (a, b) = password_span(url)?;
+    let p = &url[a..b];
+    let p = p.strip_prefix('\'').and_then(|q| q.strip_suffix('\'')).unwrap_or(p);
+    (!p.is_empty() && p != REDACTED).then(|| p.to_string())
+}
+
+/// Where the first password of `url` is: the userinfo's after `user:`, else a `password=` or
+/// `pass=` parameter's value.
+fn password_span(url: &str) -> Option<(usize, usize)> {
+    if let Some(scheme_end) = url.find("://") {
+        let start = scheme_end + 3;
+        let rest = &url[start..];
         let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
         if let Some(at) = rest[..auth_end].rfind('@') {
             if let Some(colon) = rest[..at].find(':') {
-                let (a, b) = (scheme_end + 3 + colon + 1, scheme_end + 3 + at);
-                out.replace_range(a..b, REDACTED);
+                if &rest[colon + 1..at] != REDACTED {
+                    return Some((start + colon + 1, start + at));
+                }
             }
         }
     }
-    let lower = out.to_ascii_lowercase();
+    let lower = url.to_ascii_lowercase();
     for key in ["password=", "pass="] {
-        if let Some(i) = lower.find(key) {
+        let mut from = 0;
+        while let Some(i) = lower[from..].find(key).map(|i| from + i) {
+            from = i + key.len();
+            // A whole key only (`password=`, not `nopassword=`).
+            let whole = i == 0 || matches!(url.as_bytes()[i - 1], b'?' | b'&' | b' ' | b'\t' | b';');
+            if !whole {
+                continue;
+            }
             let start = i + key.len();
-            let end = out[start..].find('&').map_or(out.len(), |e| start + e);
-            out.replace_range(start..end, REDACTED);
-            break;
+            let value = &url[start..];
+            let len = if let Some(quoted) = value.strip_prefix('\'') {
+                quoted.find('\'').map_or(value.len(), |q| q + 2)
+            } else {
+                value.find(['&', ' ', '\t']).unwrap_or(value.len())
+            };
+            if &url[start..start + len] != REDACTED {
+                return Some((start, start + len));
+            }
         }
     }
-    out
+    None
 }
 
 fn trim_quotes(s: &str) -> String {
@@ -183,5 +229,27 @@ mod tests {
             "mysql://h:3306/sb?password=[redacted]&pool_min=1"
         );
         assert_eq!(redact_url("postgres://a:b@h"), "postgres://a:[redacted]@h");
+        assert_eq!(redact_url("sqlite:/tmp/a.db"), "sqlite:/tmp/a.db");
+    }
+
+    #[test]
+    fn libpq_key_value_passwords_are_found_whole() {
+        let url = "host=127.0.0.1 user=sb password=hunter22 dbname=sb";
+        assert_eq!(redact_url(url), "host=127.0.0.1 user=sb password=[redacted] dbname=sb");
+        assert_eq!(
+            url_password(url).as_deref(),
+            Some("hunter22"),
+            "the secret is the value, not the rest"
+        );
+        let quoted = "host=h password='a b' dbname=x";
+        assert_eq!(redact_url(quoted), "host=h password=[redacted] dbname=x");
+        assert_eq!(url_password(quoted).as_deref(), Some("a b"));
+        assert_eq!(redact_url("host=h nopassword=1"), "host=h nopassword=1");
+        assert_eq!(url_password("host=h user=u"), None);
+        assert_eq!(url_password("postgres://bob:s3cr@t@h/db").as_deref(), Some("s3cr@t"));
+        assert_eq!(url_password("postgres://bob:@h/db"), None);
+        let both = "postgres://a:one@h/db?password=two";
+        assert_eq!(redact_url(both), "postgres://a:[redacted]@h/db?password=[redacted]");
+        assert_eq!(redact_url(&redact_url(both)), redact_url(both), "applying it twice changes nothing");
     }
 }

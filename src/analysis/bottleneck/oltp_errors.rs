@@ -1,7 +1,8 @@
 //! "An error class appears from some concurrency on" (rule E2), for workloads that count their
 //! errors by class in `errors_<class>` metrics (the `oltp` workload: deadlock, duplicate_key,
 //! too_many_connections, connection_lost, other): for each class, the lowest value of the swept
-//! parameter at which it appears, and every point where it does.
+//! parameter at which it appears, and every point where it does, with the first message of the
+//! class there.
 
 use super::{Evidence, Finding, Kind, Severity};
 
@@ -12,6 +13,16 @@ pub struct ClassPoint {
     pub label: String,
     pub x: f64,
     pub counts: Vec<(String, f64)>,
+    /// Per class, the first message its trials kept: (class, message).
+    pub first: Vec<(String, String)>,
+}
+
+/// A trial's error entry as the oltp workload words it, `<class> (first: <message>)`, as (class,
+/// message); None for another workload's entries.
+pub fn first_example(entry: &str) -> Option<(String, String)> {
+    let (class, rest) = entry.split_once(" (first: ")?;
+    let message = rest.strip_suffix(')')?;
+    (!class.is_empty() && !class.contains(' ')).then(|| (class.to_string(), message.to_string()))
 }
 
 /// The class of a per-class error metric: `errors_duplicate_key` → `duplicate_key`; None for the
@@ -44,9 +55,14 @@ pub fn error_classes_by_parameter(parameter: &str, points: &[ClassPoint]) -> Vec
             } else {
                 format!("{parameter} = {} on", first.x)
             };
+            let example = first
+                .first
+                .iter()
+                .find(|(c, _)| c == class)
+                .map_or(String::new(), |(_, m)| format!("; first: {m}"));
             Some(Finding {
                 rule: "E2".into(),
-                title: format!("{class} errors appear from {from}"),
+                title: format!("{class} errors appear from {from}{example}"),
                 resource: "database".into(),
                 kind: Kind::Errors,
                 severity: Severity::Critical,
@@ -82,6 +98,7 @@ mod tests {
             label: format!("threads={x}"),
             x,
             counts: counts.iter().map(|(c, n)| (c.to_string(), *n)).collect(),
+            first: Vec::new(),
         }
     }
 
@@ -108,6 +125,20 @@ mod tests {
         let low = error_classes_by_parameter("threads", &[pt(1.0, &[("other", 1.0)]), pt(2.0, &[])]);
         assert!(low[0].title.ends_with("(the lowest value run)"), "{}", low[0].title);
         assert_eq!(class_of("errors_duplicate_key"), Some("duplicate_key"));
+
+        // The first message of the class, from the first point where it appears.
+        let entry = "too_many_connections (first: sorry, too many clients already (SQLSTATE 53300))";
+        let (class, message) = first_example(entry).expect("an oltp entry");
+        assert_eq!(class, "too_many_connections");
+        assert_eq!(message, "sorry, too many clients already (SQLSTATE 53300)");
+        assert_eq!(first_example("status 503"), None);
+        let mut at_24 = pt(24.0, &[("too_many_connections", 4.0)]);
+        at_24.first.push((class, message));
+        let f = error_classes_by_parameter("threads", &[pt(2.0, &[("too_many_connections", 0.0)]), at_24]);
+        assert_eq!(
+            f[0].title,
+            "too_many_connections errors appear from threads = 24 on; first: sorry, too many clients already (SQLSTATE 53300)"
+        );
         assert_eq!(class_of("errors_deadlock_per_s"), None);
         assert_eq!(class_of("errors"), None);
     }

@@ -338,10 +338,10 @@ fn scan_nested(t: &[(String, Node)], marked: &[String], out: &mut Vec<Hit>) {
 /// workload's) is a secret; the URL is kept without it.
 fn db_url(v: &Node, out: &mut Vec<Hit>) {
     if let Kind::Str(s) = &v.kind {
-        if let Some(password) = crate::workload::oltp::url_password(s) {
+        if let Some(password) = crate::util::redact::url_password(s) {
             out.push(Hit {
                 span: v.span.clone(),
-                redacted: crate::workload::oltp::redact_url(s),
+                redacted: crate::util::redact::redact_url(s),
                 parts: vec![password],
             });
         }

@@ -126,6 +126,12 @@ impl std::error::Error for DbError {}
 /// One connection, owned by one worker thread. Tables are numbered from 1 (`sbtest1`).
 pub trait Conn: Send {
     fn begin(&mut self) -> Result<(), DbError>;
+    /// Begin a transaction that will write. A database whose deferred transaction takes its write
+    /// lock only at the first write (SQLite) takes it here, so that two writers queue for the lock
+    /// instead of failing to upgrade; the others begin as [`begin`](Self::begin) does.
+    fn begin_write(&mut self) -> Result<(), DbError> {
+        self.begin()
+    }
     fn commit(&mut self) -> Result<(), DbError>;
     fn rollback(&mut self) -> Result<(), DbError>;
     /// Run one statement on `sbtest<table>`; returns the rows it read (selects: rows returned; a

@@ -51,19 +51,7 @@ pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     ))
 }
 
-pub use crate::util::redact::redact_url;
-
-/// The password of a database URL, if it has one (a secret to keep out of every output).
-pub fn url_password(url: &str) -> Option<String> {
-    let redacted = redact_url(url);
-    if redacted == url {
-        return None;
-    }
-    let start = redacted.find(crate::util::redact::REDACTED)?;
-    let tail = &redacted[start + crate::util::redact::REDACTED.len()..];
-    let end = url.len() - tail.len();
-    Some(url[start..end].to_string()).filter(|p| !p.is_empty())
-}
+pub use crate::util::redact::{redact_url, url_password};
 
 #[cfg(test)]
 mod tests {

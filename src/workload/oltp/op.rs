@@ -5,8 +5,13 @@
 //!   the run; each is counted as an error of its class and as a retry.
 //! - Any other error rolls back and fails this transaction, counted by class.
 //! - A lost connection drops it; the next call connects again (a reconnect, counted). A connection
-//!   refused (too many connections, server gone) makes each call of this worker an error of that
-//!   class after a short pause, so that the trial completes and the errors say why.
+//!   refused (too many connections, server gone) fails the call; the worker tries again after
+//!   [`CONNECT_BACKOFF`] (waiting between calls, untimed, in the closed model; failing the calls in
+//!   between at once in the open model), so that the trial completes and the errors say why.
+//! - Errors are counted by class once per event: one per transaction that failed, one per
+//!   connection lost, one per stretch of refused connection attempts of a worker (a thread the
+//!   server never lets in is one `too_many_connections`, however often it tries again). Every failed
+//!   call is also a failed transaction of the driver's count.
 
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Stmt};
 use super::config::{Settings, MAX_ID};
@@ -20,7 +25,7 @@ use std::time::{Duration, Instant};
 /// Deadlock retries of one transaction before it counts as failed.
 pub const MAX_RETRIES: u32 = 100;
 
-/// The pause after a failed connection attempt, before the call returns its error.
+/// The pause after a failed connection attempt before this worker tries again.
 pub const CONNECT_BACKOFF: Duration = Duration::from_millis(50);
 
 pub struct OltpOp {
@@ -38,6 +43,12 @@ pub struct OltpOp {
     /// The last call ended without a connection (the server was gone or refused it): the class
     /// of the error that left it so.
     pub disconnected: Option<ErrorClass>,
+    /// The error that left this worker without a connection has been counted (in the measured
+    /// phase): the attempts that fail after it are not counted again.
+    down_counted: bool,
+    /// The last failed connection attempt: when, and its error (the calls before the next attempt
+    /// fail with it).
+    refused: Option<(Instant, String)>,
 }
 
 impl OltpOp {
@@ -61,6 +72,8 @@ impl OltpOp {
             connected_once: false,
             stats: OltpStats::default(),
             disconnected: None,
+            down_counted: false,
+            refused: None,
         }
     }
 
@@ -68,6 +81,11 @@ impl OltpOp {
     fn ensure_conn(&mut self, measured: bool) -> Result<(), String> {
         if self.conn.is_some() {
             return Ok(());
+        }
+        if let Some((at, e)) = &self.refused {
+            if at.elapsed() < CONNECT_BACKOFF {
+                return Err(e.clone());
+            }
         }
         match self.db.connect() {
             Ok(c) => {
@@ -77,20 +95,24 @@ impl OltpOp {
                 }
                 self.connected_once = true;
                 self.disconnected = None;
+                self.down_counted = false;
+                self.refused = None;
                 Ok(())
             }
             Err(e) => {
                 self.disconnected = Some(e.class);
-                if measured {
-                    self.stats.error(e.class, &e.message);
-                }
-                let wait = CONNECT_BACKOFF;
-                let end = Instant::now() + wait;
-                while Instant::now() < end && !self.until.reached() {
-                    std::thread::sleep(Duration::from_millis(5));
-                }
+                self.count_down(measured, &e);
+                self.refused = Some((Instant::now(), e.to_string()));
                 Err(e.to_string())
             }
+        }
+    }
+
+    /// Count the error that left this worker without a connection, once per stretch.
+    fn count_down(&mut self, measured: bool, e: &DbError) {
+        if measured && !self.down_counted {
+            self.stats.error(e.class, &e.message);
+            self.down_counted = true;
         }
     }
 
@@ -120,13 +142,15 @@ impl OltpOp {
                     return Ok(());
                 }
                 Err(e) => {
-                    if measured {
-                        self.stats.error(e.class, &e.message);
-                    }
                     if e.class == ErrorClass::ConnectionLost {
                         self.conn = None;
                         self.disconnected = Some(e.class);
+                        self.down_counted = false;
+                        self.count_down(measured, &e);
                         return Err(e.to_string());
+                    }
+                    if measured {
+                        self.stats.error(e.class, &e.message);
                     }
                     if self.conn.as_mut().is_some_and(|c| c.rollback().is_ok()) && self.s.in_transaction() && measured {
                         self.stats.other += 1;
@@ -153,6 +177,24 @@ impl Operation for OltpOp {
         self.ensure_conn(measured)?;
         self.transaction(measured)
     }
+
+    /// The closed model: after a failed connection attempt, wait (untimed) until the next one.
+    fn between(&mut self, _now: Instant, _measured: bool) {
+        let Some(next) = self.refused.as_ref().map(|(at, _)| *at + CONNECT_BACKOFF) else {
+            return;
+        };
+        while Instant::now() < next && !self.until.reached() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Whether a transaction of these groups writes.
+fn writes(groups: &[Group]) -> bool {
+    groups.iter().any(|g| match g {
+        Group::Each(stmt, _) => !stmt.is_read(),
+        Group::DeleteInsert(_) | Group::NewRow => true,
+    })
 }
 
 /// One attempt at a transaction.
@@ -172,7 +214,11 @@ impl Txn<'_> {
     fn run(&mut self, groups: &[Group]) -> Result<(), DbError> {
         let trx = self.s.in_transaction();
         if trx {
-            self.conn.begin()?;
+            if writes(groups) {
+                self.conn.begin_write()?;
+            } else {
+                self.conn.begin()?;
+            }
             self.other();
         }
         for g in groups {

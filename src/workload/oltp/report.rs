@@ -154,13 +154,7 @@ impl OltpReport {
         } else {
             let _ = writeln!(s, "Errors:");
             for (c, e) in &self.stats.errors {
-                let _ = writeln!(
-                    s,
-                    "    {:<22} {:>8}  first: {}",
-                    c.name(),
-                    e.count,
-                    crate::util::text::clip(&e.first)
-                );
+                let _ = writeln!(s, "    {:<22} {:>8}  first: {}", c.name(), e.count, example(&e.first));
             }
         }
         if self.rate.is_some() && (self.calls.late > 0 || self.calls.dropped > 0) {
@@ -289,8 +283,7 @@ impl OltpReport {
                 Better::Lower,
             ));
             if let Some(e) = self.stats.errors.get(&c) {
-                r.errors
-                    .push((format!("{} (first: {})", c.name(), crate::util::text::clip(&e.first)), e.count));
+                r.errors.push((format!("{} (first: {})", c.name(), example(&e.first)), e.count));
             }
         }
         m.push(Metric::new("retries", "", self.stats.retries as f64, Better::Lower));
@@ -315,6 +308,27 @@ impl OltpReport {
         r.failure = self.failure();
         r
     }
+}
+
+/// The characters of an error's first message kept in the summary and the trial's errors: enough
+/// for the server's own words after a client's prefix (`cannot connect to <URL>: `).
+pub const EXAMPLE_CHARS: usize = 300;
+
+/// A first message as shown: on one line, cut at [`EXAMPLE_CHARS`] characters with "…".
+fn example(message: &str) -> String {
+    let mut out = String::new();
+    for (n, c) in message.chars().enumerate() {
+        if n >= EXAMPLE_CHARS {
+            out.push('…');
+            break;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// The names of an oltp trial's metrics (`OltpReport::to_result`).
