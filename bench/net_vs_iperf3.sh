@@ -8,7 +8,8 @@
 #
 #   bench/net_vs_iperf3.sh                 # 10 s per run, 5 rounds
 #   bench/net_vs_iperf3.sh --duration 5    # shorter runs
-#   options: --rounds R (default 5), --duration S (default 10)
+#   options: --rounds R (default 5), --duration S (default 10), --only "udp udp100" (a subset of
+#   the tests tcp1 tcp4 udp udp100)
 #
 # "ratio" is the ratio of the medians (the goal's figure), "paired" the median of each round's own
 # ratio (its two runs back to back).
@@ -19,12 +20,13 @@
 # measure CPU and memory copy, not a NIC.
 set -euo pipefail
 
-ROUNDS=5 DUR=10
+ROUNDS=5 DUR=10 TESTS="tcp1 tcp4 udp udp100"
 while [ $# -gt 0 ]; do
     case "$1" in
         --rounds) ROUNDS="$2"; shift ;;
         --duration) DUR="$2"; shift ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --only) TESTS="$2"; shift ;;
+        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
         *) echo "net_vs_iperf3.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -95,7 +97,7 @@ run_one() {
 
 echo "perflab load net vs iperf3 $(iperf3 --version | head -1 | awk '{print $2}') — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, loopback, ${DUR}s runs, $ROUNDS rounds, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for r in $(seq "$ROUNDS"); do
-    for test in tcp1 tcp4 udp udp100; do
+    for test in $TESTS; do
         if [ $((r % 2)) -eq 1 ]; then order="perflab iperf3"; else order="iperf3 perflab"; fi
         for tool in $order; do
             line=$(run_one "$tool" "$test")
@@ -115,14 +117,15 @@ paired() { awk -v t="$1" '$1 == t && $2 == "perflab" { p[$6] = $3 } $1 == t && $
     END { for (r in p) if (i[r] > 0) print p[r] / i[r] }' "$TMP/results" | median; }
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
 printf '%-6s %-28s %-28s %-8s %-8s %s\n' test "perflab Gbit/s [range]" "iperf3 Gbit/s [range]" ratio paired "CPU-s/GB perflab / iperf3"
-for test in tcp1 tcp4 udp udp100; do
+for test in $TESTS; do
     pg=$(col "$test" perflab 3 | median); ig=$(col "$test" iperf3 3 | median)
     pc=$(col "$test" perflab 5 | median); ic=$(col "$test" iperf3 5 | median)
     printf '%-6s %-28s %-28s %-8s %-8s %s\n' "$test" "$pg [$(col "$test" perflab 3 | range)]" "$ig [$(col "$test" iperf3 3 | range)]" \
         "$(awk -v a="$pg" -v b="$ig" 'BEGIN { printf "%.3f", (b > 0 ? a / b : 0) }')" "$(printf '%.3f' "$(paired "$test")")" \
         "$pc / $ic ($(awk -v a="$pc" -v b="$ic" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }') x)"
 done
-for test in udp udp100; do
+for test in $TESTS; do
+    case $test in udp*) ;; *) continue ;; esac
     pl=$(col $test perflab 4 | median); il=$(col $test iperf3 4 | median)
     echo "$test loss %: perflab $pl [$(col $test perflab 4 | range)], iperf3 $il [$(col $test iperf3 4 | range)], difference $(awk -v a="$pl" -v b="$il" 'BEGIN { printf "%.2f", a - b }') points"
 done

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod engine;
 pub mod metrics;
+pub mod pace;
 pub mod report;
 pub mod rr;
 pub mod seconds;

@@ -1,9 +1,12 @@
 //! `mode = "udp"`: datagrams of `size` bytes at `rate` bit/s (split over `streams` senders), each
 //! sender a session of the server's: its datagrams carry a sequence number and the send time, the
 //! server accounts loss, out-of-order and RFC 3550 jitter as iperf3 -u does, and answers its count
-//! on the sender's TCP control connection when the sender is done.
+//! on the sender's TCP control connection when the sender is done. Pacing and batching: `pace`
+//! (about 1 ms of datagrams per wake, one `sendmmsg` per batch; a batch's datagrams carry the same
+//! send time).
 
 use super::config::Prepared;
+use super::pace::{Batch, Pacer, BATCH};
 use super::seconds::Seconds;
 use super::sock::{self, ErrorClass, NetError};
 use crate::util::netwire::{now_ns, Datagram, Header, Mode, UdpReport, REPORT_LEN};
@@ -75,10 +78,11 @@ fn send(sh: &Shared, session: u64, st: &mut UdpStats, tx: &Sender<Message>) -> R
     if let Some(b) = sh.p.buffer {
         crate::workload::net::sock::set_send_buffer(&u, b);
     }
-    let pps = sh.p.rate / (8.0 * sh.p.size as f64) / sh.p.streams as f64;
-    let mut buf = vec![0x3cu8; sh.p.size];
+    let pacer = Pacer::new(sh.p.rate / (8.0 * sh.p.size as f64) / sh.p.streams as f64);
+    let mut batch = Batch::new(sh.p.size);
     let mut secs = Seconds::new(sh.measure_from);
     let start = Instant::now();
+    // `issued`: datagrams the pacer has let out (sent or failed); `seq`: the measured ones sent.
     let (mut issued, mut seq) = (0u64, 0u64);
     let mut refused = 0u32;
     loop {
@@ -87,49 +91,53 @@ fn send(sh: &Shared, session: u64, st: &mut UdpStats, tx: &Sender<Message>) -> R
             break;
         }
         secs.tick(now, tx);
-        let due = (now.duration_since(start).as_secs_f64() * pps) as u64;
+        let due = pacer.due(now.duration_since(start));
         if issued >= due {
-            let next = start + Duration::from_secs_f64((issued + 1) as f64 / pps);
-            let gap = next.saturating_duration_since(now).min(Duration::from_millis(50));
-            if gap > Duration::from_micros(60) {
-                std::thread::sleep(gap);
-            } else {
-                std::thread::yield_now();
-            }
+            // Sleep until a tick's worth is due (or the stop is looked at again).
+            let gap = (start + pacer.wake_at(issued)).saturating_duration_since(now);
+            std::thread::sleep(gap.min(Duration::from_millis(50)));
             continue;
         }
-        // At most 256 in a burst, so that the clock and the stop are looked at.
-        for _ in 0..(due - issued).min(256) {
-            let measured = Instant::now() >= sh.measure_from;
+        let n = (due - issued).min(BATCH as u64) as usize;
+        let measured = now >= sh.measure_from;
+        let sent_ns = now_ns();
+        for i in 0..n {
             let d = Datagram {
                 warmup: !measured,
                 session,
-                seq,
-                sent_ns: now_ns(),
+                seq: seq + i as u64,
+                sent_ns,
             };
-            d.write(&mut buf);
-            issued += 1;
-            match u.send(&buf) {
-                Ok(_) if measured => {
-                    seq += 1;
-                    st.sent += 1;
-                    st.sent_bytes += buf.len() as u64;
-                    secs.count += buf.len() as u64;
+            d.write(batch.buf(i));
+        }
+        match batch.send(&u, n) {
+            Ok(k) => {
+                issued += k as u64;
+                if measured {
+                    seq += k as u64;
+                    st.sent += k as u64;
+                    st.sent_bytes += (k * sh.p.size) as u64;
+                    secs.count += (k * sh.p.size) as u64;
                 }
-                Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
-                    // ICMP port unreachable: the server is gone (a few in a row, not one stray).
-                    refused += 1;
-                    if refused >= 3 {
-                        secs.finish(tx);
-                        st.ended = Some(Instant::now());
-                        return Err(NetError {
-                            class: ErrorClass::ConnectRefused,
-                            message: format!("sending: the server's UDP port is closed: {e}"),
-                        });
-                    }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused => {
+                // ICMP port unreachable: the server is gone (a few in a row, not one stray).
+                issued += 1;
+                refused += 1;
+                if refused >= 3 {
+                    secs.finish(tx);
+                    st.ended = Some(Instant::now());
+                    return Err(NetError {
+                        class: ErrorClass::ConnectRefused,
+                        message: format!("sending: the server's UDP port is closed: {e}"),
+                    });
                 }
-                Err(_) => st.send_errors += u64::from(measured),
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => {
+                // This datagram is skipped (as one send() failing); the rest of the batch follows.
+                issued += 1;
+                st.send_errors += u64::from(measured);
             }
         }
     }
