@@ -39,7 +39,7 @@ pub trait Exporter: Sync {
         &[]
     }
 
-    /// Whether the first of [`Exporter::files`] is a report file the command line names (`png`
+    /// Whether the first file [`Exporter::write`] writes is a report file the command line names (`png`
     /// only writes files beside the reports).
     fn report_file(&self) -> bool {
         true
