@@ -8,7 +8,10 @@
 # For each it prints: sampled values stored, database bytes per sampled value, the run's peak RSS
 # when its 10th trial was stored, when its last was, and at its end (including the end-of-run
 # report), then the time and peak RSS of `perflab report` on the finished run and the size of the
-# report directory.
+# report directory. Beside each peak it prints the anonymous part of the run's memory (RssAnon: the
+# heap, polled; the rest of RSS is the binary's own pages, which vary with the page cache), and
+# beside the report's wall time its CPU time (user + sys) and the load average: a wall time much
+# longer than the CPU time on a loaded machine is the wait for a CPU.
 #
 #   bench/store_scale.sh                      # the full 400 trials (about 15 minutes)
 #   TRIALS=60 bench/store_scale.sh            # fewer trials (a multiple of 20 is not needed)
@@ -63,6 +66,7 @@ EOF
 }
 
 kb() { awk '/VmHWM/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
+anon() { awk '/RssAnon/ {print $2}' "/proc/$1/status" 2>/dev/null || true; }
 
 # measure NAME: run the plan, watching the peak RSS at trial 10; then the report.
 measure() {
@@ -70,7 +74,7 @@ measure() {
     local out="$WORK/out-$name"
     mkdir -p "$out"
     (cd "$WORK" && /usr/bin/time -v -o "$out/run.time" "$PERFLAB" run --quiet "$name.toml" >"$out/run.log" 2>&1) &
-    local bg=$! pid="" rss10="" rsslast="" db="" planned
+    local bg=$! pid="" rss10="" rsslast="" db="" planned anon10="" anonlast="" anonend=0
     planned=$(awk '/^repetitions/ {r=$3} /^n = / {gsub(/[^,]/, "", $0); p=length($0)+1} END {print r*p}' "$WORK/$name.toml")
     while kill -0 "$bg" 2>/dev/null; do
         # perflab is the only child of /usr/bin/time, which is the only child of the subshell.
@@ -79,13 +83,19 @@ measure() {
         if [ -z "$rss10" ] && [ -n "$pid" ] && [ -n "$db" ]; then
             local n
             n=$(sqlite3 "file:$db?mode=ro" "SELECT count(*) FROM trial" 2>/dev/null || echo 0)
-            [ "${n:-0}" -ge 10 ] && rss10=$(kb "$pid")
+            [ "${n:-0}" -ge 10 ] && rss10=$(kb "$pid") && anon10=$(anon "$pid")
         fi
         # The last trial stored, before the end-of-run report.
         if [ -n "$rss10" ] && [ -z "$rsslast" ]; then
             local m
             m=$(sqlite3 "file:$db?mode=ro" "SELECT count(*) FROM trial" 2>/dev/null || echo 0)
-            [ "${m:-0}" -ge "$planned" ] && rsslast=$(kb "$pid")
+            [ "${m:-0}" -ge "$planned" ] && rsslast=$(kb "$pid") && anonlast=$(anon "$pid")
+        fi
+        # After the last trial: the end of the run and its report.
+        if [ -n "$rsslast" ]; then
+            local a
+            a=$(anon "$pid")
+            [ "${a:-0}" -gt "$anonend" ] && anonend=$a
         fi
         sleep 0.1
     done
@@ -104,8 +114,10 @@ measure() {
     run_peak=$(awk -F': ' '/Maximum resident/ {print $2}' "$out/run.time")
     rm -rf "$out/report"
     /usr/bin/time -v -o "$out/report.time" "$PERFLAB" report "$dir" --out "$out/report" >/dev/null 2>&1
-    local rep_s rep_kb rep_size trials
+    local rep_s rep_kb rep_size trials rep_cpu load
+    load=$(cut -d' ' -f1-3 /proc/loadavg)
     rep_s=$(awk -F': ' '/Elapsed \(wall clock\)/ {print $2}' "$out/report.time")
+    rep_cpu=$(awk -F': ' '/User time/ {u=$2} /System time/ {s=$2} END {printf "%.2f", u + s}' "$out/report.time")
     rep_kb=$(awk -F': ' '/Maximum resident/ {print $2}' "$out/report.time")
     rep_size=$(du -sk "$out/report" | cut -f1)
     trials=$(sqlite3 "$db" "SELECT count(*) FROM trial")
@@ -113,7 +125,8 @@ measure() {
     echo "sampled values stored : $values"
     echo "database              : $bytes bytes, $(awk -v b="$bytes" -v n="$values" 'BEGIN { printf "%.2f", (n > 0 ? b / n : 0) }') bytes per sampled value"
     echo "run peak RSS          : at trial 10 ${rss10:-?} KiB, at the last trial ${rsslast:-?} KiB, at the end $run_peak KiB (end-of-run report included)"
-    echo "perflab report        : $rep_s wall, peak RSS $rep_kb KiB, report directory $rep_size KiB"
+    echo "run anonymous RSS     : at trial 10 ${anon10:-?} KiB, at the last trial ${anonlast:-?} KiB, highest seen after it ${anonend} KiB"
+    echo "perflab report        : $rep_s wall, ${rep_cpu} s user+sys (load average $load), peak RSS $rep_kb KiB, report directory $rep_size KiB"
     [ "${KEEP:-0}" = 1 ] && echo "run directory         : $dir"
     return 0
 }

@@ -10,6 +10,7 @@ use super::phases::system_rows;
 use super::points::{point_report, Pooling};
 use super::scaling::scaling;
 use super::spec::ReportSpec;
+use crate::analysis::table::SampleTable;
 use crate::store::{Store, StoredRun, StoredTrial};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -315,16 +316,21 @@ fn charted(groups: &[(String, Vec<&Loaded>)], runs: &[RunFacts], tp: Option<&str
             sampled.sort_by(|a, b| key(a).unwrap_or(0.0).total_cmp(&key(b).unwrap_or(0.0)));
         }
         let median = sampled[(sampled.len() - 1) / 2];
-        out.push(trial_series(median, runs.len() > 1, runs, &median.samples()?));
+        out.push(trial_series(median, runs.len() > 1, runs, &median.sample_table()?));
     }
     Ok(out)
 }
 
-fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts], samples: &[crate::store::TaggedSample]) -> TrialSeries {
+/// The key metrics of a trial's samples, read by column (the trial's other metrics are never
+/// made into `(name, value)` pairs).
+fn trial_series(l: &Loaded, several_runs: bool, runs: &[RunFacts], table: &SampleTable) -> TrialSeries {
     let mut series: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-    for s in samples {
-        for (k, v) in s.values.iter().filter(|(k, _)| key_system_metric(k)) {
-            series.entry(k.clone()).or_default().push((s.t_s, *v));
+    for (c, name) in table.names().iter().enumerate().filter(|(_, n)| key_system_metric(n)) {
+        let points: Vec<(f64, f64)> = (0..table.len())
+            .filter_map(|row| table.value(row, c).map(|v| (table.t_s(row), v)))
+            .collect();
+        if !points.is_empty() {
+            series.insert(name.clone(), points);
         }
     }
     let name = if several_runs {

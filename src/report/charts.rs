@@ -8,14 +8,17 @@ use super::model::{ReportModel, TrialSeries};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-/// All charts as (file name, SVG text), in a stable order.
-pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
+/// All charts as (file name, SVG text), in a stable order. The trials' time series
+/// (`m.charted`) are taken out of the model and each is dropped once drawn: nothing else reads
+/// them (report.json leaves them out), and the report never holds them and their charts at once.
+pub fn render(m: &mut ReportModel) -> anyhow::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
-    for (i, t) in m.charted.iter().enumerate() {
-        if let Some(svg) = trial_chart(t)? {
+    for (i, t) in std::mem::take(&mut m.charted).into_iter().enumerate() {
+        if let Some(svg) = trial_chart(&t)? {
             out.push((format!("trial_{i:02}.svg"), svg));
         }
     }
+    let m = &*m;
     out.extend(super::sweep_charts::render(m)?);
     // One latency spectrum per variant, a line per point (swept value) of that variant.
     let mut variants: Vec<String> = Vec::new();

@@ -34,7 +34,8 @@ pub use loaded::safe;
 pub use model::ReportModel;
 
 use anyhow::Context;
-use export::{csv::Csv, html::Html, json::Json, md::Markdown, png::Png, Exporter, Input};
+use export::{csv::Csv, html::Html, json::Json, md::Markdown, png::Png, Exporter, Input, Sink};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Every format `perflab report` can write, in the order they are written and listed.
@@ -111,8 +112,8 @@ pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> any
     let (model, doc, charts) = match experiments {
         Some(groups) => multi::build(&groups)?,
         None => {
-            let model = assemble::build(dirs, compare)?;
-            let charts = charts::render(&model)?;
+            let mut model = assemble::build(dirs, compare)?;
+            let charts = charts::render(&mut model)?;
             let doc = doc::build(&model, &charts);
             (model, doc, charts)
         }
@@ -129,36 +130,49 @@ pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> any
         summary: terminal::summary(&model.title, &doc),
         ..Default::default()
     };
-    // Files beside the reports (charts/, csv/) that several formats share are written once.
-    let mut beside: Vec<String> = Vec::new();
+    let mut sink = Dir { out, written: Vec::new() };
     for e in formats.exporters() {
-        let mut files = e.files(&input)?.into_iter();
-        if e.report_file() {
-            if let Some((name, bytes)) = files.next() {
-                paths.files.push((e.name(), put(out, &name, &bytes)?));
+        let first = sink.written.len();
+        e.write(&input, &mut sink)?;
+        for (i, (name, p)) in sink.written[first..].iter().enumerate() {
+            if i == 0 && e.report_file() {
+                paths.files.push((e.name(), p.clone()));
+            } else if name.starts_with("charts/") {
+                paths.charts.push(p.clone());
             }
-        }
-        for (name, bytes) in files {
-            if beside.contains(&name) {
-                continue;
-            }
-            let p = put(out, &name, &bytes)?;
-            if name.starts_with("charts/") {
-                paths.charts.push(p);
-            }
-            beside.push(name);
         }
     }
     Ok(paths)
 }
 
-/// Write `bytes` to `out/name`, making its directory.
-fn put(out: &Path, name: &str, bytes: &[u8]) -> anyhow::Result<PathBuf> {
-    let p = out.join(name);
-    if let Some(parent) = p.parent() {
-        std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+/// The output directory as the exporters' [`Sink`]: every file written whole (under a temporary
+/// name, then renamed), as the exporter makes it; a file beside the reports is written once.
+struct Dir<'a> {
+    out: &'a Path,
+    /// (name, path) of each file written, in order.
+    written: Vec<(String, PathBuf)>,
+}
+
+impl Sink for Dir<'_> {
+    fn file(&mut self, name: &str, body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>) -> anyhow::Result<()> {
+        // Files beside the reports (charts/, csv/) that several formats share are written once.
+        if self.written.iter().any(|(n, _)| n == name) {
+            return Ok(());
+        }
+        let p = self.out.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+        }
+        // Whole or absent: a failed write (a full disk) leaves no empty or partial file behind.
+        write_whole(&p, body).with_context(|| format!("cannot write {}", p.display()))?;
+        self.written.push((name.to_string(), p));
+        Ok(())
     }
-    // Whole or absent: a failed write (a full disk) leaves no empty or partial file behind.
-    crate::util::fs::write_atomic(&p, bytes).with_context(|| format!("cannot write {}", p.display()))?;
-    Ok(p)
+}
+
+/// `body`'s bytes into `path`, under a temporary name renamed into place once they are all written.
+fn write_whole(path: &Path, body: &mut dyn FnMut(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
+    let mut f = crate::util::fs::AtomicFile::create(path)?;
+    body(&mut f)?;
+    f.commit()
 }

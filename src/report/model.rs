@@ -189,7 +189,8 @@ pub struct ReportModel {
     pub spec: ReportSpec,
     /// The summary the report opens with.
     pub overview: Overview,
-    /// Trial ids (run index, trial id, point label) that have a time-series chart.
+    /// The time series of the trials that get a chart (the median repetition of each point);
+    /// `charts::render` takes them out of the model as it draws them.
     #[serde(skip)]
     pub charted: Vec<TrialSeries>,
     /// The latency probes, idle vs under load, per point and probe (absent without probes).

@@ -40,8 +40,8 @@ pub fn build(groups: &[Experiment]) -> anyhow::Result<Built> {
     let mut appendix: Vec<Section> = Vec::new();
     let mut all_charts = Vec::new();
     for (i, (plan, dirs)) in groups.iter().enumerate() {
-        let m = assemble::build(dirs, false)?;
-        let charts = charts::render(&m)?;
+        let mut m = assemble::build(dirs, false)?;
+        let charts = charts::render(&mut m)?;
         let prefix = format!("e{}_", i + 1);
         for mut s in doc::build(&m, &charts) {
             s.title = format!("{}: {}", safe(plan), s.title);

@@ -52,6 +52,7 @@ mod report_cli;
 #[allow(dead_code)]
 mod report_common;
 mod report_honest;
+mod report_memory;
 mod report_percentiles;
 mod report_pool_vs_threads;
 mod report_render;

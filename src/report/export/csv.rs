@@ -2,7 +2,7 @@
 //! percentiles the tool printed with only n, median, min and max). The tables of the store are not
 //! copied: `perflab export RUN` writes them.
 
-use super::{Exporter, Input};
+use super::{Exporter, Input, Sink};
 use crate::report::loaded::safe;
 use crate::report::model::ReportModel;
 
@@ -13,8 +13,9 @@ impl Exporter for Csv {
         "csv"
     }
 
-    fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-        Ok(vec![("report.csv".to_string(), summary(input.model)?)])
+    fn write(&self, input: &Input, sink: &mut dyn Sink) -> anyhow::Result<()> {
+        let bytes = summary(input.model)?;
+        sink.file("report.csv", &mut |w| w.write_all(&bytes))
     }
 }
 

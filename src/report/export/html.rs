@@ -1,7 +1,7 @@
 //! `report.html`: one self-contained page (inline CSS and SVG, no scripts, no external resources).
 //! Every text goes through [`escape`].
 
-use super::{chart_files, Exporter, Input};
+use super::{chart_files, Exporter, Input, Sink, Text};
 use crate::report::chart_kit::caption_of;
 use crate::report::doc::{Block, Section, Table};
 
@@ -12,11 +12,9 @@ impl Exporter for Html {
         "html"
     }
 
-    fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-        let page = page(&input.model.title, input.doc, input.charts);
-        let mut files = vec![("report.html".to_string(), page.into_bytes())];
-        files.extend(chart_files(input));
-        Ok(files)
+    fn write(&self, input: &Input, sink: &mut dyn Sink) -> anyhow::Result<()> {
+        sink.file("report.html", &mut |w| write_page(w, &input.model.title, input.doc, input.charts))?;
+        chart_files(input, sink)
     }
 }
 
@@ -45,9 +43,10 @@ figure{margin:1em 0}svg{max-width:100%;height:auto}\
 h1{margin:0 0 0.3em}nav.toc{font-size:13px;margin-bottom:0.5em}\
 details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}";
 
-/// The page: the document's sections with the charts inline.
-pub fn page(title: &str, doc: &[Section], charts: &[(String, String)]) -> String {
-    let mut o = String::new();
+/// The page: the document's sections with the charts inline, written straight to `w` (the page
+/// is never held whole in memory).
+pub fn write_page(w: &mut dyn std::io::Write, title: &str, doc: &[Section], charts: &[(String, String)]) -> std::io::Result<()> {
+    let mut o = Text::new(w);
     o.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
     o.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n");
     o.push_str(&format!(
@@ -87,11 +86,11 @@ pub fn page(title: &str, doc: &[Section], charts: &[(String, String)]) -> String
         }
     }
     o.push_str("</body>\n</html>\n");
-    o
+    o.finish()
 }
 
 /// The table of contents, one line: the body's sections, then the appendix.
-fn toc(o: &mut String, doc: &[Section]) {
+fn toc(o: &mut Text, doc: &[Section]) {
     o.push_str("<nav class=\"toc\">Contents: ");
     let links: Vec<String> = doc
         .iter()
@@ -106,23 +105,23 @@ fn toc(o: &mut String, doc: &[Section]) {
 }
 
 /// A chart inline. plotters escapes every text it draws; the XML prolog is stripped.
-fn figure(o: &mut String, name: &str, svg: &str) {
+fn figure(o: &mut Text, name: &str, svg: &str) {
     let body = svg.trim_start_matches(|c| c != '<');
     let body = if body.starts_with("<?xml") {
         body.split_once("?>").map_or(body, |(_, rest)| rest.trim_start())
     } else {
         body
     };
+    o.push_str(&format!("<figure class=\"chart\" id=\"{}\">\n", escape(name)));
+    o.push_str(body);
     o.push_str(&format!(
-        "<figure class=\"chart\" id=\"{}\">\n{}\n<figcaption><b>{}</b>{}</figcaption></figure>\n",
-        escape(name),
-        body,
+        "\n<figcaption><b>{}</b>{}</figcaption></figure>\n",
         escape(name),
         caption_of(svg).map_or(String::new(), |c| format!(": {}", escape(&c)))
     ));
 }
 
-fn table(o: &mut String, t: &Table) {
+fn table(o: &mut Text, t: &Table) {
     o.push_str("<table>\n<thead><tr>");
     for h in &t.header {
         o.push_str(&format!("<th>{}</th>", escape(h)));

@@ -1,6 +1,6 @@
 //! `report.json`: the serialized model (schema in docs/report-json.md), redacted once more.
 
-use super::{Exporter, Input};
+use super::{Exporter, Input, Sink};
 use crate::report::loaded::safe;
 
 pub struct Json;
@@ -10,9 +10,10 @@ impl Exporter for Json {
         "json"
     }
 
-    fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    fn write(&self, input: &Input, sink: &mut dyn Sink) -> anyhow::Result<()> {
         let mut text = serde_json::to_string_pretty(input.model)?;
         text.push('\n');
-        Ok(vec![("report.json".into(), safe(&text).into_bytes())])
+        let text = safe(&text);
+        sink.file("report.json", &mut |w| w.write_all(text.as_bytes()))
     }
 }

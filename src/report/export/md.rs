@@ -1,7 +1,7 @@
 //! `report.md`: the document as Markdown, charts linked from `charts/`. Every text goes through
 //! [`md_cell`].
 
-use super::{chart_files, Exporter, Input};
+use super::{chart_files, Exporter, Input, Sink};
 use crate::report::chart_kit::caption_of;
 use crate::report::doc::{Block, Section, Table};
 
@@ -16,13 +16,11 @@ impl Exporter for Markdown {
         &["markdown"]
     }
 
-    fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-        let mut files = vec![(
-            "report.md".to_string(),
-            markdown(&input.model.title, input.doc, input.charts).into_bytes(),
-        )];
-        files.extend(chart_files(input));
-        Ok(files)
+    fn write(&self, input: &Input, sink: &mut dyn Sink) -> anyhow::Result<()> {
+        let text = markdown(&input.model.title, input.doc, input.charts);
+        sink.file("report.md", &mut |w| w.write_all(text.as_bytes()))?;
+        drop(text);
+        chart_files(input, sink)
     }
 }
 

@@ -3,7 +3,7 @@
 //! into the binary (DejaVu Sans, licence in `assets/fonts/`), so the PNGs read the same on every
 //! machine and need no system fonts.
 
-use super::{Exporter, Input};
+use super::{Exporter, Input, Sink};
 use anyhow::Context;
 use resvg::{tiny_skia, usvg};
 use std::sync::{Arc, OnceLock};
@@ -26,15 +26,13 @@ impl Exporter for Png {
         false
     }
 
-    fn files(&self, input: &Input) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
-        input
-            .charts
-            .iter()
-            .map(|(name, svg)| {
-                let png = render(svg).with_context(|| format!("cannot draw chart {name} as PNG"))?;
-                Ok((format!("charts/{}.png", name.trim_end_matches(".svg")), png))
-            })
-            .collect()
+    fn write(&self, input: &Input, sink: &mut dyn Sink) -> anyhow::Result<()> {
+        // One chart at a time: drawn, written, dropped.
+        for (name, svg) in input.charts {
+            let png = render(svg).with_context(|| format!("cannot draw chart {name} as PNG"))?;
+            sink.file(&format!("charts/{}.png", name.trim_end_matches(".svg")), &mut |w| w.write_all(&png))?;
+        }
+        Ok(())
     }
 }
 
