@@ -91,7 +91,7 @@ fn exec_hints(plan: &Plan, out: &mut Vec<Hint>) {
     let points: Vec<_> = points.collect();
     if let Some((_, t)) = points.iter().find(|(_, t)| t.command.time == RunTime::Unknown) {
         out.push(note(format!(
-            "how long {} runs cannot be read from its command: each trial's load phase lasts until it exits; the estimate counts [phases] load = {ls}",
+            "{}: how long it runs cannot be read from its command, so each trial's load phase lasts until it exits; the estimate counts [phases] load = {ls}",
             t.command.what
         )));
     }
@@ -189,7 +189,7 @@ mod tests {
         assert_eq!(n.len(), 1);
         assert!(n[0].starts_with("note: sleep 5 ends before [phases] load = 10s: the load phase ends when it exits (after 5s)"), "{n:?}");
         let n = hints(&exec(r#"["memtester", "64M", "1"]"#, "10s"));
-        assert_eq!(n, ["note: how long memtester runs cannot be read from its command: each trial's load phase lasts until it exits; the estimate counts [phases] load = 10s"]);
+        assert_eq!(n, ["note: memtester: how long it runs cannot be read from its command, so each trial's load phase lasts until it exits; the estimate counts [phases] load = 10s"]);
     }
 
     #[test]

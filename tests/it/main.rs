@@ -35,6 +35,7 @@ mod monitor_fixtures;
 mod monitor_truth;
 mod oltp_servers;
 mod plan_fixtures;
+mod plan_hints;
 mod plan_hostile;
 mod plan_parse;
 mod plan_secrets;
