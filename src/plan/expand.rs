@@ -128,8 +128,7 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
 /// How long `trials` take, not counting the targets' start and stop: each trial's phases, with an
 /// exec command's own run time as its load phase where its command line says it.
 pub fn estimate(plan: &Plan, trials: &[Trial]) -> std::time::Duration {
-    let lengths: BTreeMap<usize, std::time::Duration> =
-        plan.points.iter().map(|p| (p.id, super::hints::trial_length(plan, p))).collect();
+    let lengths: BTreeMap<usize, std::time::Duration> = plan.points.iter().map(|p| (p.id, super::hints::trial_length(plan, p))).collect();
     trials.iter().fold(std::time::Duration::ZERO, |sum, t| {
         sum.saturating_add(lengths.get(&t.point).copied().unwrap_or_else(|| plan.phases.total()))
     })

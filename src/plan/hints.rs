@@ -179,7 +179,10 @@ mod tests {
         );
         // An upper bound says "can".
         let n = hints(&exec(r#"["fio", "--name=x", "--runtime=60"]"#, "10s"));
-        assert!(n[0].starts_with("warning: fio --runtime=60 without --time_based can run past [phases] load = 10s"), "{n:?}");
+        assert!(
+            n[0].starts_with("warning: fio --runtime=60 without --time_based can run past [phases] load = 10s"),
+            "{n:?}"
+        );
     }
 
     #[test]
@@ -187,24 +190,36 @@ mod tests {
         assert!(hints(&exec(r#""stress-ng --cpu 1 --timeout 10s""#, "10s")).is_empty());
         let n = hints(&exec(r#"["sleep", "5"]"#, "10s"));
         assert_eq!(n.len(), 1);
-        assert!(n[0].starts_with("note: sleep 5 ends before [phases] load = 10s: the load phase ends when it exits (after 5s)"), "{n:?}");
+        assert!(
+            n[0].starts_with("note: sleep 5 ends before [phases] load = 10s: the load phase ends when it exits (after 5s)"),
+            "{n:?}"
+        );
         let n = hints(&exec(r#"["memtester", "64M", "1"]"#, "10s"));
         assert_eq!(n, ["note: memtester: how long it runs cannot be read from its command, so each trial's load phase lasts until it exits; the estimate counts [phases] load = 10s"]);
     }
 
     #[test]
     fn the_longest_matrix_point_counts_and_is_named() {
-        let text = format!("{}[matrix]\nsecs = [10, 40]\n", exec(r#"["stress-ng", "--cpu", "1", "-t", "${secs}"]"#, "10s"));
+        let text = format!(
+            "{}[matrix]\nsecs = [10, 40]\n",
+            exec(r#"["stress-ng", "--cpu", "1", "-t", "${secs}"]"#, "10s")
+        );
         let n = hints(&text);
         assert_eq!(n.len(), 1, "{n:?}");
-        assert!(n[0].starts_with("warning: stress-ng -t 40 (at secs=40) runs past [phases] load = 10s"), "{n:?}");
+        assert!(
+            n[0].starts_with("warning: stress-ng -t 40 (at secs=40) runs past [phases] load = 10s"),
+            "{n:?}"
+        );
     }
 
     #[test]
     fn a_tool_as_long_as_the_timeout_fails_every_trial() {
         let text = "[workload]\ntype = \"exec\"\ncommand = [\"sleep\", \"30\"]\ntimeout = \"20s\"\n[phases]\nload = \"30s\"\n";
         let n = hints(text);
-        assert!(n[0].starts_with("warning: sleep 30 runs at least as long as timeout = 20s"), "{n:?}");
+        assert!(
+            n[0].starts_with("warning: sleep 30 runs at least as long as timeout = 20s"),
+            "{n:?}"
+        );
     }
 
     #[test]

@@ -209,7 +209,9 @@ fn stress_ng(args: &[String]) -> ToolTime {
     if has(args, &["--seq", "--sequential", "--all", "--permute", "--job", "-a"]) {
         return ToolTime::unknown("stress-ng running its stressors one after another");
     }
-    let ops = args.iter().any(|a| a.starts_with("--") && (a.ends_with("-ops") || a.contains("-ops=")));
+    let ops = args
+        .iter()
+        .any(|a| a.starts_with("--") && (a.ends_with("-ops") || a.contains("-ops=")));
     match opt(args, &["-t", "--timeout"], true) {
         Some((shown, v)) => timed(format!("stress-ng {shown}"), &v, STRESS_NG_UNITS, !ops),
         None if ops => ToolTime::unknown("stress-ng with a bogo-ops count and no --timeout"),
@@ -222,9 +224,10 @@ fn stress_ng(args: &[String]) -> ToolTime {
 
 fn fio(args: &[String]) -> ToolTime {
     let flags = ["--time_based", "--group_reporting"];
-    let job_file = args.iter().enumerate().any(|(i, a)| {
-        !a.starts_with('-') && (i == 0 || args[i - 1].contains('=') || flags.contains(&args[i - 1].as_str()))
-    });
+    let job_file = args
+        .iter()
+        .enumerate()
+        .any(|(i, a)| !a.starts_with('-') && (i == 0 || args[i - 1].contains('=') || flags.contains(&args[i - 1].as_str())));
     let longest = |name: &str| -> Option<Result<(String, Duration), String>> {
         let vals = all_values(args, name);
         let mut best: Option<(String, Duration)> = None;
@@ -291,10 +294,7 @@ fn iperf3(args: &[String]) -> ToolTime {
     let omit = opt(args, &["-O", "--omit"], true).and_then(|(s, v)| Some((s, number_with_unit(&v, SECONDS)?)));
     let t = match opt(args, &["-t", "--time"], true) {
         Some((shown, v)) => timed(format!("iperf3 {shown}"), &v, SECONDS, true),
-        None => ToolTime::new(
-            "iperf3 -c without -t (10s by default)",
-            RunTime::Exactly(Duration::from_secs(10)),
-        ),
+        None => ToolTime::new("iperf3 -c without -t (10s by default)", RunTime::Exactly(Duration::from_secs(10))),
     };
     match (t.time, omit) {
         (RunTime::Exactly(d), Some((shown, o))) => ToolTime::new(format!("{} {shown}", t.what), RunTime::Exactly(d.saturating_add(o))),
@@ -333,7 +333,9 @@ fn go_duration(v: &str) -> Option<Duration> {
     while !rest.is_empty() {
         let end = rest.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
         let n: f64 = rest[..end].parse().ok()?;
-        let unit_end = rest[end..].find(|c: char| c.is_ascii_digit() || c == '.').map_or(rest.len(), |i| end + i);
+        let unit_end = rest[end..]
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .map_or(rest.len(), |i| end + i);
         let per = match &rest[end..unit_end] {
             "ns" => 1e-9,
             "us" | "µs" => 1e-6,
@@ -398,7 +400,9 @@ fn timeout(args: &[String]) -> ToolTime {
 
 /// `sh -c SCRIPT` (any flags holding `c`, such as `-ec`); a script file: not known.
 fn shell(name: &str, args: &[String]) -> ToolTime {
-    let c = args.iter().position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));
+    let c = args
+        .iter()
+        .position(|a| a.starts_with('-') && !a.starts_with("--") && a.contains('c'));
     match c.and_then(|i| args.get(i + 1)) {
         Some(script) => of_script(script),
         None => ToolTime::unknown(name),
@@ -407,8 +411,8 @@ fn shell(name: &str, args: &[String]) -> ToolTime {
 
 /// Commands that take no time worth counting beside a tool in a script or pipeline.
 const QUICK: &[&str] = &[
-    "echo", "printf", "true", ":", "cd", "export", "set", "test", "[", "mkdir", "rm", "cp", "mv", "ln", "touch", "cat",
-    "tee", "grep", "sed", "awk", "head", "tail", "sort", "wc", "cut", "tr", "sync", "date", "ulimit", "umask",
+    "echo", "printf", "true", ":", "cd", "export", "set", "test", "[", "mkdir", "rm", "cp", "mv", "ln", "touch", "cat", "tee", "grep",
+    "sed", "awk", "head", "tail", "sort", "wc", "cut", "tr", "sync", "date", "ulimit", "umask",
 ];
 /// Shell words that make a script more than a list of commands.
 const COMPOUND: &[&str] = &["for", "while", "until", "if", "case", "function", "{", "(", "select"];

@@ -42,7 +42,10 @@ fn stress_ng_timeout_in_every_spelling_and_unit() {
     assert_eq!(argv("stress-ng --cpu 1 --timeout=60s").what, "stress-ng --timeout=60s");
     // Without --timeout: stress-ng's own default of a day.
     let t = argv("stress-ng --cpu 1");
-    assert_eq!((exactly(&t), t.what.as_str()), (Some(86_400.0), "stress-ng without --timeout (1 day by default)"));
+    assert_eq!(
+        (exactly(&t), t.what.as_str()),
+        (Some(86_400.0), "stress-ng without --timeout (1 day by default)")
+    );
     // A bogo-ops count can end it first; 0 is no limit; a sequence of stressors is not known.
     assert_eq!(at_most(&argv("stress-ng --cpu 1 --cpu-ops 1000 -t 30s")), Some(30.0));
     assert_eq!(argv("stress-ng --cpu 1 --cpu-ops 1000").time, RunTime::Unknown);
@@ -66,7 +69,10 @@ fn fio_runtime_units_ramp_and_time_based() {
         assert_eq!(exactly(&argv(cmd)), Some(s), "{cmd}");
     }
     let t = argv("fio --name=a --size=1G --runtime=60");
-    assert_eq!((at_most(&t), t.what.as_str()), (Some(60.0), "fio --runtime=60 without --time_based"));
+    assert_eq!(
+        (at_most(&t), t.what.as_str()),
+        (Some(60.0), "fio --runtime=60 without --time_based")
+    );
     assert_eq!(argv("fio --name=a --size=1G").time, RunTime::Unknown);
     assert_eq!(argv("fio jobs.fio").what, "fio with a job file");
     assert_eq!(argv("fio --name=a --runtime=0 --time_based").time, RunTime::Unknown);
@@ -77,7 +83,10 @@ fn sysbench_time_default_and_events() {
     assert_eq!(exactly(&argv("sysbench cpu --time=30 run")), Some(30.0));
     assert_eq!(exactly(&argv("sysbench oltp_read_only --threads=4 --max-time=20 run")), Some(20.0));
     let t = argv("sysbench cpu run");
-    assert_eq!((exactly(&t), t.what.as_str()), (Some(10.0), "sysbench without --time (10s by default)"));
+    assert_eq!(
+        (exactly(&t), t.what.as_str()),
+        (Some(10.0), "sysbench without --time (10s by default)")
+    );
     assert_eq!(at_most(&argv("sysbench cpu --events=1000 --time=30 run")), Some(30.0));
     assert_eq!(argv("sysbench cpu --events=1000 --time=0 run").time, RunTime::Unknown);
     assert_eq!(argv("sysbench oltp_read_only prepare").time, RunTime::Unknown);
@@ -133,7 +142,10 @@ fn sleep_and_timeout() {
     // timeout bounds the command it runs.
     assert_eq!(exactly(&argv("timeout 10 stress-ng --cpu 1 -t 5s")), Some(5.0));
     let t = argv("timeout -s INT 10s stress-ng --cpu 1 -t 60s");
-    assert_eq!((exactly(&t), t.what.as_str()), (Some(10.0), "timeout 10s (stopping stress-ng -t 60s)"));
+    assert_eq!(
+        (exactly(&t), t.what.as_str()),
+        (Some(10.0), "timeout 10s (stopping stress-ng -t 60s)")
+    );
     assert_eq!(at_most(&argv("timeout --kill-after=2 30 memtester 1G")), Some(30.0));
     assert_eq!(exactly(&argv("timeout 0 sleep 3")), Some(3.0));
 }
@@ -155,7 +167,10 @@ fn shell_strings_and_sh_c() {
     let sh = |s: &str| of_command(&CommandLine::Shell(s.into()));
     assert_eq!(exactly(&sh("stress-ng --cpu 1 --timeout \"30s\" --metrics-brief")), Some(30.0));
     // A pipeline into a quick filter, redirections, comments.
-    assert_eq!(exactly(&sh("fio --name=a --runtime=20 --time_based 2>&1 | tee /tmp/x.log # note")), Some(20.0));
+    assert_eq!(
+        exactly(&sh("fio --name=a --runtime=20 --time_based 2>&1 | tee /tmp/x.log # note")),
+        Some(20.0)
+    );
     // In sequence they add up; side by side, the longest.
     let t = sh("sleep 2; stress-ng --cpu 1 -t 10s && echo done");
     assert_eq!((exactly(&t), t.what.as_str()), (Some(12.0), "sleep 2 then stress-ng -t 10s"));
@@ -164,7 +179,10 @@ fn shell_strings_and_sh_c() {
     assert_eq!(sh("sleep $(cat /tmp/t)").time, RunTime::Unknown);
     // sh -c / bash -c in a list.
     let list = |v: &[&str]| of_command(&CommandLine::Argv(v.iter().map(|s| s.to_string()).collect()));
-    assert_eq!(exactly(&list(&["sh", "-c", "wrk -d 20s http://127.0.0.1:1/ > out.txt"])), Some(20.0));
+    assert_eq!(
+        exactly(&list(&["sh", "-c", "wrk -d 20s http://127.0.0.1:1/ > out.txt"])),
+        Some(20.0)
+    );
     assert_eq!(exactly(&list(&["bash", "-ec", "cd /tmp && sysbench cpu --time=7 run"])), Some(7.0));
     assert_eq!(list(&["sh", "run.sh"]).time, RunTime::Unknown);
     assert_eq!(secs(1.0), Duration::from_secs(1));

@@ -475,11 +475,13 @@ fn the_builtin_cpu_and_stress_ng_examples_report_side_by_side() {
     assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
     let md = std::fs::read_to_string(out.path().join("report.md")).expect("report.md");
     for title in ["builtin-cpu: ", "stress-ng-cpu: "] {
-        assert!(md.lines().any(|l| l.starts_with('#') && l.contains(title)), "no section {title}:\n{md}");
+        assert!(
+            md.lines().any(|l| l.starts_with('#') && l.contains(title)),
+            "no section {title}:\n{md}"
+        );
     }
     assert!(md.contains("ops_per_s") && md.contains("cpu_bogo_ops_per_s"), "{md}");
-    let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap()).unwrap();
     let experiments = json["experiments"].as_array().expect("experiments");
     assert_eq!(experiments.len(), 2, "{json}");
     let text = json.to_string();

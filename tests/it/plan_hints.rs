@@ -24,7 +24,10 @@ fn no_example_runs_past_its_load_phase() {
         if plan.workload.kind == "exec" {
             // Every exec example's tool duration is known and equals its load phase.
             assert!(!listing.contains("cannot be read from its command"), "{label}:\n{listing}");
-            assert!(!listing.contains("ends before") && !listing.contains("stops within"), "{label}:\n{listing}");
+            assert!(
+                !listing.contains("ends before") && !listing.contains("stops within"),
+                "{label}:\n{listing}"
+            );
             seen += 1;
         }
     }
@@ -63,9 +66,7 @@ fn a_tool_running_past_the_load_phase_is_one_warning_and_the_estimate_counts_it(
 
 #[test]
 fn a_matrix_parameter_sets_the_duration_and_the_longest_point_is_named() {
-    let plan = format!(
-        "name = \"past\"\n[workload]\ntype = \"exec\"\ncommand = \"sleep ${{secs}}\"\n[matrix]\nsecs = [10, 20]\n{PHASES}"
-    );
+    let plan = format!("name = \"past\"\n[workload]\ntype = \"exec\"\ncommand = \"sleep ${{secs}}\"\n[matrix]\nsecs = [10, 20]\n{PHASES}");
     let (code, out, err) = dry_run(&plan);
     assert_eq!(code, 0, "{out}{err}");
     assert!(
