@@ -52,7 +52,6 @@ pub fn dry_run_listing(plan: &Plan, trials: &[Trial]) -> String {
 pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<usize, String>) -> String {
     use std::fmt::Write;
     let ph = &plan.phases;
-    let per_trial = ph.total();
     let mut s = String::new();
     let order = match plan.order {
         Order::Sequential => "sequential".to_string(),
@@ -90,8 +89,8 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
     for note in &plan.notes {
         let _ = writeln!(s, "note: {note}");
     }
-    for hint in super::hints::notes(&plan.matrix, &plan.workload.kind, &plan.workload.table, &plan.phases) {
-        let _ = writeln!(s, "note: {hint}");
+    for hint in super::hints::notes(plan) {
+        let _ = writeln!(s, "{hint}");
     }
     for (name, hooks) in &plan.variants {
         for check in &hooks.skip_unless {
@@ -116,9 +115,7 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
         };
         let _ = writeln!(s, "{:>width$}. point {:<3} rep {}  {label}", t.index + 1, t.point + 1, t.repetition);
     }
-    let total = per_trial
-        .checked_mul(u32::try_from(trials.len()).unwrap_or(u32::MAX))
-        .unwrap_or(std::time::Duration::MAX);
+    let total = estimate(plan, trials);
     let _ = writeln!(
         s,
         "{} trial(s), about {} of measurement (plus target start-up)",
@@ -126,6 +123,15 @@ pub fn dry_run_listing_with(plan: &Plan, trials: &[Trial], workloads: &BTreeMap<
         fmt(total)
     );
     s
+}
+
+/// How long `trials` take, not counting the targets' start and stop: each trial's phases, with an
+/// exec command's own run time as its load phase where its command line says it.
+pub fn estimate(plan: &Plan, trials: &[Trial]) -> std::time::Duration {
+    let lengths: BTreeMap<usize, std::time::Duration> = plan.points.iter().map(|p| (p.id, super::hints::trial_length(plan, p))).collect();
+    trials.iter().fold(std::time::Duration::ZERO, |sum, t| {
+        sum.saturating_add(lengths.get(&t.point).copied().unwrap_or_else(|| plan.phases.total()))
+    })
 }
 
 fn fmt(d: std::time::Duration) -> String {

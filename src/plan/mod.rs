@@ -17,11 +17,12 @@ mod rules;
 mod secrets;
 mod source;
 mod target;
+mod tool_durations;
 mod validate;
 mod values;
 mod variant_settings;
 
-pub use expand::{dry_run_listing, dry_run_listing_with, expand, trial_for};
+pub use expand::{dry_run_listing, dry_run_listing_with, estimate, expand, trial_for};
 pub use hosts::{HostSpec, HOST_KEYS};
 pub use monitor::MonitorHosts;
 pub use probes::MAX_PROBES;

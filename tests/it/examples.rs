@@ -446,3 +446,47 @@ fn the_oltp_example_runs_with_short_phases_and_reports_against_threads() {
     assert_eq!(scaling["rows"].as_array().map(Vec::len), Some(4), "{scaling}");
     drop(tmp);
 }
+
+/// A built-in example and its adapter counterpart (000_builtin_cpu beside 000_stress_ng_cpu) in
+/// one document: `perflab report RUN_A RUN_B` writes a section per run and one summary across
+/// them, each with its own primary figures.
+#[test]
+fn the_builtin_cpu_and_stress_ng_examples_report_side_by_side() {
+    if !on_path("stress-ng") {
+        eprintln!("stress-ng is not installed (Debian package: stress-ng): the built-in vs adapter report is NOT checked");
+        return;
+    }
+    let (a, ta, _ka) = run_short(load(&example("000_builtin_cpu")), |p| p.label == "workers=2");
+    let mut adapter = load(&example("000_stress_ng_cpu"));
+    assert_eq!(shorten_tools(&mut adapter), adapter.points.len());
+    let (b, tb, _kb) = run_short(adapter, |p| p.label == "workers=2");
+    assert!(ta.iter().chain(&tb).all(|t| t.ok()), "{:?} {:?}", failures(&ta), failures(&tb));
+    let ops = ta[0].metric("ops_per_s").expect("the built-in's ops_per_s");
+    let bogo = tb[0].metric("cpu_bogo_ops_per_s").expect("stress-ng's cpu_bogo_ops_per_s");
+    let out = tempfile::tempdir().unwrap();
+    let status = std::process::Command::new(BIN)
+        .arg("report")
+        .arg(&a.dir)
+        .arg(&b.dir)
+        .arg("--out")
+        .arg(out.path())
+        .arg("--format")
+        .arg("md,json")
+        .output()
+        .expect("perflab report");
+    assert!(status.status.success(), "{}", String::from_utf8_lossy(&status.stderr));
+    let md = std::fs::read_to_string(out.path().join("report.md")).expect("report.md");
+    for title in ["builtin-cpu: ", "stress-ng-cpu: "] {
+        assert!(
+            md.lines().any(|l| l.starts_with('#') && l.contains(title)),
+            "no section {title}:\n{md}"
+        );
+    }
+    assert!(md.contains("ops_per_s") && md.contains("cpu_bogo_ops_per_s"), "{md}");
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.path().join("report.json")).unwrap()).unwrap();
+    let experiments = json["experiments"].as_array().expect("experiments");
+    assert_eq!(experiments.len(), 2, "{json}");
+    let text = json.to_string();
+    assert!(text.contains("\"ops_per_s\"") && text.contains("\"cpu_bogo_ops_per_s\""));
+    assert!(ops > 0.0 && bogo > 0.0);
+}

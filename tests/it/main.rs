@@ -38,6 +38,7 @@ mod monitor_truth;
 mod oltp_faults;
 mod oltp_servers;
 mod plan_fixtures;
+mod plan_hints;
 mod plan_hostile;
 mod plan_parse;
 mod plan_secrets;
