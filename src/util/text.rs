@@ -7,9 +7,14 @@ pub const CLIP_CHARS: usize = 60;
 /// A value as a message shows it: control characters escaped (a message stays on one line) and cut
 /// to about [`CLIP_CHARS`] characters with "…".
 pub fn clip(s: &str) -> String {
+    clip_to(s, CLIP_CHARS)
+}
+
+/// [`clip`] at `max` characters.
+pub fn clip_to(s: &str, max: usize) -> String {
     let mut out = String::new();
     for (n, c) in s.chars().enumerate() {
-        if n >= CLIP_CHARS {
+        if n >= max {
             out.push('…');
             break;
         }

@@ -160,3 +160,25 @@ pub trait Database: Send + Sync {
         true
     }
 }
+
+/// A TCP connection to `host:port` (each address it resolves to in turn, `timeout` each), with
+/// Nagle off: a refusal, a timeout or a name that does not resolve is a lost connection.
+pub fn connect_tcp(host: &str, port: u16, timeout: std::time::Duration) -> Result<std::net::TcpStream, DbError> {
+    use std::net::ToSocketAddrs;
+    let addrs = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("cannot resolve {host}: {e}")))?;
+    let mut last = None;
+    for addr in addrs {
+        match std::net::TcpStream::connect_timeout(&addr, timeout) {
+            Ok(s) => {
+                s.set_nodelay(true)
+                    .map_err(|e| DbError::new(ErrorClass::ConnectionLost, e.to_string()))?;
+                return Ok(s);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    let why = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
+    Err(DbError::new(ErrorClass::ConnectionLost, why))
+}

@@ -3,12 +3,12 @@
 //! the connection phase (handshake and authentication).
 
 use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use super::backend::{DbError, ErrorClass};
+use super::backend::{connect_tcp, DbError, ErrorClass};
 use super::mysql_wire::{self as wire, MAX_PAYLOAD};
 
 /// How long one statement may take before the connection is declared lost.
@@ -76,25 +76,7 @@ impl Wire {
     pub fn connect(at: &Endpoint, login: &Login, timeout: Duration) -> Result<Wire, DbError> {
         let sock = match at {
             Endpoint::Tcp(host, port) => {
-                let addrs = (host.as_str(), *port)
-                    .to_socket_addrs()
-                    .map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("cannot resolve {host}: {e}")))?;
-                let mut last = None;
-                let mut sock = None;
-                for addr in addrs {
-                    match TcpStream::connect_timeout(&addr, timeout) {
-                        Ok(s) => {
-                            sock = Some(s);
-                            break;
-                        }
-                        Err(e) => last = Some(e),
-                    }
-                }
-                let sock = sock.ok_or_else(|| {
-                    let why = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
-                    DbError::new(ErrorClass::ConnectionLost, why)
-                })?;
-                sock.set_nodelay(true).map_err(lost)?;
+                let sock = connect_tcp(host, *port, timeout)?;
                 Stream::Tcp(sock)
             }
             Endpoint::Unix(path) => {

@@ -11,7 +11,7 @@
 //! round trip per transaction. A read or write that waits longer than the statement timeout, or
 //! a broken socket, is a lost connection.
 
-use std::net::{TcpStream, ToSocketAddrs};
+use std::net::TcpStream;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
@@ -21,7 +21,7 @@ use postgres_protocol::message::backend::{DataRowBody, Message};
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 
-use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
+use super::backend::{connect_tcp, Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
 use super::db_url;
 use super::pg_wire::{lost, server_error, Wire, STATEMENT_TIMEOUT};
 use crate::util::redact::redact_url;
@@ -95,26 +95,8 @@ impl Database for Postgres {
 impl Postgres {
     /// Open the socket, send the startup message, authenticate, wait for ReadyForQuery.
     fn start(&self) -> Result<Wire, DbError> {
-        let addrs = (self.host.as_str(), self.port)
-            .to_socket_addrs()
-            .map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("cannot resolve {}: {e}", self.host)))?;
-        let mut last = None;
-        let mut sock = None;
-        for addr in addrs {
-            match TcpStream::connect_timeout(&addr, self.connect_timeout) {
-                Ok(s) => {
-                    sock = Some(s);
-                    break;
-                }
-                Err(e) => last = Some(e),
-            }
-        }
-        let sock = sock.ok_or_else(|| {
-            let why = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
-            DbError::new(ErrorClass::ConnectionLost, why)
-        })?;
+        let sock = connect_tcp(&self.host, self.port, self.connect_timeout)?;
         let setup = |s: &TcpStream| -> std::io::Result<()> {
-            s.set_nodelay(true)?;
             s.set_read_timeout(Some(self.connect_timeout))?;
             s.set_write_timeout(Some(STATEMENT_TIMEOUT))
         };

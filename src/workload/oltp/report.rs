@@ -316,19 +316,7 @@ pub const EXAMPLE_CHARS: usize = 300;
 
 /// A first message as shown: on one line, cut at [`EXAMPLE_CHARS`] characters with "…".
 fn example(message: &str) -> String {
-    let mut out = String::new();
-    for (n, c) in message.chars().enumerate() {
-        if n >= EXAMPLE_CHARS {
-            out.push('…');
-            break;
-        }
-        if c.is_control() {
-            out.extend(c.escape_default());
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::util::text::clip_to(message, EXAMPLE_CHARS)
 }
 
 /// The names of an oltp trial's metrics (`OltpReport::to_result`).
