@@ -84,14 +84,17 @@ impl Phases {
     }
 }
 
-/// The held samples: those of the load phase from the first one within 5 % of the final level
-/// (the touch of 1 GiB takes a fraction of a second to a few seconds, depending on the machine).
+/// The held samples: the load phase's plateau, from the first sample within 5 % of its highest level
+/// to the last one (the touch of 1 GiB takes a fraction of a second to a few seconds, depending on
+/// the machine, and the sample that closes the load phase may be taken just after the region was
+/// freed).
 fn held_part(load: &[f64]) -> Vec<f64> {
-    let Some(&last) = load.last() else {
-        return Vec::new();
-    };
-    let start = load.iter().position(|&v| (v - last).abs() <= 0.05 * GIB_MB).unwrap_or(load.len());
-    load[start..].to_vec()
+    let top = load.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let near = |v: f64| (v - top).abs() <= 0.05 * GIB_MB;
+    match (load.iter().position(|&v| near(v)), load.iter().rposition(|&v| near(v))) {
+        (Some(a), Some(b)) => load[a..=b].to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 fn enough_memory() -> bool {
