@@ -46,6 +46,7 @@ mod plan_variant_settings;
 mod probe;
 mod registry_metrics;
 mod remote_agent;
+mod remote_clock;
 mod remote_run;
 mod remote_ssh;
 mod report_browser;

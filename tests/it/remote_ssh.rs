@@ -385,8 +385,8 @@ fn remote_hosts_over_a_real_sshd() {
     crate::remote_run::exec_on_the_server(&srv, &key);
     crate::remote_run::ctrl_c_leaves_nothing_on_the_server(&srv, &key);
     crate::remote_run::hosts_monitored_and_reported(&srv, &key);
-    crate::remote_run::clock_changed_between_trials(&srv, &key);
-    crate::remote_run::matrix_of_hosts(&srv, &key);
+    crate::remote_clock::clock_changed_between_trials(&srv, &key);
+    crate::remote_clock::matrix_of_hosts(&srv, &key);
 
     // A refused key, an unreachable host and a host without perflab: one clear line each.
     let cases = [
