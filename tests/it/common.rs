@@ -63,3 +63,37 @@ pub fn one_line_exit_2(out: &std::process::Output, want: &str) {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains(want), "want {want}: {err}");
 }
+
+/// A finished exec trial of 2 s (baseline 0.5 s, load 1 s, recovery 0.5 s) started at `started_unix`,
+/// with `samples` and nothing else, for tests that write a store directly.
+pub fn exec_trial(
+    id: usize,
+    point: usize,
+    repetition: u32,
+    params_json: &str,
+    started_unix: f64,
+    samples: Vec<perflab::store::TaggedSample>,
+) -> perflab::store::TrialRecord {
+    perflab::store::TrialRecord {
+        id,
+        point,
+        repetition,
+        params_json: params_json.into(),
+        workload: "exec".into(),
+        failure: None,
+        started_unix,
+        ended_unix: started_unix + 2.0,
+        limit_mechanism: None,
+        limit_proof: None,
+        stdout_tail: None,
+        stderr_tail: None,
+        phases: vec![
+            ("baseline".into(), 0.0, 0.5),
+            ("load".into(), 0.5, 1.5),
+            ("recovery".into(), 1.5, 2.0),
+        ],
+        result: None,
+        samples,
+        probes: vec![],
+    }
+}

@@ -131,28 +131,7 @@ fn trial(id: usize, point: usize, rep: usize, params: &str) -> TrialRecord {
             }
         })
         .collect();
-    TrialRecord {
-        id,
-        point,
-        repetition: rep as u32 + 1,
-        params_json: params.into(),
-        workload: "exec".into(),
-        failure: None,
-        started_unix: 1_800_000_000.0 + 3.0 * id as f64,
-        ended_unix: 1_800_000_002.0 + 3.0 * id as f64,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![
-            ("baseline".into(), 0.0, 0.5),
-            ("load".into(), 0.5, 1.5),
-            ("recovery".into(), 1.5, 2.0),
-        ],
-        result: None,
-        samples,
-        probes: vec![],
-    }
+    crate::common::exec_trial(id, point, rep as u32 + 1, params, 1_800_000_000.0 + 3.0 * id as f64, samples)
 }
 
 /// The report of a run of `reps` repetitions per point: its peak heap and the bytes it wrote.

@@ -179,28 +179,7 @@ fn samples(n: usize, metrics: usize, seed: u64, odd: bool) -> Vec<TaggedSample> 
 }
 
 fn record(id: usize, samples: Vec<TaggedSample>) -> TrialRecord {
-    TrialRecord {
-        id,
-        point: 0,
-        repetition: id as u32 + 1,
-        params_json: "{}".into(),
-        workload: "exec".into(),
-        failure: None,
-        started_unix: 1_800_000_000.0,
-        ended_unix: 1_800_000_002.0,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![
-            ("baseline".into(), 0.0, 0.5),
-            ("load".into(), 0.5, 1.5),
-            ("recovery".into(), 1.5, 2.0),
-        ],
-        result: None,
-        samples,
-        probes: vec![],
-    }
+    crate::common::exec_trial(id, 0, id as u32 + 1, "{}", 1_800_000_000.0, samples)
 }
 
 fn new_store(dir: &Path) -> Store {
