@@ -315,7 +315,10 @@ impl Session {
                 // system: glibc keeps it in their arenas otherwise, and the run's memory would
                 // creep up trial after trial with the fragments of each.
                 drop(hosts);
-                let rec = crate::store::TrialRecord { samples: Vec::new(), ..rec };
+                let rec = crate::store::TrialRecord {
+                    samples: Vec::new(),
+                    ..rec
+                };
                 release_freed_memory();
                 self.ran += 1;
                 let total = self.done.len() + self.ran + queue.len();

@@ -97,7 +97,11 @@ impl Store {
     pub fn connection_memory(&self) -> u64 {
         use rusqlite::ffi;
         let mut total = 0u64;
-        for op in [ffi::SQLITE_DBSTATUS_CACHE_USED, ffi::SQLITE_DBSTATUS_SCHEMA_USED, ffi::SQLITE_DBSTATUS_STMT_USED] {
+        for op in [
+            ffi::SQLITE_DBSTATUS_CACHE_USED,
+            ffi::SQLITE_DBSTATUS_SCHEMA_USED,
+            ffi::SQLITE_DBSTATUS_STMT_USED,
+        ] {
             let (mut cur, mut high) = (0, 0);
             // SAFETY: the handle is this open connection's, used on this thread only for the
             // duration of the call; sqlite3_db_status only reads its counters into the two ints.

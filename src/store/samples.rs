@@ -272,7 +272,11 @@ impl Store {
             return read_table(self.conn(), trial_id, host, wanted, t);
         }
         for s in &self.samples_on(trial_id, host)? {
-            t.push_row(s.t_s, &s.phase, s.values.iter().filter(|(k, _)| wanted(k)).map(|(k, v)| (k.as_str(), *v)));
+            t.push_row(
+                s.t_s,
+                &s.phase,
+                s.values.iter().filter(|(k, _)| wanted(k)).map(|(k, v)| (k.as_str(), *v)),
+            );
         }
         Ok(())
     }

@@ -30,9 +30,11 @@ pub fn may_fire(summaries: &[PhaseStats], ctx: &Context) -> bool {
     let r2 = peak_gt("procs_running", ncpu) || peak_gt("load_1", 2.0 * ncpu);
     let r3 = ncpu >= 2.0
         && (any(&|s| {
-            s.metric.strip_prefix("cpu").and_then(|m| m.strip_suffix("_busy_pct")).is_some_and(|m| {
-                !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit())
-            }) && reaches(s, 90.0)
+            s.metric
+                .strip_prefix("cpu")
+                .and_then(|m| m.strip_suffix("_busy_pct"))
+                .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
+                && reaches(s, 90.0)
         }) || peak_ge("proc_target_cpu_pct", 90.0));
     let r5 = any(&|s| s.metric.ends_with("throttled_pct") && exceeds(s, 10.0));
     let r6 = peak_ge("cpu_iowait_pct", 20.0) || peak_ge("psi_io_some_avg10_pct", 10.0);
@@ -43,22 +45,20 @@ pub fn may_fire(summaries: &[PhaseStats], ctx: &Context) -> bool {
     let r8 = peak_gt("oom_kills", 0.0) || peak_gt("oom_kills_per_s", 0.0);
     let r9 = ctx.line_rate_mbitps.filter(|r| *r > 0.0).is_some_and(|rate| {
         any(&|s| {
-            s.metric.starts_with("net_")
-                && (s.metric.ends_with("_rx_mbitps") || s.metric.ends_with("_tx_mbitps"))
-                && reaches(s, 0.9 * rate)
+            s.metric.starts_with("net_") && (s.metric.ends_with("_rx_mbitps") || s.metric.ends_with("_tx_mbitps")) && reaches(s, 0.9 * rate)
         })
     });
-    let r10 = any(&|s| {
-        s.metric.starts_with("net_")
-            && ["_errs_per_s", "_drops_per_s"].iter().any(|k| s.metric.ends_with(k))
-            && exceeds(s, 0.0)
-    }) || peak_gt("tcp_listen_overflows_per_s", 0.0)
-        || peak_gt("tcp_retrans_per_s", 0.0);
+    let r10 =
+        any(&|s| s.metric.starts_with("net_") && ["_errs_per_s", "_drops_per_s"].iter().any(|k| s.metric.ends_with(k)) && exceeds(s, 0.0))
+            || peak_gt("tcp_listen_overflows_per_s", 0.0)
+            || peak_gt("tcp_retrans_per_s", 0.0);
     // Other CPU = busy − (target + load generator) / ncpu > 10 % needs busy above 10 % unless the
     // two processes' shares could be negative.
     let (target, loadgen) = (get("proc_target_cpu_pct"), get("proc_loadgen_cpu_pct"));
     let r11 = peak_ge("cpu_steal_pct", 10.0)
-        || (target.is_some() && loadgen.is_some() && (peak_gt("cpu_busy_pct", 10.0) || may_be_negative(target) || may_be_negative(loadgen)));
+        || (target.is_some()
+            && loadgen.is_some()
+            && (peak_gt("cpu_busy_pct", 10.0) || may_be_negative(target) || may_be_negative(loadgen)));
     let cores = ctx.loadgen_cores.filter(|c| *c > 0.0).unwrap_or(1.0).min(1.0);
     let r12 = peak_ge("proc_loadgen_cpu_pct", 90.0 * cores);
     r1 || r2 || r3 || r4 || r5 || r6 || r7 || r8 || r9 || r10 || r11 || r12
@@ -83,7 +83,7 @@ fn available_may_fall(avail: Option<&PhaseStats>, total: Option<&PhaseStats>) ->
         return false;
     };
     match (lowest_bound(a), t.peak) {
-        (Some(lowest), Some(t_high)) => !(lowest >= 0.1 * t_high),
+        (Some(lowest), Some(t_high)) => lowest.partial_cmp(&(0.1 * t_high)).is_none_or(|o| o.is_lt()),
         _ => true,
     }
 }

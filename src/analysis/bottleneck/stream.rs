@@ -188,7 +188,9 @@ fn load_values(trials: usize, quoted: &BTreeSet<String>, read: &mut Read<'_>) ->
         let load: Vec<usize> = (0..table.len()).filter(|&r| table.phase(r) == LOAD).collect();
         for m in quoted {
             if let Some(c) = table.col(m) {
-                out.entry(m.clone()).or_default().extend(load.iter().filter_map(|&r| table.value(r, c)));
+                out.entry(m.clone())
+                    .or_default()
+                    .extend(load.iter().filter_map(|&r| table.value(r, c)));
             }
         }
     }

@@ -5,6 +5,9 @@ use super::super::{evaluate, evaluate_trials, gate, Context, PointSamples};
 use crate::analysis::phases::trial_phases;
 use crate::analysis::table::SampleTable;
 
+/// One sample: its time, phase and values.
+type Row = (f64, String, Vec<(String, f64)>);
+
 /// A deterministic pseudo-random value in [0, 1) (no dependency on a generator's version).
 fn unit(i: usize, salt: usize) -> f64 {
     let mut x = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (salt as u64).wrapping_mul(0xc2b2_ae3d_27d4_eb4f);
@@ -17,7 +20,7 @@ fn unit(i: usize, salt: usize) -> f64 {
 /// Trial `k` of a point: 40 samples (10 baseline, 25 load, 5 recovery) of metrics that make
 /// R1, R2, R3, R6 (against the baseline await), R7 and R10 hold in some samples, and others no
 /// rule reads. `hot`: whether the load is heavy at all.
-fn trial(k: usize, hot: bool) -> Vec<(f64, String, Vec<(String, f64)>)> {
+fn trial(k: usize, hot: bool) -> Vec<Row> {
     (0..40)
         .map(|i| {
             let phase = match i {
@@ -55,7 +58,7 @@ fn trial(k: usize, hot: bool) -> Vec<(f64, String, Vec<(String, f64)>)> {
         .collect()
 }
 
-fn table(rows: &[(f64, String, Vec<(String, f64)>)], wanted: &dyn Fn(&str) -> bool, t: &mut SampleTable) {
+fn table(rows: &[Row], wanted: &dyn Fn(&str) -> bool, t: &mut SampleTable) {
     for (ts, phase, v) in rows {
         t.push_row(*ts, phase, v.iter().filter(|(k, _)| wanted(k)).map(|(k, v)| (k.as_str(), *v)));
     }
