@@ -267,7 +267,7 @@ fn host_findings(host: &str, groups: &[(String, Vec<&Loaded>)], ncpu: u32) -> an
     };
     let mut out: Vec<Finding> = Vec::new();
     for (label, group) in groups {
-        super::findings::merge(&mut out, super::findings::point_findings(host, label, group, false, &ctx)?);
+        super::point_findings::merge(&mut out, super::point_findings::point_findings(host, label, group, false, &ctx)?);
     }
     for f in &mut out {
         f.title = format!("{host}: {}", f.title);
