@@ -124,6 +124,15 @@ measure() {
     echo "== $name: $trials trials"
     echo "sampled values stored : $values"
     echo "database              : $bytes bytes, $(awk -v b="$bytes" -v n="$values" 'BEGIN { printf "%.2f", (n > 0 ? b / n : 0) }') bytes per sampled value"
+    # The sample tables on their own (SQLite's dbstat: pages of each table), what the dry run's
+    # projection is made of: bytes per value in sample_series, per sample in sample_clock, per
+    # trial and metric in phase_summary.
+    sqlite3 "$db" "SELECT (SELECT sum(pgsize) FROM dbstat WHERE name = 'sample_series'),
+                          (SELECT sum(pgsize) FROM dbstat WHERE name = 'sample_clock'),
+                          (SELECT sum(pgsize) FROM dbstat WHERE name = 'phase_summary'),
+                          (SELECT sum(n_samples) FROM sample_clock), (SELECT count(*) FROM phase_summary)" 2>/dev/null |
+        awk -F'|' -v n="$values" 'NF == 5 && n > 0 && $4 > 0 && $5 > 0 {
+            printf "sample tables         : sample_series %.2f bytes per value, sample_clock %.1f bytes per sample, phase_summary %.0f bytes per trial and metric\n", $1 / n, $2 / $4, $3 / $5 }' || true
     echo "run peak RSS          : at trial 10 ${rss10:-?} KiB, at the last trial ${rsslast:-?} KiB, at the end $run_peak KiB (end-of-run report included)"
     echo "run anonymous RSS     : at trial 10 ${anon10:-?} KiB, at the last trial ${anonlast:-?} KiB, highest seen after it ${anonend} KiB"
     echo "perflab report        : $rep_s wall, ${rep_cpu} s user+sys (load average $load), peak RSS $rep_kb KiB, report directory $rep_size KiB"
@@ -137,3 +146,10 @@ if [ "$SLOW_TRIALS" -gt 0 ]; then
     plan slow "$SLOW_TRIALS" 1s 15s 30 6s
     measure slow
 fi
+
+# The dry run's projection for a seed-sized experiment: 240 trials of 5 min baseline, 10 min load
+# and 2 min recovery (1 021 samples at 1 s), sampled every 10 ms (its warning gives the 1 s figure).
+plan seed 240 10ms 5m 600 2m
+echo "== projection (perflab run --dry-run), 240 trials of 17 minutes"
+(cd "$WORK" && "$PERFLAB" run --dry-run seed.toml | grep '^warning: sampling') || echo "(no projection printed)"
+

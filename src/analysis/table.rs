@@ -133,6 +133,16 @@ impl SampleTable {
         }
     }
 
+    /// Drop every sample, keeping the columns (their order and names): the next trial of a point
+    /// read into the same table gets the column order the pooled table would have.
+    pub fn clear_rows(&mut self) {
+        self.t_s.clear();
+        self.phase_of.clear();
+        for c in &mut self.cols {
+            c.clear();
+        }
+    }
+
     /// Append the samples of another table after these (pooling a point's trials).
     pub fn append(&mut self, other: &SampleTable) {
         let first = self.push_clock((0..other.len()).map(|r| (other.t_s(r), other.phase(r))));

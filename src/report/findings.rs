@@ -1,11 +1,12 @@
 //! Bottleneck findings for the report: `crate::analysis::bottleneck` over each point's monitor
-//! samples (all its trials pooled), plus errors that appear above some value of the swept
-//! parameter, per variant.
+//! samples (all its trials, as if pooled, read one trial at a time), plus errors that appear above
+//! some value of the swept parameter, per variant.
 
 use super::loaded::{variant_of, Loaded};
 use super::model::{Finding, PointReport, RunFacts};
-use crate::analysis::bottleneck::{self, errors_by_parameter, Context, PointSamples};
-use crate::analysis::table::SampleTable;
+use super::point_findings::{merge, point_findings};
+use crate::analysis::bottleneck::{errors_by_parameter, Context};
+use crate::store::LOCAL_HOST;
 use std::collections::BTreeMap;
 
 /// Did the target die of an OOM kill (exit 137, or SIGKILL which the runner flags as one)?
@@ -31,42 +32,15 @@ pub fn evaluate(
         line_rate_mbitps: None,
         loadgen_cores: None,
     };
-    // One point's samples at a time: the report's memory stays that of one point.
     let mut out: Vec<Finding> = Vec::new();
     for (label, group) in groups {
-        let mut samples = SampleTable::new();
-        for l in group {
-            samples.append(&l.sample_table()?);
-        }
-        let point = PointSamples {
-            label: label.clone(),
-            samples,
-            oom_killed: oom_killed(group),
-        };
-        merge(&mut out, bottleneck::evaluate(std::slice::from_ref(&point), &ctx));
+        merge(&mut out, point_findings(LOCAL_HOST, label, group, oom_killed(group), &ctx)?);
     }
     if let Some(s) = swept {
         out.extend(errors_along(s, points, variant_params));
         out.extend(error_classes_along(s, points, variant_params));
     }
     Ok(out)
-}
-
-/// Add one point's findings to those of the points before it: what `bottleneck::evaluate` gives
-/// for all the points at once (one finding per rule, in rule order, points in input order).
-fn merge(all: &mut Vec<Finding>, point: Vec<Finding>) {
-    for f in point {
-        match all.iter_mut().find(|a| a.rule == f.rule) {
-            Some(a) => {
-                a.points.extend(f.points);
-                a.hits.extend(f.hits);
-                a.evidence.extend(f.evidence);
-                a.severity = a.severity.max(f.severity);
-            }
-            None => all.push(f),
-        }
-    }
-    all.sort_by_key(|f| f.rule.trim_start_matches('R').parse::<u32>().unwrap_or(u32::MAX));
 }
 
 /// Errors along the swept parameter, per variant: errors per trial at each point.

@@ -8,7 +8,7 @@
 //! A run without remote hosts gives an empty [`Hosts`]: the report is the one it always was.
 
 use super::loaded::{key_system_metric, safe, Loaded};
-use crate::analysis::bottleneck::{self, Context, Finding, PointSamples};
+use crate::analysis::bottleneck::{Context, Finding};
 use crate::analysis::phases::{pool, PhaseStats};
 use crate::store::{Store, LOCAL_HOST};
 use serde::Serialize;
@@ -265,19 +265,10 @@ fn host_findings(host: &str, groups: &[(String, Vec<&Loaded>)], ncpu: u32) -> an
         line_rate_mbitps: None,
         loadgen_cores: None,
     };
-    let mut points = Vec::new();
+    let mut out: Vec<Finding> = Vec::new();
     for (label, group) in groups {
-        let mut samples = crate::analysis::table::SampleTable::new();
-        for l in group {
-            samples.append(&l.store.sample_table_on(l.trial.id, host)?);
-        }
-        points.push(PointSamples {
-            label: label.clone(),
-            samples,
-            oom_killed: false,
-        });
+        super::point_findings::merge(&mut out, super::point_findings::point_findings(host, label, group, false, &ctx)?);
     }
-    let mut out = bottleneck::evaluate(&points, &ctx);
     for f in &mut out {
         f.title = format!("{host}: {}", f.title);
     }

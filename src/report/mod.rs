@@ -21,6 +21,7 @@ pub mod model;
 mod multi;
 mod overview;
 mod phases;
+mod point_findings;
 mod points;
 mod probe_charts;
 mod probes;

@@ -293,7 +293,7 @@ fn shell_path(p: &Path) -> String {
 /// The run's report (Markdown, HTML, JSON, CSV). A failure is said on stderr (the run's data is
 /// stored; `perflab report DIR` writes the report again) and returned.
 fn write_report(dir: &Path) -> Result<(Vec<PathBuf>, String), String> {
-    release_freed_memory();
+    super::execute::release_freed_memory();
     let written = crate::report::write_report(dir).map(|p| (p.files.into_iter().map(|(_, f)| f).collect(), p.summary));
     written.map_err(|e| {
         let why = crate::error::one_line(&e);
@@ -303,18 +303,6 @@ fn write_report(dir: &Path) -> Result<(Vec<PathBuf>, String), String> {
         );
         why
     })
-}
-
-/// Give back to the system what the run freed, before the report is built. glibc keeps the memory
-/// each thread's arena freed (the monitor's and the workloads' threads have ended by now); the
-/// report, built on this thread, would not reuse it, and the run's peak would be both together.
-fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of glibc's own arenas to the kernel (under the
-    // arenas' locks); no memory the program holds is touched.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
 
 fn outcome_json(o: &RunOutcome, reports: &[PathBuf], report_error: Option<&String>) -> String {

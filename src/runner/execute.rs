@@ -311,6 +311,15 @@ impl Session {
                         .write_clocks(rec.id, &clocks)
                         .with_context(|| format!("cannot store trial {}'s clock offsets", t.id))?;
                 }
+                // What the trial's threads (the monitor's, the workload's) freed goes back to the
+                // system: glibc keeps it in their arenas otherwise, and the run's memory would
+                // creep up trial after trial with the fragments of each.
+                drop(hosts);
+                let rec = crate::store::TrialRecord {
+                    samples: Vec::new(),
+                    ..rec
+                };
+                release_freed_memory();
                 self.ran += 1;
                 let total = self.done.len() + self.ran + queue.len();
                 let line = summary_line(self.done.len() + self.ran, total, &label, t.repetition, &rec, &t.workload.primary());
@@ -557,4 +566,17 @@ fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<us
         }
     }
     more
+}
+
+/// Give back to the system what the run freed (after each trial, and before the report is built).
+/// glibc keeps the memory each thread's arena freed; the threads of the next trial, or the report
+/// built on this thread, would not reuse all of it, and the run's memory would grow with the
+/// fragments of each trial.
+pub(crate) fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of glibc's own arenas to the kernel (under the
+    // arenas' locks); no memory the program holds is touched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }

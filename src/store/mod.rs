@@ -92,6 +92,27 @@ impl Store {
         self.redactor = redactor;
     }
 
+    /// Bytes SQLite holds for this store's connection: its page cache, schema and prepared
+    /// statements (what a long run keeps of its store; bounded, see `CACHE_KIB`).
+    pub fn connection_memory(&self) -> u64 {
+        use rusqlite::ffi;
+        let mut total = 0u64;
+        for op in [
+            ffi::SQLITE_DBSTATUS_CACHE_USED,
+            ffi::SQLITE_DBSTATUS_SCHEMA_USED,
+            ffi::SQLITE_DBSTATUS_STMT_USED,
+        ] {
+            let (mut cur, mut high) = (0, 0);
+            // SAFETY: the handle is this open connection's, used on this thread only for the
+            // duration of the call; sqlite3_db_status only reads its counters into the two ints.
+            let rc = unsafe { ffi::sqlite3_db_status(self.conn.handle(), op, &mut cur, &mut high, 0) };
+            if rc == ffi::SQLITE_OK {
+                total += cur.max(0) as u64;
+            }
+        }
+        total
+    }
+
     /// The schema version of the database as it was opened.
     pub fn schema_version(&self) -> i64 {
         self.version

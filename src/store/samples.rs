@@ -172,21 +172,21 @@ pub(super) fn read(c: &Connection, trial_id: usize, host: &str) -> anyhow::Resul
     Ok(out)
 }
 
-/// One trial's samples taken on `host` from the packed tables, by column (no pair per value).
-fn read_table(c: &Connection, trial_id: usize, host: &str) -> anyhow::Result<SampleTable> {
+/// One trial's samples taken on `host` from the packed tables, by column (no pair per value),
+/// appended to `t`: only the metrics `wanted` accepts (the others are not unpacked).
+fn read_table(c: &Connection, trial_id: usize, host: &str, wanted: &dyn Fn(&str) -> bool, t: &mut SampleTable) -> anyhow::Result<()> {
     type Clock = (i64, String, Vec<u8>, Vec<u8>);
     let clock: Option<Clock> = c
         .prepare_cached("SELECT n_samples, phases, phase_of, t_s FROM sample_clock WHERE trial_id = ?1 AND host = ?2")?
         .query_row(params![trial_id as i64, host], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .optional()?;
-    let mut t = SampleTable::new();
     let Some((n, phases, phase_of, t_blob)) = clock else {
-        return Ok(t);
+        return Ok(());
     };
     let n = n as usize;
     let phases: Vec<&str> = phases.split(',').collect();
     let t_s = pack::decode_f64(&t_blob, n)?;
-    t.push_clock((0..n).map(|i| {
+    let first = t.push_clock((0..n).map(|i| {
         let p = phase_of.get(i).copied().unwrap_or(0) as usize;
         (t_s[i], phases.get(p).copied().unwrap_or(""))
     }));
@@ -196,22 +196,25 @@ fn read_table(c: &Connection, trial_id: usize, host: &str) -> anyhow::Result<Sam
     )?;
     let mut rows = st.query(params![trial_id as i64, host])?;
     while let Some(r) = rows.next()? {
-        let name: String = r.get(0)?;
+        let name = r.get_ref(0)?.as_str()?;
+        if !wanted(name) {
+            continue;
+        }
         let k = r.get::<_, i64>(1)? as usize;
-        let present: Option<Vec<u8>> = r.get(2)?;
-        let vals = pack::decode_f64(&r.get::<_, Vec<u8>>(3)?, k)?;
+        let present = r.get_ref(2)?.as_blob_or_null()?;
+        let vals = pack::decode_f64(r.get_ref(3)?.as_blob()?, k)?;
         let mut vi = vals.into_iter();
-        let col = t.column_index(&name);
+        let col = t.column_index(name);
         for i in 0..n {
-            if present.as_deref().is_none_or(|b| pack::bit(b, i)) {
+            if present.is_none_or(|b| pack::bit(b, i)) {
                 let Some(v) = vi.next() else {
                     anyhow::bail!("trial {trial_id}: the series of {name} has fewer values than its samples");
                 };
-                t.set_at(i, col, v);
+                t.set_at(first + i, col, v);
             }
         }
     }
-    Ok(t)
+    Ok(())
 }
 
 /// One trial's samples from a store of version 1 or 2 (one `sample` row per value).
@@ -257,16 +260,25 @@ impl Store {
     /// The monitor samples of one trial taken on `host`, by column (what the bottleneck rules
     /// read): the same values as [`Store::samples_on`] without a `(name, value)` pair per value.
     pub fn sample_table_on(&self, trial_id: usize, host: &str) -> anyhow::Result<SampleTable> {
+        let mut t = SampleTable::new();
+        self.read_sample_table(trial_id, host, &|_| true, &mut t)?;
+        Ok(t)
+    }
+
+    /// Append one trial's samples taken on `host` to `t`, only the metrics `wanted` accepts (the
+    /// others are not unpacked): what the bottleneck rules read of one trial at a time.
+    pub fn read_sample_table(&self, trial_id: usize, host: &str, wanted: &dyn Fn(&str) -> bool, t: &mut SampleTable) -> anyhow::Result<()> {
         if self.schema_version() >= 3 {
-            read_table(self.conn(), trial_id, host)
-        } else {
-            let samples = self.samples_on(trial_id, host)?;
-            let mut t = SampleTable::new();
-            for s in &samples {
-                t.push_row(s.t_s, &s.phase, s.values.iter().map(|(k, v)| (k.as_str(), *v)));
-            }
-            Ok(t)
+            return read_table(self.conn(), trial_id, host, wanted, t);
         }
+        for s in &self.samples_on(trial_id, host)? {
+            t.push_row(
+                s.t_s,
+                &s.phase,
+                s.values.iter().filter(|(k, _)| wanted(k)).map(|(k, v)| (k.as_str(), *v)),
+            );
+        }
+        Ok(())
     }
 
     /// How many sampled values the store holds (the bytes-per-value figure of `docs/store.md`).

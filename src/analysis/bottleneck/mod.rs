@@ -13,18 +13,18 @@
 //! swept parameter ([`errors_by_parameter`]) and the rules' caveats ([`CAVEATS`]).
 
 mod errors;
+pub mod gate;
 pub mod oltp_errors;
 mod probes;
 mod rules;
+pub mod stream;
 
 pub use errors::errors_by_parameter;
 pub use probes::{latency_under_load, ProbeMedians, INFLATION_FACTOR, MIN_INCREASE_MS};
 
-use super::phases::{BASELINE, LOAD};
-use super::stats::quantile_sorted;
 use super::table::SampleTable;
 use serde::{Deserialize, Serialize};
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
@@ -194,7 +194,10 @@ pub(crate) struct Env<'a> {
     table: &'a SampleTable,
     row: usize,
     matches: &'a Matches,
-    pub baseline: &'a BTreeMap<String, f64>,
+    baseline: &'a BTreeMap<String, f64>,
+    /// Set when the rule read a baseline mean (see [`stream`]: such a rule is judged again once
+    /// every trial's baseline is known).
+    used_baseline: &'a Cell<bool>,
     pub ncpu: f64,
     pub ctx: &'a Context,
 }
@@ -202,6 +205,12 @@ pub(crate) struct Env<'a> {
 impl<'a> Env<'a> {
     pub fn get(&self, k: &str) -> Option<f64> {
         self.table.col(k).and_then(|c| self.table.value(self.row, c))
+    }
+
+    /// The baseline mean of a metric over the point's samples (every trial's).
+    pub fn baseline(&self, k: &str) -> Option<f64> {
+        self.used_baseline.set(true);
+        self.baseline.get(k).copied()
     }
 
     /// (middle part, value) of every metric named `{prefix}{middle}{suffix}`, in column order.
@@ -294,14 +303,23 @@ pub(crate) struct Rule {
 /// Each point is the samples of one host (the caller loops over hosts): the rules compare a
 /// host's load phase with its own baseline.
 pub fn evaluate(points: &[PointSamples], ctx: &Context) -> Vec<Finding> {
-    // Per point, per rule: where it fired.
+    // Per point, per rule: where it fired (each point read as one "trial", whole).
     let fired: Vec<Vec<Fired>> = points
         .iter()
         .map(|p| {
-            let prep = Prepared::new(p);
-            rules::RULES.iter().map(|rule| prep.evaluate(rule, ctx)).collect()
+            let mut read = |_: usize, _: &dyn Fn(&str) -> bool, t: &mut SampleTable| {
+                t.append(&p.samples);
+                Ok(())
+            };
+            stream::point(&p.label, 1, p.oom_killed, ctx, &mut read).unwrap_or_default()
         })
         .collect();
+    let labels: Vec<&str> = points.iter().map(|p| p.label.as_str()).collect();
+    assemble(&labels, &fired)
+}
+
+/// The findings of points whose rules were judged (`fired[point][rule]`), in rule order.
+fn assemble(labels: &[&str], fired: &[Vec<Fired>]) -> Vec<Finding> {
     let mut out = Vec::new();
     for (ri, rule) in rules::RULES.iter().enumerate() {
         let mut f = Finding {
@@ -315,9 +333,9 @@ pub fn evaluate(points: &[PointSamples], ctx: &Context) -> Vec<Finding> {
             evidence: Vec::new(),
             caveats: rule.caveats.iter().map(|&i| CAVEATS[i].to_string()).collect(),
         };
-        for (p, per_rule) in points.iter().zip(&fired) {
-            if let Some((hit, ev, critical)) = per_rule[ri].clone() {
-                f.points.push(p.label.clone());
+        for (label, per_rule) in labels.iter().zip(fired) {
+            if let Some((hit, ev, critical)) = per_rule.get(ri).cloned().flatten() {
+                f.points.push(label.to_string());
                 f.hits.push(hit);
                 f.evidence.extend(ev);
                 if critical {
@@ -332,103 +350,18 @@ pub fn evaluate(points: &[PointSamples], ctx: &Context) -> Vec<Finding> {
     out
 }
 
-/// What every rule needs of one point, computed once: the baseline means, the load rows and the
-/// name matches.
-struct Prepared<'p> {
-    p: &'p PointSamples,
-    baseline: BTreeMap<String, f64>,
-    load: Vec<usize>,
-    matches: Matches,
-}
-
-impl<'p> Prepared<'p> {
-    fn new(p: &'p PointSamples) -> Self {
-        let t = &p.samples;
-        let base_rows: Vec<usize> = (0..t.len()).filter(|&r| t.phase(r) == BASELINE).collect();
-        let baseline = t
-            .names()
-            .iter()
-            .enumerate()
-            .filter_map(|(c, name)| {
-                let vals = base_rows.iter().filter_map(|&r| t.value(r, c));
-                let (s, n) = vals.fold((0.0, 0usize), |(s, n), v| (s + v, n + 1));
-                (n > 0).then(|| (name.clone(), s / n as f64))
-            })
-            .collect();
-        Prepared {
-            p,
-            baseline,
-            load: (0..t.len()).filter(|&r| t.phase(r) == LOAD).collect(),
-            matches: Matches::default(),
-        }
-    }
-
-    fn evaluate(&self, rule: &Rule, ctx: &Context) -> Fired {
-        let (p, t) = (self.p, &self.p.samples);
-        let (mut held, mut evaluable) = (0, 0);
-        // Culprit metric -> (op, threshold, source), first seen.
-        let mut culprits: BTreeMap<String, (Op, f64, &'static str)> = BTreeMap::new();
-        for &row in &self.load {
-            let env = Env {
-                table: t,
-                row,
-                matches: &self.matches,
-                baseline: &self.baseline,
-                ncpu: ctx.ncpu.max(1) as f64,
-                ctx,
-            };
-            let Some(c) = (rule.check)(&env) else {
-                continue;
-            };
-            evaluable += 1;
-            if !c.is_empty() {
-                held += 1;
-                for k in c {
-                    culprits.entry(k.metric).or_insert((k.op, k.threshold, k.source));
-                }
-            }
-        }
-        let fired = if rule.event {
-            held > 0 || (rule.id == "R8" && p.oom_killed)
-        } else {
-            evaluable > 0 && held as f64 >= FIRE_FRACTION * evaluable as f64
-        };
-        if !fired {
-            return None;
-        }
-        let critical = rule.event || held as f64 >= 0.9 * evaluable as f64;
-        let evidence = culprits
-            .into_iter()
-            .filter_map(|(metric, (op, threshold, source))| {
-                let c = t.col(&metric)?;
-                let mut vals: Vec<f64> = self.load.iter().filter_map(|&r| t.value(r, c)).collect();
-                if vals.is_empty() {
-                    return None;
-                }
-                vals.sort_by(|a, b| a.total_cmp(b));
-                let mean = vals.iter().sum::<f64>() / vals.len() as f64;
-                Some(Evidence {
-                    point: p.label.clone(),
-                    baseline: self.baseline.get(&metric).copied(),
-                    mean,
-                    p95: quantile_sorted(&vals, 0.95).unwrap_or(mean),
-                    op: op.as_str().into(),
-                    threshold,
-                    crossed: vals.iter().filter(|v| op.holds(**v, threshold)).count(),
-                    samples: vals.len(),
-                    source: source.into(),
-                    metric,
-                })
-            })
-            .collect();
-        Some((
-            Hit {
-                point: p.label.clone(),
-                held,
-                samples: evaluable,
-            },
-            evidence,
-            critical,
-        ))
-    }
+/// Evaluate R1–R12 at one point whose trials are read one at a time: `read(i, wanted, table)`
+/// appends trial `i`'s samples (at least the metrics `wanted` accepts) to `table`, which is
+/// emptied of rows before each trial. The same findings as [`evaluate`] over the trials pooled,
+/// with the memory of one trial's samples (the metrics the rules read) and the load-phase values
+/// of the metrics the findings quote. `oom_killed`: the target was OOM-killed in one of them.
+pub fn evaluate_trials(
+    label: &str,
+    trials: usize,
+    oom_killed: bool,
+    ctx: &Context,
+    read: &mut stream::Read<'_>,
+) -> anyhow::Result<Vec<Finding>> {
+    let fired = stream::point(label, trials, oom_killed, ctx, read)?;
+    Ok(assemble(&[label], &[fired]))
 }

@@ -131,6 +131,15 @@ pub(crate) const RULES: &[Rule] = &[
     },
 ];
 
+/// `prefix + middle + suffix` in `buf` (reused: no string made per lookup).
+fn named<'b>(buf: &'b mut String, prefix: &str, middle: &str, suffix: &str) -> &'b str {
+    buf.clear();
+    buf.push_str(prefix);
+    buf.push_str(middle);
+    buf.push_str(suffix);
+    buf
+}
+
 /// Culprits when `any` is true, else none.
 fn when(any: bool, culprits: Vec<Culprit>) -> Vec<Culprit> {
     if any {
@@ -256,20 +265,24 @@ fn r6_disk(e: &Env) -> Option<Vec<Culprit>> {
         return Some(out);
     }
     let mut dev_out = Vec::new();
+    let mut key = String::new();
     for (dev, util) in devs {
-        let aqu = e.get(&format!("disk_{dev}_aqu_sz"));
+        let aqu = e.get(named(&mut key, "disk_", dev, "_aqu_sz"));
         let busy = util >= 90.0 || aqu.is_some_and(|a| a > 1.0);
-        for side in ["r", "w"] {
-            let name = format!("disk_{dev}_{side}_await_ms");
-            let base = e.baseline.get(&name).copied().unwrap_or(0.0).max(0.5);
-            if busy && e.get(&name).is_some_and(|a| a > 2.0 * base) {
+        if !busy {
+            continue;
+        }
+        for side in ["_r_await_ms", "_w_await_ms"] {
+            let name = named(&mut key, "disk_", dev, side);
+            let base = e.baseline(name).unwrap_or(0.0).max(0.5);
+            if e.get(name).is_some_and(|a| a > 2.0 * base) {
                 if util >= 90.0 {
                     dev_out.push(c(format!("disk_{dev}_util_pct"), Op::Ge, 90.0, "atop 90 %"));
                 }
                 if aqu.is_some_and(|a| a > 1.0) {
                     dev_out.push(c(format!("disk_{dev}_aqu_sz"), Op::Gt, 1.0, "Netflix USE"));
                 }
-                dev_out.push(c(name, Op::Gt, 2.0 * base, "2 x baseline await (p)"));
+                dev_out.push(c(name.to_string(), Op::Gt, 2.0 * base, "2 x baseline await (p)"));
             }
         }
     }
@@ -353,14 +366,16 @@ fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
     let mut seen = false;
     let mut out = Vec::new();
     let ifaces: Vec<&str> = e.matching("net_", "_rx_pkts_per_s").map(|x| x.0).collect();
+    // One buffer for the names looked up (no string made per lookup per sample).
+    let mut key = String::new();
     for iface in ifaces {
-        let g = |k: &str| e.get(&format!("net_{iface}_{k}"));
-        let pkts = g("rx_pkts_per_s").unwrap_or(0.0) + g("tx_pkts_per_s").unwrap_or(0.0);
-        for (kind, frac, src) in [
-            ("errs", 0.01, "1 % of packets (node-mixin)"),
-            ("drops", 0.02, "2 % of packets (netdata)"),
+        let mut g = |k: &str| e.get(named(&mut key, "net_", iface, k));
+        let pkts = g("_rx_pkts_per_s").unwrap_or(0.0) + g("_tx_pkts_per_s").unwrap_or(0.0);
+        for (kind, rx_k, tx_k, frac, src) in [
+            ("errs", "_rx_errs_per_s", "_tx_errs_per_s", 0.01, "1 % of packets (node-mixin)"),
+            ("drops", "_rx_drops_per_s", "_tx_drops_per_s", 0.02, "2 % of packets (netdata)"),
         ] {
-            let (rx, tx) = (g(&format!("rx_{kind}_per_s")), g(&format!("tx_{kind}_per_s")));
+            let (rx, tx) = (g(rx_k), g(tx_k));
             if rx.is_none() && tx.is_none() {
                 continue;
             }
