@@ -261,7 +261,24 @@ impl PgConn {
         result
     }
 
-    /// Queue the held-back BEGIN in front of the next message.
+    /// Queue the held-back BEGIN in front of a statement, in the extended protocol and without a
+    /// Sync of its own (parsed as the unnamed statement, as a simple query would be, bound and
+    /// executed): the server answers both with one ReadyForQuery and one write, so the client
+    /// wakes once.
+    fn queue_extended_begin(&mut self) -> Result<(), DbError> {
+        if !std::mem::take(&mut self.begin_pending) {
+            return Ok(());
+        }
+        let wbuf = &mut self.wire.wbuf;
+        frontend::parse("", "BEGIN", std::iter::empty(), wbuf).map_err(lost)?;
+        let no_values = std::iter::empty::<()>();
+        frontend::bind("", "", std::iter::empty(), no_values, |(), _| Ok(IsNull::No), std::iter::empty(), wbuf)
+            .map_err(|_| DbError::new(ErrorClass::Other, "cannot encode BEGIN"))?;
+        frontend::execute("", 0, wbuf).map_err(lost)?;
+        Ok(())
+    }
+
+    /// Queue the held-back BEGIN (a simple query with its own answer) in front of the next message.
     fn queue_begin(&mut self) {
         if self.begin_pending {
             let _ = frontend::query("BEGIN", &mut self.wire.wbuf);
@@ -335,7 +352,7 @@ impl Conn for PgConn {
         self.name.clear();
         self.name.push('s');
         push_decimal(&mut self.name, index as i64);
-        self.queue_begin();
+        self.queue_extended_begin()?;
         let name = &self.name;
         let fresh = !self.prepared.get(index).copied().unwrap_or(false);
         if fresh {
