@@ -21,7 +21,16 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 /// Prepare `tables` × `rows` with perflab's own prepare.
 fn prepare(server: &Server, rows: u32) {
     let out = Command::new(BIN)
-        .args(["load", "oltp", "--db", &server.url, "--tables", "1", "--table-size", &rows.to_string()])
+        .args([
+            "load",
+            "oltp",
+            "--db",
+            &server.url,
+            "--tables",
+            "1",
+            "--table-size",
+            &rows.to_string(),
+        ])
         .args(["--prepare-only", "-q"])
         .output()
         .expect("perflab load oltp --prepare-only");

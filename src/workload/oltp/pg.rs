@@ -272,8 +272,16 @@ impl PgConn {
         let wbuf = &mut self.wire.wbuf;
         frontend::parse("", "BEGIN", std::iter::empty(), wbuf).map_err(lost)?;
         let no_values = std::iter::empty::<()>();
-        frontend::bind("", "", std::iter::empty(), no_values, |(), _| Ok(IsNull::No), std::iter::empty(), wbuf)
-            .map_err(|_| DbError::new(ErrorClass::Other, "cannot encode BEGIN"))?;
+        frontend::bind(
+            "",
+            "",
+            std::iter::empty(),
+            no_values,
+            |(), _| Ok(IsNull::No),
+            std::iter::empty(),
+            wbuf,
+        )
+        .map_err(|_| DbError::new(ErrorClass::Other, "cannot encode BEGIN"))?;
         frontend::execute("", 0, wbuf).map_err(lost)?;
         Ok(())
     }

@@ -194,7 +194,9 @@ fn tag_rows(tag: &[u8]) -> u64 {
     if digits == 0 || digits == tag.len() || tag[tag.len() - digits - 1] != b' ' {
         return 0;
     }
-    tag[tag.len() - digits..].iter().fold(0u64, |n, d| n.wrapping_mul(10).wrapping_add(u64::from(d - b'0')))
+    tag[tag.len() - digits..]
+        .iter()
+        .fold(0u64, |n, d| n.wrapping_mul(10).wrapping_add(u64::from(d - b'0')))
 }
 
 #[cfg(test)]
