@@ -35,6 +35,7 @@ mod load_net;
 mod load_oltp;
 mod monitor_fixtures;
 mod monitor_truth;
+mod oltp_conflicts;
 mod oltp_faults;
 mod oltp_servers;
 mod plan_fixtures;

@@ -129,7 +129,7 @@ impl OltpOp {
                 rng: &mut self.rng,
                 stats: &mut self.stats,
                 measured,
-                pending: vec![Committed::default(); Stmt::ALL.len()],
+                pending: [Committed::default(); Stmt::ALL.len()],
                 next_new_id: &mut self.next_new_id,
                 step: self.step,
             };
@@ -205,7 +205,7 @@ struct Txn<'a> {
     stats: &'a mut OltpStats,
     measured: bool,
     /// What this attempt changed, applied to the stats when it commits.
-    pending: Vec<Committed>,
+    pending: [Committed; Stmt::ALL.len()],
     next_new_id: &'a mut i64,
     step: i64,
 }
@@ -226,8 +226,8 @@ impl Txn<'_> {
             match *g {
                 Group::Each(stmt, n) => {
                     for _ in 0..n {
-                        let args = self.args(stmt);
-                        self.exec(table, stmt, &args)?;
+                        let (args, n) = self.args(stmt);
+                        self.exec(table, stmt, &args[..n])?;
                     }
                 }
                 Group::DeleteInsert(n) => {
@@ -277,14 +277,15 @@ impl Txn<'_> {
         ]
     }
 
-    fn args(&mut self, stmt: Stmt) -> Vec<Arg> {
+    /// A statement's arguments (the first `n` of the array: no allocation but the text of `c`).
+    fn args(&mut self, stmt: Stmt) -> ([Arg; 2], usize) {
         let id = self.id();
         match stmt {
             Stmt::SimpleRange | Stmt::SumRange | Stmt::OrderRange | Stmt::DistinctRange => {
-                vec![Arg::Int(id), Arg::Int(id + self.s.range_size as i64 - 1)]
+                ([Arg::Int(id), Arg::Int(id + self.s.range_size as i64 - 1)], 2)
             }
-            Stmt::NonIndexUpdate => vec![Arg::Int(id), Arg::Text(self.rng.c_value())],
-            _ => vec![Arg::Int(id)],
+            Stmt::NonIndexUpdate => ([Arg::Int(id), Arg::Text(self.rng.c_value())], 2),
+            _ => ([Arg::Int(id), Arg::Int(0)], 1),
         }
     }
 

@@ -101,12 +101,7 @@ impl Postgres {
             s.set_write_timeout(Some(STATEMENT_TIMEOUT))
         };
         setup(&sock).map_err(lost)?;
-        let mut wire = Wire {
-            sock,
-            rbuf: BytesMut::with_capacity(16 * 1024),
-            wbuf: BytesMut::with_capacity(4 * 1024),
-            chunk: vec![0; 16 * 1024],
-        };
+        let mut wire = Wire::new(sock);
         let params = [
             ("user", self.user.as_str()),
             ("database", self.database.as_str()),
@@ -116,7 +111,7 @@ impl Postgres {
         frontend::startup_message(params, &mut wire.wbuf).map_err(lost)?;
         wire.send()?;
         self.authenticate(&mut wire)?;
-        wire.until_ready(|_| {})?;
+        wire.until_ready()?;
         wire.sock.set_read_timeout(Some(STATEMENT_TIMEOUT)).map_err(lost)?;
         Ok(wire)
     }
@@ -247,15 +242,15 @@ impl PgConn {
     }
 
     /// Send what is in the write buffer (after a held-back BEGIN) and read the answers.
-    fn round_trip(&mut self, on_row: impl FnMut(&DataRowBody)) -> Result<u64, DbError> {
+    fn round_trip(&mut self, on_row: Option<&mut dyn FnMut(&DataRowBody)>) -> Result<u64, DbError> {
         if let Some(why) = &self.lost {
             self.wire.wbuf.clear();
             return Err(DbError::new(ErrorClass::ConnectionLost, why.clone()));
         }
         let begin = std::mem::take(&mut self.begin_pending);
         let result = self.wire.send().and_then(|()| {
-            let began = if begin { self.wire.until_ready(|_| {}).map(|_| ()) } else { Ok(()) };
-            let rows = self.wire.until_ready(on_row);
+            let began = if begin { self.wire.until_ready().map(|_| ()) } else { Ok(()) };
+            let rows = self.wire.until_ready_rows(on_row);
             began.and(rows)
         });
         if let Err(e) = &result {
@@ -266,7 +261,32 @@ impl PgConn {
         result
     }
 
-    /// Queue the held-back BEGIN in front of the next message.
+    /// Queue the held-back BEGIN in front of a statement, in the extended protocol and without a
+    /// Sync of its own (parsed as the unnamed statement, as a simple query would be, bound and
+    /// executed): the server answers both with one ReadyForQuery and one write, so the client
+    /// wakes once.
+    fn queue_extended_begin(&mut self) -> Result<(), DbError> {
+        if !std::mem::take(&mut self.begin_pending) {
+            return Ok(());
+        }
+        let wbuf = &mut self.wire.wbuf;
+        frontend::parse("", "BEGIN", std::iter::empty(), wbuf).map_err(lost)?;
+        let no_values = std::iter::empty::<()>();
+        frontend::bind(
+            "",
+            "",
+            std::iter::empty(),
+            no_values,
+            |(), _| Ok(IsNull::No),
+            std::iter::empty(),
+            wbuf,
+        )
+        .map_err(|_| DbError::new(ErrorClass::Other, "cannot encode BEGIN"))?;
+        frontend::execute("", 0, wbuf).map_err(lost)?;
+        Ok(())
+    }
+
+    /// Queue the held-back BEGIN (a simple query with its own answer) in front of the next message.
     fn queue_begin(&mut self) {
         if self.begin_pending {
             let _ = frontend::query("BEGIN", &mut self.wire.wbuf);
@@ -274,10 +294,10 @@ impl PgConn {
     }
 
     fn simple(&mut self, text: &str) -> Result<u64, DbError> {
-        self.simple_rows(text, |_| {})
+        self.simple_rows(text, None)
     }
 
-    fn simple_rows(&mut self, text: &str, on_row: impl FnMut(&DataRowBody)) -> Result<u64, DbError> {
+    fn simple_rows(&mut self, text: &str, on_row: Option<&mut dyn FnMut(&DataRowBody)>) -> Result<u64, DbError> {
         self.queue_begin();
         frontend::query(text, &mut self.wire.wbuf).map_err(lost)?;
         self.round_trip(on_row)
@@ -286,13 +306,14 @@ impl PgConn {
     /// The first column of the first row a simple query returns, as text.
     fn scalar(&mut self, text: &str) -> Result<Option<String>, DbError> {
         let mut value = None;
-        self.simple_rows(text, |row| {
+        let mut first = |row: &DataRowBody| {
             if value.is_none() {
                 if let Ok(Some(Some(range))) = row.ranges().next() {
                     value = Some(String::from_utf8_lossy(&row.buffer()[range]).into_owned());
                 }
             }
-        })?;
+        };
+        self.simple_rows(text, Some(&mut first))?;
         Ok(value)
     }
 
@@ -308,7 +329,7 @@ impl PgConn {
         }
         if any {
             frontend::sync(&mut self.wire.wbuf);
-            self.round_trip(|_| {})?;
+            self.round_trip(None)?;
         }
         Ok(())
     }
@@ -339,7 +360,7 @@ impl Conn for PgConn {
         self.name.clear();
         self.name.push('s');
         push_decimal(&mut self.name, index as i64);
-        self.queue_begin();
+        self.queue_extended_begin()?;
         let name = &self.name;
         let fresh = !self.prepared.get(index).copied().unwrap_or(false);
         if fresh {
@@ -370,7 +391,7 @@ impl Conn for PgConn {
         }
         frontend::execute("", 0, &mut self.wire.wbuf).map_err(lost)?;
         frontend::sync(&mut self.wire.wbuf);
-        let result = self.round_trip(|_| {});
+        let result = self.round_trip(None);
         if fresh && result.is_ok() {
             if self.prepared.len() <= index {
                 self.prepared.resize(index + 1, false);

@@ -48,43 +48,116 @@ pub fn server_error(body: &ErrorResponseBody) -> DbError {
     DbError::new(classify(&code), format!("{message} (SQLSTATE {code})"))
 }
 
+/// What the read buffer holds at first; it grows only for a message larger than that.
+const READ_BUFFER: usize = 64 * 1024;
+
 /// The socket and its buffers.
 pub struct Wire {
     pub sock: TcpStream,
-    pub rbuf: BytesMut,
+    /// What the socket gave and is not consumed yet: `rbuf[head..tail]` (allocated and zeroed once;
+    /// a read goes straight into `rbuf[tail..]`, with no copy).
+    rbuf: Vec<u8>,
+    head: usize,
+    tail: usize,
     pub wbuf: BytesMut,
-    /// What one read takes from the socket (allocated and zeroed once).
-    pub chunk: Vec<u8>,
+}
+
+/// One whole backend message in the read buffer: its type and where its body lies.
+#[derive(Clone, Copy)]
+struct Frame {
+    tag: u8,
+    body: usize,
+    end: usize,
 }
 
 impl Wire {
+    pub fn new(sock: TcpStream) -> Wire {
+        Wire {
+            sock,
+            rbuf: vec![0; READ_BUFFER],
+            head: 0,
+            tail: 0,
+            wbuf: BytesMut::with_capacity(4 * 1024),
+        }
+    }
+
     pub fn send(&mut self) -> Result<(), DbError> {
         let result = self.sock.write_all(&self.wbuf);
         self.wbuf.clear();
         result.map_err(lost)
     }
 
-    pub fn next(&mut self) -> Result<Message, DbError> {
+    /// The next whole message (its header read, its body in the buffer), consumed. One `read` per
+    /// call at most when the buffer holds nothing of it, so one statement's answer is usually one
+    /// system call.
+    fn frame(&mut self) -> Result<Frame, DbError> {
         loop {
-            if let Some(m) = Message::parse(&mut self.rbuf).map_err(lost)? {
-                return Ok(m);
+            let have = self.tail - self.head;
+            let mut need = 5;
+            if have >= 5 {
+                let h = self.head;
+                let len = u32::from_be_bytes([self.rbuf[h + 1], self.rbuf[h + 2], self.rbuf[h + 3], self.rbuf[h + 4]]);
+                let len = len as usize;
+                if len < 4 {
+                    return Err(DbError::new(ErrorClass::ConnectionLost, "the server sent a malformed message"));
+                }
+                need = 1 + len;
+                if have >= need {
+                    self.head += need;
+                    if self.head == self.tail {
+                        (self.head, self.tail) = (0, 0);
+                    }
+                    return Ok(Frame {
+                        tag: self.rbuf[h],
+                        body: h + 5,
+                        end: h + need,
+                    });
+                }
             }
-            let n = self.sock.read(&mut self.chunk).map_err(lost)?;
+            if self.rbuf.len() - self.head < need {
+                self.rbuf.copy_within(self.head..self.tail, 0);
+                (self.head, self.tail) = (0, have);
+                if self.rbuf.len() < need {
+                    self.rbuf.resize(need.next_power_of_two(), 0);
+                }
+            }
+            let n = self.sock.read(&mut self.rbuf[self.tail..]).map_err(lost)?;
             if n == 0 {
                 return Err(DbError::new(ErrorClass::ConnectionLost, "the server closed the connection"));
             }
-            self.rbuf.extend_from_slice(&self.chunk[..n]);
+            self.tail += n;
         }
     }
 
-    /// Read up to ReadyForQuery: the rows of the last command tag, or the first error. A server
-    /// error followed by a closed socket (a FATAL) is the server's error.
-    pub fn until_ready(&mut self, mut on_row: impl FnMut(&DataRowBody)) -> Result<u64, DbError> {
+    /// The frame decoded by `postgres-protocol` (a copy: for the start-up, errors and the rows
+    /// of administrative queries, not for the statements of a run).
+    fn decode(&self, f: Frame) -> Result<Message, DbError> {
+        let mut one = BytesMut::from(&self.rbuf[f.body - 5..f.end]);
+        match Message::parse(&mut one).map_err(lost)? {
+            Some(m) => Ok(m),
+            None => Err(DbError::new(ErrorClass::ConnectionLost, "the server sent a malformed message")),
+        }
+    }
+
+    pub fn next(&mut self) -> Result<Message, DbError> {
+        let f = self.frame()?;
+        self.decode(f)
+    }
+
+    /// Read up to ReadyForQuery: the row count of the last command tag, or the first error. Rows
+    /// are skipped unread. A server error followed by a closed socket (a FATAL) is the server's
+    /// error.
+    pub fn until_ready(&mut self) -> Result<u64, DbError> {
+        self.until_ready_rows(None)
+    }
+
+    /// [`Wire::until_ready`], handing each row to `on_row` (decoded) when there is one.
+    pub fn until_ready_rows(&mut self, mut on_row: Option<&mut dyn FnMut(&DataRowBody)>) -> Result<u64, DbError> {
         let mut error: Option<DbError> = None;
         let mut rows = 0;
         loop {
-            let message = match self.next() {
-                Ok(m) => m,
+            let f = match self.frame() {
+                Ok(f) => f,
                 Err(lost) => {
                     return Err(match error {
                         Some(e) => DbError::new(ErrorClass::ConnectionLost, e.message),
@@ -92,15 +165,90 @@ impl Wire {
                     })
                 }
             };
-            match message {
-                Message::ReadyForQuery(_) => return error.map_or(Ok(rows), Err),
-                Message::CommandComplete(body) => {
-                    rows = body.tag().ok().and_then(|t| t.rsplit(' ').next()?.parse().ok()).unwrap_or(0);
+            match f.tag {
+                b'Z' => return error.map_or(Ok(rows), Err),
+                b'C' => rows = tag_rows(&self.rbuf[f.body..f.end]),
+                b'D' => {
+                    if let Some(on_row) = on_row.as_mut() {
+                        if let Message::DataRow(body) = self.decode(f)? {
+                            on_row(&body);
+                        }
+                    }
                 }
-                Message::DataRow(body) => on_row(&body),
-                Message::ErrorResponse(body) if error.is_none() => error = Some(server_error(&body)),
+                b'E' if error.is_none() => {
+                    if let Message::ErrorResponse(body) = self.decode(f)? {
+                        error = Some(server_error(&body));
+                    }
+                }
                 _ => {}
             }
         }
+    }
+}
+
+/// The row count at the end of a command tag (`SELECT 100`, `INSERT 0 1`; NUL-terminated), 0 when
+/// it has none.
+fn tag_rows(tag: &[u8]) -> u64 {
+    let tag = tag.strip_suffix(&[0]).unwrap_or(tag);
+    let digits = tag.iter().rev().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits == tag.len() || tag[tag.len() - digits - 1] != b' ' {
+        return 0;
+    }
+    tag[tag.len() - digits..]
+        .iter()
+        .fold(0u64, |n, d| n.wrapping_mul(10).wrapping_add(u64::from(d - b'0')))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_command_tag_gives_its_row_count() {
+        assert_eq!(tag_rows(b"SELECT 100\0"), 100);
+        assert_eq!(tag_rows(b"INSERT 0 1\0"), 1);
+        assert_eq!(tag_rows(b"UPDATE 0\0"), 0);
+        assert_eq!(tag_rows(b"BEGIN\0"), 0);
+        assert_eq!(tag_rows(b"COMMIT"), 0);
+        assert_eq!(tag_rows(b"42\0"), 0);
+    }
+
+    #[test]
+    fn messages_split_across_reads_and_larger_than_the_buffer_come_whole() {
+        use std::io::Write as _;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr");
+        let big = vec![b'x'; READ_BUFFER * 2];
+        let server = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().expect("accept");
+            let mut out = Vec::new();
+            // a DataRow with one column larger than the read buffer, a tag, ReadyForQuery
+            let body_len = 4 + 2 + 4 + big.len();
+            out.push(b'D');
+            out.extend_from_slice(&(body_len as u32).to_be_bytes());
+            out.extend_from_slice(&1u16.to_be_bytes());
+            out.extend_from_slice(&(big.len() as u32).to_be_bytes());
+            out.extend_from_slice(&big);
+            let tag = b"SELECT 1\0";
+            out.push(b'C');
+            out.extend_from_slice(&((4 + tag.len()) as u32).to_be_bytes());
+            out.extend_from_slice(tag);
+            out.extend_from_slice(&[b'Z', 0, 0, 0, 5, b'I']);
+            // in small pieces, so that headers and bodies are split between reads
+            for piece in out.chunks(7777) {
+                s.write_all(piece).expect("write");
+                s.flush().expect("flush");
+            }
+        });
+        let mut wire = Wire::new(TcpStream::connect(addr).expect("connect"));
+        let mut seen = Vec::new();
+        let mut on_row = |row: &DataRowBody| {
+            if let Ok(Some(Some(range))) = row.ranges().next() {
+                seen.push(range.len());
+            }
+        };
+        assert_eq!(wire.until_ready_rows(Some(&mut on_row)).expect("read"), 1);
+        assert_eq!(seen, vec![READ_BUFFER * 2]);
+        server.join().expect("server");
     }
 }
