@@ -147,7 +147,7 @@ if [ "$SLOW_TRIALS" -gt 0 ]; then
     measure slow
 fi
 
-# The dry run's projection for a seed-sized experiment: 240 trials of 5 min baseline, 10 min load
+# The dry run's projection for an hour-long experiment: 240 trials of 5 min baseline, 10 min load
 # and 2 min recovery (1 021 samples at 1 s), sampled every 10 ms (its warning gives the 1 s figure).
 plan seed 240 10ms 5m 600 2m
 echo "== projection (perflab run --dry-run), 240 trials of 17 minutes"

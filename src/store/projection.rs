@@ -86,7 +86,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn seed_sized_sampling_every_10ms_is_warned_about() {
+    fn a_long_experiment_sampling_every_10ms_is_warned_about() {
         // 5 + 10 + 2 minutes at 10 ms: 102 001 samples per trial.
         let w = sampling_warning(Duration::from_secs(17 * 60), Duration::from_millis(10), 240).unwrap();
         assert!(w.contains("102001 samples per trial"), "{w}");
@@ -103,9 +103,9 @@ mod tests {
         assert!((fast / 21_827_584.0 - 1.0).abs() < 0.05, "{fast}");
         let slow = projected(Duration::from_secs(51), Duration::from_secs(1), 4).1;
         assert!((slow / 221_184.0 - 1.0).abs() < 0.15, "{slow}");
-        // Seed 000's experiment at 1 Hz: 240 trials of 1 021 samples, about 100 MB.
-        let seed = projected(Duration::from_secs(17 * 60), Duration::from_secs(1), 240).1;
-        assert!((95.0..115.0).contains(&(seed / 1024.0 / 1024.0)), "{seed}");
+        // An hour-long experiment's plan at 1 Hz: 240 trials of 1 021 samples, about 100 MB.
+        let long = projected(Duration::from_secs(17 * 60), Duration::from_secs(1), 240).1;
+        assert!((95.0..115.0).contains(&(long / 1024.0 / 1024.0)), "{long}");
         assert!(series_bytes(Duration::from_millis(100)) > SERIES_BYTES_10MS);
         assert!(series_bytes(Duration::from_millis(100)) < SERIES_BYTES_1S);
     }
