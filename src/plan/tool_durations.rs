@@ -60,7 +60,7 @@ pub fn of_command(cmd: &CommandLine) -> ToolTime {
 
 /// The run time of an argv.
 pub fn of_argv(words: &[String]) -> ToolTime {
-    let start = skip_wrappers(words);
+    let start = crate::util::command::skip_wrappers(words, false);
     let Some(prog) = words.get(start) else {
         return ToolTime::unknown("the command");
     };
@@ -80,41 +80,6 @@ pub fn of_argv(words: &[String]) -> ToolTime {
         "sh" | "bash" | "dash" | "zsh" | "ksh" => shell(name, args),
         _ => ToolTime::unknown(name),
     }
-}
-
-/// The index of the program after `VAR=value` words and wrappers that run it for as long as it runs.
-fn skip_wrappers(words: &[String]) -> usize {
-    let mut i = 0;
-    while let Some(w) = words.get(i) {
-        let with_value: &[&str] = match w.rsplit('/').next().unwrap_or(w) {
-            "env" => &["-u", "-C", "-S"],
-            "nice" => &["-n"],
-            "exec" | "command" | "time" | "chrt" | "stdbuf" => &["-o", "-e", "-i", "-f"],
-            "sudo" => &["-u", "-g", "-C", "-D", "-h", "-p"],
-            "ionice" => &["-c", "-n", "-p"],
-            "taskset" | "numactl" => &["-C", "-N", "-m", "-p", "-i"],
-            _ if w.contains('=') && !w.starts_with('-') && !w.contains('/') => {
-                i += 1;
-                continue;
-            }
-            _ => return i,
-        };
-        let mut positional = u8::from(w.ends_with("taskset") || w.ends_with("chrt"));
-        i += 1;
-        while let Some(a) = words.get(i) {
-            if a.starts_with('-') {
-                i += if with_value.contains(&a.as_str()) { 2 } else { 1 };
-            } else if a.contains('=') && w.ends_with("env") {
-                i += 1;
-            } else if positional > 0 {
-                positional -= 1;
-                i += 1;
-            } else {
-                break;
-            }
-        }
-    }
-    i
 }
 
 /// An option's value as written and the words that gave it (`-t 60s`, `--timeout=60s`): the last
@@ -427,7 +392,7 @@ pub fn of_script(script: &str) -> ToolTime {
     for pipeline in split_script(script) {
         let mut side: Vec<ToolTime> = Vec::new();
         for words in pipeline {
-            let start = skip_wrappers(&words);
+            let start = crate::util::command::skip_wrappers(&words, false);
             let Some(prog) = words.get(start) else { continue };
             let prog = prog.rsplit('/').next().unwrap_or(prog);
             if COMPOUND.contains(&prog) {

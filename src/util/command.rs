@@ -112,6 +112,63 @@ pub fn check_env<'a>(vars: impl IntoIterator<Item = (&'a str, &'a str)>) -> Resu
     Ok(())
 }
 
+/// The index of the program a command line really runs: past leading `VAR=value` words and the
+/// wrappers that run it for as long as it runs (`env`, `nice`, `taskset`, `numactl`, `chrt`,
+/// `ionice`, `stdbuf`, `sudo`, `time`, `exec`, `command`, and `timeout` when `through_timeout`),
+/// with their options and the values those take. `words.len()` when nothing is left.
+pub fn skip_wrappers(words: &[String], through_timeout: bool) -> usize {
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        let name = w.rsplit('/').next().unwrap_or(w);
+        // Options of a wrapper that take a value as the next word, and its positional arguments.
+        let (with_value, mut positional): (&[&str], u8) = match name {
+            "env" => (&["-u", "-C", "-S"], 0),
+            "sudo" => (&["-u", "-g", "-C", "-D", "-h", "-p"], 0),
+            "stdbuf" => (&["-u", "-C", "-o", "-e", "-i"], 0),
+            "nice" => (&["-n"], 0),
+            "exec" | "command" | "time" => (&["-o", "-e", "-i", "-f"], 0),
+            "chrt" => (&[], 1),
+            "taskset" => (&["-C", "-N", "-m", "-p", "-i"], 1),
+            "numactl" => (
+                &[
+                    "-C",
+                    "-N",
+                    "-m",
+                    "-p",
+                    "-i",
+                    "--physcpubind",
+                    "--cpunodebind",
+                    "--membind",
+                    "--preferred",
+                    "--interleave",
+                ],
+                0,
+            ),
+            "ionice" => (&["-c", "-n", "-p"], 0),
+            "timeout" if through_timeout => (&["-s", "-k"], 1),
+            _ if w.contains('=') && !w.starts_with('-') && !w.contains('/') => {
+                i += 1;
+                continue;
+            }
+            _ => return i,
+        };
+        i += 1;
+        while let Some(a) = words.get(i) {
+            if a.starts_with('-') {
+                i += if with_value.contains(&a.as_str()) { 2 } else { 1 };
+            } else if name == "env" && a.contains('=') {
+                i += 1;
+            } else if positional > 0 {
+                positional -= 1;
+                i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::CommandLine;

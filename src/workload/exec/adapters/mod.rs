@@ -183,58 +183,8 @@ pub fn basename(prog: &str) -> &str {
 /// `taskset -c 0`, `numactl ...`, `timeout 10`, `chrt`, `ionice`, `stdbuf`, `sudo`) and leading
 /// `VAR=value` assignments.
 pub fn tool_program(words: &[String]) -> Option<String> {
-    let mut i = 0;
-    while i < words.len() {
-        let w = words[i].as_str();
-        if w.contains('=') && !w.starts_with('-') && !w.contains('/') {
-            i += 1;
-            continue;
-        }
-        // Options of a wrapper taking a value as the next word.
-        let takes_value: &[&str] = match basename(w) {
-            "env" | "sudo" | "stdbuf" => &["-u", "-C"],
-            "nice" => &["-n"],
-            "taskset" | "time" => &[],
-            "numactl" => &[
-                "-C",
-                "-N",
-                "-m",
-                "-p",
-                "-i",
-                "--physcpubind",
-                "--cpunodebind",
-                "--membind",
-                "--preferred",
-                "--interleave",
-            ],
-            "ionice" => &["-c", "-n", "-p"],
-            "chrt" => &[],
-            "timeout" => &["-s", "-k"],
-            _ => return Some(w.to_string()),
-        };
-        let wrapper = basename(w).to_string();
-        i += 1;
-        let mut positional_left = match wrapper.as_str() {
-            "taskset" => 1, // the mask or list
-            "timeout" => 1, // the duration
-            "chrt" => 1,    // the priority
-            _ => 0,
-        };
-        while i < words.len() {
-            let a = words[i].as_str();
-            if a.starts_with('-') {
-                i += if takes_value.contains(&a) { 2 } else { 1 };
-            } else if wrapper == "env" && a.contains('=') {
-                i += 1;
-            } else if positional_left > 0 {
-                positional_left -= 1;
-                i += 1;
-            } else {
-                break;
-            }
-        }
-    }
-    None
+    let i = crate::util::command::skip_wrappers(words, true);
+    words.get(i).map(|w| w.to_string())
 }
 
 /// The last `n` lines of `text`, trimmed of blank ones.
