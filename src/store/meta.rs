@@ -1,7 +1,7 @@
 //! Run facts kept in `meta` as JSON: the workload's primary figures (`primary`).
 
 use super::Store;
-use crate::workload::PrimaryMetrics;
+use crate::model::PrimaryMetrics;
 use rusqlite::OptionalExtension;
 
 impl Store {

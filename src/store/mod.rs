@@ -21,11 +21,12 @@ mod write;
 pub use codec::{decode_histogram, encode_histogram};
 pub use probes::{ProbeRecord, ProbeRow};
 pub use read::{StoredPoint, StoredRun, StoredThreshold, StoredTrial};
-pub use samples::LOCAL_HOST;
 pub use schema::SCHEMA_VERSION;
-pub use status::{RunStatus, TrialFailure};
+pub use status::RunStatus;
 pub use summary::{load_end, summarize};
 pub use write::{RunInfo, TaggedSample, TrialRecord};
+// The model's types the store's callers have always found here.
+pub use crate::model::{PhaseSpan, TrialFailure, TrialInfo, LOCAL_HOST};
 
 use crate::util::redact::Redactor;
 use anyhow::Context;

@@ -1,7 +1,7 @@
 //! Reading a run back: for reports, exports and `--resume`.
 
 use super::{codec, RunStatus, Store};
-use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint};
+use crate::model::{Better, Metric, MetricKind, NamedHistogram, PhaseSpan, SeriesPoint, TrialFailure, TrialInfo};
 use rusqlite::{params, OptionalExtension};
 use std::collections::BTreeMap;
 
@@ -31,25 +31,22 @@ pub struct StoredPoint {
     pub stop_reason: Option<String>,
 }
 
+/// A trial read back: what every trial has ([`TrialInfo`], read through `Deref`: `t.id`,
+/// `t.failure`) and what its workload measured (its raw output is read apart, `raw_output`).
 #[derive(Clone, Debug)]
 pub struct StoredTrial {
-    pub id: usize,
-    pub point: usize,
-    pub repetition: u32,
-    pub params_json: String,
-    pub workload: String,
-    pub failure: Option<String>,
-    pub started_unix: f64,
-    pub ended_unix: f64,
-    pub limit_mechanism: Option<String>,
-    pub limit_proof: Option<String>,
-    pub stdout_tail: Option<String>,
-    pub stderr_tail: Option<String>,
-    pub phases: Vec<(String, f64, f64)>,
+    pub info: TrialInfo,
     pub metrics: Vec<Metric>,
     pub histograms: Vec<NamedHistogram>,
     pub series: Vec<SeriesPoint>,
     pub errors: Vec<(String, u64)>,
+}
+
+impl std::ops::Deref for StoredTrial {
+    type Target = TrialInfo;
+    fn deref(&self) -> &TrialInfo {
+        &self.info
+    }
 }
 
 /// One threshold's verdict at one point.
@@ -64,10 +61,6 @@ pub struct StoredThreshold {
 }
 
 impl StoredTrial {
-    pub fn ok(&self) -> bool {
-        self.failure.is_none()
-    }
-
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.iter().find(|m| m.name == name).map(|m| m.value)
     }
@@ -163,26 +156,32 @@ impl Store {
 
     /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
     pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
-        let mut st = self.conn().prepare(
-            "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,
-                    limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail FROM trial ORDER BY id",
-        )?;
+        // The failure's kind is stored from schema version 4; before, it is told from the text.
+        let kind = if self.schema_version() >= 4 { "failure_kind" } else { "NULL" };
+        let mut st = self.conn().prepare(&format!(
+            "SELECT id, point, repetition, params_json, workload, failure, {kind}, started_unix, ended_unix,
+                    limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail FROM trial ORDER BY id"
+        ))?;
         let mut trials: Vec<StoredTrial> = st
             .query_map([], |r| {
+                let failure: Option<String> = r.get(5)?;
+                let kind: Option<String> = r.get(6)?;
                 Ok(StoredTrial {
-                    id: r.get::<_, i64>(0)? as usize,
-                    point: r.get::<_, i64>(1)? as usize,
-                    repetition: r.get(2)?,
-                    params_json: r.get(3)?,
-                    workload: r.get(4)?,
-                    failure: r.get(5)?,
-                    started_unix: r.get(6)?,
-                    ended_unix: r.get(7)?,
-                    limit_mechanism: r.get(8)?,
-                    limit_proof: r.get(9)?,
-                    stdout_tail: r.get(10)?,
-                    stderr_tail: r.get(11)?,
-                    phases: vec![],
+                    info: TrialInfo {
+                        id: r.get::<_, i64>(0)? as usize,
+                        point: r.get::<_, i64>(1)? as usize,
+                        repetition: r.get(2)?,
+                        params_json: r.get(3)?,
+                        workload: r.get(4)?,
+                        failure: failure.map(|text| TrialFailure::from_stored(kind.as_deref(), &text)),
+                        started_unix: r.get(7)?,
+                        ended_unix: r.get(8)?,
+                        limit_mechanism: r.get(9)?,
+                        limit_proof: r.get(10)?,
+                        stdout_tail: r.get(11)?,
+                        stderr_tail: r.get(12)?,
+                        phases: vec![],
+                    },
                     metrics: vec![],
                     histograms: vec![],
                     series: vec![],
@@ -196,7 +195,7 @@ impl Store {
         let mut rows = st.query([])?;
         while let Some(r) = rows.next()? {
             if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
-                trials[i].phases.push((r.get(1)?, r.get(2)?, r.get(3)?));
+                trials[i].info.phases.push(PhaseSpan::new(r.get(1)?, r.get(2)?, r.get(3)?));
             }
         }
         // Kinds are stored from schema version 2; before, and for a kind this version does not know,

@@ -7,11 +7,8 @@ use super::pack;
 use super::Store;
 use super::TaggedSample;
 use crate::analysis::table::SampleTable;
-use crate::workload::MetricKind;
+use crate::model::{MetricKind, LOCAL_HOST};
 use rusqlite::{params, Connection, OptionalExtension};
-
-/// The host of samples taken on this machine (`metric_dict.host`, `sample_clock.host`).
-pub const LOCAL_HOST: &str = "local";
 
 /// The unit a monitor column's name ends with (`cpu_busy_pct` is `%`); "" when it names none.
 pub fn unit_of(name: &str) -> &'static str {

@@ -233,7 +233,7 @@ secrets = ["API_TOKEN"]
     let (dir, printed, snapshot) = run(tmp.path(), &body, 1);
     assert_nothing_kept(tmp.path(), &dir, &printed, &snapshot, &[HEADER_ARG, WORKLOAD_ENV]);
     let store = Store::open(&dir).expect("store");
-    let failure = store.trials().expect("trials")[0].failure.clone().expect("failed");
+    let failure = store.trials().expect("trials")[0].failure.as_ref().expect("failed").to_string();
     assert!(
         failure.contains("Cookie: [redacted]") && failure.contains("[redacted]"),
         "{failure}"
