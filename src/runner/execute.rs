@@ -223,7 +223,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     }
     let (mut store, done) = open_store(&exp, opts)?;
     let dir = store.dir().to_path_buf();
-    let ledger = Ledger::open(&dir);
+    let ledger = Ledger::open(&dir, &exp.redactor);
     let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
