@@ -47,10 +47,15 @@ pub fn read_error(dir: &Path, place: Place<'_>, e: anyhow::Error) -> anyhow::Err
     }
     let db = dir.join(super::DB_FILE);
     if let Some(sql) = e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>()) {
-        if let Some(why) = not_damage(sql) {
+        if let Some(why) = not_damage(sql, dir) {
             return anyhow::anyhow!("{}: {why}", db.display());
         }
-        return damaged(dir, format!("{place}: {}", words(place.table, sql)));
+        let what = words(place.table, sql);
+        // Damage to the file as a whole is not the table's being read.
+        if matches!(sql.sqlite_error_code(), Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt)) {
+            return damaged(dir, what);
+        }
+        return damaged(dir, format!("{place}: {what}"));
     }
     damaged(dir, format!("{place}: {}", crate::error::one_line(&e)))
 }
@@ -65,13 +70,15 @@ pub fn explain(dir: &Path, e: anyhow::Error) -> anyhow::Error {
     }
 }
 
-/// A SQLite error that is not damage (the disk, a lock, a permission), in words.
-fn not_damage(e: &rusqlite::Error) -> Option<String> {
+/// A SQLite error that is not damage (the disk, a lock, a permission), in words. An I/O error on
+/// a file system with no room left is the full disk (SQLite cannot grow its `-shm` file there).
+fn not_damage(e: &rusqlite::Error, dir: &Path) -> Option<String> {
     let code = e.sqlite_error_code()?;
+    let full = code == ErrorCode::DiskFull || (code == ErrorCode::SystemIoFailure && free_bytes(dir).is_some_and(|b| b < 64 * 1024));
     Some(
         match code {
-            ErrorCode::DiskFull => {
-                "no room left on its device (SQLite writes beside the store even to read it); free some space and try again"
+            _ if full => {
+                "no room left on its device (SQLite writes beside the store, its -wal and -shm files, even to read it); free some space and try again"
             }
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => "another process holds the store locked; try again once it is done",
             ErrorCode::CannotOpen | ErrorCode::PermissionDenied | ErrorCode::ReadOnly => {
@@ -83,6 +90,18 @@ fn not_damage(e: &rusqlite::Error) -> Option<String> {
         }
         .to_string(),
     )
+}
+
+/// The bytes an unprivileged process can still write on the file system of `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statvfs is a C struct of integers, for which all-zero bytes are a valid value.
+    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a valid, writable statvfs for the whole call.
+    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    Some(st.f_bavail as u64 * st.f_frsize as u64)
 }
 
 /// What is wrong, for a SQLite error that is damage. `table` says what belongs in a column.

@@ -23,7 +23,7 @@ mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
 pub use probes::{ProbeRecord, ProbeRow};
-pub use read::{StoredPoint, StoredRun, StoredThreshold, StoredTrial};
+pub use read::{Measured, StoredPoint, StoredRun, StoredThreshold, StoredTrial};
 pub use samples::LOCAL_HOST;
 pub use schema::SCHEMA_VERSION;
 pub use status::{RunStatus, TrialFailure};

@@ -52,6 +52,17 @@ pub struct StoredTrial {
     pub errors: Vec<(String, u64)>,
 }
 
+/// What a run measured, each once and sorted: what `perflab compare` matches two runs by.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Measured {
+    /// The names of the metrics its trials stored.
+    pub metrics: Vec<String>,
+    /// The workloads its trials ran (`http`, `exec`, ...).
+    pub workloads: Vec<String>,
+    /// The parameters (`params_json`) of each point that has a trial.
+    pub points: Vec<String>,
+}
+
 /// One threshold's verdict at one point.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredThreshold {
@@ -299,6 +310,26 @@ impl Store {
             rows.collect()
         };
         read().map_err(|e| self.read_error("threshold", None, e))
+    }
+
+    /// The metrics, workloads and points of the run's trials (see [`Measured`]).
+    pub fn measured(&self) -> anyhow::Result<Measured> {
+        let list = |sql: &str, table: &str| -> anyhow::Result<Vec<String>> {
+            let read = || -> rusqlite::Result<Vec<String>> {
+                let mut st = self.conn().prepare(sql)?;
+                let rows = st.query_map([], |r| r.get(0))?;
+                rows.collect()
+            };
+            read().map_err(|e| self.read_error(table, None, e))
+        };
+        Ok(Measured {
+            metrics: list("SELECT DISTINCT name FROM metric ORDER BY name", "metric")?,
+            workloads: list("SELECT DISTINCT workload FROM trial ORDER BY workload", "trial")?,
+            points: list(
+                "SELECT params_json FROM point WHERE id IN (SELECT point FROM trial) ORDER BY id",
+                "point",
+            )?,
+        })
     }
 
     /// The raw output lines kept for a trial.
