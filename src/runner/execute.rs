@@ -76,6 +76,7 @@ fn safe_name(s: &str) -> String {
 fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, HashSet<usize>)> {
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
+        store.check_whole()?;
         store.set_redactor(exp.redactor.clone());
         // A store an older perflab wrote gets the current schema before this run adds to it.
         let from = store.upgrade()?;

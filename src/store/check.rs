@@ -288,15 +288,18 @@ fn trial_points(conn: &Connection, f: &mut Found) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// What `perflab store check` finds: SQLite's integrity check, the quick rules, and everything
-/// else (see the module's doc), at most [`MAX_LISTED`] problems.
-pub fn full(store: &Store) -> Vec<String> {
+/// What `perflab store check` finds: SQLite's integrity check (with `integrity`), the quick
+/// rules, and everything else (see the module's doc), at most [`MAX_LISTED`] problems. An error
+/// that is not damage (a full disk) is returned as such.
+pub fn full(store: &Store, integrity: bool) -> anyhow::Result<Vec<String>> {
     let conn = store.conn();
     let version = store.schema_version();
     let mut f = Found::new(MAX_LISTED);
-    match integrity(conn) {
-        Ok(lines) => lines.into_iter().for_each(|l| f.add(format!("SQLite's integrity check: {l}"))),
-        Err(e) => f.add(super::damage::words("", &e)),
+    if integrity {
+        match sqlite_integrity(conn) {
+            Ok(lines) => lines.into_iter().for_each(|l| f.add(format!("SQLite's integrity check: {l}"))),
+            Err(e) => f.add(super::damage::words("", &e)),
+        }
     }
     rules(conn, version, &mut f);
     let rest = ["phase", "metric", "histogram", "series", "error", "raw_output", "sample"]
@@ -322,13 +325,13 @@ pub fn full(store: &Store) -> Vec<String> {
         }
     }
     if f.list.is_empty() {
-        decoded(store, &mut f);
+        decoded(store, &mut f)?;
     }
-    f.list
+    Ok(f.list)
 }
 
 /// SQLite's `PRAGMA integrity_check`: its lines other than `ok`.
-fn integrity(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+fn sqlite_integrity(conn: &Connection) -> rusqlite::Result<Vec<String>> {
     let mut st = conn.prepare("PRAGMA integrity_check(20)")?;
     let lines: Vec<String> = st.query_map([], |r| r.get(0))?.collect::<rusqlite::Result<_>>()?;
     Ok(lines.into_iter().filter(|l| l != "ok").collect())
@@ -376,31 +379,38 @@ fn orphans(conn: &Connection, version: i64, f: &mut Found) -> rusqlite::Result<(
 }
 
 /// Every trial read as a report reads it: its metrics, histograms and series, its samples on
-/// every host, their summaries, its probes and kept output.
-fn decoded(store: &Store, f: &mut Found) {
-    let trials = match store.trials() {
-        Ok(t) => t,
-        Err(e) => return f.add(strip(&e)),
-    };
-    let hosts = match store.sample_hosts() {
-        Ok(h) => h,
-        Err(e) => return f.add(strip(&e)),
+/// every host, their summaries, its probes and kept output. What is not damage (a full disk) is
+/// returned as the error it is.
+fn decoded(store: &Store, f: &mut Found) -> anyhow::Result<()> {
+    let Some(trials) = note(f, store.trials())? else { return Ok(()) };
+    let Some(hosts) = note(f, store.sample_hosts())? else {
+        return Ok(());
     };
     for t in &trials {
         for h in &hosts {
-            if let Err(e) = store.samples_on(t.id, h).and_then(|_| store.phase_summaries_on(t.id, h, &t.phases)) {
-                f.add(strip(&e));
-            }
+            note(
+                f,
+                store.samples_on(t.id, h).and_then(|_| store.phase_summaries_on(t.id, h, &t.phases)),
+            )?;
         }
-        if let Err(e) = store.probes(t.id).and_then(|_| store.raw_output(t.id)) {
-            f.add(strip(&e));
-        }
+        note(f, store.probes(t.id).and_then(|_| store.raw_output(t.id)))?;
         if f.full() {
-            return;
+            return Ok(());
         }
     }
-    if let Err(e) = store.thresholds() {
-        f.add(strip(&e));
+    note(f, store.thresholds())?;
+    Ok(())
+}
+
+/// A read's value; its damage into `f` (then `None`); any other error returned.
+fn note<T>(f: &mut Found, r: anyhow::Result<T>) -> anyhow::Result<Option<T>> {
+    match r {
+        Ok(v) => Ok(Some(v)),
+        Err(e) if e.chain().any(|c| c.is::<crate::error::DamagedStore>()) => {
+            f.add(strip(&e));
+            Ok(None)
+        }
+        Err(e) => Err(e),
     }
 }
 

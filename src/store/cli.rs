@@ -55,7 +55,7 @@ pub fn store(args: StoreArgs) -> anyhow::Result<i32> {
 fn check(dir: &std::path::Path) -> anyhow::Result<i32> {
     let store = super::Store::open_unchecked(dir)?;
     let db = dir.join(super::DB_FILE);
-    let problems = store.problems();
+    let problems = store.problems()?;
     for p in &problems {
         println!("{}: {p}", db.display());
     }

@@ -104,8 +104,18 @@ impl Store {
     }
 
     /// Every problem `perflab store check` finds in this store (none: it is sound), each in words.
-    pub fn problems(&self) -> Vec<String> {
-        check::full(self)
+    pub fn problems(&self) -> anyhow::Result<Vec<String>> {
+        check::full(self, true)
+    }
+
+    /// Refuse a store with any damage a report would meet, checked whole (every trial, histogram
+    /// and packed series read): before `--resume` adds trials to it, so a run is not resumed for
+    /// hours into a store whose report cannot be written. The error is the line a report gives.
+    pub fn check_whole(&self) -> anyhow::Result<()> {
+        match check::full(self, false)?.into_iter().next() {
+            Some(what) => Err(damage::damaged(&self.dir, what)),
+            None => Ok(()),
+        }
     }
 
     /// An error met reading `table` (of trial `trial`, when known) as one line naming the damage.

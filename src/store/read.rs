@@ -312,12 +312,13 @@ impl Store {
         read().map_err(|e| self.read_error("threshold", None, e))
     }
 
-    /// The metrics, workloads and points of the run's trials (see [`Measured`]).
+    /// The metrics, workloads and points of the run's trials (see [`Measured`]). Text is read as
+    /// it is (a damaged name is met, and named, when the trials are read).
     pub fn measured(&self) -> anyhow::Result<Measured> {
         let list = |sql: &str, table: &str| -> anyhow::Result<Vec<String>> {
             let read = || -> rusqlite::Result<Vec<String>> {
                 let mut st = self.conn().prepare(sql)?;
-                let rows = st.query_map([], |r| r.get(0))?;
+                let rows = st.query_map([], |r| Ok(String::from_utf8_lossy(r.get_ref(0)?.as_bytes()?).into_owned()))?;
                 rows.collect()
             };
             read().map_err(|e| self.read_error(table, None, e))

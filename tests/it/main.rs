@@ -70,5 +70,6 @@ mod run_secrets;
 mod run_skip_unless;
 mod runner_target;
 mod serve;
+mod store_damage;
 mod store_packed;
 mod store_roundtrip;
