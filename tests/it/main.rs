@@ -58,6 +58,7 @@ mod report_honest;
 mod report_memory;
 mod report_percentiles;
 mod report_pool_vs_threads;
+mod report_related;
 mod report_render;
 mod report_secrets;
 mod report_summary;
