@@ -52,9 +52,12 @@ pub fn quick(conn: &Connection, version: i64) -> Option<String> {
     f.list.into_iter().next()
 }
 
+/// One rule: its problems into the `Found` it is given.
+type Step<'a> = dyn Fn(&mut Found) -> rusqlite::Result<()> + 'a;
+
 /// The quick rules, each problem into `f`.
 fn rules(conn: &Connection, version: i64, f: &mut Found) {
-    let steps: [&dyn Fn(&mut Found) -> rusqlite::Result<()>; 6] = [
+    let steps: [&Step; 6] = [
         &|f| structure(conn, version, f),
         &|f| {
             for t in ["meta", "run", "point", "trial", "threshold"] {
