@@ -47,8 +47,9 @@ pub struct Related {
 /// Read what the runs `a` and `b` measured: refused when they share no metric (or one has no
 /// trial); otherwise what `apply` warns about.
 pub fn relate(a: &Path, b: &Path) -> anyhow::Result<Related> {
-    let (ma, mb) = (Store::open(a)?.measured()?, Store::open(b)?.measured()?);
-    let (plan_a, plan_b) = (Store::open(a)?.run()?.plan_name, Store::open(b)?.run()?.plan_name);
+    let (sa, sb) = (Store::open(a)?, Store::open(b)?);
+    let (ma, mb) = (sa.measured()?, sb.measured()?);
+    let (plan_a, plan_b) = (sa.run()?.plan_name, sb.run()?.plan_name);
     let (na, nb) = (a.display().to_string(), b.display().to_string());
     for (dir, m) in [(&na, &ma), (&nb, &mb)] {
         if m.points.is_empty() {

@@ -87,12 +87,12 @@ fn check(dir: &std::path::Path) -> anyhow::Result<i32> {
 fn upgrade(dir: &std::path::Path) -> anyhow::Result<i32> {
     let mut store = super::Store::open(dir)?;
     let before = file_size(dir);
-    let from = store.upgrade()?;
+    let from = store.upgrade().map_err(|e| super::damage::explain(dir, e))?;
     let to = super::SCHEMA_VERSION;
     if from == to {
         println!("{}: already at store schema version {to}; nothing to do", dir.display());
     } else {
-        store.checkpoint()?;
+        store.checkpoint().map_err(|e| super::damage::explain(dir, e))?;
         println!(
             "{}: store upgraded from schema version {from} to {to} ({} → {})",
             dir.display(),
