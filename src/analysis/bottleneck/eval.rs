@@ -49,6 +49,8 @@ enum CCond {
     },
     All(Vec<CCond>),
     Any(Vec<CCond>),
+    /// [`CCond::Any`] over the instances whose pattern metric (column) the sample has.
+    Each(Vec<(usize, CCond)>),
 }
 
 /// One quoted metric of a sample where the rule held: (metric, op, threshold, source).
@@ -146,10 +148,13 @@ fn compile_cond(c: &Cond, part: Option<&str>, s: &Scope) -> CCond {
         }
         Cond::All(cs) => CCond::All(cs.iter().map(|c| compile_cond(c, part, s)).collect()),
         Cond::Any(cs) => CCond::Any(cs.iter().map(|c| compile_cond(c, part, s)).collect()),
-        Cond::Each(p, inner) => CCond::Any(
-            middles(p, s.table.names().iter().map(String::as_str))
+        Cond::Each(p, inner) => CCond::Each(
+            s.table
+                .names()
                 .iter()
-                .map(|m| compile_cond(inner, Some(m), s))
+                .enumerate()
+                .filter(|(_, n)| p.middle(n).is_some())
+                .map(|(c, n)| (c, compile_cond(inner, p.middle(n), s)))
                 .collect(),
         ),
     }
@@ -262,23 +267,33 @@ fn judge<'c>(c: &'c CCond, t: &SampleTable, row: usize, used: &Cell<bool>, out: 
                 Some(true)
             }
         }
-        CCond::Any(cs) => {
-            let mut result = None;
-            for c in cs {
-                let mark = out.len();
-                match judge(c, t, row, used, out) {
-                    Some(true) => result = Some(true),
-                    other => {
-                        out.truncate(mark);
-                        if other == Some(false) && result.is_none() {
-                            result = Some(false);
-                        }
-                    }
+        CCond::Any(cs) => any(cs.iter(), t, row, used, out),
+        CCond::Each(cs) => any(
+            cs.iter().filter(|(col, _)| t.value(row, *col).is_some()).map(|(_, c)| c),
+            t,
+            row,
+            used,
+            out,
+        ),
+    }
+}
+
+/// Holds when one holds (the quotes of each that holds kept), fails when one fails and none holds.
+fn any<'c>(cs: impl Iterator<Item = &'c CCond>, t: &SampleTable, row: usize, used: &Cell<bool>, out: &mut Vec<Quote<'c>>) -> Option<bool> {
+    let mut result = None;
+    for c in cs {
+        let mark = out.len();
+        match judge(c, t, row, used, out) {
+            Some(true) => result = Some(true),
+            other => {
+                out.truncate(mark);
+                if other == Some(false) && result.is_none() {
+                    result = Some(false);
                 }
             }
-            result
         }
     }
+    result
 }
 
 fn holding<'c>(c: &'c CCond, t: &SampleTable, row: usize, out: &mut Vec<(Quote<'c>, f64)>) {
@@ -313,5 +328,9 @@ fn holding<'c>(c: &'c CCond, t: &SampleTable, row: usize, out: &mut Vec<(Quote<'
             }
         }
         CCond::All(cs) | CCond::Any(cs) => cs.iter().for_each(|c| holding(c, t, row, out)),
+        CCond::Each(cs) => cs
+            .iter()
+            .filter(|(col, _)| t.value(row, *col).is_some())
+            .for_each(|(_, c)| holding(c, t, row, out)),
     }
 }

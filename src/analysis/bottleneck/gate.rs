@@ -134,3 +134,7 @@ fn hull4(v: [f64; 4]) -> Range {
         v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
     )
 }
+
+#[cfg(test)]
+#[path = "gate_tests.rs"]
+mod tests;

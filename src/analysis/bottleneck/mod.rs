@@ -39,7 +39,7 @@ pub const CAVEATS: [&str; 5] = [
     "iowait is idle time: a CPU waiting on I/O could have run other work.",
     "Load average includes tasks in uninterruptible (D) sleep, not only runnable ones.",
     "NIC line rate and thermal throttling cannot be observed here unless a line rate is given.",
-    "Kernel work for loopback traffic (softirq) is charged to no process; it shows as other CPU.",
+    "Kernel work for loopback traffic (softirq) is not always charged to a process: the others' share counts it with the target and the load generator.",
 ];
 
 /// A rule fires when its condition holds in at least this fraction of load-phase samples.
@@ -286,11 +286,19 @@ fn title_of(rule: &rule::Rule, hits: &[Hit]) -> String {
     let mut vals: Vec<f64> = hits.iter().filter_map(|h| h.figure).collect();
     vals.sort_by(|a, b| a.total_cmp(b));
     vals.dedup_by(|a, b| fmt_num(*a) == fmt_num(*b));
-    let unit = |v: f64| if fmt_num(v) == "1" { fig.unit } else { fig.units };
+    let short = |v: f64| {
+        let s = fmt_num(v);
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    };
+    let unit = |v: f64| if short(v) == "1" { fig.unit } else { fig.units };
     match vals.as_slice() {
         [] => rule.title.to_string(),
-        [v] => format!("{} ({} {})", rule.title, fmt_num(*v), unit(*v)),
-        [lo, .., hi] => format!("{} ({} to {} {})", rule.title, fmt_num(*lo), fmt_num(*hi), fig.units),
+        [v] => format!("{} ({} {})", rule.title, short(*v), unit(*v)),
+        [lo, .., hi] => format!("{} ({} to {} {})", rule.title, short(*lo), short(*hi), fig.units),
     }
 }
 

@@ -208,7 +208,7 @@ pub static RULES: &[Rule] = &[
             ),
             "below's throttled_pct (p)",
         ),
-        "throttling is sampled only for a target started under a `cpu_quota` (its cgroup's cpu.stat)",
+        "throttling is sampled only for a target started with a `cpu_quota`, from its cgroup's cpu.stat",
     ),
     with_caveats(
         rule(
@@ -287,7 +287,7 @@ pub static RULES: &[Rule] = &[
                 "pmie, Netdata, atop",
             )
         },
-        "the monitor records no oom_kill counts: it fires from the target's exit (status 137, or SIGKILL)",
+        "the monitor records no oom_kill counts, so it fires only from the target's exit: status 137, or SIGKILL",
     ),
     with_caveats(
         blind(
@@ -327,7 +327,7 @@ pub static RULES: &[Rule] = &[
                 ]),
                 "atop, pmie, Netdata (90 %)",
             ),
-            "it needs the NIC's line rate, which `perflab report` does not take (virtual NICs report none)",
+            "it needs the NIC's line rate, which `perflab report` does not take: virtual NICs report none",
         ),
         &[NIC],
     ),

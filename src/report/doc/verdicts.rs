@@ -172,9 +172,9 @@ pub fn findings(m: &ReportModel) -> Section {
         CAVEATS.join(" ")
     )));
     let blind: Vec<String> = bottleneck::docs::blind()
-        .map(|(r, why)| format!("{} {} ({why})", r.id, r.title))
+        .map(|(r, why)| format!("{} {}: {why}", r.id, r.title))
         .collect();
-    blocks.push(Block::Para(safe(&format!("Rules this build may not fire: {}.", blind.join("; ")))));
+    blocks.push(Block::Para(safe(&format!("What this build cannot observe: {}.", blind.join("; ")))));
     Section::new("Bottleneck findings", blocks)
 }
 
