@@ -11,7 +11,12 @@ fn num(k: f64) -> String {
     if k.is_infinite() {
         if k > 0.0 { "∞" } else { "−∞" }.to_string()
     } else {
-        fmt_num(k)
+        let s = fmt_num(k);
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
     }
 }
 
@@ -57,11 +62,8 @@ fn test(t: &Test, letter: Option<&str>) -> String {
                 _ => 0.5,
             },
         );
-        return if on {
-            "on a host that is the load generator's own machine without its processes in the samples".into()
-        } else {
-            "not on such a host".into()
-        };
+        let host = "a host that is the load generator's own machine without its processes in the samples";
+        return if on { format!("on {host}") } else { format!("not on {host}") };
     }
     format!("{} {} {}", val(&t.lhs, letter), t.op.sign(), val(&t.rhs, letter))
 }
@@ -121,7 +123,7 @@ pub fn table() -> String {
     for (r, why) in blind() {
         s.push_str(&format!("- {} ({}): {why}.\n", r.id, r.title));
     }
-    s.push_str("\n| caveat | printed with |\n|---|---|\n");
+    s.push_str("\nThe caveats printed with the findings:\n\n| caveat | printed with |\n|---|---|\n");
     for (i, c) in CAVEATS.iter().enumerate() {
         let with: Vec<String> = RULES.iter().filter(|r| r.caveats.contains(&i)).map(|r| r.id.to_string()).collect();
         s.push_str(&format!("| {c} | {} |\n", with.join(", ")));

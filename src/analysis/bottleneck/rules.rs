@@ -202,8 +202,8 @@ pub static RULES: &[Rule] = &[
                 "",
                 "throttled_pct",
                 Any,
-                "a cgroup C",
-                "C",
+                "a throttled share `…throttled_pct` (such as `proc_target_throttled_pct`)",
+                "…",
                 t!(M("{}throttled_pct"), Gt, K(10.0), "throttled periods (below) (p)")
             ),
             "below's throttled_pct (p)",
@@ -407,7 +407,6 @@ pub static RULES: &[Rule] = &[
             Cond::Any(&[
                 knee!(M("cpu_steal_pct"), Ge, K(10.0), "netdata 10 %"),
                 Cond::All(&[
-                    guard!(Ctx(CtxVal::LoadgenUnsampled), Lt, K(0.5)),
                     t!(
                         M("cpu_busy_pct"),
                         Gt,
@@ -420,6 +419,7 @@ pub static RULES: &[Rule] = &[
                         ),
                         "target + load generator + softirq + 10 % of the machine (p)"
                     ),
+                    guard!(Ctx(CtxVal::LoadgenUnsampled), Lt, K(0.5)),
                 ]),
             ]),
             "Netdata (steal 10 %); others' share (p)",
@@ -476,7 +476,6 @@ pub static RULES: &[Rule] = &[
             Kind::Saturation,
             Culprit::LoadGenerator,
             Cond::All(&[
-                guard!(Ctx(CtxVal::LoadgenUnsampled), Ge, K(0.5)),
                 t!(
                     M("cpu_busy_pct"),
                     Gt,
@@ -486,6 +485,7 @@ pub static RULES: &[Rule] = &[
                     ),
                     "target + softirq + 10 % of the machine (p)"
                 ),
+                guard!(Ctx(CtxVal::LoadgenUnsampled), Ge, K(0.5)),
             ]),
             "as R11's others' share (p)",
         ),

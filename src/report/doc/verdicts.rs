@@ -190,7 +190,7 @@ pub fn findings_evidence(m: &ReportModel) -> Option<Section> {
             rows.push(vec![
                 name.clone(),
                 safe(&h.point),
-                format!("held in {}/{} load samples", h.held, h.samples),
+                format!("held in {} of {} load samples", h.held, h.samples),
             ]);
         }
         for e in &f.evidence {
