@@ -3,6 +3,7 @@
 //! where the rule's condition holds, nor a finding the full evaluation gives.
 
 use super::super::eval::{Compiled, Scope};
+use super::super::rule::{tests, val_metrics};
 use super::super::rules::sampled;
 use super::super::{evaluate_trials, Context};
 use super::may_hold;
@@ -13,49 +14,35 @@ use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 
-/// Every metric some rule reads, with a bound part where it has one.
-const METRICS: &[&str] = &[
-    "cpu_busy_pct",
-    "cpu_user_pct",
-    "cpu_system_pct",
-    "cpu_iowait_pct",
-    "cpu_steal_pct",
-    "cpu_softirq_pct",
-    "cpu0_busy_pct",
-    "cpu1_busy_pct",
-    "procs_running",
-    "load_1",
-    "psi_cpu_some_avg10_pct",
-    "psi_io_some_avg10_pct",
-    "psi_mem_full_avg10_pct",
-    "swap_out_pages_per_s",
-    "major_faults_per_s",
-    "mem_used_pct",
-    "oom_kills",
-    "oom_kills_per_s",
-    "proc_target_throttled_pct",
-    "cgroup_throttled_pct",
-    "disk_vda_util_pct",
-    "disk_vda_aqu_sz",
-    "disk_vda_r_await_ms",
-    "disk_vda_w_await_ms",
-    "net_eth0_rx_mbitps",
-    "net_eth0_tx_mbitps",
-    "net_lo_rx_mbitps",
-    "net_eth0_rx_pkts_per_s",
-    "net_eth0_tx_pkts_per_s",
-    "net_eth0_rx_errs_per_s",
-    "net_eth0_tx_errs_per_s",
-    "net_eth0_rx_drops_per_s",
-    "net_eth0_tx_drops_per_s",
-    "tcp_listen_overflows_per_s",
-    "tcp_retrans_per_s",
-    "tcp_out_segs_per_s",
-    "proc_target_cpu_pct",
-    "proc_target_cpu_limit_pct",
-    "proc_loadgen_cpu_pct",
-    "proc_loadgen_threads",
-];
+/// Every metric some rule reads (from the declarations), a name with a bound part once per
+/// middle a pattern may match (CPUs 0 and 1, a disk, an interface and loopback, a cgroup).
+fn metrics() -> Vec<String> {
+    const MIDDLES: [&str; 6] = ["0", "1", "vda", "eth0", "lo", "proc_target_"];
+    let mut names: Vec<&'static str> = Vec::new();
+    for rule in sampled() {
+        let cond = rule.cond().unwrap();
+        let mut ts = Vec::new();
+        tests(cond, None, &mut ts);
+        for (t, _) in &ts {
+            val_metrics(&t.lhs, &mut names);
+            val_metrics(&t.rhs, &mut names);
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for n in names {
+        let all: Vec<String> = if n.contains("{}") {
+            MIDDLES.iter().map(|m| n.replace("{}", m)).collect()
+        } else {
+            vec![n.to_string()]
+        };
+        for a in all {
+            if !out.contains(&a) {
+                out.push(a);
+            }
+        }
+    }
+    out
+}
 
 /// Values near the thresholds the rules use, and some anywhere.
 fn value() -> impl Strategy<Value = f64> {
@@ -70,12 +57,13 @@ fn value() -> impl Strategy<Value = f64> {
 
 /// One sample: every metric present with probability 3/4.
 fn sample_values() -> impl Strategy<Value = Vec<(String, f64)>> {
-    prop::collection::vec((any::<u8>(), value()), METRICS.len()).prop_map(|v| {
-        METRICS
+    let names = metrics();
+    prop::collection::vec((any::<u8>(), value()), names.len()).prop_map(move |v| {
+        names
             .iter()
             .zip(v)
             .filter(|(_, (keep, _))| keep % 4 != 0)
-            .map(|(m, (_, x))| (m.to_string(), x))
+            .map(|(m, (_, x))| (m.clone(), x))
             .collect()
     })
 }

@@ -296,6 +296,123 @@ pub struct Rule {
 /// The CPUs of the host judged.
 pub const NCPU: Val = Val::Ctx(CtxVal::Ncpu);
 
+// How `rules.rs` declares: the tests as macros (their expansions are constant expressions, so
+// that `&` of them is `'static`), a rule's parts as constant functions.
+
+/// `lhs op rhs`, quoted by the finding.
+macro_rules! t {
+    ($l:expr, $op:ident, $r:expr, $src:expr) => {
+        $crate::analysis::bottleneck::rule::Cond::T($crate::analysis::bottleneck::rule::Test {
+            lhs: $l,
+            op: $crate::analysis::bottleneck::rule::Op::$op,
+            rhs: $r,
+            source: $src,
+            role: $crate::analysis::bottleneck::rule::Role::Quote,
+        })
+    };
+}
+
+/// Quoted, and one of the knee's saturation signals.
+macro_rules! knee {
+    ($l:expr, $op:ident, $r:expr, $src:expr) => {
+        $crate::analysis::bottleneck::rule::Cond::T($crate::analysis::bottleneck::rule::Test {
+            lhs: $l,
+            op: $crate::analysis::bottleneck::rule::Op::$op,
+            rhs: $r,
+            source: $src,
+            role: $crate::analysis::bottleneck::rule::Role::Knee,
+        })
+    };
+}
+
+/// A condition only, never quoted.
+macro_rules! guard {
+    ($l:expr, $op:ident, $r:expr) => {
+        $crate::analysis::bottleneck::rule::Cond::T($crate::analysis::bottleneck::rule::Test {
+            lhs: $l,
+            op: $crate::analysis::bottleneck::rule::Op::$op,
+            rhs: $r,
+            source: "",
+            role: $crate::analysis::bottleneck::rule::Role::Guard,
+        })
+    };
+}
+
+/// For some metric `{prefix}{middle}{suffix}`: the condition with `{}` bound to the middle.
+macro_rules! each {
+    ($prefix:expr, $suffix:expr, $part:ident, $noun:expr, $letter:expr, $c:expr) => {
+        $crate::analysis::bottleneck::rule::Cond::Each(
+            $crate::analysis::bottleneck::rule::Pattern {
+                prefix: $prefix,
+                suffix: $suffix,
+                part: $crate::analysis::bottleneck::rule::Part::$part,
+                noun: $noun,
+                letter: $letter,
+            },
+            &$c,
+        )
+    };
+}
+
+pub(crate) use {each, guard, knee, t};
+
+/// A rule read from the monitor samples, judged on the share of load samples.
+pub const fn rule(
+    id: u16,
+    title: &'static str,
+    resource: &'static str,
+    kind: Kind,
+    culprit: Culprit,
+    cond: Cond,
+    sources: &'static str,
+) -> Rule {
+    Rule {
+        id: RuleId::r(id),
+        title,
+        resource,
+        kind,
+        culprit,
+        when: When::Share(cond),
+        sources,
+        caveats: &[],
+        blind: None,
+        figure: None,
+    }
+}
+
+pub const fn with_caveats(mut r: Rule, caveats: &'static [usize]) -> Rule {
+    r.caveats = caveats;
+    r
+}
+
+pub const fn blind(mut r: Rule, why: &'static str) -> Rule {
+    r.blind = Some(why);
+    r
+}
+
+pub const fn outside(
+    id: RuleId,
+    title: &'static str,
+    resource: &'static str,
+    kind: Kind,
+    culprit: Culprit,
+    text: fn() -> String,
+    sources: &'static str,
+) -> Rule {
+    Rule {
+        id,
+        title,
+        resource,
+        kind,
+        culprit,
+        when: When::Outside(text),
+        sources,
+        caveats: &[],
+        blind: None,
+        figure: None,
+    }
+}
+
 /// Every metric name or `{}` pattern a value reads, in order.
 pub fn val_metrics(v: &Val, out: &mut Vec<&'static str>) {
     match v {

@@ -9,63 +9,9 @@
 
 use super::probes::{INFLATION_FACTOR, MIN_INCREASE_MS};
 use super::rule::Val::{Add, Base, Ctx, Div, Else, Max, Min, Mul, K, M};
-use super::rule::{Cond, CtxVal, Culprit, Op, Part, Pattern, Role, Rule, RuleId, Test, TitleFigure, When, NCPU};
+use super::rule::{blind, each, guard, knee, outside, rule, t, with_caveats};
+use super::rule::{Cond, CtxVal, Culprit, Rule, RuleId, TitleFigure, When, NCPU};
 use super::Kind;
-
-/// `lhs op rhs`, quoted by the finding.
-macro_rules! t {
-    ($l:expr, $op:ident, $r:expr, $src:expr) => {
-        Cond::T(Test {
-            lhs: $l,
-            op: Op::$op,
-            rhs: $r,
-            source: $src,
-            role: Role::Quote,
-        })
-    };
-}
-
-/// Quoted, and one of the knee's saturation signals.
-macro_rules! knee {
-    ($l:expr, $op:ident, $r:expr, $src:expr) => {
-        Cond::T(Test {
-            lhs: $l,
-            op: Op::$op,
-            rhs: $r,
-            source: $src,
-            role: Role::Knee,
-        })
-    };
-}
-
-/// A condition only, never quoted.
-macro_rules! guard {
-    ($l:expr, $op:ident, $r:expr) => {
-        Cond::T(Test {
-            lhs: $l,
-            op: Op::$op,
-            rhs: $r,
-            source: "",
-            role: Role::Guard,
-        })
-    };
-}
-
-/// For some metric `{prefix}{middle}{suffix}`: the condition with `{}` bound to the middle.
-macro_rules! each {
-    ($prefix:expr, $suffix:expr, $part:ident, $noun:expr, $letter:expr, $c:expr) => {
-        Cond::Each(
-            Pattern {
-                prefix: $prefix,
-                suffix: $suffix,
-                part: Part::$part,
-                noun: $noun,
-                letter: $letter,
-            },
-            &$c,
-        )
-    };
-}
 
 /// Caveat indexes into `CAVEATS`.
 const UTIL: usize = 0;
@@ -77,40 +23,6 @@ const SOFTIRQ: usize = 4;
 /// Other CPU than the target's and the load generator's, in % of the machine, is compared with
 /// this (p).
 pub const OTHERS_PCT: f64 = 10.0;
-
-/// A rule read from the monitor samples, judged on the share of load samples.
-const fn rule(
-    id: u16,
-    title: &'static str,
-    resource: &'static str,
-    kind: Kind,
-    culprit: Culprit,
-    cond: Cond,
-    sources: &'static str,
-) -> Rule {
-    Rule {
-        id: RuleId::r(id),
-        title,
-        resource,
-        kind,
-        culprit,
-        when: When::Share(cond),
-        sources,
-        caveats: &[],
-        blind: None,
-        figure: None,
-    }
-}
-
-const fn with_caveats(mut r: Rule, caveats: &'static [usize]) -> Rule {
-    r.caveats = caveats;
-    r
-}
-
-const fn blind(mut r: Rule, why: &'static str) -> Rule {
-    r.blind = Some(why);
-    r
-}
 
 /// Every rule, in id order.
 pub static RULES: &[Rule] = &[
@@ -519,29 +431,6 @@ pub static RULES: &[Rule] = &[
         "flent's RRUL \"latency under load\" idea; the factor and floor (p)",
     ),
 ];
-
-const fn outside(
-    id: RuleId,
-    title: &'static str,
-    resource: &'static str,
-    kind: Kind,
-    culprit: Culprit,
-    text: fn() -> String,
-    sources: &'static str,
-) -> Rule {
-    Rule {
-        id,
-        title,
-        resource,
-        kind,
-        culprit,
-        when: When::Outside(text),
-        sources,
-        caveats: &[],
-        blind: None,
-        figure: None,
-    }
-}
 
 fn e1_text() -> String {
     "along the swept parameter (per variant), the lowest value with errors per trial > 0 has at least one error-free \
