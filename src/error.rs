@@ -43,7 +43,17 @@ pub fn one_line(err: &anyhow::Error) -> String {
             said.push(m);
         }
     }
-    said.join(": ").replace('\n', " ")
+    // One line on a terminal: line breaks become spaces, other control characters (a value's CR,
+    // an escape sequence) are shown escaped, never acted on.
+    let mut line = String::new();
+    for c in said.join(": ").chars() {
+        match c {
+            '\n' => line.push(' '),
+            c if c.is_control() => line.extend(c.escape_default()),
+            c => line.push(c),
+        }
+    }
+    line
 }
 
 #[cfg(test)]
@@ -56,5 +66,7 @@ mod tests {
         assert_eq!(super::one_line(&e), "cannot store trial 3: database or disk is full");
         let e = anyhow::anyhow!("No such file").context("cannot read plan.toml");
         assert_eq!(super::one_line(&e), "cannot read plan.toml: No such file");
+        let e = anyhow::anyhow!("method `GET\r\n\x1b[2J`\nsecond line");
+        assert_eq!(super::one_line(&e), "method `GET\\r\\n\\u{1b}[2J` second line");
     }
 }

@@ -5,6 +5,7 @@ pub mod command;
 pub mod cpus;
 pub mod duration;
 pub mod fs;
+pub mod listeners;
 pub mod netwire;
 pub mod process;
 pub mod redact;
@@ -12,6 +13,7 @@ pub mod suggest;
 pub mod tail;
 pub mod text;
 pub mod time;
+pub mod url;
 
 pub use cancel::Cancel;
 pub use tail::Tail;

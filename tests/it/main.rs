@@ -14,6 +14,7 @@ mod analysis_compare;
 mod analysis_scaling_phases;
 mod analysis_stats;
 mod architecture;
+mod cli_contract;
 #[allow(dead_code)]
 mod common;
 #[allow(dead_code)]
