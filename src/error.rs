@@ -1,8 +1,9 @@
 //! Errors and exit codes.
 //!
-//! Exit codes: 0 success; 1 something failed (a broken threshold, failed requests under the
-//! documented rule, a failed trial, a run the store could not keep, a report that could not be
-//! written); 2 bad input (arguments, plan, files) — one clear line; 130 interrupted by Ctrl-C.
+//! Exit codes (docs/exit-codes.md, the contract every command keeps): 0 success; 1 something
+//! failed (a broken threshold, failed requests under the documented rule, a failed trial, a run
+//! the store could not keep, a report that could not be written); 2 bad input (arguments, plan,
+//! files) — one clear line, before anything runs; 3 a damaged store; 130 interrupted by Ctrl-C.
 
 use std::fmt;
 

@@ -254,7 +254,8 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         let behind = start.elapsed().as_secs_f64() / s.cfg.interval.as_secs_f64();
         k = (k + 1).max(behind.floor() as u32 + 1);
     }
-    Ok(0)
+    // Every sample taken is written; Ctrl-C is said by the exit code, as for every command.
+    Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }
 
 /// Sleeps until a deadline or SIGINT/SIGTERM, whichever comes first, without waking in between

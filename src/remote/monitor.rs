@@ -85,7 +85,11 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
                 }
                 continue;
             }
-            Err(_) => anyhow::bail!("host `{}`: the connection to the agent was lost", h.name),
+            Err(_) => {
+                return Err(ch
+                    .lost()
+                    .unwrap_or_else(|| anyhow::anyhow!("host `{}`: the connection to the agent was lost", h.name)))
+            }
         };
         let Event::Sample {
             unix_s,
@@ -124,5 +128,5 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         }
     }
     ch.close()?;
-    Ok(0)
+    Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }
