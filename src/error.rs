@@ -68,6 +68,6 @@ mod tests {
         let e = anyhow::anyhow!("No such file").context("cannot read plan.toml");
         assert_eq!(super::one_line(&e), "cannot read plan.toml: No such file");
         let e = anyhow::anyhow!("method `GET\r\n\x1b[2J`\nsecond line");
-        assert_eq!(super::one_line(&e), "method `GET\\r\\n\\u{1b}[2J` second line");
+        assert_eq!(super::one_line(&e), "method `GET\\r \\u{1b}[2J` second line");
     }
 }

@@ -155,6 +155,7 @@ fn address_problem(kind: Kind, a: &str) -> Option<String> {
             .err()
             .map(|why| format!("`{}`: {why}", crate::util::text::clip(a))),
         Kind::Http => match crate::util::url::Url::parse(a) {
+            Err(_) if !a.contains("://") => Some(format!("`{}` is not an http:// or https:// URL", crate::util::url::shown(a))),
             Err(why) => Some(format!("`{}`: {why}", crate::util::url::shown(a))),
             Ok(u) if u.scheme != "http" && u.scheme != "https" => {
                 Some(format!("`{}` is not an http:// or https:// URL", crate::util::url::shown(a)))

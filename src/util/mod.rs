@@ -9,6 +9,7 @@ pub mod listeners;
 pub mod netwire;
 pub mod process;
 pub mod redact;
+pub mod rng;
 pub mod suggest;
 pub mod tail;
 pub mod text;
