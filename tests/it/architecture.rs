@@ -505,3 +505,92 @@ fn the_documented_layering_is_the_codes() {
         wrong.join("\n")
     );
 }
+
+/// The edges drawn in docs/architecture.md's layering picture: `a ─→ b, c` on a line, and a
+/// `├─→`/`└─→` branch taking its source from the module drawn above its column.
+fn diagram_edges(doc: &str) -> BTreeSet<(String, String)> {
+    let picture = doc
+        .split("## The layering")
+        .nth(1)
+        .and_then(|s| s.split("```").nth(1))
+        .unwrap_or("");
+    let mut drawn: Vec<Vec<(usize, String)>> = Vec::new(); // each line's modules with their columns
+    let mut edges = BTreeSet::new();
+    for line in picture.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        let (mut names, mut source, mut branch_col, mut i) = (Vec::new(), None::<String>, None, 0);
+        while i < chars.len() {
+            if chars[i].is_ascii_lowercase() {
+                let start = i;
+                while i < chars.len() && (chars[i].is_ascii_lowercase() || chars[i] == '_') {
+                    i += 1;
+                }
+                let name: String = chars[start..i].iter().collect();
+                if let Some(from) = &source {
+                    edges.insert((from.clone(), name.clone()));
+                }
+                names.push((start, name));
+                continue;
+            }
+            match chars[i] {
+                '├' | '└' => branch_col = Some(i),
+                '→' => {
+                    let above = |col: usize| {
+                        drawn
+                            .iter()
+                            .rev()
+                            .find_map(|l| l.iter().find(|(s, n)| (*s..*s + n.len()).contains(&col)).map(|(_, n)| n.clone()))
+                    };
+                    source = match names.last() {
+                        Some((_, n)) => Some(n.clone()),
+                        None => branch_col.and_then(above),
+                    };
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        drawn.push(names);
+    }
+    edges
+}
+
+/// The layering picture draws only real imports, and leaves out only what follows from what it
+/// draws (or goes to `util` and `error`): every edge of the code is a path in the picture.
+#[test]
+fn the_layering_picture_is_the_codes() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).expect("docs/architecture.md");
+    let drawn = diagram_edges(&doc);
+    assert!(
+        drawn.contains(&("report".into(), "probe".into())),
+        "the picture's reader missed report → probe: {drawn:?}"
+    );
+    let code = top_level_layers();
+    let not_imports: Vec<_> = drawn.iter().filter(|(a, b)| !code.get(a).is_some_and(|u| u.contains(b))).collect();
+    assert!(
+        not_imports.is_empty(),
+        "docs/architecture.md's picture draws edges the code does not have: {not_imports:?}"
+    );
+    let reaches = |from: &str, to: &str| {
+        let (mut seen, mut todo) = (BTreeSet::new(), vec![from.to_string()]);
+        while let Some(m) = todo.pop() {
+            for (_, b) in drawn.iter().filter(|(a, _)| *a == m) {
+                if seen.insert(b.clone()) {
+                    todo.push(b.clone());
+                }
+            }
+        }
+        seen.contains(to)
+    };
+    let missing: Vec<String> = code
+        .iter()
+        .flat_map(|(a, uses)| uses.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| *b != "util" && *b != "error" && !reaches(a, b))
+        .map(|(a, b)| format!("{a} → {b}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md's picture has no path for: {}",
+        missing.join(", ")
+    );
+}
