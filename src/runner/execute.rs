@@ -79,6 +79,7 @@ fn safe_name(s: &str) -> String {
 fn open_store(exp: &Experiment, opts: &RunOptions, started: f64) -> anyhow::Result<(Store, HashSet<usize>)> {
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
+        store.check_whole()?;
         store.set_redactor(exp.redactor.clone());
         // A store an older perflab wrote gets the current schema before this run adds to it.
         let from = store.upgrade()?;
@@ -238,7 +239,7 @@ pub fn execute_with(
     }
     let (mut store, done) = open_store(&exp, opts, clock.now_unix())?;
     let dir = store.dir().to_path_buf();
-    let ledger = Ledger::open(&dir);
+    let ledger = Ledger::open(&dir, &exp.redactor);
     let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()

@@ -7,7 +7,7 @@
 //! `trial.failure_kind` (which `model::TrialFailure` a failure is; filled from the text on upgrade).
 
 use crate::model::TrialFailure;
-use rusqlite::Connection;
+use rusqlite::{Connection, OptionalExtension};
 
 pub const SCHEMA_VERSION: i64 = 4;
 
@@ -179,16 +179,43 @@ pub fn create(conn: &Connection) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The store's schema version, if this perflab can read it.
-pub fn check(conn: &Connection) -> anyhow::Result<i64> {
-    let v: String = conn
-        .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
-        .map_err(|_| crate::error::usage("not a perflab store (no schema version)"))?;
+/// The store's schema version, if this perflab can read it. A database with neither a `meta` nor
+/// a `run` table is not a perflab store (bad input); one whose version is missing or not a
+/// number is damaged (`dir` names it); a newer version than this perflab reads is bad input.
+/// SQLite's own errors (a file that is not a database) are returned as they are.
+pub fn check(conn: &Connection, dir: &std::path::Path) -> anyhow::Result<i64> {
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'run')",
+        [],
+        |r| r.get(0),
+    )?;
+    if tables == 0 {
+        return Err(crate::error::usage(format!(
+            "{} is not a perflab store (it has no meta or run table)",
+            dir.join(super::DB_FILE).display()
+        )));
+    }
+    let v: Option<String> = conn
+        .query_row("SELECT CAST(value AS TEXT) FROM meta WHERE key = 'schema_version'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let Some(v) = v else {
+        return Err(super::damage::damaged(
+            dir,
+            "the store's schema version (meta key schema_version) is missing",
+        ));
+    };
     match v.parse::<i64>() {
         Ok(n) if (OLDEST_READABLE..=SCHEMA_VERSION).contains(&n) => Ok(n),
-        _ => Err(crate::error::usage(format!(
-            "store schema version {v} is not supported by this perflab (reads {OLDEST_READABLE} to {SCHEMA_VERSION})"
+        Ok(n) if n > SCHEMA_VERSION => Err(crate::error::usage(format!(
+            "{}: store schema version {n} is newer than this perflab reads ({OLDEST_READABLE} to {SCHEMA_VERSION}); use a newer perflab",
+            dir.join(super::DB_FILE).display()
         ))),
+        _ => Err(super::damage::damaged(
+            dir,
+            format!("the store's schema version (meta key schema_version) is {v:?}, not one perflab writes"),
+        )),
     }
 }
 

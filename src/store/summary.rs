@@ -93,13 +93,13 @@ impl Store {
         if self.schema_version() < 3 {
             return Ok(!self.phase_summaries(trial_id, phases)?.is_empty());
         }
-        Ok(self
-            .conn()
+        self.conn()
             .prepare_cached(
                 "SELECT EXISTS (SELECT 1 FROM phase_summary p JOIN metric_dict d ON d.id = p.metric_id
                             WHERE p.trial_id = ?1 AND d.host = ?2)",
-            )?
-            .query_row(params![trial_id as i64, LOCAL_HOST], |r| r.get(0))?)
+            )
+            .and_then(|mut st| st.query_row(params![trial_id as i64, LOCAL_HOST], |r| r.get(0)))
+            .map_err(|e| self.read_error("phase_summary", Some(trial_id as i64), e))
     }
 
     /// The per-phase summaries of one trial's local samples, sorted by metric name: as stored at the
@@ -115,28 +115,31 @@ impl Store {
             if host != LOCAL_HOST {
                 return Ok(Vec::new());
             }
-            return Ok(summarize(&samples::read_rows(self.conn(), trial_id)?, phases));
+            return Ok(summarize(&self.samples_on(trial_id, host)?, phases));
         }
-        let mut st = self.conn().prepare_cached(
-            "SELECT d.name, p.baseline, p.n_baseline, p.under_load, p.n_load, p.peak, p.recovery, p.n_recovery,
+        let read = || -> rusqlite::Result<Vec<PhaseStats>> {
+            let mut st = self.conn().prepare_cached(
+                "SELECT d.name, p.baseline, p.n_baseline, p.under_load, p.n_load, p.peak, p.recovery, p.n_recovery,
                     p.recovery_s, p.never_recovered
              FROM phase_summary p JOIN metric_dict d ON d.id = p.metric_id
              WHERE p.trial_id = ?1 AND d.host = ?2 ORDER BY d.name",
-        )?;
-        let rows = st.query_map(params![trial_id as i64, host], |r| {
-            Ok(PhaseStats {
-                metric: r.get(0)?,
-                baseline: r.get(1)?,
-                n_baseline: r.get::<_, i64>(2)? as usize,
-                under_load: r.get(3)?,
-                n_load: r.get::<_, i64>(4)? as usize,
-                peak: r.get(5)?,
-                recovery: r.get(6)?,
-                n_recovery: r.get::<_, i64>(7)? as usize,
-                recovery_s: r.get(8)?,
-                never_recovered: r.get(9)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+            )?;
+            let rows = st.query_map(params![trial_id as i64, host], |r| {
+                Ok(PhaseStats {
+                    metric: r.get(0)?,
+                    baseline: r.get(1)?,
+                    n_baseline: r.get::<_, i64>(2)? as usize,
+                    under_load: r.get(3)?,
+                    n_load: r.get::<_, i64>(4)? as usize,
+                    peak: r.get(5)?,
+                    recovery: r.get(6)?,
+                    n_recovery: r.get::<_, i64>(7)? as usize,
+                    recovery_s: r.get(8)?,
+                    never_recovered: r.get(9)?,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| self.read_error("phase_summary", Some(trial_id as i64), e))
     }
 }
