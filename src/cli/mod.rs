@@ -1,7 +1,10 @@
 //! The command line: one subcommand per capability, each mapped onto its module's `cli` file.
 //! This file only dispatches; every subcommand's arguments live beside the code they drive.
+//! `packaging` makes the shell completions and man pages from these definitions.
 
 use clap::{Parser, Subcommand};
+
+pub mod packaging;
 
 #[derive(Parser, Debug)]
 #[command(name = "perflab", version, about = "A performance lab in one binary", propagate_version = true)]
@@ -39,6 +42,10 @@ pub enum Command {
     Hosts(crate::remote::cli::HostsArgs),
     /// The remote agent: speaks the agent protocol on stdin/stdout (started over ssh)
     Agent(crate::agent::cli::AgentArgs),
+    /// Print a shell's completion script (bash, zsh, fish, elvish, powershell)
+    Completions(packaging::CompletionsArgs),
+    /// Write the man pages: perflab.1 and one per subcommand (perflab-run.1, ...)
+    Man(packaging::ManArgs),
 }
 
 /// Parse arguments, run, and return the process exit code. Errors become one line on stderr.
@@ -91,6 +98,8 @@ pub fn main() -> i32 {
         Command::Store(a) => crate::store::cli::store(a),
         Command::Hosts(a) => crate::remote::cli::run(a, crate::agent::facts),
         Command::Agent(a) => crate::agent::cli::run(a),
+        Command::Completions(a) => packaging::completions(a),
+        Command::Man(a) => packaging::man(a),
     };
     match result {
         Ok(code) => code,

@@ -11,17 +11,19 @@ use super::hooks::ActiveVariant;
 use super::ledger::Ledger;
 use super::progress::{figures, Progress};
 use super::remote_monitor::HostSamples;
+use super::seam::{Clock, Phased, TrialRunner, WallClock};
 use super::sut::Sut;
-use super::trial::{run_trial, TrialSpec};
+use super::trial::TrialSpec;
 use crate::model::{TrialFailure, TrialInfo};
 use crate::plan::{Repetitions, ResolvedTarget};
 use crate::store::{reserve, RunInfo, RunStatus, Store, StoredTrial};
-use crate::util::time::{compact_utc, unix_now};
+use crate::util::time::compact_utc;
 use crate::util::Cancel;
 use crate::workload::{Primary, PrimaryMetrics};
 use anyhow::Context;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 
 pub struct RunOptions {
     /// Where run directories go (`runs/`).
@@ -74,7 +76,7 @@ fn safe_name(s: &str) -> String {
     n.trim_matches('-').chars().take(60).collect::<String>()
 }
 
-fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, HashSet<usize>)> {
+fn open_store(exp: &Experiment, opts: &RunOptions, started: f64) -> anyhow::Result<(Store, HashSet<usize>)> {
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
         store.check_whole()?;
@@ -102,7 +104,6 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
         store.reopen_run()?;
         return Ok((store, done));
     }
-    let started = unix_now();
     let mut dir = opts.runs_dir.join(format!("{}-{}", compact_utc(started), safe_name(&exp.name)));
     let mut k = 1;
     while dir.exists() {
@@ -207,9 +208,22 @@ struct Session {
     stop_reasons: BTreeMap<usize, String>,
     /// The workloads' declared headline figures (`declared_primaries`).
     declared: Vec<Primary>,
+    runner: Box<dyn TrialRunner>,
+    clock: Rc<dyn Clock>,
 }
 
-pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyhow::Result<RunOutcome> {
+pub fn execute(exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyhow::Result<RunOutcome> {
+    execute_with(exp, opts, cancel, Box::new(Phased), Rc::new(WallClock))
+}
+
+/// [`execute`] with the trials run by `runner` on `clock` (the seam the runner's tests use).
+pub fn execute_with(
+    mut exp: Experiment,
+    opts: &RunOptions,
+    cancel: &Cancel,
+    runner: Box<dyn TrialRunner>,
+    clock: Rc<dyn Clock>,
+) -> anyhow::Result<RunOutcome> {
     let mut notes = std::mem::take(&mut exp.notes);
     notes.extend(skip_unmet_variants(&mut exp));
     if exp.trials.is_empty() && !notes.is_empty() && opts.resume.is_none() {
@@ -223,7 +237,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             failure: None,
         });
     }
-    let (mut store, done) = open_store(&exp, opts)?;
+    let (mut store, done) = open_store(&exp, opts, clock.now_unix())?;
     let dir = store.dir().to_path_buf();
     let ledger = Ledger::open(&dir, &exp.redactor);
     let declared = declared_primaries(&exp.trials);
@@ -250,13 +264,15 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
         ledger,
         kept: None,
         progress,
-        run_tag: format!("{}-{}", std::process::id(), compact_utc(unix_now())),
+        run_tag: format!("{}-{}", std::process::id(), compact_utc(clock.now_unix())),
         labels: exp.points.iter().map(|p| (p.id, p.label.clone())).collect(),
         done,
         ran: 0,
         failed_fast: false,
         stop_reasons: BTreeMap::new(),
         declared,
+        runner,
+        clock,
     };
     let ran = stored_notes.and_then(|()| s.run_trials(&mut exp, todo.into(), opts, cancel));
     if cancel.is_cancelled() {
@@ -393,13 +409,20 @@ impl Session {
         let (mut rec, hosts) = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
             let info = TrialInfo {
                 failure: Some(e),
-                ..TrialInfo::new(t.id, t.point, t.repetition, t.params_json.clone(), t.workload.name(), unix_now())
+                ..TrialInfo::new(
+                    t.id,
+                    t.point,
+                    t.repetition,
+                    t.params_json.clone(),
+                    t.workload.name(),
+                    self.clock.now_unix(),
+                )
             };
             let rec = crate::store::TrialRecord::new(info);
             (rec, Vec::new())
         } else {
             let kept_target = self.kept.as_mut().map(|k| &mut k.target);
-            run_trial(&spec, t.workload.as_mut(), kept_target, cancel, &mut self.progress)
+            self.runner.run(&spec, t.workload.as_mut(), kept_target, cancel, &mut self.progress)
         };
         if let Some(k) = self.kept.as_mut() {
             if let Some(how) = k.target.exited() {
@@ -432,7 +455,7 @@ impl Session {
                 store.set_failure(f)?;
             }
             let thresholds = final_writes(store, &exp, &declared, &stop_reasons, interrupted || failure.is_some())?;
-            store.finish_run(status, unix_now())?;
+            store.finish_run(status, self.clock.now_unix())?;
             Ok(thresholds)
         });
         let (thresholds_failed, stored) = match judged {
@@ -444,7 +467,7 @@ impl Session {
                 let stored = self
                     .store
                     .set_failure(&why)
-                    .and_then(|()| self.store.finish_run(RunStatus::Failed, unix_now()));
+                    .and_then(|()| self.store.finish_run(RunStatus::Failed, self.clock.now_unix()));
                 if let Err(e) = &stored {
                     eprintln!("perflab: cannot store the run's status in {}: {e:#}", dir.display());
                 }

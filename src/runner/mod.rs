@@ -1,7 +1,8 @@
 //! The runner: phases, repetitions, the system under test's lifecycle and resource limits.
 //!
 //! `from_plan` turns a validated plan into an `Experiment`; `execute` runs it trial by trial (`trial`
-//! runs the phases of one), storing each finished trial at once.
+//! runs the phases of one, through the `seam` the runner's tests replace with a fake workload and
+//! clock), storing each finished trial at once.
 
 pub mod cli;
 pub mod execute;
@@ -19,6 +20,9 @@ pub mod reclaim;
 pub mod remote_exec;
 pub mod remote_monitor;
 pub mod remote_target;
+pub mod seam;
+#[cfg(test)]
+mod seam_tests;
 pub mod sut;
 pub mod target;
 pub mod thresholds;

@@ -1,5 +1,5 @@
-//! The house rules of `src/`, checked on the source itself: no file over 600 lines, no function over
-//! 150, and no import cycle: neither between the pipeline's top-level modules nor between the modules
+//! The house rules of `src/`, checked on the source itself: no file over 600 lines (no function over
+//! 150 is clippy's `too_many_lines`, configured as this file checks), and no import cycle: neither between the pipeline's top-level modules nor between the modules
 //! inside one. A child may use the items its parent's `mod.rs` declares (a module's shared types),
 //! except in `report`, `workload::http` and `workload::driver`, which keep a strict one-way layering: there a child that
 //! uses its parent while the parent uses it counts as a cycle. `model` is the bottom layer: it uses
@@ -155,72 +155,34 @@ fn no_source_file_is_over_600_lines() {
     );
 }
 
-/// (file, function, first line, lines) of every function with a body.
-fn functions() -> Vec<(String, String, usize, usize)> {
-    let mut out = Vec::new();
-    for (file, src) in sources() {
-        let code = code_only(&src);
-        let lines: Vec<&str> = code.lines().collect();
-        for (i, line) in lines.iter().enumerate() {
-            let Some(pos) = find_fn(line) else { continue };
-            let name: String = line[pos + 3..]
-                .trim_start()
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            // Find the body's opening brace (or a `;`: a declaration), then its match.
-            let (mut depth, mut started, mut end) = (0i32, false, None);
-            'scan: for (j, l) in lines.iter().enumerate().skip(i) {
-                let from = if j == i { pos } else { 0 };
-                for ch in l[from..].chars() {
-                    match ch {
-                        ';' if !started && depth == 0 => break 'scan,
-                        '{' => {
-                            depth += 1;
-                            started = true;
-                        }
-                        '}' => {
-                            depth -= 1;
-                            if started && depth == 0 {
-                                end = Some(j);
-                                break 'scan;
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-            }
-            if let Some(end) = end {
-                out.push((file.clone(), name, i + 1, end - i + 1));
-            }
-        }
-    }
-    out
-}
-
-/// The byte offset of a `fn` keyword that starts a function item on this line.
-fn find_fn(line: &str) -> Option<usize> {
-    let t = line.trim_start();
-    let mut rest = t;
-    for q in ["pub(crate) ", "pub(super) ", "pub ", "const ", "async ", "unsafe ", "extern \"C\" "] {
-        rest = rest.strip_prefix(q).unwrap_or(rest);
-    }
-    rest.starts_with("fn ").then(|| line.len() - rest.len())
-}
-
+/// Function length is clippy's to check (`clippy::too_many_lines`, its threshold of 150 lines of code
+/// in clippy.toml, warned in src/lib.rs and tests/it/main.rs, denied by CI's `-D warnings`): this
+/// test only keeps that configuration in place.
 #[test]
-fn no_function_is_over_150_lines() {
-    let all = functions();
-    assert!(all.len() > 500, "the scanner found only {} functions: it is broken", all.len());
-    let long: Vec<String> = all
-        .iter()
-        .filter(|f| f.3 > MAX_FN_LINES)
-        .map(|(file, name, line, n)| format!("src/{file}:{line}: fn {name} is {n} lines"))
-        .collect();
+fn clippy_keeps_functions_under_150_lines() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |f: &str| std::fs::read_to_string(root.join(f)).unwrap_or_else(|e| panic!("{f}: {e}"));
+    let threshold = read("clippy.toml")
+        .lines()
+        .filter_map(|l| l.split_once('='))
+        .find(|(k, _)| k.trim() == "too-many-lines-threshold")
+        .map(|(_, v)| v.trim().to_string());
+    assert_eq!(
+        threshold.as_deref(),
+        Some("150"),
+        "clippy.toml: too-many-lines-threshold = {MAX_FN_LINES}"
+    );
+    for f in ["src/lib.rs", "tests/it/main.rs"] {
+        assert!(
+            read(f).contains("#![warn(clippy::too_many_lines)]"),
+            "{f} warns clippy::too_many_lines"
+        );
+    }
+    let ci = read(".ci/run");
     assert!(
-        long.is_empty(),
-        "functions over {MAX_FN_LINES} lines (split them):\n{}",
-        long.join("\n")
+        ci.lines()
+            .any(|l| l.starts_with("cargo clippy") && l.contains("--all-targets") && l.contains("-D warnings")),
+        ".ci/run denies clippy's warnings in every target"
     );
 }
 
@@ -400,18 +362,24 @@ fn find_cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>>
     None
 }
 
-#[test]
-fn the_top_level_modules_form_a_pipeline_without_cycles() {
+/// Which top-level modules each top-level module uses (every one listed, `model` with none).
+fn top_level_layers() -> BTreeMap<String, BTreeSet<String>> {
     let graph = module_graph();
     let top = |m: &str| m.split("::").next().unwrap_or("").to_string();
     let mut layers: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (from, tos) in &graph {
-        for to in tos {
-            if top(from) != top(to) && !top(from).is_empty() {
-                layers.entry(top(from)).or_default().insert(top(to));
-            }
+        if top(from).is_empty() {
+            continue;
         }
+        let uses = layers.entry(top(from)).or_default();
+        uses.extend(tos.iter().map(|to| top(to)).filter(|t| *t != top(from)));
     }
+    layers
+}
+
+#[test]
+fn the_top_level_modules_form_a_pipeline_without_cycles() {
+    let layers = top_level_layers();
     assert!(
         layers.get("report").is_some_and(|d| d.contains("analysis")),
         "the scanner missed report → analysis: {layers:?}"
@@ -494,5 +462,135 @@ fn the_scanner_reads_code_not_strings_or_comments() {
     assert_eq!(
         paths_in("let x = crate::plan::Plan::new(); y::z"),
         vec!["crate::plan::Plan::new", "y::z"]
+    );
+}
+
+/// docs/architecture.md's table of the layering (every top-level module and what it uses) is the
+/// code's: an import added or removed fails here until the table says so.
+#[test]
+fn the_documented_layering_is_the_codes() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).expect("docs/architecture.md");
+    let names = |cell: &str| -> BTreeSet<String> {
+        cell.split(',')
+            .map(|n| n.trim().trim_matches('`').to_string())
+            .filter(|n| !n.is_empty() && n != "nothing")
+            .collect()
+    };
+    let documented: BTreeMap<String, BTreeSet<String>> = doc
+        .lines()
+        .skip_while(|l| !l.starts_with("| module | uses |"))
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .filter_map(|l| {
+            let cells: Vec<&str> = l.trim().trim_matches('|').split('|').collect();
+            Some((cells.first()?.trim().trim_matches('`').to_string(), names(cells.get(1)?)))
+        })
+        .collect();
+    assert!(!documented.is_empty(), "docs/architecture.md has no `| module | uses |` table");
+    let code = top_level_layers();
+    let mut wrong = Vec::new();
+    for m in code.keys().chain(documented.keys()).collect::<BTreeSet<_>>() {
+        let (c, d) = (
+            code.get(m).cloned().unwrap_or_default(),
+            documented.get(m).cloned().unwrap_or_default(),
+        );
+        if !code.contains_key(m) || !documented.contains_key(m) || c != d {
+            let join = |s: BTreeSet<String>| s.into_iter().collect::<Vec<_>>().join(", ");
+            wrong.push(format!("| {m} | {} |   (the table says: {})", join(c), join(d)));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md's layering table differs from the code's imports; the code's rows:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The edges drawn in docs/architecture.md's layering picture: `a ─→ b, c` on a line, and a
+/// `├─→`/`└─→` branch taking its source from the module drawn above its column.
+fn diagram_edges(doc: &str) -> BTreeSet<(String, String)> {
+    let picture = doc
+        .split("## The layering")
+        .nth(1)
+        .and_then(|s| s.split("```").nth(1))
+        .unwrap_or("");
+    let mut drawn: Vec<Vec<(usize, String)>> = Vec::new(); // each line's modules with their columns
+    let mut edges = BTreeSet::new();
+    for line in picture.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        let (mut names, mut source, mut branch_col, mut i) = (Vec::new(), None::<String>, None, 0);
+        while i < chars.len() {
+            if chars[i].is_ascii_lowercase() {
+                let start = i;
+                while i < chars.len() && (chars[i].is_ascii_lowercase() || chars[i] == '_') {
+                    i += 1;
+                }
+                let name: String = chars[start..i].iter().collect();
+                if let Some(from) = &source {
+                    edges.insert((from.clone(), name.clone()));
+                }
+                names.push((start, name));
+                continue;
+            }
+            match chars[i] {
+                '├' | '└' => branch_col = Some(i),
+                '→' => {
+                    let above = |col: usize| {
+                        drawn
+                            .iter()
+                            .rev()
+                            .find_map(|l| l.iter().find(|(s, n)| (*s..*s + n.len()).contains(&col)).map(|(_, n)| n.clone()))
+                    };
+                    source = match names.last() {
+                        Some((_, n)) => Some(n.clone()),
+                        None => branch_col.and_then(above),
+                    };
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        drawn.push(names);
+    }
+    edges
+}
+
+/// The layering picture draws only real imports, and leaves out only what follows from what it
+/// draws (or goes to `util` and `error`): every edge of the code is a path in the picture.
+#[test]
+fn the_layering_picture_is_the_codes() {
+    let doc = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/architecture.md")).expect("docs/architecture.md");
+    let drawn = diagram_edges(&doc);
+    assert!(
+        drawn.contains(&("report".into(), "probe".into())),
+        "the picture's reader missed report → probe: {drawn:?}"
+    );
+    let code = top_level_layers();
+    let not_imports: Vec<_> = drawn.iter().filter(|(a, b)| !code.get(a).is_some_and(|u| u.contains(b))).collect();
+    assert!(
+        not_imports.is_empty(),
+        "docs/architecture.md's picture draws edges the code does not have: {not_imports:?}"
+    );
+    let reaches = |from: &str, to: &str| {
+        let (mut seen, mut todo) = (BTreeSet::new(), vec![from.to_string()]);
+        while let Some(m) = todo.pop() {
+            for (_, b) in drawn.iter().filter(|(a, _)| *a == m) {
+                if seen.insert(b.clone()) {
+                    todo.push(b.clone());
+                }
+            }
+        }
+        seen.contains(to)
+    };
+    let missing: Vec<String> = code
+        .iter()
+        .flat_map(|(a, uses)| uses.iter().map(move |b| (a, b)))
+        .filter(|(a, b)| *b != "util" && *b != "error" && !reaches(a, b))
+        .map(|(a, b)| format!("{a} → {b}"))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md's picture has no path for: {}",
+        missing.join(", ")
     );
 }

@@ -97,13 +97,13 @@ impl Server {
     /// A scratch PostgreSQL, or None (said loudly) when its binaries are not installed.
     pub fn postgres() -> Option<Server> {
         let Some(bin) = postgres_bin().filter(|b| b.join("postgres").exists() && b.join("initdb").exists()) else {
-            eprintln!("SKIPPED: PostgreSQL is not installed (no initdb/postgres; Debian package `postgresql`)");
+            crate::common::skip_unless_required("PostgreSQL is not installed (no initdb/postgres; Debian package `postgresql`)");
             return None;
         };
         let dir = tempfile::Builder::new().prefix("perflab-pg-").tempdir().expect("scratch dir");
         let user = if is_root() {
             let Some(ids) = unprivileged() else {
-                eprintln!("SKIPPED: running as root and no `postgres` or `nobody` account to run PostgreSQL as");
+                crate::common::skip_unless_required("running as root and no `postgres` or `nobody` account to run PostgreSQL as");
                 return None;
             };
             std::os::unix::fs::chown(dir.path(), Some(ids.0), Some(ids.1)).expect("chown scratch dir");
@@ -165,7 +165,9 @@ impl Server {
     /// A scratch MariaDB, or None (said loudly) when it is not installed.
     pub fn mariadb() -> Option<Server> {
         let (Some(mariadbd), Some(install)) = (which("mariadbd"), which("mariadb-install-db")) else {
-            eprintln!("SKIPPED: MariaDB is not installed (no mariadbd/mariadb-install-db; Debian package `mariadb-server`)");
+            crate::common::skip_unless_required(
+                "MariaDB is not installed (no mariadbd/mariadb-install-db; Debian package `mariadb-server`)",
+            );
             return None;
         };
         let dir = tempfile::Builder::new().prefix("perflab-my-").tempdir().expect("scratch dir");

@@ -334,7 +334,7 @@ fn the_cores_example_runs_with_short_phases() {
 #[test]
 fn the_stress_ng_cpu_example_runs_with_short_phases() {
     if !on_path("stress-ng") {
-        eprintln!("stress-ng is not installed (Debian package: stress-ng): not run");
+        crate::common::skip_unless_required("stress-ng is not installed (Debian package `stress-ng`): not run");
         return;
     }
     let mut plan = load(&example("000_stress_ng_cpu"));
@@ -453,7 +453,9 @@ fn the_oltp_example_runs_with_short_phases_and_reports_against_threads() {
 #[test]
 fn the_builtin_cpu_and_stress_ng_examples_report_side_by_side() {
     if !on_path("stress-ng") {
-        eprintln!("stress-ng is not installed (Debian package: stress-ng): the built-in vs adapter report is NOT checked");
+        crate::common::skip_unless_required(
+            "stress-ng is not installed (Debian package `stress-ng`): the built-in vs adapter report is not checked",
+        );
         return;
     }
     let (a, ta, _ka) = run_short(load(&example("000_builtin_cpu")), |p| p.label == "workers=2");

@@ -230,10 +230,27 @@ fn message_fault(msg: &str) -> Option<&'static str> {
 #[test]
 fn plans_never_panic_and_errors_are_one_located_line() {
     let plans = plans();
+    // The seeds themselves: the examples are valid plans (so the edits below start from plans that
+    // parse), and a fixture that is refused says so in one located line.
+    let examples = std::fs::read_dir("examples")
+        .expect("examples")
+        .filter(|e| e.as_ref().is_ok_and(|e| e.path().extension().is_some_and(|x| x == "toml")))
+        .count();
+    let mut parsed = 0;
     for p in &plans {
-        let r = perflab::plan::parse_str(p, "fuzz.toml");
-        assert!(r.is_ok() || r.is_err());
+        match perflab::plan::parse_str(p, "fuzz.toml") {
+            Ok(_) => parsed += 1,
+            Err(e) => {
+                let msg = format!("{e:#}");
+                assert_eq!(message_fault(&msg), None, "{msg}\n--- plan:\n{p}");
+            }
+        }
     }
+    assert!(
+        parsed >= examples,
+        "only {parsed} of the {} seed plans parse ({examples} examples)",
+        plans.len()
+    );
     let strategy = (any::<Index>(), prop::collection::vec(edits(), 1..=3));
     fuzz("plan", 3000, strategy, |(plan, edits)| {
         let text = apply(&plans[plan.index(plans.len())], &edits);

@@ -39,7 +39,7 @@ fn a_randread_job_of_n_operations_issues_n_reads_and_records_n_latencies() {
     if io_uring_allowed() {
         engines.push(("io_uring", "8"));
     } else {
-        eprintln!("io_uring is not allowed here: only the synchronous engine is tested");
+        crate::common::skip_unless_required("io_uring is not allowed here: only the synchronous engine is tested");
     }
     for (engine, qd) in engines {
         let n = 1500u64;
@@ -163,7 +163,7 @@ fn small_tmpfs(dir: &Path, ro: bool) -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !ok {
-        eprintln!("SKIPPED part of the test: cannot mount a tmpfs at {} (needs root)", dir.display());
+        crate::common::skip_unless_required(&format!("part of the test: cannot mount a tmpfs at {} (needs root)", dir.display()));
     }
     ok
 }
@@ -201,7 +201,9 @@ fn no_room_a_read_only_location_and_a_block_device_fail_with_one_line() {
             &load_disk(&["-f", &d, "--rw", "randwrite", "-d", "1s"]),
             &format!("allow_destroy = \"{d}\""),
         ),
-        None => eprintln!("SKIPPED the block device check: no block device in /dev"),
+        None => {
+            crate::common::skip_unless_required("the block device check: no block device in /dev");
+        }
     }
     one_line_exit_2(&load_disk(&["--rw", "readwrite"]), "rw must be");
     one_line_exit_2(&load_disk(&["--bs", "1000"]), "multiple of 512");
@@ -250,7 +252,7 @@ fn a_plan_runs_a_disk_trial_and_bad_keys_are_placed() {
 #[test]
 fn the_latencies_of_a_closed_loop_add_up_to_depth_times_its_time() {
     if !io_uring_allowed() {
-        eprintln!("io_uring is not allowed here: Little's law is not checked for it");
+        crate::common::skip_unless_required("io_uring is not allowed here: Little's law is not checked for it");
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");

@@ -6,10 +6,11 @@
 //! is checked too (it holds the size asked).
 //!
 //! Other processes on a shared machine allocate and free memory as well, and used memory is the whole
-//! machine's. The check is only judged when the machine held its used memory still around the touch:
-//! the spread of used memory within the baseline, within the held part of the load phase and within
-//! recovery each under [`STILL_MB`], and recovery back to the baseline within [`STILL_MB`]. A machine
-//! busier than that is skipped with a loud line naming the figure; the tolerance is never widened.
+//! machine's. The test measures how far used memory moved by itself around the touch: the spread
+//! within the baseline, within the held part of the load phase and within recovery, and how far
+//! recovery is from the baseline. When that is under [`STILL_MB`] the rise is judged as 1 GiB ± 5 %;
+//! otherwise the run is tried once more, and a machine that never held still is judged with what
+//! used memory moved by itself allowed for (1 GiB ± (5 % + that movement), said on stderr).
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -22,8 +23,11 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 const GIB_MB: f64 = 1024.0;
 
 /// Most used memory may move by itself (MiB) within a phase, or between baseline and recovery, for
-/// the touch to be judged: well under the ± 5 % (51 MiB) the figure is allowed.
+/// the touch to be judged on its own: well under the ± 5 % (51 MiB) the figure is allowed.
 const STILL_MB: f64 = 16.0;
+
+/// Runs of the touch before a machine that never held still is judged with its movement allowed for.
+const TRIES: usize = 2;
 
 fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
@@ -44,6 +48,7 @@ fn spread(v: &[f64]) -> f64 {
 }
 
 /// Used memory (MiB) sampled before, while and after the region was held.
+#[derive(Debug)]
 struct Phases {
     baseline: Vec<f64>,
     /// The samples of the load phase once the touch was done (the level it held).
@@ -52,30 +57,16 @@ struct Phases {
 }
 
 impl Phases {
-    /// Why the machine was too busy to judge the touch by used memory, if it was.
-    fn too_busy(&self) -> Option<String> {
-        for (name, v) in [
-            ("baseline", &self.baseline),
-            ("held load", &self.held),
-            ("recovery", &self.recovery),
-        ] {
-            if v.len() < 3 {
-                return Some(format!("only {} samples of used memory in the {name} phase", v.len()));
-            }
-            let s = spread(v);
-            if s > STILL_MB {
-                return Some(format!(
-                    "used memory moved by {s:.0} MiB within the {name} phase (other processes; at most {STILL_MB} to judge)"
-                ));
-            }
+    /// How far used memory moved by itself around the touch (MiB): the largest spread within a
+    /// phase, or between the baseline and recovery; None when a phase has too few samples to tell
+    /// (fewer than 3: a touch that took most of the load phase on a busy machine).
+    fn background(&self) -> Option<f64> {
+        let phases = [&self.baseline, &self.held, &self.recovery];
+        if phases.iter().any(|v| v.len() < 3) {
+            return None;
         }
-        let back = median(&self.recovery) - median(&self.baseline);
-        if back.abs() > STILL_MB {
-            return Some(format!(
-                "used memory did not come back to the baseline after the load ({back:+.0} MiB; other processes)"
-            ));
-        }
-        None
+        let within = phases.iter().map(|v| spread(v)).fold(0.0, f64::max);
+        Some(within.max((median(&self.recovery) - median(&self.baseline)).abs()))
     }
 
     /// The rise of the median used memory from the baseline to the held load, in MiB.
@@ -99,35 +90,47 @@ fn held_part(load: &[f64]) -> Vec<f64> {
 
 fn enough_memory() -> bool {
     if perflab::workload::mem::size::available() < 3 << 30 {
-        eprintln!("SKIPPED: less than 3 GiB available for a 1 GiB touch");
+        crate::common::skip_unless_required("less than 3 GiB available for a 1 GiB touch");
         return false;
     }
     true
 }
 
-fn judge(what: &str, p: &Phases) {
-    if let Some(why) = p.too_busy() {
-        let read = if [&p.baseline, &p.held].iter().all(|v| !v.is_empty()) {
-            format!(" (the medians rose by {:.0} MiB, not judged)", p.rise())
-        } else {
-            String::new()
-        };
-        eprintln!("SKIPPED ({what}): the machine is too busy to judge the touch by used memory: {why}{read}");
-        return;
+/// Judge the rise: 1 GiB ± 5 % when used memory held still by itself around the touch; on the
+/// last try, with what it moved by itself allowed for. False: not judged, try again.
+fn judge(what: &str, p: &Phases, last_try: bool) -> bool {
+    for (name, v) in [("baseline", &p.baseline), ("held load", &p.held), ("recovery", &p.recovery)] {
+        assert!(!v.is_empty(), "{what}: no sample of used memory in the {name} phase: {p:?}");
     }
+    let moved = match p.background() {
+        Some(m) if m <= STILL_MB || last_try => m,
+        Some(m) => {
+            eprintln!("note ({what}): used memory moved by {m:.0} MiB by itself around the touch: trying again");
+            return false;
+        }
+        None if !last_try => {
+            eprintln!("note ({what}): too few samples in a phase to tell how still used memory held: trying again: {p:?}");
+            return false;
+        }
+        // Too few samples to measure the background: all it did, from the lowest to the highest.
+        None => spread(&[p.baseline.as_slice(), &p.recovery].concat()),
+    };
+    let allowed = 0.05 * GIB_MB + if moved > STILL_MB { moved } else { 0.0 };
     let rise = p.rise();
     eprintln!(
-        "{what}: used memory {:.0} MiB at baseline, {:.0} MiB held, {:.0} MiB after: rise {rise:.0} MiB",
+        "{what}: used memory {:.0} MiB at baseline, {:.0} MiB held, {:.0} MiB after: rise {rise:.0} MiB \
+         (it moved {moved:.0} MiB by itself; allowed ± {allowed:.0})",
         median(&p.baseline),
         median(&p.held),
         median(&p.recovery)
     );
     assert!(
-        (rise - GIB_MB).abs() <= 0.05 * GIB_MB,
-        "{what}: used memory rose by {rise:.0} MiB, want 1024 ± 51 (baseline {:?}, held {:?})",
+        (rise - GIB_MB).abs() <= allowed,
+        "{what}: used memory rose by {rise:.0} MiB, want 1024 ± {allowed:.0} (baseline {:?}, held {:?})",
         p.baseline,
         p.held
     );
+    true
 }
 
 /// A plan touching 1 GiB: the monitor's stored used memory rises by 1 GiB ± 5 % from the baseline
@@ -137,57 +140,63 @@ fn touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
     if !enough_memory() {
         return;
     }
-    let tmp = tempfile::tempdir().expect("tmp");
-    let plan = write_plan(
-        tmp.path(),
-        "name = \"touch-used-memory\"\n\n[workload]\ntype = \"mem\"\nmode = \"touch\"\nsize = \"1G\"\n\n\
-         [phases]\nbaseline = \"3s\"\nwarmup = \"0s\"\nload = \"8s\"\nrecovery = \"3s\"\ninterval = \"250ms\"\n",
-    );
-    let runs = tmp.path().join("runs");
-    let out = Command::new(BIN)
-        .args(["run", "-q"])
-        .arg(&plan)
-        .arg("--runs-dir")
-        .arg(&runs)
-        .output()
-        .expect("perflab run");
-    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    let dir = only_run_dir(&runs);
-    let store = perflab::store::Store::open(&dir).expect("open the run's store");
-    let trials = store.trials().expect("trials");
-    assert_eq!(trials.len(), 1);
-    let samples = store.samples(trials[0].id).expect("samples");
-    let used = |phase: &str| -> Vec<f64> {
-        samples
-            .iter()
-            .filter(|s| s.phase == phase)
-            .filter_map(|s| s.values.iter().find(|(k, _)| k == "mem_used_mb").map(|(_, v)| *v))
-            .collect()
-    };
-    let p = Phases {
-        baseline: used("baseline"),
-        held: held_part(&used("load")),
-        recovery: used("recovery"),
-    };
-    // The region is freed when the load phase ends: recovery holds the baseline's level again.
-    judge("perflab run", &p);
-    // The report's "Memory used" row is the same samples' means per phase (its load figure includes
-    // the samples taken while the touch ran).
-    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json")).expect("json");
-    let row = report["points"][0]["system"]
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["metric"] == "mem_used_mb"))
-        .unwrap_or_else(|| panic!("no mem_used_mb row in report.json's system table: {report}"));
-    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
-    for (field, phase) in [("baseline", "baseline"), ("under_load", "load"), ("recovery", "recovery")] {
-        let shown = row[field]
-            .as_f64()
-            .unwrap_or_else(|| panic!("report.json: no {field} for mem_used_mb"));
-        let stored = mean(&used(phase));
-        assert!(
-            (shown - stored).abs() < 0.5,
-            "report.json's Memory used {field} {shown:.1} MiB, the stored {phase} samples' mean {stored:.1}"
+    for attempt in 1..=TRIES {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let plan = write_plan(
+            tmp.path(),
+            "name = \"touch-used-memory\"\n\n[workload]\ntype = \"mem\"\nmode = \"touch\"\nsize = \"1G\"\n\n\
+         [phases]\nbaseline = \"3s\"\nwarmup = \"0s\"\nload = \"15s\"\nrecovery = \"3s\"\ninterval = \"250ms\"\n",
         );
+        let runs = tmp.path().join("runs");
+        let out = Command::new(BIN)
+            .args(["run", "-q"])
+            .arg(&plan)
+            .arg("--runs-dir")
+            .arg(&runs)
+            .output()
+            .expect("perflab run");
+        assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+        let dir = only_run_dir(&runs);
+        let store = perflab::store::Store::open(&dir).expect("open the run's store");
+        let trials = store.trials().expect("trials");
+        assert_eq!(trials.len(), 1);
+        let samples = store.samples(trials[0].id).expect("samples");
+        let used = |phase: &str| -> Vec<f64> {
+            samples
+                .iter()
+                .filter(|s| s.phase == phase)
+                .filter_map(|s| s.values.iter().find(|(k, _)| k == "mem_used_mb").map(|(_, v)| *v))
+                .collect()
+        };
+        let p = Phases {
+            baseline: used("baseline"),
+            held: held_part(&used("load")),
+            recovery: used("recovery"),
+        };
+        // The region is freed when the load phase ends: recovery holds the baseline's level again.
+        if !judge("perflab run", &p, attempt == TRIES) {
+            continue;
+        }
+        // The report's "Memory used" row is the same samples' means per phase (its load figure includes
+        // the samples taken while the touch ran).
+        let report: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(dir.join("report.json")).expect("report.json")).expect("json");
+        let row = report["points"][0]["system"]
+            .as_array()
+            .and_then(|rows| rows.iter().find(|r| r["metric"] == "mem_used_mb"))
+            .unwrap_or_else(|| panic!("no mem_used_mb row in report.json's system table: {report}"));
+        let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len().max(1) as f64;
+        for (field, phase) in [("baseline", "baseline"), ("under_load", "load"), ("recovery", "recovery")] {
+            let shown = row[field]
+                .as_f64()
+                .unwrap_or_else(|| panic!("report.json: no {field} for mem_used_mb"));
+            let stored = mean(&used(phase));
+            assert!(
+                (shown - stored).abs() < 0.5,
+                "report.json's Memory used {field} {shown:.1} MiB, the stored {phase} samples' mean {stored:.1}"
+            );
+        }
+        return;
     }
 }
 
@@ -198,48 +207,54 @@ fn load_mem_touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
     if !enough_memory() {
         return;
     }
-    let mut monitor = Command::new(BIN)
-        .args(["monitor", "-q", "--only", "mem", "-i", "250ms", "-d", "20s", "--jsonl", "-"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("perflab monitor");
-    let t0 = Instant::now();
-    std::thread::sleep(Duration::from_secs(3));
-    let started = t0.elapsed().as_secs_f64();
-    let load = Command::new(BIN)
-        .args(["load", "mem", "touch", "-s", "1G", "--warmup", "0s", "-d", "8s", "-q", "--json"])
-        .output()
-        .expect("perflab load mem");
-    let ended = t0.elapsed().as_secs_f64();
-    std::thread::sleep(Duration::from_secs(3));
-    let _ = monitor.kill();
-    let out = monitor.wait_with_output().expect("monitor output");
-    assert_eq!(load.status.code(), Some(0), "{}", String::from_utf8_lossy(&load.stderr));
-    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| serde_json::from_str(l).ok())
-        .collect();
-    let (mut baseline, mut during, mut after) = (Vec::new(), Vec::new(), Vec::new());
-    for l in &lines {
-        let (Some(t), Some(v)) = (l["elapsed_s"].as_f64(), l["mem_used_mb"].as_f64()) else {
-            continue;
+    for attempt in 1..=TRIES {
+        let mut monitor = Command::new(BIN)
+            .args(["monitor", "-q", "--only", "mem", "-i", "250ms", "-d", "60s", "--jsonl", "-"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("perflab monitor");
+        let t0 = Instant::now();
+        std::thread::sleep(Duration::from_secs(3));
+        let started = t0.elapsed().as_secs_f64();
+        let load = Command::new(BIN)
+            // 15 s: time enough to touch 1 GiB on a busy machine (a touch not done by the end of the
+            // load phase is exit code 1, rightly: the size was never held).
+            .args(["load", "mem", "touch", "-s", "1G", "--warmup", "0s", "-d", "15s", "-q", "--json"])
+            .output()
+            .expect("perflab load mem");
+        let ended = t0.elapsed().as_secs_f64();
+        std::thread::sleep(Duration::from_secs(3));
+        let _ = monitor.kill();
+        let out = monitor.wait_with_output().expect("monitor output");
+        assert_eq!(load.status.code(), Some(0), "{}", String::from_utf8_lossy(&load.stderr));
+        let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect();
+        let (mut baseline, mut during, mut after) = (Vec::new(), Vec::new(), Vec::new());
+        for l in &lines {
+            let (Some(t), Some(v)) = (l["elapsed_s"].as_f64(), l["mem_used_mb"].as_f64()) else {
+                continue;
+            };
+            // Half a second of margin around the load's start and end (process start and exit).
+            if t < started - 0.5 {
+                baseline.push(v);
+            } else if t > started + 0.5 && t < ended - 0.5 {
+                during.push(v);
+            } else if t > ended + 0.5 {
+                after.push(v);
+            }
+        }
+        assert!(!lines.is_empty(), "perflab monitor --jsonl printed no sample");
+        let p = Phases {
+            baseline,
+            held: held_part(&during),
+            recovery: after,
         };
-        // Half a second of margin around the load's start and end (process start and exit).
-        if t < started - 0.5 {
-            baseline.push(v);
-        } else if t > started + 0.5 && t < ended - 0.5 {
-            during.push(v);
-        } else if t > ended + 0.5 {
-            after.push(v);
+        if judge("perflab load mem", &p, attempt == TRIES) {
+            return;
         }
     }
-    assert!(!lines.is_empty(), "perflab monitor --jsonl printed no sample");
-    let p = Phases {
-        baseline,
-        held: held_part(&during),
-        recovery: after,
-    };
-    judge("perflab load mem", &p);
 }
 
 fn vm_rss_kib(pid: u32) -> Option<u64> {

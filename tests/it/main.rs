@@ -2,6 +2,8 @@
 //! Run one area with `cargo test --release --test it <module>::`, e.g. `--test it monitor_truth::`.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
+// No function over 150 lines here either (clippy.toml's threshold).
+#![warn(clippy::too_many_lines)]
 
 mod adapters_bench;
 #[allow(dead_code)]
@@ -16,6 +18,7 @@ mod analysis_scaling_phases;
 mod analysis_stats;
 mod architecture;
 mod cli_contract;
+mod cli_packaging;
 #[allow(dead_code)]
 mod common;
 #[allow(dead_code)]

@@ -134,13 +134,17 @@ fn a_busy_loop_reads_50_pct_of_two_cores_and_100_pct_for_its_process() {
     }
 }
 
-/// Not a test of its own: run as a child (PERFLAB_TEST_CHILD=alloc) it says "started", waits for a
-/// line on stdin, allocates and touches 1 GiB, says "ready", and holds it until its stdin closes.
+/// Not a test of its own, so ignored: `a_child_touching_1_gib_...` runs it as a child
+/// (`--ignored`, PERFLAB_TEST_CHILD=alloc): it says "started", waits for a line on stdin, allocates
+/// and touches 1 GiB, says "ready", and holds it until its stdin closes.
 #[test]
+#[ignore = "the child process of a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib"]
 fn child_alloc() {
-    if std::env::var("PERFLAB_TEST_CHILD").as_deref() != Ok("alloc") {
-        return;
-    }
+    assert_eq!(
+        std::env::var("PERFLAB_TEST_CHILD").as_deref(),
+        Ok("alloc"),
+        "run by its parent test only"
+    );
     // Allocate only when told to, so the parent's "before" reading precedes every page.
     println!("started");
     let _ = std::io::stdout().flush();
@@ -166,7 +170,14 @@ fn sample(s: &mut Sampler) -> Sample {
 /// by itself in the second before and the second after), all in MB.
 fn alloc_once() -> (f64, f64, f64) {
     let mut child = Command::new(std::env::current_exe().expect("exe"))
-        .args(["--exact", "monitor_truth::child_alloc", "--nocapture", "--test-threads", "1"])
+        .args([
+            "--exact",
+            "monitor_truth::child_alloc",
+            "--ignored",
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
         .env("PERFLAB_TEST_CHILD", "alloc")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -219,20 +230,22 @@ fn a_child_touching_1_gib_moves_used_memory_and_its_rss_by_1_gib() {
     let gib_mb = 1024.0;
     // Used memory moves by the child's 1 GiB only if nothing else allocates or frees meanwhile (other
     // sessions' builds share this machine): up to 3 attempts, judged by used memory holding within
-    // 30 MB by itself in the second before and the second after the allocation.
-    for attempt in 1..=3 {
+    // 30 MB by itself in the second before and the second after the allocation; the last one, on a
+    // machine that never held still, with that drift allowed for.
+    const ATTEMPTS: usize = 3;
+    for attempt in 1..=ATTEMPTS {
         let (rss, used, drift) = alloc_once();
         assert!((rss - gib_mb).abs() <= 0.1 * gib_mb, "RSS moved by {rss:.0} MB (want 1024 ± 10 %)");
-        if drift <= 30.0 {
+        if drift <= 30.0 || attempt == ATTEMPTS {
+            let allowed = 0.1 * gib_mb + if drift > 30.0 { drift } else { 0.0 };
             assert!(
-                (used - gib_mb).abs() <= 0.1 * gib_mb,
-                "used memory moved by {used:.0} MB (want 1024 ± 10 %; it drifted {drift:.0} MB by itself around it)"
+                (used - gib_mb).abs() <= allowed,
+                "used memory moved by {used:.0} MB (want 1024 ± {allowed:.0}; it drifted {drift:.0} MB by itself around it)"
             );
             return;
         }
         eprintln!("note: attempt {attempt}: used memory drifted {drift:.0} MB by itself around the allocation (it moved by {used:.0} MB)");
     }
-    eprintln!("note: the machine never held still for the used-memory check (1024 ± 10 %); only the RSS check was made");
 }
 
 #[test]

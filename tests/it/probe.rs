@@ -237,7 +237,9 @@ fn icmp_probe_as_root_gets_replies_from_127_0_0_1() {
     let running = match ProbeSet::start(vec![p], Arc::new(|| PhaseTag::new("test"))) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("SKIPPED icmp raw-socket test: no raw socket here (not root / no CAP_NET_RAW): {e}");
+            crate::common::skip_unless_required(&format!(
+                "icmp raw-socket test: no raw socket here (not root / no CAP_NET_RAW): {e}"
+            ));
             return;
         }
     };
@@ -279,13 +281,13 @@ fn icmp_cli(args: &[&str], as_nobody: bool) -> std::process::Output {
 fn icmp_without_privilege_is_one_line_naming_the_sysctl_and_the_datagram_socket_works_where_allowed() {
     // Both halves in one test: the second one changes the sysctl the first one reads.
     let Ok(before) = std::fs::read_to_string(RANGE) else {
-        eprintln!("SKIPPED: {RANGE} is not readable here");
+        crate::common::skip_unless_required(&format!("{RANGE} is not readable here"));
         return;
     };
     let range: Vec<u64> = before.split_whitespace().filter_map(|v| v.parse().ok()).collect();
     let nobody_allowed = range.len() == 2 && range[0] <= 65534 && 65534 <= range[1];
     if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("SKIPPED the unprivileged half: no setpriv to run as nobody");
+        crate::common::skip_unless_required("the unprivileged half: no setpriv to run as nobody (Debian package `util-linux`)");
     } else {
         // Really unprivileged: uid and gid 65534, no capabilities.
         let out = icmp_cli(&[], true);
@@ -308,7 +310,7 @@ fn icmp_without_privilege_is_one_line_naming_the_sysctl_and_the_datagram_socket_
     let _restore = RangeGuard(before.clone());
     for (set, works) in [("1 0", false), ("0 0", true)] {
         if let Err(e) = std::fs::write(RANGE, set) {
-            eprintln!("SKIPPED the datagram-socket half: cannot write {RANGE}: {e}");
+            crate::common::skip_unless_required(&format!("the datagram-socket half: cannot write {RANGE}: {e}"));
             return;
         }
         let out = icmp_cli(&["--icmp-socket", "datagram"], false);

@@ -244,7 +244,7 @@ pub fn channel_lost_mid_trial(srv: &Server, key: &Path) {
 /// one run here.
 pub fn exec_on_the_server(srv: &Server, key: &Path) {
     if Command::new("stress-ng").arg("--version").output().is_err() {
-        eprintln!("SKIPPED (exec on the server): stress-ng is not installed (see .ci/packages.txt)");
+        crate::common::skip_unless_required("exec on the server: stress-ng is not installed (Debian package `stress-ng`)");
         return;
     }
     let body = format!(

@@ -114,7 +114,7 @@ fn machine_lock() -> Option<std::fs::File> {
         .ok()?;
     // SAFETY: flock takes the open file's descriptor and a flag; it touches no memory of ours.
     if unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        eprintln!("SKIPPED: cannot lock /tmp/perflab-it16.lock");
+        crate::common::skip_unless_required("cannot lock /tmp/perflab-it16.lock");
         return None;
     }
     Some(f)
@@ -124,18 +124,18 @@ fn machine_lock() -> Option<std::fs::File> {
 fn server() -> Option<Server> {
     // SAFETY: geteuid takes no arguments, touches no memory and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
-        eprintln!("SKIPPED: the remote tests need root (their own sshd and network namespace)");
+        crate::common::skip_unless_required("the remote tests need root (their own sshd and network namespace)");
         return None;
     }
     if !Path::new("/usr/sbin/sshd").exists() || Command::new("ssh").arg("-V").output().is_err() {
-        eprintln!("SKIPPED: the remote tests need openssh-server and openssh-client (see .ci/packages.txt)");
+        crate::common::skip_unless_required("the remote tests need openssh-server and openssh-client (Debian packages)");
         return None;
     }
     let lock = machine_lock()?;
     let dir = tempfile::Builder::new().prefix("perflab-it16-").tempdir().ok()?;
     let d = dir.path();
     if !keygen(&d.join("host_key")) || !keygen(&d.join("client_key")) {
-        eprintln!("SKIPPED: ssh-keygen failed");
+        crate::common::skip_unless_required("ssh-keygen failed");
         return None;
     }
     std::fs::copy(d.join("client_key.pub"), d.join("authorized_keys")).ok()?;
@@ -169,10 +169,10 @@ fn server() -> Option<Server> {
     let sshd = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("SKIPPED: cannot start sshd: {e}");
             if netns {
                 clean_leftovers();
             }
+            crate::common::skip_unless_required(&format!("cannot start sshd: {e}"));
             return None;
         }
     };
@@ -188,7 +188,7 @@ fn server() -> Option<Server> {
     let sa: std::net::SocketAddr = format!("{}:{PORT}", server.addr).parse().ok()?;
     while std::net::TcpStream::connect_timeout(&sa, Duration::from_millis(200)).is_err() {
         if Instant::now() > end {
-            eprintln!("SKIPPED: sshd did not start listening on {sa}");
+            crate::common::skip_unless_required(&format!("sshd did not start listening on {sa}"));
             return None;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -441,10 +441,10 @@ impl Drop for RemoveOnDrop {
 fn install_into_the_per_version_cache(srv: &Server, key: &Path) {
     let cache = PathBuf::from("/root/.cache/perflab").join(env!("CARGO_PKG_VERSION"));
     if cache.exists() {
-        eprintln!(
-            "SKIPPED (install): {} exists already and is not this test's to replace",
+        crate::common::skip_unless_required(&format!(
+            "install: {} exists already and is not this test's to replace",
             cache.display()
-        );
+        ));
         return;
     }
     let _gone = RemoveOnDrop(cache.clone());

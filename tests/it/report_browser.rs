@@ -32,8 +32,8 @@ fn headless(bin: &str, profile: &std::path::Path) -> Command {
 #[test]
 fn the_html_report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {
-        // CI installs chromium from .ci/packages.txt; say plainly when it is missing here.
-        eprintln!("SKIPPED: chromium is not installed (apt-get install -y chromium)");
+        // CI installs chromium from .ci/packages.txt.
+        crate::common::skip_unless_required("chromium is not installed (Debian package `chromium`)");
         return;
     };
     let tmp = tempfile::tempdir().unwrap();

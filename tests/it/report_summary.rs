@@ -33,7 +33,7 @@ fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, f64, String)> {
         .into_iter()
         .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
     let Some(bin) = bin else {
-        eprintln!("SKIPPED the first-screen check: chromium is not installed (apt-get install -y chromium)");
+        crate::common::skip_unless_required("the first-screen check: chromium is not installed (Debian package `chromium`)");
         return None;
     };
     // A copy of the page with a probe script (the report itself allows no script): it writes where

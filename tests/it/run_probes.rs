@@ -214,14 +214,14 @@ fn an_icmp_probe_without_the_privilege_refuses_the_plan_naming_the_sysctl() {
     let range = std::fs::read_to_string("/proc/sys/net/ipv4/ping_group_range").unwrap_or_default();
     let r: Vec<u64> = range.split_whitespace().filter_map(|v| v.parse().ok()).collect();
     if r.len() == 2 && r[0] <= 65534 && 65534 <= r[1] {
-        eprintln!(
-            "SKIPPED: net.ipv4.ping_group_range ({}) lets nobody ping: nothing to refuse",
+        crate::common::skip_unless_required(&format!(
+            "net.ipv4.ping_group_range ({}) lets nobody ping: nothing to refuse",
             range.trim()
-        );
+        ));
         return;
     }
     if Command::new("setpriv").arg("--version").output().is_err() {
-        eprintln!("SKIPPED: no setpriv to run as nobody");
+        crate::common::skip_unless_required("no setpriv to run as nobody (Debian package `util-linux`)");
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");

@@ -185,7 +185,7 @@ auth = ["Bearer {FROM_MATRIX}"]
 #[test]
 fn ab_cookie_and_basic_auth_options_and_a_marked_workload_variable_are_kept_nowhere() {
     if perflab::workload::exec::preflight::find_program("ab", None, None).is_none() {
-        eprintln!("SKIPPED: ab is not installed (Debian package apache2-utils): ab -C redaction not tested");
+        crate::common::skip_unless_required("ab is not installed (Debian package `apache2-utils`): ab -C redaction not tested");
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");

@@ -20,7 +20,7 @@ impl Tmpfs {
             .status()
             .is_ok_and(|s| s.success());
         if !ok {
-            eprintln!("SKIPPED: cannot mount a tmpfs here (needs root); the full-disk test did not run");
+            crate::common::skip_unless_required("cannot mount a tmpfs here (needs root); the full-disk test did not run");
             return None;
         }
         Some(Tmpfs { dir })
