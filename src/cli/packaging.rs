@@ -55,7 +55,13 @@ pub fn pages() -> anyhow::Result<Vec<(String, Vec<u8>)>> {
 pub fn man(a: ManArgs) -> anyhow::Result<i32> {
     let pages = pages()?;
     let dir: &Path = &a.dir;
-    std::fs::create_dir_all(dir).map_err(|e| crate::error::usage(format!("cannot make the directory {}: {e}", dir.display())))?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(crate::error::usage(format!(
+            "{} is a file, not a directory for the man pages",
+            dir.display()
+        )));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| crate::error::usage(format!("cannot make the directory {}: {}", dir.display(), e)))?;
     for (name, roff) in &pages {
         let path = dir.join(name);
         crate::util::fs::write_atomic(&path, roff).map_err(|e| crate::error::usage(format!("cannot write {}: {e}", path.display())))?;

@@ -12,7 +12,21 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 /// The subcommands tested here, as `perflab --help` lists them.
 const TESTED: &[&str] = &[
-    "monitor", "http", "load", "serve", "probe", "run", "demo", "report", "compare", "export", "store", "hosts", "agent",
+    "monitor",
+    "http",
+    "load",
+    "serve",
+    "probe",
+    "run",
+    "demo",
+    "report",
+    "compare",
+    "export",
+    "store",
+    "hosts",
+    "agent",
+    "completions",
+    "man",
 ];
 
 fn perflab(args: &[&str]) -> Output {
@@ -285,6 +299,19 @@ fn compare() {
 #[test]
 fn export() {
     refused(&[(&["export", "/nonexistent"], "not a perflab run directory"), (&["export"], "<RUN>")]);
+}
+
+#[test]
+fn completions() {
+    refused(&[
+        (&["completions", "nosuch"], "invalid value 'nosuch'"),
+        (&["completions"], "<SHELL>"),
+    ]);
+}
+
+#[test]
+fn man() {
+    refused(&[(&["man", "/proc/version"], "is a file, not a directory")]);
 }
 
 #[test]
