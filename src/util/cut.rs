@@ -37,8 +37,8 @@ impl Why {
     /// What a call that the cut ended says about it.
     pub fn said(self) -> &'static str {
         match self {
-            Why::Interrupted => "interrupted",
-            Why::Deadline => "no answer by the end of the phase",
+            Why::Interrupted => "still waiting on the peer when interrupted",
+            Why::Deadline => "still waiting on the peer at the end of the phase",
         }
     }
 }
