@@ -1,9 +1,10 @@
 //! `command`: any command, timed from its start to its exit, as `time ssh server 'echo test'`
 //! measures. A shell line runs with `sh -c` (one plain word runs as a program); an argv runs
 //! without a shell. The command runs in its
-//! own process group with no input and its output discarded; exit 0 is a reply, any other exit is
-//! failed with its status (128 + N for signal N), and a command still running at the timeout has its
-//! group killed and is a loss.
+//! own process group with no input and its output discarded, and dies with perflab
+//! (`PR_SET_PDEATHSIG`); exit 0 is a reply, any other exit is failed with its status (128 + N for
+//! signal N), and a command still running at the timeout has its group killed and is a loss. An
+//! abort (Ctrl-C) kills the group at once, and the probe is no sample.
 
 use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Target, Traffic};
 use crate::error::usage;
@@ -62,15 +63,17 @@ struct Run {
 impl Exchange for Run {
     fn exchange(&mut self, timeout: Duration) -> Exchanged {
         let t0 = Instant::now();
-        let outcome = match Command::new(&self.program)
-            .arg0(&self.argv[0])
+        let mut cmd = Command::new(&self.program);
+        cmd.arg0(&self.argv[0])
             .args(&self.argv[1..])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-        {
+            .process_group(0);
+        // Dies with perflab, even by SIGKILL (the probe's thread, which forks it, lives until it is
+        // reaped).
+        crate::util::process::die_with_parent(&mut cmd);
+        let outcome = match cmd.spawn() {
             Ok(child) => wait(child, t0, timeout),
             Err(e) => Outcome::Error(format!("cannot run `{}`: {e}", self.argv[0])),
         };
@@ -82,9 +85,11 @@ impl Exchange for Run {
     }
 }
 
-/// Wait for the child's exit until `t0 + timeout`; past it, kill its group.
+/// Wait for the child's exit until `t0 + timeout`; past it, kill its group. An abort of the probes
+/// (Ctrl-C) kills the group at once, through the thread's cut.
 fn wait(mut child: Child, t0: Instant, timeout: Duration) -> Outcome {
     let deadline = t0 + timeout;
+    let held = crate::util::cut::hold_group(child.id() as libc::pid_t);
     let exited = match sys::pidfd(child.id()) {
         Some(fd) => {
             use std::os::fd::AsRawFd;
@@ -101,6 +106,8 @@ fn wait(mut child: Child, t0: Instant, timeout: Duration) -> Outcome {
         None => poll_exit(&mut child, deadline),
     };
     let rtt = t0.elapsed();
+    // Taken back before the leader is reaped, so that the cut never signals a reused group id.
+    drop(held);
     if !exited {
         sys::kill_group(child.id());
         let _ = child.wait();
