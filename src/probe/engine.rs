@@ -4,9 +4,14 @@
 use super::result::ProbeResult;
 use super::sys::{self, Stop};
 use super::{Datagram, Driver, Exchange, Observer, Opened, Outcome, PhaseFn, ProbeSpec, Received, Sample, Traffic};
+use crate::util::cut::cut_here;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How long a probe in flight may still wait for its answer after the probe's end (its duration,
+/// or a stop): with no answer by then it is a loss, however long its timeout.
+pub(crate) const END_GRACE: Duration = Duration::from_secs(1);
 
 /// What a probe's thread is given.
 pub(crate) struct Ctx {
@@ -155,17 +160,21 @@ fn exchange_loop(ctx: &Ctx, ex: &mut dyn Exchange, sched: &mut Schedule, rec: &m
         }
         let at = Instant::now();
         let phase = (ctx.phase)();
-        let done = ex.exchange(ctx.spec.timeout);
+        // The probe's duration bounds its waits too: at most END_GRACE past its end.
+        let timeout = ctx.spec.timeout.min((sched.end + END_GRACE).saturating_duration_since(at));
+        let done = ex.exchange(timeout);
         if ctx.stop.is_aborted() {
             // Ended by the abort, not by its peer: no outcome to record.
             break;
         }
+        // Cut at a stop (RunningProbes::stop) while still waiting: no answer by the end, a loss.
+        let outcome = if cut_here().is_some() { Outcome::Timeout } else { done.outcome };
         sched.sent();
         rec.samples.push(Sample {
             seq: rec.samples.len() as u64,
             t_s: rec.t_s(at),
             phase,
-            outcome: done.outcome,
+            outcome,
             parts: done.parts,
             traffic: done.traffic,
         });
@@ -232,7 +241,7 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
                 seq,
                 at,
                 tx_ns,
-                deadline: at + timeout,
+                deadline: (at + timeout).min(sched.end + END_GRACE),
                 done,
             });
             if done {
@@ -281,10 +290,15 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
                 }
             }
         };
-        if mask & 2 != 0 {
+        if mask & 2 != 0 && sending {
             sending = false;
             if ctx.stop.is_aborted() {
                 break;
+            }
+            // Stopped: the probes in flight get at most END_GRACE more.
+            let bound = Instant::now() + END_GRACE;
+            for f in flights.iter_mut() {
+                f.deadline = f.deadline.min(bound);
             }
         }
         if mask & 1 != 0 {

@@ -285,10 +285,13 @@ impl RunningProbes {
         *guard >= self.threads.len()
     }
 
-    /// Stop sending, wait for the probes in flight (each at most its timeout), and return one
-    /// result per spec, in the order given.
+    /// Stop sending, wait for the probes in flight (each at most its timeout, and at most a second:
+    /// one still waiting then is a loss), and return one result per spec, in the order given.
     pub fn stop(self) -> Vec<ProbeResult> {
         self.stop.set();
+        if !self.wait_finished(engine::END_GRACE) {
+            self.cut.cut(Why::Deadline);
+        }
         self.join()
     }
 
