@@ -29,6 +29,7 @@ pub mod cli;
 mod command;
 mod engine;
 pub mod figures;
+mod guard;
 mod http;
 mod icmp;
 mod result;
