@@ -120,12 +120,11 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<i32> {
     }
     // Interrupted: the probe in flight (a command, a connect, a GET, a datagram awaiting its reply)
     // is ended, not waited for, and is not a sample.
-    let results = if cancel.is_cancelled() {
-        running.abort()
-    } else {
-        running.stop()
-    };
-    let result = results.into_iter().next().ok_or_else(|| anyhow::anyhow!("the probe gave no result"))?;
+    let results = if cancel.is_cancelled() { running.abort() } else { running.stop() };
+    let result = results
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("the probe gave no result"))?;
     let interrupted = cancel.is_cancelled();
     let summary = result.summary();
     if a.json {

@@ -358,7 +358,8 @@ mod tests {
     fn a_cut_ends_a_connect_to_a_peer_whose_backlog_is_full() {
         use socket2::{Domain, SockAddr, Socket, Type};
         let l = Socket::new(Domain::IPV4, Type::STREAM, None).expect("socket");
-        l.bind(&SockAddr::from("127.0.0.1:0".parse::<std::net::SocketAddr>().expect("addr"))).expect("bind");
+        l.bind(&SockAddr::from("127.0.0.1:0".parse::<std::net::SocketAddr>().expect("addr")))
+            .expect("bind");
         l.listen(0).expect("listen");
         let addr = l.local_addr().expect("addr").as_socket().expect("inet");
         // Fill the backlog: later SYNs are dropped, and a connect waits for its timeout.
@@ -383,7 +384,10 @@ mod tests {
         let t0 = Instant::now();
         cut.cut(Why::Interrupted);
         let (failed, why) = t.join().expect("thread");
-        assert!(t0.elapsed() < Duration::from_secs(10), "the connect returned at the cut, not at its timeout");
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "the connect returned at the cut, not at its timeout"
+        );
         assert!(failed);
         assert_eq!(why, Some(Why::Interrupted));
     }
@@ -433,7 +437,10 @@ mod tests {
             std::thread::sleep(Duration::from_millis(5));
         }
         assert_eq!(cut.is_cut(), Some(Why::Interrupted));
-        assert!(t0.elapsed() >= CANCEL_GRACE - Duration::from_millis(25), "calls in flight had their grace");
+        assert!(
+            t0.elapsed() >= CANCEL_GRACE - Duration::from_millis(25),
+            "calls in flight had their grace"
+        );
         drop(armed);
         let cut = Cut::new();
         let armed = cut.arm(&Cancel::new(), Some(Instant::now() + Duration::from_millis(50)));

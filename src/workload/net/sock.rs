@@ -66,7 +66,11 @@ impl NetError {
     pub fn io(e: &std::io::Error, connecting: bool, what: &str) -> NetError {
         if let Some(why) = cut_here() {
             return NetError {
-                class: if connecting { ErrorClass::ConnectTimeout } else { ErrorClass::Timeout },
+                class: if connecting {
+                    ErrorClass::ConnectTimeout
+                } else {
+                    ErrorClass::Timeout
+                },
                 message: format!("{what}: {}", why.said()),
             };
         }

@@ -187,7 +187,10 @@ pub fn connect_tcp(host: &str, port: u16, timeout: std::time::Duration) -> Resul
             Err(e) => last = Some(cut_or(e.to_string())),
         }
     }
-    Err(DbError::new(ErrorClass::ConnectionLost, last.unwrap_or_else(|| "no address".to_string())))
+    Err(DbError::new(
+        ErrorClass::ConnectionLost,
+        last.unwrap_or_else(|| "no address".to_string()),
+    ))
 }
 
 /// `message`, unless the call failed because the run's cut ended it: then what the cut says.

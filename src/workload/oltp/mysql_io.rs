@@ -9,8 +9,8 @@ use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
 use super::backend::{connect_tcp, cut_or, DbError, ErrorClass};
-use crate::util::cut::Watched;
 use super::mysql_wire::{self as wire, MAX_PAYLOAD};
+use crate::util::cut::Watched;
 
 /// How long one statement may take before the connection is declared lost.
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -214,7 +214,10 @@ impl Wire {
                 Err(e) => return Err(lost_within(e, self.timeout)),
             };
             if n == 0 {
-                return Err(DbError::new(ErrorClass::ConnectionLost, cut_or("the server closed the connection".into())));
+                return Err(DbError::new(
+                    ErrorClass::ConnectionLost,
+                    cut_or("the server closed the connection".into()),
+                ));
             }
             self.rend += n;
         }

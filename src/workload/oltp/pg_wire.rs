@@ -119,7 +119,10 @@ impl Wire {
             if have >= 1 && !BACKEND_TAGS.contains(&self.rbuf[self.head]) {
                 return Err(DbError::new(
                     ErrorClass::Other,
-                    format!("the server speaks another protocol than PostgreSQL's (a message of type {:#04x})", self.rbuf[self.head]),
+                    format!(
+                        "the server speaks another protocol than PostgreSQL's (a message of type {:#04x})",
+                        self.rbuf[self.head]
+                    ),
                 ));
             }
             if have >= 5 {
@@ -155,7 +158,10 @@ impl Wire {
                 Err(e) => return Err(lost_within(e, self.timeout)),
             };
             if n == 0 {
-                return Err(DbError::new(ErrorClass::ConnectionLost, cut_or("the server closed the connection".into())));
+                return Err(DbError::new(
+                    ErrorClass::ConnectionLost,
+                    cut_or("the server closed the connection".into()),
+                ));
             }
             self.tail += n;
         }

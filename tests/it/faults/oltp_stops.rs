@@ -20,10 +20,16 @@ fn servers() -> Vec<Server> {
 /// `load oltp` on `server`'s `sbtest1` (1000 rows, prepared first), 2 threads, no warm-up.
 fn load(server: &Server, more: &[&str]) -> Command {
     let base = ["load", "oltp", "--db", &server.url, "--tables", "1", "--table-size", "1000"];
-    let prep = Command::new(BIN).args(base).args(["--prepare-only", "-q"]).output().expect("prepare");
+    let prep = Command::new(BIN)
+        .args(base)
+        .args(["--prepare-only", "-q"])
+        .output()
+        .expect("prepare");
     assert_eq!(prep.status.code(), Some(0), "{}", String::from_utf8_lossy(&prep.stderr));
     let mut c = Command::new(BIN);
-    c.args(base).args(["--prepare", "never", "--threads", "2", "--warmup", "0s"]).args(more);
+    c.args(base)
+        .args(["--prepare", "never", "--threads", "2", "--warmup", "0s"])
+        .args(more);
     c
 }
 
@@ -45,7 +51,9 @@ impl Frozen {
         let leader = server.pid().expect("server pid") as libc::pid_t;
         let mut pids = vec![leader];
         for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
-            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else { continue };
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else {
+                continue;
+            };
             let stat = std::fs::read_to_string(e.path().join("stat")).unwrap_or_default();
             let ppid = stat
                 .rfind(')')
@@ -95,7 +103,12 @@ fn frozen_under_load(server: &Server, cmd: Command, interrupt: Option<Duration>)
         },
         Duration::from_secs(120),
     );
-    assert!(frozen.is_some(), "{:?}: the load ended before the server was frozen\n{}", server.kind, r.text());
+    assert!(
+        frozen.is_some(),
+        "{:?}: the load ended before the server was frozen\n{}",
+        server.kind,
+        r.text()
+    );
     drop(frozen);
     r
 }
@@ -109,20 +122,40 @@ fn a_server_that_stops_answering_mid_load_ends_the_load_at_its_duration_and_on_c
         let r = frozen_under_load(&server, load(&server, &["-d", "4s", "-q"]), None);
         let bound = Duration::from_secs(4 + 3) + allowance() * 2;
         println!("{kind:?} frozen: exit {:?} after {:?}", r.code(), r.took);
-        assert!(!r.hung && r.took <= bound, "{kind:?}: ran {:?}, more than {bound:?}\n{}", r.took, r.text());
-        assert_eq!(r.code(), Some(1), "{kind:?}: a load whose server stopped answering fails\n{}", r.text());
+        assert!(
+            !r.hung && r.took <= bound,
+            "{kind:?}: ran {:?}, more than {bound:?}\n{}",
+            r.took,
+            r.text()
+        );
+        assert_eq!(
+            r.code(),
+            Some(1),
+            "{kind:?}: a load whose server stopped answering fails\n{}",
+            r.text()
+        );
         let stdout = String::from_utf8_lossy(&r.out.stdout);
-        assert!(stdout.contains("Failed: connection_lost"), "{kind:?}: the summary says why\n{stdout}");
+        assert!(
+            stdout.contains("Failed: connection_lost"),
+            "{kind:?}: the summary says why\n{stdout}"
+        );
         assert!(stdout.contains("still waiting on the peer at the end of the phase"), "{stdout}");
         // On Ctrl-C: 60 s asked, SIGINT 1 s after the freeze.
         let r = frozen_under_load(&server, load(&server, &["-d", "60s", "-q"]), Some(Duration::from_secs(1)));
         let bound = Duration::from_millis(1500) + allowance();
         let t = r.after_interrupt.expect("interrupted");
         println!("{kind:?} frozen, Ctrl-C: exit {:?} {t:?} after it", r.code());
-        assert!(!r.hung && t <= bound, "{kind:?}: ended {t:?} after Ctrl-C, more than {bound:?}\n{}", r.text());
+        assert!(
+            !r.hung && t <= bound,
+            "{kind:?}: ended {t:?} after Ctrl-C, more than {bound:?}\n{}",
+            r.text()
+        );
         assert_eq!(r.code(), Some(130), "{}", r.text());
         let stdout = String::from_utf8_lossy(&r.out.stdout);
-        assert!(stdout.contains("(interrupted)") && stdout.contains("transactions:"), "the summary\n{stdout}");
+        assert!(
+            stdout.contains("(interrupted)") && stdout.contains("transactions:"),
+            "the summary\n{stdout}"
+        );
     }
 }
 
@@ -162,7 +195,11 @@ fn with_the_server_gone_the_live_line_counts_no_transaction_and_the_errors_apart
             },
             Duration::from_secs(120),
         );
-        assert!(stopped.is_some(), "{kind:?}: the load ended before the server stopped\n{}", r.text());
+        assert!(
+            stopped.is_some(),
+            "{kind:?}: the load ended before the server stopped\n{}",
+            r.text()
+        );
         assert_eq!(r.code(), Some(1), "{}", r.text());
         let stderr = String::from_utf8_lossy(&r.out.stderr);
         let lines = live_lines(&stderr);
@@ -170,12 +207,21 @@ fn with_the_server_gone_the_live_line_counts_no_transaction_and_the_errors_apart
         let last = lines.iter().filter(|(s, _, _)| *s >= 4).collect::<Vec<_>>();
         assert!(!last.is_empty(), "{kind:?}: live lines of the last seconds\n{stderr}");
         for (sec, trx, errs) in last {
-            assert_eq!(*trx, 0.0, "{kind:?}: second {sec}: no transaction commits without a server\n{stderr}");
+            assert_eq!(
+                *trx, 0.0,
+                "{kind:?}: second {sec}: no transaction commits without a server\n{stderr}"
+            );
             assert!(*errs > 0.0, "{kind:?}: second {sec}: the failed ones are counted apart\n{stderr}");
         }
         let stdout = String::from_utf8_lossy(&r.out.stdout);
-        assert!(stdout.contains("failed transactions: ") && stdout.contains(" per sec.)"), "{stdout}");
-        assert!(stdout.contains("Failed: connection_lost: "), "the summary says why it exits 1\n{stdout}");
+        assert!(
+            stdout.contains("failed transactions: ") && stdout.contains(" per sec.)"),
+            "{stdout}"
+        );
+        assert!(
+            stdout.contains("Failed: connection_lost: "),
+            "the summary says why it exits 1\n{stdout}"
+        );
     }
 }
 
@@ -186,15 +232,40 @@ fn ctrl_c_during_the_table_load_exits_130_within_a_second() {
         // Far more rows than can be loaded before the Ctrl-C, sent once the load is under way (the
         // progress line on stderr is not asked for here: 1.5 s after the start, the table exists).
         let mut cmd = Command::new(BIN);
-        cmd.args(["load", "oltp", "--db", &server.url, "--tables", "1", "--table-size", "20000000", "--prepare-only", "-q"]);
+        cmd.args([
+            "load",
+            "oltp",
+            "--db",
+            &server.url,
+            "--tables",
+            "1",
+            "--table-size",
+            "20000000",
+            "--prepare-only",
+            "-q",
+        ]);
         let r = run(cmd, Some(Duration::from_millis(1500)), Duration::from_secs(120));
-        let t = r.after_interrupt.unwrap_or_else(|| panic!("{kind:?}: the load ended before its Ctrl-C\n{}", r.text()));
+        let t = r
+            .after_interrupt
+            .unwrap_or_else(|| panic!("{kind:?}: the load ended before its Ctrl-C\n{}", r.text()));
         let bound = Duration::from_millis(1500) + allowance();
         println!("{kind:?} table load, Ctrl-C: exit {:?} {t:?} after it", r.code());
-        assert!(!r.hung && t <= bound, "{kind:?}: ended {t:?} after Ctrl-C, more than {bound:?}\n{}", r.text());
-        assert_eq!(r.code(), Some(130), "{kind:?}: an interrupted table load is an interruption\n{}", r.text());
+        assert!(
+            !r.hung && t <= bound,
+            "{kind:?}: ended {t:?} after Ctrl-C, more than {bound:?}\n{}",
+            r.text()
+        );
+        assert_eq!(
+            r.code(),
+            Some(130),
+            "{kind:?}: an interrupted table load is an interruption\n{}",
+            r.text()
+        );
         let stderr = String::from_utf8_lossy(&r.out.stderr);
-        assert!(stderr.contains("interrupted while preparing the tables"), "{kind:?}: one line says so\n{stderr}");
+        assert!(
+            stderr.contains("interrupted while preparing the tables"),
+            "{kind:?}: one line says so\n{stderr}"
+        );
         no_internals(&r, "oltp table load, Ctrl-C");
     }
 }

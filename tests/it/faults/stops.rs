@@ -74,9 +74,17 @@ fn against_peers(cases: &[Case], bounded: &[&str], duration: Duration, unbounded
         .collect();
     let problems = in_parallel(&runs, 6, |(case, kind, interrupt)| {
         let peer = Peer::start(*kind);
-        let what = format!("{} against a peer that {kind:?}{}", case.name, if *interrupt { ", Ctrl-C" } else { "" });
+        let what = format!(
+            "{} against a peer that {kind:?}{}",
+            case.name,
+            if *interrupt { ", Ctrl-C" } else { "" }
+        );
         let r = if *interrupt {
-            run(perflab(&case.with(&peer, unbounded)), Some(Duration::from_millis(1200)), Duration::from_secs(90))
+            run(
+                perflab(&case.with(&peer, unbounded)),
+                Some(Duration::from_millis(1200)),
+                Duration::from_secs(90),
+            )
         } else {
             run(perflab(&case.with(&peer, bounded)), None, Duration::from_secs(90))
         };
@@ -97,7 +105,12 @@ fn against_peers(cases: &[Case], bounded: &[&str], duration: Duration, unbounded
 }
 
 fn assert_none(problems: Vec<String>) {
-    assert!(problems.is_empty(), "{} case(s) did not stop in time:\n{}", problems.len(), problems.join("\n\n"));
+    assert!(
+        problems.is_empty(),
+        "{} case(s) did not stop in time:\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
 }
 
 #[test]
@@ -124,7 +137,10 @@ fn http_ends_at_its_duration_and_on_ctrl_c_whatever_the_peer_does() {
     let cases = [
         Case::new("http".into(), &["http", "http://{addr}/", "-c", "2", "-q"]),
         Case::new("http --http2".into(), &["http", "http://{addr}/", "-c", "2", "--http2", "-q"]),
-        Case::new("http --no-keepalive".into(), &["http", "http://{addr}/", "-c", "2", "--no-keepalive", "-q"]),
+        Case::new(
+            "http --no-keepalive".into(),
+            &["http", "http://{addr}/", "-c", "2", "--no-keepalive", "-q"],
+        ),
         Case::new("http --rate".into(), &["http", "http://{addr}/", "-c", "2", "-r", "200", "-q"]),
     ];
     assert_none(against_peers(&cases, &["-d", "1s"], Duration::from_secs(1), &["-d", "60s"]));
@@ -147,7 +163,10 @@ fn load_oltp_ends_on_ctrl_c_and_within_its_connect_timeout_whatever_the_server_d
     // None of these peers speaks a database protocol: the load never starts, and the preparation
     // ends at the client's connect timeout (10 s, the "duration" here) or at once.
     let cases = [
-        Case::new("load oltp postgres".into(), &["load", "oltp", "--db", "postgres://u:p@{addr}/x", "-q"]),
+        Case::new(
+            "load oltp postgres".into(),
+            &["load", "oltp", "--db", "postgres://u:p@{addr}/x", "-q"],
+        ),
         Case::new("load oltp mysql".into(), &["load", "oltp", "--db", "mysql://u:p@{addr}/x", "-q"]),
     ];
     let problems = against_peers(&cases, &["-d", "1s"], Duration::from_secs(10), &["-d", "60s"]);
@@ -166,7 +185,11 @@ fn a_command_probe_ends_at_its_duration_and_on_ctrl_c_and_a_count_of_3_is_3() {
         None,
         Duration::from_secs(90),
     );
-    assert_none(judge_duration("probe command -d 1s", &r, Duration::from_secs(1)).into_iter().collect());
+    assert_none(
+        judge_duration("probe command -d 1s", &r, Duration::from_secs(1))
+            .into_iter()
+            .collect(),
+    );
     let r = run(
         t(&["probe", "command", stubborn, "-c", "3", "-W", "30s"]),
         Some(Duration::from_millis(1200)),
@@ -177,7 +200,11 @@ fn a_command_probe_ends_at_its_duration_and_on_ctrl_c_and_a_count_of_3_is_3() {
     assert!(stdout.contains("0 probes"), "the probe in flight is not a sample:\n{stdout}");
     assert!(!stdout.contains("skipped"), "nothing skipped:\n{stdout}");
     // Three probes, each longer than the interval: 3 probes, none skipped.
-    let r = run(t(&["probe", "command", "sleep 0.3", "-c", "3", "-i", "50ms"]), None, Duration::from_secs(60));
+    let r = run(
+        t(&["probe", "command", "sleep 0.3", "-c", "3", "-i", "50ms"]),
+        None,
+        Duration::from_secs(60),
+    );
     assert_eq!(r.code(), Some(0), "{}", r.text());
     let stdout = String::from_utf8_lossy(&r.out.stdout);
     assert!(stdout.contains("3 probes, 3 replies"), "{stdout}");
@@ -195,8 +222,17 @@ fn the_built_in_loads_end_at_their_duration_and_on_ctrl_c() {
     let problems = in_parallel(&runs, 3, |(name, args, interrupt)| {
         let mut args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
         args.extend(["-d".to_string(), if *interrupt { "60s" } else { "1s" }.to_string()]);
-        let r = run(perflab(&args), interrupt.then_some(Duration::from_millis(1200)), Duration::from_secs(90));
-        println!("{name}: exit {:?} after {:?} (after Ctrl-C: {:?})", r.code(), r.took, r.after_interrupt);
+        let r = run(
+            perflab(&args),
+            interrupt.then_some(Duration::from_millis(1200)),
+            Duration::from_secs(90),
+        );
+        println!(
+            "{name}: exit {:?} after {:?} (after Ctrl-C: {:?})",
+            r.code(),
+            r.took,
+            r.after_interrupt
+        );
         if *interrupt {
             judge_interrupt(&format!("{name}, Ctrl-C"), &r)
         } else {
@@ -216,7 +252,12 @@ fn ctrl_c_during_the_disk_files_layout_ends_it_within_a_second() {
         .map(|s| s.to_string())
         .collect();
     let r = run(perflab(&args), Some(Duration::from_millis(800)), Duration::from_secs(120));
-    println!("load disk layout: exit {:?} after {:?} (after Ctrl-C: {:?})", r.code(), r.took, r.after_interrupt);
+    println!(
+        "load disk layout: exit {:?} after {:?} (after Ctrl-C: {:?})",
+        r.code(),
+        r.took,
+        r.after_interrupt
+    );
     assert_none(judge_interrupt("load disk, Ctrl-C during the layout", &r).into_iter().collect());
     let stdout = String::from_utf8_lossy(&r.out.stdout);
     assert!(stdout.contains("interrupted while laying out the file"), "{stdout}");
@@ -227,7 +268,9 @@ fn ctrl_c_during_the_disk_files_layout_ends_it_within_a_second() {
 fn with_marker(marker: &str) -> Vec<libc::pid_t> {
     let mut out = Vec::new();
     for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
-        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else { continue };
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<libc::pid_t>().ok()) else {
+            continue;
+        };
         let cmdline = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
         if String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(marker) {
             out.push(pid);

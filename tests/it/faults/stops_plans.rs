@@ -77,9 +77,7 @@ fn judge(name: &str, workload: &str, peer: Option<Hostile>) -> Vec<String> {
     let trial_bound = PHASES_TOTAL + Duration::from_secs(3) + allowance() * 2;
     match first_stored {
         None => problems.push(format!("{name}: no trial stored within {:?}\n{}", r.took, r.text())),
-        Some(t) if t > trial_bound => {
-            problems.push(format!("{name}: the first trial was stored after {t:?}, more than {trial_bound:?}"))
-        }
+        Some(t) if t > trial_bound => problems.push(format!("{name}: the first trial was stored after {t:?}, more than {trial_bound:?}")),
         Some(_) => {}
     }
     let bound = Duration::from_millis(1500) + allowance();
@@ -94,7 +92,9 @@ fn judge(name: &str, workload: &str, peer: Option<Hostile>) -> Vec<String> {
         let status = store.run().expect("run").status;
         let kept = store.trials().expect("trials").len();
         if r.after_interrupt.is_some() && (status != RunStatus::Interrupted || kept != 1) {
-            problems.push(format!("{name}: the store says {status:?} with {kept} trial(s), not interrupted with the first kept"));
+            problems.push(format!(
+                "{name}: the store says {status:?} with {kept} trial(s), not interrupted with the first kept"
+            ));
         }
     }
     drop(peer);
@@ -139,5 +139,10 @@ fn every_workload_kind_ends_its_load_at_its_duration_and_its_run_on_ctrl_c() {
         .flatten()
         .collect();
     println!("all plans in {:?}", t0.elapsed());
-    assert!(problems.is_empty(), "{} plan(s) did not stop in time:\n{}", problems.len(), problems.join("\n\n"));
+    assert!(
+        problems.is_empty(),
+        "{} plan(s) did not stop in time:\n{}",
+        problems.len(),
+        problems.join("\n\n")
+    );
 }
