@@ -113,18 +113,27 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<i32> {
         );
     }
     let running = set.run(Arc::new(move || tag.clone()), observer)?;
-    while !running.wait_finished(Duration::from_millis(200)) {
+    while !running.wait_finished(Duration::from_millis(50)) {
         if cancel.is_cancelled() {
             break;
         }
     }
-    let result = running.stop().pop().ok_or_else(|| anyhow::anyhow!("the probe gave no result"))?;
+    // Interrupted: the probe in flight (a command, a connect, a GET, a datagram awaiting its reply)
+    // is ended, not waited for, and is not a sample.
+    let results = if cancel.is_cancelled() { running.abort() } else { running.stop() };
+    let result = results
+        .into_iter()
+        .next()
+        .ok_or_else(|| anyhow::anyhow!("the probe gave no result"))?;
     let interrupted = cancel.is_cancelled();
     let summary = result.summary();
     if a.json {
         println!("{}", result.json(interrupted));
     } else {
         print!("{}", summary_text(&result, &summary));
+        if interrupted {
+            println!("interrupted (a probe in flight is not counted)");
+        }
     }
     if let Some(f) = &result.failure {
         eprintln!("perflab: error: {} probe: {f}", spec.kind.name());

@@ -1,10 +1,12 @@
 //! `command`: any command, timed from its start to its exit, as `time ssh server 'echo test'`
 //! measures. A shell line runs with `sh -c` (one plain word runs as a program); an argv runs
 //! without a shell. The command runs in its
-//! own process group with no input and its output discarded; exit 0 is a reply, any other exit is
-//! failed with its status (128 + N for signal N), and a command still running at the timeout has its
-//! group killed and is a loss.
+//! own process group with no input and its output discarded, and dies with perflab, the whole group
+//! (`PR_SET_PDEATHSIG` for the process perflab starts, and the probe's `guard` for the rest); exit 0 is a reply, any other exit is failed with its status (128 + N for
+//! signal N), and a command still running at the timeout has its group killed and is a loss. An
+//! abort (Ctrl-C) kills the group at once, and the probe is no sample.
 
+use super::guard::Guard;
 use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Target, Traffic};
 use crate::error::usage;
 use crate::util::command::CommandLine;
@@ -27,7 +29,11 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     // The program is looked up on PATH once, here, not at each probe.
     let program = resolve(&argv[0]).ok_or_else(|| usage(format!("command probe: `{}` is not an executable file or on PATH", argv[0])))?;
     Ok(Opened {
-        driver: Driver::Exchange(Box::new(Run { program, argv })),
+        driver: Driver::Exchange(Box::new(Run {
+            program,
+            argv,
+            guard: None,
+        })),
         detail: format!("run to exit ({how})"),
         parts: &[],
     })
@@ -57,21 +63,39 @@ struct Run {
     /// The program's path; it still sees `argv[0]` as given.
     program: PathBuf,
     argv: Vec<String>,
+    /// Started with the first probe.
+    guard: Option<Guard>,
 }
 
 impl Exchange for Run {
     fn exchange(&mut self, timeout: Duration) -> Exchanged {
         let t0 = Instant::now();
-        let outcome = match Command::new(&self.program)
-            .arg0(&self.argv[0])
+        let mut cmd = Command::new(&self.program);
+        cmd.arg0(&self.argv[0])
             .args(&self.argv[1..])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .process_group(0)
-            .spawn()
-        {
-            Ok(child) => wait(child, t0, timeout),
+            .process_group(0);
+        // Dies with perflab, even by SIGKILL (the probe's thread, which forks it, lives until it is
+        // reaped).
+        crate::util::process::die_with_parent(&mut cmd);
+        if self.guard.is_none() {
+            self.guard = Guard::start();
+        }
+        let guard = &mut self.guard;
+        let outcome = match cmd.spawn() {
+            Ok(child) => {
+                let pgid = child.id();
+                if let Some(g) = guard.as_mut() {
+                    g.started(pgid);
+                }
+                wait(child, t0, timeout, &mut || {
+                    if let Some(g) = guard.as_mut() {
+                        g.ended(pgid);
+                    }
+                })
+            }
             Err(e) => Outcome::Error(format!("cannot run `{}`: {e}", self.argv[0])),
         };
         Exchanged {
@@ -82,9 +106,12 @@ impl Exchange for Run {
     }
 }
 
-/// Wait for the child's exit until `t0 + timeout`; past it, kill its group.
-fn wait(mut child: Child, t0: Instant, timeout: Duration) -> Outcome {
+/// Wait for the child's exit until `t0 + timeout`; past it, kill its group. An abort of the probes
+/// (Ctrl-C) kills the group at once, through the thread's cut. `ended` is called once the leader
+/// has exited (or been killed), before it is reaped.
+fn wait(mut child: Child, t0: Instant, timeout: Duration, ended: &mut dyn FnMut()) -> Outcome {
     let deadline = t0 + timeout;
+    let held = crate::util::cut::hold_group(child.id() as libc::pid_t);
     let exited = match sys::pidfd(child.id()) {
         Some(fd) => {
             use std::os::fd::AsRawFd;
@@ -101,11 +128,15 @@ fn wait(mut child: Child, t0: Instant, timeout: Duration) -> Outcome {
         None => poll_exit(&mut child, deadline),
     };
     let rtt = t0.elapsed();
+    // Taken back before the leader is reaped, so that the cut never signals a reused group id.
+    drop(held);
     if !exited {
         sys::kill_group(child.id());
+        ended();
         let _ = child.wait();
         return Outcome::Timeout;
     }
+    ended();
     match child.wait() {
         Ok(st) => status_outcome(st, rtt),
         Err(e) => Outcome::Error(format!("wait: {e}")),

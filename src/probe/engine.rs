@@ -4,9 +4,14 @@
 use super::result::ProbeResult;
 use super::sys::{self, Stop};
 use super::{Datagram, Driver, Exchange, Observer, Opened, Outcome, PhaseFn, ProbeSpec, Received, Sample, Traffic};
+use crate::util::cut::cut_here;
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// How long a probe in flight may still wait for its answer after the probe's end (its duration,
+/// or a stop): with no answer by then it is a loss, however long its timeout.
+pub(crate) const END_GRACE: Duration = Duration::from_secs(1);
 
 /// What a probe's thread is given.
 pub(crate) struct Ctx {
@@ -59,13 +64,17 @@ fn expected_samples(spec: &ProbeSpec) -> usize {
 }
 
 /// Sends at start + k × interval. A slot missed by more than a whole interval is skipped (and
-/// counted) rather than sent late in a burst; one missed by less is sent at once.
+/// counted) rather than sent late in a burst; one missed by less is sent at once. A probe bounded by
+/// its count alone (no duration) skips nothing: its count is what was asked, so after a miss the
+/// schedule starts again from now (the next probe at once, the others an interval apart).
 pub(crate) struct Schedule {
     start: Instant,
     interval: Duration,
     slot: u64,
     sent: u64,
     count: u64,
+    /// Slots are tied to the clock (a duration bounds the probe): missed ones are skipped.
+    timed: bool,
     pub end: Instant,
     pub skipped: u64,
 }
@@ -78,6 +87,7 @@ impl Schedule {
             slot: 0,
             sent: 0,
             count: spec.max_count(),
+            timed: spec.duration.is_some() || spec.count.is_none(),
             end: start + spec.max_duration(),
             skipped: 0,
         }
@@ -94,9 +104,15 @@ impl Schedule {
             return None;
         }
         if now >= self.at(self.slot) + self.interval {
-            let k = (now.duration_since(self.start).as_nanos() / self.interval.as_nanos().max(1)) as u64;
-            self.skipped += k.saturating_sub(self.slot);
-            self.slot = k.max(self.slot);
+            if self.timed {
+                let k = (now.duration_since(self.start).as_nanos() / self.interval.as_nanos().max(1)) as u64;
+                self.skipped += k.saturating_sub(self.slot);
+                self.slot = k.max(self.slot);
+            } else {
+                // Slot `slot` is due now: start = now − slot × interval (never before the start).
+                let back = self.at(self.slot).saturating_duration_since(self.start);
+                self.start = now.checked_sub(back).unwrap_or(self.start).max(self.start);
+            }
         }
         let due = self.at(self.slot);
         (due < self.end).then_some(due)
@@ -144,13 +160,21 @@ fn exchange_loop(ctx: &Ctx, ex: &mut dyn Exchange, sched: &mut Schedule, rec: &m
         }
         let at = Instant::now();
         let phase = (ctx.phase)();
-        let done = ex.exchange(ctx.spec.timeout);
+        // The probe's duration bounds its waits too: at most END_GRACE past its end.
+        let timeout = ctx.spec.timeout.min((sched.end + END_GRACE).saturating_duration_since(at));
+        let done = ex.exchange(timeout);
+        if ctx.stop.is_aborted() {
+            // Ended by the abort, not by its peer: no outcome to record.
+            break;
+        }
+        // Cut at a stop (RunningProbes::stop) while still waiting: no answer by the end, a loss.
+        let outcome = if cut_here().is_some() { Outcome::Timeout } else { done.outcome };
         sched.sent();
         rec.samples.push(Sample {
             seq: rec.samples.len() as u64,
             t_s: rec.t_s(at),
             phase,
-            outcome: done.outcome,
+            outcome,
             parts: done.parts,
             traffic: done.traffic,
         });
@@ -217,7 +241,7 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
                 seq,
                 at,
                 tx_ns,
-                deadline: at + timeout,
+                deadline: (at + timeout).min(sched.end + END_GRACE),
                 done,
             });
             if done {
@@ -266,8 +290,16 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
                 }
             }
         };
-        if mask & 2 != 0 {
+        if mask & 2 != 0 && sending {
             sending = false;
+            if ctx.stop.is_aborted() {
+                break;
+            }
+            // Stopped: the probes in flight get at most END_GRACE more.
+            let bound = Instant::now() + END_GRACE;
+            for f in flights.iter_mut() {
+                f.deadline = f.deadline.min(bound);
+            }
         }
         if mask & 1 != 0 {
             // One datagram per wake: the wait is level-triggered and returns at once if more wait.
@@ -280,11 +312,20 @@ fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &m
             break;
         }
     }
-    // Anything still in flight after a failure ends with it.
+    // Anything still in flight after a failure ends with it; after an abort it is no sample (it
+    // had neither its answer nor its timeout).
     for f in flights.iter().filter(|f| !f.done) {
         if let Some(why) = &rec.failure {
             rec.samples[f.seq as usize].outcome = Outcome::Error(why.clone());
         }
+    }
+    if ctx.stop.is_aborted() {
+        let unsettled: std::collections::HashSet<u64> = flights
+            .iter()
+            .filter(|f| !f.done && f.deadline > Instant::now())
+            .map(|f| f.seq)
+            .collect();
+        rec.samples.retain(|s| !unsettled.contains(&s.seq));
     }
 }
 
@@ -369,7 +410,9 @@ mod tests {
     #[test]
     fn a_slot_missed_by_more_than_an_interval_is_skipped_not_burst() {
         let t0 = Instant::now();
-        let mut s = Schedule::new(t0, &spec(10, 100));
+        let mut timed = spec(10, 100);
+        timed.duration = Some(Duration::from_secs(10));
+        let mut s = Schedule::new(t0, &timed);
         assert_eq!(s.next_due(t0), Some(t0));
         s.sent();
         // 35 ms later: slot 1 (10 ms) is more than an interval late; slots 1 and 2 are skipped and
@@ -381,6 +424,31 @@ mod tests {
         // 45 ms: slot 4 (40 ms) is late by less than an interval: sent now, nothing skipped.
         assert_eq!(s.next_due(t0 + Duration::from_millis(45)).unwrap(), t0 + Duration::from_millis(40));
         assert_eq!(s.skipped, 2);
+    }
+
+    #[test]
+    fn a_count_alone_skips_nothing_the_schedule_starts_again_after_a_miss() {
+        // -c 3 every 200 ms, the first probe taking 20 s: 3 probes, none skipped, none in a burst.
+        let t0 = Instant::now();
+        let ms = Duration::from_millis;
+        let mut s = Schedule::new(t0, &spec(200, 3));
+        assert_eq!(s.next_due(t0), Some(t0));
+        s.sent();
+        let late = t0 + ms(20_000);
+        assert_eq!(s.next_due(late), Some(late), "the next probe at once");
+        s.sent();
+        assert_eq!(s.next_due(late), Some(late + ms(200)), "the one after an interval later");
+        s.sent();
+        assert_eq!(s.next_due(late + ms(200)), None, "a count of 3 is 3");
+        assert_eq!(s.skipped, 0);
+        // Without a count or a duration (until Ctrl-C) the slots keep to the clock: skipped.
+        let mut until = spec(200, 3);
+        until.count = None;
+        let mut s = Schedule::new(t0, &until);
+        s.next_due(t0).unwrap();
+        s.sent();
+        assert_eq!(s.next_due(late), Some(late));
+        assert_eq!(s.skipped, 99);
     }
 
     #[test]

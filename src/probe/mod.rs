@@ -29,6 +29,7 @@ pub mod cli;
 mod command;
 mod engine;
 pub mod figures;
+mod guard;
 mod http;
 mod icmp;
 mod result;
@@ -42,6 +43,7 @@ pub use result::ProbeResult;
 pub use spec::{IcmpSocket, Kind, ProbeSpec, Target};
 pub use summary::{Stats, Summary, Traffic};
 
+use crate::util::cut::{Cut, Why};
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::{Arc, Condvar, Mutex};
@@ -224,6 +226,7 @@ impl ProbeSet {
     /// [`RunningProbes::stop`], telling `observer` (if any) of each sample as its outcome is known.
     pub fn run(self, phase: PhaseFn, observer: Option<Observer>) -> anyhow::Result<RunningProbes> {
         let stop = Arc::new(sys::Stop::new()?);
+        let cut = Cut::new();
         let done = Arc::new((Mutex::new(0usize), Condvar::new()));
         let mut threads = Vec::new();
         for (index, (spec, o)) in self.specs.iter().cloned().zip(self.opened).enumerate() {
@@ -234,8 +237,10 @@ impl ProbeSet {
                 stop: stop.clone(),
                 observer: observer.clone(),
             };
-            let done = done.clone();
+            let (done, cut) = (done.clone(), cut.clone());
             let t = std::thread::Builder::new().name(format!("probe-{index}")).spawn(move || {
+                // The probe's sockets and commands, severed by an abort.
+                let _in = cut.enter();
                 let r = engine::run(ctx, o);
                 let (n, cv) = &*done;
                 *n.lock().unwrap_or_else(|p| p.into_inner()) += 1;
@@ -255,6 +260,7 @@ impl ProbeSet {
             threads,
             specs: self.specs,
             stop,
+            cut,
             done,
         })
     }
@@ -265,6 +271,7 @@ pub struct RunningProbes {
     threads: Vec<JoinHandle<ProbeResult>>,
     specs: Vec<ProbeSpec>,
     stop: Arc<sys::Stop>,
+    cut: Cut,
     done: Arc<(Mutex<usize>, Condvar)>,
 }
 
@@ -279,10 +286,25 @@ impl RunningProbes {
         *guard >= self.threads.len()
     }
 
-    /// Stop sending, wait for the probes in flight (each at most its timeout), and return one
-    /// result per spec, in the order given.
-    pub fn stop(mut self) -> Vec<ProbeResult> {
+    /// Stop sending, wait for the probes in flight (each at most its timeout, and at most a second:
+    /// one still waiting then is a loss), and return one result per spec, in the order given.
+    pub fn stop(self) -> Vec<ProbeResult> {
         self.stop.set();
+        if !self.wait_finished(engine::END_GRACE) {
+            self.cut.cut(Why::Deadline);
+        }
+        self.join()
+    }
+
+    /// Stop at once (Ctrl-C): the probes in flight are ended (their sockets shut, their commands'
+    /// process groups killed) and left out of the samples, which hold only finished probes.
+    pub fn abort(self) -> Vec<ProbeResult> {
+        self.stop.abort();
+        self.cut.cut(Why::Interrupted);
+        self.join()
+    }
+
+    fn join(mut self) -> Vec<ProbeResult> {
         std::mem::take(&mut self.threads)
             .into_iter()
             .zip(std::mem::take(&mut self.specs))

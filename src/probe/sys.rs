@@ -4,6 +4,7 @@
 //! connect without mode switches, a TCP socket's segment and byte counts (`TCP_INFO`), and waiting
 //! for a child's exit (pidfd).
 
+use crate::util::cut::Watched;
 use std::io;
 use std::mem::{size_of, size_of_val, zeroed};
 use std::net::{SocketAddr, TcpStream};
@@ -58,10 +59,12 @@ pub fn realtime_ns() -> i64 {
 }
 
 /// A level-triggered stop flag: an eventfd that becomes readable once `set` and stays so, so that
-/// every loop waiting in `ppoll` (or in [`Stop::wait`]) wakes at once.
+/// every loop waiting in `ppoll` (or in [`Stop::wait`]) wakes at once. An [`abort`](Stop::abort)
+/// is a stop that does not wait for the probes in flight either.
 #[derive(Debug)]
 pub struct Stop {
     fd: OwnedFd,
+    aborted: std::sync::atomic::AtomicBool,
 }
 
 impl Stop {
@@ -73,7 +76,20 @@ impl Stop {
         }
         // SAFETY: fd is a fresh descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(Stop { fd })
+        Ok(Stop {
+            fd,
+            aborted: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Stop, and drop the probes in flight rather than wait for them.
+    pub fn abort(&self) {
+        self.aborted.store(true, std::sync::atomic::Ordering::SeqCst);
+        self.set();
+    }
+
+    pub fn is_aborted(&self) -> bool {
+        self.aborted.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn set(&self) {
@@ -263,9 +279,10 @@ pub fn connect(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
 /// (one system call, where std's `connect_timeout` adds two `ioctl`s to switch the mode), the
 /// connect, and a wait for it to finish. The stream stays non-blocking. A refusal is
 /// `ConnectionRefused`; no answer within `timeout` is `TimedOut`.
-pub fn connect_stream(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStream> {
+pub fn connect_stream(addr: &SocketAddr, timeout: Duration) -> io::Result<Watched<TcpStream>> {
     let domain = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
-    let fd = socket(domain, libc::SOCK_STREAM, 0)?;
+    // Held by the probe thread's cut: an abort ends a connect or a read that waits on the peer.
+    let fd = Watched::new(socket(domain, libc::SOCK_STREAM, 0)?);
     let (ss, len) = sockaddr(addr);
     // SAFETY: ss holds a valid sockaddr of length len; fd is our live socket.
     let r = unsafe { libc::connect(fd.as_raw_fd(), (&ss as *const libc::sockaddr_storage).cast(), len) };
@@ -289,7 +306,7 @@ pub fn connect_stream(addr: &SocketAddr, timeout: Duration) -> io::Result<TcpStr
             }
         }
     }
-    Ok(TcpStream::from(fd))
+    Ok(fd.map(TcpStream::from))
 }
 
 /// Wait up to `timeout` for `events` on one descriptor; the events that came (0 on timeout or a signal).

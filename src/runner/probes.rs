@@ -38,10 +38,12 @@ pub fn start(specs: &[ProbeSpec], phases: &Phases, shared: &CurrentPhase) -> any
     ProbeSet::start(specs, phase).map(Some)
 }
 
-/// Stop the probes and put what they measured into the trial's record.
-pub fn finish(running: Option<RunningProbes>, trial_started_unix: f64, rec: &mut TrialRecord) {
+/// Stop the probes and put what they measured into the trial's record; `interrupted` (Ctrl-C):
+/// the probes in flight are ended rather than waited for (see `RunningProbes::abort`).
+pub fn finish(running: Option<RunningProbes>, trial_started_unix: f64, rec: &mut TrialRecord, interrupted: bool) {
     let Some(running) = running else { return };
-    for r in running.stop() {
+    let results = if interrupted { running.abort() } else { running.stop() };
+    for r in results {
         let figures = crate::probe::figures::figures(&r);
         if let Some(result) = rec.result.as_mut() {
             result.metrics.extend(figures);

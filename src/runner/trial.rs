@@ -200,7 +200,7 @@ pub fn run_trial(
     if cancel.is_cancelled() && rec.failure.is_none() {
         rec.failure = Some(TrialFailure::Interrupted);
     }
-    super::probes::finish(probes, started_unix, &mut rec);
+    super::probes::finish(probes, started_unix, &mut rec, cancel.is_cancelled());
     clock.mark();
     clock.marker = None;
     if let Some(m) = monitor {

@@ -3,6 +3,7 @@
 pub mod cancel;
 pub mod command;
 pub mod cpus;
+pub mod cut;
 pub mod duration;
 pub mod fs;
 pub mod listeners;

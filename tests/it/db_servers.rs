@@ -219,6 +219,11 @@ impl Server {
         Some(server)
     }
 
+    /// The server's process (PostgreSQL: the postmaster), while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
     /// MariaDB's Unix socket (None for PostgreSQL, whose socket directory the tests do not use).
     pub fn socket(&self) -> Option<PathBuf> {
         match self.kind {

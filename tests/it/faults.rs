@@ -18,6 +18,10 @@ use crate::common;
 use common::{free_port, only_run_dir, write_plan};
 
 mod disk_full;
+mod oltp_stops;
+mod peers;
+mod stops;
+mod stops_plans;
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 

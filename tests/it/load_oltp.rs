@@ -71,7 +71,7 @@ fn prepare_loads_the_tables_with_their_index_and_keeps_them() {
     let again = prepare::prepare(db.as_ref(), &s, &Cancel::new(), false).expect("prepare again");
     assert_eq!(again.loaded, vec![3]);
     assert_eq!(one(&check, "SELECT COUNT(*) FROM sbtest3"), 1000);
-    prepare::cleanup(db.as_ref(), &s).expect("cleanup");
+    prepare::cleanup(db.as_ref(), &s, &Cancel::new()).expect("cleanup");
     assert_eq!(one(&check, "SELECT COUNT(*) FROM sqlite_master WHERE name LIKE 'sbtest%'"), 0);
     let never = settings(OltpConfig {
         prepare: Some("never".into()),

@@ -32,7 +32,22 @@ pub fn choose(p: &Prepared) -> anyhow::Result<Engine> {
 /// Run the disk load: layout, `warmup` (not measured), then `duration` or the `ops` budget.
 pub fn run(p: &Prepared, warmup: Duration, duration: Duration, cancel: &Cancel, hooks: Hooks<'_>) -> anyhow::Result<DiskReport> {
     let engine = choose(p)?;
-    let laid = file::lay_out(p)?;
+    let laid = file::lay_out(p, cancel)?;
+    if cancel.is_cancelled() {
+        // Interrupted while laying out: nothing measured.
+        return Ok(DiskReport {
+            p: p.clone(),
+            engine,
+            threads: 0,
+            stats: JobStats::new(),
+            series: Vec::new(),
+            measured: Duration::ZERO,
+            cpu: Duration::ZERO,
+            laid_out: laid.written,
+            kept: p.keep,
+            interrupted: true,
+        });
+    }
     let timing = Timing::starting_now(warmup);
     let sh = Arc::new(Shared {
         p: p.clone(),

@@ -4,6 +4,7 @@
 
 use super::config::{Prepared, Target};
 use super::job::{Aligned, Rng};
+use crate::util::Cancel;
 use crate::workload::mem::size::human;
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, SeekFrom, Write};
@@ -41,8 +42,10 @@ fn located(p: &Prepared, what: &str, e: std::io::Error) -> anyhow::Error {
 }
 
 /// Lay out the target: create it (and its temporary directory) if needed and write whatever part of
-/// `size` it lacks. A device is used as it is.
-pub fn lay_out(p: &Prepared) -> anyhow::Result<Laid> {
+/// `size` it lacks. A device is used as it is. `cancel` (Ctrl-C) stops the writing between two
+/// 1 MiB writes, without the sync: the file is then removed as after a run (unless kept), and a
+/// kept or existing one is laid out further next time.
+pub fn lay_out(p: &Prepared, cancel: &Cancel) -> anyhow::Result<Laid> {
     let mut laid = Laid {
         made_file: None,
         made_dir: None,
@@ -77,6 +80,10 @@ pub fn lay_out(p: &Prepared) -> anyhow::Result<Laid> {
         let mut chunk = Aligned::new(1 << 20, &mut rng);
         let mut at = from;
         while at < p.size {
+            if cancel.is_cancelled() {
+                laid.written = at - from;
+                return Ok(laid);
+            }
             let n = (p.size - at).min(1 << 20) as usize;
             rng.fill(&mut chunk.bytes_mut()[..n]);
             f.write_all(&chunk.bytes()[..n])

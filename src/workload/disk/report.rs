@@ -50,7 +50,8 @@ pub struct DiskReport {
     pub measured: Duration,
     /// The process's CPU time over warm-up and load.
     pub cpu: Duration,
-    /// Bytes the layout wrote before the run.
+    /// Bytes the layout wrote before the run (0 when the file was whole). `threads` is 0 when the run was
+    /// interrupted during the layout, before any job started.
     pub laid_out: u64,
     pub kept: bool,
     pub interrupted: bool,
@@ -123,6 +124,14 @@ impl DiskReport {
             self.measured.as_secs_f64(),
             if self.interrupted { " (interrupted)" } else { "" }
         );
+        if self.interrupted && self.threads == 0 {
+            let _ = writeln!(
+                s,
+                "  interrupted while laying out the file ({} written): nothing measured",
+                crate::workload::mem::size::human(self.laid_out)
+            );
+            return s;
+        }
         if let Some(n) = self.engine.note() {
             let _ = writeln!(s, "  engine:  synchronous I/O, {} thread(s): {n}", self.threads);
         }

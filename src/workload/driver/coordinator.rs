@@ -4,6 +4,7 @@
 
 use super::clock;
 use super::interval::{Message, Tick};
+use crate::util::cut::Cut;
 use crate::util::Cancel;
 use crate::workload::result::latency_histogram;
 use hdrhistogram::Histogram;
@@ -12,24 +13,40 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
-/// When the run started and when its measured phase starts.
+/// When the run started, when its measured phase starts and when it ends.
 #[derive(Clone, Copy, Debug)]
 pub struct Timing {
     pub start: Instant,
     /// Operations whose intended time is at or after this instant are measured (warm-up before it).
     pub measure_from: Instant,
+    /// The end of the measured phase, when the run has one: [`END_GRACE`] after it, the calls still
+    /// waiting on their peer are cut (see [`drive`]).
+    pub end: Option<Instant>,
 }
 
 impl Timing {
-    /// A run starting now, measured after `warmup`.
+    /// A run starting now, measured after `warmup`, with no end of its own.
     pub fn starting_now(warmup: Duration) -> Timing {
         let start = Instant::now();
         Timing {
             start,
             measure_from: start + warmup,
+            end: None,
+        }
+    }
+
+    /// This run, its measured phase lasting `duration`.
+    pub fn lasting(self, duration: Duration) -> Timing {
+        Timing {
+            end: Some(crate::util::duration::deadline(self.measure_from, duration)),
+            ..self
         }
     }
 }
+
+/// How long after the end of the measured phase a worker may still wait on its peer (the last call
+/// of a slow server, a count the server sends at the end) before its sockets are cut.
+pub const END_GRACE: Duration = Duration::from_secs(1);
 
 /// One worker thread's result, its thread's CPU time and its wall time.
 pub struct Finished<S> {
@@ -57,6 +74,11 @@ pub struct Hooks<'a> {
 /// Run `threads` workers (thread names `<name>-worker-<id>`): `worker(id, tx)` runs one worker's
 /// loop, sends an [`Interval`](super::interval::Interval) per measured second on `tx`, and returns
 /// its result when `stop` is set or its work is done. `stop` is set when `cancel` is.
+///
+/// Each worker thread enters one [`Cut`]: the sockets it makes through
+/// [`Watched`](crate::util::cut::Watched) are shut down [`CANCEL_GRACE`](crate::util::cut::CANCEL_GRACE)
+/// after `cancel`, or [`END_GRACE`] after the end of the measured phase, so that a worker blocked on
+/// a peer that never answers (or never reads) returns, whatever the peer does.
 pub fn drive<S, E, F>(
     name: &str,
     threads: usize,
@@ -74,10 +96,13 @@ where
     let cpu0 = clock::process_cpu();
     let (tx, rx) = mpsc::channel::<Message>();
     let worker = Arc::new(worker);
+    let cut = Cut::new();
+    let armed = cut.arm(cancel, timing.end.map(|e| e + END_GRACE));
     let mut handles = Vec::new();
     for id in 0..threads {
-        let (tx, worker) = (tx.clone(), worker.clone());
+        let (tx, worker, cut) = (tx.clone(), worker.clone(), cut.clone());
         handles.push(std::thread::Builder::new().name(format!("{name}-worker-{id}")).spawn(move || {
+            let _cut = cut.enter();
             let t0 = Instant::now();
             let r = worker(id, tx.clone());
             let (cpu, wall) = (clock::thread_cpu(), t0.elapsed());
@@ -95,6 +120,7 @@ where
             Err(_) => return Err(anyhow::anyhow!("a worker panicked")),
         }
     }
+    drop(armed);
     Ok(Driven {
         workers,
         series,

@@ -3,20 +3,26 @@
 use super::interval::Tick;
 use std::io::Write;
 
-/// `[   3s]      12345 ops/s  p99     0.09 ms  errors 0`, over the previous line.
+/// `[   3s]      12345 ops/s  p99     0.09 ms  errors 0/s`, over the previous line: the operations
+/// that succeeded, their p99, and apart the ones that failed, each per second.
 pub fn print(t: &Tick, what: &str) {
+    eprint!("\r{}", line(t, what));
+    let _ = std::io::stderr().flush();
+}
+
+/// The text of the live line.
+pub fn line(t: &Tick, what: &str) -> String {
     let p99 = if t.p99_ms.is_finite() {
         format!("{:.2} ms", t.p99_ms)
     } else {
         "-".into()
     };
-    eprint!(
-        "\r[{:>4.0}s] {:>10.0} {what}/s  p99 {p99:>10}  errors {:<6}",
+    format!(
+        "[{:>4.0}s] {:>10.0} {what}/s  p99 {p99:>10}  errors {:<8}",
         t.t_s + 1.0,
         t.requests_per_s,
-        t.errors
-    );
-    let _ = std::io::stderr().flush();
+        format!("{:.0}/s", t.errors as f64 / t.span_s.max(1e-3))
+    )
 }
 
 /// What `perflab load <kind>` prints of a finished load, and whether it failed.
@@ -86,4 +92,36 @@ pub fn run_load<R: LoadOutcome>(
     } else {
         0
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_live_line_counts_what_succeeded_and_the_errors_apart() {
+        // A second with no transaction committed and 76 failed: 0 trx/s, 76 errors/s.
+        let t = Tick {
+            t_s: 2.0,
+            span_s: 1.0,
+            responses: 0,
+            errors: 76,
+            requests_per_s: 0.0,
+            p99_ms: f64::NAN,
+        };
+        let l = line(&t, "trx");
+        assert!(l.contains("         0 trx/s"), "{l}");
+        assert!(l.contains("errors 76/s"), "{l}");
+        // The last, partial second: its errors per second over its own length.
+        let t = Tick {
+            span_s: 0.5,
+            errors: 10,
+            responses: 100,
+            requests_per_s: 200.0,
+            p99_ms: 1.5,
+            ..t
+        };
+        let l = line(&t, "trx");
+        assert!(l.contains("       200 trx/s  p99    1.50 ms  errors 20/s"), "{l}");
+    }
 }

@@ -65,7 +65,9 @@ pub struct Spec {
     pub ops: Option<u64>,
 }
 
-/// One worker's counts (or all of them merged).
+/// One worker's counts (or all of them merged), of the measured phase. A failed operation is
+/// counted in `errors` only: `ops`, `latency` and the series' `responses` are the operations that
+/// succeeded (a failure has no response time, and is no throughput).
 #[derive(Clone, Debug)]
 pub struct OpStats {
     pub latency: Histogram<u64>,
@@ -150,7 +152,7 @@ where
     O: Operation + 'static,
     M: Fn(usize, Until) -> anyhow::Result<O> + Send + Sync + 'static,
 {
-    let timing = Timing::starting_now(spec.warmup);
+    let timing = Timing::starting_now(spec.warmup).lasting(spec.duration);
     let ctx = Arc::new(Ctx {
         spec: spec.clone(),
         timing,
@@ -239,15 +241,19 @@ fn work<O: Operation>(ctx: &Ctx, id: usize, mut op: O, tx: Sender<Message>) -> W
         let r = op.call_measured(measured);
         now = Instant::now();
         if measured {
-            let lat = us(now.saturating_duration_since(intended));
-            let _ = stats.latency.record(lat);
-            let _ = iv.latency.record(lat);
-            iv.responses += 1;
-            stats.ops += 1;
-            if let Err(e) = r {
-                stats.errors += 1;
-                iv.errors += 1;
-                stats.first_error.get_or_insert(e);
+            match r {
+                Ok(()) => {
+                    let lat = us(now.saturating_duration_since(intended));
+                    let _ = stats.latency.record(lat);
+                    let _ = iv.latency.record(lat);
+                    iv.responses += 1;
+                    stats.ops += 1;
+                }
+                Err(e) => {
+                    stats.errors += 1;
+                    iv.errors += 1;
+                    stats.first_error.get_or_insert(e);
+                }
             }
         }
     }
@@ -320,15 +326,20 @@ mod tests {
     fn the_closed_model_stops_at_the_ops_budget_and_merges_every_worker_exactly() {
         let (r, started) = run_count(&spec(2, None, Some(300)), 10);
         assert_eq!(started, 1, "one cutover");
-        assert_eq!(r.total.ops, 300);
-        assert_eq!(r.total.latency.len(), 300, "one latency per measured operation");
-        assert_eq!(r.workers.iter().map(|w| w.stats.stats.ops).sum::<u64>(), 300);
+        assert_eq!(r.total.ops + r.total.errors, 300, "300 measured calls");
+        assert_eq!(r.total.latency.len(), r.total.ops, "one latency per operation that succeeded");
+        assert_eq!(r.workers.iter().map(|w| w.stats.stats.ops).sum::<u64>(), r.total.ops);
         // Warm-up calls ran but are not counted: each worker called more than it counted.
-        assert!(r.workers.iter().all(|w| w.stats.op.calls > w.stats.stats.ops));
+        assert!(r
+            .workers
+            .iter()
+            .all(|w| w.stats.op.calls > w.stats.stats.ops + w.stats.stats.errors));
         assert!(r.total.errors >= 20, "every tenth call fails: {}", r.total.errors);
         assert!(r.total.first_error.as_deref().is_some_and(|e| e.ends_with("failed")));
         let in_series: u64 = r.series.iter().map(|t| t.responses).sum();
-        assert_eq!(in_series, 300, "the series holds every measured operation");
+        assert_eq!(in_series, r.total.ops, "the series holds every operation that succeeded");
+        let errors_in_series: u64 = r.series.iter().map(|t| t.errors).sum();
+        assert_eq!(errors_in_series, r.total.errors, "and apart, every one that failed");
     }
 
     #[test]

@@ -14,8 +14,12 @@ use std::time::{Duration, Instant};
 /// At most this much of each stream is kept (the tail); tools print their results last.
 pub const CAPTURE_LIMIT: usize = 16 << 20;
 
-/// How long the group gets after SIGTERM before SIGKILL.
+/// How long the group gets after SIGTERM before SIGKILL, at its timeout.
 const GRACE: Duration = Duration::from_secs(2);
+
+/// The same after Ctrl-C: enough for a tool to print what it measured, short enough that perflab
+/// ends within a second of the Ctrl-C whatever the command does.
+const CANCEL_GRACE: Duration = Duration::from_millis(600);
 
 /// How the command ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -122,7 +126,8 @@ pub fn run(
             continue;
         }
         let mut reaped = None;
-        process::stop_group(pid, libc::SIGTERM, GRACE, || {
+        let grace = if stopped == Some(Stopped::Cancelled) { CANCEL_GRACE } else { GRACE };
+        process::stop_group(pid, libc::SIGTERM, grace, || {
             reaped = wait_rx.try_recv().ok();
             reaped.is_some()
         });
@@ -136,7 +141,12 @@ pub fn run(
     process::signal_group(pid, libc::SIGKILL);
     // Readers end when every writer of the pipes is gone; something that escaped the group may hold
     // them open, so wait only a little.
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let linger = if stopped == Some(Stopped::Cancelled) {
+        Duration::from_millis(300)
+    } else {
+        Duration::from_secs(2)
+    };
+    let deadline = Instant::now() + linger;
     let mut open = readers.iter().flatten().count();
     while open > 0 {
         let left = deadline.saturating_duration_since(Instant::now());

@@ -18,7 +18,7 @@ use std::time::Duration;
 /// then `duration` (or until `bytes` have moved).
 pub fn run(p: &Prepared, warmup: Duration, duration: Duration, cancel: &Cancel, hooks: Hooks<'_>) -> anyhow::Result<NetReport> {
     let warmup = if p.bytes.is_some() { Duration::ZERO } else { warmup };
-    let timing = Timing::starting_now(warmup);
+    let timing = Timing::starting_now(warmup).lasting(duration);
     let deadline = timing.measure_from + duration;
     let stop = Arc::new(AtomicBool::new(false));
     let (body, driven) = match p.mode {

@@ -6,6 +6,7 @@
 
 use super::config::{NetMode, Prepared};
 use super::sock::{self, NetError};
+use crate::util::cut::Watched;
 use crate::util::netwire::{Header, Mode};
 use crate::workload::driver::ops::Operation;
 use std::collections::BTreeMap;
@@ -14,7 +15,7 @@ use std::net::TcpStream;
 
 pub struct RrOp {
     p: Prepared,
-    conn: Option<TcpStream>,
+    conn: Option<Watched<TcpStream>>,
     buf: Vec<u8>,
     /// Connections made.
     pub connections: u64,
@@ -50,7 +51,7 @@ impl RrOp {
         }
     }
 
-    fn connect(&mut self) -> Result<TcpStream, NetError> {
+    fn connect(&mut self) -> Result<Watched<TcpStream>, NetError> {
         let c = sock::connect(self.p.target, &self.header())?;
         let _ = c.set_read_timeout(Some(sock::TIMEOUT));
         self.connections += 1;
@@ -63,7 +64,7 @@ impl RrOp {
         self.conn = None;
     }
 
-    fn round_trip(c: &mut TcpStream, buf: &mut [u8]) -> Result<(), NetError> {
+    fn round_trip(c: &mut Watched<TcpStream>, buf: &mut [u8]) -> Result<(), NetError> {
         c.write_all(buf).map_err(|e| NetError::io(&e, false, "sending the request"))?;
         c.read_exact(buf).map_err(|e| NetError::io(&e, false, "reading the response"))
     }

@@ -2,6 +2,7 @@
 //! scale is negotiated for them), the connection's header, `TCP_INFO`, MSG_ZEROCOPY sends, and the
 //! classes of the errors a net run can end with.
 
+use crate::util::cut::{cut_here, Watched};
 use crate::util::netwire::Header;
 use socket2::{Domain, Protocol, Socket, Type};
 use std::io::Write;
@@ -60,7 +61,19 @@ pub struct NetError {
 }
 
 impl NetError {
+    /// A failed call; one that the run's cut ended (its peer still silent at the end of the phase,
+    /// or Ctrl-C) says so rather than what the shut socket answered.
     pub fn io(e: &std::io::Error, connecting: bool, what: &str) -> NetError {
+        if let Some(why) = cut_here() {
+            return NetError {
+                class: if connecting {
+                    ErrorClass::ConnectTimeout
+                } else {
+                    ErrorClass::Timeout
+                },
+                message: format!("{what}: {}", why.said()),
+            };
+        }
         NetError {
             class: ErrorClass::of_io(e, connecting),
             message: format!("{what}: {e}"),
@@ -75,17 +88,19 @@ impl NetError {
 /// How long a connect or a silent server is waited for.
 pub const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// Connect to the server (buffers set first when asked), and send the header.
-pub fn connect(target: SocketAddr, header: &Header) -> Result<TcpStream, NetError> {
+/// Connect to the server (buffers set first when asked), and send the header. The socket is held
+/// by the thread's cut (the driver's: see `driver::coordinator::drive`), so that a server that
+/// never accepts, never reads or never answers cannot keep the worker past the run's end.
+pub fn connect(target: SocketAddr, header: &Header) -> Result<Watched<TcpStream>, NetError> {
     let fail = |e: std::io::Error| NetError::io(&e, true, &format!("connecting to {target}"));
-    let s = Socket::new(Domain::for_address(target), Type::STREAM, Some(Protocol::TCP)).map_err(fail)?;
+    let s = Watched::new(Socket::new(Domain::for_address(target), Type::STREAM, Some(Protocol::TCP)).map_err(fail)?);
     if header.buffer > 0 {
         s.set_recv_buffer_size(header.buffer as usize).map_err(fail)?;
         s.set_send_buffer_size(header.buffer as usize).map_err(fail)?;
     }
     s.connect_timeout(&target.into(), TIMEOUT).map_err(fail)?;
     s.set_tcp_nodelay(true).map_err(fail)?;
-    let mut c: TcpStream = s.into();
+    let mut c = s.map(TcpStream::from);
     c.write_all(&header.encode())
         .map_err(|e| NetError::io(&e, false, "sending the header"))?;
     Ok(c)

@@ -5,6 +5,7 @@
 //! database (SQLite, PostgreSQL, MySQL/MariaDB) implements [`Database`] and [`Conn`] with its own
 //! SQL dialect and prepared statements.
 
+use crate::util::cut::{cut_here, Watched};
 use std::fmt;
 
 /// The statements of sysbench's OLTP scenarios, on table `sbtest<N>` (`id`, `k`, `c`, `pad`, a
@@ -162,23 +163,40 @@ pub trait Database: Send + Sync {
 }
 
 /// A TCP connection to `host:port` (each address it resolves to in turn, `timeout` each), with
-/// Nagle off: a refusal, a timeout or a name that does not resolve is a lost connection.
-pub fn connect_tcp(host: &str, port: u16, timeout: std::time::Duration) -> Result<std::net::TcpStream, DbError> {
+/// Nagle off: a refusal, a timeout or a name that does not resolve is a lost connection. The socket
+/// is held by the thread's cut (`util::cut`), so that a server that never accepts or never answers
+/// cannot keep the worker past the end of the run or a Ctrl-C.
+pub fn connect_tcp(host: &str, port: u16, timeout: std::time::Duration) -> Result<Watched<std::net::TcpStream>, DbError> {
     use std::net::ToSocketAddrs;
     let addrs = (host, port)
         .to_socket_addrs()
         .map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("cannot resolve {host}: {e}")))?;
     let mut last = None;
     for addr in addrs {
-        match std::net::TcpStream::connect_timeout(&addr, timeout) {
-            Ok(s) => {
+        let s = match socket2::Socket::new(socket2::Domain::for_address(addr), socket2::Type::STREAM, None) {
+            Ok(s) => Watched::new(s),
+            Err(e) => return Err(DbError::new(ErrorClass::ConnectionLost, e.to_string())),
+        };
+        match s.connect_timeout(&addr.into(), timeout) {
+            Ok(()) => {
+                let s = s.map(std::net::TcpStream::from);
                 s.set_nodelay(true)
                     .map_err(|e| DbError::new(ErrorClass::ConnectionLost, e.to_string()))?;
                 return Ok(s);
             }
-            Err(e) => last = Some(e),
+            Err(e) => last = Some(cut_or(e.to_string())),
         }
     }
-    let why = last.map_or_else(|| "no address".to_string(), |e| e.to_string());
-    Err(DbError::new(ErrorClass::ConnectionLost, why))
+    Err(DbError::new(
+        ErrorClass::ConnectionLost,
+        last.unwrap_or_else(|| "no address".to_string()),
+    ))
+}
+
+/// `message`, unless the call failed because the run's cut ended it: then what the cut says.
+pub fn cut_or(message: String) -> String {
+    match cut_here() {
+        Some(why) => why.said().to_string(),
+        None => message,
+    }
 }

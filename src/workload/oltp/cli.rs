@@ -106,7 +106,13 @@ pub fn run(a: OltpArgs) -> anyhow::Result<i32> {
 fn run_with(a: &OltpArgs, s: &Arc<super::config::Settings>, url: &str) -> anyhow::Result<i32> {
     let db: Arc<dyn Database> = Arc::from(super::open(url).map_err(|e| crate::error::usage(format!("--db: {}", e.message)))?);
     let cancel = crate::util::Cancel::on_signals()?;
-    super::prepare::prepare(db.as_ref(), s, &cancel, !a.quiet || a.prepare_only)?;
+    if let Err(e) = super::prepare::prepare(db.as_ref(), s, &cancel, !a.quiet || a.prepare_only) {
+        if cancel.is_cancelled() {
+            eprintln!("oltp: interrupted while preparing the tables (nothing measured)");
+            return Ok(130);
+        }
+        return Err(e);
+    }
     if a.prepare_only {
         println!("oltp: {} table(s) × {} rows ready in {}", s.tables, s.table_size, db.describe());
         return Ok(0);
@@ -122,7 +128,7 @@ fn run_with(a: &OltpArgs, s: &Arc<super::config::Settings>, url: &str) -> anyhow
         super::engine::run(s, &db, warmup, duration, cancel, hooks)
     })?;
     if s.cleanup {
-        super::prepare::cleanup(db.as_ref(), s)?;
+        super::prepare::cleanup(db.as_ref(), s, &cancel)?;
     }
     Ok(code)
 }

@@ -8,8 +8,9 @@ use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use super::backend::{connect_tcp, DbError, ErrorClass};
+use super::backend::{connect_tcp, cut_or, DbError, ErrorClass};
 use super::mysql_wire::{self as wire, MAX_PAYLOAD};
+use crate::util::cut::Watched;
 
 /// How long one statement may take before the connection is declared lost.
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -30,8 +31,8 @@ pub struct Login {
 }
 
 enum Stream {
-    Tcp(TcpStream),
-    Unix(UnixStream),
+    Tcp(Watched<TcpStream>),
+    Unix(Watched<UnixStream>),
 }
 
 impl Stream {
@@ -52,17 +53,24 @@ impl Stream {
 
 /// A broken or silent socket.
 pub fn lost(e: std::io::Error) -> DbError {
+    lost_within(e, STATEMENT_TIMEOUT)
+}
+
+/// A broken socket, or one silent for `timeout` (its read timeout then).
+fn lost_within(e: std::io::Error, timeout: Duration) -> DbError {
     use std::io::ErrorKind::{TimedOut, WouldBlock};
     let message = match e.kind() {
-        WouldBlock | TimedOut => format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
+        WouldBlock | TimedOut => format!("no answer from the server within {}", crate::util::duration::format(timeout)),
         _ => e.to_string(),
     };
-    DbError::new(ErrorClass::ConnectionLost, message)
+    DbError::new(ErrorClass::ConnectionLost, cut_or(message))
 }
 
 /// The socket and its buffers.
 pub struct Wire {
     sock: Stream,
+    /// The socket's read timeout (for the message that says it ran out).
+    timeout: Duration,
     rbuf: Vec<u8>,
     rpos: usize,
     rend: usize,
@@ -79,14 +87,15 @@ impl Wire {
                 let sock = connect_tcp(host, *port, timeout)?;
                 Stream::Tcp(sock)
             }
-            Endpoint::Unix(path) => {
-                Stream::Unix(UnixStream::connect(path).map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("{path}: {e}")))?)
-            }
+            Endpoint::Unix(path) => Stream::Unix(Watched::new(
+                UnixStream::connect(path).map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("{path}: {e}")))?,
+            )),
         };
         sock.set_read_timeout(timeout).map_err(lost)?;
         sock.set_write_timeout(STATEMENT_TIMEOUT).map_err(lost)?;
         let mut w = Wire {
             sock,
+            timeout,
             rbuf: vec![0; 64 * 1024],
             rpos: 0,
             rend: 0,
@@ -95,6 +104,7 @@ impl Wire {
         };
         w.log_in(login, matches!(at, Endpoint::Unix(_)))?;
         w.sock.set_read_timeout(STATEMENT_TIMEOUT).map_err(lost)?;
+        w.timeout = STATEMENT_TIMEOUT;
         Ok(w)
     }
 
@@ -195,13 +205,19 @@ impl Wire {
                 }
             }
             let free = &mut self.rbuf[self.rend..];
-            let n = match &mut self.sock {
+            let n = match match &mut self.sock {
                 Stream::Tcp(s) => s.read(free),
                 Stream::Unix(s) => s.read(free),
-            }
-            .map_err(lost)?;
+            } {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(lost_within(e, self.timeout)),
+            };
             if n == 0 {
-                return Err(DbError::new(ErrorClass::ConnectionLost, "the server closed the connection"));
+                return Err(DbError::new(
+                    ErrorClass::ConnectionLost,
+                    cut_or("the server closed the connection".into()),
+                ));
             }
             self.rend += n;
         }

@@ -11,7 +11,6 @@
 //! round trip per transaction. A read or write that waits longer than the statement timeout, or
 //! a broken socket, is a lost connection.
 
-use std::net::TcpStream;
 use std::time::Duration;
 
 use bytes::{BufMut, BytesMut};
@@ -96,12 +95,8 @@ impl Postgres {
     /// Open the socket, send the startup message, authenticate, wait for ReadyForQuery.
     fn start(&self) -> Result<Wire, DbError> {
         let sock = connect_tcp(&self.host, self.port, self.connect_timeout)?;
-        let setup = |s: &TcpStream| -> std::io::Result<()> {
-            s.set_read_timeout(Some(self.connect_timeout))?;
-            s.set_write_timeout(Some(STATEMENT_TIMEOUT))
-        };
-        setup(&sock).map_err(lost)?;
-        let mut wire = Wire::new(sock);
+        sock.set_write_timeout(Some(STATEMENT_TIMEOUT)).map_err(lost)?;
+        let mut wire = Wire::new(sock, self.connect_timeout).map_err(lost)?;
         let params = [
             ("user", self.user.as_str()),
             ("database", self.database.as_str()),
@@ -112,7 +107,7 @@ impl Postgres {
         wire.send()?;
         self.authenticate(&mut wire)?;
         wire.until_ready()?;
-        wire.sock.set_read_timeout(Some(STATEMENT_TIMEOUT)).map_err(lost)?;
+        wire.set_read_timeout(STATEMENT_TIMEOUT)?;
         Ok(wire)
     }
 

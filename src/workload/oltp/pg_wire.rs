@@ -8,20 +8,30 @@ use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
 
-use super::backend::{DbError, ErrorClass};
+use super::backend::{cut_or, DbError, ErrorClass};
+use crate::util::cut::Watched;
 
 /// How long one statement may take before the connection is declared lost.
 pub const STATEMENT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A broken or silent socket.
 pub fn lost(e: std::io::Error) -> DbError {
+    lost_within(e, STATEMENT_TIMEOUT)
+}
+
+/// A broken socket, or one silent for `timeout` (its read timeout then).
+fn lost_within(e: std::io::Error, timeout: std::time::Duration) -> DbError {
     use std::io::ErrorKind::{TimedOut, WouldBlock};
     let message = match e.kind() {
-        WouldBlock | TimedOut => format!("no answer from the server within {STATEMENT_TIMEOUT:?}"),
+        WouldBlock | TimedOut => format!("no answer from the server within {}", crate::util::duration::format(timeout)),
         _ => e.to_string(),
     };
-    DbError::new(ErrorClass::ConnectionLost, message)
+    DbError::new(ErrorClass::ConnectionLost, cut_or(message))
 }
+
+/// The first byte of every message a PostgreSQL server sends (its type): anything else is another
+/// protocol, refused before its "length" is waited for (`xxxx` would ask for 2 GB).
+const BACKEND_TAGS: &[u8] = b"123ACDEGHIKNRSTWZcdnstv";
 
 /// Sort a server error by its SQLSTATE.
 fn classify(code: &str) -> ErrorClass {
@@ -53,7 +63,9 @@ const READ_BUFFER: usize = 64 * 1024;
 
 /// The socket and its buffers.
 pub struct Wire {
-    pub sock: TcpStream,
+    pub sock: Watched<TcpStream>,
+    /// The socket's read timeout (for the message that says it ran out).
+    timeout: std::time::Duration,
     /// What the socket gave and is not consumed yet: `rbuf[head..tail]` (allocated and zeroed once;
     /// a read goes straight into `rbuf[tail..]`, with no copy).
     rbuf: Vec<u8>,
@@ -71,14 +83,24 @@ struct Frame {
 }
 
 impl Wire {
-    pub fn new(sock: TcpStream) -> Wire {
-        Wire {
+    /// A connected socket, its reads waiting at most `timeout`.
+    pub fn new(sock: Watched<TcpStream>, timeout: std::time::Duration) -> std::io::Result<Wire> {
+        sock.set_read_timeout(Some(timeout))?;
+        Ok(Wire {
             sock,
+            timeout,
             rbuf: vec![0; READ_BUFFER],
             head: 0,
             tail: 0,
             wbuf: BytesMut::with_capacity(4 * 1024),
-        }
+        })
+    }
+
+    /// Let reads wait at most `timeout` from now on.
+    pub fn set_read_timeout(&mut self, timeout: std::time::Duration) -> Result<(), DbError> {
+        self.sock.set_read_timeout(Some(timeout)).map_err(lost)?;
+        self.timeout = timeout;
+        Ok(())
     }
 
     pub fn send(&mut self) -> Result<(), DbError> {
@@ -94,6 +116,15 @@ impl Wire {
         loop {
             let have = self.tail - self.head;
             let mut need = 5;
+            if have >= 1 && !BACKEND_TAGS.contains(&self.rbuf[self.head]) {
+                return Err(DbError::new(
+                    ErrorClass::Other,
+                    format!(
+                        "the server speaks another protocol than PostgreSQL's (a message of type {:#04x})",
+                        self.rbuf[self.head]
+                    ),
+                ));
+            }
             if have >= 5 {
                 let h = self.head;
                 let len = u32::from_be_bytes([self.rbuf[h + 1], self.rbuf[h + 2], self.rbuf[h + 3], self.rbuf[h + 4]]);
@@ -121,9 +152,16 @@ impl Wire {
                     self.rbuf.resize(need.next_power_of_two(), 0);
                 }
             }
-            let n = self.sock.read(&mut self.rbuf[self.tail..]).map_err(lost)?;
+            let n = match self.sock.read(&mut self.rbuf[self.tail..]) {
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(lost_within(e, self.timeout)),
+            };
             if n == 0 {
-                return Err(DbError::new(ErrorClass::ConnectionLost, "the server closed the connection"));
+                return Err(DbError::new(
+                    ErrorClass::ConnectionLost,
+                    cut_or("the server closed the connection".into()),
+                ));
             }
             self.tail += n;
         }
@@ -240,7 +278,8 @@ mod tests {
                 s.flush().expect("flush");
             }
         });
-        let mut wire = Wire::new(TcpStream::connect(addr).expect("connect"));
+        let sock = Watched::new(TcpStream::connect(addr).expect("connect"));
+        let mut wire = Wire::new(sock, STATEMENT_TIMEOUT).expect("wire");
         let mut seen = Vec::new();
         let mut on_row = |row: &DataRowBody| {
             if let Ok(Some(Some(range))) = row.ranges().next() {

@@ -6,6 +6,7 @@
 use super::backend::{Database, DbError, Row};
 use super::config::{PrepareMode, Settings};
 use super::scenario::Rng;
+use crate::util::cut::Cut;
 use crate::util::Cancel;
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,8 +49,13 @@ fn to_load(db: &dyn Database, s: &Settings) -> anyhow::Result<Vec<u32>> {
     Ok(out)
 }
 
-/// Create and load the tables that need it; `progress`: a line on stderr.
+/// Create and load the tables that need it; `progress`: a line on stderr. A Ctrl-C ends it within
+/// a second, whatever the server does (its sockets are cut: see `util::cut`); the caller tells an
+/// interruption from a failure by `cancel`.
 pub fn prepare(db: &dyn Database, s: &Settings, cancel: &Cancel, progress: bool) -> anyhow::Result<Prepared> {
+    let cut = Cut::new();
+    let _armed = cut.arm(cancel, None);
+    let _in = cut.enter();
     let t0 = Instant::now();
     let tables = to_load(db, s)?;
     if tables.is_empty() {
@@ -82,7 +88,9 @@ pub fn prepare(db: &dyn Database, s: &Settings, cancel: &Cancel, progress: bool)
             .iter()
             .map(|chunk| {
                 let done = &done;
+                let cut = &cut;
                 scope.spawn(move || -> anyhow::Result<()> {
+                    let _in = cut.enter();
                     let mut c = db.connect().map_err(err)?;
                     for &t in chunk {
                         load_table(c.as_mut(), s, t, cancel, done)?;
@@ -146,8 +154,11 @@ fn load_table(c: &mut dyn super::backend::Conn, s: &Settings, t: u32, cancel: &C
     Ok(())
 }
 
-/// Drop the tables (`cleanup = true`).
-pub fn cleanup(db: &dyn Database, s: &Settings) -> anyhow::Result<()> {
+/// Drop the tables (`cleanup = true`); a Ctrl-C ends it as it ends [`prepare`].
+pub fn cleanup(db: &dyn Database, s: &Settings, cancel: &Cancel) -> anyhow::Result<()> {
+    let cut = Cut::new();
+    let _armed = cut.arm(cancel, None);
+    let _in = cut.enter();
     let mut c = db.connect().map_err(err)?;
     for t in 1..=s.tables {
         c.drop_table(t).map_err(err)?;

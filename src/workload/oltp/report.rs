@@ -31,8 +31,8 @@ pub struct OltpReport {
     pub threads: usize,
     pub rate: Option<f64>,
     pub stats: OltpStats,
-    /// The driver's counts: the transaction latency histogram (µs, retries included), calls,
-    /// failed calls, late and dropped sends.
+    /// The driver's counts: the latency histogram of the committed transactions (µs, retries
+    /// included), committed and failed calls, late and dropped sends.
     pub calls: OpStats,
     pub series: Vec<Tick>,
     pub measured: Duration,
@@ -133,7 +133,12 @@ impl OltpReport {
             "    queries:            {:.2} per sec. (read {qr:.2}, write {qw:.2}, other {qo:.2})",
             qt
         );
-        let _ = writeln!(s, "    failed transactions: {}", self.calls.errors);
+        let _ = writeln!(
+            s,
+            "    failed transactions: {} ({:.2} per sec.)",
+            self.calls.errors,
+            self.calls.errors as f64 / self.secs()
+        );
         let _ = writeln!(
             s,
             "    retries: {}, reconnects: {}, rows read: {}",
@@ -163,6 +168,9 @@ impl OltpReport {
                 "Open model: {} late, {} dropped of {} intended",
                 self.calls.late, self.calls.dropped, self.calls.scheduled
             );
+        }
+        if let Some(f) = self.failure() {
+            let _ = writeln!(s, "Failed: {}", example(&f));
         }
         s
     }

@@ -130,7 +130,7 @@ impl Workload for OltpWorkload {
         let report = super::engine::run(&self.s, &db, spec.warmup, spec.load, cancel, hooks)?;
         let mut r = report.to_result();
         if self.s.cleanup {
-            if let Err(e) = super::prepare::cleanup(db.as_ref(), &self.s) {
+            if let Err(e) = super::prepare::cleanup(db.as_ref(), &self.s, cancel) {
                 r.failure.get_or_insert(format!("cleanup: {e:#}"));
             }
         }
