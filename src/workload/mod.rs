@@ -19,6 +19,7 @@ pub mod mem;
 pub mod names;
 pub mod net;
 pub mod oltp;
+pub mod figures;
 pub mod primary;
 pub mod registry;
 pub mod result;
