@@ -113,13 +113,36 @@ pub fn cells(c: &Ctx) -> Vec<AnswerCell> {
             }
             cell.text = text;
             cell.x = c.x.and_then(|x| p.params.get(x)).map(|v| safe(&value_text(v)));
-            cell.row = row_anchor(layout, &cell, &p.label);
             cell.point = p.label.clone();
             out.push(cell);
         }
     }
+    name_figures(&mut out, layout);
+    for cell in &mut out {
+        cell.row = row_anchor(layout, cell, &cell.point.clone());
+    }
     unique_rows(&mut out, layout);
     out
+}
+
+/// Each cell's `figure`: its part and label, or (`by_x`) the label alone where the part changes
+/// along the row (each stressor's bogo-ops/s in one row when the stressor is x).
+fn name_figures(cells: &mut [AnswerCell], layout: &str) {
+    let with_part = |c: &AnswerCell| match &c.part {
+        Some(part) => format!("{part} {}", c.label),
+        None => c.label.clone(),
+    };
+    let keys: Vec<(String, String, String, String, Option<String>)> = cells
+        .iter()
+        .map(|c| (c.label.clone(), c.unit.clone(), c.variant.clone(), c.at.clone(), c.part.clone()))
+        .collect();
+    for (i, c) in cells.iter_mut().enumerate() {
+        let mixed = layout == "by_x"
+            && keys
+                .iter()
+                .any(|k| (&k.0, &k.1, &k.2, &k.3) == (&keys[i].0, &keys[i].1, &keys[i].2, &keys[i].3) && k.4 != keys[i].4);
+        c.figure = if mixed { c.label.clone() } else { with_part(c) };
+    }
 }
 
 fn group_of<'a>(c: &'a Ctx, label: &str) -> &'a [&'a Loaded] {
@@ -279,6 +302,7 @@ fn cell(key: &Key, variant: &str, at: &str, dims: Vec<String>, f: Figure, before
         metric: key.metric.clone(),
         label: key.label.clone(),
         part: key.part.clone(),
+        figure: String::new(),
         headline: key.headline,
         text: None,
         row: String::new(),
@@ -308,12 +332,9 @@ fn cell(key: &Key, variant: &str, at: &str, dims: Vec<String>, f: Figure, before
     c
 }
 
-/// The label a `by_x` row shows: the pattern's part before the label ("vm bogo-ops/s").
+/// The figure as the table names it ("vm bogo-ops/s", or "bogo-ops/s" along a swept stressor).
 pub fn row_label(c: &AnswerCell) -> String {
-    match &c.part {
-        Some(part) => format!("{part} {}", c.label),
-        None => c.label.clone(),
-    }
+    c.figure.clone()
 }
 
 /// The anchor of a cell's row: per figure, variant and dimensions (`by_x`), or per point.

@@ -289,6 +289,9 @@ pub struct AnswerCell {
     pub label: String,
     /// The part of the metric's name a pattern's `*` stood for (a stressor, an error class).
     pub part: Option<String>,
+    /// The figure as its row (`by_x`) or column (`by_point`) names it: the part and the label
+    /// ("vm bogo-ops/s"), or the label alone where the part changes along x (a stressor swept).
+    pub figure: String,
     /// Whether it is the point's headline throughput.
     pub headline: bool,
     /// The value as shown when it is not a plain number ("18/18" tests passed).

@@ -179,7 +179,13 @@ fn variants(i: &Inputs) -> Vec<Observation> {
 /// The verdict of one cell against its baseline, with both figures.
 fn single(i: &Inputs, c: &AnswerCell) -> String {
     let before = c.before.unwrap_or(f64::NAN);
-    let figures = format!("{} vs {}", value(c, c.value, c.ci95), value(c, before, None));
+    // The baseline's own cell at the same point, for the CI its figure is rounded to.
+    let base_ci = i
+        .answer
+        .iter()
+        .find(|b| Some(b.variant.as_str()) == i.baseline && b.metric == c.metric && b.at == c.at && b.x == c.x)
+        .and_then(|b| b.ci95);
+    let figures = format!("{} vs {}", value(c, c.value, c.ci95), value(c, before, base_ci));
     let delta = c.delta_pct.map_or(String::new(), |d| format!(", Δ {}", pct(d)));
     let at = where_of(i, c);
     let at = if at.is_empty() { String::new() } else { format!(" at {at}") };
@@ -422,31 +428,30 @@ fn points(i: &Inputs) -> Vec<Observation> {
     let mut out = Vec::new();
     let mut labels: Vec<String> = Vec::new();
     for c in &heads {
-        let l = format!("{}\u{1}{}", row_label(c), c.unit);
+        let l = format!("{}\u{1}{}", c.label, c.unit);
         if !labels.contains(&l) {
             labels.push(l);
         }
     }
-    // One sentence over the points when they share one headline (its unit), else one per headline.
+    // One sentence per headline (a pattern's parts together: bogo-ops/s of each stressor).
     for l in labels {
-        let same: Vec<&&AnswerCell> = heads.iter().filter(|c| format!("{}\u{1}{}", row_label(c), c.unit) == l).collect();
+        let same: Vec<&&AnswerCell> = heads.iter().filter(|c| format!("{}\u{1}{}", c.label, c.unit) == l).collect();
         let (Some(lo), Some(hi)) = (
             same.iter().min_by(|a, b| a.value.total_cmp(&b.value)),
             same.iter().max_by(|a, b| a.value.total_cmp(&b.value)),
         ) else {
             continue;
         };
-        let name = |c: &AnswerCell| c.point.clone();
         let text = if same.len() == 1 {
-            format!("{} at {}: {}.", row_label(lo), name(lo), value(lo, lo.value, lo.ci95))
+            format!("{} at {}: {}.", row_label(lo), lo.point, value(lo, lo.value, lo.ci95))
         } else {
             format!(
                 "{} ranges from {} at {} to {} at {} over {} points.",
-                row_label(lo),
+                lo.label,
                 value(lo, lo.value, lo.ci95),
-                name(lo),
+                lo.point,
                 value(hi, hi.value, hi.ci95),
-                name(hi),
+                hi.point,
                 same.len()
             )
         };

@@ -498,6 +498,7 @@ mod tests {
             metric: metric.into(),
             label: metric.into(),
             part: None,
+            figure: metric.into(),
             headline: true,
             text: None,
             row: String::new(),

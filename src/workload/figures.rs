@@ -172,8 +172,7 @@ pub const DISK: Figures = Figures {
         latency_histogram: None,
     },
     key: &[
-        one!("read_iops", "read IOPS"),
-        one!("write_iops", "write IOPS"),
+        one!("iops", "IOPS"),
         one!("mib_per_s", "MiB/s"),
         one!("read_lat_p50_us", "read p50 latency"),
         one!("read_lat_p99_us", "read p99 latency"),
@@ -391,6 +390,35 @@ pub fn of(workload: &str) -> Option<&'static Figures> {
         let (kind, _) = workload.split_once(':')?;
         ALL.iter().copied().find(|f| f.workload == kind && kind != "exec")
     })
+}
+
+/// The table docs/metrics.md shows ("Workload figures"): per workload, its headline throughput
+/// in order of preference and its key figures with their labels.
+pub fn markdown_table() -> String {
+    let mut o = String::from("| workload | headline throughput (first the point has) | key figures (metric: label) |\n|---|---|---|\n");
+    for f in ALL {
+        let head = if f.primary.throughput.is_empty() {
+            "none".to_string()
+        } else {
+            f.primary.throughput.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ")
+        };
+        let keys: Vec<String> = f
+            .key
+            .iter()
+            .map(|k| {
+                let alts: Vec<String> = k.any_of.iter().map(|(m, l)| format!("`{m}`: {l}")).collect();
+                let how = match k.show {
+                    Show::Value => String::new(),
+                    Show::PassedOfSum(failed) => format!(" (shown as passed/(passed + `{failed}`))"),
+                    Show::PassedOfRun(failed) => format!(" (shown as (run − `{failed}`)/run)"),
+                    Show::NonZero => " (the ones not zero; 0 when none)".to_string(),
+                };
+                format!("{}{how}", alts.join(" or "))
+            })
+            .collect();
+        o.push_str(&format!("| `{}` | {head} | {} |\n", f.workload, keys.join("; ")));
+    }
+    o
 }
 
 #[cfg(test)]

@@ -192,7 +192,12 @@ fn by_x(o: &Overview) -> (Table, Vec<String>) {
         };
         let lead = rows[i].1.len() - xs.len();
         if let Some(col) = c.x.as_deref().and_then(|x| xs.iter().position(|v| *v == x)) {
-            rows[i].1[lead + col] = cell_text(c);
+            // A row of several parts (bogo-ops/s of each stressor) names the part unless x does.
+            let text = match &c.part {
+                Some(p) if c.figure == c.label && c.x.as_deref() != Some(p.as_str()) => format!("{p}: {}", cell_text(c)),
+                _ => cell_text(c),
+            };
+            rows[i].1[lead + col] = text;
         }
     }
     // Rows in the figures' order within each compared value and dimensions: a figure's rank is
@@ -307,7 +312,13 @@ fn by_point(o: &Overview) -> (Table, Vec<String>) {
         let Some(col) = cols.iter().position(|(l, u, _)| *l == c.label && *u == c.unit) else {
             continue;
         };
-        let named = parts(&c.label, &c.unit).len() > 1;
+        // A value is named by its part when its row has several in that column.
+        let named = o
+            .answer
+            .iter()
+            .filter(|d| d.row == c.row && d.label == c.label && d.unit == c.unit)
+            .count()
+            > 1;
         let text = match (&c.part, named) {
             (Some(p), true) => format!("{p}: {}", cell_text(c)),
             _ => cell_text(c),
