@@ -194,6 +194,18 @@ fn keys_of(spec: &ReportSpec, p: &PointReport) -> Vec<Key> {
             let mut found: Vec<&String> = names.iter().filter(|n| figures::shows(pattern, n)).collect();
             found.sort();
             if found.is_empty() {
+                // A store that kept the latency histogram but not the percentile a trial now
+                // prints (`latency_p99_ms`): the histogram's own percentile, under the same label.
+                if let Some(q) = merged_for(p, pattern) {
+                    keys.push(Key {
+                        metric: q,
+                        label: label.to_string(),
+                        part: None,
+                        show: k.show,
+                        headline: false,
+                    });
+                    break;
+                }
                 continue;
             }
             for name in found {
@@ -215,6 +227,14 @@ fn keys_of(spec: &ReportSpec, p: &PointReport) -> Vec<Key> {
     // The headline first.
     keys.sort_by_key(|k| !k.headline);
     keys
+}
+
+/// `p99` for a key figure `latency_p99_ms` when the point has the histogram `latency`.
+fn merged_for(p: &PointReport, pattern: &str) -> Option<String> {
+    let (hist, rest) = pattern.rsplit_once("_p")?;
+    let q = rest.strip_suffix("_ms")?;
+    (q.chars().all(|c| c.is_ascii_digit()) && percentile_key(&format!("p{q}")).is_some() && p.latency.iter().any(|l| l.histogram == hist))
+        .then(|| format!("p{q}"))
 }
 
 /// What a figure of the point is called: its key figure's label, or for a percentile key (`p99`)

@@ -200,10 +200,12 @@ fn by_x(o: &Overview) -> (Table, Vec<String>) {
             rows[i].1[lead + col] = text;
         }
     }
-    // Rows in the figures' order within each compared value and dimensions: a figure's rank is
-    // the latest place it takes among a point's figures (one missing at a point moves nothing).
+    // Rows by dimensions, then in the figures' order, then by compared value (each figure's
+    // baseline row and the rows compared with it together): a figure's rank is the latest place
+    // it takes among a point's figures (one missing at a point moves nothing).
     let mut rank: Vec<(String, usize)> = Vec::new();
     let mut groups: Vec<String> = Vec::new();
+    let mut variants: Vec<&str> = Vec::new();
     let mut last_point = "";
     let mut index = 0;
     for c in &o.answer {
@@ -217,19 +219,22 @@ fn by_x(o: &Overview) -> (Table, Vec<String>) {
             None => rank.push((label, index)),
         }
         index += 1;
-        let g = format!("{}\u{1}{}", c.variant, c.at);
-        if !groups.contains(&g) {
-            groups.push(g);
+        if !groups.contains(&c.at) {
+            groups.push(c.at.clone());
+        }
+        if !variants.contains(&c.variant.as_str()) {
+            variants.push(&c.variant);
         }
     }
-    let order = |id: &String| -> (usize, usize) {
+    let order = |id: &String| -> (usize, usize, usize) {
         let c = o.answer.iter().find(|c| c.row == *id);
-        let g = c.map_or(0, |c| groups.iter().position(|g| *g == format!("{}\u{1}{}", c.variant, c.at)).unwrap_or(0));
+        let g = c.map_or(0, |c| groups.iter().position(|g| *g == c.at).unwrap_or(0));
         let r = c.map_or(0, |c| {
             let label = crate::report::answer::row_label(c);
             rank.iter().find(|(l, _)| *l == label).map_or(0, |r| r.1)
         });
-        (g, r)
+        let v = c.map_or(0, |c| variants.iter().position(|v| *v == c.variant).unwrap_or(0));
+        (g, r, v)
     };
     let mut sorted: Vec<(String, (String, Vec<String>))> = ids.into_iter().zip(rows).collect();
     sorted.sort_by_key(|(id, _)| order(id));
