@@ -297,6 +297,7 @@ fn each_tool_shows_its_key_figures_with_labels_that_say_what_they_are() {
 /// A plan without a matrix: its one point has an empty stored label.
 #[test]
 fn a_plan_of_one_point_has_no_empty_label() {
+    use perflab::model::{Phase, PhaseSpan, TrialInfo};
     use perflab::store::{RunInfo, RunStatus, TaggedSample, TrialRecord};
     let tmp = tempfile::tempdir().unwrap();
     let run = tmp.path().join("run");
@@ -326,23 +327,25 @@ fn a_plan_of_one_point_has_no_empty_label() {
             })
             .collect();
         s.write_trial(&TrialRecord {
-            id,
-            point: 0,
-            repetition: id as u32 + 1,
-            params_json: "{}".into(),
-            workload: "exec:stress-ng".into(),
-            failure: None,
-            started_unix: 1_700_000_000.0 + 30.0 * id as f64,
-            ended_unix: 1_700_000_020.0 + 30.0 * id as f64,
-            limit_mechanism: None,
-            limit_proof: None,
-            stdout_tail: None,
-            stderr_tail: None,
-            phases: vec![
-                ("baseline".into(), 0.0, 4.0),
-                ("load".into(), 4.0, 16.0),
-                ("recovery".into(), 16.0, 20.0),
-            ],
+            info: TrialInfo {
+                id,
+                point: 0,
+                repetition: id as u32 + 1,
+                params_json: "{}".into(),
+                workload: "exec:stress-ng".into(),
+                failure: None,
+                started_unix: 1_700_000_000.0 + 30.0 * id as f64,
+                ended_unix: 1_700_000_020.0 + 30.0 * id as f64,
+                limit_mechanism: None,
+                limit_proof: None,
+                stdout_tail: None,
+                stderr_tail: None,
+                phases: vec![
+                    PhaseSpan::new(Phase::Baseline, 0.0, 4.0),
+                    PhaseSpan::new(Phase::Load, 4.0, 16.0),
+                    PhaseSpan::new(Phase::Recovery, 16.0, 20.0),
+                ],
+            },
             result: Some(result(&[("cpu_bogo_ops_per_s", "ops/s", 100.0 + 100.0 * id as f64, Better::Higher)])),
             samples,
             probes: vec![],
