@@ -100,7 +100,10 @@ pub fn cells(c: &Ctx) -> Vec<AnswerCell> {
             if key.show == Show::NonZero && f.value == 0.0 {
                 // Only the classes that happened; "0" once when none did.
                 let label_seen = keys[..i].iter().any(|k| k.label == key.label);
-                let any = keys.iter().filter(|k| k.label == key.label).any(|k| figure(p, group, &k.metric).is_some_and(|f| f.value != 0.0));
+                let any = keys
+                    .iter()
+                    .filter(|k| k.label == key.label)
+                    .any(|k| figure(p, group, &k.metric).is_some_and(|f| f.value != 0.0));
                 if any || label_seen {
                     continue;
                 }
@@ -146,11 +149,7 @@ fn name_figures(cells: &mut [AnswerCell], layout: &str) {
 }
 
 fn group_of<'a>(c: &'a Ctx, label: &str) -> &'a [&'a Loaded] {
-    c.groups
-        .iter()
-        .find(|(l, _)| l == label)
-        .map(|(_, g)| g.as_slice())
-        .unwrap_or(&[])
+    c.groups.iter().find(|(l, _)| l == label).map(|(_, g)| g.as_slice()).unwrap_or(&[])
 }
 
 /// The baseline variant's point with the same other parameters, those a variant sets excepted.
@@ -250,7 +249,11 @@ fn label_of(p: &PointReport, name: &str) -> (String, Option<String>) {
             .iter()
             .find(|l| l.histogram == "latency")
             .or(p.latency.first())
-            .and_then(|h| p.merged_instead.iter().find(|m| m.starts_with(&format!("{}_", h.histogram)) && quantile(m) == Some(q)))
+            .and_then(|h| {
+                p.merged_instead
+                    .iter()
+                    .find(|m| m.starts_with(&format!("{}_", h.histogram)) && quantile(m) == Some(q))
+            })
             .or_else(|| printed_for(p, q).map(|r| &r.name));
         if let Some(src) = source {
             if let Some((_, label, _)) = table.and_then(|t| t.key_for(src)) {

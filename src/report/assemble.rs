@@ -85,9 +85,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     }
     let charted = charted(&groups, &points, &r.facts)?;
     let ncpu = r.facts.iter().map(|f| f.ncpu).max().unwrap_or(1);
-    let scaling = swept
-        .as_ref()
-        .and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
+    let scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
     let comparisons = compare.as_deref().map_or_else(Vec::new, |c| {
         comparisons(
             c,

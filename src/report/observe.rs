@@ -221,7 +221,8 @@ fn several(i: &Inputs, line: &[&AnswerCell]) -> String {
                     "{} ({}{})",
                     at(c),
                     c.delta_pct.map_or("–".into(), pct),
-                    c.ci95_pct.map_or(String::new(), |(a, b)| format!(", 95 % CI [{}, {}]", pct(a), pct(b)))
+                    c.ci95_pct
+                        .map_or(String::new(), |(a, b)| format!(", 95 % CI [{}, {}]", pct(a), pct(b)))
                 )
             })
             .collect();
@@ -246,15 +247,16 @@ fn several(i: &Inputs, line: &[&AnswerCell]) -> String {
         .collect();
     if !same.is_empty() {
         let deltas: Vec<f64> = same.iter().filter_map(|c| c.delta_pct).collect();
-        let range = match (
-            deltas.iter().copied().reduce(f64::min),
-            deltas.iter().copied().reduce(f64::max),
-        ) {
+        let range = match (deltas.iter().copied().reduce(f64::min), deltas.iter().copied().reduce(f64::max)) {
             (Some(a), Some(b)) if pct(a) != pct(b) => format!("Δ from {} to {}", pct(a), pct(b)),
             (Some(a), _) => format!("Δ {}", pct(a)),
             _ => String::new(),
         };
-        let which = if same.len() == line.len() { format!("at every {x}") } else { "elsewhere".to_string() };
+        let which = if same.len() == line.len() {
+            format!("at every {x}")
+        } else {
+            "elsewhere".to_string()
+        };
         let which = if range.is_empty() { which } else { format!("{which} ({range})") };
         parts.push(format!("no significant difference {which}"));
     }
@@ -400,11 +402,7 @@ fn knee(i: &Inputs, variant: &str, at: &str) -> Option<String> {
         .iter()
         .find(|(sv, _)| sv == v)
         .map_or(String::new(), |(_, w)| format!(", where {}", w.join("; ")));
-    Some(format!(
-        "knee at {} = {}{saturated}",
-        s.parameter,
-        super::fmt::param(*kx)
-    ))
+    Some(format!("knee at {} = {}{saturated}", s.parameter, super::fmt::param(*kx)))
 }
 
 /// Without a comparison or an x: the headline's range over the points, or the only point's figures.

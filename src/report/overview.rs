@@ -151,7 +151,11 @@ fn warnings(i: &Inputs) -> Vec<String> {
     if let Some((tp, label, cv)) = noisy.iter().copied().max_by(|a, b| a.2.total_cmp(&b.2)) {
         let mut names: Vec<&str> = noisy.iter().map(|n| n.0).collect();
         names.dedup();
-        let what = if names.len() == 1 { safe(tp) } else { "The headline throughput".to_string() };
+        let what = if names.len() == 1 {
+            safe(tp)
+        } else {
+            "The headline throughput".to_string()
+        };
         w.push(format!(
             "{what} varies by CV > 10 % at {} of {} points (worst {} %, at {}): more repetitions or a quieter host.",
             noisy.len(),

@@ -14,7 +14,11 @@ fn merged(p: &PointReport, label: &str) -> Option<f64> {
 
 /// Per variant: the sweep's points (each by its own headline throughput) with the merged p99 of
 /// each; the names and units of the headlines used.
-fn sweeps(swept: &str, variant_params: &[String], points: &[PointReport]) -> (BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>>, Vec<(String, String)>) {
+fn sweeps(
+    swept: &str,
+    variant_params: &[String],
+    points: &[PointReport],
+) -> (BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>>, Vec<(String, String)>) {
     let mut by_variant: BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> = BTreeMap::new();
     let mut used: Vec<(String, String)> = Vec::new();
     for p in points {

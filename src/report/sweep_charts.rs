@@ -6,9 +6,9 @@
 //! with its own y axis. The x axis is linear for evenly spaced numbers, log with `x_scale = "log"`,
 //! else one slot per value; a text x parameter gets bars.
 
+use super::answer::row_label;
 use super::chart_kit::{color, e, tick, with_caption, with_legend, LegendEntry, Stroke, XAxis, XKind, XValue, FONT, WIDTH};
 use super::loaded::safe;
-use super::answer::row_label;
 use super::model::{AnswerCell, ReportModel};
 use plotters::prelude::*;
 
@@ -52,11 +52,7 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         return Ok(out);
     }
     let asked = !m.spec.metrics.is_empty();
-    let charted: Vec<&AnswerCell> = o
-        .answer
-        .iter()
-        .filter(|c| asked || c.headline || is_percentile_cell(c))
-        .collect();
+    let charted: Vec<&AnswerCell> = o.answer.iter().filter(|c| asked || c.headline || is_percentile_cell(c)).collect();
     let mut keys: Vec<String> = Vec::new();
     for c in &charted {
         let k = row_label(c);
@@ -221,7 +217,10 @@ fn answer_chart(m: &ReportModel) -> anyhow::Result<Option<(String, String)>> {
             }
         }
         let tops: Vec<f64> = groups.iter().map(|g| top(g)).filter(|t| *t > 0.0).collect();
-        let (lo, hi) = (tops.iter().copied().fold(f64::INFINITY, f64::min), tops.iter().copied().fold(0.0, f64::max));
+        let (lo, hi) = (
+            tops.iter().copied().fold(f64::INFINITY, f64::min),
+            tops.iter().copied().fold(0.0, f64::max),
+        );
         let unit_title = if units.len() > 1 { format!(" ({u})") } else { String::new() };
         if groups.len() > 1 && lo.is_finite() && hi / lo >= PANEL_RATIO {
             let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
@@ -254,16 +253,22 @@ fn answer_chart(m: &ReportModel) -> anyhow::Result<Option<(String, String)>> {
             ),
         )
     } else {
-        let along = if o.dimensions.is_empty() { "point".to_string() } else { o.dimensions.join(" ") };
+        let along = if o.dimensions.is_empty() {
+            "point".to_string()
+        } else {
+            o.dimensions.join(" ")
+        };
         (
             along.clone(),
             format!("{what} by {along}"),
-            format!(
-                "The answer's headline, {what} ({unit}), at every {along}: the mean over the repetitions, the error bar its 95 % CI."
-            ),
+            format!("The answer's headline, {what} ({unit}), at every {along}: the mean over the repetitions, the error bar its 95 % CI."),
         )
     };
-    let y = if units.len() == 1 { format!("{what} ({unit})") } else { what.clone() };
+    let y = if units.len() == 1 {
+        format!("{what} ({unit})")
+    } else {
+        what.clone()
+    };
     let svg = draw_sized(ANSWER_WIDTH, &title, &y, &x_desc, &axis, &panels, o.compare.as_deref())?;
     Ok(Some(("answer.svg".into(), with_caption(svg, &safe(&caption)))))
 }
@@ -381,7 +386,15 @@ fn draw(title: &str, y_desc: &str, x_desc: &str, axis: &XAxis, panels: &[Panel],
 }
 
 /// [`draw`] at a given width (the answer's chart, beside its table, is narrower).
-fn draw_sized(width: u32, title: &str, y_desc: &str, x_desc: &str, axis: &XAxis, panels: &[Panel], compare: Option<&str>) -> anyhow::Result<String> {
+fn draw_sized(
+    width: u32,
+    title: &str,
+    y_desc: &str,
+    x_desc: &str,
+    axis: &XAxis,
+    panels: &[Panel],
+    compare: Option<&str>,
+) -> anyhow::Result<String> {
     let bars = axis.kind == XKind::Categorical && axis.ticks.iter().any(|t| t.0.parse::<f64>().is_err());
     let mut entries: Vec<LegendEntry> = Vec::new();
     for s in panels.iter().flat_map(|p| &p.series) {
@@ -466,7 +479,9 @@ fn draw_panel(
             // The 95 % CI as a band around the line.
             let mut band: Vec<(f64, f64)> = pts.iter().map(|(x, v, ci)| (*x, v + ci.unwrap_or(0.0))).collect();
             band.extend(pts.iter().rev().map(|(x, v, ci)| (*x, (v - ci.unwrap_or(0.0)).max(0.0))));
-            chart.draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled()))).map_err(e)?;
+            chart
+                .draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))
+                .map_err(e)?;
         }
         match s.stroke {
             Stroke::Dashed => chart.draw_series(DashedLineSeries::new(line.clone(), 6, 4, c.stroke_width(2))),

@@ -35,9 +35,9 @@ impl KeyFigure {
     /// The metric `name` of a point, if this figure shows it: the label, and the part a `*` stood
     /// for (None for an exact name).
     pub fn label_for(&self, name: &str) -> Option<(&'static str, Option<String>)> {
-        self.any_of.iter().find_map(|(pattern, label)| {
-            star_part(pattern, name).map(|part| (*label, part))
-        })
+        self.any_of
+            .iter()
+            .find_map(|(pattern, label)| star_part(pattern, name).map(|part| (*label, part)))
     }
 }
 
@@ -71,13 +71,10 @@ impl Figures {
     /// The headline throughput of a point: the first declared throughput name (a pattern matched
     /// in the order of `names`) among the metrics the point's trials produced.
     pub fn headline<'a>(&self, names: impl IntoIterator<Item = &'a str> + Clone) -> Option<String> {
-        self.primary.throughput.iter().find_map(|want| {
-            names
-                .clone()
-                .into_iter()
-                .find(|n| shows(want, n))
-                .map(str::to_string)
-        })
+        self.primary
+            .throughput
+            .iter()
+            .find_map(|want| names.clone().into_iter().find(|n| shows(want, n)).map(str::to_string))
     }
 
     /// The key figure that shows metric `name`, with its label and the part a `*` stood for.
@@ -156,7 +153,11 @@ pub const MEM: Figures = Figures {
     key: &[
         one!("touch_mib_per_s", "touch rate"),
         one!("touched_mib", "touched"),
-        one!("verify_patterns_run", "patterns passed", Show::PassedOfRun("verify_patterns_failed")),
+        one!(
+            "verify_patterns_run",
+            "patterns passed",
+            Show::PassedOfRun("verify_patterns_failed")
+        ),
         one!("triad_mib_per_s", "triad bandwidth"),
         one!("read_mib_per_s", "read bandwidth"),
         one!("write_mib_per_s", "write bandwidth"),
@@ -429,7 +430,10 @@ mod tests {
     fn the_headline_is_the_first_declared_name_the_point_has() {
         assert_eq!(FIO.headline(["write_iops", "write_bw_mibps"]).as_deref(), Some("write_iops"));
         assert_eq!(FIO.headline(["write_iops", "read_iops"]).as_deref(), Some("read_iops"));
-        assert_eq!(STRESS_NG.headline(["vm_bogo_ops", "vm_bogo_ops_per_s"]).as_deref(), Some("vm_bogo_ops_per_s"));
+        assert_eq!(
+            STRESS_NG.headline(["vm_bogo_ops", "vm_bogo_ops_per_s"]).as_deref(),
+            Some("vm_bogo_ops_per_s")
+        );
         assert_eq!(MEMTESTER.headline(["memtest_tests_passed"]), None);
     }
 

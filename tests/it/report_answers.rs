@@ -56,7 +56,8 @@ fn cells<'a>(json: &'a Value, point: &str) -> Vec<&'a Value> {
         .collect()
 }
 
-const FIO_PLAN: &str = "name = \"fio\"\n[workload]\ntype = \"exec\"\ncommand = [\"fio\", \"--rw=${rw}\"]\n[matrix]\nrw = [\"read\", \"write\"]\n";
+const FIO_PLAN: &str =
+    "name = \"fio\"\n[workload]\ntype = \"exec\"\ncommand = [\"fio\", \"--rw=${rw}\"]\n[matrix]\nrw = [\"read\", \"write\"]\n";
 
 fn fio_run(dir: &Path) {
     let read = three(&[
@@ -98,12 +99,21 @@ fn the_headline_is_chosen_per_point_from_what_its_trials_produced() {
     assert_eq!(json["points"][1]["headline"], "write_iops", "the write point's own headline");
     let head: Vec<&Value> = cells(&json, "rw=write").into_iter().filter(|c| c["headline"] == true).collect();
     assert_eq!(head.len(), 1);
-    assert_eq!((head[0]["metric"].as_str(), head[0]["label"].as_str()), (Some("write_iops"), Some("write IOPS")));
+    assert_eq!(
+        (head[0]["metric"].as_str(), head[0]["label"].as_str()),
+        (Some("write_iops"), Some("write IOPS"))
+    );
     assert_eq!(head[0]["unit"], "IO/s");
     let row = md_row(&summary, head[0]["row"].as_str().unwrap());
     assert!(row.contains("| 38500 |") && row.contains("></a>write |"), "{row}");
     // The seed's columns: IOPS, bandwidth, mean and p99 latency of each direction.
-    for col in ["read IOPS (IO/s)", "write IOPS (IO/s)", "write bandwidth (MiB/s)", "write p99 lat (us)", "read mean lat (us)"] {
+    for col in [
+        "read IOPS (IO/s)",
+        "write IOPS (IO/s)",
+        "write bandwidth (MiB/s)",
+        "write p99 lat (us)",
+        "read mean lat (us)",
+    ] {
         assert!(summary.contains(col), "no column {col}: {summary}");
     }
 
@@ -174,8 +184,14 @@ fn only_a_declared_comparison_compares_and_iperf3_gets_its_per_test_table() {
     let (md, summary, json, _) = report(&run, &tmp.path().join("out"));
     assert!(json["overview"]["compare"].is_null(), "{}", json["overview"]["compare"]);
     assert_eq!(json["comparisons"].as_array().map(Vec::len), Some(0));
-    assert!(!summary.contains("Compared:") && !summary.contains("Optimization summary"), "{summary}");
-    assert!(md.contains("The plan declares no comparison"), "the appendix says why nothing is compared");
+    assert!(
+        !summary.contains("Compared:") && !summary.contains("Optimization summary"),
+        "{summary}"
+    );
+    assert!(
+        md.contains("The plan declares no comparison"),
+        "the appendix says why nothing is compared"
+    );
     let header = summary.lines().find(|l| l.starts_with("| test |")).expect("a row per test");
     for col in ["received (Mbit/s)", "jitter (ms)", "lost (%)", "retransmits"] {
         assert!(header.contains(col), "no column {col}: {header}");
@@ -228,7 +244,10 @@ fn a_variant_that_sets_a_matrix_parameter_keeps_its_before_and_after() {
     assert!(summary.contains("Compared: each variant against variant = before"), "{summary}");
     for c in [10, 50] {
         let after = cells(&json, &format!("variant=after model=event-loop concurrency={c}"));
-        let rps = after.iter().find(|c| c["metric"] == "requests_per_s").expect("the after requests/s");
+        let rps = after
+            .iter()
+            .find(|c| c["metric"] == "requests_per_s")
+            .expect("the after requests/s");
         let delta = rps["delta_pct"].as_f64().expect("a Δ % against before");
         assert!((delta - 30.0).abs() < 0.5, "{delta}");
         assert_eq!(rps["verdict"]["kind"], "improved", "{rps}");
@@ -236,7 +255,9 @@ fn a_variant_that_sets_a_matrix_parameter_keeps_its_before_and_after() {
     }
     let comparisons = json["comparisons"].as_array().unwrap();
     assert!(
-        comparisons.iter().any(|c| c["parameter"] == "variant" && c["metric"] == "requests_per_s" && c["verdict"]["kind"] == "improved"),
+        comparisons
+            .iter()
+            .any(|c| c["parameter"] == "variant" && c["metric"] == "requests_per_s" && c["verdict"]["kind"] == "improved"),
         "{comparisons:?}"
     );
     assert!(!md.contains("nothing to compare"), "the appendix compares the variants");
@@ -255,7 +276,13 @@ fn each_tool_shows_its_key_figures_with_labels_that_say_what_they_are() {
             ("wall_time_s", "s", 95.0, Better::Lower),
         ])]
     };
-    run_of_results_with_plan(&run, "memtester", "name = \"memtester\"\n", "exec:memtester", vec![("", "{}", passed(18.0, 0.0))]);
+    run_of_results_with_plan(
+        &run,
+        "memtester",
+        "name = \"memtester\"\n",
+        "exec:memtester",
+        vec![("", "{}", passed(18.0, 0.0))],
+    );
     let (_, summary, _, _) = report(&run, &tmp.path().join("m-out"));
     assert!(summary.contains("| 18/18 |") && summary.contains("tests passed"), "{summary}");
 
@@ -283,7 +310,10 @@ fn each_tool_shows_its_key_figures_with_labels_that_say_what_they_are() {
         ],
     );
     let (_, summary, _, _) = report(&run, &tmp.path().join("ab-out"));
-    let failed = summary.lines().find(|l| l.contains("failed requests |")).expect("ab's failed requests");
+    let failed = summary
+        .lines()
+        .find(|l| l.contains("failed requests |"))
+        .expect("ab's failed requests");
     let last = failed.trim_end_matches(" |").rsplit("| ").next().unwrap();
     assert!((last.parse::<f64>().unwrap() - 5.0).abs() < 1e-9, "{failed}");
     for label in ["p50 request time (ms)", "p99 request time (ms)", "transfer rate (KiB/s)"] {
@@ -316,7 +346,14 @@ fn a_plan_of_one_point_has_no_empty_label() {
         // A busy baseline, a saturated CPU under load, a noisy throughput.
         let samples = (0..20)
             .map(|t| TaggedSample {
-                phase: if t < 4 { "baseline" } else if t < 16 { "load" } else { "recovery" }.into(),
+                phase: if t < 4 {
+                    "baseline"
+                } else if t < 16 {
+                    "load"
+                } else {
+                    "recovery"
+                }
+                .into(),
                 t_s: t as f64 + 0.5,
                 unix_s: 1_700_000_000.0 + t as f64,
                 values: vec![
@@ -346,7 +383,12 @@ fn a_plan_of_one_point_has_no_empty_label() {
                     PhaseSpan::new(Phase::Recovery, 16.0, 20.0),
                 ],
             },
-            result: Some(result(&[("cpu_bogo_ops_per_s", "ops/s", 100.0 + 100.0 * id as f64, Better::Higher)])),
+            result: Some(result(&[(
+                "cpu_bogo_ops_per_s",
+                "ops/s",
+                100.0 + 100.0 * id as f64,
+                Better::Higher,
+            )])),
             samples,
             probes: vec![],
         })
@@ -376,24 +418,40 @@ fn the_answer_s_chart_sits_beside_its_table_on_the_first_screen() {
     assert!(svg.contains("before") && svg.contains("after"), "a line per variant");
     let block = &html[html.find("<div class=\"answer\">").expect("the answer block")..];
     let block = &block[..block.find("</figure>").expect("its chart")];
-    assert!(block.contains("<table>") && block.contains("<figure class=\"chart\" id=\"answer.svg\">"), "{block}");
+    assert!(
+        block.contains("<table>") && block.contains("<figure class=\"chart\" id=\"answer.svg\">"),
+        "{block}"
+    );
     if let Some((table, chart)) = boxes(&out.join("report.html"), tmp.path()) {
-        assert!(table.1 < 900.0 && chart.1 < 900.0, "both start on the first screen: {table:?} {chart:?}");
-        assert!(chart.0 >= table.2 - 1.0, "the chart is beside the table, not below it: {table:?} {chart:?}");
+        assert!(
+            table.1 < 900.0 && chart.1 < 900.0,
+            "both start on the first screen: {table:?} {chart:?}"
+        );
+        assert!(
+            chart.0 >= table.2 - 1.0,
+            "the chart is beside the table, not below it: {table:?} {chart:?}"
+        );
     }
 }
 
 /// (left, top, right) of the answer's table and chart in headless Chromium at 1400×900.
 pub fn boxes(html: &Path, tmp: &Path) -> Option<((f64, f64, f64), (f64, f64, f64))> {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| std::process::Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let bin = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| {
+        std::process::Command::new(b)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
     let Some(bin) = bin else {
         crate::common::skip_unless_required("headless Chromium (Debian package chromium) for the first-screen layout");
         return None;
     };
     let page = std::fs::read_to_string(html).unwrap();
-    let page: String = page.lines().filter(|l| !l.contains("Content-Security-Policy")).collect::<Vec<_>>().join("\n");
+    let page: String = page
+        .lines()
+        .filter(|l| !l.contains("Content-Security-Policy"))
+        .collect::<Vec<_>>()
+        .join("\n");
     let probe = "<script>const b=e=>{const r=e.getBoundingClientRect();return r.left+','+r.top+','+r.right};\
                  const a=document.querySelector('.answer');const p=document.createElement('pre');\
                  p.textContent='BOX='+b(a.querySelector('table'))+'|'+b(a.querySelector('figure'))+'|';\
@@ -418,7 +476,11 @@ pub fn boxes(html: &Path, tmp: &Path) -> Option<((f64, f64, f64), (f64, f64, f64
     assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
     let dom = String::from_utf8_lossy(&o.stdout).into_owned();
     // The last "BOX=": the first is the script's own text.
-    let probe = dom.rsplit("BOX=").next().filter(|p| p.starts_with(|c: char| c.is_ascii_digit() || c == '-')).expect("the probe ran");
+    let probe = dom
+        .rsplit("BOX=")
+        .next()
+        .filter(|p| p.starts_with(|c: char| c.is_ascii_digit() || c == '-'))
+        .expect("the probe ran");
     let nums: Vec<Vec<f64>> = probe
         .split('|')
         .take(2)
@@ -443,7 +505,8 @@ fn observations_say_only_what_the_figures_support_and_link_to_their_rows() {
             })
             .collect()
     };
-    let plan = "name = \"wrk\"\n[workload]\ntype = \"exec\"\ncommand = [\"wrk\", \"http://127.0.0.1/\"]\n[matrix]\nvariant = [\"a\", \"b\"]\n";
+    let plan =
+        "name = \"wrk\"\n[workload]\ntype = \"exec\"\ncommand = [\"wrk\", \"http://127.0.0.1/\"]\n[matrix]\nvariant = [\"a\", \"b\"]\n";
     for (name, reps) in [("three", 3), ("two", 2)] {
         let run = tmp.path().join(name);
         let a: Vec<WorkloadResult> = wrk(1000.0, [10.0, 12.0, 8.0]).into_iter().take(reps).collect();
@@ -456,21 +519,35 @@ fn observations_say_only_what_the_figures_support_and_link_to_their_rows() {
             vec![("variant=a", r#"{"variant":"a"}"#, a), ("variant=b", r#"{"variant":"b"}"#, b)],
         );
         let mut s = Store::open(&run).unwrap();
-        s.write_threshold("requests_per_s > 1100", 0, Some(1000.0), "mean of 3 trials", false).unwrap();
-        s.write_threshold("requests_per_s > 1100", 1, Some(1200.0), "mean of 3 trials", true).unwrap();
+        s.write_threshold("requests_per_s > 1100", 0, Some(1000.0), "mean of 3 trials", false)
+            .unwrap();
+        s.write_threshold("requests_per_s > 1100", 1, Some(1200.0), "mean of 3 trials", true)
+            .unwrap();
         drop(s);
         let (md, summary, json, html) = report(&run, &tmp.path().join(format!("{name}-out")));
         let obs: Vec<&str> = summary.lines().filter(|l| l.starts_with("Observation: ")).collect();
-        let variant = obs.iter().find(|l| l.contains("variant = b against a")).expect("a sentence per compared variant");
+        let variant = obs
+            .iter()
+            .find(|l| l.contains("variant = b against a"))
+            .expect("a sentence per compared variant");
         if reps == 3 {
-            assert!(variant.contains("requests/s: improved: 1200 req/s vs 1000 req/s, Δ +20 %, 95 % CI ["), "{variant}");
+            assert!(
+                variant.contains("requests/s: improved: 1200 req/s vs 1000 req/s, Δ +20 %, 95 % CI ["),
+                "{variant}"
+            );
             assert!(variant.contains("p99 latency: no significant difference:"), "{variant}");
         } else {
             // Two repetitions a side support no verdict: the figures, never "improved".
             assert!(!variant.contains("improved") && variant.contains("not tested"), "{variant}");
         }
-        let threshold = obs.iter().find(|l| l.contains("Threshold")).expect("a sentence per threshold broken");
-        assert!(threshold.contains("`requests_per_s > 1100` broken at 1 of 2 points: variant=a (1000, mean of 3 trials)"), "{threshold}");
+        let threshold = obs
+            .iter()
+            .find(|l| l.contains("Threshold"))
+            .expect("a sentence per threshold broken");
+        assert!(
+            threshold.contains("`requests_per_s > 1100` broken at 1 of 2 points: variant=a (1000, mean of 3 trials)"),
+            "{threshold}"
+        );
         // Every sentence links to an anchor the page has.
         for o in json["overview"]["observations"].as_array().unwrap() {
             let anchor = o["anchor"].as_str().expect("an anchor");

@@ -206,7 +206,13 @@ fn charts_have_units_legends_and_named_phases() {
     );
     has(
         "latency_vs_parameter.svg",
-        &["latency (ms)", "concurrency (one slot per value)", "a p50 response time", "a p99 response time", "b p99 response time"],
+        &[
+            "latency (ms)",
+            "concurrency (one slot per value)",
+            "a p50 response time",
+            "a p99 response time",
+            "b p99 response time",
+        ],
     );
     // The percentile spectrum: a log axis (decades 1, 10, 100, 1000), a line per point.
     let spectrum = has("latency_spectrum_00.svg", &["latency (ms)", "concurrency=1", "concurrency=16"]);

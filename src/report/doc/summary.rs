@@ -150,14 +150,7 @@ fn answer(m: &ReportModel, chart: Option<String>) -> Vec<Block> {
             "The answer: {what}. A mean over the repetitions is rounded to its 95 % CI; a percentile is the point's own (merged histogram, or the median of what the tool printed)."
         ),
     };
-    vec![
-        Block::Para(intro),
-        Block::Answer {
-            table: t,
-            row_ids,
-            chart,
-        },
-    ]
+    vec![Block::Para(intro), Block::Answer { table: t, row_ids, chart }]
 }
 
 /// A row per figure, compared value and dimensions; a column per x value.
@@ -246,7 +239,11 @@ fn by_x(o: &Overview) -> (Table, Vec<String>) {
     header.extend(o.dimensions.iter().map(|d| safe(d)));
     let x = o.x.as_deref().unwrap_or("x");
     // "concurrency = 2", then the other values alone: the columns stay narrow beside the chart.
-    header.extend(xs.iter().enumerate().map(|(i, v)| if i == 0 { format!("{} = {}", safe(x), v) } else { v.to_string() }));
+    header.extend(
+        xs.iter()
+            .enumerate()
+            .map(|(i, v)| if i == 0 { format!("{} = {}", safe(x), v) } else { v.to_string() }),
+    );
     let head: Vec<&str> = header.iter().map(String::as_str).collect();
     let Block::Table(t) = table(&head, rows.into_iter().map(|(_, r)| r).collect()) else {
         unreachable!("table() makes a table")

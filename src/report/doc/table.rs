@@ -37,7 +37,10 @@ pub enum Block {
         chart: Option<String>,
     },
     /// A sentence that links to an anchor of the page (an answer row, a section).
-    Linked { text: String, anchor: String },
+    Linked {
+        text: String,
+        anchor: String,
+    },
 }
 
 pub struct Section {

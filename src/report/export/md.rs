@@ -110,7 +110,9 @@ fn anchored_table(o: &mut String, t: &Table, row_ids: &[String]) {
     o.push_str(&format!("| {} |\n", row(&t.header)));
     o.push_str(&format!("|{}\n", "---|".repeat(t.header.len())));
     for (i, r) in t.rows.iter().enumerate() {
-        let id = row_ids.get(i).map_or(String::new(), |id| format!("<a id=\"{}\"></a>", anchor_id(id)));
+        let id = row_ids
+            .get(i)
+            .map_or(String::new(), |id| format!("<a id=\"{}\"></a>", anchor_id(id)));
         o.push_str(&format!("| {id}{} |\n", row(r)));
     }
     o.push('\n');
