@@ -12,14 +12,13 @@ fn merged(p: &PointReport, label: &str) -> Option<f64> {
     lat.percentiles.iter().find(|(n, _)| n == label).map(|(_, v)| *v)
 }
 
+/// Per variant, the sweep's points with the merged p99 of each.
+type ByVariant = BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>>;
+
 /// Per variant: the sweep's points (each by its own headline throughput) with the merged p99 of
 /// each; the names and units of the headlines used.
-fn sweeps(
-    swept: &str,
-    variant_params: &[String],
-    points: &[PointReport],
-) -> (BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>>, Vec<(String, String)>) {
-    let mut by_variant: BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> = BTreeMap::new();
+fn sweeps(swept: &str, variant_params: &[String], points: &[PointReport]) -> (ByVariant, Vec<(String, String)>) {
+    let mut by_variant: ByVariant = BTreeMap::new();
     let mut used: Vec<(String, String)> = Vec::new();
     for p in points {
         let Some(x) = p.params.get(swept).and_then(|v| v.as_f64()) else {

@@ -434,8 +434,11 @@ fn the_answer_s_chart_sits_beside_its_table_on_the_first_screen() {
     }
 }
 
+/// (left, top, right) of a box on the page, in px.
+pub type Edges = (f64, f64, f64);
+
 /// (left, top, right) of the answer's table and chart in headless Chromium at 1400×900.
-pub fn boxes(html: &Path, tmp: &Path) -> Option<((f64, f64, f64), (f64, f64, f64))> {
+pub fn boxes(html: &Path, tmp: &Path) -> Option<(Edges, Edges)> {
     let bin = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| {
         std::process::Command::new(b)
             .arg("--version")
