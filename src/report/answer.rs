@@ -12,8 +12,8 @@ use super::loaded::{safe, value_text, Loaded};
 use super::model::{AnswerCell, PointReport};
 use super::spec::ReportSpec;
 use crate::analysis::compare::compare;
-use crate::workload::figures::{self, Show};
-use crate::workload::{Better, MetricKind};
+use crate::model::figures::{self, Show};
+use crate::model::{Better, MetricKind};
 
 /// What the cells are built from.
 pub struct Ctx<'a> {

@@ -17,7 +17,7 @@
 use super::answer::{figure, row_label};
 use super::fmt::{num, num_ci};
 use super::loaded::{safe, Loaded};
-use super::model::{AnswerCell, Finding, Observation, PointReport, Scaling, ThresholdRow, Verdict};
+use super::model::{AnswerCell, Observation, PointReport, Scaling, ThresholdRow, Verdict};
 use crate::analysis::compare::{compare, Comparison};
 
 /// Findings that get a sentence each.
@@ -32,7 +32,8 @@ pub struct Inputs<'a> {
     pub points: &'a [PointReport],
     pub groups: &'a [(String, Vec<&'a Loaded>)],
     pub scaling: Option<&'a Scaling>,
-    pub findings: &'a [Finding],
+    /// The findings, each on one line, in their order.
+    pub findings: &'a [String],
     pub thresholds: &'a [ThresholdRow],
     /// Whether the plan named the figures (`[report] metrics`): then each is compared.
     pub asked: bool,
@@ -52,7 +53,7 @@ pub fn build(i: &Inputs) -> Vec<Observation> {
     out.extend(thresholds(i));
     out.extend(i.findings.iter().take(TOP_FINDINGS).map(|f| Observation {
         kind: "finding".into(),
-        text: safe(&format!("Finding: {}", super::overview::finding_line(f, i.points.len()))),
+        text: safe(&format!("Finding: {f}")),
         anchor: Some("bottleneck-findings".into()),
     }));
     out
@@ -284,7 +285,7 @@ fn moved(i: &Inputs, a: &AnswerCell, b: &AnswerCell) -> (Comparison, &'static st
         .iter()
         .find(|p| p.label == b.point)
         .and_then(|p| p.metrics.iter().find(|m| m.name == b.metric))
-        .map_or(crate::workload::Better::Neither, |m| m.better);
+        .map_or(crate::model::Better::Neither, |m| m.better);
     let r = compare(&trials_of(i, a), &trials_of(i, b), better);
     let word = match (&r.verdict, b.value > a.value) {
         (Verdict::TooFewSamples { .. }, _) => "untested",

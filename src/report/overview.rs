@@ -53,6 +53,7 @@ pub fn build(i: &Inputs) -> Overview {
     let answer = answer::cells(&ctx);
     let optimization = optimization(i, &answer);
     let layout = answer::layout(i.x, i.points).to_string();
+    let finding_lines: Vec<String> = i.findings.iter().map(|f| finding_line(f, i.points.len())).collect();
     let observations = super::observe::build(&super::observe::Inputs {
         answer: &answer,
         compare: i.compare,
@@ -62,7 +63,7 @@ pub fn build(i: &Inputs) -> Overview {
         points: i.points,
         groups: i.groups,
         scaling: i.scaling,
-        findings: i.findings,
+        findings: &finding_lines,
         thresholds: i.thresholds,
         asked: !i.spec.metrics.is_empty(),
     });
@@ -78,7 +79,7 @@ pub fn build(i: &Inputs) -> Overview {
         answer,
         optimization,
         headline: headline(i),
-        finding_lines: i.findings.iter().map(|f| finding_line(f, i.points.len())).collect(),
+        finding_lines,
     }
 }
 

@@ -85,11 +85,28 @@ impl Figures {
     }
 }
 
+/// Whether `name` matches `pattern`, where each `*` stands for one or more characters.
+pub fn glob(pattern: &str, name: &str) -> bool {
+    match pattern.split_once('*') {
+        None => pattern == name,
+        Some((head, tail)) => {
+            let Some(rest) = name.strip_prefix(head) else { return false };
+            // `*` takes at least one character, then the tail must match what is left.
+            rest.char_indices()
+                .skip(1)
+                .map(|(i, _)| i)
+                .chain([rest.len()])
+                .filter(|i| *i > 0)
+                .any(|i| glob(tail, &rest[i..]))
+        }
+    }
+}
+
 /// Whether a point's metric `name` is what `pattern` declares: `*` stands for any non-empty text,
 /// but a rate (`errors_deadlock_per_s`) is never an instance of a pattern that is not one
 /// (`errors_*`, the counts).
 pub fn shows(pattern: &str, name: &str) -> bool {
-    super::names::glob(pattern, name) && (pattern.ends_with("_per_s") || !name.ends_with("_per_s"))
+    glob(pattern, name) && (pattern.ends_with("_per_s") || !name.ends_with("_per_s"))
 }
 
 /// The part of `name` a `*` in `pattern` stands for: Some(None) for an exact match, None when
@@ -457,7 +474,7 @@ mod tests {
             assert!(of("exec:nosuchtool").is_none());
             for k in f.key {
                 for (metric, label) in k.any_of {
-                    if crate::workload::MetricKind::infer(metric, "ms").quantile().is_some() {
+                    if crate::model::MetricKind::infer(metric, "ms").quantile().is_some() {
                         assert!(label.split(' ').count() >= 2, "{metric}: `{label}` says of what");
                     }
                 }
