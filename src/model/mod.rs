@@ -11,6 +11,7 @@
 //! - which machine measured ([`LOCAL_HOST`], [`HostIdentity`]).
 
 pub mod failure;
+pub mod figures;
 pub mod host;
 pub mod phase;
 pub mod primary;

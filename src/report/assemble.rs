@@ -9,7 +9,7 @@ use super::overview;
 use super::phases::system_rows;
 use super::points::{point_report, Pooling};
 use super::scaling::scaling;
-use super::spec::ReportSpec;
+use super::spec::{Declared, ReportSpec};
 use crate::analysis::table::SampleTable;
 use crate::store::{Store, StoredRun, StoredTrial};
 use serde_json::Value;
@@ -33,7 +33,14 @@ struct Runs {
     probes: Vec<Vec<crate::store::ProbeRecord>>,
     /// The first run's `[report]` section.
     spec: Option<ReportSpec>,
+    /// What the first run's plan declares about its variants.
+    declared: Option<Declared>,
+    /// Every run's thresholds, judged per point.
+    thresholds: Vec<ThresholdRow>,
 }
+
+/// The label of a plan's one point when it has no parameters (its stored label is empty).
+pub const ONLY_POINT: &str = "the only point";
 
 /// Assemble the model from run directories. With `label_runs`, each run becomes a value of a
 /// pseudo-parameter `run` (for `perflab compare`); otherwise runs of one plan are pooled.
@@ -47,12 +54,14 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
             .push("the runs compared are one and the same run: every difference is zero by construction, so this compares nothing".into());
     }
     let spec = r.spec.take().unwrap_or_default();
-    let (swept, variant_parameters) = varying(&r.loaded, &spec, label_runs);
-    let compare = compared(&spec, &variant_parameters, &r.loaded, label_runs);
+    let declared = r.declared.take().unwrap_or_default();
+    let shape = shape(&r.loaded, &spec, &declared, label_runs);
+    let (swept, variant_parameters, compare) = (shape.x.clone(), shape.variants.clone(), shape.compare.clone());
     let pooling = Pooling {
         runs: dirs.len(),
         compared: label_runs,
     };
+    let tp = dirs.first().and_then(|d| Store::primary_throughput_of(d));
     let mut points = Vec::new();
     let mut groups: Vec<(String, Vec<&Loaded>)> = Vec::new();
     for label in &r.point_order {
@@ -63,22 +72,20 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         let stop = r.stop_reasons.get(label).cloned().flatten();
         // One point's summaries at a time: the report's memory stays that of one point.
         let summaries = group.iter().map(|l| l.summaries()).collect::<anyhow::Result<Vec<_>>>()?;
-        let point = point_report(label, &group, pooling, stop, system_rows(&summaries, &spec.system));
+        let mut point = point_report(label, &group, pooling, stop, system_rows(&summaries, &spec.system));
+        point.headline = super::answer::headline_of(&point, tp.as_deref());
         groups.push((point.label.clone(), group));
         points.push(point);
     }
-    let tp = dirs.first().and_then(|d| Store::primary_throughput_of(d));
     let with_samples = groups.iter().filter(|(_, g)| g.iter().any(|l| l.sampled())).count();
     if with_samples > MAX_TRIAL_CHARTS {
         r.notes.push(format!(
             "time-series charts are drawn for the first {MAX_TRIAL_CHARTS} of {with_samples} points"
         ));
     }
-    let charted = charted(&groups, &r.facts, tp.as_deref())?;
+    let charted = charted(&groups, &points, &r.facts)?;
     let ncpu = r.facts.iter().map(|f| f.ncpu).max().unwrap_or(1);
-    let scaling = swept
-        .as_ref()
-        .and_then(|s| scaling(s, &variant_parameters, &points, ncpu, tp.as_deref()));
+    let scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
     let comparisons = compare.as_deref().map_or_else(Vec::new, |c| {
         comparisons(
             c,
@@ -105,11 +112,13 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         spec: &spec,
         compare: compare.as_deref(),
         x: swept.as_deref(),
+        dimensions: &shape.dimensions,
+        set_by_variant: &shape.set_by_variant,
         points: &points,
         groups: &groups,
-        throughput: tp.as_deref().or(scaling.as_ref().map(|s| s.throughput_metric.as_str())),
         scaling: scaling.as_ref(),
         findings: &findings,
+        thresholds: &r.thresholds,
         runs: &r.facts,
         notes: &r.notes,
     });
@@ -125,6 +134,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         scaling,
         comparisons,
         findings,
+        thresholds: r.thresholds,
         failed,
         notes: r.notes,
         spec,
@@ -172,15 +182,27 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
     let trials = store.trials()?;
     let mut labels: BTreeMap<usize, String> = BTreeMap::new();
     for p in store.points()? {
-        if !r.point_order.contains(&p.label) && !label_runs {
-            r.point_order.push(p.label.clone());
+        let label = if p.label.is_empty() { ONLY_POINT.to_string() } else { p.label };
+        if !r.point_order.contains(&label) && !label_runs {
+            r.point_order.push(label.clone());
         }
-        r.stop_reasons.insert(p.label.clone(), p.stop_reason.clone());
-        labels.insert(p.id, p.label);
+        r.stop_reasons.insert(label.clone(), p.stop_reason.clone());
+        labels.insert(p.id, label);
+    }
+    for t in store.thresholds()? {
+        let point = labels.get(&t.point).cloned().unwrap_or_else(|| format!("point {}", t.point));
+        r.thresholds.push(ThresholdRow {
+            expr: safe(&t.expr),
+            point: safe(&if label_runs { format!("{point} run={name}") } else { point }),
+            observed: t.observed,
+            passed: t.passed,
+            basis: t.basis.as_deref().map(safe),
+        });
     }
     r.facts.push(run_facts(&name, &run, &trials));
     if r.spec.is_none() {
         r.spec = Some(ReportSpec::from_plan(&run.plan_source));
+        r.declared = Some(Declared::from_plan(&run.plan_source));
     }
     if ri > 0 && r.facts[0].plan != run.plan_name {
         r.notes.push(format!(
@@ -245,9 +267,24 @@ fn run_facts(name: &str, run: &StoredRun, trials: &[StoredTrial]) -> RunFacts {
     }
 }
 
-/// Which parameters vary: the swept one (`[report] x`, or the numeric one with most values; never
-/// `run` nor `[report] compare`) and the variant ones (all the others).
-fn varying(loaded: &[Loaded], spec: &ReportSpec, label_runs: bool) -> (Option<String>, Vec<String>) {
+/// The matrix as the report reads it.
+struct Shape {
+    /// The compared parameter: `run` for `perflab compare`, `[report] compare`, or `variant` when
+    /// the plan has `[variant.<value>]` tables or a matrix parameter of that name; never another.
+    compare: Option<String>,
+    /// The x parameter: `[report] x`, or the numeric one with most values (never the compared one,
+    /// nor one a variant sets).
+    x: Option<String>,
+    /// Every varying parameter but x and those a variant sets (the compared one included).
+    variants: Vec<String>,
+    /// `variants` without the compared one: the answer table's dimensions.
+    dimensions: Vec<String>,
+    /// The varying parameters a `[variant.<value>]` sets (`model = "event-loop"`).
+    set_by_variant: Vec<String>,
+}
+
+/// Which parameters vary, and what each is to the report.
+fn shape(loaded: &[Loaded], spec: &ReportSpec, declared: &Declared, label_runs: bool) -> Shape {
     let mut values: BTreeMap<&str, Vec<&Value>> = BTreeMap::new();
     for (k, v) in loaded.iter().flat_map(|l| &l.params) {
         let e = values.entry(k).or_default();
@@ -256,24 +293,42 @@ fn varying(loaded: &[Loaded], spec: &ReportSpec, label_runs: bool) -> (Option<St
         }
     }
     let varying: Vec<(&str, &Vec<&Value>)> = values.iter().map(|(k, v)| (*k, v)).filter(|(_, v)| v.len() >= 2).collect();
-    let compare = if label_runs { Some("run") } else { spec.compare.as_deref() };
-    let chosen = spec
-        .x
-        .as_deref()
-        .filter(|x| varying.iter().any(|(k, _)| k == x) && Some(*x) != compare);
-    let swept = chosen.map(String::from).or_else(|| {
+    let varies = |k: &str| varying.iter().any(|(n, _)| *n == k);
+    let compare = if label_runs {
+        Some("run".to_string())
+    } else if let Some(c) = &spec.compare {
+        varies(c).then(|| c.clone())
+    } else {
+        (varies("variant") || (declared.variant_tables && values.contains_key("variant"))).then(|| "variant".to_string())
+    };
+    let set_by_variant: Vec<String> = declared
+        .variant_sets
+        .iter()
+        .filter(|k| compare.as_deref() == Some("variant") && varies(k))
+        .cloned()
+        .collect();
+    let free = |k: &str| k != "run" && Some(k) != compare.as_deref() && !set_by_variant.iter().any(|s| s == k);
+    let chosen = spec.x.as_deref().filter(|x| varies(x) && free(x));
+    let x = chosen.map(String::from).or_else(|| {
         varying
             .iter()
-            .filter(|(k, v)| *k != "run" && Some(*k) != compare && v.iter().all(|x| x.is_number()))
+            .filter(|(k, v)| free(k) && v.iter().all(|x| x.is_number()))
             .max_by_key(|(_, v)| v.len())
             .map(|(k, _)| k.to_string())
     });
-    let variants = varying
+    let variants: Vec<String> = varying
         .iter()
         .map(|(k, _)| k.to_string())
-        .filter(|k| Some(k) != swept.as_ref())
+        .filter(|k| Some(k) != x.as_ref() && !set_by_variant.contains(k))
         .collect();
-    (swept, variants)
+    let dimensions = variants.iter().filter(|k| Some(*k) != compare.as_ref()).cloned().collect();
+    Shape {
+        compare,
+        x,
+        variants,
+        dimensions,
+        set_by_variant,
+    }
 }
 
 /// Do the directories name one run twice (`perflab compare RUN RUN`)?
@@ -282,29 +337,13 @@ fn same_run(dirs: &[&Path]) -> bool {
     canon.windows(2).any(|w| w[0] == w[1])
 }
 
-/// The parameter whose values are compared: `run` for `perflab compare`, else `[report] compare`
-/// when it varies, else the first varying parameter whose values are text (a numeric parameter
-/// such as a size is a column, never a variant).
-fn compared(spec: &ReportSpec, variant_parameters: &[String], loaded: &[Loaded], label_runs: bool) -> Option<String> {
-    if label_runs {
-        return Some("run".into());
-    }
-    if let Some(c) = &spec.compare {
-        return variant_parameters.contains(c).then(|| c.clone());
-    }
-    variant_parameters
-        .iter()
-        .find(|k| loaded.iter().filter_map(|l| l.params.get(*k)).any(|v| !v.is_number()))
-        .cloned()
-}
-
 /// The trials that get a time-series chart: at each point (in point order, the first
-/// `MAX_TRIAL_CHARTS` points with samples) its median repetition, by the run's primary throughput
-/// `tp` where the trials have it (the lower middle of an even count), else its middle repetition.
-/// Only these trials' samples are read.
-fn charted(groups: &[(String, Vec<&Loaded>)], runs: &[RunFacts], tp: Option<&str>) -> anyhow::Result<Vec<TrialSeries>> {
+/// `MAX_TRIAL_CHARTS` points with samples) its median repetition, by the point's headline
+/// throughput where the trials have it (the lower middle of an even count), else its middle
+/// repetition. Only these trials' samples are read.
+fn charted(groups: &[(String, Vec<&Loaded>)], points: &[PointReport], runs: &[RunFacts]) -> anyhow::Result<Vec<TrialSeries>> {
     let mut out = Vec::new();
-    for (_, g) in groups {
+    for ((_, g), p) in groups.iter().zip(points) {
         let mut sampled: Vec<&Loaded> = g.iter().copied().filter(|l| l.sampled()).collect();
         if sampled.is_empty() {
             continue;
@@ -312,6 +351,7 @@ fn charted(groups: &[(String, Vec<&Loaded>)], runs: &[RunFacts], tp: Option<&str
         if out.len() == MAX_TRIAL_CHARTS {
             break;
         }
+        let tp = p.headline.as_deref();
         let key = |l: &Loaded| tp.and_then(|m| l.trial.metric(m));
         if sampled.iter().all(|l| key(l).is_some()) {
             sampled.sort_by(|a, b| key(a).unwrap_or(0.0).total_cmp(&key(b).unwrap_or(0.0)));

@@ -6,6 +6,7 @@
 //! tables, one function per section; each format of `export` writes that one document, and
 //! `terminal` prints its summary. Output is deterministic: same store in, same bytes out.
 
+mod answer;
 mod assemble;
 mod chart_kit;
 pub mod charts;
@@ -19,6 +20,7 @@ pub mod hosts;
 mod loaded;
 pub mod model;
 mod multi;
+mod observe;
 mod overview;
 mod phases;
 mod point_findings;

@@ -100,6 +100,12 @@ pub struct PhaseRow {
 pub struct PointReport {
     pub label: String,
     pub params: BTreeMap<String, Value>,
+    /// The workload its trials ran, as stored (`http`, `exec:fio`): its key figures are
+    /// `crate::workload::figures::of(workload)`.
+    pub workload: String,
+    /// The headline throughput of this point: the first declared throughput its trials produced
+    /// (`write_iops` at a write point of a fio plan); None when the workload has none.
+    pub headline: Option<String>,
     pub trials: usize,
     pub failed: usize,
     pub stop_reason: Option<String>,
@@ -164,6 +170,18 @@ pub struct Comparison {
     pub result: compare::Comparison,
 }
 
+/// A threshold's verdict at one point, as the run judged it.
+#[derive(Clone, Debug, Serialize)]
+pub struct ThresholdRow {
+    pub expr: String,
+    /// The point's label.
+    pub point: String,
+    pub observed: Option<f64>,
+    pub passed: bool,
+    /// What `observed` is ("median of 3 trials' p99"), when the store kept it.
+    pub basis: Option<String>,
+}
+
 #[derive(Clone, Debug, Serialize)]
 pub struct FailedTrial {
     pub run: String,
@@ -183,6 +201,8 @@ pub struct ReportModel {
     pub scaling: Option<Scaling>,
     pub comparisons: Vec<Comparison>,
     pub findings: Vec<Finding>,
+    /// The plan's thresholds, judged per point.
+    pub thresholds: Vec<ThresholdRow>,
     pub failed: Vec<FailedTrial>,
     pub notes: Vec<String>,
     /// The plan's `[report]` section.
@@ -224,6 +244,17 @@ pub struct Overview {
     pub baseline: Option<String>,
     /// The parameter on the x axis (`[report] x`, or the swept one).
     pub x: Option<String>,
+    /// The other parameters that vary and are neither compared nor x: the answer table's
+    /// dimension columns, in name order.
+    pub dimensions: Vec<String>,
+    /// Matrix parameters a `[variant.<value>]` sets: they follow the compared value, so points are
+    /// paired without them.
+    pub set_by_variant: Vec<String>,
+    /// `by_x` (a row per figure, variant and dimensions, a column per x value) or `by_point` (a
+    /// row per point, a column per figure).
+    pub layout: String,
+    /// The sentences the summary opens with, each linked to the table row it reads.
+    pub observations: Vec<Observation>,
     /// Validity warnings: a busy host, a saturated load generator, CV > 10 %, too few repetitions,
     /// failed trials.
     pub warnings: Vec<String>,
@@ -237,11 +268,40 @@ pub struct Overview {
     pub finding_lines: Vec<String>,
 }
 
-/// One primary figure at one point, with its comparison against the baseline variant there.
+/// One sentence of the summary: what the figures say, with the anchor of the row they are in.
+#[derive(Clone, Debug, Serialize)]
+pub struct Observation {
+    /// `variant` (a compared value against the baseline), `x` (along the swept parameter),
+    /// `threshold` (a threshold broken), `finding` (a top finding), `point` (a point's figures).
+    pub kind: String,
+    pub text: String,
+    /// The anchor of the table row (or section) the sentence reads, without `#`.
+    pub anchor: Option<String>,
+}
+
+/// One figure at one point, with its comparison against the baseline variant there.
 #[derive(Clone, Debug, Serialize)]
 pub struct AnswerCell {
-    /// "requests_per_s", "p50", "p99", or a `[report] metrics` name.
+    /// The metric shown: a key figure's metric (`write_iops`, `cpu_bogo_ops_per_s`), or a
+    /// `[report] metrics` key as written (`p99`, `requests_per_s`).
     pub metric: String,
+    /// What it is, as the table's column or row says it: "write IOPS", "p99 request time".
+    pub label: String,
+    /// The part of the metric's name a pattern's `*` stood for (a stressor, an error class).
+    pub part: Option<String>,
+    /// The figure as its row (`by_x`) or column (`by_point`) names it: the part and the label
+    /// ("vm bogo-ops/s"), or the label alone where the part changes along x (a stressor swept).
+    pub figure: String,
+    /// Whether it is the point's headline throughput.
+    pub headline: bool,
+    /// The value as shown when it is not a plain number ("18/18" tests passed).
+    pub text: Option<String>,
+    /// The anchor of the answer table's row this cell is in.
+    pub row: String,
+    /// The label of the point it is a figure of.
+    pub point: String,
+    /// The values of `Overview::dimensions` at this point.
+    pub dims: Vec<String>,
     pub unit: String,
     /// The value of `compare` ("all" without one).
     pub variant: String,

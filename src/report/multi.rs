@@ -47,8 +47,23 @@ pub fn build(groups: &[Experiment]) -> anyhow::Result<Built> {
         for mut s in doc::build(&m, &charts) {
             s.title = format!("{}: {}", safe(plan), s.title);
             for b in &mut s.blocks {
-                if let Block::Chart(name) = b {
-                    *name = format!("{prefix}{name}");
+                match b {
+                    Block::Chart(name) => *name = format!("{prefix}{name}"),
+                    Block::Answer { row_ids, chart, .. } => {
+                        for id in row_ids.iter_mut() {
+                            *id = format!("{prefix}{id}");
+                        }
+                        if let Some(name) = chart {
+                            *name = format!("{prefix}{name}");
+                        }
+                    }
+                    Block::Linked { anchor, .. } if anchor.starts_with("answer") => *anchor = format!("{prefix}{anchor}"),
+                    Block::Linked { anchor, .. } => {
+                        // A section of this experiment: its heading is prefixed with the plan.
+                        let title = format!("{}: {}", safe(plan), anchor.replace('-', " "));
+                        *anchor = Section::new(&title, Vec::new()).anchor();
+                    }
+                    _ => {}
                 }
             }
             if s.appendix {
@@ -138,6 +153,7 @@ fn shell(parts: Vec<ReportModel>) -> ReportModel {
         scaling: None,
         comparisons: Vec::new(),
         findings: Vec::new(),
+        thresholds: Vec::new(),
         failed: parts.iter().flat_map(|m| m.failed.clone()).collect(),
         notes: parts.iter().flat_map(|m| m.notes.clone()).collect(),
         spec: Default::default(),

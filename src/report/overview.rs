@@ -1,17 +1,13 @@
 //! The summary the report opens with ([`Overview`]): the validity warnings, the answer (each
-//! variant's primary figures at every point against the baseline variant's, with Δ % and the
-//! verdict), the optimization table and the headline lines.
-//!
-//! A percentile shown is the point's own (of the merged histogram, or the median of what a tool
-//! printed per trial), never a mean of per-trial percentiles; Δ % is between those figures, and the
-//! verdict is the test of the per-trial figures, where the trials have one.
+//! point's headline and key figures, each variant's against the baseline variant's at the same
+//! point, with Δ % and the verdict: `answer.rs`), the observations (`observe.rs`), the optimization
+//! table and the headline lines.
 
+use super::answer;
 use super::fmt::{num, param};
 use super::loaded::{safe, value_text, Loaded};
-use super::model::{AnswerCell, Finding, Overview, PointReport, RunFacts, Scaling};
+use super::model::{AnswerCell, Finding, Overview, PointReport, RunFacts, Scaling, ThresholdRow};
 use super::spec::ReportSpec;
-use crate::analysis::compare::compare;
-use crate::model::{Better, MetricKind};
 use std::collections::BTreeMap;
 
 /// CPU busy (%) in the baseline phase above which the host was not idle before the load.
@@ -24,175 +20,66 @@ pub struct Inputs<'a> {
     pub spec: &'a ReportSpec,
     pub compare: Option<&'a str>,
     pub x: Option<&'a str>,
+    /// The varying parameters that are neither compared nor x.
+    pub dimensions: &'a [String],
+    /// The matrix parameters a `[variant.<value>]` sets.
+    pub set_by_variant: &'a [String],
     pub points: &'a [PointReport],
     pub groups: &'a [(String, Vec<&'a Loaded>)],
-    pub throughput: Option<&'a str>,
     pub scaling: Option<&'a Scaling>,
     pub findings: &'a [Finding],
+    pub thresholds: &'a [ThresholdRow],
     pub runs: &'a [RunFacts],
 }
 
-/// One figure of a point: its value, sd, unit, better direction and the per-trial values.
-struct Figure {
-    value: f64,
-    sd: Option<f64>,
-    /// Half-width of the mean's 95 % CI (None for a percentile).
-    ci95: Option<f64>,
-    unit: String,
-    better: Better,
-    trials: Vec<f64>,
-}
-
 pub fn build(i: &Inputs) -> Overview {
-    let keys = metric_keys(i);
     let baseline = i.compare.and_then(|c| {
         i.spec
             .baseline
             .clone()
             .or_else(|| i.points.iter().find_map(|p| p.params.get(c).map(value_text)))
     });
-    let mut answer = Vec::new();
-    for p in i.points {
-        let group = i
-            .groups
-            .iter()
-            .find(|(l, _)| *l == p.label)
-            .map(|(_, g)| g.as_slice())
-            .unwrap_or(&[]);
-        let variant = i.compare.and_then(|c| p.params.get(c)).map_or("all".to_string(), value_text);
-        let base = baseline.as_ref().filter(|b| **b != variant).and_then(|b| {
-            i.points.iter().find(|q| {
-                q.params
-                    .iter()
-                    .all(|(k, v)| Some(k.as_str()) == i.compare || p.params.get(k) == Some(v))
-                    && i.compare.and_then(|c| q.params.get(c)).map(value_text).as_ref() == Some(b)
-            })
-        });
-        let base_group = base
-            .and_then(|b| i.groups.iter().find(|(l, _)| *l == b.label))
-            .map(|(_, g)| g.as_slice());
-        for key in &keys {
-            let Some(f) = figure(p, group, key) else { continue };
-            let before = base.and_then(|b| figure(b, base_group.unwrap_or(&[]), key));
-            answer.push(cell(i, p, key, &variant, f, before));
-        }
-    }
+    let ctx = answer::Ctx {
+        spec: i.spec,
+        compare: i.compare,
+        baseline: baseline.as_deref(),
+        x: i.x,
+        dimensions: i.dimensions,
+        set_by_variant: i.set_by_variant,
+        points: i.points,
+        groups: i.groups,
+    };
+    let answer = answer::cells(&ctx);
     let optimization = optimization(i, &answer);
+    let layout = answer::layout(i.x, i.points).to_string();
+    let finding_lines: Vec<String> = i.findings.iter().map(|f| finding_line(f, i.points.len())).collect();
+    let observations = super::observe::build(&super::observe::Inputs {
+        answer: &answer,
+        compare: i.compare,
+        baseline: baseline.as_deref(),
+        x: i.x,
+        layout: &layout,
+        points: i.points,
+        groups: i.groups,
+        scaling: i.scaling,
+        findings: &finding_lines,
+        thresholds: i.thresholds,
+        asked: !i.spec.metrics.is_empty(),
+    });
     Overview {
         compare: i.compare.map(String::from),
         baseline,
         x: i.x.map(String::from),
+        dimensions: i.dimensions.to_vec(),
+        set_by_variant: i.set_by_variant.to_vec(),
+        layout,
+        observations,
         warnings: warnings(i),
         answer,
         optimization,
         headline: headline(i),
-        finding_lines: i.findings.iter().map(|f| finding_line(f, i.points.len())).collect(),
+        finding_lines,
     }
-}
-
-/// The primary figures: `[report] metrics`, or the throughput, p50 and p99.
-fn metric_keys(i: &Inputs) -> Vec<String> {
-    if !i.spec.metrics.is_empty() {
-        return i.spec.metrics.clone();
-    }
-    let mut keys: Vec<String> = i.throughput.map(String::from).into_iter().collect();
-    keys.extend(["p50".to_string(), "p99".to_string()]);
-    keys
-}
-
-fn cell(i: &Inputs, p: &PointReport, key: &str, variant: &str, f: Figure, before: Option<Figure>) -> AnswerCell {
-    let at: Vec<String> = p
-        .params
-        .iter()
-        .filter(|(k, _)| Some(k.as_str()) != i.compare && Some(k.as_str()) != i.x && varies(i.points, k))
-        .map(|(k, v)| format!("{k}={}", value_text(v)))
-        .collect();
-    let mut c = AnswerCell {
-        metric: key.to_string(),
-        unit: f.unit.clone(),
-        variant: safe(variant),
-        at: safe(&at.join(" ")),
-        x: i.x.and_then(|x| p.params.get(x)).map(|v| safe(&value_text(v))),
-        value: f.value,
-        sd: f.sd,
-        ci95: f.ci95,
-        before: None,
-        delta_pct: None,
-        ci95_pct: None,
-        verdict: None,
-    };
-    if let Some(b) = before {
-        c.before = Some(b.value);
-        c.delta_pct = (b.value != 0.0 && b.value.is_finite()).then(|| 100.0 * (f.value - b.value) / b.value.abs());
-        if !b.trials.is_empty() && !f.trials.is_empty() {
-            let r = compare(&b.trials, &f.trials, f.better);
-            c.ci95_pct = r.ci95_low_pct.zip(r.ci95_high_pct);
-            c.verdict = Some(r.verdict);
-        }
-    }
-    c
-}
-
-fn varies(points: &[PointReport], k: &str) -> bool {
-    let first = points.first().and_then(|p| p.params.get(k));
-    points.iter().any(|p| p.params.get(k) != first)
-}
-
-/// A figure of the point: a metric by name (mean over the repetitions), a percentile `pNN` of the
-/// merged histogram (or printed by the tool), or a printed percentile by name.
-fn figure(p: &PointReport, group: &[&Loaded], key: &str) -> Option<Figure> {
-    let trials = |name: &str| -> Vec<f64> { group.iter().filter(|l| l.trial.ok()).filter_map(|l| l.trial.metric(name)).collect() };
-    if let Some(m) = p.metrics.iter().find(|m| m.name == key) {
-        return Some(Figure {
-            value: m.summary.mean,
-            sd: Some(m.summary.sd),
-            ci95: m.summary.ci95,
-            unit: m.unit.clone(),
-            better: m.better,
-            trials: trials(key),
-        });
-    }
-    if let Some(r) = p.printed_percentiles.iter().find(|r| r.name == key) {
-        return Some(Figure {
-            value: r.median,
-            sd: None,
-            ci95: None,
-            unit: r.unit.clone(),
-            better: r.better,
-            trials: trials(key),
-        });
-    }
-    let q = key
-        .strip_prefix('p')
-        .and_then(|n| n.parse::<f64>().ok())
-        .filter(|n| *n > 0.0 && *n <= 100.0)?
-        / 100.0;
-    let hist = p.latency.iter().find(|l| l.histogram == "latency").or(p.latency.first());
-    // The per-trial figure of that quantile (`latency_p99_ms`), for the test.
-    let per_trial = group
-        .iter()
-        .flat_map(|l| &l.trial.metrics)
-        .find(|m| MetricKind::infer(&m.name, &m.unit).quantile() == Some(q) && m.name.contains("lat"))
-        .map(|m| m.name.clone());
-    if let Some((_, v)) = hist.and_then(|h| h.percentiles.iter().find(|(n, _)| n == key)) {
-        return Some(Figure {
-            value: *v,
-            sd: None,
-            ci95: None,
-            unit: "ms".into(),
-            better: Better::Lower,
-            trials: per_trial.as_deref().map(trials).unwrap_or_default(),
-        });
-    }
-    let r = p.printed_percentiles.iter().find(|r| (r.quantile - q).abs() < 1e-9)?;
-    Some(Figure {
-        value: r.median,
-        sd: None,
-        ci95: None,
-        unit: r.unit.clone(),
-        better: r.better,
-        trials: trials(&r.name),
-    })
 }
 
 /// The comparisons at the largest x (every point without an x), variants other than the baseline.
@@ -208,6 +95,7 @@ fn optimization(i: &Inputs, answer: &[AnswerCell]) -> Vec<AnswerCell> {
     answer
         .iter()
         .filter(|c| c.before.is_some() && i.compare.is_some())
+        .filter(|c| c.headline || !i.spec.metrics.is_empty() || super::observe::is_percentile_label(&c.label))
         .filter(|c| match (x_of(c), largest.get(c.at.as_str())) {
             (Some(x), Some(l)) => x == *l,
             _ => true,
@@ -251,25 +139,30 @@ fn warnings(i: &Inputs) -> Vec<String> {
             i.points.len()
         ));
     }
-    if let Some(tp) = i.throughput {
-        let noisy: Vec<(&str, f64)> = i
-            .points
-            .iter()
-            .filter_map(|p| {
-                let m = p.metrics.iter().find(|m| m.name == tp)?;
-                m.summary.noisy.then_some((p.label.as_str(), m.summary.cv_pct.unwrap_or(0.0)))
-            })
-            .collect();
-        if let Some((label, cv)) = noisy.iter().copied().max_by(|a, b| a.1.total_cmp(&b.1)) {
-            w.push(format!(
-                "{} varies by CV > 10 % at {} of {} points (worst {} %, at {}): more repetitions or a quieter host.",
-                safe(tp),
-                noisy.len(),
-                i.points.len(),
-                num(cv),
-                safe(label)
-            ));
-        }
+    let noisy: Vec<(&str, &str, f64)> = i
+        .points
+        .iter()
+        .filter_map(|p| {
+            let tp = p.headline.as_deref()?;
+            let m = p.metrics.iter().find(|m| m.name == tp)?;
+            m.summary.noisy.then_some((tp, p.label.as_str(), m.summary.cv_pct.unwrap_or(0.0)))
+        })
+        .collect();
+    if let Some((tp, label, cv)) = noisy.iter().copied().max_by(|a, b| a.2.total_cmp(&b.2)) {
+        let mut names: Vec<&str> = noisy.iter().map(|n| n.0).collect();
+        names.dedup();
+        let what = if names.len() == 1 {
+            safe(tp)
+        } else {
+            "The headline throughput".to_string()
+        };
+        w.push(format!(
+            "{what} varies by CV > 10 % at {} of {} points (worst {} %, at {}): more repetitions or a quieter host.",
+            noisy.len(),
+            i.points.len(),
+            num(cv),
+            safe(label)
+        ));
     }
     let few = i.points.iter().filter(|p| p.trials - p.failed < 3).count();
     if few > 0 {

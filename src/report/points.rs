@@ -35,6 +35,8 @@ pub fn point_report(label: &str, group: &[&Loaded], pooling: Pooling, stop_reaso
     let mut point = PointReport {
         label: safe(label),
         params: group[0].params.clone(),
+        workload: ok.first().unwrap_or(&group[0]).trial.workload.clone(),
+        headline: None,
         trials: group.len(),
         failed: group.len() - ok.len(),
         stop_reason,

@@ -3,7 +3,7 @@
 
 use super::loaded::variant_of;
 use super::model::{PointReport, Scaling, ScalingRow};
-use crate::analysis::scaling::{analyze, throughput_metric, ScalingPoint};
+use crate::analysis::scaling::{analyze, ScalingPoint};
 use std::collections::BTreeMap;
 
 /// A merged percentile of the point's `latency` histogram (or its first one), ms.
@@ -12,21 +12,24 @@ fn merged(p: &PointReport, label: &str) -> Option<f64> {
     lat.percentiles.iter().find(|(n, _)| n == label).map(|(_, v)| *v)
 }
 
-/// Per variant: the sweep's points with the merged p99 of each.
-fn sweeps(
-    swept: &str,
-    metric: &str,
-    variant_params: &[String],
-    points: &[PointReport],
-) -> BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> {
-    let mut by_variant: BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>> = BTreeMap::new();
+/// Per variant, the sweep's points with the merged p99 of each.
+type ByVariant = BTreeMap<String, Vec<(ScalingPoint, Option<f64>)>>;
+
+/// Per variant: the sweep's points (each by its own headline throughput) with the merged p99 of
+/// each; the names and units of the headlines used.
+fn sweeps(swept: &str, variant_params: &[String], points: &[PointReport]) -> (ByVariant, Vec<(String, String)>) {
+    let mut by_variant: ByVariant = BTreeMap::new();
+    let mut used: Vec<(String, String)> = Vec::new();
     for p in points {
         let Some(x) = p.params.get(swept).and_then(|v| v.as_f64()) else {
             continue;
         };
-        let Some(m) = p.metrics.iter().find(|m| m.name == metric) else {
+        let Some(m) = p.headline.as_deref().and_then(|h| p.metrics.iter().find(|m| m.name == h)) else {
             continue;
         };
+        if !used.iter().any(|(n, _)| *n == m.name) {
+            used.push((m.name.clone(), m.unit.clone()));
+        }
         let system = p
             .system
             .iter()
@@ -43,19 +46,23 @@ fn sweeps(
             .or_default()
             .push((point, merged(p, "p99")));
     }
-    by_variant
+    (by_variant, used)
 }
 
-/// The scaling section's data, None without a throughput metric.
-pub fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], ncpu: u32, primary: Option<&str>) -> Option<Scaling> {
-    let metrics = points
-        .iter()
-        .flat_map(|p| p.metrics.iter().map(|m| (m.name.as_str(), m.unit.as_str(), m.better)));
-    let (metric, unit) = throughput_metric(primary, metrics)?;
+/// The scaling section's data, None without a headline throughput at the swept points.
+pub fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], ncpu: u32) -> Option<Scaling> {
+    let (sweeps, used) = sweeps(swept, variant_params, points);
+    if used.is_empty() {
+        return None;
+    }
+    let metric = used.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(" / ");
+    let mut units: Vec<&str> = used.iter().map(|(_, u)| u.as_str()).collect();
+    units.dedup();
+    let unit = units.join(" / ");
     let mut rows = Vec::new();
     let mut knees = Vec::new();
     let mut saturated_at_knee = Vec::new();
-    for (variant, mut v) in sweeps(swept, &metric, variant_params, points) {
+    for (variant, mut v) in sweeps {
         // Sorted here too, so that the analysis rows (sorted by x, stable) line up with p99.
         v.sort_by(|a, b| a.0.x.total_cmp(&b.0.x));
         let pts: Vec<ScalingPoint> = v.iter().map(|(p, _)| p.clone()).collect();

@@ -45,6 +45,43 @@ impl ReportSpec {
     }
 }
 
+/// What a plan declares about its comparison besides `[report]`, read from its text:
+/// `[variant.<value>]` tables, and the keys they set (a matrix parameter such as `model` among
+/// them follows the compared value, so points are paired without it).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Declared {
+    pub variant_tables: bool,
+    /// Every key a variant sets besides its hooks, in name order.
+    pub variant_sets: Vec<String>,
+}
+
+/// The hooks' own keys in `[variant.<value>]` (plan/variant_settings.rs).
+const HOOK_KEYS: [&str; 3] = ["setup", "teardown", "skip_unless"];
+
+impl Declared {
+    pub fn from_plan(source: &str) -> Declared {
+        let Ok(table) = source.parse::<toml::Table>() else {
+            return Declared::default();
+        };
+        let Some(toml::Value::Table(variants)) = table.get("variant") else {
+            return Declared::default();
+        };
+        let mut sets: Vec<String> = variants
+            .values()
+            .filter_map(toml::Value::as_table)
+            .flat_map(|t| t.keys())
+            .filter(|k| !HOOK_KEYS.contains(&k.as_str()))
+            .cloned()
+            .collect();
+        sets.sort();
+        sets.dedup();
+        Declared {
+            variant_tables: true,
+            variant_sets: sets,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +93,15 @@ mod tests {
         assert_eq!(s.baseline.as_deref(), Some("5"));
         assert_eq!(s.x_scale.as_deref(), Some("log"));
         assert_eq!(ReportSpec::from_plan("name = \"a\"\n"), ReportSpec::default());
+    }
+
+    #[test]
+    fn reads_what_the_variants_set() {
+        let d = Declared::from_plan(
+            "[matrix]\nvariant = [\"before\", \"after\"]\nmodel = [\"pool\"]\n[variant.after]\nmodel = \"event-loop\"\nsetup = \"true\"\n[variant.before]\nteardown = \"true\"\n",
+        );
+        assert!(d.variant_tables);
+        assert_eq!(d.variant_sets, ["model"]);
+        assert_eq!(Declared::from_plan("[matrix]\nvariant = [1]\n"), Declared::default());
     }
 }

@@ -6,6 +6,7 @@
 //! with its own y axis. The x axis is linear for evenly spaced numbers, log with `x_scale = "log"`,
 //! else one slot per value; a text x parameter gets bars.
 
+use super::answer::row_label;
 use super::chart_kit::{color, e, tick, with_caption, with_legend, LegendEntry, Stroke, XAxis, XKind, XValue, FONT, WIDTH};
 use super::loaded::safe;
 use super::model::{AnswerCell, ReportModel};
@@ -37,29 +38,35 @@ pub fn is_percentile(key: &str) -> bool {
         .is_some_and(|n| n.parse::<f64>().is_ok_and(|q| q > 0.0 && q <= 100.0))
 }
 
-/// The sweep charts as (file name, SVG): `throughput.svg` for the first non-percentile metric,
-/// `metric_<name>.svg` for the others, `latency_vs_parameter.svg` for the percentiles.
+/// The sweep charts as (file name, SVG): `answer.svg` (the headline against x, or per point),
+/// `throughput.svg` for the first non-percentile figure, `metric_<name>.svg` for the others,
+/// `latency_vs_parameter.svg` for the percentiles. The figures charted against x are the plan's
+/// `[report] metrics`, else the headline and the percentiles.
 pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
     let o = &m.overview;
+    let mut out: Vec<(String, String)> = answer_chart(m)?.into_iter().collect();
     let Some(x) = o.x.as_deref() else {
-        return Ok(Vec::new());
+        return Ok(out);
     };
     if !o.answer.iter().any(|c| c.x.is_some()) {
-        return Ok(Vec::new());
+        return Ok(out);
     }
-    let mut keys: Vec<&str> = Vec::new();
-    for c in &o.answer {
-        if !keys.contains(&c.metric.as_str()) {
-            keys.push(&c.metric);
+    let asked = !m.spec.metrics.is_empty();
+    let charted: Vec<&AnswerCell> = o.answer.iter().filter(|c| asked || c.headline || is_percentile_cell(c)).collect();
+    let mut keys: Vec<String> = Vec::new();
+    for c in &charted {
+        let k = row_label(c);
+        if !keys.contains(&k) {
+            keys.push(k);
         }
     }
+    let is_pct = |k: &str| charted.iter().any(|c| row_label(c) == k && is_percentile_cell(c));
     let values: Vec<XValue> = o.answer.iter().filter_map(|c| c.x.as_deref().map(xvalue)).collect();
     let axis = XAxis::new(&values, m.spec.x_scale.as_deref());
     let compare = o.compare.as_deref();
-    let mut out = Vec::new();
     let mut first = true;
-    for key in keys.iter().filter(|k| !is_percentile(k)) {
-        let cells: Vec<&AnswerCell> = o.answer.iter().filter(|c| c.metric == *key).collect();
+    for key in keys.iter().filter(|k| !is_pct(k)) {
+        let cells: Vec<&AnswerCell> = charted.iter().copied().filter(|c| row_label(c) == *key).collect();
         let name = if first {
             "throughput.svg".to_string()
         } else {
@@ -70,7 +77,7 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         let panels = panels(&cells, &[(key, Stroke::Solid)], compare);
         let title = format!("{key} vs {x}");
         let caption = format!(
-            "{key} ({unit}) of each {} at every {x}{}: the mean over the repetitions, error bars the 95 % CI{}.",
+            "{key} ({unit}) of each {} at every {x}{}: the mean over the repetitions, the band its 95 % CI{}.",
             compare.unwrap_or("point"),
             axis.note(),
             split_note(&panels),
@@ -85,9 +92,9 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         )?;
         out.push((name, with_caption(svg, &safe(&caption))));
     }
-    let pct: Vec<&str> = keys.iter().copied().filter(|k| is_percentile(k)).collect();
+    let pct: Vec<&str> = keys.iter().map(String::as_str).filter(|k| is_pct(k)).collect();
     if !pct.is_empty() {
-        let cells: Vec<&AnswerCell> = o.answer.iter().filter(|c| pct.contains(&c.metric.as_str())).collect();
+        let cells: Vec<&AnswerCell> = charted.iter().copied().filter(|c| pct.contains(&row_label(c).as_str())).collect();
         let styled: Vec<(&str, Stroke)> = pct
             .iter()
             .enumerate()
@@ -115,6 +122,159 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
     }
     Ok(out)
 }
+
+/// Is the cell a percentile (`p99`, or a key figure labelled "p99 request time")?
+fn is_percentile_cell(c: &AnswerCell) -> bool {
+    is_percentile(&c.metric) || crate::report::observe::is_percentile_label(&c.label)
+}
+
+/// The answer's chart: the headline against x, a line per compared value and dimensions with its
+/// 95 % CI as a band; without an x, a bar per point. One panel per unit.
+fn answer_chart(m: &ReportModel) -> anyhow::Result<Option<(String, String)>> {
+    let o = &m.overview;
+    let heads: Vec<&AnswerCell> = o.answer.iter().filter(|c| c.headline).collect();
+    if heads.is_empty() {
+        return Ok(None);
+    }
+    let by_x = o.layout == "by_x";
+    let xv = |c: &AnswerCell| -> XValue {
+        if by_x {
+            xvalue(c.x.as_deref().unwrap_or(""))
+        } else if c.dims.is_empty() {
+            xvalue(&c.point)
+        } else {
+            XValue {
+                text: c.dims.join(" "),
+                num: None,
+            }
+        }
+    };
+    let values: Vec<XValue> = heads.iter().map(|c| xv(c)).collect();
+    let scale = if by_x { m.spec.x_scale.as_deref() } else { Some("category") };
+    let axis = XAxis::new(&values, scale);
+    let mut units: Vec<&str> = Vec::new();
+    let mut labels: Vec<String> = Vec::new();
+    for c in &heads {
+        if !units.contains(&c.unit.as_str()) {
+            units.push(&c.unit);
+        }
+        if !labels.contains(&row_label(c)) {
+            labels.push(row_label(c));
+        }
+    }
+    let mut lines: Vec<(String, String, String)> = Vec::new();
+    for c in &heads {
+        let k = (c.variant.clone(), if by_x { c.at.clone() } else { String::new() }, row_label(c));
+        if !lines.contains(&k) {
+            lines.push(k);
+        }
+    }
+    // A panel per unit, and per group of the other parameters when their scales differ by
+    // PANEL_RATIO or more (a 37 B and a 10 MB document).
+    let mut panels: Vec<Panel> = Vec::new();
+    for u in &units {
+        let series: Vec<(String, Series)> = lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (v, at, l))| {
+                let pts: Vec<Pt> = heads
+                    .iter()
+                    .filter(|c| c.unit == *u && c.variant == *v && row_label(c) == *l && (!by_x || c.at == *at))
+                    .map(|c| (xv(c), c.value, c.ci95))
+                    .collect();
+                let mut name: Vec<String> = Vec::new();
+                if o.compare.is_some() {
+                    name.push(v.clone());
+                }
+                if !at.is_empty() {
+                    name.push(at.clone());
+                }
+                if labels.len() > 1 && by_x {
+                    name.push(l.clone());
+                }
+                (!pts.is_empty()).then(|| {
+                    let s = Series {
+                        label: if name.is_empty() { labels.join(" / ") } else { name.join(", ") },
+                        color: i,
+                        stroke: Stroke::Solid,
+                        pts,
+                    };
+                    (at.clone(), s)
+                })
+            })
+            .collect();
+        let top = |g: &str| {
+            series
+                .iter()
+                .filter(|(a, _)| a == g)
+                .flat_map(|(_, s)| s.pts.iter().map(|p| p.1 + p.2.unwrap_or(0.0)))
+                .fold(0.0f64, f64::max)
+        };
+        let mut groups: Vec<&str> = Vec::new();
+        for (a, _) in &series {
+            if !groups.contains(&a.as_str()) {
+                groups.push(a);
+            }
+        }
+        let tops: Vec<f64> = groups.iter().map(|g| top(g)).filter(|t| *t > 0.0).collect();
+        let (lo, hi) = (
+            tops.iter().copied().fold(f64::INFINITY, f64::min),
+            tops.iter().copied().fold(0.0, f64::max),
+        );
+        let unit_title = if units.len() > 1 { format!(" ({u})") } else { String::new() };
+        if groups.len() > 1 && lo.is_finite() && hi / lo >= PANEL_RATIO {
+            let groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+            let mut series = series;
+            for g in groups {
+                let (mine, rest): (Vec<_>, Vec<_>) = series.into_iter().partition(|(a, _)| *a == g);
+                series = rest;
+                panels.push(Panel {
+                    title: format!("{g}{unit_title}"),
+                    series: mine.into_iter().map(|(_, s)| s).collect(),
+                });
+            }
+        } else if !series.is_empty() {
+            panels.push(Panel {
+                title: unit_title.trim().to_string(),
+                series: series.into_iter().map(|(_, s)| s).collect(),
+            });
+        }
+    }
+    let what = labels.join(" / ");
+    let unit = units.join(", ");
+    let (x_desc, title, caption) = if by_x {
+        let x = o.x.as_deref().unwrap_or("x");
+        (
+            format!("{x}{}", axis.note()),
+            format!("{what} vs {x}"),
+            format!(
+                "The answer's headline, {what} ({unit}), of each {} at every {x}: the mean over the repetitions, the band its 95 % CI.",
+                o.compare.as_deref().unwrap_or("line")
+            ),
+        )
+    } else {
+        let along = if o.dimensions.is_empty() {
+            "point".to_string()
+        } else {
+            o.dimensions.join(" ")
+        };
+        (
+            along.clone(),
+            format!("{what} by {along}"),
+            format!("The answer's headline, {what} ({unit}), at every {along}: the mean over the repetitions, the error bar its 95 % CI."),
+        )
+    };
+    let y = if units.len() == 1 {
+        format!("{what} ({unit})")
+    } else {
+        what.clone()
+    };
+    let svg = draw_sized(ANSWER_WIDTH, &title, &y, &x_desc, &axis, &panels, o.compare.as_deref())?;
+    Ok(Some(("answer.svg".into(), with_caption(svg, &safe(&caption)))))
+}
+
+/// The answer chart's width: it sits beside its table.
+const ANSWER_WIDTH: u32 = 640;
 
 fn split_note(panels: &[Panel]) -> String {
     if panels.len() > 1 {
@@ -171,7 +331,7 @@ fn panels(cells: &[&AnswerCell], keys: &[(&str, Stroke)], compare: Option<&str>)
                 for (key, stroke) in keys {
                     let pts: Vec<Pt> = cells
                         .iter()
-                        .filter(|c| c.at == *g && c.variant == *v && c.metric == *key)
+                        .filter(|c| c.at == *g && c.variant == *v && row_label(c) == *key)
                         .filter_map(|c| c.x.as_deref().map(|x| (xvalue(x), c.value, c.ci95)))
                         .collect();
                     if pts.is_empty() {
@@ -222,6 +382,19 @@ fn panels(cells: &[&AnswerCell], keys: &[(&str, Stroke)], compare: Option<&str>)
 
 /// One SVG: the title, a legend column for every series, the panels stacked.
 fn draw(title: &str, y_desc: &str, x_desc: &str, axis: &XAxis, panels: &[Panel], compare: Option<&str>) -> anyhow::Result<String> {
+    draw_sized(WIDTH, title, y_desc, x_desc, axis, panels, compare)
+}
+
+/// [`draw`] at a given width (the answer's chart, beside its table, is narrower).
+fn draw_sized(
+    width: u32,
+    title: &str,
+    y_desc: &str,
+    x_desc: &str,
+    axis: &XAxis,
+    panels: &[Panel],
+    compare: Option<&str>,
+) -> anyhow::Result<String> {
     let bars = axis.kind == XKind::Categorical && axis.ticks.iter().any(|t| t.0.parse::<f64>().is_err());
     let mut entries: Vec<LegendEntry> = Vec::new();
     for s in panels.iter().flat_map(|p| &p.series) {
@@ -230,10 +403,10 @@ fn draw(title: &str, y_desc: &str, x_desc: &str, axis: &XAxis, panels: &[Panel],
             entries.push(LegendEntry::new(safe(&s.label), color(s.color), stroke));
         }
     }
-    let height = 60 + 330 * panels.len() as u32;
+    let height = 60 + (330 * width / WIDTH) * panels.len() as u32;
     let mut buf = String::new();
     {
-        let root = SVGBackend::with_string(&mut buf, (WIDTH, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut buf, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let root = root.titled(&safe(title), (FONT, 18)).map_err(e)?;
         let plot = with_legend(&root, compare.map(safe).as_deref(), &entries)?;
@@ -302,6 +475,14 @@ fn draw_panel(
             continue;
         }
         let line: Vec<(f64, f64)> = pts.iter().map(|p| (p.0, p.1)).collect();
+        if pts.len() > 1 && pts.iter().all(|p| p.2.is_some()) {
+            // The 95 % CI as a band around the line.
+            let mut band: Vec<(f64, f64)> = pts.iter().map(|(x, v, ci)| (*x, v + ci.unwrap_or(0.0))).collect();
+            band.extend(pts.iter().rev().map(|(x, v, ci)| (*x, (v - ci.unwrap_or(0.0)).max(0.0))));
+            chart
+                .draw_series(std::iter::once(Polygon::new(band, c.mix(0.18).filled())))
+                .map_err(e)?;
+        }
         match s.stroke {
             Stroke::Dashed => chart.draw_series(DashedLineSeries::new(line.clone(), 6, 4, c.stroke_width(2))),
             _ => chart.draw_series(LineSeries::new(line.clone(), c.stroke_width(2))),
@@ -310,12 +491,15 @@ fn draw_panel(
         chart
             .draw_series(line.iter().map(|(x, y)| Circle::new((*x, *y), 3, c.filled())))
             .map_err(e)?;
-        chart
-            .draw_series(pts.iter().filter(|p| p.2.is_some()).map(|(px, v, ci)| {
-                let h = ci.unwrap_or(0.0);
-                ErrorBar::new_vertical(*px, v - h, *v, v + h, c.filled(), 8)
-            }))
-            .map_err(e)?;
+        if pts.len() == 1 {
+            // A single point has no band: its CI as an error bar.
+            chart
+                .draw_series(pts.iter().filter(|p| p.2.is_some()).map(|(px, v, ci)| {
+                    let h = ci.unwrap_or(0.0);
+                    ErrorBar::new_vertical(*px, v - h, *v, v + h, c.filled(), 8)
+                }))
+                .map_err(e)?;
+        }
     }
     Ok(())
 }
@@ -327,6 +511,14 @@ mod tests {
     fn cell(metric: &str, variant: &str, at: &str, x: &str, value: f64) -> AnswerCell {
         AnswerCell {
             metric: metric.into(),
+            label: metric.into(),
+            part: None,
+            figure: metric.into(),
+            headline: true,
+            text: None,
+            row: String::new(),
+            point: String::new(),
+            dims: Vec::new(),
             unit: "req/s".into(),
             variant: variant.into(),
             at: at.into(),

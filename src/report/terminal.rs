@@ -15,7 +15,14 @@ pub fn summary(title: &str, doc: &[Section]) -> String {
                     o.push_str(&format!("{p}\n"));
                 }
             }
-            if let Block::Table(t) = b {
+            if let Block::Linked { text, .. } = b {
+                o.push_str(&format!("{text}\n"));
+            }
+            let t = match b {
+                Block::Table(t) | Block::Answer { table: t, .. } => Some(t),
+                _ => None,
+            };
+            if let Some(t) = t {
                 let mut tab = Table::new();
                 tab.load_style(UTF8_FULL_CONDENSED)
                     .set_content_arrangement(ContentArrangement::Dynamic)

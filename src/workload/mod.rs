@@ -13,6 +13,7 @@ pub mod cpu;
 pub mod disk;
 pub mod driver;
 pub mod exec;
+pub use crate::model::figures;
 pub mod http;
 pub mod load_cli;
 pub mod mem;

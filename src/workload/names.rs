@@ -64,22 +64,7 @@ fn instantiate(pattern: &str, bad: &str) -> Option<String> {
     (!middle.is_empty()).then(|| format!("{head}{middle}{tail}"))
 }
 
-/// Whether `name` matches `pattern`, where each `*` stands for one or more characters.
-pub fn glob(pattern: &str, name: &str) -> bool {
-    match pattern.split_once('*') {
-        None => pattern == name,
-        Some((head, tail)) => {
-            let Some(rest) = name.strip_prefix(head) else { return false };
-            // `*` takes at least one character, then the tail must match what is left.
-            rest.char_indices()
-                .skip(1)
-                .map(|(i, _)| i)
-                .chain([rest.len()])
-                .filter(|i| *i > 0)
-                .any(|i| glob(tail, &rest[i..]))
-        }
-    }
-}
+pub use crate::model::figures::glob;
 
 #[cfg(test)]
 mod tests {

@@ -56,6 +56,7 @@ mod remote_agent_killed;
 mod remote_clock;
 mod remote_run;
 mod remote_ssh;
+mod report_answers;
 mod report_browser;
 mod report_cli;
 #[allow(dead_code)]

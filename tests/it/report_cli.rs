@@ -29,7 +29,7 @@ fn report_writes_the_chosen_formats_and_prints_a_summary() {
     assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(stdout.contains("Summary"));
-    assert!(stdout.contains("requests_per_s"));
+    assert!(stdout.contains("requests/s"));
     assert!(!stdout.contains(report_common::SECRET));
     assert!(out.join("report.md").is_file());
     assert!(out.join("report.json").is_file());

@@ -141,7 +141,7 @@ fn every_plus_minus_says_whether_it_is_sigma_or_a_95_pct_ci() {
     }
     assert!(checked >= 12, "the ± cells were found ({checked})");
     let svg = read(&out.join("charts").join("throughput.svg"));
-    assert!(svg.contains("error bars the 95 % CI"), "the caption says what the error bars are");
+    assert!(svg.contains("the band its 95 % CI"), "the caption says what the band is");
 }
 
 /// The text drawn in an SVG, one string per `<text>` element.
@@ -189,12 +189,12 @@ fn charts_have_units_legends_and_named_phases() {
         ],
     );
     assert!(trial.contains("fill=\"#E67800\""), "the load phase is shaded");
-    // Throughput against the parameter: error bars, one line per variant, the legend titled with
+    // Throughput against the parameter: the CI as a band, one line per variant, the legend titled with
     // the compared parameter.
     has(
         "throughput.svg",
         &[
-            "requests_per_s (req/s)",
+            "requests/s (req/s)",
             "concurrency (one slot per value)",
             "1",
             "4",
@@ -206,7 +206,13 @@ fn charts_have_units_legends_and_named_phases() {
     );
     has(
         "latency_vs_parameter.svg",
-        &["latency (ms)", "concurrency (one slot per value)", "a p50", "a p99", "b p99"],
+        &[
+            "latency (ms)",
+            "concurrency (one slot per value)",
+            "a p50 response time",
+            "a p99 response time",
+            "b p99 response time",
+        ],
     );
     // The percentile spectrum: a log axis (decades 1, 10, 100, 1000), a line per point.
     let spectrum = has("latency_spectrum_00.svg", &["latency (ms)", "concurrency=1", "concurrency=16"]);

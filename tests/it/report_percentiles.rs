@@ -67,12 +67,28 @@ fn a_tool_printed_p99_shows_the_median_of_the_trials_with_n_never_the_mean() {
     let rows: Vec<&str> = md.lines().filter(|l| l.contains("latency_p99_ms")).collect();
     assert_eq!(rows, [row]);
     // The terminal's summary shows the point's p99: the median, 2, never the mean, 4.
+    // A row per point, a column per figure: the last column is ab's p99 request time.
+    let header = paths
+        .summary
+        .lines()
+        .find(|l| l.contains("p99 request time (ms)"))
+        .expect("a p99 column in the summary");
+    assert!(
+        header
+            .trim_end()
+            .trim_end_matches('│')
+            .trim_end()
+            .ends_with("p99 request time (ms)"),
+        "{header}"
+    );
     let p99_line = paths
         .summary
         .lines()
-        .find(|l| l.contains("p99 (ms)"))
-        .expect("a p99 row in the summary");
-    assert!(p99_line.contains("2.000") && !p99_line.contains("4.000"), "{}", paths.summary);
+        .find(|l| l.contains("concurrency=4"))
+        .expect("the point's row");
+    let last = p99_line.trim_end().trim_end_matches('│').rsplit(['│', '┆']).next().unwrap().trim();
+    assert_eq!(last, "2.000", "{}", paths.summary);
+    assert!(!p99_line.contains("4.000"), "{}", paths.summary);
     let html = read(&run.join("report.html"));
     assert!(html.contains("<td>median of 3 trials&#39; p99</td>"));
     // report.csv: n and the median, no mean, sd, CI or CV.

@@ -69,9 +69,10 @@ fn each_model_at_every_concurrency_with_its_verdict_and_a_panel_per_size() {
                     } else {
                         text.push_str(" |");
                     }
+                    let anchor = format!("<a id=\"{}\"></a>", c["row"].as_str().unwrap());
                     let line = summary
                         .lines()
-                        .find(|l| l.contains(&format!("| {model} | size={size} |")) && l.starts_with(&format!("| {metric} (")))
+                        .find(|l| l.contains(&anchor) && l.contains(&format!("| {model} | {size} |")))
                         .unwrap_or_else(|| panic!("no summary row for {model} size={size} {metric}: {summary}"));
                     assert!(line.contains(&format!("| {text}")), "{text} not in {line}");
                 }

@@ -227,7 +227,7 @@ fn an_empty_run_still_reports() {
     let paths = perflab::report::write_report(&run).unwrap();
     let md = read(paths.file("md").unwrap());
     assert!(md.contains("0 ok / 0 failed (planned 3)"));
-    assert!(md.contains("nothing to compare"));
+    assert!(md.contains("nothing is compared"), "the appendix says why nothing is compared");
 }
 
 #[test]

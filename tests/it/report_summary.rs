@@ -44,7 +44,7 @@ fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, f64, String)> {
         .filter(|l| !l.contains("Content-Security-Policy"))
         .collect::<Vec<_>>()
         .join("\n");
-    let probe = "<script>const t=document.querySelector('#summary ~ table');const r=t.getBoundingClientRect();\
+    let probe = "<script>const t=document.querySelector('#summary ~ .answer table, #summary ~ table');const r=t.getBoundingClientRect();\
                  const p=document.createElement('pre');p.id='probe';const v=[...t.rows].find(x=>x.innerText.includes('thread-per-connection'));\
                  p.textContent='TO'+'P='+r.top+'|'+(v?v.getBoundingClientRect().bottom:-1)+'|'+t.innerText;\
                  document.body.appendChild(p);</script></body>";
@@ -94,9 +94,9 @@ fn the_demo_report_opens_with_its_summary_and_keeps_the_long_tables_in_the_appen
     for head in [
         "concurrency = 2",
         "concurrency = 20",
-        "requests_per_s (req/s)",
-        "p50 (ms)",
-        "p99 (ms)",
+        "requests/s (req/s)",
+        "p50 response time (ms)",
+        "p99 response time (ms)",
     ] {
         assert!(summary.contains(head), "the summary lacks {head}: {summary}");
     }
@@ -240,8 +240,8 @@ fn runs_of_different_plans_make_one_report_with_a_section_each() {
         "the two runs of tuning-a pool: {summary}"
     );
     assert!(summary.contains("| tuning-b | 1 | 4 ok / 0 failed |"), "{summary}");
-    assert!(summary.contains("| experiment | metric | variant | before | after |"), "{summary}");
-    assert!(summary.contains("| tuning-a | requests_per_s (req/s) | v = after"), "{summary}");
+    assert!(summary.contains("| experiment | figure | variant | before | after |"), "{summary}");
+    assert!(summary.contains("| tuning-a | requests/s (req/s) | v = after"), "{summary}");
     assert!(md.contains("## tuning-b: Summary"), "{md}");
     assert!(
         paths.summary.contains("2 experiments in one report"),

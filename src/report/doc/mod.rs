@@ -21,7 +21,7 @@ use crate::report::model::ReportModel;
 /// made them; sections refer to them by name.
 pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
     let mut sections: Vec<Section> = [
-        Some(summary::summary(m)),
+        Some(summary::summary(m, charts)),
         hosts::compared(m),
         Some(run::run_facts(m)),
         hosts::facts(m),

@@ -1,15 +1,19 @@
-//! The Summary section the report opens with: what ran and whether to trust it, the answer table
-//! (each variant's primary figures against x, with Δ % and the verdict per cell), the optimization
-//! summary and the headline lines (knee, saturated resource, top findings).
+//! The Summary section the report opens with: what ran and whether to trust it, the observations
+//! (each linked to its table row), the answer table (each point's headline and key figures, each
+//! variant against the baseline with Δ % and the verdict per cell) beside its chart, and the
+//! optimization summary when the plan compares variants.
 
-use super::table::{num_ci, table, Block, Section};
+use super::table::{num_ci, table, Block, Section, Table};
 use crate::report::loaded::safe;
 use crate::report::model::{AnswerCell, Overview, ReportModel, Verdict};
 
 /// The longest failure reason shown in the summary (the full one is under Failed trials).
 const REASON_CHARS: usize = 160;
 
-pub fn summary(m: &ReportModel) -> Section {
+/// The answer's chart file (drawn by `sweep_charts`).
+pub const ANSWER_CHART: &str = "answer.svg";
+
+pub fn summary(m: &ReportModel, charts: &[(String, String)]) -> Section {
     let mut blocks = vec![Block::Para(what_ran(m))];
     for f in &m.failed {
         blocks.push(Block::Para(format!(
@@ -27,11 +31,16 @@ pub fn summary(m: &ReportModel) -> Section {
     for w in &m.overview.warnings {
         blocks.push(Block::Para(format!("Warning: {}", safe(w))));
     }
-    blocks.extend(answer(m));
-    blocks.extend(optimization(m));
-    for h in &m.overview.headline {
-        blocks.push(Block::Para(safe(h)));
+    for o in &m.overview.observations {
+        let text = format!("Observation: {}", safe(&o.text));
+        blocks.push(match &o.anchor {
+            Some(a) => Block::Linked { text, anchor: a.clone() },
+            None => Block::Para(text),
+        });
     }
+    let chart = charts.iter().any(|(n, _)| n == ANSWER_CHART).then(|| ANSWER_CHART.to_string());
+    blocks.extend(answer(m, chart));
+    blocks.extend(optimization(m));
     Section::new("Summary", blocks)
 }
 
@@ -56,7 +65,14 @@ fn what_ran(m: &ReportModel) -> String {
     }
     let mut o = format!("What ran: {}.", parts.join("; "));
     if let (Some(c), Some(b)) = (&m.overview.compare, &m.overview.baseline) {
-        o.push_str(&format!(" Compared: each {} against {} = {}.", safe(c), safe(c), safe(b)));
+        o.push_str(&format!(" Compared: each {} against {} = {}", safe(c), safe(c), safe(b)));
+        if !m.overview.set_by_variant.is_empty() {
+            o.push_str(&format!(
+                " (the variants set {}, so points are paired without it)",
+                safe(&m.overview.set_by_variant.join(", "))
+            ));
+        }
+        o.push('.');
     }
     o
 }
@@ -79,23 +95,66 @@ pub fn verdict_text(v: &Verdict) -> String {
     }
 }
 
-/// "1234 (+5.2 %, improved)", or the bare value for the baseline.
+/// The verdict as an answer cell says it ("n.s.": no significant difference).
+fn verdict_short(v: &Verdict) -> String {
+    match v {
+        Verdict::NoSignificantDifference => "n.s.".into(),
+        Verdict::TooFewSamples { .. } => "untested".into(),
+        Verdict::Changed => "changed".into(),
+        v => v.text(),
+    }
+}
+
+/// "1234 (+5.2 %, improved)", "18/18", or the bare value for the baseline.
 fn cell_text(c: &AnswerCell) -> String {
-    let mut o = num_ci(c.value, c.ci95);
+    let mut o = c.text.clone().unwrap_or_else(|| num_ci(c.value, c.ci95));
     match (&c.delta_pct, &c.verdict) {
-        (Some(d), Some(v)) => o.push_str(&format!(" ({d:+.1} %, {})", verdict_text(v))),
+        (Some(d), Some(v)) => o.push_str(&format!(" ({d:+.1} %, {})", verdict_short(v))),
         (Some(d), None) => o.push_str(&format!(" ({d:+.1} %)")),
         _ => {}
     }
     o
 }
 
-/// One wide table: a row per metric, variant and other parameters, a column per x value.
-fn answer(m: &ReportModel) -> Vec<Block> {
+/// "name (unit)"; a count's unit that the name already says is left out ("failed requests", not
+/// "failed requests (requests)").
+fn with_unit(label: &str, unit: &str) -> String {
+    let last = label.rsplit(' ').next().unwrap_or(label);
+    if unit.is_empty() || last == unit || last.trim_end_matches('s') == unit.trim_end_matches('s') {
+        label.to_string()
+    } else {
+        format!("{label} ({})", safe(unit))
+    }
+}
+
+/// The answer table and its chart: `by_x` (a row per figure, variant and dimensions, a column per
+/// x value) or `by_point` (a row per point, a column per figure).
+fn answer(m: &ReportModel, chart: Option<String>) -> Vec<Block> {
     let o = &m.overview;
     if o.answer.is_empty() {
         return vec![];
     }
+    let (t, row_ids) = if o.layout == "by_x" { by_x(o) } else { by_point(o) };
+    let what = if m.spec.metrics.is_empty() {
+        "each point's headline throughput (first) and its workload's key figures"
+    } else {
+        "the figures the plan's [report] metrics name"
+    };
+    let intro = match &o.baseline {
+        Some(b) => format!(
+            "The answer: {what}, each against {} = {} at the same point: Δ % and the verdict of the per-trial figures (α = 0.05; n.s. = no significant difference). A mean is rounded to its 95 % CI; a percentile is the point's own.",
+            safe(o.compare.as_deref().unwrap_or("")),
+            safe(b)
+        ),
+        None => format!(
+            "The answer: {what}. A mean over the repetitions is rounded to its 95 % CI; a percentile is the point's own (merged histogram, or the median of what the tool printed)."
+        ),
+    };
+    vec![Block::Para(intro), Block::Answer { table: t, row_ids, chart }]
+}
+
+/// A row per figure, compared value and dimensions; a column per x value.
+fn by_x(o: &Overview) -> (Table, Vec<String>) {
     let mut xs: Vec<&str> = Vec::new();
     for c in &o.answer {
         if let Some(x) = c.x.as_deref() {
@@ -108,57 +167,181 @@ fn answer(m: &ReportModel) -> Vec<Block> {
         (Ok(a), Ok(b)) => a.total_cmp(&b),
         _ => a.cmp(b),
     });
-    let mut rows: Vec<(String, String, String, Vec<String>)> = Vec::new();
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut ids: Vec<String> = Vec::new();
     for c in &o.answer {
-        let metric = if c.unit.is_empty() {
-            c.metric.clone()
-        } else {
-            format!("{} ({})", c.metric, safe(&c.unit))
-        };
-        let i = match rows.iter().position(|r| r.0 == metric && r.1 == c.variant && r.2 == c.at) {
+        let i = match ids.iter().position(|id| *id == c.row) {
             Some(i) => i,
             None => {
-                rows.push((metric, c.variant.clone(), c.at.clone(), vec!["–".into(); xs.len().max(1)]));
+                let mut head = vec![with_unit(&crate::report::answer::row_label(c), &c.unit)];
+                if o.compare.is_some() {
+                    head.push(c.variant.clone());
+                }
+                head.extend(c.dims.iter().cloned());
+                ids.push(c.row.clone());
+                rows.push((String::new(), head.into_iter().chain(vec!["–".to_string(); xs.len()]).collect()));
                 rows.len() - 1
             }
         };
-        let col = c.x.as_deref().and_then(|x| xs.iter().position(|v| *v == x)).unwrap_or(0);
-        rows[i].3[col] = cell_text(c);
+        let lead = rows[i].1.len() - xs.len();
+        if let Some(col) = c.x.as_deref().and_then(|x| xs.iter().position(|v| *v == x)) {
+            // A row of several parts (bogo-ops/s of each stressor) names the part unless x does.
+            let text = match &c.part {
+                Some(p) if c.figure == c.label && c.x.as_deref() != Some(p.as_str()) => format!("{p}: {}", cell_text(c)),
+                _ => cell_text(c),
+            };
+            rows[i].1[lead + col] = text;
+        }
     }
-    let any_at = rows.iter().any(|r| !r.2.is_empty());
-    let variant_head = o.compare.clone().unwrap_or_else(|| "variant".into());
-    let mut header: Vec<String> = vec!["metric".into(), safe(&variant_head)];
-    if any_at {
-        header.push("at".into());
+    // Rows by dimensions, then in the figures' order, then by compared value (each figure's
+    // baseline row and the rows compared with it together): a figure's rank is the latest place
+    // it takes among a point's figures (one missing at a point moves nothing).
+    let mut rank: Vec<(String, usize)> = Vec::new();
+    let mut groups: Vec<String> = Vec::new();
+    let mut variants: Vec<&str> = Vec::new();
+    let mut last_point = "";
+    let mut index = 0;
+    for c in &o.answer {
+        if c.point != last_point {
+            last_point = &c.point;
+            index = 0;
+        }
+        let label = crate::report::answer::row_label(c);
+        match rank.iter_mut().find(|(l, _)| *l == label) {
+            Some(r) => r.1 = r.1.max(index),
+            None => rank.push((label, index)),
+        }
+        index += 1;
+        if !groups.contains(&c.at) {
+            groups.push(c.at.clone());
+        }
+        if !variants.contains(&c.variant.as_str()) {
+            variants.push(&c.variant);
+        }
     }
-    match &o.x {
-        Some(x) if !xs.is_empty() => header.extend(xs.iter().map(|v| format!("{} = {}", safe(x), v))),
-        _ => header.push("value".into()),
-    }
-    let body = rows
-        .into_iter()
-        .map(|(metric, variant, at, cells)| {
-            let mut r = vec![metric, variant];
-            if any_at {
-                r.push(at);
-            }
-            r.extend(cells);
-            r
-        })
-        .collect();
-    let head: Vec<&str> = header.iter().map(String::as_str).collect();
-    let intro = match &o.baseline {
-        Some(b) => format!(
-            "The answer, against {} = {} at the same point: Δ % and the verdict of the per-trial figures (α = 0.05); \
-             a percentile is the point's own (merged histogram, or the median of what a tool printed).",
-            safe(o.compare.as_deref().unwrap_or("")),
-            safe(b)
-        ),
-        None => "The answer: the primary figures at every point (throughput: mean over the repetitions; a percentile: \
-                 the point's own, from the merged histogram or the median of what the tool printed)."
-            .into(),
+    let order = |id: &String| -> (usize, usize, usize) {
+        let c = o.answer.iter().find(|c| c.row == *id);
+        let g = c.map_or(0, |c| groups.iter().position(|g| *g == c.at).unwrap_or(0));
+        let r = c.map_or(0, |c| {
+            let label = crate::report::answer::row_label(c);
+            rank.iter().find(|(l, _)| *l == label).map_or(0, |r| r.1)
+        });
+        let v = c.map_or(0, |c| variants.iter().position(|v| *v == c.variant).unwrap_or(0));
+        (g, r, v)
     };
-    vec![Block::Para(intro), table(&head, body)]
+    let mut sorted: Vec<(String, (String, Vec<String>))> = ids.into_iter().zip(rows).collect();
+    sorted.sort_by_key(|(id, _)| order(id));
+    let (ids, rows): (Vec<String>, Vec<(String, Vec<String>)>) = sorted.into_iter().unzip();
+    let mut header: Vec<String> = vec!["figure".into()];
+    if let Some(c) = &o.compare {
+        header.push(safe(c));
+    }
+    header.extend(o.dimensions.iter().map(|d| safe(d)));
+    let x = o.x.as_deref().unwrap_or("x");
+    // "concurrency = 2", then the other values alone: the columns stay narrow beside the chart.
+    header.extend(
+        xs.iter()
+            .enumerate()
+            .map(|(i, v)| if i == 0 { format!("{} = {}", safe(x), v) } else { v.to_string() }),
+    );
+    let head: Vec<&str> = header.iter().map(String::as_str).collect();
+    let Block::Table(t) = table(&head, rows.into_iter().map(|(_, r)| r).collect()) else {
+        unreachable!("table() makes a table")
+    };
+    (t, ids)
+}
+
+/// A row per point; a column per figure (the headlines first). A pattern's figures share a column
+/// ("bogo-ops/s"), each value named by its part ("vm: 1234") unless the column has only one part.
+fn by_point(o: &Overview) -> (Table, Vec<String>) {
+    // Columns: (label, unit), headline columns first, then in order of first appearance.
+    let mut cols: Vec<(String, String, bool)> = Vec::new();
+    for c in &o.answer {
+        match cols.iter_mut().find(|(l, u, _)| *l == c.label && *u == c.unit) {
+            Some(col) => col.2 |= c.headline,
+            None => cols.push((c.label.clone(), c.unit.clone(), c.headline)),
+        }
+    }
+    cols.sort_by_key(|c| !c.2);
+    let parts = |label: &str, unit: &str| -> Vec<Option<&str>> {
+        let mut p: Vec<Option<&str>> = o
+            .answer
+            .iter()
+            .filter(|c| c.label == label && c.unit == unit)
+            .map(|c| c.part.as_deref())
+            .collect();
+        p.sort();
+        p.dedup();
+        p
+    };
+    let lead_point = o.compare.is_none() && o.dimensions.is_empty();
+    let mut header: Vec<String> = Vec::new();
+    if lead_point {
+        header.push("point".into());
+    }
+    if let Some(c) = &o.compare {
+        header.push(safe(c));
+    }
+    header.extend(o.dimensions.iter().map(|d| safe(d)));
+    for (label, unit, _) in &cols {
+        let name = match parts(label, unit).as_slice() {
+            [Some(one)] => format!("{one} {label}"),
+            _ => label.clone(),
+        };
+        header.push(with_unit(&name, unit));
+    }
+    let mut ids: Vec<String> = Vec::new();
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for c in &o.answer {
+        let i = match ids.iter().position(|id| *id == c.row) {
+            Some(i) => i,
+            None => {
+                let mut head: Vec<String> = Vec::new();
+                if lead_point {
+                    head.push(safe(&c.point));
+                }
+                if o.compare.is_some() {
+                    head.push(c.variant.clone());
+                }
+                head.extend(c.dims.iter().cloned());
+                head.extend(vec![String::new(); cols.len()]);
+                ids.push(c.row.clone());
+                rows.push(head);
+                rows.len() - 1
+            }
+        };
+        let lead = rows[i].len() - cols.len();
+        let Some(col) = cols.iter().position(|(l, u, _)| *l == c.label && *u == c.unit) else {
+            continue;
+        };
+        // A value is named by its part when its row has several in that column.
+        let named = o
+            .answer
+            .iter()
+            .filter(|d| d.row == c.row && d.label == c.label && d.unit == c.unit)
+            .count()
+            > 1;
+        let text = match (&c.part, named) {
+            (Some(p), true) => format!("{p}: {}", cell_text(c)),
+            _ => cell_text(c),
+        };
+        let cell = &mut rows[i][lead + col];
+        if cell.is_empty() {
+            *cell = text;
+        } else {
+            cell.push_str(&format!("; {text}"));
+        }
+    }
+    for r in &mut rows {
+        for c in r.iter_mut().filter(|c| c.is_empty()) {
+            *c = "–".into();
+        }
+    }
+    let head: Vec<&str> = header.iter().map(String::as_str).collect();
+    let Block::Table(t) = table(&head, rows) else {
+        unreachable!("table() makes a table")
+    };
+    (t, ids)
 }
 
 /// Metric, before, after, Δ %, 95 % CI, verdict: the other variants against the baseline at the
@@ -181,7 +364,7 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
 }
 
 /// The optimization table's header.
-pub const OPTIMIZATION_HEADER: [&str; 7] = ["metric", "variant", "before", "after", "Δ %", "95 % CI", "verdict"];
+pub const OPTIMIZATION_HEADER: [&str; 7] = ["figure", "variant", "before", "after", "Δ %", "95 % CI", "verdict"];
 
 /// The baseline's 95 % CI half-width at an optimization cell's point (the answer cell of the
 /// baseline variant with the same metric, other parameters and x).
@@ -193,7 +376,7 @@ fn baseline_ci(o: &Overview, c: &AnswerCell) -> Option<f64> {
         .and_then(|b| b.ci95)
 }
 
-/// The optimization table's rows: metric, variant, before, after, Δ %, 95 % CI, verdict; the
+/// The optimization table's rows: figure, variant, before, after, Δ %, 95 % CI, verdict; the
 /// before and after figures rounded to what their 95 % CIs support.
 pub fn optimization_rows(m: &ReportModel) -> Vec<Vec<String>> {
     let o = &m.overview;
@@ -208,14 +391,10 @@ pub fn optimization_rows(m: &ReportModel) -> Vec<Vec<String>> {
                 at.push(format!("{x}={v}"));
             }
             vec![
-                if c.unit.is_empty() {
-                    c.metric.clone()
-                } else {
-                    format!("{} ({})", c.metric, safe(&c.unit))
-                },
+                with_unit(&crate::report::answer::row_label(c), &c.unit),
                 safe(&at.join(" ")),
                 c.before.map_or("–".into(), |b| num_ci(b, baseline_ci(o, c))),
-                num_ci(c.value, c.ci95),
+                c.text.clone().unwrap_or_else(|| num_ci(c.value, c.ci95)),
                 c.delta_pct.map_or("–".into(), |d| format!("{d:+.1} %")),
                 c.ci95_pct.map_or("–".into(), |(a, b)| format!("[{a:+.1} %, {b:+.1} %]")),
                 c.verdict.as_ref().map_or("–".into(), verdict_text),

@@ -28,6 +28,19 @@ pub enum Block {
     Table(Table),
     /// A chart file name under `charts/`.
     Chart(String),
+    /// The answer: a table whose rows carry anchors (the observations link to them), with its
+    /// chart beside it (HTML) or after it (Markdown, as an image link).
+    Answer {
+        table: Table,
+        /// One anchor per row of `table`.
+        row_ids: Vec<String>,
+        chart: Option<String>,
+    },
+    /// A sentence that links to an anchor of the page (an answer row, a section).
+    Linked {
+        text: String,
+        anchor: String,
+    },
 }
 
 pub struct Section {

@@ -91,8 +91,11 @@ fn knees(s: &Scaling) -> Vec<Block> {
 /// Each variant against the baseline value: Δ % with its CI, the test, p and the verdict.
 pub fn comparison(m: &ReportModel) -> Section {
     if m.comparisons.is_empty() {
-        let none = "No variant parameter with two or more values: nothing to compare.";
-        return Section::new("Comparison of variants", vec![Block::Para(none.into())]);
+        let none = match &m.overview.compare {
+            None => "The plan declares no comparison (no [variant.<value>] tables, no `variant` parameter, no [report] compare): nothing is compared; every parameter is a dimension of the tables.".to_string(),
+            Some(c) => format!("{} has fewer than two values with ok trials at the same other parameters: nothing to compare.", safe(c)),
+        };
+        return Section::new("Comparison of variants", vec![Block::Para(none)]);
     }
     let header = [
         "variants a → b",

@@ -41,7 +41,10 @@ th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\
 h2{border-bottom:2px solid #ddd;padding-bottom:3px;margin-top:1.6em}\
 figure{margin:1em 0}svg{max-width:100%;height:auto}\
 h1{margin:0 0 0.3em}nav.toc{font-size:13px;margin-bottom:0.5em}\
-details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}";
+details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}\
+.answer{display:flex;gap:1em;align-items:flex-start}.answer>div{flex:1 1 auto;min-width:0;overflow-x:auto}\
+.answer>figure{flex:0 0 460px;margin:0}.answer figcaption{font-size:12px}.answer table{margin-top:0}\
+p.obs{margin:0.2em 0;font-size:14px}p.obs a{text-decoration:none}tr:target{background:#fff3b0}";
 
 /// The page: the document's sections with the charts inline, written straight to `w` (the page
 /// is never held whole in memory).
@@ -78,7 +81,21 @@ pub fn write_page(w: &mut dyn std::io::Write, title: &str, doc: &[Section], char
                         figure(&mut o, name, svg);
                     }
                 }
-                Block::Table(t) => table(&mut o, t),
+                Block::Table(t) => table(&mut o, t, &[]),
+                Block::Answer { table: t, row_ids, chart } => {
+                    o.push_str("<div class=\"answer\">\n<div>\n");
+                    table(&mut o, t, row_ids);
+                    o.push_str("</div>\n");
+                    if let Some((name, svg)) = chart.as_ref().and_then(|c| charts.iter().find(|(n, _)| n == c)) {
+                        figure(&mut o, name, svg);
+                    }
+                    o.push_str("</div>\n");
+                }
+                Block::Linked { text, anchor } => o.push_str(&format!(
+                    "<p class=\"obs\">{} <a href=\"#{}\" title=\"the row it reads\">↗</a></p>\n",
+                    escape(text),
+                    escape(anchor)
+                )),
             }
         }
         if s.appendix {
@@ -121,14 +138,17 @@ fn figure(o: &mut Text, name: &str, svg: &str) {
     ));
 }
 
-fn table(o: &mut Text, t: &Table) {
+fn table(o: &mut Text, t: &Table, row_ids: &[String]) {
     o.push_str("<table>\n<thead><tr>");
     for h in &t.header {
         o.push_str(&format!("<th>{}</th>", escape(h)));
     }
     o.push_str("</tr></thead>\n<tbody>\n");
-    for r in &t.rows {
-        o.push_str("<tr>");
+    for (i, r) in t.rows.iter().enumerate() {
+        match row_ids.get(i) {
+            Some(id) => o.push_str(&format!("<tr id=\"{}\">", escape(id))),
+            None => o.push_str("<tr>"),
+        }
         for c in r {
             o.push_str(&format!("<td>{}</td>", escape(c)));
         }

@@ -68,6 +68,15 @@ pub fn markdown(title: &str, doc: &[Section], charts: &[(String, String)]) -> St
                     }
                 }
                 Block::Table(t) => table(&mut o, t),
+                Block::Answer { table: t, row_ids, chart } => {
+                    anchored_table(&mut o, t, row_ids);
+                    if let Some(name) = chart {
+                        o.push_str(&format!("![{0}](charts/{0})\n\n", md_cell(name)));
+                    }
+                }
+                Block::Linked { text, anchor } => {
+                    o.push_str(&format!("{} [↗](#{})\n\n", md_cell(text), anchor_id(anchor)));
+                }
             }
         }
     }
@@ -88,6 +97,25 @@ fn toc(doc: &[Section]) -> String {
     }
     o.push_str("\n\n");
     o
+}
+
+/// An anchor as written into the page: letters, digits and dashes only.
+fn anchor_id(a: &str) -> String {
+    a.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect()
+}
+
+/// A table whose rows start with an HTML anchor (`<a id="…"></a>`), so a link can point at a row.
+fn anchored_table(o: &mut String, t: &Table, row_ids: &[String]) {
+    let row = |cells: &[String]| cells.iter().map(|c| md_cell(c)).collect::<Vec<_>>().join(" | ");
+    o.push_str(&format!("| {} |\n", row(&t.header)));
+    o.push_str(&format!("|{}\n", "---|".repeat(t.header.len())));
+    for (i, r) in t.rows.iter().enumerate() {
+        let id = row_ids
+            .get(i)
+            .map_or(String::new(), |id| format!("<a id=\"{}\"></a>", anchor_id(id)));
+        o.push_str(&format!("| {id}{} |\n", row(r)));
+    }
+    o.push('\n');
 }
 
 fn table(o: &mut String, t: &Table) {

@@ -52,11 +52,8 @@ impl Workload for CpuWorkload {
     }
 
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["ops_per_s"],
-            latency: &["op_p99_us"],
-            latency_histogram: Some("op"),
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::CPU.primary
     }
 
     fn metrics(&self) -> Produces {

@@ -120,11 +120,8 @@ impl Workload for HttpWorkload {
     }
 
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["requests_per_s"],
-            latency: &["latency_p99_ms"],
-            latency_histogram: Some("latency"),
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::HTTP.primary
     }
 
     fn metrics(&self) -> Produces {

@@ -100,11 +100,8 @@ impl Workload for OltpWorkload {
     }
 
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["transactions_per_s"],
-            latency: &["latency_p99_ms"],
-            latency_histogram: Some("latency"),
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::OLTP.primary
     }
 
     fn metrics(&self) -> Produces {

@@ -28,11 +28,8 @@ impl Adapter for Ab {
     }
 
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["requests_per_s"],
-            latency: &["latency_p99_ms", "total_mean_ms"],
-            latency_histogram: None,
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::AB.primary
     }
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = &out.stdout;

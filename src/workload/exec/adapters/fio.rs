@@ -33,11 +33,8 @@ impl Adapter for Fio {
         "fio"
     }
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["read_iops", "write_iops", "trim_iops"],
-            latency: &["read_clat_p99_us", "write_clat_p99_us", "trim_clat_p99_us"],
-            latency_histogram: None,
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::FIO.primary
     }
 
     fn output_files(&self, args: &[String]) -> Vec<String> {

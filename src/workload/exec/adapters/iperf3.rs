@@ -24,11 +24,8 @@ impl Adapter for Iperf3 {
         "iperf3"
     }
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["received_mbitps", "sent_mbitps"],
-            latency: &["rtt_mean_us", "jitter_ms"],
-            latency_histogram: None,
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::IPERF3.primary
     }
 
     fn output_files(&self, args: &[String]) -> Vec<String> {

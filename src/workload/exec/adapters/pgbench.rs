@@ -25,11 +25,8 @@ impl Adapter for Pgbench {
         "postgresql"
     }
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["transactions_per_s", "transactions_incl_connect_per_s"],
-            latency: &["latency_avg_ms", "latency_avg_derived_ms"],
-            latency_histogram: None,
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::PGBENCH.primary
     }
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {

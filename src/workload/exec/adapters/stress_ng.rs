@@ -39,11 +39,8 @@ impl Adapter for StressNg {
         "stress-ng"
     }
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["*_bogo_ops_per_s"],
-            latency: &[],
-            latency_histogram: None,
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::STRESS_NG.primary
     }
 
     fn output_files(&self, args: &[String]) -> Vec<String> {

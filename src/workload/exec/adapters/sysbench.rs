@@ -27,11 +27,8 @@ impl Adapter for Sysbench {
         "sysbench"
     }
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["transactions_per_s", "events_per_s"],
-            latency: &["latency_p99_ms", "latency_p95_ms", "latency_p90_ms", "latency_avg_ms"],
-            latency_histogram: None,
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::SYSBENCH.primary
     }
 
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {

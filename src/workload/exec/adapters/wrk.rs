@@ -26,11 +26,8 @@ impl Adapter for Wrk {
     }
 
     fn primary(&self) -> Primary {
-        Primary {
-            throughput: &["requests_per_s"],
-            latency: &["latency_p99_ms", "latency_avg_ms"],
-            latency_histogram: None,
-        }
+        // Declared once, with its key figures, in workload/figures.rs.
+        crate::workload::figures::WRK.primary
     }
     fn parse(&self, out: &ToolOutput) -> Result<WorkloadResult, ParseError> {
         let text = &out.stdout;
