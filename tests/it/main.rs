@@ -34,6 +34,7 @@ mod load_mem;
 mod load_net;
 mod load_oltp;
 mod monitor_fixtures;
+mod monitor_free;
 mod monitor_truth;
 mod oltp_conflicts;
 mod oltp_faults;
