@@ -169,10 +169,10 @@ fn wrap_and_reset_rules() {
     assert_eq!(delta(1 << 40, 7), None, "a 64-bit counter far from its top reset");
 }
 
-/// Free pages in the per-CPU lists (`/proc/zoneinfo` pagesets) are counted as free: MemFree leaves
-/// them out, and on 6.x kernels they can hold hundreds of MB.
+/// Free pages in the per-CPU lists (`/proc/zoneinfo` pagesets) are counted (`mem_pcp_free_mb`):
+/// MemFree leaves them out, and on 6.x kernels they can hold hundreds of MB.
 #[test]
-fn per_cpu_free_pages_count_as_free() {
+fn per_cpu_free_pages_are_counted() {
     let zoneinfo = "Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n              count: 10\n              high:  0\n    cpu: 1\n              count: 6\n\
 Node 0, zone    DMA32\n  pages free     1000\n  pagesets\n    cpu: 0\n              count: 25600\n              high:  30000\n    cpu: 1\n              count: 0\n";
     assert_eq!(perflab::monitor::parse::zoneinfo_pcp_pages(zoneinfo), Some(25616));
