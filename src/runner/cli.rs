@@ -18,6 +18,9 @@ pub struct RunArgs {
     /// the plan file given, which must be the same plan)
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: run the trials that failed again (each failure is replaced by the new outcome)
+    #[arg(long, requires = "resume")]
+    pub retry_failed: bool,
     /// Where run directories are created
     #[arg(long, value_name = "DIR", default_value = "runs")]
     pub runs_dir: PathBuf,
@@ -95,6 +98,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
     let opts = RunOptions {
         runs_dir: args.runs_dir,
         resume: args.resume,
+        retry_failed: args.retry_failed,
         quiet,
         fail_fast: args.fail_fast,
     };
@@ -174,6 +178,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let opts = RunOptions {
         runs_dir: args.runs_dir,
         resume: None,
+        retry_failed: false,
         quiet: args.quiet,
         fail_fast: false,
     };

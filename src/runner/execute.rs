@@ -27,6 +27,8 @@ pub struct RunOptions {
     pub runs_dir: PathBuf,
     /// Continue this run directory instead of starting a new one.
     pub resume: Option<PathBuf>,
+    /// With `resume`: run the trials that failed again (their records are replaced).
+    pub retry_failed: bool,
     pub quiet: bool,
     pub fail_fast: bool,
 }
@@ -73,7 +75,18 @@ fn safe_name(s: &str) -> String {
     n.trim_matches('-').chars().take(60).collect::<String>()
 }
 
-fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, HashSet<usize>)> {
+/// What a resumed run finds in its store.
+#[derive(Default)]
+struct Resumed {
+    /// The trials stored (and not to run again).
+    done: HashSet<usize>,
+    /// Failed trials taken out of the store to run again (`--retry-failed`).
+    retried: usize,
+    /// Failed trials kept as they are (without `--retry-failed`).
+    failed: usize,
+}
+
+fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Resumed)> {
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
         store.set_redactor(exp.redactor.clone());
@@ -95,10 +108,16 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
                 dir.display()
             )));
         }
+        let retried = if opts.retry_failed {
+            store.forget_failed_trials()?.len()
+        } else {
+            0
+        };
+        let failed = store.trials()?.iter().filter(|t| !t.ok()).count();
         let done: HashSet<usize> = store.trial_ids()?.into_iter().collect();
         reserve::take(dir).with_context(|| format!("cannot resume the run in {}", dir.display()))?;
         store.reopen_run()?;
-        return Ok((store, done));
+        return Ok((store, Resumed { done, retried, failed }));
     }
     let started = unix_now();
     let mut dir = opts.runs_dir.join(format!("{}-{}", compact_utc(started), safe_name(&exp.name)));
@@ -109,7 +128,7 @@ fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Has
     }
     let runs_dir_existed = opts.runs_dir.exists();
     match create_run(&dir, exp, started) {
-        Ok(store) => Ok((store, HashSet::new())),
+        Ok(store) => Ok((store, Resumed::default())),
         Err(e) => {
             // Nothing half-made stays behind (the directory did not exist a moment ago).
             let _ = std::fs::remove_dir_all(&dir);
@@ -152,6 +171,8 @@ struct Kept {
 }
 
 fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::TrialRecord, primary: &Primary) -> String {
+    // As the dry run names it.
+    let label = if label.is_empty() { "(single point)" } else { label };
     match &rec.failure {
         Some(f) => format!("✗ trial {i}/{n} {label} #{rep}: failed: {f}"),
         None => {
@@ -221,7 +242,8 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
             failure: None,
         });
     }
-    let (mut store, done) = open_store(&exp, opts)?;
+    let (mut store, resumed) = open_store(&exp, opts)?;
+    let done = resumed.done;
     let dir = store.dir().to_path_buf();
     let ledger = Ledger::open(&dir);
     let declared = declared_primaries(&exp.trials);
@@ -233,13 +255,23 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     for n in &notes {
         progress.note(&exp.redactor.apply(&format!("note: {n}")));
     }
-    if !done.is_empty() {
+    if opts.resume.is_some() {
+        let again = match resumed.retried {
+            0 => String::new(),
+            n => format!(" ({n} that failed, run again)"),
+        };
         progress.note(&format!(
-            "resuming {}: {} trial(s) already stored, {} to run",
+            "resuming {}: {} trial(s) already stored, {} to run{again}",
             dir.display(),
             done.len(),
             todo.len()
         ));
+        if resumed.failed > 0 {
+            progress.note(&format!(
+                "note: {} stored trial(s) failed and are kept as they are; --retry-failed runs them again",
+                resumed.failed
+            ));
+        }
     }
     let stored_notes = store.add_notes(&notes);
     let mut s = Session {

@@ -62,6 +62,7 @@ mod report_pool_vs_threads;
 mod report_render;
 mod report_secrets;
 mod report_summary;
+mod run_log;
 mod run_plan;
 mod run_probes;
 mod run_repetitions;

@@ -1,5 +1,6 @@
 //! The dry run's notes on exec tools: no example's tool runs past its load phase, and a plan whose
-//! tool does is warned about in one line, with the estimate counting the tool's own duration.
+//! tool does is warned about in one line, with the estimate counting the tool's own duration. The
+//! notes show the values the trials will use, `${name}` substituted.
 
 use perflab::plan;
 use std::path::Path;
@@ -19,6 +20,7 @@ fn no_example_runs_past_its_load_phase() {
         let label = format!("examples/{}", p.file_name().unwrap().to_string_lossy());
         let plan = plan::parse_str(&std::fs::read_to_string(&p).unwrap(), &label).unwrap_or_else(|e| panic!("{e:#}"));
         let listing = plan::dry_run_listing(&plan, &plan::expand(&plan));
+        assert!(!listing.contains("${"), "a value left unsubstituted, {label}:\n{listing}");
         assert!(!listing.contains("runs past"), "{label}:\n{listing}");
         assert!(!listing.contains("warning:"), "{label}:\n{listing}");
         if plan.workload.kind == "exec" {
@@ -94,4 +96,24 @@ fn a_tool_ending_early_or_of_unknown_length_is_a_note() {
     assert_eq!(notes.len(), 1, "one short generic note: {out}");
     assert!(notes[0].contains("how long it runs cannot be read from its command"), "{out}");
     assert!(out.contains("1 trial(s), about 12s of measurement"), "{out}");
+}
+
+#[test]
+fn the_requests_note_shows_each_points_value_not_the_placeholder() {
+    let http = "[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/\"\nrequests = \"${requests}\"\n";
+    let plan = format!("name = \"reqs\"\n{http}[matrix]\nrequests = [10, 100, 1000]\n{PHASES}");
+    let (code, out, err) = dry_run(&plan);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("${"), "{out}");
+    assert!(
+        out.contains("note: [workload] requests = 10, 100 or 1000 (by point): a trial stops after that many responses or at the end of its load phase (10s)"),
+        "{out}"
+    );
+    let plan = format!("name = \"reqs\"\n{http}[matrix]\nrequests = [500]\n{PHASES}");
+    let (code, out, err) = dry_run(&plan);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("note: [workload] requests = 500: a trial stops after that many responses"),
+        "{out}"
+    );
 }
