@@ -10,6 +10,7 @@ mod hints;
 mod hosts;
 mod matrix;
 mod monitor;
+mod no_effect;
 mod ports;
 mod probes;
 mod raw;
