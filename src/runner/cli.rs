@@ -229,7 +229,9 @@ fn use_this_perflab(plan: &mut crate::plan::Plan) {
     let Ok(me) = std::env::current_exe() else {
         return;
     };
-    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
+    // A remote target's `perflab` is the agent's own binary on its host (this one's path means
+    // nothing there): the agent sees to it.
+    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()).filter(|t| t.host.is_none()) {
         if let crate::util::command::CommandLine::Argv(argv) = &mut t.command {
             let path = t.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
             if argv.first().is_some_and(|a| a == "perflab")

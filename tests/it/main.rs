@@ -49,6 +49,7 @@ mod probe;
 mod registry_metrics;
 mod remote_agent;
 mod remote_clock;
+mod remote_programs;
 mod remote_run;
 mod remote_ssh;
 mod report_browser;
