@@ -3,10 +3,11 @@
 //! recovery time: seconds after the load ended until the metric first came back within 10 % of
 //! its baseline mean (None if it never did, or there is no baseline or recovery phase).
 //!
-//! Input rows are monitor samples `(elapsed_s, phase, values)`; phases are named `baseline`,
-//! `warmup`, `load` and `recovery` as the runner writes them.
+//! Input rows are monitor samples `(elapsed_s, phase, values)`; phases are named as `model::Phase`
+//! names them (`baseline`, `warmup`, `load`, `recovery`), as the runner tags them.
 
 use super::stats::mean;
+use crate::model::Phase;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -15,9 +16,9 @@ pub type Sample = (f64, String, Vec<(String, f64)>);
 /// The same sample, borrowed.
 pub type SampleRef<'a> = (f64, &'a str, &'a [(String, f64)]);
 
-pub const BASELINE: &str = "baseline";
-pub const LOAD: &str = "load";
-pub const RECOVERY: &str = "recovery";
+pub const BASELINE: &str = Phase::Baseline.name();
+pub const LOAD: &str = Phase::Load.name();
+pub const RECOVERY: &str = Phase::Recovery.name();
 /// Back "within 10 % of the baseline".
 pub const RECOVERY_TOLERANCE: f64 = 0.10;
 
