@@ -233,7 +233,12 @@ fn use_this_perflab(plan: &mut crate::plan::Plan) {
     };
     // A remote target's `perflab` is the agent's own binary on its host (this one's path means
     // nothing there): the agent sees to it.
-    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()).filter(|t| t.host.is_none()) {
+    for t in plan
+        .points
+        .iter_mut()
+        .filter_map(|p| p.target.as_mut())
+        .filter(|t| t.host.is_none())
+    {
         if let crate::util::command::CommandLine::Argv(argv) = &mut t.command {
             let path = t.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
             if argv.first().is_some_and(|a| a == "perflab")

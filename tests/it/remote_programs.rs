@@ -51,7 +51,10 @@ interval = "100ms"
 /// command can only be the agent's own binary.
 pub fn perflab_is_the_agents_own_binary(srv: &Server, key: &Path) {
     let on_path = Command::new("sh")
-        .args(["-c", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v perflab"])
+        .args([
+            "-c",
+            "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin command -v perflab",
+        ])
         .output()
         .is_ok_and(|o| o.status.success());
     if on_path {
@@ -96,11 +99,16 @@ pub fn a_missing_program_is_said_before_the_run(srv: &Server, key: &Path) {
         std::fs::read_dir(&runs).map(|d| d.count()).unwrap_or(0) == 0,
         "a run directory was made"
     );
-    let out = Command::new(BIN).args(["hosts", "check"]).arg(&plan).output().expect("perflab hosts check");
+    let out = Command::new(BIN)
+        .args(["hosts", "check"])
+        .arg(&plan)
+        .output()
+        .expect("perflab hosts check");
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(
-        text.lines().any(|l| l == format!("server: no program `{missing}` on PATH ([target] command)")),
+        text.lines()
+            .any(|l| l == format!("server: no program `{missing}` on PATH ([target] command)")),
         "{text}"
     );
 }
