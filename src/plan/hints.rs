@@ -184,7 +184,7 @@ mod tests {
     fn says_what_is_probably_not_meant() {
         let n = hints("[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/\"\nduration = \"30s\"\n[matrix]\nthresholds = [1, 2]\n");
         assert!(n[0].contains("`thresholds` has the name of a top-level key"), "{n:?}");
-        assert!(n[1].contains("duration = \"30s\" beside [phases] load"), "{n:?}");
+        assert!(n[1].contains("duration = 30s beside [phases] load"), "{n:?}");
         assert!(hints("[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/\"\n").is_empty());
     }
 
