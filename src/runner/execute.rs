@@ -11,6 +11,7 @@ use super::hooks::ActiveVariant;
 use super::ledger::Ledger;
 use super::progress::{figures, Progress};
 use super::remote_monitor::HostSamples;
+use super::resume::Resumed;
 use super::sut::Sut;
 use super::trial::{run_trial, TrialSpec};
 use crate::model::{TrialFailure, TrialInfo};
@@ -76,50 +77,9 @@ fn safe_name(s: &str) -> String {
     n.trim_matches('-').chars().take(60).collect::<String>()
 }
 
-/// What a resumed run finds in its store.
-#[derive(Default)]
-struct Resumed {
-    /// The trials stored (and not to run again).
-    done: HashSet<usize>,
-    /// Failed trials taken out of the store to run again (`--retry-failed`).
-    retried: usize,
-    /// Failed trials kept as they are (without `--retry-failed`).
-    failed: usize,
-}
-
 fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, Resumed)> {
     if let Some(dir) = &opts.resume {
-        let mut store = Store::open(dir)?;
-        store.check_whole()?;
-        store.set_redactor(exp.redactor.clone());
-        // A store an older perflab wrote gets the current schema before this run adds to it.
-        let from = store.upgrade()?;
-        if from != crate::store::SCHEMA_VERSION {
-            eprintln!(
-                "perflab: upgraded the store of {} from schema version {from} to {} (its samples packed)",
-                dir.display(),
-                crate::store::SCHEMA_VERSION
-            );
-        }
-        let run = store.run()?;
-        // The same plan gives the same copy (which the store kept with its header pass applied).
-        let same = [exp.plan_source.clone(), crate::store::redact(&exp.plan_source)];
-        if !same.contains(&run.plan_source) {
-            return Err(crate::error::usage(format!(
-                "{} was made from a different plan; --resume needs the same plan file",
-                dir.display()
-            )));
-        }
-        let retried = if opts.retry_failed {
-            store.forget_failed_trials()?.len()
-        } else {
-            0
-        };
-        let failed = store.trials()?.iter().filter(|t| !t.ok()).count();
-        let done: HashSet<usize> = store.trial_ids()?.into_iter().collect();
-        reserve::take(dir).with_context(|| format!("cannot resume the run in {}", dir.display()))?;
-        store.reopen_run()?;
-        return Ok((store, Resumed { done, retried, failed }));
+        return super::resume::open(dir, exp, opts.retry_failed);
     }
     let started = unix_now();
     let mut dir = opts.runs_dir.join(format!("{}-{}", compact_utc(started), safe_name(&exp.name)));
@@ -245,35 +205,19 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
         });
     }
     let (mut store, resumed) = open_store(&exp, opts)?;
-    let done = resumed.done;
     let dir = store.dir().to_path_buf();
     let ledger = Ledger::open(&dir, &exp.redactor);
     let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
-        .filter(|t| !done.contains(&t.id))
+        .filter(|t| !resumed.done.contains(&t.id))
         .collect();
     let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
     for n in &notes {
         progress.note(&exp.redactor.apply(&format!("note: {n}")));
     }
     if opts.resume.is_some() {
-        let again = match resumed.retried {
-            0 => String::new(),
-            n => format!(" ({n} that failed, run again)"),
-        };
-        progress.note(&format!(
-            "resuming {}: {} trial(s) already stored, {} to run{again}",
-            dir.display(),
-            done.len(),
-            todo.len()
-        ));
-        if resumed.failed > 0 {
-            progress.note(&format!(
-                "note: {} stored trial(s) failed and are kept as they are; --retry-failed runs them again",
-                resumed.failed
-            ));
-        }
+        resumed.announce(&progress, &dir, todo.len());
     }
     let stored_notes = store.add_notes(&notes);
     let mut s = Session {
@@ -284,7 +228,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
         progress,
         run_tag: format!("{}-{}", std::process::id(), compact_utc(unix_now())),
         labels: exp.points.iter().map(|p| (p.id, p.label.clone())).collect(),
-        done,
+        done: resumed.done,
         ran: 0,
         failed_fast: false,
         stop_reasons: BTreeMap::new(),

@@ -19,6 +19,7 @@ pub mod reclaim;
 pub mod remote_exec;
 pub mod remote_monitor;
 pub mod remote_target;
+mod resume;
 pub mod sut;
 pub mod target;
 pub mod thresholds;
