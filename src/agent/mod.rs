@@ -222,7 +222,7 @@ impl Agent {
                 .targets
                 .get(name)
                 .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
-            processes.push(ProcessSelector::tree(name, t.pid() as i32));
+            processes.push(ProcessSelector::tree(name, t.pid() as i32).with_limits(t.limits.cpu_limits()));
         }
         for pid in pids {
             processes.push(ProcessSelector::tree(&pid.to_string(), *pid));

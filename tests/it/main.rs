@@ -56,6 +56,7 @@ mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
 mod report_common;
+mod report_findings;
 mod report_honest;
 mod report_memory;
 mod report_percentiles;

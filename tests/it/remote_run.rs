@@ -413,7 +413,7 @@ pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
         .as_array()
         .expect("findings")
         .iter()
-        .filter_map(|f| f["title"].as_str().map(String::from))
+        .map(|f| format!("{}: {}", f["host"].as_str().unwrap_or("?"), f["title"].as_str().unwrap_or("?")))
         .collect();
     assert!(
         titles.iter().any(|t| t.starts_with("server: ")),
@@ -421,7 +421,7 @@ pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
     );
     assert!(
         titles.iter().all(|t| t.starts_with("server: ") || t.starts_with("local: ")),
-        "{titles:?}"
+        "every finding has its host as a field: {titles:?}"
     );
     assert!(md.contains("server: "), "the report names the host in a finding");
 

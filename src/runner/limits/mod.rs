@@ -66,6 +66,8 @@ pub struct Applied {
     /// The v2 leaf (accounting, PSI, cgroup.kill), when there is one.
     pub v2_leaf: Option<PathBuf>,
     pub cpus: Option<Vec<usize>>,
+    /// The CPU quota applied, in CPUs.
+    pub cpu_quota: Option<f64>,
 }
 
 impl Applied {
@@ -78,7 +80,26 @@ impl Applied {
             affinity: None,
             v2_leaf: None,
             cpus: None,
+            cpu_quota: None,
         }
+    }
+
+    /// The target's CPU limits for the monitor: the CPUs it may use (the fewer of its CPU set's
+    /// size and its quota) and the `cpu.stat` of the cgroup enforcing its quota; None without
+    /// either limit.
+    pub fn cpu_limits(&self) -> Option<crate::monitor::CpuLimits> {
+        let set = self.cpus.as_ref().map(|c| c.len() as f64);
+        let cpus = match (set, self.cpu_quota) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }?;
+        let stat = self.cpu_quota.and_then(|_| {
+            self.dirs
+                .iter()
+                .find(|d| d.join("cpu.cfs_quota_us").exists() || d.join("cpu.max").exists())
+                .map(|d| d.join("cpu.stat"))
+        });
+        Some(crate::monitor::CpuLimits { cpus: Some(cpus), stat })
     }
 
     /// Create and configure the cgroups for `limits`. `name` must be unique per target start.
