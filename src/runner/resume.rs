@@ -43,11 +43,7 @@ pub fn open(dir: &Path, exp: &Experiment, retry_failed: bool) -> anyhow::Result<
             dir.display()
         )));
     }
-    let retried = if retry_failed {
-        store.forget_failed_trials()?.len()
-    } else {
-        0
-    };
+    let retried = if retry_failed { store.forget_failed_trials()?.len() } else { 0 };
     let failed = store.trials()?.iter().filter(|t| !t.ok()).count();
     let done: HashSet<usize> = store.trial_ids()?.into_iter().collect();
     reserve::take(dir).with_context(|| format!("cannot resume the run in {}", dir.display()))?;
