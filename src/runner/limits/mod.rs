@@ -114,12 +114,20 @@ impl Applied {
     }
 
     /// The cgroups `dirs` that a perflab which is gone created for a target: everything still in
-    /// them is killed and they are removed. Only directories named `perflab-…` are touched; those
-    /// already gone are skipped. Returns how many were removed.
+    /// them is killed and they are removed. Only directories named as perflab names them are
+    /// touched (`perflab-…`, or `agent-PID-perflab-…` for a remote agent's target); those already
+    /// gone are skipped. Returns how many were removed.
     pub fn remove_leftover(dirs: &[PathBuf]) -> anyhow::Result<usize> {
+        let ours = |name: &str| {
+            let agent = name
+                .strip_prefix("agent-")
+                .and_then(|r| r.split_once('-'))
+                .is_some_and(|(pid, rest)| pid.chars().all(|c| c.is_ascii_digit()) && rest.starts_with("perflab-"));
+            name.starts_with("perflab-") || agent
+        };
         let dirs: Vec<PathBuf> = dirs
             .iter()
-            .filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("perflab-")) && d.is_dir())
+            .filter(|d| d.file_name().is_some_and(|n| ours(&n.to_string_lossy())) && d.is_dir())
             .cloned()
             .collect();
         let n = dirs.len();
