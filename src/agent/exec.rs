@@ -35,7 +35,16 @@ impl Groups {
 }
 
 /// Run `command` on a thread and reply to request `id` when it ends.
-pub fn spawn(id: u64, command: CommandSpec, cwd: Option<String>, env: Vec<(String, String)>, timeout_s: f64, out: Out, groups: Groups) {
+pub fn spawn(
+    id: u64,
+    mut command: CommandSpec,
+    cwd: Option<String>,
+    mut env: Vec<(String, String)>,
+    timeout_s: f64,
+    out: Out,
+    groups: Groups,
+) {
+    super::own_binary::use_own_perflab(&mut command, &mut env);
     // The thread that forks a child dying with the agent must live as long as the child: this one
     // waits for it.
     std::thread::spawn(move || {

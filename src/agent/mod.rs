@@ -14,6 +14,7 @@ pub mod cli;
 mod clock;
 mod exec;
 mod facts;
+mod own_binary;
 
 use crate::monitor::{BackgroundSampler, MonitorConfig, ProcessSelector};
 use crate::plan::{LogPattern, Ready, ResolvedTarget};
@@ -281,7 +282,9 @@ impl Agent {
 
 /// The runner's view of a target the controller sent.
 fn resolve(spec: &TargetSpec) -> anyhow::Result<ResolvedTarget> {
-    let command = match &spec.command {
+    let (mut spec_command, mut env) = (spec.command.clone(), spec.env.clone());
+    own_binary::use_own_perflab(&mut spec_command, &mut env);
+    let command = match &spec_command {
         CommandSpec::Argv(a) => CommandLine::Argv(a.clone()),
         CommandSpec::Shell(s) => CommandLine::Shell(s.clone()),
     };
@@ -303,7 +306,7 @@ fn resolve(spec: &TargetSpec) -> anyhow::Result<ResolvedTarget> {
     Ok(ResolvedTarget {
         command,
         cwd: spec.cwd.as_ref().map(std::path::PathBuf::from),
-        env: spec.env.clone(),
+        env,
         ready: Ready::None,
         stop_signal: spec.stop_signal,
         grace: Duration::try_from_secs_f64(spec.grace_s).unwrap_or(Duration::from_secs(5)),

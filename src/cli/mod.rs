@@ -19,7 +19,7 @@ pub enum Command {
     Monitor(crate::monitor::cli::MonitorArgs),
     /// Generate HTTP load (closed or open model), truthfully
     Http(crate::workload::http::cli::HttpArgs),
-    /// Load the machine with a built-in workload (cpu, mem, disk)
+    #[command(about = crate::workload::load_cli::about())]
     Load(crate::workload::load_cli::LoadArgs),
     /// Serve HTTP: the built-in target
     Serve(crate::serve::cli::ServeArgs),

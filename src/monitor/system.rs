@@ -274,25 +274,30 @@ fn memory(prev: &Snapshot, cur: &Snapshot, dt: f64, out: &mut Vec<(String, f64)>
     let mb = |k: &str| m.get(k).map(|kb| *kb as f64 / 1024.0);
     if let (Some(total), Some(free)) = (mb("MemTotal"), mb("MemFree")) {
         let buffers = mb("Buffers").unwrap_or(0.0);
-        let cached = mb("Cached").unwrap_or(0.0) + mb("SReclaimable").unwrap_or(0.0);
-        // Free pages in the per-CPU lists are free too, though MemFree and MemAvailable leave them
-        // out: without them a 1 GiB allocation served partly from those lists would show as less.
-        let pcp = mb(PCP_FREE).unwrap_or(0.0);
-        let free = free + pcp;
-        let available = mb("MemAvailable").map(|a| a + pcp);
-        // free(1): used = total - free - buffers - cache.
-        let used = (total - free - buffers - cached).max(0.0);
-        out.extend([
-            ("mem_total_mb".into(), total),
-            ("mem_used_mb".into(), used),
-            ("mem_free_mb".into(), free),
-        ]);
-        if let Some(a) = available {
-            out.push(("mem_available_mb".into(), a));
-            // sar's %memused: (total - available) / total.
-            out.push(("mem_used_pct".into(), 100.0 * (total - a) / total));
+        let cached = mb("Cached").unwrap_or(0.0);
+        let slab = mb("Slab").unwrap_or(0.0);
+        out.extend([("mem_total_mb".into(), total), ("mem_free_mb".into(), free)]);
+        if let Some(a) = mb("MemAvailable") {
+            // free(1) of procps-ng 4: used = total − available.
+            out.extend([
+                ("mem_used_mb".into(), (total - a).max(0.0)),
+                ("mem_available_mb".into(), a),
+                ("mem_used_pct".into(), 100.0 * (total - a).max(0.0) / total),
+            ]);
         }
-        out.extend([("mem_buffers_mb".into(), buffers), ("mem_cached_mb".into(), cached)]);
+        out.extend([
+            ("mem_buffers_mb".into(), buffers),
+            // free(1)'s "cache": the page cache and the reclaimable slab.
+            ("mem_cached_mb".into(), cached + mb("SReclaimable").unwrap_or(0.0)),
+            ("mem_page_cache_mb".into(), cached),
+            // sar -r's kbmemused: total − kbmemfree − kbbuffers − kbcached − kbslab.
+            ("mem_used_sar_mb".into(), (total - free - buffers - cached - slab).max(0.0)),
+        ]);
+        for (key, name) in [("AnonPages", "mem_anon_mb"), ("Slab", "mem_slab_mb"), (PCP_FREE, "mem_pcp_free_mb")] {
+            if let Some(v) = mb(key) {
+                out.push((name.into(), v));
+            }
+        }
         if let (Some(st), Some(sf)) = (mb("SwapTotal"), mb("SwapFree")) {
             out.push(("swap_used_mb".into(), st - sf));
         }

@@ -59,17 +59,16 @@ pub fn notes(plan: &Plan) -> Vec<Hint> {
         }
     }
     let load = fmt(plan.phases.load);
-    let workload = &plan.workload.table;
     match plan.workload.kind.as_str() {
         "http" => {
-            if let Some(d) = workload.get("duration") {
+            if let Some(d) = values_of(plan, "duration") {
                 out.push(note(format!(
                     "[workload] duration = {d} beside [phases] load = {load}: the load phase bounds every trial, so the shorter of the two applies (duration only matters with requests)"
                 )));
             }
-            if let Some(n) = workload.get("requests") {
+            if let Some(n) = values_of(plan, "requests") {
                 out.push(note(format!(
-                    "[workload] requests = {n}: a trial stops after {n} responses or at the end of its load phase ({load}), whichever comes first; the estimate counts the full load phase, so the run can be shorter"
+                    "[workload] requests = {n}: a trial stops after that many responses or at the end of its load phase ({load}), whichever comes first; the estimate counts the full load phase, so the run can be shorter"
                 )));
             }
         }
@@ -77,6 +76,25 @@ pub fn notes(plan: &Plan) -> Vec<Hint> {
         _ => {}
     }
     out
+}
+
+/// The values `[workload] key` takes at the plan's points, `${name}` substituted: `1000`, or
+/// `10, 100 or 1000 (by point)` when they differ; None when no point sets it.
+fn values_of(plan: &Plan, key: &str) -> Option<String> {
+    let mut seen: Vec<String> = Vec::new();
+    for v in plan.points.iter().filter_map(|p| p.workload.get(key)) {
+        let shown = match v {
+            toml::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+        if !seen.contains(&shown) {
+            seen.push(shown);
+        }
+    }
+    match seen.split_last()? {
+        (one, []) => Some(one.clone()),
+        (last, rest) => Some(format!("{} or {last} (by point)", rest.join(", "))),
+    }
 }
 
 /// How far two durations may differ and still be "the same" length: a few per cent.
@@ -166,7 +184,7 @@ mod tests {
     fn says_what_is_probably_not_meant() {
         let n = hints("[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/\"\nduration = \"30s\"\n[matrix]\nthresholds = [1, 2]\n");
         assert!(n[0].contains("`thresholds` has the name of a top-level key"), "{n:?}");
-        assert!(n[1].contains("duration = \"30s\" beside [phases] load"), "{n:?}");
+        assert!(n[1].contains("duration = 30s beside [phases] load"), "{n:?}");
         assert!(hints("[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/\"\n").is_empty());
     }
 

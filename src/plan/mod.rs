@@ -7,9 +7,11 @@
 
 mod expand;
 mod hints;
+mod host_programs;
 mod hosts;
 mod matrix;
 mod monitor;
+mod no_effect;
 mod ports;
 mod probes;
 mod raw;
@@ -23,6 +25,7 @@ mod values;
 mod variant_settings;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, estimate, expand, trial_for};
+pub use host_programs::{on_host as programs_on_host, NeededProgram};
 pub use hosts::{HostSpec, HOST_KEYS};
 pub use monitor::MonitorHosts;
 pub use probes::MAX_PROBES;

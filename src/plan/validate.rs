@@ -81,6 +81,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
     let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
     let mut notes = unused_parameters(&src, &matrix, &variants);
+    notes.extend(super::no_effect::notes(&variants, super::no_effect::swap_total_kb()));
     let probe_names = super::probes::names(&raw.probes, &src)?;
     let settings = super::variant_settings::read(&src, &matrix, &workload.kind, &workload.table, target_table.as_ref())?;
     let points = points(

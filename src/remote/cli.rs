@@ -12,7 +12,8 @@ pub struct HostsArgs {
 
 #[derive(clap::Subcommand, Debug)]
 pub enum HostsAction {
-    /// For every host of the plan: reachable?, its perflab version, CPUs, memory, kernel, cgroups, clock offset
+    /// For every host of the plan: reachable?, its perflab version, CPUs, memory, kernel, cgroups, clock offset,
+    /// and the programs the plan starts there
     Check {
         /// The plan file
         plan: PathBuf,
@@ -42,10 +43,15 @@ pub fn describe(f: &Facts, version: &str) -> String {
     )
 }
 
-/// Check one host: its facts and clock offset, as one line.
-pub fn check_host(h: &HostSpec) -> anyhow::Result<String> {
+/// Check one host: its facts and clock offset, as one line; then that it has the programs `needed`
+/// (the plan's commands there), a missing one being the error (`server: no program `x` on PATH`).
+pub fn check_host(h: &HostSpec, needed: &[crate::plan::NeededProgram]) -> anyhow::Result<String> {
     let mut ch = super::open(h)?;
     let o = ch.clock(super::CLOCK_EXCHANGES)?;
+    if let Some((i, why)) = super::programs::missing(&mut ch, needed)?.into_iter().next() {
+        let _ = ch.close();
+        anyhow::bail!("{}: {why} ({})", h.name, needed[i].what());
+    }
     let line = format!(
         "{}: reachable, {}, clock offset {:+.3} ms ± {:.3} ms",
         h.name,
@@ -74,7 +80,11 @@ pub fn run(a: HostsArgs, local_facts: fn() -> Facts) -> anyhow::Result<i32> {
     }
     let mut failed = 0;
     for h in &plan.hosts {
-        let r = if install { super::install(h) } else { check_host(h) };
+        let r = if install {
+            super::install(h)
+        } else {
+            check_host(h, &crate::plan::programs_on_host(&plan, &h.name))
+        };
         match r {
             Ok(line) => println!("{line}"),
             Err(e) => {

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod clock;
 mod install;
 mod monitor;
+pub mod programs;
 pub mod protocol;
 pub mod ssh;
 

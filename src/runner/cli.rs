@@ -18,6 +18,9 @@ pub struct RunArgs {
     /// the plan file given, which must be the same plan)
     #[arg(long, value_name = "DIR")]
     pub resume: Option<PathBuf>,
+    /// With --resume: run the trials that failed again (each failure is replaced by the new outcome)
+    #[arg(long, requires = "resume")]
+    pub retry_failed: bool,
     /// Where run directories are created
     #[arg(long, value_name = "DIR", default_value = "runs")]
     pub runs_dir: PathBuf,
@@ -97,6 +100,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
     let opts = RunOptions {
         runs_dir: args.runs_dir,
         resume: args.resume,
+        retry_failed: args.retry_failed,
         quiet,
         fail_fast: args.fail_fast,
     };
@@ -197,6 +201,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     let opts = RunOptions {
         runs_dir: args.runs_dir,
         resume: None,
+        retry_failed: false,
         quiet: args.quiet,
         fail_fast: false,
     };
@@ -247,7 +252,14 @@ fn use_this_perflab(plan: &mut crate::plan::Plan) {
     let Ok(me) = std::env::current_exe() else {
         return;
     };
-    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
+    // A remote target's `perflab` is the agent's own binary on its host (this one's path means
+    // nothing there): the agent sees to it.
+    for t in plan
+        .points
+        .iter_mut()
+        .filter_map(|p| p.target.as_mut())
+        .filter(|t| t.host.is_none())
+    {
         if let crate::util::command::CommandLine::Argv(argv) = &mut t.command {
             let path = t.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
             if argv.first().is_some_and(|a| a == "perflab")

@@ -11,6 +11,7 @@ use super::hooks::ActiveVariant;
 use super::ledger::Ledger;
 use super::progress::{figures, Progress};
 use super::remote_monitor::HostSamples;
+use super::resume::Resumed;
 use super::seam::{Clock, Phased, TrialRunner, WallClock};
 use super::sut::Sut;
 use super::trial::TrialSpec;
@@ -30,6 +31,8 @@ pub struct RunOptions {
     pub runs_dir: PathBuf,
     /// Continue this run directory instead of starting a new one.
     pub resume: Option<PathBuf>,
+    /// With `resume`: run the trials that failed again (their records are replaced).
+    pub retry_failed: bool,
     pub quiet: bool,
     pub fail_fast: bool,
 }
@@ -76,33 +79,9 @@ fn safe_name(s: &str) -> String {
     n.trim_matches('-').chars().take(60).collect::<String>()
 }
 
-fn open_store(exp: &Experiment, opts: &RunOptions, started: f64) -> anyhow::Result<(Store, HashSet<usize>)> {
+fn open_store(exp: &Experiment, opts: &RunOptions, started: f64) -> anyhow::Result<(Store, Resumed)> {
     if let Some(dir) = &opts.resume {
-        let mut store = Store::open(dir)?;
-        store.check_whole()?;
-        store.set_redactor(exp.redactor.clone());
-        // A store an older perflab wrote gets the current schema before this run adds to it.
-        let from = store.upgrade()?;
-        if from != crate::store::SCHEMA_VERSION {
-            eprintln!(
-                "perflab: upgraded the store of {} from schema version {from} to {} (its samples packed)",
-                dir.display(),
-                crate::store::SCHEMA_VERSION
-            );
-        }
-        let run = store.run()?;
-        // The same plan gives the same copy (which the store kept with its header pass applied).
-        let same = [exp.plan_source.clone(), crate::store::redact(&exp.plan_source)];
-        if !same.contains(&run.plan_source) {
-            return Err(crate::error::usage(format!(
-                "{} was made from a different plan; --resume needs the same plan file",
-                dir.display()
-            )));
-        }
-        let done: HashSet<usize> = store.trial_ids()?.into_iter().collect();
-        reserve::take(dir).with_context(|| format!("cannot resume the run in {}", dir.display()))?;
-        store.reopen_run()?;
-        return Ok((store, done));
+        return super::resume::open(dir, exp, opts.retry_failed);
     }
     let mut dir = opts.runs_dir.join(format!("{}-{}", compact_utc(started), safe_name(&exp.name)));
     let mut k = 1;
@@ -112,7 +91,7 @@ fn open_store(exp: &Experiment, opts: &RunOptions, started: f64) -> anyhow::Resu
     }
     let runs_dir_existed = opts.runs_dir.exists();
     match create_run(&dir, exp, started) {
-        Ok(store) => Ok((store, HashSet::new())),
+        Ok(store) => Ok((store, Resumed::default())),
         Err(e) => {
             // Nothing half-made stays behind (the directory did not exist a moment ago).
             let _ = std::fs::remove_dir_all(&dir);
@@ -155,6 +134,8 @@ struct Kept {
 }
 
 fn summary_line(i: usize, n: usize, label: &str, rep: u32, rec: &crate::store::TrialRecord, primary: &Primary) -> String {
+    // As the dry run names it.
+    let label = if label.is_empty() { "(single point)" } else { label };
     match &rec.failure {
         Some(f) => format!("✗ trial {i}/{n} {label} #{rep}: failed: {f}"),
         None => {
@@ -237,25 +218,20 @@ pub fn execute_with(
             failure: None,
         });
     }
-    let (mut store, done) = open_store(&exp, opts, clock.now_unix())?;
+    let (mut store, resumed) = open_store(&exp, opts, clock.now_unix())?;
     let dir = store.dir().to_path_buf();
     let ledger = Ledger::open(&dir, &exp.redactor);
     let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
-        .filter(|t| !done.contains(&t.id))
+        .filter(|t| !resumed.done.contains(&t.id))
         .collect();
     let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
     for n in &notes {
         progress.note(&exp.redactor.apply(&format!("note: {n}")));
     }
-    if !done.is_empty() {
-        progress.note(&format!(
-            "resuming {}: {} trial(s) already stored, {} to run",
-            dir.display(),
-            done.len(),
-            todo.len()
-        ));
+    if opts.resume.is_some() {
+        resumed.announce(&progress, &dir, todo.len());
     }
     let stored_notes = store.add_notes(&notes);
     let mut s = Session {
@@ -266,7 +242,7 @@ pub fn execute_with(
         progress,
         run_tag: format!("{}-{}", std::process::id(), compact_utc(clock.now_unix())),
         labels: exp.points.iter().map(|p| (p.id, p.label.clone())).collect(),
-        done,
+        done: resumed.done,
         ran: 0,
         failed_fast: false,
         stop_reasons: BTreeMap::new(),

@@ -1,6 +1,7 @@
 //! A plan's remote hosts before a run: perflab installed where asked (`--install-agent`), then every
-//! host reached, its facts read and its clock offset measured, so that an unreachable host, a refused
-//! key or a host without perflab is one clear line before anything starts. What was found is stored
+//! host reached, its facts read, its clock offset measured and the programs the plan starts there
+//! looked for, so that an unreachable host, a refused key, a host without perflab or without a
+//! program the plan runs there is one clear line before anything starts. What was found is stored
 //! with the run (`Store::write_hosts`), `local` first (this machine's facts, offset 0).
 
 use crate::plan::Plan;
@@ -84,6 +85,17 @@ pub fn check(plan: &Plan, install: bool, quiet: bool) -> anyhow::Result<Vec<Host
         }
         let mut ch = crate::remote::open(h)?;
         let o = ch.clock(crate::remote::CLOCK_EXCHANGES)?;
+        let needed = crate::plan::programs_on_host(plan, &h.name);
+        if let Some((i, why)) = crate::remote::programs::missing(&mut ch, &needed)?.into_iter().next() {
+            let _ = ch.close();
+            let n = &needed[i];
+            return Err(crate::error::usage(format!(
+                "{}: {}: {}: {why}",
+                plan.locate_key(&n.key),
+                n.what(),
+                h.name
+            )));
+        }
         out.push(HostRecord {
             name: h.name.clone(),
             ssh: h.ssh.clone(),

@@ -20,6 +20,7 @@ pub mod reclaim;
 pub mod remote_exec;
 pub mod remote_monitor;
 pub mod remote_target;
+mod resume;
 pub mod seam;
 #[cfg(test)]
 mod seam_tests;

@@ -1,6 +1,10 @@
 //! The progress display: trial i/n, the point, the current phase and the ETA (stderr; off with --quiet),
 //! and each finished trial's headline figures: the workload's declared primary throughput and latency
 //! (`1234 req/s, p99 1.25 ms`; `5120 IO/s, read_clat_p99_us 250 us`), whatever the workload.
+//!
+//! When stderr is not a terminal (a CI job's log, `2> run.log`), there is no bar to redraw: each
+//! finished trial is one line instead, with the time elapsed and the ETA, and the notes are printed
+//! as they come.
 
 use super::phase::Phase;
 use super::trial::TrialObserver;
@@ -11,6 +15,8 @@ use std::time::{Duration, Instant};
 
 pub struct Progress {
     bar: Option<ProgressBar>,
+    /// One line per finished trial (stderr is not a terminal, and not quiet).
+    lines: bool,
     total: usize,
     done: usize,
     label: String,
@@ -20,7 +26,13 @@ pub struct Progress {
 
 impl Progress {
     pub fn new(total: usize, per_trial: Duration, quiet: bool) -> Progress {
-        let bar = (!quiet).then(|| {
+        use std::io::IsTerminal;
+        Progress::with_terminal(total, per_trial, quiet, std::io::stderr().is_terminal())
+    }
+
+    /// [`new`](Self::new) with stderr a terminal (`tty`) or not.
+    fn with_terminal(total: usize, per_trial: Duration, quiet: bool, tty: bool) -> Progress {
+        let bar = (!quiet && tty).then(|| {
             let b = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr_with_hz(4));
             b.set_style(
                 ProgressStyle::with_template("{bar:30.cyan/blue} trial {pos}/{len} {msg}").unwrap_or_else(|_| ProgressStyle::default_bar()),
@@ -30,6 +42,7 @@ impl Progress {
         });
         Progress {
             bar,
+            lines: !quiet && !tty,
             total,
             done: 0,
             label: String::new(),
@@ -48,6 +61,8 @@ impl Progress {
         if let Some(b) = &self.bar {
             b.set_position(self.done as u64);
             b.println(line);
+        } else if self.lines {
+            eprintln!("{}", self.log_line(line));
         } else if line.starts_with('✗') {
             // Quiet: no progress, but a failed trial's reason is said as it happens.
             eprintln!("{line}");
@@ -64,20 +79,42 @@ impl Progress {
     pub fn note(&self, line: &str) {
         if let Some(b) = &self.bar {
             b.println(line);
+        } else if self.lines {
+            eprintln!("{line}");
         }
+    }
+
+    /// A finished trial's line in a log: its summary, the time since the run started and the ETA.
+    fn log_line(&self, line: &str) -> String {
+        let fmt = crate::util::duration::format;
+        let eta = if self.done >= self.total {
+            String::new()
+        } else {
+            format!(", ETA {}", fmt(self.eta()))
+        };
+        format!("{line} ({} elapsed{eta})", fmt(self.started.elapsed()))
+    }
+
+    /// The time the remaining trials will take: the mean of those done so far (the plan's phases
+    /// before the first one ends), times the number left.
+    fn eta(&self) -> Duration {
+        let remaining = self.total.saturating_sub(self.done);
+        let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
+        let per_trial = if self.done > 0 {
+            self.started.elapsed() / n(self.done).max(1)
+        } else {
+            self.per_trial
+        };
+        per_trial.checked_mul(n(remaining)).unwrap_or(Duration::MAX)
     }
 
     fn render(&self, phase: &str) {
         if let Some(b) = &self.bar {
-            let remaining = self.total.saturating_sub(self.done);
-            let n = |x: usize| u32::try_from(x).unwrap_or(u32::MAX);
-            let per_trial = if self.done > 0 {
-                self.started.elapsed() / n(self.done).max(1)
-            } else {
-                self.per_trial
-            };
-            let eta = per_trial.checked_mul(n(remaining)).unwrap_or(std::time::Duration::MAX);
-            b.set_message(format!("{} · {phase} · ETA {}", self.label, crate::util::duration::format(eta)));
+            b.set_message(format!(
+                "{} · {phase} · ETA {}",
+                self.label,
+                crate::util::duration::format(self.eta())
+            ));
         }
     }
 

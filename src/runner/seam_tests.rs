@@ -157,6 +157,7 @@ fn run(exp: Experiment, runs: &Path, resume: Option<&Path>, interrupt_at: Option
         resume: resume.map(Path::to_path_buf),
         quiet: true,
         fail_fast: false,
+        retry_failed: false,
     };
     let out = execute_with(exp, &opts, &Cancel::new(), Box::new(trials), clock.clone()).expect("run");
     let order = log.borrow().clone();

@@ -82,6 +82,25 @@ fn describe(status: std::process::ExitStatus) -> String {
     }
 }
 
+/// A program that is not there, said as such (rather than as the start's failure "inside its
+/// limits", where the attach step's errors also surface).
+fn missing_program(cfg: &ResolvedTarget) -> anyhow::Result<()> {
+    let CommandLine::Argv(argv) = &cfg.command else {
+        return Ok(());
+    };
+    let Some(prog) = argv.first() else { return Ok(()) };
+    let path = cfg.env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v.as_str());
+    if crate::workload::exec::preflight::find_program(prog, cfg.cwd.as_deref(), path).is_some() {
+        return Ok(());
+    }
+    let prog = crate::util::text::clip(prog);
+    Err(if prog.contains('/') {
+        anyhow::anyhow!("cannot start target: no program `{prog}` (not found or not executable)")
+    } else {
+        anyhow::anyhow!("cannot start target: no program `{prog}` on PATH")
+    })
+}
+
 impl RunningTarget {
     /// Create the target's cgroups (named `name`, unique per start) and start it inside them, with
     /// each cgroup and then its process group in `ledger` before or as it comes to exist.
@@ -96,6 +115,7 @@ impl RunningTarget {
 
     /// Start the target inside `limits` (already prepared by the caller).
     pub fn start(cfg: &ResolvedTarget, limits: Applied) -> anyhow::Result<RunningTarget> {
+        missing_program(cfg)?;
         let mut cmd = match &cfg.command {
             CommandLine::Argv(argv) => {
                 let Some((prog, args)) = argv.split_first() else {

@@ -15,6 +15,7 @@ mod probes;
 pub mod projection;
 mod read;
 pub mod reserve;
+mod retry;
 mod samples;
 mod schema;
 mod status;

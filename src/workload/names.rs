@@ -31,7 +31,7 @@ impl Produces {
     /// `read_clat_p99_ms` is `read_clat_p99_us`).
     pub fn nearest(&self, bad: &str) -> Option<String> {
         let Produces::Only(names) = self else { return None };
-        let candidates: Vec<String> = names.iter().filter_map(|n| instantiate(n, bad)).collect();
+        let candidates: Vec<String> = names.iter().flat_map(|n| instantiate(n, bad)).collect();
         let refs: Vec<&str> = candidates.iter().map(String::as_str).collect();
         crate::util::suggest::nearest(bad, &refs).map(str::to_string)
     }
@@ -51,17 +51,38 @@ impl Produces {
     }
 }
 
-/// `pattern` as a name: itself without `*`; with one `*`, the `*` replaced by the part of `bad`
-/// between the pattern's head and tail lengths; None when that part is empty.
-fn instantiate(pattern: &str, bad: &str) -> Option<String> {
+/// `pattern` as names near `bad`: itself without `*`; with one `*`, the `*` replaced by the part of
+/// `bad` between the pattern's head and tail lengths, and (for a `bad` that starts with the head but
+/// lacks the tail, `latency_p99` for `latency_p*_ms`) by the rest of `bad` after the head, less what
+/// it has of the tail's start. Empty parts give no name.
+fn instantiate(pattern: &str, bad: &str) -> Vec<String> {
     let Some((head, tail)) = pattern.split_once('*') else {
-        return Some(pattern.to_string());
+        return vec![pattern.to_string()];
     };
     if tail.contains('*') {
-        return None;
+        return Vec::new();
     }
-    let middle = bad.get(head.len()..bad.len().checked_sub(tail.len())?)?;
-    (!middle.is_empty()).then(|| format!("{head}{middle}{tail}"))
+    let mut out = Vec::new();
+    let same_place = bad.len().checked_sub(tail.len()).and_then(|end| bad.get(head.len()..end));
+    if let Some(middle) = same_place.filter(|m| !m.is_empty()) {
+        out.push(format!("{head}{middle}{tail}"));
+    }
+    if let Some(rest) = bad.strip_prefix(head) {
+        let cut = (1..=tail.len().min(rest.len()))
+            .rev()
+            .find(|&k| rest.is_char_boundary(rest.len() - k) && tail.starts_with(&rest[rest.len() - k..]))
+            .unwrap_or(0);
+        // `_us` where the pattern has `_ms` is another tail, not a missing one.
+        let own_tail = rest
+            .rsplit_once('_')
+            .is_some_and(|(_, t)| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()));
+        let middle = &rest[..rest.len() - cut];
+        let name = format!("{head}{middle}{tail}");
+        if (cut > 0 || !own_tail) && !middle.is_empty() && !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    out
 }
 
 pub use crate::model::figures::glob;
@@ -83,6 +104,14 @@ mod tests {
         assert!(p.includes("latency_p50_ms") && !p.includes("wall_time_s"));
         assert_eq!(p.nearest("request_per_s").as_deref(), Some("requests_per_s"));
         assert_eq!(p.nearest("latency_p99_us").as_deref(), Some("latency_p99_ms"));
+        // The unit left out, or cut short.
+        assert_eq!(p.nearest("latency_p99").as_deref(), Some("latency_p99_ms"));
+        assert_eq!(p.nearest("latency_p99_m").as_deref(), Some("latency_p99_ms"));
+        assert_eq!(p.nearest("latency_p99_9").as_deref(), Some("latency_p99_9_ms"));
+        assert_eq!(p.nearest("latency_p").as_deref(), None);
+        let fio = Produces::only([&["read_clat_p*_us"][..]]);
+        assert_eq!(fio.nearest("read_clat_p99_ms").as_deref(), Some("read_clat_p99_us"));
+        assert_eq!(fio.nearest("read_clat_p99").as_deref(), Some("read_clat_p99_us"));
         assert!(Produces::Any.includes("anything"));
     }
 }

@@ -290,6 +290,7 @@ fn run_short(mut plan: Plan, only: impl Fn(&plan::Point) -> bool) -> (RunOutcome
     let opts = RunOptions {
         runs_dir: tmp.path().join("runs"),
         resume: None,
+        retry_failed: false,
         quiet: true,
         fail_fast: false,
     };

@@ -19,6 +19,25 @@ fn json(out: &Output) -> serde_json::Value {
     stdout_json(out)
 }
 
+/// `perflab load --help` and `perflab --help` list every built-in load the command has.
+#[test]
+fn the_help_lists_every_load_the_command_has() {
+    let want = "Load the machine with a built-in workload (cpu, mem, disk, net, oltp)";
+    let help = load(&["--help"]);
+    let text = String::from_utf8_lossy(&help.stdout);
+    assert_eq!(help.status.code(), Some(0));
+    assert_eq!(text.lines().next(), Some(want), "{text}");
+    for kind in ["cpu", "mem", "disk", "net", "oltp"] {
+        assert!(
+            text.lines().any(|l| l.trim_start().starts_with(&format!("{kind} "))),
+            "{kind}: {text}"
+        );
+    }
+    let top = Command::new(BIN).arg("--help").output().expect("perflab --help");
+    let text = String::from_utf8_lossy(&top.stdout);
+    assert!(text.lines().any(|l| l.trim_start() == format!("load     {want}")), "{text}");
+}
+
 #[test]
 fn bad_input_on_the_command_line_is_one_line_and_exit_2() {
     one_line_exit_2(&load(&["cpu", "-l", "0", "-d", "1s"]), "load must be from 1 to 100");

@@ -67,9 +67,22 @@ fn cpu_figures_follow_mpstat() {
 fn memory_figures_follow_free_and_sar() {
     let v = interval("basic", 2.0);
     near(&v, "mem_total_mb", 2048.0);
-    near(&v, "mem_used_mb", 704.0); // total − free − buffers − (cached + SReclaimable)
+    near(&v, "mem_used_mb", 512.0); // free(1) of procps-ng 4: total − available
+    near(&v, "mem_used_pct", 25.0); // used / total
+    near(&v, "mem_free_mb", 1024.0); // MemFree, as free(1)
     near(&v, "mem_available_mb", 1536.0);
-    near(&v, "mem_used_pct", 25.0); // (total − available) / total
+    near(&v, "mem_buffers_mb", 64.0);
+    near(&v, "mem_cached_mb", 256.0); // free(1)'s cache: Cached + SReclaimable
+                                      // The components, each its own line of /proc/meminfo.
+    near(&v, "mem_anon_mb", 512.0);
+    near(&v, "mem_page_cache_mb", 192.0);
+    near(&v, "mem_slab_mb", 96.0);
+    // sar -r's kbmemused: total − free − buffers − cached − slab.
+    near(&v, "mem_used_sar_mb", 2048.0 - 1024.0 - 64.0 - 192.0 - 96.0);
+    // The per-CPU lists' free pages: 4096 + 2048 pages in /proc/zoneinfo.
+    // SAFETY: sysconf only reads a configuration value and takes no pointers.
+    let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as f64;
+    near(&v, "mem_pcp_free_mb", 6144.0 * page / 1_048_576.0);
     near(&v, "swap_used_mb", 256.0);
     near(&v, "page_faults_per_s", 1000.0);
     near(&v, "major_faults_per_s", 1.0);
@@ -156,10 +169,10 @@ fn wrap_and_reset_rules() {
     assert_eq!(delta(1 << 40, 7), None, "a 64-bit counter far from its top reset");
 }
 
-/// Free pages in the per-CPU lists (`/proc/zoneinfo` pagesets) are counted as free: MemFree leaves
-/// them out, and on 6.x kernels they can hold hundreds of MB.
+/// Free pages in the per-CPU lists (`/proc/zoneinfo` pagesets) are counted (`mem_pcp_free_mb`):
+/// MemFree leaves them out, and on 6.x kernels they can hold hundreds of MB.
 #[test]
-fn per_cpu_free_pages_count_as_free() {
+fn per_cpu_free_pages_are_counted() {
     let zoneinfo = "Node 0, zone      DMA\n  pages free     3840\n  pagesets\n    cpu: 0\n              count: 10\n              high:  0\n    cpu: 1\n              count: 6\n\
 Node 0, zone    DMA32\n  pages free     1000\n  pagesets\n    cpu: 0\n              count: 25600\n              high:  30000\n    cpu: 1\n              count: 0\n";
     assert_eq!(perflab::monitor::parse::zoneinfo_pcp_pages(zoneinfo), Some(25616));

@@ -1,5 +1,7 @@
 //! The dry run's notes on exec tools: no example's tool runs past its load phase, and a plan whose
-//! tool does is warned about in one line, with the estimate counting the tool's own duration.
+//! tool does is warned about in one line, with the estimate counting the tool's own duration. The
+//! notes show the values the trials will use, `${name}` substituted. A variant setting
+//! vm.swappiness on a machine without swap is said to have no effect, at the dry run and in the report.
 
 use perflab::plan;
 use std::path::Path;
@@ -19,6 +21,7 @@ fn no_example_runs_past_its_load_phase() {
         let label = format!("examples/{}", p.file_name().unwrap().to_string_lossy());
         let plan = plan::parse_str(&std::fs::read_to_string(&p).unwrap(), &label).unwrap_or_else(|e| panic!("{e:#}"));
         let listing = plan::dry_run_listing(&plan, &plan::expand(&plan));
+        assert!(!listing.contains("${"), "a value left unsubstituted, {label}:\n{listing}");
         assert!(!listing.contains("runs past"), "{label}:\n{listing}");
         assert!(!listing.contains("warning:"), "{label}:\n{listing}");
         if plan.workload.kind == "exec" {
@@ -94,4 +97,67 @@ fn a_tool_ending_early_or_of_unknown_length_is_a_note() {
     assert_eq!(notes.len(), 1, "one short generic note: {out}");
     assert!(notes[0].contains("how long it runs cannot be read from its command"), "{out}");
     assert!(out.contains("1 trial(s), about 12s of measurement"), "{out}");
+}
+
+#[test]
+fn the_requests_note_shows_each_points_value_not_the_placeholder() {
+    let http = "[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:1/\"\nrequests = \"${requests}\"\n";
+    let plan = format!("name = \"reqs\"\n{http}[matrix]\nrequests = [10, 100, 1000]\n{PHASES}");
+    let (code, out, err) = dry_run(&plan);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.contains("${"), "{out}");
+    assert!(
+        out.contains("note: [workload] requests = 10, 100 or 1000 (by point): a trial stops after that many responses or at the end of its load phase (10s)"),
+        "{out}"
+    );
+    let plan = format!("name = \"reqs\"\n{http}[matrix]\nrequests = [500]\n{PHASES}");
+    let (code, out, err) = dry_run(&plan);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.contains("note: [workload] requests = 500: a trial stops after that many responses"),
+        "{out}"
+    );
+}
+
+/// This machine's SwapTotal in kB.
+fn swap_kb() -> u64 {
+    let m = std::fs::read_to_string("/proc/meminfo").expect("/proc/meminfo");
+    let line = m.lines().find(|l| l.starts_with("SwapTotal:")).expect("SwapTotal");
+    line.split_whitespace().nth(1).and_then(|v| v.parse().ok()).expect("a number")
+}
+
+const NO_EFFECT: &str = "vm.swappiness, but this machine has no swap (SwapTotal 0 kB in /proc/meminfo): nothing can be swapped out, so the setting cannot have an effect here";
+
+#[test]
+fn swappiness_without_swap_is_said_to_have_no_effect() {
+    let no_swap = swap_kb() == 0;
+    let example = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/001_swappiness.toml");
+    let (code, out, err) = dry_run(&std::fs::read_to_string(example).unwrap());
+    assert_eq!(code, 0, "{out}{err}");
+    let note = format!("note: variants after, before set {NO_EFFECT}");
+    assert_eq!(out.contains(&note), no_swap, "said exactly when this machine has no swap:\n{out}");
+
+    // A run keeps the note for its report. The variant writes the value swappiness already has (no
+    // change to the machine); where it cannot, its trial fails, and the note is there all the same.
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = tmp.path().join("swap.toml");
+    std::fs::write(
+        &plan,
+        "name = \"swap\"\n[workload]\ntype = \"exec\"\ncommand = [\"true\"]\n[matrix]\nvariant = [\"same\"]\n\
+         [variant.same]\nsetup = \"sysctl -q -w vm.swappiness=$(cat /proc/sys/vm/swappiness)\"\n\
+         [phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"50ms\"\nrecovery = \"0s\"\ninterval = \"100ms\"\n",
+    )
+    .unwrap();
+    let runs = tmp.path().join("runs");
+    let run = Command::new(BIN)
+        .args(["run", "--quiet", "--runs-dir"])
+        .arg(&runs)
+        .arg(&plan)
+        .output()
+        .expect("perflab run");
+    assert!(matches!(run.status.code(), Some(0 | 1)), "{}", String::from_utf8_lossy(&run.stderr));
+    let dir = crate::common::only_run_dir(&runs);
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    let note = format!("variant same sets {NO_EFFECT}");
+    assert_eq!(md.contains(&note), no_swap, "{md}");
 }

@@ -71,6 +71,26 @@ fn every_kinds_keys_are_documented_in_docs_plan_md() {
     }
 }
 
+/// A threshold on `latency_p99` (the unit left out) is refused before the run at its place, with the
+/// name it surely meant.
+#[test]
+fn a_threshold_without_its_unit_suggests_the_metric_it_meant() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let plan = write_plan(
+        tmp.path(),
+        &format!("name = \"t\"\nthresholds = [\"latency_p99 < 50\"]\n[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:9/\"\n{TINY}"),
+    );
+    let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("dry run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(":2:"), "at the threshold's line: {err}");
+    assert!(
+        err.contains("never produces `latency_p99` (did you mean `latency_p99_ms`?)"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_dry_run_says_what_each_point_runs() {
     let tmp = tempfile::tempdir().expect("tmp");

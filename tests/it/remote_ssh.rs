@@ -58,6 +58,13 @@ pub(crate) struct Server {
     netns: bool,
 }
 
+impl Server {
+    /// A directory of this machine that the server does not see (empty there).
+    pub(crate) fn hidden(&self) -> PathBuf {
+        self.dir.path().join("hidden")
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.sshd.kill();
@@ -155,14 +162,21 @@ fn server() -> Option<Server> {
     );
     std::fs::write(d.join("sshd_config"), config).ok()?;
     let _ = std::fs::create_dir_all("/run/sshd");
+    // A directory of this machine the server does not see (an empty tmpfs over it in sshd's own
+    // mount namespace, gone with sshd): a path that exists here but not on the server.
+    let hidden = d.join("hidden");
+    std::fs::create_dir(&hidden).ok()?;
     let mut cmd = if netns {
         let mut c = Command::new("nsenter");
-        c.arg(format!("--net=/var/run/netns/{NETNS}")).arg("/usr/sbin/sshd");
+        c.arg(format!("--net=/var/run/netns/{NETNS}")).arg("unshare");
         c
     } else {
-        Command::new("/usr/sbin/sshd")
+        Command::new("unshare")
     };
-    cmd.args(["-D", "-e", "-f"])
+    cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
+        .arg("mount -t tmpfs perflab-it16-hidden \"$0\" && exec /usr/sbin/sshd \"$@\"")
+        .arg(&hidden)
+        .args(["-D", "-e", "-f"])
         .arg(d.join("sshd_config"))
         .stdout(Stdio::null())
         .stderr(Stdio::null());
@@ -386,6 +400,8 @@ fn remote_hosts_over_a_real_sshd() {
 
     install_into_the_per_version_cache(&srv, &key);
     crate::remote_run::target_on_the_server(&srv, &key);
+    crate::remote_programs::perflab_is_the_agents_own_binary(&srv, &key);
+    crate::remote_programs::a_missing_program_is_said_before_the_run(&srv, &key);
     crate::remote_run::channel_lost_mid_trial(&srv, &key);
     crate::remote_run::exec_on_the_server(&srv, &key);
     crate::remote_run::ctrl_c_leaves_nothing_on_the_server(&srv, &key);

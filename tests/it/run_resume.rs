@@ -1,6 +1,7 @@
 //! `perflab run --resume DIR` without the plan file: the run directory keeps its plan, so an
 //! interrupted run is completed from it alone, every trial stored exactly once. A plan whose
-//! secrets were taken out of the store needs its file again (one line, exit 2).
+//! secrets were taken out of the store needs its file again (one line, exit 2). `--retry-failed`
+//! runs the failed trials of a run again.
 
 use perflab::store::{RunStatus, Store};
 use std::process::{Command, Stdio};
@@ -188,4 +189,56 @@ fn neither_a_plan_nor_a_run_directory_is_one_line_and_exit_2() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("not a perflab run directory"), "{err}");
     assert_eq!(err.trim().lines().count(), 1, "{err}");
+}
+
+/// A run whose trials all failed (the command's file was missing), then the cause fixed: `--resume`
+/// alone runs nothing and says why; `--resume DIR --retry-failed` runs the failed trials again,
+/// under the same ids, and the run is complete with every trial ok.
+#[test]
+fn retry_failed_runs_the_failed_trials_again() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let flag = tmp.path().join("ready");
+    let plan = write_plan(
+        tmp.path(),
+        &format!(
+            "name = \"retry\"\nrepetitions = 2\n[workload]\ntype = \"exec\"\ncommand = [\"test\", \"-e\", \"{}\"]\n\
+             [matrix]\nn = [1, 2]\n[phases]\nbaseline = \"0s\"\nwarmup = \"0s\"\nload = \"50ms\"\nrecovery = \"0s\"\ninterval = \"100ms\"\n",
+            flag.display()
+        ),
+    );
+    let runs = tmp.path().join("runs");
+    let run = |args: &[&str]| Command::new(BIN).arg("run").args(args).output().expect("perflab run");
+    let runs_arg = runs.display().to_string();
+    let first = run(&["--quiet", "--runs-dir", &runs_arg, plan.to_str().expect("utf-8")]);
+    assert_eq!(first.status.code(), Some(1), "{}", String::from_utf8_lossy(&first.stderr));
+    let dir = only_run_dir(&runs);
+    let failed = |dir: &std::path::Path| {
+        let trials = Store::open(dir).expect("store").trials().expect("trials");
+        (trials.len(), trials.iter().filter(|t| !t.ok()).count())
+    };
+    assert_eq!(failed(&dir), (4, 4), "every trial failed");
+    std::fs::write(&flag, "").expect("the cause fixed");
+
+    let dir_arg = dir.display().to_string();
+    let again = run(&["--resume", &dir_arg]);
+    let err = String::from_utf8_lossy(&again.stderr);
+    assert_eq!(again.status.code(), Some(1), "{err}");
+    assert_eq!(failed(&dir), (4, 4), "--resume alone runs nothing again");
+    assert!(err.contains("4 stored trial(s) failed") && err.contains("--retry-failed"), "{err}");
+
+    let retried = run(&["--resume", &dir_arg, "--retry-failed"]);
+    let err = String::from_utf8_lossy(&retried.stderr);
+    assert_eq!(retried.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("0 trial(s) already stored, 4 to run (4 that failed, run again)"),
+        "{err}"
+    );
+    assert_eq!(failed(&dir), (4, 0), "the failed trials ran again and passed");
+    let store = Store::open(&dir).expect("store");
+    assert_eq!(store.trial_ids().expect("ids"), vec![0, 1, 2, 3]);
+    assert_eq!(store.run().expect("run").status, RunStatus::Complete);
+
+    // --retry-failed without --resume is a usage error.
+    let alone = run(&["--retry-failed", plan.to_str().expect("utf-8")]);
+    assert_eq!(alone.status.code(), Some(2), "{}", String::from_utf8_lossy(&alone.stderr));
 }

@@ -44,6 +44,7 @@ fn run(text: &str, runs: &std::path::Path) -> perflab::runner::execute::RunOutco
     let opts = RunOptions {
         runs_dir: runs.to_path_buf(),
         resume: None,
+        retry_failed: false,
         quiet: true,
         fail_fast: false,
     };
