@@ -15,6 +15,9 @@ pub fn summary(title: &str, doc: &[Section]) -> String {
                     o.push_str(&format!("{p}\n"));
                 }
             }
+            if let Block::Link { text, section } = b {
+                o.push_str(&format!("{text} {section} (in the report files)\n"));
+            }
             if let Block::Table(t) = b {
                 let mut tab = Table::new();
                 tab.load_style(UTF8_FULL_CONDENSED)
