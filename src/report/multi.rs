@@ -163,8 +163,9 @@ fn summary(parts: &[ReportModel]) -> Section {
         .collect();
     blocks.push(table(&["experiment", "runs", "trials", "compared", "x", "warnings"], rows));
     let mut rows = Vec::new();
+    let mut cis = doc::CiCells::new();
     for m in parts {
-        for mut r in doc::optimization_rows(m) {
+        for mut r in doc::optimization_rows(m, &mut cis) {
             r.insert(0, plan_of(m));
             rows.push(r);
         }
@@ -176,6 +177,7 @@ fn summary(parts: &[ReportModel]) -> Section {
             "Optimization summary across the experiments: in each, the other values of its compared parameter against its baseline, at its largest x.".into(),
         ));
         blocks.push(table(&header, rows));
+        blocks.extend(cis.note().map(Block::Para));
     }
     Section::new("Summary", blocks)
 }

@@ -2,7 +2,7 @@
 //! host's system table per point with its charts, and, for `perflab compare` of runs made against
 //! different machines, the machines side by side.
 
-use super::table::{num, opt, recovery_cell, system_table, table, Block, PhaseCells, Section, RECOVERY_NOTE};
+use super::table::{num, opt, recovery_cell, system_table, table, trials, Block, PhaseCells, Section, RECOVERY_NOTE};
 use crate::report::hosts::{HostFacts, HostPoint, HostRow};
 use crate::report::loaded::safe;
 use crate::report::model::ReportModel;
@@ -118,9 +118,9 @@ pub fn per_host(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         let host = safe(&r.host);
         let Some(p) = busiest(&r.points) else { continue };
         let which = if r.points.len() == 1 {
-            format!("The only point (n = {} trials)", p.trials)
+            format!("The only point (n = {})", trials(p.trials))
         } else {
-            format!("At the busiest point, {} (n = {} trials)", safe(&p.label), p.trials)
+            format!("At the busiest point, {} (n = {})", safe(&p.label), trials(p.trials))
         };
         let mut blocks = vec![
             Block::Para(format!(

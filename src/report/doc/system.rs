@@ -2,7 +2,7 @@
 //! rows the load moved, and CPU and memory always, by resource), and every metric at every point in
 //! one table in the appendix.
 
-use super::table::{recovery_cell, system_table, table, Block, PhaseCells, Section, RECOVERY_NOTE};
+use super::table::{recovery_cell, system_table, table, trials, Block, PhaseCells, Section, RECOVERY_NOTE};
 use crate::analysis::phases::{band, moved};
 use crate::report::loaded::safe;
 use crate::report::model::{PhaseRow, PointReport, ReportModel};
@@ -74,10 +74,11 @@ fn which_point(m: &ReportModel, p: &PointReport) -> String {
     } else {
         String::new()
     };
+    let n = format!("n = {}", trials(p.trials));
     if m.points.len() == 1 || p.label.is_empty() {
-        format!("The only point (n = {} trials{failed})", p.trials)
+        format!("The only point ({n}{failed})")
     } else {
-        format!("At the busiest point, {} (n = {} trials{failed})", safe(&p.label), p.trials)
+        format!("At the busiest point, {} ({n}{failed})", safe(&p.label))
     }
 }
 

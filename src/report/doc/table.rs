@@ -1,12 +1,20 @@
 //! The document's building blocks (sections of paragraphs, tables and charts) and the number
 //! formatting every renderer shares.
 
-pub use crate::report::fmt::{delta_pct, num, num_ci, param, pct_ci, sig2, CiCells};
+pub use crate::report::fmt::{delta_pct, num, num_ci, param, pct_ci, sig2, CiCells, MIN_CI_N};
 use crate::report::loaded::safe;
 
 /// A figure, or "–" when there is none.
 pub fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), num)
+}
+
+/// "1 trial", "3 trials".
+pub fn trials(n: usize) -> String {
+    match n {
+        1 => "1 trial".into(),
+        n => format!("{n} trials"),
+    }
 }
 
 /// "name (unit)", or the bare name for a count without a unit.

@@ -51,7 +51,7 @@ nav.toc{font-size:13px;margin-bottom:0.3em}\
 details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}";
 
 /// Tables wider than this many columns make their section span the page.
-const NARROW_COLUMNS: usize = 8;
+const NARROW_COLUMNS: usize = 9;
 
 /// Does the section take the page's whole width: the first one, or one with a wide table?
 fn wide(i: usize, s: &Section) -> bool {
