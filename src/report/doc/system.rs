@@ -67,7 +67,7 @@ fn busiest(m: &ReportModel) -> Option<&PointReport> {
         .max_by(|a, b| busy(a).total_cmp(&busy(b)))
 }
 
-/// "At the busiest point, x (n = 3 trials)", or "At the only point (n = 3 trials)".
+/// "the busiest point, x (n = 3 trials)", or "the only point (n = 3 trials)".
 fn which_point(m: &ReportModel, p: &PointReport) -> String {
     let failed = if p.failed > 0 {
         format!(", {} failed", p.failed)
@@ -76,9 +76,9 @@ fn which_point(m: &ReportModel, p: &PointReport) -> String {
     };
     let n = format!("n = {}", trials(p.trials));
     if m.points.len() == 1 || p.label.is_empty() {
-        format!("The only point ({n}{failed})")
+        format!("the only point ({n}{failed})")
     } else {
-        format!("At the busiest point, {} ({n}{failed})", safe(&p.label))
+        format!("the busiest point, {} ({n}{failed})", safe(&p.label))
     }
 }
 
@@ -141,12 +141,13 @@ pub fn summary(m: &ReportModel) -> Option<Section> {
     } else {
         "Every metric:"
     };
+    // The table first (the first screen is short), its caption under it.
     let mut blocks = vec![
+        system_table(rows.into_iter().map(cells)),
         Block::Link {
-            text: format!("{}: {PHASES} {RECOVERY_NOTE} {every}", which_point(m, p)),
+            text: format!("Above: {}. {PHASES} {RECOVERY_NOTE} {every}", which_point(m, p)),
             section: ALL_POINTS.into(),
         },
-        system_table(rows.into_iter().map(cells)),
     ];
     let mut left = Vec::new();
     if !still.is_empty() {

@@ -39,8 +39,8 @@ pub fn escape(s: &str) -> String {
 /// others share a row, so that the summary and the tables after it fit the first screen.
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:0.8em 1.6em;color:#222;max-width:1400px;\
 font-size:14px;line-height:1.35}\
-table{border-collapse:collapse;margin:0.3em 0 0.8em;font-size:13px}\
-th,td{border:1px solid #ccc;padding:2px 6px;text-align:right;vertical-align:top}\
+table{border-collapse:collapse;margin:0.3em 0 0.8em;font-size:13px;line-height:1.25}\
+th,td{border:1px solid #ccc;padding:1px 6px;text-align:right;vertical-align:top}\
 th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\
 p{margin:0.3em 0}h1{font-size:1.6em;margin:0 0 0.2em}\
 h2{font-size:1.25em;border-bottom:2px solid #ddd;padding-bottom:2px;margin:0.8em 0 0.3em}\
