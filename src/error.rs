@@ -2,7 +2,9 @@
 //!
 //! Exit codes: 0 success; 1 something failed (a broken threshold, failed requests under the
 //! documented rule, a failed trial, a run the store could not keep, a report that could not be
-//! written); 2 bad input (arguments, plan, files) — one clear line; 130 interrupted by Ctrl-C.
+//! written); 2 bad input (arguments, plan, files) — one clear line; 3 a run's store is damaged
+//! (`report`, `export`, `compare`, `run --resume`, `store check`: one line naming the damage);
+//! 130 interrupted by Ctrl-C.
 
 use std::fmt;
 
@@ -23,9 +25,33 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(UsageError(msg.into()))
 }
 
+/// A run's store that perflab cannot trust (a table, column or row missing, a value of the wrong
+/// type, a histogram or sample series that does not decode, a trial naming a point the store does
+/// not have): one line naming the damage and what to do, exit code [`EXIT_DAMAGED`].
+#[derive(Debug)]
+pub struct DamagedStore(pub String);
+
+impl fmt::Display for DamagedStore {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DamagedStore {}
+
+/// The exit code of a damaged store.
+pub const EXIT_DAMAGED: i32 = 3;
+
+/// Build a damaged-store error (exit code 3); `crate::store` words the message.
+pub fn damaged(msg: impl Into<String>) -> anyhow::Error {
+    anyhow::Error::new(DamagedStore(msg.into()))
+}
+
 /// The exit code for an error that reached `main`.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
-    if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
+    if err.chain().any(|e| e.downcast_ref::<DamagedStore>().is_some()) {
+        EXIT_DAMAGED
+    } else if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
         2
     } else {
         1

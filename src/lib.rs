@@ -13,6 +13,7 @@ pub mod agent;
 pub mod analysis;
 pub mod cli;
 pub mod error;
+pub mod model;
 pub mod monitor;
 pub mod plan;
 pub mod probe;

@@ -11,7 +11,7 @@
 
 use super::hypothesis::{mann_whitney, shapiro_wilk, welch};
 use super::stats::mean;
-use crate::workload::Better;
+use crate::model::Better;
 use serde::{Deserialize, Serialize};
 
 /// Significance level.

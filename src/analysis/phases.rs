@@ -11,10 +11,11 @@
 //! the way back from the mean under load (a network at 0.07 Mbit/s idle and 30 under load is back at
 //! 0.08).
 //!
-//! Input rows are monitor samples `(elapsed_s, phase, values)`; phases are named `baseline`,
-//! `warmup`, `load` and `recovery` as the runner writes them.
+//! Input rows are monitor samples `(elapsed_s, phase, values)`; phases are named as `model::Phase`
+//! names them (`baseline`, `warmup`, `load`, `recovery`), as the runner tags them.
 
 use super::stats::{mean, sample_sd};
+use crate::model::Phase;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -23,9 +24,9 @@ pub type Sample = (f64, String, Vec<(String, f64)>);
 /// The same sample, borrowed.
 pub type SampleRef<'a> = (f64, &'a str, &'a [(String, f64)]);
 
-pub const BASELINE: &str = "baseline";
-pub const LOAD: &str = "load";
-pub const RECOVERY: &str = "recovery";
+pub const BASELINE: &str = Phase::Baseline.name();
+pub const LOAD: &str = Phase::Load.name();
+pub const RECOVERY: &str = Phase::Recovery.name();
 /// Back "within 10 % of the baseline" (or within its noise, [`NOISE_SDS`], where that is wider).
 pub const RECOVERY_TOLERANCE: f64 = 0.10;
 /// The baseline's noise: this many standard deviations of its samples.

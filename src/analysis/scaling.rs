@@ -14,7 +14,7 @@
 //!   ≥ 90 %, disk %util ≥ 90, PSI some ≥ 10 %, steal ≥ 10 %, load generator ≥ 90 % of its cores).
 
 use super::stats::Summary;
-use crate::workload::{Better, MetricKind};
+use crate::model::{Better, MetricKind};
 use serde::{Deserialize, Serialize};
 
 /// Throughput gains below this (percent) make a plateau.
@@ -205,7 +205,7 @@ fn saturated(at: &[(String, f64)], next: &[(String, f64)], ncpu: u32) -> Vec<Sat
 #[cfg(test)]
 mod tests {
     use super::throughput_metric;
-    use crate::workload::Better;
+    use crate::model::Better;
 
     #[test]
     fn the_declared_throughput_wins_and_rates_are_the_fallback() {

@@ -32,7 +32,8 @@ pub enum Command {
     Compare(crate::report::cli::CompareArgs),
     /// Export every table of a run's store as CSV
     Export(crate::store::cli::ExportArgs),
-    /// Maintain a run's store (`perflab store upgrade RUN`: bring it to the current schema)
+    /// Maintain a run's store (`perflab store upgrade RUN`: bring it to the current schema; `perflab
+    /// store check RUN`: is it sound)
     Store(crate::store::cli::StoreArgs),
     /// Check remote hosts (reachable, versions, facts, clock offset) or install perflab on them
     Hosts(crate::remote::cli::HostsArgs),

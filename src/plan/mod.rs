@@ -305,6 +305,13 @@ pub fn parse_str(source: &str, file_label: &str) -> anyhow::Result<Plan> {
 }
 
 impl Plan {
+    /// Refuse a plan whose target's ready port on loopback something else already listens on (it
+    /// would answer instead of the target). A check of this machine, not of the file: `run` and
+    /// `demo` make it before anything starts, parsing alone does not.
+    pub fn check_ports(&self) -> anyhow::Result<()> {
+        ports::check_ports(&self.points, &self.source)
+    }
+
     /// `file:line:col` of a key of the `[workload]` table (or of the table itself).
     pub fn locate_workload_key(&self, key: Option<&str>) -> String {
         let mut path = vec!["workload"];

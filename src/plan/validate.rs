@@ -1,7 +1,6 @@
 //! Raw plan → validated `Plan`. Every check names the place in the file (`file:line:col`).
 
 use super::matrix::{matrix, points, Expansion};
-use super::ports::check_ports;
 use super::raw::{RawPhases, RawPlan};
 use super::rules::{repetitions, threshold, MAX_THRESHOLDS};
 use super::secrets::{self, Secrets};
@@ -103,7 +102,6 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
         return Err(src.error(&raw.name.span(), "no matrix point is left to run (all excluded or skipped)"));
     }
     check_trial_count(points.len(), &repetitions, &src)?;
-    check_ports(&points, &src)?;
     Ok(Plan {
         name,
         description: raw.description,

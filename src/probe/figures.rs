@@ -5,10 +5,10 @@
 
 use super::summary::Summary;
 use super::ProbeResult;
-use crate::workload::{Better, Metric, MetricKind};
+use crate::model::{Better, Metric, MetricKind, Phase};
 
 /// The phases with figures, and the infix of their metric names (none for load).
-pub const PHASES: [(&str, &str); 3] = [("baseline", "baseline_"), ("load", ""), ("recovery", "recovery_")];
+pub const PHASES: [(Phase, &str); 3] = [(Phase::Baseline, "baseline_"), (Phase::Load, ""), (Phase::Recovery, "recovery_")];
 
 /// The per-phase statistics, by name suffix.
 pub const STATS: [&str; 11] = [
@@ -69,14 +69,14 @@ pub fn figures(r: &ProbeResult) -> Vec<Metric> {
     let mut out = Vec::new();
     let mut medians = [None, None];
     for (phase, infix) in PHASES {
-        let tag = super::PhaseTag::new(phase);
+        let tag = super::PhaseTag::new(phase.name());
         let s = r.summary_of(&tag);
         if s.n == 0 {
             continue;
         }
         match phase {
-            "baseline" => medians[0] = s.rtt.median_ms,
-            "load" => medians[1] = s.rtt.median_ms,
+            Phase::Baseline => medians[0] = s.rtt.median_ms,
+            Phase::Load => medians[1] = s.rtt.median_ms,
             _ => {}
         }
         phase_metrics(&format!("{stem}_{infix}"), &s, &mut out);

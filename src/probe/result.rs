@@ -3,7 +3,7 @@
 
 use super::summary::Summary;
 use super::{Outcome, PhaseTag, ProbeSpec, Sample};
-use crate::workload::result::latency_histogram;
+use crate::model::latency_histogram;
 use hdrhistogram::Histogram;
 use serde::ser::SerializeMap;
 use serde::Serialize;

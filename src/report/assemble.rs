@@ -353,7 +353,7 @@ fn failed_trials(loaded: &[Loaded], runs: &[RunFacts]) -> Vec<FailedTrial> {
                 run: runs[l.run].run.clone(),
                 trial: l.trial.id,
                 point: l.point_label.clone(),
-                reason: safe(f),
+                reason: safe(&f.to_string()),
             })
         })
         .collect()

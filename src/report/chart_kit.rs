@@ -4,6 +4,7 @@
 //! names), the phase bands of a time series with labels only where they fit, and the caption every
 //! chart carries as its SVG `<title>` (the Markdown and HTML reports print it next to the chart).
 
+use crate::model::PhaseSpan;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
@@ -342,7 +343,7 @@ pub fn time_chart<'a, 'b>(
     x: Range<f64>,
     hi: f64,
     y_desc: &str,
-    phases: &[(String, f64, f64)],
+    phases: &[PhaseSpan],
 ) -> anyhow::Result<ChartContext<'a, SVGBackend<'b>, Cartesian2d<RangedCoordf64, RangedCoordf64>>> {
     let mut chart = ChartBuilder::on(area)
         .margin(margin)
@@ -368,10 +369,16 @@ pub fn time_chart<'a, 'b>(
 /// (so two names never overlap); the legend lists them all. `hi` is the top of the y range.
 pub fn phase_bands(
     chart: &mut ChartContext<SVGBackend, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
-    phases: &[(String, f64, f64)],
+    phases: &[PhaseSpan],
     hi: f64,
 ) -> anyhow::Result<()> {
-    for (name, a, b) in phases {
+    for PhaseSpan {
+        phase,
+        start_s: a,
+        end_s: b,
+    } in phases
+    {
+        let name = phase.name();
         chart
             .draw_series(std::iter::once(Rectangle::new(
                 [(*a, 0.0), (*b, hi)],
@@ -383,7 +390,7 @@ pub fn phase_bands(
         if (pb - pa) as i64 >= text_width(name, 11) as i64 + 6 {
             chart
                 .draw_series(std::iter::once(Text::new(
-                    name.clone(),
+                    name,
                     (*a, hi),
                     (FONT, 11).into_font().color(&RGBColor(90, 90, 90)),
                 )))
@@ -394,11 +401,11 @@ pub fn phase_bands(
 }
 
 /// The phases as legend swatches, in order, each named once.
-pub fn phase_legend(phases: &[(String, f64, f64)]) -> Vec<LegendEntry> {
+pub fn phase_legend(phases: &[PhaseSpan]) -> Vec<LegendEntry> {
     let mut out: Vec<LegendEntry> = Vec::new();
-    for (name, _, _) in phases {
-        if !out.iter().any(|l| &l.label == name) {
-            out.push(LegendEntry::new(name.clone(), phase_color(name), Stroke::Swatch));
+    for name in phases.iter().map(PhaseSpan::name) {
+        if !out.iter().any(|l| l.label == name) {
+            out.push(LegendEntry::new(name, phase_color(name), Stroke::Swatch));
         }
     }
     out

@@ -84,7 +84,7 @@ fn trial_chart(t: &TrialSeries) -> anyhow::Result<Option<String>> {
                 .values()
                 .flatten()
                 .map(|p| p.0)
-                .chain(t.phases.iter().flat_map(|p| [p.1, p.2])),
+                .chain(t.phases.iter().flat_map(|p| [p.start_s, p.end_s])),
         );
         for (area, (title, f)) in areas.iter().zip(panels) {
             let series: Vec<(usize, &Vec<(f64, f64)>)> = panel_series(t, *f)

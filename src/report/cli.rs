@@ -45,13 +45,14 @@ pub fn report(args: ReportArgs) -> anyhow::Result<i32> {
     let formats = Formats::parse(&args.format)?;
     let dirs: Vec<&Path> = args.runs.iter().map(|p| p.as_path()).collect();
     let out = args.out.clone().unwrap_or_else(|| args.runs[0].clone());
-    let paths = super::write(&dirs, &out, formats, false)?;
+    let paths = super::write(&dirs, &out, formats, false).map_err(|e| crate::store::explain(&dirs, e))?;
     Ok(finish(&paths))
 }
 
 pub fn compare(args: CompareArgs) -> anyhow::Result<i32> {
     let formats = Formats::parse(&args.format)?;
     let out = args.out.clone().unwrap_or_else(|| args.run_b.join("compare"));
-    let paths = super::write(&[&args.run_a, &args.run_b], &out, formats, true)?;
+    let dirs = [args.run_a.as_path(), args.run_b.as_path()];
+    let paths = super::write(&dirs, &out, formats, true).map_err(|e| crate::store::explain(&dirs, e))?;
     Ok(finish(&paths))
 }

@@ -4,7 +4,7 @@
 use super::loaded::{safe, value_text, Loaded};
 use super::model::{Comparison, PointReport};
 use crate::analysis::compare::compare;
-use crate::workload::{Better, MetricKind};
+use crate::model::{Better, MetricKind};
 use serde_json::Value;
 use std::collections::BTreeMap;
 

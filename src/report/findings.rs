@@ -14,7 +14,8 @@ fn oom_killed(group: &[&Loaded]) -> bool {
     group.iter().any(|l| {
         l.trial
             .failure
-            .as_deref()
+            .as_ref()
+            .map(|f| f.to_string())
             .is_some_and(|f| f.contains("status 137") || f.contains("out of memory"))
     })
 }

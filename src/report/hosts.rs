@@ -102,7 +102,7 @@ pub struct HostRow {
 }
 
 /// A chart's data: its title, the trial's phases and metric → (t_s, value).
-pub type Series = (String, Vec<(String, f64, f64)>, BTreeMap<String, Vec<(f64, f64)>>);
+pub type Series = (String, Vec<crate::model::PhaseSpan>, BTreeMap<String, Vec<(f64, f64)>>);
 
 /// One point's system table on one host.
 #[derive(Clone, Debug, Serialize)]

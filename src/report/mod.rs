@@ -25,6 +25,7 @@ mod point_findings;
 mod points;
 mod probe_charts;
 mod probes;
+mod related;
 mod scaling;
 pub mod spec;
 mod sweep_charts;
@@ -110,10 +111,19 @@ pub fn write_default(dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
 /// (`multi`).
 pub fn write(dirs: &[&Path], out: &Path, formats: Formats, compare: bool) -> anyhow::Result<ReportPaths> {
     let experiments = if compare { None } else { multi::experiments(dirs)? };
+    // Two runs compared must share something to compare (refused before anything is written).
+    let related = match dirs {
+        [a, b] if compare => Some(related::relate(a, b)?),
+        _ => None,
+    };
     let (model, doc, charts) = match experiments {
         Some(groups) => multi::build(&groups)?,
         None => {
             let mut model = assemble::build(dirs, compare)?;
+            if let Some(r) = related {
+                r.apply(&mut model)?;
+            }
+            related::caveats(&mut model);
             let charts = charts::render(&mut model)?;
             let doc = doc::build(&model, &charts);
             (model, doc, charts)

@@ -12,7 +12,7 @@ pub use crate::analysis::bottleneck::Finding;
 pub use crate::analysis::compare::Verdict;
 use crate::analysis::stats::Summary;
 use crate::analysis::{compare, scaling};
-use crate::workload::Better;
+use crate::model::Better;
 use serde::Serialize;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -212,7 +212,7 @@ pub struct ReportModel {
 #[derive(Clone, Debug)]
 pub struct TrialSeries {
     pub name: String,
-    pub phases: Vec<(String, f64, f64)>,
+    pub phases: Vec<crate::model::PhaseSpan>,
     /// metric → (t_s, value)
     pub series: BTreeMap<String, Vec<(f64, f64)>>,
 }

@@ -44,6 +44,7 @@ pub fn build(groups: &[Experiment]) -> anyhow::Result<Built> {
     let mut all_charts = Vec::new();
     for (i, (plan, dirs)) in groups.iter().enumerate() {
         let mut m = assemble::build(dirs, false)?;
+        super::related::caveats(&mut m);
         let charts = charts::render(&mut m)?;
         let prefix = format!("e{}_", i + 1);
         let plan = safe(plan);

@@ -12,7 +12,7 @@ use super::model::{AnswerCell, Finding, Overview, PointReport, RunFacts, Scaling
 use super::spec::ReportSpec;
 use crate::analysis::bottleneck::Severity;
 use crate::analysis::compare::compare;
-use crate::workload::{Better, MetricKind};
+use crate::model::{Better, MetricKind};
 use std::collections::BTreeMap;
 
 /// CPU busy (%) in the baseline phase above which the host was not idle before the load.

@@ -12,7 +12,7 @@ use super::model::{MetricRow, PercentileRow, PhaseRow, PointReport, PrintedPerce
 use super::phases::idle_device;
 use crate::analysis::percentiles;
 use crate::analysis::stats::Summary;
-use crate::workload::{Better, MetricKind};
+use crate::model::{Better, MetricKind};
 use hdrhistogram::Histogram;
 use std::collections::BTreeMap;
 

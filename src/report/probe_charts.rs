@@ -39,7 +39,7 @@ fn timeline(p: &ProbeReport) -> anyhow::Result<String> {
         .timeline
         .iter()
         .map(|t| t.0)
-        .chain(p.timeline_phases.iter().flat_map(|x| [x.1, x.2]));
+        .chain(p.timeline_phases.iter().flat_map(|x| [x.start_s, x.end_s]));
     let (x0, x1) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
     let (x0, x1) = if x0.is_finite() && x1 > x0 { (x0, x1) } else { (0.0, 1.0) };
     let hi = p.timeline.iter().filter_map(|t| t.1).fold(0.0, f64::max).max(0.001) * 1.15;

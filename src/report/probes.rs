@@ -6,12 +6,10 @@
 use super::loaded::{safe, Loaded};
 use crate::analysis::bottleneck::{latency_under_load, Finding, ProbeMedians};
 use crate::analysis::hypothesis::welch;
+use crate::model::Phase;
 use crate::probe::Stats;
 use crate::store::ProbeRecord;
 use serde::Serialize;
-
-/// The phases in the order the table shows them.
-const PHASES: [&str; 4] = ["baseline", "warmup", "load", "recovery"];
 
 /// How many probes a chart's timeline keeps at most (the first trial's, in send order).
 const MAX_TIMELINE: usize = 5_000;
@@ -39,7 +37,7 @@ pub struct ProbeReport {
     /// in ms or None for a loss).
     pub timeline: Vec<(f64, Option<f64>)>,
     /// The first trial's phases (name, start s, end s).
-    pub timeline_phases: Vec<(String, f64, f64)>,
+    pub timeline_phases: Vec<crate::model::PhaseSpan>,
     /// Every reply's round trip (ms) per phase, sorted, for the CDF chart.
     #[serde(skip)]
     pub rtts: Vec<(String, Vec<f64>)>,
@@ -97,7 +95,7 @@ pub fn build(order: &[String], loaded: &[Loaded], probes: &[Vec<ProbeRecord>]) -
 fn one(label: &str, name: &str, recs: &[(&Loaded, &ProbeRecord)]) -> ProbeReport {
     let mut phases = Vec::new();
     let mut rtts = Vec::new();
-    for phase in PHASES {
+    for phase in Phase::MEASURED.map(Phase::name) {
         let rows = || recs.iter().flat_map(|(_, p)| p.samples.iter()).filter(|s| s.phase == phase);
         let n = rows().count() as u64;
         if n == 0 {
@@ -117,12 +115,12 @@ fn one(label: &str, name: &str, recs: &[(&Loaded, &ProbeRecord)]) -> ProbeReport
         });
     }
     let median = |p: &str| phases.iter().find(|x| x.phase == p).and_then(|x| x.rtt.median_ms);
-    let inflation = match (median("baseline"), median("load")) {
+    let inflation = match (median(Phase::Baseline.name()), median(Phase::Load.name())) {
         (Some(b), Some(l)) if b > 0.0 => Some(l / b),
         _ => None,
     };
     let values = |p: &str| rtts.iter().find(|(x, _)| x == p).map(|(_, v)| v.as_slice()).unwrap_or(&[]);
-    let w = welch(values("baseline"), values("load"));
+    let w = welch(values(Phase::Baseline.name()), values(Phase::Load.name()));
     let (packets, bytes, span) = recs.iter().fold((0u64, 0u64, 0.0f64), |(p, b, s), (_, r)| {
         let span = match (r.samples.first(), r.samples.last()) {
             (Some(a), Some(z)) => z.t_s - a.t_s + r.interval_s,
@@ -164,7 +162,7 @@ pub fn findings(reports: &[ProbeReport]) -> Vec<Finding> {
     let medians: Vec<ProbeMedians> = reports
         .iter()
         .filter_map(|r| {
-            let (b, l) = (r.phase("baseline")?, r.phase("load")?);
+            let (b, l) = (r.phase(Phase::Baseline.name())?, r.phase(Phase::Load.name())?);
             Some(ProbeMedians {
                 point: r.point.clone(),
                 probe: r.probe.clone(),

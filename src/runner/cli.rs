@@ -63,6 +63,7 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
         (None, None) => return Err(crate::error::usage("give a plan file (or --resume DIR)")),
     };
     let mut plan = crate::plan::parse_str(&source, &label)?;
+    plan.check_ports()?;
     // From here on, nothing printed (errors included) may show one of the plan's secrets.
     let redactor = plan.secrets.redactor().clone();
     use_this_perflab(&mut plan);
@@ -162,6 +163,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
     }
     let cancel = prepare_run(None)?;
     let plan = crate::plan::parse_str(&plan_text, "demo.toml")?;
+    plan.check_ports()?;
     let trials = crate::plan::expand(&plan);
     eprintln!(
         "perflab demo: {} trials of plan {} (perflab serve, pool of 5 workers vs a thread per \

@@ -13,8 +13,9 @@ use super::progress::{figures, Progress};
 use super::remote_monitor::HostSamples;
 use super::sut::Sut;
 use super::trial::{run_trial, TrialSpec};
+use crate::model::{TrialFailure, TrialInfo};
 use crate::plan::{Repetitions, ResolvedTarget};
-use crate::store::{reserve, RunInfo, RunStatus, Store, StoredTrial, TrialFailure};
+use crate::store::{reserve, RunInfo, RunStatus, Store, StoredTrial};
 use crate::util::time::{compact_utc, unix_now};
 use crate::util::Cancel;
 use crate::workload::{Primary, PrimaryMetrics};
@@ -76,6 +77,7 @@ fn safe_name(s: &str) -> String {
 fn open_store(exp: &Experiment, opts: &RunOptions) -> anyhow::Result<(Store, HashSet<usize>)> {
     if let Some(dir) = &opts.resume {
         let mut store = Store::open(dir)?;
+        store.check_whole()?;
         store.set_redactor(exp.redactor.clone());
         // A store an older perflab wrote gets the current schema before this run adds to it.
         let from = store.upgrade()?;
@@ -223,7 +225,7 @@ pub fn execute(mut exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyho
     }
     let (mut store, done) = open_store(&exp, opts)?;
     let dir = store.dir().to_path_buf();
-    let ledger = Ledger::open(&dir);
+    let ledger = Ledger::open(&dir, &exp.redactor);
     let declared = declared_primaries(&exp.trials);
     let todo: Vec<PreparedTrial> = std::mem::take(&mut exp.trials)
         .into_iter()
@@ -389,25 +391,11 @@ impl Session {
             monitor: &exp.monitor_hosts,
         };
         let (mut rec, hosts) = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
-            let now = unix_now();
-            let rec = crate::store::TrialRecord {
-                id: t.id,
-                point: t.point,
-                repetition: t.repetition,
-                params_json: t.params_json.clone(),
-                workload: t.workload.name(),
+            let info = TrialInfo {
                 failure: Some(e),
-                started_unix: now,
-                ended_unix: now,
-                limit_mechanism: None,
-                limit_proof: None,
-                stdout_tail: None,
-                stderr_tail: None,
-                phases: vec![],
-                result: None,
-                samples: vec![],
-                probes: vec![],
+                ..TrialInfo::new(t.id, t.point, t.repetition, t.params_json.clone(), t.workload.name(), unix_now())
             };
+            let rec = crate::store::TrialRecord::new(info);
             (rec, Vec::new())
         } else {
             let kept_target = self.kept.as_mut().map(|k| &mut k.target);

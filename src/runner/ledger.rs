@@ -13,6 +13,7 @@
 //!   finds runs whose perflab is gone wherever their directories are.
 
 use crate::util::process;
+use crate::util::redact::Redactor;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -113,6 +114,8 @@ impl Record {
 struct Inner {
     dir: PathBuf,
     rec: Record,
+    /// The plan's secrets: no command is recorded with one in it.
+    redactor: Redactor,
     /// This run's entry in the machine's run list.
     entry: Option<PathBuf>,
     /// A failed write is said once, not once per trial.
@@ -151,8 +154,9 @@ impl Ledger {
     }
 
     /// Start the record of the run in `dir` (replacing one a dead perflab left, which `reclaim`
-    /// has dealt with) and list the run in the machine's run list.
-    pub fn open(dir: &Path) -> Ledger {
+    /// has dealt with) and list the run in the machine's run list. `redactor` holds the plan's
+    /// secrets: a teardown command that holds one is recorded redacted (and withheld).
+    pub fn open(dir: &Path, redactor: &Redactor) -> Ledger {
         let owner = Owner::me();
         let mut inner = Inner {
             dir: dir.to_path_buf(),
@@ -160,6 +164,7 @@ impl Ledger {
                 owner: owner.clone(),
                 ..Default::default()
             },
+            redactor: redactor.clone(),
             entry: None,
             warned: false,
         };
@@ -169,42 +174,45 @@ impl Ledger {
         Ledger(Some(Arc::new(Mutex::new(inner))))
     }
 
-    fn with(&self, f: impl FnOnce(&mut Record)) {
+    fn with(&self, f: impl FnOnce(&mut Record, &Redactor)) {
         if let Some(inner) = &self.0 {
             let mut g = inner.lock().unwrap_or_else(|p| p.into_inner());
-            f(&mut g.rec);
+            let Inner { rec, redactor, .. } = &mut *g;
+            f(rec, redactor);
             g.save();
         }
     }
 
-    /// Before a variant's setup runs: its teardown is pending from now on.
+    /// Before a variant's setup runs: its teardown is pending from now on. A command that holds a
+    /// credential (a credential header, or one of the plan's secrets) is recorded redacted, and the
+    /// teardown withheld: perflab never writes the secret, so only the user can run it.
     pub fn variant_setup(&self, variant: &str, teardown: &[String]) {
-        let withheld = teardown.iter().any(|c| crate::store::redact(c) != *c);
         let cwd = std::env::current_dir().unwrap_or_default();
-        self.with(|r| {
+        self.with(|r, redactor| {
+            let commands: Vec<String> = teardown.iter().map(|c| redactor.apply(c)).collect();
             r.teardown = Some(PendingTeardown {
                 variant: variant.to_string(),
-                commands: teardown.iter().map(|c| crate::store::redact(c)).collect(),
+                withheld: commands != teardown,
+                commands,
                 cwd,
-                withheld,
             })
         });
     }
 
     /// After the variant's teardown ran.
     pub fn variant_torn_down(&self) {
-        self.with(|r| r.teardown = None);
+        self.with(|r, _| r.teardown = None);
     }
 
     /// Before the cgroup `dir` of the target `name` is created.
     pub fn cgroup(&self, name: &str, dir: &Path) {
-        self.with(|r| r.target(name).cgroups.push(dir.to_path_buf()));
+        self.with(|r, _| r.target(name).cgroups.push(dir.to_path_buf()));
     }
 
     /// Right after the target `name` started, as the process group `pgid`.
     pub fn target_started(&self, name: &str, pgid: i32) {
         let start = process::stat(pgid).map(|s| s.start);
-        self.with(|r| {
+        self.with(|r, _| {
             let t = r.target(name);
             t.pgid = Some(pgid);
             t.start = start;
@@ -213,7 +221,7 @@ impl Ledger {
 
     /// After the target `name` was stopped and its cgroups removed.
     pub fn target_stopped(&self, name: &str) {
-        self.with(|r| r.targets.retain(|t| t.name != name));
+        self.with(|r, _| r.targets.retain(|t| t.name != name));
     }
 
     /// The run ended: remove the record and the machine's entry, unless something could not be

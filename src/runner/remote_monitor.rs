@@ -8,6 +8,7 @@
 //! clock offset measured again there) and closed after the recovery.
 
 use super::remote_target::{clock_warning, RemoteSample};
+use crate::model::PhaseSpan;
 use crate::plan::{HostSpec, MonitorHosts};
 use crate::remote::protocol::{Event, Request};
 use crate::remote::{clock, Channel, Measured};
@@ -109,7 +110,7 @@ impl HostMonitors {
 /// (`proc_target_*`).
 pub fn place(
     started_unix: f64,
-    phases: &[(String, f64, f64)],
+    phases: &[PhaseSpan],
     remote: Vec<RemoteSample>,
     clocks: Vec<Measured>,
     monitored: &MonitorHosts,
@@ -130,7 +131,7 @@ pub fn place(
     }
     for s in remote {
         let t_s = s.unix_s - started_unix;
-        let Some((phase, _, _)) = phases.iter().find(|(_, a, b)| *a <= t_s && t_s < *b) else {
+        let Some(span) = phases.iter().find(|p| p.start_s <= t_s && t_s < p.end_s) else {
             continue;
         };
         let values: Vec<(String, f64)> = if monitored.includes(&s.host) {
@@ -143,7 +144,7 @@ pub fn place(
         }
         let i = entry(&mut out, &s.host);
         out[i].samples.push(TaggedSample {
-            phase: phase.clone(),
+            phase: span.name().to_string(),
             t_s,
             unix_s: s.unix_s,
             values,
@@ -162,6 +163,7 @@ pub fn place(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::Phase;
 
     fn sample(host: &str, unix_s: f64, values: &[(&str, f64)]) -> RemoteSample {
         RemoteSample {
@@ -173,7 +175,7 @@ mod tests {
 
     #[test]
     fn samples_go_to_their_host_and_phase() {
-        let phases = vec![("baseline".to_string(), 0.0, 1.0), ("load".to_string(), 1.0, 3.0)];
+        let phases = vec![PhaseSpan::new(Phase::Baseline, 0.0, 1.0), PhaseSpan::new(Phase::Load, 1.0, 3.0)];
         let monitored = MonitorHosts {
             local: true,
             remote: vec!["server".into()],

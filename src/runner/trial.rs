@@ -5,9 +5,10 @@ use super::ledger::Ledger;
 use super::phase::{CurrentPhase, Phase};
 use super::remote_monitor::{self, HostMonitors, HostSamples};
 use super::sut::Sut;
+use crate::model::{PhaseSpan, TrialFailure, TrialInfo};
 use crate::monitor::{MonitorConfig, ProcessSelector};
 use crate::plan::{Phases, ResolvedTarget};
-use crate::store::{TaggedSample, TrialFailure, TrialRecord};
+use crate::store::{TaggedSample, TrialRecord};
 use crate::util::time::unix_now;
 use crate::util::Cancel;
 use crate::workload::{RunSpec, Workload};
@@ -46,7 +47,7 @@ impl TrialObserver for () {
 
 struct Clock {
     t0: Instant,
-    phases: Vec<(String, f64, f64)>,
+    phases: Vec<PhaseSpan>,
     current: Option<(Phase, f64)>,
     /// Ends the monitor's interval at each phase boundary.
     marker: Option<crate::monitor::Marker>,
@@ -60,7 +61,7 @@ impl Clock {
         self.mark();
         let now = self.now();
         if let Some((prev, start)) = self.current.take() {
-            self.phases.push((prev.name().to_string(), start, now));
+            self.phases.push(PhaseSpan::new(prev, start, now));
         }
         self.current = Some((p, now));
         shared.set(p);
@@ -75,7 +76,7 @@ impl Clock {
     fn close(&mut self) {
         let now = self.now();
         if let Some((prev, start)) = self.current.take() {
-            self.phases.push((prev.name().to_string(), start, now));
+            self.phases.push(PhaseSpan::new(prev, start, now));
         }
     }
 }
@@ -276,24 +277,14 @@ fn warmup_and_load(
 
 /// The record of a trial that has not run yet.
 fn new_record(spec: &TrialSpec, workload: String, started_unix: f64) -> TrialRecord {
-    TrialRecord {
-        id: spec.id,
-        point: spec.point,
-        repetition: spec.repetition,
-        params_json: spec.params_json.clone(),
+    TrialRecord::new(TrialInfo::new(
+        spec.id,
+        spec.point,
+        spec.repetition,
+        spec.params_json.clone(),
         workload,
-        failure: None,
         started_unix,
-        ended_unix: started_unix,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: Vec::new(),
-        result: None,
-        samples: Vec::new(),
-        probes: Vec::new(),
-    }
+    ))
 }
 
 /// Sample the system, perflab itself and the target's process tree into `sink`, each sample tagged
@@ -334,10 +325,7 @@ fn start_monitor(
 
 fn died(target: &mut Option<&mut Sut>, phase: Phase) -> Option<TrialFailure> {
     let t = target.as_mut()?;
-    t.exited().map(|how| TrialFailure::TargetDied {
-        how,
-        phase: phase.name().to_string(),
-    })
+    t.exited().map(|how| TrialFailure::TargetDied { how, phase })
 }
 
 fn finish_target(rec: &mut TrialRecord, t: Option<Sut>) {
@@ -356,7 +344,7 @@ fn finish_target(rec: &mut TrialRecord, t: Option<Sut>) {
 
 fn finish(mut rec: TrialRecord, mut clock: Clock) -> TrialRecord {
     clock.close();
-    rec.phases = clock.phases.into_iter().filter(|(n, _, _)| n != "setup").collect();
+    rec.phases = clock.phases.into_iter().filter(|p| p.phase != Phase::Setup).collect();
     rec.ended_unix = unix_now();
     rec
 }

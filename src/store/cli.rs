@@ -1,4 +1,5 @@
-//! The `perflab export` command line (every table of a run as CSV) and `perflab store upgrade`.
+//! The `perflab export` command line (every table of a run as CSV), `perflab store upgrade` and
+//! `perflab store check`.
 
 use std::path::PathBuf;
 
@@ -14,7 +15,7 @@ pub struct ExportArgs {
 pub fn run(args: ExportArgs) -> anyhow::Result<i32> {
     let store = super::Store::open(&args.run)?;
     let out = args.out.unwrap_or_else(|| args.run.join("csv"));
-    let files = super::export::to_csv(&store, &out)?;
+    let files = super::export::to_csv(&store, &out).map_err(|e| super::damage::explain(&args.run, e))?;
     println!("wrote {} tables to {}", files.len(), out.display());
     Ok(0)
 }
@@ -33,23 +34,65 @@ pub enum StoreAction {
         /// A run directory (runs/TIMESTAMP-PLAN_NAME)
         run: PathBuf,
     },
+    /// Check a run's store: SQLite's integrity check, then every rule perflab's reports rely on
+    /// (every table and column, each value of its kind, trials naming points the store has,
+    /// histograms and packed samples that decode). Exit 0 when sound, 3 when damaged (each problem
+    /// listed)
+    Check {
+        /// A run directory (runs/TIMESTAMP-PLAN_NAME)
+        run: PathBuf,
+    },
 }
 
 pub fn store(args: StoreArgs) -> anyhow::Result<i32> {
     match args.action {
         StoreAction::Upgrade { run } => upgrade(&run),
+        StoreAction::Check { run } => check(&run),
     }
+}
+
+/// `perflab store check DIR`: each problem on a line of its own, then the verdict.
+fn check(dir: &std::path::Path) -> anyhow::Result<i32> {
+    let store = super::Store::open_unchecked(dir)?;
+    let db = dir.join(super::DB_FILE);
+    let problems = store.problems()?;
+    for p in &problems {
+        println!("{}: {p}", db.display());
+    }
+    if !problems.is_empty() {
+        let more = if problems.len() >= super::check::MAX_LISTED {
+            " (the first ones)"
+        } else {
+            ""
+        };
+        println!(
+            "{}: damaged: {} problem(s){more}; restore it from a copy or run the plan again",
+            db.display(),
+            problems.len()
+        );
+        return Ok(crate::error::EXIT_DAMAGED);
+    }
+    let run = store.run()?;
+    let trials = store.trial_ids()?.len();
+    let points = store.points()?.len();
+    println!(
+        "{}: sound: schema version {}, {trials} trial(s) of {points} point(s), run {}; SQLite's integrity check and perflab's rules pass",
+        db.display(),
+        store.schema_version(),
+        run.status
+    );
+    Ok(0)
 }
 
 fn upgrade(dir: &std::path::Path) -> anyhow::Result<i32> {
     let mut store = super::Store::open(dir)?;
     let before = file_size(dir);
-    let from = store.upgrade()?;
+    let from = store.upgrade().map_err(|e| super::damage::explain(dir, e))?;
     let to = super::SCHEMA_VERSION;
     if from == to {
         println!("{}: already at store schema version {to}; nothing to do", dir.display());
     } else {
-        store.checkpoint()?;
+        store.checkpoint().map_err(|e| super::damage::explain(dir, e))?;
         println!(
             "{}: store upgraded from schema version {from} to {to} ({} → {})",
             dir.display(),

@@ -6,7 +6,8 @@
 //! names its metrics; numbers are written in Rust's shortest form that reads back to the same f64,
 //! bit for bit.
 
-use super::{schema::TABLES, Store};
+use super::layout::{self, Col};
+use super::{damage, schema::TABLES, Store};
 use anyhow::Context;
 use rusqlite::types::ValueRef;
 use std::fs::File;
@@ -16,8 +17,10 @@ use std::path::{Path, PathBuf};
 type Out = csv::Writer<BufWriter<File>>;
 
 /// Write `<table>.csv` for every table into `out_dir`; returns the files written. Each file is
-/// written under a temporary name and renamed into place.
+/// written under a temporary name and renamed into place; when one fails (a damaged store, a full
+/// disk), the ones written before it are removed.
 pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let existed = out_dir.exists();
     std::fs::create_dir_all(out_dir).with_context(|| format!("cannot create {}", out_dir.display()))?;
     let mut written = Vec::new();
     for table in TABLES {
@@ -38,11 +41,12 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
                 "phase_summary" => query(
                     store,
                     &mut w,
+                    "phase_summary",
                     "SELECT p.trial_id, d.host, d.name, p.baseline, p.n_baseline, p.under_load, p.n_load, p.peak,
                             p.recovery, p.n_recovery, p.recovery_s, p.never_recovered
                      FROM phase_summary p JOIN metric_dict d ON d.id = p.metric_id ORDER BY p.trial_id, d.host, d.name",
                 )?,
-                t => query(store, &mut w, &format!("SELECT * FROM {t}"))?,
+                t => query(store, &mut w, t, &format!("SELECT * FROM {t}"))?,
             }
             let file = w.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?;
             file.into_inner().map_err(|e| anyhow::anyhow!("{e}"))?.sync_all()?;
@@ -50,6 +54,14 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
         })();
         if let Err(e) = result.and_then(|_| Ok(std::fs::rename(&tmp, &path)?)) {
             let _ = std::fs::remove_file(&tmp);
+            // An export is whole or absent: the tables already written go too.
+            written.iter().for_each(|p| drop(std::fs::remove_file(p)));
+            if !existed {
+                let _ = std::fs::remove_dir(out_dir);
+            }
+            if e.chain().any(|c| c.is::<crate::error::DamagedStore>()) {
+                return Err(e);
+            }
             return Err(e.context(format!("cannot write {}", path.display())));
         }
         written.push(path);
@@ -66,14 +78,35 @@ fn table_exists(store: &Store, table: &str) -> anyhow::Result<bool> {
     Ok(n > 0)
 }
 
-/// Every row of `sql`, with its column names as the header.
-fn query(store: &Store, w: &mut Out, sql: &str) -> anyhow::Result<()> {
+/// Every row of `sql` (of `table`), with its column names as the header. A value that is not of
+/// its column's kind, or a histogram that does not decode, is an error naming the trial, in the
+/// words a report uses: a damaged store is not exported as if it were sound.
+fn query(store: &Store, w: &mut Out, table: &str, sql: &str) -> anyhow::Result<()> {
     let mut st = store.conn().prepare(sql)?;
     let names: Vec<String> = st.column_names().map(|s| s.to_string()).collect();
+    let cols: Vec<Option<Col>> = names.iter().map(|n| layout::column(table, n)).collect();
+    let trial_col = names.iter().position(|n| n == "trial_id");
+    let blob_name = (table == "histogram").then(|| names.iter().position(|n| n == "name")).flatten();
     w.write_record(&names)?;
     let mut rows = st.query([])?;
     let mut rec = Vec::with_capacity(names.len());
     while let Some(r) = rows.next()? {
+        let trial = || trial_col.and_then(|i| r.get_ref(i).ok()?.as_i64().ok());
+        for (i, c) in cols.iter().enumerate() {
+            let bad = c.as_ref().and_then(|c| damage::misfit(c, r.get_ref(i).ok()?));
+            if let Some(what) = bad {
+                return Err(store.read_error(table, trial(), anyhow::anyhow!(what)));
+            }
+        }
+        if let (Some(n), Some(ValueRef::Blob(b))) = (
+            blob_name,
+            names.iter().position(|n| n == "hdr_v2_deflate").map(|i| r.get_ref(i)).transpose()?,
+        ) {
+            if super::decode_histogram(b).is_err() {
+                let name = r.get_ref(n)?.as_str().unwrap_or("?").to_string();
+                return Err(store.read_error(table, trial(), anyhow::anyhow!(damage::histogram(&name))));
+            }
+        }
         rec.clear();
         for i in 0..names.len() {
             rec.push(match r.get_ref(i)? {

@@ -21,11 +21,14 @@ impl Store {
         let v: Option<String> = self
             .conn()
             .query_row("SELECT value FROM meta WHERE key = 'hosts'", [], |r| r.get(0))
-            .optional()?;
-        Ok(match v {
-            Some(j) => Some(serde_json::from_str(&j)?),
-            None => None,
-        })
+            .optional()
+            .map_err(|e| self.read_error("meta", None, e))?;
+        match v {
+            Some(j) => serde_json::from_str(&j)
+                .map(Some)
+                .map_err(|_| self.read_error("meta", None, anyhow::anyhow!("the run's hosts (meta key hosts) are not JSON"))),
+            None => Ok(None),
+        }
     }
 
     /// Keep a trial's clock measurements (replacing those of an earlier attempt at the same trial).
@@ -40,15 +43,23 @@ impl Store {
     /// Every clock measurement of the run with its trial id, in trial order (none for a run without
     /// remote hosts, or one stored by a perflab that kept only the offset found before the run).
     pub fn clocks<T: serde::de::DeserializeOwned>(&self) -> anyhow::Result<Vec<(usize, T)>> {
-        let mut st = self.conn().prepare("SELECT key, value FROM meta WHERE key LIKE 'clock:%'")?;
-        let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+        let read = || -> rusqlite::Result<Vec<(String, String)>> {
+            let mut st = self.conn().prepare("SELECT key, value FROM meta WHERE key LIKE 'clock:%'")?;
+            let rows = st.query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))?;
+            rows.collect()
+        };
         let mut out = Vec::new();
-        for row in rows {
-            let (key, value) = row?;
+        for (key, value) in read().map_err(|e| self.read_error("meta", None, e))? {
             let Some(trial) = key.strip_prefix("clock:").and_then(|t| t.parse::<usize>().ok()) else {
                 continue;
             };
-            let list: Vec<T> = serde_json::from_str(&value)?;
+            let list: Vec<T> = serde_json::from_str(&value).map_err(|_| {
+                self.read_error(
+                    "meta",
+                    None,
+                    anyhow::anyhow!("the clock measurements of trial {trial} (meta key {key}) are not the JSON perflab writes"),
+                )
+            })?;
             out.extend(list.into_iter().map(|m| (trial, m)));
         }
         out.sort_by_key(|(t, _)| *t);

@@ -1,7 +1,7 @@
 //! Run facts kept in `meta` as JSON: the workload's primary figures (`primary`).
 
 use super::Store;
-use crate::workload::PrimaryMetrics;
+use crate::model::PrimaryMetrics;
 use rusqlite::OptionalExtension;
 
 impl Store {
@@ -21,11 +21,18 @@ impl Store {
         let v: Option<String> = self
             .conn()
             .query_row("SELECT value FROM meta WHERE key = 'primary'", [], |r| r.get(0))
-            .optional()?;
-        Ok(match v {
-            Some(j) => Some(serde_json::from_str(&j)?),
-            None => None,
-        })
+            .optional()
+            .map_err(|e| self.read_error("meta", None, e))?;
+        match v {
+            Some(j) => serde_json::from_str(&j).map(Some).map_err(|_| {
+                self.read_error(
+                    "meta",
+                    None,
+                    anyhow::anyhow!("the run's primary figures (meta key primary) are not JSON"),
+                )
+            }),
+            None => Ok(None),
+        }
     }
 
     /// The primary throughput metric of the run in `dir`, if it stored one (a report falls back to

@@ -2,10 +2,13 @@
 //! by trial in one transaction per trial, with a copy of the plan beside it. The schema is documented
 //! in `docs/store.md`; every table exports to CSV (`export`).
 
+mod check;
 pub mod cli;
 mod codec;
+mod damage;
 pub mod export;
 mod hosts;
+mod layout;
 mod meta;
 mod pack;
 mod probes;
@@ -20,12 +23,13 @@ mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
 pub use probes::{ProbeRecord, ProbeRow};
-pub use read::{StoredPoint, StoredRun, StoredThreshold, StoredTrial};
-pub use samples::LOCAL_HOST;
+pub use read::{Measured, StoredPoint, StoredRun, StoredThreshold, StoredTrial};
 pub use schema::SCHEMA_VERSION;
-pub use status::{RunStatus, TrialFailure};
+pub use status::RunStatus;
 pub use summary::{load_end, summarize};
 pub use write::{RunInfo, TaggedSample, TrialRecord};
+// The model's types the store's callers have always found here.
+pub use crate::model::{PhaseSpan, TrialFailure, TrialInfo, LOCAL_HOST};
 
 use crate::util::redact::Redactor;
 use anyhow::Context;
@@ -65,9 +69,19 @@ impl Store {
         })
     }
 
-    /// Open an existing run's store (for reports, export and `--resume`).
+    /// Open an existing run's store (for reports, export and `--resume`), checking what a report
+    /// relies on (`check::quick`): a damaged store is refused with one line naming the damage
+    /// (`error::DamagedStore`, exit code 3).
     pub fn open(dir: impl AsRef<Path>) -> anyhow::Result<Store> {
-        let dir = dir.as_ref();
+        let store = Store::open_unchecked(dir.as_ref())?;
+        if let Some(what) = check::quick(&store.conn, store.version) {
+            return Err(damage::damaged(&store.dir, what));
+        }
+        Ok(store)
+    }
+
+    /// Open a run's store as it is (`perflab store check` lists every problem itself).
+    fn open_unchecked(dir: &Path) -> anyhow::Result<Store> {
         let path = dir.join(DB_FILE);
         if !path.is_file() {
             return Err(crate::error::usage(format!(
@@ -75,15 +89,39 @@ impl Store {
                 dir.display()
             )));
         }
-        let conn = Connection::open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-        let version = schema::check(&conn)?;
-        bound_cache(&conn)?;
+        let at = damage::Place {
+            table: "meta",
+            trial: None,
+        };
+        let conn = Connection::open(&path).map_err(|e| damage::read_error(dir, at, e.into()))?;
+        let version = schema::check(&conn, dir).map_err(|e| damage::read_error(dir, at, e))?;
+        bound_cache(&conn).map_err(|e| damage::read_error(dir, at, e))?;
         Ok(Store {
             conn,
             dir: dir.to_path_buf(),
             redactor: Redactor::default(),
             version,
         })
+    }
+
+    /// Every problem `perflab store check` finds in this store (none: it is sound), each in words.
+    pub fn problems(&self) -> anyhow::Result<Vec<String>> {
+        check::full(self, true)
+    }
+
+    /// Refuse a store with any damage a report would meet, checked whole (every trial, histogram
+    /// and packed series read): before `--resume` adds trials to it, so a run is not resumed for
+    /// hours into a store whose report cannot be written. The error is the line a report gives.
+    pub fn check_whole(&self) -> anyhow::Result<()> {
+        match check::full(self, false)?.into_iter().next() {
+            Some(what) => Err(damage::damaged(&self.dir, what)),
+            None => Ok(()),
+        }
+    }
+
+    /// An error met reading `table` (of trial `trial`, when known) as one line naming the damage.
+    pub(crate) fn read_error(&self, table: &str, trial: Option<i64>, e: impl Into<anyhow::Error>) -> anyhow::Error {
+        damage::read_error(&self.dir, damage::Place { table, trial }, e.into())
     }
 
     /// Redact the run's own secrets (the plan's, see `plan::Secrets`) from everything written from
@@ -152,6 +190,25 @@ const CACHE_KIB: i64 = 256;
 fn bound_cache(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(&format!("PRAGMA cache_size = -{CACHE_KIB}"))?;
     Ok(())
+}
+
+/// An error met reading the stores of `dirs`, as one line: SQLite's own errors (that no read site
+/// worded) become the damage or the condition they are, naming the store; any other error is
+/// returned as it is. For `report`, `compare` and `export`, whose read sites word most errors.
+pub fn explain(dirs: &[&Path], e: anyhow::Error) -> anyhow::Error {
+    match dirs {
+        [one] => damage::explain(one, e),
+        _ if e.chain().any(|c| c.is::<rusqlite::Error>()) => {
+            let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+            let sql = e.chain().find_map(|c| c.downcast_ref::<rusqlite::Error>());
+            crate::error::damaged(format!(
+                "one of the stores of {} cannot be read: {}; `perflab store check DIR` on each says which",
+                names.join(", "),
+                sql.map_or_else(String::new, |s| damage::words("", s))
+            ))
+        }
+        _ => e,
+    }
 }
 
 /// Redact the values of credential headers in text (see `util::redact::headers`): the pass every

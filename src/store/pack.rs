@@ -48,7 +48,7 @@ fn inflate_exact(blob: &[u8], len: usize) -> anyhow::Result<Vec<u8>> {
             let rest = blob.get(in_before as usize..).unwrap_or_default();
             let status = d
                 .decompress_vec(rest, &mut out, FlushDecompress::Finish)
-                .map_err(|e| anyhow::anyhow!("a packed series is damaged: {e}"))?;
+                .map_err(|_| anyhow::anyhow!("a packed series is damaged: its compressed bytes do not decode"))?;
             if status == Status::StreamEnd || out.len() > len {
                 return Ok(());
             }
@@ -63,8 +63,17 @@ fn inflate_exact(blob: &[u8], len: usize) -> anyhow::Result<Vec<u8>> {
     Ok(out)
 }
 
+/// DEFLATE never makes more than 1032 bytes of one: a count of values beyond that for the blob's
+/// size is damage, refused before any memory is set aside for it.
+const MAX_INFLATE_RATIO: usize = 1032;
+
 /// Decode a blob of `n` values written by [`encode_f64`].
 pub fn decode_f64(blob: &[u8], n: usize) -> anyhow::Result<Vec<f64>> {
+    if n.checked_mul(8)
+        .is_none_or(|bytes| bytes > blob.len().saturating_mul(MAX_INFLATE_RATIO).saturating_add(64))
+    {
+        anyhow::bail!("a packed series is damaged: {n} values cannot fit in its {} bytes", blob.len());
+    }
     let planes = inflate_exact(blob, n * 8).map_err(|e| anyhow::anyhow!("{e} (a series of {n} values)"))?;
     let mut out = Vec::with_capacity(n);
     let mut prev = 0u64;

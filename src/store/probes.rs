@@ -119,6 +119,11 @@ impl Store {
         if !self.has_probes()? {
             return Ok(Vec::new());
         }
+        self.read_probes(trial)
+            .map_err(|e| self.read_error("probe_sample", Some(trial as i64), e))
+    }
+
+    fn read_probes(&self, trial: usize) -> rusqlite::Result<Vec<ProbeRecord>> {
         let mut st = self
             .conn()
             .prepare("SELECT name, kind, target, interval_s, detail, started_s FROM probe WHERE trial_id = ?1 ORDER BY rowid")?;

@@ -1,7 +1,7 @@
 //! Reading a run back: for reports, exports and `--resume`.
 
 use super::{codec, RunStatus, Store};
-use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint};
+use crate::model::{Better, Metric, MetricKind, NamedHistogram, PhaseSpan, SeriesPoint, TrialFailure, TrialInfo};
 use rusqlite::{params, OptionalExtension};
 use std::collections::BTreeMap;
 
@@ -31,25 +31,33 @@ pub struct StoredPoint {
     pub stop_reason: Option<String>,
 }
 
+/// A trial read back: what every trial has ([`TrialInfo`], read through `Deref`: `t.id`,
+/// `t.failure`) and what its workload measured (its raw output is read apart, `raw_output`).
 #[derive(Clone, Debug)]
 pub struct StoredTrial {
-    pub id: usize,
-    pub point: usize,
-    pub repetition: u32,
-    pub params_json: String,
-    pub workload: String,
-    pub failure: Option<String>,
-    pub started_unix: f64,
-    pub ended_unix: f64,
-    pub limit_mechanism: Option<String>,
-    pub limit_proof: Option<String>,
-    pub stdout_tail: Option<String>,
-    pub stderr_tail: Option<String>,
-    pub phases: Vec<(String, f64, f64)>,
+    pub info: TrialInfo,
     pub metrics: Vec<Metric>,
     pub histograms: Vec<NamedHistogram>,
     pub series: Vec<SeriesPoint>,
     pub errors: Vec<(String, u64)>,
+}
+
+impl std::ops::Deref for StoredTrial {
+    type Target = TrialInfo;
+    fn deref(&self) -> &TrialInfo {
+        &self.info
+    }
+}
+
+/// What a run measured, each once and sorted: what `perflab compare` matches two runs by.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Measured {
+    /// The names of the metrics its trials stored.
+    pub metrics: Vec<String>,
+    /// The workloads its trials ran (`http`, `exec`, ...).
+    pub workloads: Vec<String>,
+    /// The parameters (`params_json`) of each point that has a trial.
+    pub points: Vec<String>,
 }
 
 /// One threshold's verdict at one point.
@@ -64,10 +72,6 @@ pub struct StoredThreshold {
 }
 
 impl StoredTrial {
-    pub fn ok(&self) -> bool {
-        self.failure.is_none()
-    }
-
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics.iter().find(|m| m.name == name).map(|m| m.value)
     }
@@ -83,51 +87,59 @@ fn better(s: &str) -> Better {
 
 impl Store {
     pub fn run(&self) -> anyhow::Result<StoredRun> {
-        Ok(self.conn().query_row(
-            "SELECT plan_name, plan_file, plan_source, seed, started_unix, ended_unix, status, perflab_version,
+        self.conn()
+            .query_row(
+                "SELECT plan_name, plan_file, plan_source, seed, started_unix, ended_unix, status, perflab_version,
                     host, kernel, ncpu, mem_total_mb, planned_trials FROM run WHERE id = 1",
-            [],
-            |r| {
-                Ok(StoredRun {
-                    plan_name: r.get(0)?,
-                    plan_file: r.get(1)?,
-                    plan_source: r.get(2)?,
-                    seed: r.get::<_, i64>(3)? as u64,
-                    started_unix: r.get(4)?,
-                    ended_unix: r.get(5)?,
-                    status: r.get(6)?,
-                    perflab_version: r.get(7)?,
-                    host: r.get(8)?,
-                    kernel: r.get(9)?,
-                    ncpu: r.get(10)?,
-                    mem_total_mb: r.get(11)?,
-                    planned_trials: r.get::<_, i64>(12)? as usize,
-                })
-            },
-        )?)
+                [],
+                |r| {
+                    Ok(StoredRun {
+                        plan_name: r.get(0)?,
+                        plan_file: r.get(1)?,
+                        plan_source: r.get(2)?,
+                        seed: r.get::<_, i64>(3)? as u64,
+                        started_unix: r.get(4)?,
+                        ended_unix: r.get(5)?,
+                        status: r.get(6)?,
+                        perflab_version: r.get(7)?,
+                        host: r.get(8)?,
+                        kernel: r.get(9)?,
+                        ncpu: r.get(10)?,
+                        mem_total_mb: r.get(11)?,
+                        planned_trials: r.get::<_, i64>(12)? as usize,
+                    })
+                },
+            )
+            .map_err(|e| self.read_error("run", None, e))
     }
 
     pub fn points(&self) -> anyhow::Result<Vec<StoredPoint>> {
-        let mut st = self
-            .conn()
-            .prepare("SELECT id, label, params_json, repetitions, stop_reason FROM point ORDER BY id")?;
-        let rows = st.query_map([], |r| {
-            Ok(StoredPoint {
-                id: r.get::<_, i64>(0)? as usize,
-                label: r.get(1)?,
-                params_json: r.get(2)?,
-                repetitions: r.get(3)?,
-                stop_reason: r.get(4)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let read = || -> rusqlite::Result<Vec<StoredPoint>> {
+            let mut st = self
+                .conn()
+                .prepare("SELECT id, label, params_json, repetitions, stop_reason FROM point ORDER BY id")?;
+            let rows = st.query_map([], |r| {
+                Ok(StoredPoint {
+                    id: r.get::<_, i64>(0)? as usize,
+                    label: r.get(1)?,
+                    params_json: r.get(2)?,
+                    repetitions: r.get(3)?,
+                    stop_reason: r.get(4)?,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| self.read_error("point", None, e))
     }
 
     /// The ids of the trials already stored (for `--resume`).
     pub fn trial_ids(&self) -> anyhow::Result<Vec<usize>> {
-        let mut st = self.conn().prepare("SELECT id FROM trial ORDER BY id")?;
-        let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
-        Ok(rows.map(|r| r.map(|v| v as usize)).collect::<Result<_, _>>()?)
+        let read = || -> rusqlite::Result<Vec<usize>> {
+            let mut st = self.conn().prepare("SELECT id FROM trial ORDER BY id")?;
+            let rows = st.query_map([], |r| r.get::<_, i64>(0))?;
+            rows.map(|r| r.map(|v| v as usize)).collect()
+        };
+        read().map_err(|e| self.read_error("trial", None, e))
     }
 
     /// The run's notes (see `add_notes`); none in a store that has no `notes` key.
@@ -135,9 +147,12 @@ impl Store {
         let v: Option<String> = self
             .conn()
             .query_row("SELECT value FROM meta WHERE key = 'notes'", [], |r| r.get(0))
-            .optional()?;
+            .optional()
+            .map_err(|e| self.read_error("meta", None, e))?;
         Ok(match v {
-            Some(j) => serde_json::from_str(&j)?,
+            Some(j) => {
+                serde_json::from_str(&j).map_err(|_| self.read_error("meta", None, anyhow::anyhow!("the run's notes are not JSON")))?
+            }
             None => Vec::new(),
         })
     }
@@ -148,130 +163,208 @@ impl Store {
         let flag: Option<String> = self
             .conn()
             .query_row("SELECT value FROM meta WHERE key = 'plan_redacted'", [], |r| r.get(0))
-            .optional()?;
+            .optional()
+            .map_err(|e| self.read_error("meta", None, e))?;
         Ok(flag.is_some() || self.run()?.plan_source.contains(crate::util::redact::REDACTED))
     }
 
     /// Why the run failed as a whole (`meta` key `failure`), e.g. the disk filled up while a trial
     /// was being stored; `None` for a run that did not fail that way.
     pub fn failure(&self) -> anyhow::Result<Option<String>> {
-        Ok(self
-            .conn()
+        self.conn()
             .query_row("SELECT value FROM meta WHERE key = 'failure'", [], |r| r.get(0))
-            .optional()?)
+            .optional()
+            .map_err(|e| self.read_error("meta", None, e))
     }
 
-    /// Every stored trial, with its metrics, histograms, series and errors (not its samples).
+    /// Every stored trial, with its metrics, histograms, series and errors (not its samples). A
+    /// value that is not what perflab wrote is an error naming the trial (`error::DamagedStore`).
     pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
-        let mut st = self.conn().prepare(
-            "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,
-                    limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail FROM trial ORDER BY id",
-        )?;
-        let mut trials: Vec<StoredTrial> = st
-            .query_map([], |r| {
-                Ok(StoredTrial {
-                    id: r.get::<_, i64>(0)? as usize,
-                    point: r.get::<_, i64>(1)? as usize,
-                    repetition: r.get(2)?,
-                    params_json: r.get(3)?,
-                    workload: r.get(4)?,
-                    failure: r.get(5)?,
-                    started_unix: r.get(6)?,
-                    ended_unix: r.get(7)?,
-                    limit_mechanism: r.get(8)?,
-                    limit_proof: r.get(9)?,
-                    stdout_tail: r.get(10)?,
-                    stderr_tail: r.get(11)?,
-                    phases: vec![],
-                    metrics: vec![],
-                    histograms: vec![],
-                    series: vec![],
-                    errors: vec![],
-                })
-            })?
-            .collect::<Result<_, _>>()?;
-        let index: BTreeMap<usize, usize> = trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
         let c = self.conn();
-        let mut st = c.prepare("SELECT trial_id, name, start_s, end_s FROM phase ORDER BY trial_id, start_s")?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
-                trials[i].phases.push((r.get(1)?, r.get(2)?, r.get(3)?));
+        let fail = |table: &'static str| move |e: rusqlite::Error| self.read_error(table, None, e);
+        // The failure's kind is stored from schema version 4; before, it is told from the text.
+        let kind = if self.schema_version() >= 4 { "failure_kind" } else { "NULL" };
+        let mut st = c
+            .prepare(&format!(
+                "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,
+                    limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail, {kind} FROM trial ORDER BY id"
+            ))
+            .map_err(fail("trial"))?;
+        let mut trials: Vec<StoredTrial> = Vec::new();
+        let mut rows = st.query([]).map_err(fail("trial"))?;
+        while let Some(r) = rows.next().map_err(fail("trial"))? {
+            trials.push(self.trial_row("trial", r, trial_of)?.1);
+        }
+        let index: BTreeMap<usize, usize> = trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
+        let mut st = c
+            .prepare("SELECT trial_id, name, start_s, end_s FROM phase ORDER BY trial_id, start_s")
+            .map_err(fail("phase"))?;
+        let mut rows = st.query([]).map_err(fail("phase"))?;
+        while let Some(r) = rows.next().map_err(fail("phase"))? {
+            let (id, phase) =
+                self.trial_row("phase", r, |r| Ok(PhaseSpan::new(r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            if let Some(&i) = index.get(&id) {
+                trials[i].info.phases.push(phase);
             }
         }
         // Kinds are stored from schema version 2; before, and for a kind this version does not know,
         // they are inferred from the name and unit.
         let kind = if self.schema_version() >= 2 { "kind" } else { "NULL" };
-        let mut st = c.prepare(&format!(
-            "SELECT trial_id, name, unit, value, better, {kind} FROM metric ORDER BY trial_id, name"
-        ))?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
+        let mut st = c
+            .prepare(&format!(
+                "SELECT trial_id, name, unit, value, better, {kind} FROM metric ORDER BY trial_id, name"
+            ))
+            .map_err(fail("metric"))?;
+        let mut rows = st.query([]).map_err(fail("metric"))?;
+        while let Some(r) = rows.next().map_err(fail("metric"))? {
+            let (id, m) = self.trial_row("metric", r, |r| {
                 let b: String = r.get(4)?;
                 let mut m = Metric::new(r.get::<_, String>(1)?, r.get::<_, String>(2)?, r.get(3)?, better(&b));
                 if let Some(k) = r.get::<_, Option<String>>(5)?.as_deref().and_then(MetricKind::from_text) {
                     m.kind = k;
                 }
+                Ok(m)
+            })?;
+            if let Some(&i) = index.get(&id) {
                 trials[i].metrics.push(m);
             }
         }
-        let mut st = c.prepare("SELECT trial_id, name, hdr_v2_deflate FROM histogram ORDER BY trial_id, name")?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
-                let blob: Vec<u8> = r.get(2)?;
-                trials[i].histograms.push(NamedHistogram {
-                    name: r.get(1)?,
-                    hist: codec::decode_histogram(&blob)?,
-                });
+        let mut st = c
+            .prepare("SELECT trial_id, name, hdr_v2_deflate FROM histogram ORDER BY trial_id, name")
+            .map_err(fail("histogram"))?;
+        let mut rows = st.query([]).map_err(fail("histogram"))?;
+        while let Some(r) = rows.next().map_err(fail("histogram"))? {
+            let (id, (name, blob)) = self.trial_row("histogram", r, |r| Ok((r.get::<_, String>(1)?, r.get::<_, Vec<u8>>(2)?)))?;
+            if let Some(&i) = index.get(&id) {
+                let hist = codec::decode_histogram(&blob)
+                    .map_err(|_| self.read_error("histogram", Some(id as i64), anyhow::anyhow!(super::damage::histogram(&name))))?;
+                trials[i].histograms.push(NamedHistogram { name, hist });
             }
         }
-        let mut st = c.prepare("SELECT trial_id, name, t_s, value FROM series ORDER BY trial_id, name, t_s")?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
-                trials[i].series.push(SeriesPoint {
+        let mut st = c
+            .prepare("SELECT trial_id, name, t_s, value FROM series ORDER BY trial_id, name, t_s")
+            .map_err(fail("series"))?;
+        let mut rows = st.query([]).map_err(fail("series"))?;
+        while let Some(r) = rows.next().map_err(fail("series"))? {
+            let (id, p) = self.trial_row("series", r, |r| {
+                Ok(SeriesPoint {
                     name: r.get(1)?,
                     t_s: r.get(2)?,
                     value: r.get(3)?,
-                });
+                })
+            })?;
+            if let Some(&i) = index.get(&id) {
+                trials[i].series.push(p);
             }
         }
-        let mut st = c.prepare("SELECT trial_id, class, count FROM error ORDER BY trial_id, class")?;
-        let mut rows = st.query([])?;
-        while let Some(r) = rows.next()? {
-            if let Some(&i) = index.get(&(r.get::<_, i64>(0)? as usize)) {
-                trials[i].errors.push((r.get(1)?, r.get::<_, i64>(2)? as u64));
+        let mut st = c
+            .prepare("SELECT trial_id, class, count FROM error ORDER BY trial_id, class")
+            .map_err(fail("error"))?;
+        let mut rows = st.query([]).map_err(fail("error"))?;
+        while let Some(r) = rows.next().map_err(fail("error"))? {
+            let (id, e) = self.trial_row("error", r, |r| Ok((r.get(1)?, r.get::<_, i64>(2)? as u64)))?;
+            if let Some(&i) = index.get(&id) {
+                trials[i].errors.push(e);
             }
         }
         Ok(trials)
     }
 
+    /// One row of a table whose first column is a trial id: the id and what `f` reads of the row;
+    /// a value that is not what perflab wrote is an error naming the trial.
+    fn trial_row<T>(
+        &self,
+        table: &str,
+        r: &rusqlite::Row<'_>,
+        f: impl FnOnce(&rusqlite::Row<'_>) -> rusqlite::Result<T>,
+    ) -> anyhow::Result<(usize, T)> {
+        let id: i64 = r.get(0).map_err(|e| self.read_error(table, None, e))?;
+        let v = f(r).map_err(|e| match super::damage::row_misfit(table, r) {
+            // The same words as `perflab store check` and `perflab export` use.
+            Some(what) => self.read_error(table, Some(id), anyhow::anyhow!(what)),
+            None => self.read_error(table, Some(id), e),
+        })?;
+        Ok((id as usize, v))
+    }
+
     /// Every threshold verdict, by point then expression.
     pub fn thresholds(&self) -> anyhow::Result<Vec<StoredThreshold>> {
         let basis = if self.schema_version() >= 2 { "basis" } else { "NULL" };
-        let mut st = self.conn().prepare(&format!(
-            "SELECT expr, point, observed, passed, {basis} FROM threshold ORDER BY point, rowid"
-        ))?;
-        let rows = st.query_map([], |r| {
-            Ok(StoredThreshold {
-                expr: r.get(0)?,
-                point: r.get::<_, i64>(1)? as usize,
-                observed: r.get(2)?,
-                passed: r.get::<_, i64>(3)? != 0,
-                basis: r.get(4)?,
-            })
-        })?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let read = || -> rusqlite::Result<Vec<StoredThreshold>> {
+            let mut st = self.conn().prepare(&format!(
+                "SELECT expr, point, observed, passed, {basis} FROM threshold ORDER BY point, rowid"
+            ))?;
+            let rows = st.query_map([], |r| {
+                Ok(StoredThreshold {
+                    expr: r.get(0)?,
+                    point: r.get::<_, i64>(1)? as usize,
+                    observed: r.get(2)?,
+                    passed: r.get::<_, i64>(3)? != 0,
+                    basis: r.get(4)?,
+                })
+            })?;
+            rows.collect()
+        };
+        read().map_err(|e| self.read_error("threshold", None, e))
+    }
+
+    /// The metrics, workloads and points of the run's trials (see [`Measured`]). Text is read as
+    /// it is (a damaged name is met, and named, when the trials are read).
+    pub fn measured(&self) -> anyhow::Result<Measured> {
+        let list = |sql: &str, table: &str| -> anyhow::Result<Vec<String>> {
+            let read = || -> rusqlite::Result<Vec<String>> {
+                let mut st = self.conn().prepare(sql)?;
+                let rows = st.query_map([], |r| Ok(String::from_utf8_lossy(r.get_ref(0)?.as_bytes()?).into_owned()))?;
+                rows.collect()
+            };
+            read().map_err(|e| self.read_error(table, None, e))
+        };
+        Ok(Measured {
+            metrics: list("SELECT DISTINCT name FROM metric ORDER BY name", "metric")?,
+            workloads: list("SELECT DISTINCT workload FROM trial ORDER BY workload", "trial")?,
+            points: list(
+                "SELECT params_json FROM point WHERE id IN (SELECT point FROM trial) ORDER BY id",
+                "point",
+            )?,
+        })
     }
 
     /// The raw output lines kept for a trial.
     pub fn raw_output(&self, trial_id: usize) -> anyhow::Result<Vec<String>> {
-        let mut st = self
-            .conn()
-            .prepare("SELECT line FROM raw_output WHERE trial_id = ?1 ORDER BY line_no")?;
-        let rows = st.query_map(params![trial_id as i64], |r| r.get(0))?;
-        Ok(rows.collect::<Result<_, _>>()?)
+        let read = || -> rusqlite::Result<Vec<String>> {
+            let mut st = self
+                .conn()
+                .prepare("SELECT line FROM raw_output WHERE trial_id = ?1 ORDER BY line_no")?;
+            let rows = st.query_map(params![trial_id as i64], |r| r.get(0))?;
+            rows.collect()
+        };
+        read().map_err(|e| self.read_error("raw_output", Some(trial_id as i64), e))
     }
+}
+
+/// A trial's own row (its metrics and the rest are read after).
+fn trial_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTrial> {
+    let failure: Option<String> = r.get(5)?;
+    let kind: Option<String> = r.get(12)?;
+    Ok(StoredTrial {
+        info: TrialInfo {
+            id: r.get::<_, i64>(0)? as usize,
+            point: r.get::<_, i64>(1)? as usize,
+            repetition: r.get(2)?,
+            params_json: r.get(3)?,
+            workload: r.get(4)?,
+            failure: failure.map(|text| TrialFailure::from_stored(kind.as_deref(), &text)),
+            started_unix: r.get(6)?,
+            ended_unix: r.get(7)?,
+            limit_mechanism: r.get(8)?,
+            limit_proof: r.get(9)?,
+            stdout_tail: r.get(10)?,
+            stderr_tail: r.get(11)?,
+            phases: vec![],
+        },
+        metrics: vec![],
+        histograms: vec![],
+        series: vec![],
+        errors: vec![],
+    })
 }

@@ -7,11 +7,8 @@ use super::pack;
 use super::Store;
 use super::TaggedSample;
 use crate::analysis::table::SampleTable;
-use crate::workload::MetricKind;
+use crate::model::{MetricKind, LOCAL_HOST};
 use rusqlite::{params, Connection, OptionalExtension};
-
-/// The host of samples taken on this machine (`metric_dict.host`, `sample_clock.host`).
-pub const LOCAL_HOST: &str = "local";
 
 /// The unit a monitor column's name ends with (`cpu_busy_pct` is `%`); "" when it names none.
 pub fn unit_of(name: &str) -> &'static str {
@@ -248,13 +245,39 @@ impl Store {
     /// The monitor samples of one trial taken on `host` ("local" for this machine), in time order.
     /// A store of version 1 or 2 has local samples only.
     pub fn samples_on(&self, trial_id: usize, host: &str) -> anyhow::Result<Vec<TaggedSample>> {
-        if self.schema_version() >= 3 {
+        let read = if self.schema_version() >= 3 {
             read(self.conn(), trial_id, host)
         } else if host == LOCAL_HOST {
             read_rows(self.conn(), trial_id)
         } else {
             Ok(Vec::new())
+        };
+        read.map_err(|e| self.samples_error(trial_id, host, e))
+    }
+
+    /// An error reading a trial's samples, naming the trial (and the host when not this machine).
+    fn samples_error(&self, trial_id: usize, host: &str, e: anyhow::Error) -> anyhow::Error {
+        let table = if self.schema_version() >= 3 { "sample_series" } else { "sample" };
+        let e = if host == LOCAL_HOST {
+            e
+        } else {
+            e.context(format!("on host {host}"))
+        };
+        self.read_error(table, Some(trial_id as i64), e)
+    }
+
+    /// The hosts whose samples the store holds (`local` first; only `local` before schema 3).
+    pub fn sample_hosts(&self) -> anyhow::Result<Vec<String>> {
+        if self.schema_version() < 3 {
+            return Ok(vec![LOCAL_HOST.to_string()]);
         }
+        let read = || -> rusqlite::Result<Vec<String>> {
+            self.conn()
+                .prepare("SELECT DISTINCT host FROM sample_clock ORDER BY host != 'local', host")?
+                .query_map([], |r| r.get(0))?
+                .collect()
+        };
+        read().map_err(|e| self.read_error("sample_clock", None, e))
     }
 
     /// The monitor samples of one trial taken on `host`, by column (what the bottleneck rules
@@ -269,7 +292,7 @@ impl Store {
     /// others are not unpacked): what the bottleneck rules read of one trial at a time.
     pub fn read_sample_table(&self, trial_id: usize, host: &str, wanted: &dyn Fn(&str) -> bool, t: &mut SampleTable) -> anyhow::Result<()> {
         if self.schema_version() >= 3 {
-            return read_table(self.conn(), trial_id, host, wanted, t);
+            return read_table(self.conn(), trial_id, host, wanted, t).map_err(|e| self.samples_error(trial_id, host, e));
         }
         for s in &self.samples_on(trial_id, host)? {
             t.push_row(

@@ -3,11 +3,13 @@
 //!
 //! Versions: 1 first; 2 adds `metric.kind` and `threshold.basis` (NULL in rows of version 1: the
 //! kind is then inferred from the metric's name and unit); 3 packs the monitor samples (`metric_dict`,
-//! `sample_clock`, `sample_series` in place of `sample`) and adds `phase_summary`.
+//! `sample_clock`, `sample_series` in place of `sample`) and adds `phase_summary`; 4 adds
+//! `trial.failure_kind` (which `model::TrialFailure` a failure is; filled from the text on upgrade).
 
-use rusqlite::Connection;
+use crate::model::TrialFailure;
+use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// The oldest version this perflab still reads.
 pub const OLDEST_READABLE: i64 = 1;
@@ -46,6 +48,7 @@ CREATE TABLE trial (
     workload TEXT NOT NULL,
     status TEXT NOT NULL,            -- ok | failed
     failure TEXT,
+    failure_kind TEXT,               -- which failure: target_not_ready, workload, ... (NULL: ok)
     started_unix REAL NOT NULL,
     ended_unix REAL NOT NULL,
     limit_mechanism TEXT,            -- cgroup-v1 | cgroup-v2 | affinity | none
@@ -176,22 +179,50 @@ pub fn create(conn: &Connection) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The store's schema version, if this perflab can read it.
-pub fn check(conn: &Connection) -> anyhow::Result<i64> {
-    let v: String = conn
-        .query_row("SELECT value FROM meta WHERE key = 'schema_version'", [], |r| r.get(0))
-        .map_err(|_| crate::error::usage("not a perflab store (no schema version)"))?;
+/// The store's schema version, if this perflab can read it. A database with neither a `meta` nor
+/// a `run` table is not a perflab store (bad input); one whose version is missing or not a
+/// number is damaged (`dir` names it); a newer version than this perflab reads is bad input.
+/// SQLite's own errors (a file that is not a database) are returned as they are.
+pub fn check(conn: &Connection, dir: &std::path::Path) -> anyhow::Result<i64> {
+    let tables: i64 = conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('meta', 'run')",
+        [],
+        |r| r.get(0),
+    )?;
+    if tables == 0 {
+        return Err(crate::error::usage(format!(
+            "{} is not a perflab store (it has no meta or run table)",
+            dir.join(super::DB_FILE).display()
+        )));
+    }
+    let v: Option<String> = conn
+        .query_row("SELECT CAST(value AS TEXT) FROM meta WHERE key = 'schema_version'", [], |r| {
+            r.get(0)
+        })
+        .optional()?;
+    let Some(v) = v else {
+        return Err(super::damage::damaged(
+            dir,
+            "the store's schema version (meta key schema_version) is missing",
+        ));
+    };
     match v.parse::<i64>() {
         Ok(n) if (OLDEST_READABLE..=SCHEMA_VERSION).contains(&n) => Ok(n),
-        _ => Err(crate::error::usage(format!(
-            "store schema version {v} is not supported by this perflab (reads {OLDEST_READABLE} to {SCHEMA_VERSION})"
+        Ok(n) if n > SCHEMA_VERSION => Err(crate::error::usage(format!(
+            "{}: store schema version {n} is newer than this perflab reads ({OLDEST_READABLE} to {SCHEMA_VERSION}); use a newer perflab",
+            dir.join(super::DB_FILE).display()
         ))),
+        _ => Err(super::damage::damaged(
+            dir,
+            format!("the store's schema version (meta key schema_version) is {v:?}, not one perflab writes"),
+        )),
     }
 }
 
 /// Bring a store of an older version up to `SCHEMA_VERSION` (before writing to it: `--resume`, or
-/// `perflab store upgrade`). Rows written before keep NULL in the new columns; the samples of a
-/// store older than 3 are packed, trial by trial, and their summaries computed. Returns whether the
+/// `perflab store upgrade`). Rows written before keep NULL in the new columns of version 2; the
+/// samples of a store older than 3 are packed, trial by trial, and their summaries computed; the
+/// failures of a store older than 4 get the kind their text tells. Returns whether the
 /// samples were repacked (the file then has free pages worth a `VACUUM`).
 pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
     if from >= SCHEMA_VERSION {
@@ -206,10 +237,27 @@ pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
         super::summary::pack_rows(&tx)?;
         tx.execute_batch("DROP INDEX IF EXISTS sample_by_trial; DROP TABLE sample;")?;
     }
+    if from < 4 {
+        add_failure_kinds(&tx)?;
+    }
     tx.execute(
         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
         [SCHEMA_VERSION.to_string()],
     )?;
     tx.commit()?;
     Ok(from < 3)
+}
+
+/// Version 4: `trial.failure_kind`, told from each failed trial's text.
+fn add_failure_kinds(c: &Connection) -> anyhow::Result<()> {
+    c.execute_batch("ALTER TABLE trial ADD COLUMN failure_kind TEXT;")?;
+    let failed: Vec<(i64, String)> = c
+        .prepare("SELECT id, failure FROM trial WHERE failure IS NOT NULL")?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
+        .collect::<Result<_, _>>()?;
+    let mut st = c.prepare("UPDATE trial SET failure_kind = ?1 WHERE id = ?2")?;
+    for (id, text) in failed {
+        st.execute(rusqlite::params![TrialFailure::infer_kind(&text), id])?;
+    }
+    Ok(())
 }

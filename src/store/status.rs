@@ -1,6 +1,8 @@
-//! The typed states a store records: a run's status (`run.status`) and why a trial failed
-//! (`trial.failure`). Both are kept as text, the same text as ever, so older stores still open.
+//! The typed states a store records as text, the same text as ever, so older stores still open: a
+//! run's status (`run.status`) and a trial's phases (`phase.name`). Why a trial failed is
+//! `model::TrialFailure`, kept as its text (`trial.failure`) and its kind (`trial.failure_kind`).
 
+use crate::model::Phase;
 use rusqlite::types::{FromSql, FromSqlError, FromSqlResult, ToSql, ToSqlOutput, ValueRef};
 
 /// Where a run is. `Skipped` is never stored: it is the outcome of a run that had nothing left to
@@ -58,45 +60,22 @@ impl FromSql for RunStatus {
     }
 }
 
-/// Why a trial failed. The text (`Display`) is what the store keeps in `trial.failure` and what
-/// the run prints.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-pub enum TrialFailure {
-    /// The variant's setup hook failed, so the trial did not run.
-    #[error("{0}")]
-    Setup(String),
-    #[error("target did not start: {0}")]
-    TargetDidNotStart(String),
-    #[error("target not ready: {0}")]
-    TargetNotReady(String),
-    #[error("target {how} during the {phase} phase")]
-    TargetDied { how: String, phase: String },
-    /// A target kept across trials (`restart = "keep"`) exited during this trial.
-    #[error("kept target {0}")]
-    KeptTargetExited(String),
-    #[error("stopping the target failed: {0}")]
-    TargetStop(String),
-    #[error("monitor could not start: {0}")]
-    MonitorDidNotStart(String),
-    #[error("monitor failed: {0}")]
-    Monitor(String),
-    /// The plan's `[[probes]]` could not start (a target that does not resolve, a socket refused).
-    #[error("probes could not start: {0}")]
-    ProbesDidNotStart(String),
-    /// The workload ran and judged its own result a failure (in its own words: a non-zero exit,
-    /// failed requests, a tool's error).
-    #[error("{0}")]
-    Workload(String),
-    /// The workload could not run at all.
-    #[error("workload failed: {0}")]
-    WorkloadError(String),
-    #[error("interrupted")]
-    Interrupted,
+impl ToSql for Phase {
+    fn to_sql(&self) -> rusqlite::Result<ToSqlOutput<'_>> {
+        Ok(ToSqlOutput::from(self.name()))
+    }
+}
+
+impl FromSql for Phase {
+    fn column_result(value: ValueRef<'_>) -> FromSqlResult<Phase> {
+        let text = value.as_str()?;
+        Phase::parse(text).ok_or_else(|| FromSqlError::Other(format!("unknown phase `{text}`").into()))
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{RunStatus, TrialFailure};
+    use super::RunStatus;
 
     #[test]
     fn run_status_text_round_trips_and_keeps_the_stored_words() {
@@ -105,19 +84,5 @@ mod tests {
         }
         assert_eq!(RunStatus::Complete.as_str(), "complete");
         assert_eq!(RunStatus::parse("completed"), None);
-    }
-
-    #[test]
-    fn trial_failures_read_as_before() {
-        let died = TrialFailure::TargetDied {
-            how: "exited with status 1".into(),
-            phase: "load".into(),
-        };
-        assert_eq!(died.to_string(), "target exited with status 1 during the load phase");
-        assert_eq!(TrialFailure::Interrupted.to_string(), "interrupted");
-        assert_eq!(
-            TrialFailure::TargetNotReady("timed out".into()).to_string(),
-            "target not ready: timed out"
-        );
     }
 }

@@ -1,7 +1,7 @@
 //! Writing a run: the run row, then one transaction per finished trial.
 
-use super::{codec, redact, RunStatus, Store, TrialFailure};
-use crate::workload::WorkloadResult;
+use super::{codec, redact, RunStatus, Store};
+use crate::model::{HostIdentity, TrialInfo, WorkloadResult};
 use rusqlite::params;
 
 /// The facts about a run, written when it starts.
@@ -27,30 +27,44 @@ pub struct TaggedSample {
     pub values: Vec<(String, f64)>,
 }
 
-/// Everything one trial produced.
+/// Everything one trial produced: what every trial has ([`TrialInfo`], read through `Deref`: `rec.id`,
+/// `rec.failure`), what its workload measured, the samples taken on this machine and its probes.
 pub struct TrialRecord {
-    pub id: usize,
-    pub point: usize,
-    pub repetition: u32,
-    pub params_json: String,
-    pub workload: String,
-    pub failure: Option<TrialFailure>,
-    pub started_unix: f64,
-    pub ended_unix: f64,
-    pub limit_mechanism: Option<String>,
-    pub limit_proof: Option<String>,
-    pub stdout_tail: Option<String>,
-    pub stderr_tail: Option<String>,
-    /// (name, start_s, end_s), seconds since the trial started.
-    pub phases: Vec<(String, f64, f64)>,
+    pub info: TrialInfo,
     pub result: Option<WorkloadResult>,
     pub samples: Vec<TaggedSample>,
     /// The plan's `[[probes]]`, every probe sent (see `store/probes.rs`).
     pub probes: Vec<super::ProbeRecord>,
 }
 
-fn host_facts() -> (String, String, i64, f64) {
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+impl TrialRecord {
+    /// The record of a trial with nothing measured (yet).
+    pub fn new(info: TrialInfo) -> TrialRecord {
+        TrialRecord {
+            info,
+            result: None,
+            samples: Vec::new(),
+            probes: Vec::new(),
+        }
+    }
+}
+
+impl std::ops::Deref for TrialRecord {
+    type Target = TrialInfo;
+    fn deref(&self) -> &TrialInfo {
+        &self.info
+    }
+}
+
+impl std::ops::DerefMut for TrialRecord {
+    fn deref_mut(&mut self) -> &mut TrialInfo {
+        &mut self.info
+    }
+}
+
+/// This machine, as the run's row keeps it.
+fn this_host() -> HostIdentity {
+    let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .unwrap_or_default()
         .trim()
         .to_string();
@@ -58,7 +72,7 @@ fn host_facts() -> (String, String, i64, f64) {
         .unwrap_or_default()
         .trim()
         .to_string();
-    let ncpu = std::thread::available_parallelism().map(|n| n.get() as i64).unwrap_or(1);
+    let ncpu = std::thread::available_parallelism().map(|n| n.get() as u32).unwrap_or(1);
     let mem_kb = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {
@@ -67,12 +81,17 @@ fn host_facts() -> (String, String, i64, f64) {
                 .and_then(|l| l.split_whitespace().nth(1).and_then(|v| v.parse::<f64>().ok()))
         })
         .unwrap_or(0.0);
-    (host, kernel, ncpu, mem_kb / 1024.0)
+    HostIdentity {
+        hostname,
+        kernel,
+        ncpu,
+        mem_total_mb: mem_kb / 1024.0,
+    }
 }
 
 impl Store {
     pub fn write_run(&mut self, info: &RunInfo) -> anyhow::Result<()> {
-        let (host, kernel, ncpu, mem_mb) = host_facts();
+        let host = this_host();
         let parses = |text: &str| toml::from_str::<toml::Table>(text).is_ok();
         let mut plan_source = redact(&info.plan_source);
         if !parses(&plan_source) && parses(&info.plan_source) {
@@ -90,10 +109,10 @@ impl Store {
                 info.started_unix,
                 RunStatus::Running,
                 env!("CARGO_PKG_VERSION"),
-                host,
-                kernel,
-                ncpu,
-                mem_mb,
+                host.hostname,
+                host.kernel,
+                host.ncpu,
+                host.mem_total_mb,
                 info.planned_trials as i64
             ],
         )?;
@@ -207,9 +226,9 @@ impl Store {
         let red = &self.redactor;
         let tx = self.conn.transaction()?;
         tx.execute(
-            "INSERT INTO trial (id, point, repetition, params_json, workload, status, failure, started_unix, ended_unix,
-                                limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+            "INSERT INTO trial (id, point, repetition, params_json, workload, status, failure, failure_kind, started_unix,
+                                ended_unix, limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
             params![
                 t.id as i64,
                 t.point as i64,
@@ -218,6 +237,7 @@ impl Store {
                 t.workload,
                 if t.failure.is_some() { "failed" } else { "ok" },
                 t.failure.as_ref().map(|f| red.apply(&f.to_string())),
+                t.failure.as_ref().map(|f| f.kind()),
                 t.started_unix,
                 t.ended_unix,
                 t.limit_mechanism,
@@ -228,8 +248,8 @@ impl Store {
         )?;
         {
             let mut st = tx.prepare("INSERT INTO phase (trial_id, name, start_s, end_s) VALUES (?1, ?2, ?3, ?4)")?;
-            for (name, a, b) in &t.phases {
-                st.execute(params![t.id as i64, name, a, b])?;
+            for p in &t.phases {
+                st.execute(params![t.id as i64, p.phase, p.start_s, p.end_s])?;
             }
         }
         super::samples::write(&tx, t.id, super::LOCAL_HOST, &t.samples)?;

@@ -79,17 +79,19 @@ impl Redactor {
         headers(&out)
     }
 
-    /// The same error with its message redacted (still a bad-input error if it was one). An error
+    /// The same error with its message redacted (still a bad-input or damaged-store error if it was
+    /// one, so its exit code stays). An error
     /// whose message holds no secret is returned as it is.
     pub fn error(&self, err: anyhow::Error) -> anyhow::Error {
         let text = format!("{err:#}");
         let clean = self.apply(&text);
         if clean == text {
-            err
-        } else if crate::error::exit_code(&err) == 2 {
-            crate::error::usage(clean)
-        } else {
-            anyhow::anyhow!(clean)
+            return err;
+        }
+        match crate::error::exit_code(&err) {
+            2 => crate::error::usage(clean),
+            crate::error::EXIT_DAMAGED => crate::error::damaged(clean),
+            _ => anyhow::anyhow!(clean),
         }
     }
 }

@@ -24,8 +24,8 @@ pub mod registry;
 pub mod result;
 
 pub use names::Produces;
-pub use primary::{Primary, PrimaryMetrics};
-pub use result::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+// The result model is `crate::model`'s; re-exported here, where the workloads have always found it.
+pub use crate::model::{Better, Metric, MetricKind, NamedHistogram, Primary, PrimaryMetrics, SeriesPoint, WorkloadResult};
 
 use crate::util::Cancel;
 use std::time::Duration;

@@ -2,7 +2,8 @@
 //! 150, and no import cycle: neither between the pipeline's top-level modules nor between the modules
 //! inside one. A child may use the items its parent's `mod.rs` declares (a module's shared types),
 //! except in `report`, `workload::http` and `workload::driver`, which keep a strict one-way layering: there a child that
-//! uses its parent while the parent uses it counts as a cycle.
+//! uses its parent while the parent uses it counts as a cycle. `model` is the bottom layer: it uses
+//! nothing of the crate, and `analysis`, `store` and `report` never use `workload`.
 //! docs/architecture.md explains the layering these tests keep.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -418,6 +419,34 @@ fn the_top_level_modules_form_a_pipeline_without_cycles() {
     if let Some(c) = find_cycle(&layers) {
         panic!("top-level modules import each other in a circle: {}", c.join(" → "));
     }
+}
+
+/// `model` (metrics, histograms, series, primaries, phases, trial failures, host identity) is the
+/// bottom layer: it uses no stage of the crate, and the stages that read results (`analysis`,
+/// `store`, `report`) take the model from there, never from `workload`.
+#[test]
+fn the_result_model_is_the_bottom_layer() {
+    let graph = module_graph();
+    let top = |m: &str| m.split("::").next().unwrap_or("").to_string();
+    assert!(
+        graph.get("store::read").is_some_and(|d| d.iter().any(|m| top(m) == "model")),
+        "the scanner missed store::read → model: {graph:?}"
+    );
+    let mut wrong = Vec::new();
+    for (from, tos) in &graph {
+        for to in tos.iter().filter(|to| top(to) != top(from)) {
+            let reader = ["analysis", "store", "report"].contains(&top(from).as_str());
+            if (reader && top(to) == "workload") || top(from) == "model" {
+                wrong.push(format!("{from} → {to}"));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that break the model's layering (analysis, store and report take the result model \
+         from `model`; `model` uses nothing of the crate):\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Helpers several test modules share: a free loopback port, a plan written to disk, the one run
 //! directory a run left behind, and every file under a directory.
 
+use perflab::model::{Phase, PhaseSpan, TrialInfo};
 use std::path::{Path, PathBuf};
 
 /// A loopback port that was free a moment ago (bound to port 0, read, released).
@@ -75,23 +76,25 @@ pub fn exec_trial(
     samples: Vec<perflab::store::TaggedSample>,
 ) -> perflab::store::TrialRecord {
     perflab::store::TrialRecord {
-        id,
-        point,
-        repetition,
-        params_json: params_json.into(),
-        workload: "exec".into(),
-        failure: None,
-        started_unix,
-        ended_unix: started_unix + 2.0,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![
-            ("baseline".into(), 0.0, 0.5),
-            ("load".into(), 0.5, 1.5),
-            ("recovery".into(), 1.5, 2.0),
-        ],
+        info: TrialInfo {
+            id,
+            point,
+            repetition,
+            params_json: params_json.into(),
+            workload: "exec".into(),
+            failure: None,
+            started_unix,
+            ended_unix: started_unix + 2.0,
+            limit_mechanism: None,
+            limit_proof: None,
+            stdout_tail: None,
+            stderr_tail: None,
+            phases: vec![
+                PhaseSpan::new(Phase::Baseline, 0.0, 0.5),
+                PhaseSpan::new(Phase::Load, 0.5, 1.5),
+                PhaseSpan::new(Phase::Recovery, 1.5, 2.0),
+            ],
+        },
         result: None,
         samples,
         probes: vec![],

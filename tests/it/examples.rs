@@ -303,7 +303,7 @@ fn run_short(mut plan: Plan, only: impl Fn(&plan::Point) -> bool) -> (RunOutcome
 }
 
 fn failures(trials: &[StoredTrial]) -> Vec<String> {
-    trials.iter().filter_map(|t| t.failure.clone()).collect()
+    trials.iter().filter_map(|t| t.failure.as_ref().map(|f| f.to_string())).collect()
 }
 
 #[test]

@@ -181,3 +181,30 @@ fn a_plan_without_secrets_is_kept_as_written() {
     assert!(!p.secrets.had_secrets());
     assert_eq!(p.secrets.redacted_source(), src);
 }
+
+#[test]
+fn a_secret_written_twice_in_one_string_is_redacted_each_time() {
+    // The credential option is found once; its value appears again later in the same hook and in
+    // another word of the same command.
+    let src = format!(
+        "name = \"s\"\n[workload]\ntype = \"exec\"\n\
+         command = [\"sh\", \"-c\", \"curl -u admin:{SECRET} http://127.0.0.1:1/; echo sent {SECRET}\"]\n\
+         [matrix]\nvariant = [\"a\"]\n\
+         [variant.a]\nsetup = \"curl -u admin:{SECRET} http://127.0.0.1:1/; echo hook {SECRET}\"\n\
+         teardown = [\"ab -C sid={SECRET} http://127.0.0.1:1/ && echo sid={SECRET}\"]\n"
+    );
+    let p = parse(&src);
+    let copy = copy_of(&p);
+    assert_eq!(
+        at(&copy, &["variant", "a", "setup"]).as_str(),
+        Some("curl -u [redacted] http://127.0.0.1:1/; echo hook [redacted]")
+    );
+    assert_eq!(
+        at(&copy, &["variant", "a", "teardown"]).as_array().map(|a| a[0].as_str()),
+        Some(Some("ab -C [redacted] http://127.0.0.1:1/ && echo [redacted]"))
+    );
+    assert_eq!(
+        at(&copy, &["workload", "command"]).as_array().map(|a| a[2].as_str()),
+        Some(Some("curl -u [redacted] http://127.0.0.1:1/; echo sent [redacted]"))
+    );
+}

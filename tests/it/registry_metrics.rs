@@ -3,6 +3,7 @@
 //! written before), thresholds on tool-printed percentiles judged on the median of the trials, the
 //! declared primary throughput swept by the scaling analysis (fio IOPS, not only `*_per_s`).
 
+use perflab::model::{Phase, PhaseSpan, TrialInfo};
 use perflab::store::{RunInfo, Store, TrialRecord};
 use perflab::workload::exec::{ExecConfig, ExecWorkload};
 use perflab::workload::registry::{self, KINDS};
@@ -181,19 +182,21 @@ fn run_info(name: &str, trials: usize) -> RunInfo {
 
 fn trial(id: usize, point: usize, repetition: u32, params_json: &str, workload: &str, result: WorkloadResult) -> TrialRecord {
     TrialRecord {
-        id,
-        point,
-        repetition,
-        params_json: params_json.into(),
-        workload: workload.into(),
-        failure: None,
-        started_unix: 1_700_000_000.0 + 10.0 * id as f64,
-        ended_unix: 1_700_000_005.0 + 10.0 * id as f64,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![("load".into(), 0.0, 5.0)],
+        info: TrialInfo {
+            id,
+            point,
+            repetition,
+            params_json: params_json.into(),
+            workload: workload.into(),
+            failure: None,
+            started_unix: 1_700_000_000.0 + 10.0 * id as f64,
+            ended_unix: 1_700_000_005.0 + 10.0 * id as f64,
+            limit_mechanism: None,
+            limit_proof: None,
+            stdout_tail: None,
+            stderr_tail: None,
+            phases: vec![PhaseSpan::new(Phase::Load, 0.0, 5.0)],
+        },
         result: Some(result),
         samples: vec![],
         probes: vec![],

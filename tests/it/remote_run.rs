@@ -107,7 +107,12 @@ pub fn target_on_the_server(srv: &Server, key: &Path) {
     assert!(tree.len() >= 5, "the server's process tree was sampled: {} samples", tree.len());
     assert!(tree.iter().any(|s| s.phase == "load"), "samples placed in the load phase");
     for s in &tree {
-        let (a, b) = t.phases.iter().find(|p| p.0 == s.phase).map(|p| (p.1, p.2)).expect("its phase");
+        let (a, b) = t
+            .phases
+            .iter()
+            .find(|p| p.name() == s.phase)
+            .map(|p| (p.start_s, p.end_s))
+            .expect("its phase");
         assert!(
             a <= s.t_s && s.t_s < b,
             "a sample at {} s is in its phase {} ({a}..{b})",
@@ -221,7 +226,7 @@ pub fn channel_lost_mid_trial(srv: &Server, key: &Path) {
     let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
     let trials = store.trials().expect("trials");
     assert_eq!(trials.len(), 2, "the run went on: {err}");
-    let why = trials[0].failure.clone().unwrap_or_default();
+    let why = trials[0].failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
     assert!(why.contains("lost with its host's channel"), "trial 0: {why:?}");
     assert!(trials[1].ok(), "trial 1 (a new channel): {:?}", trials[1].failure);
     let mechanism = trials[1].limit_mechanism.clone().unwrap_or_default();

@@ -1,5 +1,6 @@
 //! Shared fixture for the report tests: a synthetic run written through the store API (no load).
 
+use perflab::model::{Phase, PhaseSpan, TrialInfo};
 use perflab::store::{RunInfo, RunStatus, Store, TaggedSample, TrialFailure, TrialRecord};
 use perflab::workload::result::latency_histogram;
 use perflab::workload::{Better, Metric, NamedHistogram, WorkloadResult};
@@ -70,23 +71,25 @@ pub fn synthetic_run(dir: &Path) {
                 }
                 let errors = if conc == 16 { vec![("timeout".to_string(), 3)] } else { vec![] };
                 s.write_trial(&TrialRecord {
-                    id,
-                    point,
-                    repetition: rep + 1,
-                    params_json: params.clone(),
-                    workload: "http".into(),
-                    failure: None,
-                    started_unix: 1_700_000_000.0 + 30.0 * id as f64,
-                    ended_unix: 1_700_000_020.0 + 30.0 * id as f64,
-                    limit_mechanism: Some("affinity".into()),
-                    limit_proof: Some("Cpus_allowed_list: 0-1".into()),
-                    stdout_tail: None,
-                    stderr_tail: None,
-                    phases: vec![
-                        ("baseline".into(), 0.0, 4.0),
-                        ("load".into(), 4.0, 16.0),
-                        ("recovery".into(), 16.0, 20.0),
-                    ],
+                    info: TrialInfo {
+                        id,
+                        point,
+                        repetition: rep + 1,
+                        params_json: params.clone(),
+                        workload: "http".into(),
+                        failure: None,
+                        started_unix: 1_700_000_000.0 + 30.0 * id as f64,
+                        ended_unix: 1_700_000_020.0 + 30.0 * id as f64,
+                        limit_mechanism: Some("affinity".into()),
+                        limit_proof: Some("Cpus_allowed_list: 0-1".into()),
+                        stdout_tail: None,
+                        stderr_tail: None,
+                        phases: vec![
+                            PhaseSpan::new(Phase::Baseline, 0.0, 4.0),
+                            PhaseSpan::new(Phase::Load, 4.0, 16.0),
+                            PhaseSpan::new(Phase::Recovery, 16.0, 20.0),
+                        ],
+                    },
                     result: Some(WorkloadResult {
                         metrics: vec![
                             Metric::new("requests_per_s", "req/s", rps, Better::Higher),
@@ -112,21 +115,23 @@ pub fn synthetic_run(dir: &Path) {
     }
     // A failed trial at the last point, whose message carries a credential and markup.
     s.write_trial(&TrialRecord {
-        id,
-        point: point - 1,
-        repetition: 4,
-        params_json: r#"{"variant":"b","concurrency":16}"#.into(),
-        workload: "http".into(),
-        failure: Some(TrialFailure::Workload(format!(
-            "target exited: <b>boom</b> Authorization: Bearer {SECRET}"
-        ))),
-        started_unix: 1_700_001_000.0,
-        ended_unix: 1_700_001_001.0,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![],
+        info: TrialInfo {
+            id,
+            point: point - 1,
+            repetition: 4,
+            params_json: r#"{"variant":"b","concurrency":16}"#.into(),
+            workload: "http".into(),
+            failure: Some(TrialFailure::Workload(format!(
+                "target exited: <b>boom</b> Authorization: Bearer {SECRET}"
+            ))),
+            started_unix: 1_700_001_000.0,
+            ended_unix: 1_700_001_001.0,
+            limit_mechanism: None,
+            limit_proof: None,
+            stdout_tail: None,
+            stderr_tail: None,
+            phases: vec![],
+        },
         result: None,
         samples: vec![],
         probes: vec![],
@@ -187,19 +192,21 @@ pub fn run_of_results_with_plan(dir: &Path, name: &str, plan: &str, workload: &s
         s.write_point(point, label, params, results.len() as u32, Some("fixed N")).unwrap();
         for (rep, result) in results.into_iter().enumerate() {
             s.write_trial(&TrialRecord {
-                id,
-                point,
-                repetition: rep as u32 + 1,
-                params_json: params.into(),
-                workload: workload.into(),
-                failure: None,
-                started_unix: 1_700_000_000.0 + 10.0 * id as f64,
-                ended_unix: 1_700_000_005.0 + 10.0 * id as f64,
-                limit_mechanism: None,
-                limit_proof: None,
-                stdout_tail: None,
-                stderr_tail: None,
-                phases: vec![],
+                info: TrialInfo {
+                    id,
+                    point,
+                    repetition: rep as u32 + 1,
+                    params_json: params.into(),
+                    workload: workload.into(),
+                    failure: None,
+                    started_unix: 1_700_000_000.0 + 10.0 * id as f64,
+                    ended_unix: 1_700_000_005.0 + 10.0 * id as f64,
+                    limit_mechanism: None,
+                    limit_proof: None,
+                    stdout_tail: None,
+                    stderr_tail: None,
+                    phases: vec![],
+                },
                 result: Some(result),
                 samples: vec![],
                 probes: vec![],

@@ -238,6 +238,7 @@ fn an_empty_run_still_reports() {
 
 #[test]
 fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
+    use perflab::model::TrialInfo;
     use perflab::store::{RunInfo, Store, TrialRecord};
     use perflab::workload::result::latency_histogram;
     use perflab::workload::{Better, Metric, NamedHistogram, WorkloadResult};
@@ -259,19 +260,21 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
         h.record(v * 1000).unwrap();
     }
     s.write_trial(&TrialRecord {
-        id: 0,
-        point: 0,
-        repetition: 1,
-        params_json: r#"{"concurrency":1}"#.into(),
-        workload: "http".into(),
-        failure: None,
-        started_unix: 1.0,
-        ended_unix: 2.0,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![],
+        info: TrialInfo {
+            id: 0,
+            point: 0,
+            repetition: 1,
+            params_json: r#"{"concurrency":1}"#.into(),
+            workload: "http".into(),
+            failure: None,
+            started_unix: 1.0,
+            ended_unix: 2.0,
+            limit_mechanism: None,
+            limit_proof: None,
+            stdout_tail: None,
+            stderr_tail: None,
+            phases: vec![],
+        },
         result: Some(WorkloadResult {
             metrics: vec![Metric::new("requests_per_s", "req/s", 50.0, Better::Higher)],
             histograms: vec![NamedHistogram {

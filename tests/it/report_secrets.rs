@@ -3,6 +3,7 @@
 //! class and raw output; `perflab report` then writes no file holding it, and the points fed by the
 //! secret stay apart as `auth=[redacted-1]` and `auth=[redacted-2]`.
 
+use perflab::model::{Phase, PhaseSpan, TrialInfo};
 use perflab::store::{RunInfo, RunStatus, Store, TrialFailure, TrialRecord};
 use perflab::workload::result::latency_histogram;
 use perflab::workload::{Better, Metric, NamedHistogram, WorkloadResult};
@@ -63,19 +64,21 @@ fn points_fed_by_a_secret_are_reported_apart_and_no_report_file_holds_it() {
         for rep in 1..=3 {
             let leaky = vec![(format!("401 for Bearer {SECRET}-a"), 1)];
             s.write_trial(&TrialRecord {
-                id,
-                point: p.id,
-                repetition: rep,
-                params_json: p.params_json(),
-                workload: "http".into(),
-                failure: None,
-                started_unix: 1_700_000_000.0 + id as f64,
-                ended_unix: 1_700_000_000.5 + id as f64,
-                limit_mechanism: None,
-                limit_proof: None,
-                stdout_tail: Some(format!("token {SECRET}-b")),
-                stderr_tail: None,
-                phases: vec![("load".into(), 0.0, 0.5)],
+                info: TrialInfo {
+                    id,
+                    point: p.id,
+                    repetition: rep,
+                    params_json: p.params_json(),
+                    workload: "http".into(),
+                    failure: None,
+                    started_unix: 1_700_000_000.0 + id as f64,
+                    ended_unix: 1_700_000_000.5 + id as f64,
+                    limit_mechanism: None,
+                    limit_proof: None,
+                    stdout_tail: Some(format!("token {SECRET}-b")),
+                    stderr_tail: None,
+                    phases: vec![PhaseSpan::new(Phase::Load, 0.0, 0.5)],
+                },
                 result: Some(result(
                     100.0 * conc.unwrap_or(1) as f64 + rep as f64,
                     leaky,
@@ -89,19 +92,21 @@ fn points_fed_by_a_secret_are_reported_apart_and_no_report_file_holds_it() {
         }
     }
     s.write_trial(&TrialRecord {
-        id,
-        point: 0,
-        repetition: 4,
-        params_json: plan.points[0].params_json(),
-        workload: "http".into(),
-        failure: Some(TrialFailure::Workload(format!("rejected Bearer {SECRET}-a"))),
-        started_unix: 1_700_000_100.0,
-        ended_unix: 1_700_000_101.0,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![],
+        info: TrialInfo {
+            id,
+            point: 0,
+            repetition: 4,
+            params_json: plan.points[0].params_json(),
+            workload: "http".into(),
+            failure: Some(TrialFailure::Workload(format!("rejected Bearer {SECRET}-a"))),
+            started_unix: 1_700_000_100.0,
+            ended_unix: 1_700_000_101.0,
+            limit_mechanism: None,
+            limit_proof: None,
+            stdout_tail: None,
+            stderr_tail: None,
+            phases: vec![],
+        },
         result: None,
         samples: vec![],
         probes: vec![],

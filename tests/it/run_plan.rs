@@ -81,10 +81,10 @@ fn a_2x2_matrix_with_2_repetitions_stores_8_trials_with_samples_in_every_phase()
         for phase in ["baseline", "warmup", "load", "recovery"] {
             assert!(samples.iter().any(|s| s.phase == phase), "trial {} has samples in {phase}", t.id);
         }
-        let names: Vec<&str> = t.phases.iter().map(|p| p.0.as_str()).collect();
+        let names: Vec<&str> = t.phases.iter().map(|p| p.name()).collect();
         assert_eq!(names, ["baseline", "warmup", "load", "recovery"]);
         for w in t.phases.windows(2) {
-            assert!(w[0].2 <= w[1].1 + 1e-9, "phase boundaries in order");
+            assert!(w[0].end_s <= w[1].start_s + 1e-9, "phase boundaries in order");
         }
     }
     // Every point ran exactly its 2 repetitions.
@@ -179,7 +179,7 @@ connections = 1
     let trials = store.trials().expect("trials");
     assert_eq!(trials.len(), 2, "the run went on after the first failure");
     for t in &trials {
-        let f = t.failure.as_deref().unwrap_or("");
+        let f = t.failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
         assert!(f.contains("not ready") || f.contains("exited"), "reason: {f}");
         let tail = t.stderr_tail.as_deref().unwrap_or("");
         assert!(
@@ -429,7 +429,7 @@ interval = "250ms"
     let t = &trials[0];
     // The target is started inside its limits; where the machine offers neither cgroups nor
     // sched_setaffinity, the trial fails naming that, and this test says so instead of passing.
-    let failure = t.failure.clone().unwrap_or_default();
+    let failure = t.failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
     if failure.contains("did not start") && ["affinity", "cgroup", "cpuset"].iter().any(|w| failure.contains(w)) {
         eprintln!("SKIPPED LOUDLY: neither cgroups nor affinity can limit the target here: {failure}");
         println!("SKIPPED LOUDLY: neither cgroups nor affinity can limit the target here: {failure}");

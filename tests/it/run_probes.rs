@@ -81,7 +81,13 @@ fn a_run_with_tcp_and_udp_probes_tags_phases_stores_figures_and_reports_the_tabl
     let names: Vec<&str> = probes.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["tcp", "echo"]);
     assert_eq!(probes[1].target, format!("127.0.0.1:{udp}"), "the matrix value substituted");
-    let phase = |name: &str| t.phases.iter().find(|p| p.0 == name).map(|p| (p.1, p.2)).expect(name);
+    let phase = |name: &str| {
+        t.phases
+            .iter()
+            .find(|p| p.name() == name)
+            .map(|p| (p.start_s, p.end_s))
+            .expect(name)
+    };
     for p in &probes {
         // Every phase of the trial has probes, in order, each within its phase's bounds.
         let order = ["baseline", "warmup", "load", "recovery"];
@@ -301,6 +307,7 @@ timeout = "150ms"
 
 /// A store with one trial whose probe answered in 1 ms at baseline and 5 ms under load.
 fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
+    use perflab::model::{Phase, PhaseSpan, TrialInfo};
     use perflab::store::{ProbeRecord, ProbeRow, RunInfo, RunStatus, TrialRecord};
     let mut s = Store::create(dir).expect("store");
     s.write_run(&RunInfo {
@@ -331,19 +338,21 @@ fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
         });
     }
     s.write_trial(&TrialRecord {
-        id: 0,
-        point: 0,
-        repetition: 1,
-        params_json: "{}".into(),
-        workload: "http".into(),
-        failure: None,
-        started_unix: 1_700_000_000.0,
-        ended_unix: 1_700_000_005.0,
-        limit_mechanism: None,
-        limit_proof: None,
-        stdout_tail: None,
-        stderr_tail: None,
-        phases: vec![("baseline".into(), 0.0, 2.0), ("load".into(), 2.0, 4.1)],
+        info: TrialInfo {
+            id: 0,
+            point: 0,
+            repetition: 1,
+            params_json: "{}".into(),
+            workload: "http".into(),
+            failure: None,
+            started_unix: 1_700_000_000.0,
+            ended_unix: 1_700_000_005.0,
+            limit_mechanism: None,
+            limit_proof: None,
+            stdout_tail: None,
+            stderr_tail: None,
+            phases: vec![PhaseSpan::new(Phase::Baseline, 0.0, 2.0), PhaseSpan::new(Phase::Load, 2.0, 4.1)],
+        },
         result: Some(Default::default()),
         samples: vec![],
         probes: vec![ProbeRecord {

@@ -202,7 +202,7 @@ fn fail_fast_stops_at_the_first_failed_trial() {
         assert_eq!(trials.len(), stored, "{flag}");
         assert!(trials
             .iter()
-            .all(|t| t.failure.as_deref().is_some_and(|f| f.contains("exit status 1"))));
+            .all(|t| t.failure.as_ref().is_some_and(|f| f.to_string().contains("exit status 1"))));
         assert_eq!(store.run().expect("run").status, status);
     }
 }

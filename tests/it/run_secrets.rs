@@ -233,11 +233,195 @@ secrets = ["API_TOKEN"]
     let (dir, printed, snapshot) = run(tmp.path(), &body, 1);
     assert_nothing_kept(tmp.path(), &dir, &printed, &snapshot, &[HEADER_ARG, WORKLOAD_ENV]);
     let store = Store::open(&dir).expect("store");
-    let failure = store.trials().expect("trials")[0].failure.clone().expect("failed");
+    let failure = store.trials().expect("trials")[0].failure.as_ref().expect("failed").to_string();
     assert!(
         failure.contains("Cookie: [redacted]") && failure.contains("[redacted]"),
         "{failure}"
     );
     let raw = store.raw_output(0).expect("raw").join("\n");
     assert!(raw.contains("token [redacted]"), "{raw}");
+}
+
+const HOOK: &str = "hookS3cret0009";
+const TEARDOWN: &str = "tdS3cret0010";
+const HTTP_HEADER: &str = "httpS3cret0011";
+const DB_PASSWORD: &str = "dbS3cret0012";
+
+/// Every file under the machine's run list `rt`: each entry's name, where it points, its bytes.
+fn runtime_files(rt: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(rt).into_iter().flatten().flatten() {
+        let p = e.path();
+        let name = format!("(run list) {}", e.file_name().to_string_lossy());
+        let target = std::fs::read_link(&p).map(|t| t.display().to_string()).unwrap_or_default();
+        let bytes = std::fs::read(&p).unwrap_or_default();
+        out.push((
+            name,
+            [e.file_name().to_string_lossy().as_bytes(), target.as_bytes(), &bytes].concat(),
+        ));
+    }
+    out
+}
+
+#[test]
+fn a_hook_secret_written_twice_and_a_marked_secret_a_teardown_names_are_kept_nowhere_even_by_a_killed_run() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let rt = tmp.path().join("rt");
+    // The setup names the curl password twice; the teardown names the value of a variable marked
+    // secret; the workload prints that variable.
+    let body = format!(
+        r#"name = "secrets-hooks"
+repetitions = 4
+[workload]
+type = "exec"
+adapter = "none"
+command = ["sh", "-c", "sleep 0.3; echo token $API_TOKEN"]
+env = {{ API_TOKEN = "{TEARDOWN}" }}
+secrets = ["API_TOKEN"]
+
+[matrix]
+variant = ["a"]
+
+[variant.a]
+setup = ": curl -u admin:{HOOK} http://127.0.0.1:1/; echo hook {HOOK} >&2"
+teardown = "test -n {TEARDOWN}"
+
+{PHASES}"#
+    );
+    let plan = write_plan(tmp.path(), &body);
+    let runs = tmp.path().join("runs");
+    let perflab = || {
+        let mut c = Command::new(BIN);
+        c.env("PERFLAB_RUNTIME_DIR", &rt).stdout(Stdio::piped()).stderr(Stdio::piped());
+        c
+    };
+    let mut child = perflab()
+        .args(["run", "--json", "--runs-dir"])
+        .arg(&runs)
+        .arg(&plan)
+        .spawn()
+        .expect("spawn perflab run");
+    // Once the first trial is stored (the WAL and started.json are there), perflab is killed.
+    let mut snapshot = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while Instant::now() < deadline && snapshot.is_empty() {
+        let dir = std::fs::read_dir(&runs)
+            .ok()
+            .and_then(|mut d| d.next())
+            .and_then(|e| e.ok())
+            .map(|e| e.path());
+        if let Some(dir) = dir.filter(|d| Store::open(d).and_then(|s| s.trial_ids()).is_ok_and(|ids| !ids.is_empty())) {
+            snapshot = readable_files(&dir);
+            snapshot.extend(runtime_files(&rt));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().expect("SIGKILL");
+    let killed = child.wait_with_output().expect("wait");
+    let dir = only_run_dir(&runs);
+    assert!(
+        snapshot.iter().any(|(n, _)| n == "started.json"),
+        "the run's record was seen during the run: {:?}",
+        snapshot.iter().map(|f| &f.0).collect::<Vec<_>>()
+    );
+    // What the killed run left: its record (teardown pending, withheld) and its run list entry.
+    let left = std::fs::read_to_string(dir.join("started.json")).expect("started.json stays after SIGKILL");
+    let rec: serde_json::Value = serde_json::from_str(&left).expect("JSON");
+    assert_eq!(rec["teardown"]["withheld"], true, "{left}");
+    assert_eq!(rec["teardown"]["commands"][0], "test -n [redacted]", "{left}");
+    let mut after_kill = vec![("(after SIGKILL) started.json".to_string(), left.into_bytes())];
+    after_kill.extend(runtime_files(&rt));
+    assert!(after_kill.len() > 1, "the killed run is still listed in the run list");
+
+    // Resumed with the plan file: the teardown the killed run left is not run from the record.
+    let resumed = perflab()
+        .args(["run", "--json", "--resume"])
+        .arg(&dir)
+        .arg(&plan)
+        .output()
+        .expect("resume");
+    let said = String::from_utf8_lossy(&resumed.stderr);
+    assert_eq!(resumed.status.code(), Some(0), "{said}");
+    assert!(said.contains("did not run the teardown of variant a"), "{said}");
+    let json: serde_json::Value = serde_json::from_slice(&resumed.stdout).expect("--json");
+    assert_eq!(json["status"], "complete", "{json}");
+    let export = Command::new(BIN).arg("export").arg(&dir).output().expect("export");
+    assert_eq!(export.status.code(), Some(0), "{}", String::from_utf8_lossy(&export.stderr));
+    let printed = [&killed.stdout, &killed.stderr, &resumed.stdout, &resumed.stderr]
+        .iter()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .collect::<String>();
+    snapshot.extend(after_kill);
+    assert_nothing_kept(tmp.path(), &dir, &printed, &snapshot, &[HOOK, TEARDOWN]);
+    assert!(dir.join("csv").join("run.csv").is_file(), "the export's CSV files are searched");
+    let copy: toml::Table = toml::from_str(&std::fs::read_to_string(dir.join("plan.toml")).expect("copy")).expect("TOML");
+    assert_eq!(
+        copy["variant"]["a"]["setup"].as_str(),
+        Some(": curl -u [redacted] http://127.0.0.1:1/; echo hook [redacted] >&2")
+    );
+    let store = Store::open(&dir).expect("store");
+    assert_eq!(
+        store.trials().expect("trials").len(),
+        4,
+        "every trial ran, before and after the kill"
+    );
+    assert!(store.run().expect("run").plan_source.contains("echo hook [redacted]"));
+}
+
+#[test]
+fn the_json_of_stand_alone_commands_holds_no_credential() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let port = free_port();
+    let mut server = Command::new(BIN)
+        .args(["serve", "--port", &port.to_string(), "--workers", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let http = Command::new(BIN)
+        .args([
+            "http",
+            &format!("http://127.0.0.1:{port}/bytes/10"),
+            "-c",
+            "1",
+            "-d",
+            "500ms",
+            "--json",
+        ])
+        .args([
+            "-H",
+            &format!("Authorization: Bearer {HTTP_HEADER}"),
+            "-H",
+            &format!("Cookie: sid={HTTP_HEADER}"),
+        ])
+        .output()
+        .expect("http");
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(http.status.code(), Some(0), "{}", String::from_utf8_lossy(&http.stderr));
+    let oltp = Command::new(BIN)
+        .args([
+            "load",
+            "oltp",
+            "--db",
+            &format!("postgres://bench:{DB_PASSWORD}@127.0.0.1:9/x"),
+            "-d",
+            "1s",
+            "--json",
+        ])
+        .current_dir(tmp.path())
+        .output()
+        .expect("oltp");
+    assert_ne!(oltp.status.code(), Some(0), "nothing listens on port 9");
+    for (what, out) in [("http", &http), ("load oltp", &oltp)] {
+        for (stream, bytes) in [("stdout", &out.stdout), ("stderr", &out.stderr)] {
+            for s in [HTTP_HEADER, DB_PASSWORD] {
+                assert!(!holds(bytes, s), "{what} {stream} holds {s}: {}", String::from_utf8_lossy(bytes));
+            }
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The store keeps every figure it is given, byte for byte where it matters (histograms), and never
 //! keeps credentials.
 
+use perflab::model::{Phase, PhaseSpan, TrialInfo};
 use perflab::store::{RunInfo, RunStatus, Store, TrialFailure, TrialRecord};
 use perflab::workload::result::latency_histogram;
 use perflab::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
@@ -11,19 +12,21 @@ fn record(id: usize, point: usize) -> TrialRecord {
         h.record(v).unwrap();
     }
     TrialRecord {
-        id,
-        point,
-        repetition: 1,
-        params_json: r#"{"concurrency":10,"headers":["Authorization: Bearer s3cret"]}"#.into(),
-        workload: "http".into(),
-        failure: None,
-        started_unix: 1000.0 + id as f64,
-        ended_unix: 1010.0 + id as f64,
-        limit_mechanism: Some("affinity".into()),
-        limit_proof: Some("Cpus_allowed_list: 0".into()),
-        stdout_tail: Some("listening".into()),
-        stderr_tail: None,
-        phases: vec![("baseline".into(), 0.0, 2.0), ("load".into(), 2.0, 8.0)],
+        info: TrialInfo {
+            id,
+            point,
+            repetition: 1,
+            params_json: r#"{"concurrency":10,"headers":["Authorization: Bearer s3cret"]}"#.into(),
+            workload: "http".into(),
+            failure: None,
+            started_unix: 1000.0 + id as f64,
+            ended_unix: 1010.0 + id as f64,
+            limit_mechanism: Some("affinity".into()),
+            limit_proof: Some("Cpus_allowed_list: 0".into()),
+            stdout_tail: Some("listening".into()),
+            stderr_tail: None,
+            phases: vec![PhaseSpan::new(Phase::Baseline, 0.0, 2.0), PhaseSpan::new(Phase::Load, 2.0, 8.0)],
+        },
         result: Some(WorkloadResult {
             metrics: vec![Metric::new("requests_per_s", "req/s", 1234.5, Better::Higher)],
             histograms: vec![NamedHistogram {

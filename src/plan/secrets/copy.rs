@@ -1,16 +1,18 @@
 //! The copy of a plan a run keeps: the plan's own text, with each value that holds a secret
 //! replaced at its span by a TOML string, and the secrets met elsewhere (in another string, in a
-//! comment) taken out too. Comments and layout stay; the result is valid TOML when the plan was.
+//! comment, or again later in the very string an edit replaces: `curl -u admin:PASS ...; echo
+//! PASS`) taken out too. Comments and layout stay; the result is valid TOML when the plan was.
 
 use crate::util::redact::Redactor;
 use std::ops::Range;
 use toml::de::{DeTable, DeValue};
 use toml_parser::lexer::TokenKind;
 
-/// `text` with `edits` (value spans → new string values) applied, and every other string value and
-/// comment passed through `redactor`.
+/// `text` with `edits` (value spans → new string values) applied, and every string value (the
+/// edited ones included: a secret may appear again beside the word an edit redacted) and comment
+/// passed through `redactor`.
 pub fn redact(text: &str, edits: &[(Range<usize>, String)], redactor: &Redactor) -> String {
-    let mut all: Vec<(Range<usize>, String)> = edits.iter().map(|(r, s)| (r.clone(), toml_string(s))).collect();
+    let mut all: Vec<(Range<usize>, String)> = edits.iter().map(|(r, s)| (r.clone(), toml_string(&redactor.apply(s)))).collect();
     let edited = |all: &[(Range<usize>, String)], span: &Range<usize>| all.iter().any(|(r, _)| r.start < span.end && span.start < r.end);
     if let Ok(doc) = DeTable::parse(text) {
         let mut strings = Vec::new();

@@ -5,6 +5,7 @@ use super::conn::ErrorClass;
 use crate::error::usage;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{ring, CryptoProvider};
+use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
 use std::sync::Arc;
@@ -51,7 +52,7 @@ fn roots(cacert: Option<&str>) -> anyhow::Result<RootCertStore> {
     };
     let pem = crate::util::fs::read_bounded(std::path::Path::new(path), 16 << 20)
         .map_err(|e| usage(format!("cannot read --cacert {path}: {e}")))?;
-    let certs: Vec<CertificateDer<'static>> = rustls_pemfile::certs(&mut pem.as_slice())
+    let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_slice_iter(&pem)
         .collect::<Result<_, _>>()
         .map_err(|e| usage(format!("--cacert {path}: not a PEM certificate file: {e}")))?;
     if certs.is_empty() {
