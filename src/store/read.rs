@@ -201,8 +201,7 @@ impl Store {
             .map_err(fail("phase"))?;
         let mut rows = st.query([]).map_err(fail("phase"))?;
         while let Some(r) = rows.next().map_err(fail("phase"))? {
-            let (id, phase) =
-                self.trial_row("phase", r, |r| Ok(PhaseSpan::new(r.get(1)?, r.get(2)?, r.get(3)?)))?;
+            let (id, phase) = self.trial_row("phase", r, |r| Ok(PhaseSpan::new(r.get(1)?, r.get(2)?, r.get(3)?)))?;
             if let Some(&i) = index.get(&id) {
                 trials[i].info.phases.push(phase);
             }

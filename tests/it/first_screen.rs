@@ -45,12 +45,15 @@ pub struct Report {
     pub html: Option<Vec<String>>,
 }
 
+/// Does a first screen (its lines) hold something?
+pub type Holds = Box<dyn Fn(&[String]) -> bool>;
+
 /// One thing a first screen must hold.
 pub struct Check {
     pub what: &'static str,
     /// The work this needs, not on this branch yet: printed, not asserted.
     pub pending: Option<&'static str>,
-    pub holds: Box<dyn Fn(&[String]) -> bool>,
+    pub holds: Holds,
 }
 
 pub fn check(what: &'static str, holds: impl Fn(&[String]) -> bool + 'static) -> Check {

@@ -7,7 +7,9 @@ fn parse(src: &str) -> anyhow::Result<Plan> {
 }
 
 fn err(src: &str) -> String {
-    let e = parse(src).and_then(|p| p.check_ports().map(|()| p)).expect_err("the plan is rejected");
+    let e = parse(src)
+        .and_then(|p| p.check_ports().map(|()| p))
+        .expect_err("the plan is rejected");
     assert_eq!(perflab::error::exit_code(&e), 2, "bad input: {e:#}");
     let line = perflab::error::one_line(&e);
     assert!(!line.contains('\n'));
