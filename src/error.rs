@@ -1,10 +1,10 @@
 //! Errors and exit codes.
 //!
-//! Exit codes: 0 success; 1 something failed (a broken threshold, failed requests under the
-//! documented rule, a failed trial, a run the store could not keep, a report that could not be
-//! written); 2 bad input (arguments, plan, files) — one clear line; 3 a run's store is damaged
-//! (`report`, `export`, `compare`, `run --resume`, `store check`: one line naming the damage);
-//! 130 interrupted by Ctrl-C.
+//! Exit codes (docs/exit-codes.md, the contract every command keeps): 0 success; 1 something
+//! failed (a broken threshold, failed requests under the documented rule, a failed trial, a run
+//! the store could not keep, a report that could not be written); 2 bad input (arguments, plan,
+//! files) — one clear line, before anything runs; 3 a run's store is damaged (`report`, `export`,
+//! `compare`, `run --resume`, `store check`: one line naming the damage); 130 interrupted by Ctrl-C.
 
 use std::fmt;
 
@@ -69,7 +69,17 @@ pub fn one_line(err: &anyhow::Error) -> String {
             said.push(m);
         }
     }
-    said.join(": ").replace('\n', " ")
+    // One line on a terminal: line breaks become spaces, other control characters (a value's CR,
+    // an escape sequence) are shown escaped, never acted on.
+    let mut line = String::new();
+    for c in said.join(": ").chars() {
+        match c {
+            '\n' => line.push(' '),
+            c if c.is_control() => line.extend(c.escape_default()),
+            c => line.push(c),
+        }
+    }
+    line
 }
 
 #[cfg(test)]
@@ -82,5 +92,7 @@ mod tests {
         assert_eq!(super::one_line(&e), "cannot store trial 3: database or disk is full");
         let e = anyhow::anyhow!("No such file").context("cannot read plan.toml");
         assert_eq!(super::one_line(&e), "cannot read plan.toml: No such file");
+        let e = anyhow::anyhow!("method `GET\r\n\x1b[2J`\nsecond line");
+        assert_eq!(super::one_line(&e), "method `GET\\r \\u{1b}[2J` second line");
     }
 }

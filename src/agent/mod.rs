@@ -6,7 +6,9 @@
 //!
 //! When the channel closes for any reason (end of input, a read error, `bye`), the agent stops
 //! every target it started, removes their cgroups, kills what its exec commands left, runs nothing
-//! more and exits.
+//! more and exits. An agent killed outright cannot: it keeps a record of its targets on its host,
+//! as a run does (`runner::ledger`, `Ledger::open_agent`), and the next agent (or `perflab run`)
+//! started there cleans up after it and says so (`hello`'s `cleaned`).
 
 pub mod cli;
 mod clock;
@@ -16,7 +18,8 @@ mod facts;
 use crate::monitor::{BackgroundSampler, MonitorConfig, ProcessSelector};
 use crate::plan::{LogPattern, Ready, ResolvedTarget};
 use crate::remote::protocol::{self, ClockReply, CommandSpec, Envelope, Event, Hello, Reply, Request, Started, Stopped, TargetSpec};
-use crate::runner::limits::{Applied, CpuSpec, Limits};
+use crate::runner::ledger::Ledger;
+use crate::runner::limits::{CpuSpec, Limits};
 use crate::runner::target::RunningTarget;
 use crate::util::command::CommandLine;
 use crate::util::Cancel;
@@ -72,16 +75,26 @@ struct Agent {
     targets: BTreeMap<String, RunningTarget>,
     sampler: Option<BackgroundSampler>,
     execs: exec::Groups,
+    /// The record of what this agent started on its host (its targets' cgroups and process
+    /// groups), for the next perflab here should this agent be killed.
+    ledger: Ledger,
+    /// What this agent cleaned up after dead agents and runs when it started (told in `hello`).
+    cleaned: Vec<String>,
 }
 
 /// Serve requests from `input` until it ends, then clean up. Returns the exit code.
 pub fn serve(input: impl BufRead, out: Out) -> i32 {
+    // What a killed agent (or run) left on this host goes first; then this agent keeps its own
+    // record.
+    let cleaned = crate::runner::reclaim::sweep();
     let mut agent = Agent {
         out,
         clock: Clock::from_env(),
         targets: BTreeMap::new(),
         sampler: None,
         execs: exec::Groups::default(),
+        ledger: Ledger::open_agent().unwrap_or_else(Ledger::none),
+        cleaned,
     };
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -128,6 +141,7 @@ impl Agent {
                 protocol: protocol::PROTOCOL,
                 perflab: env!("CARGO_PKG_VERSION").to_string(),
                 facts: facts(),
+                cleaned: std::mem::take(&mut self.cleaned),
             }),
             Request::Clock => {
                 let r = json(ClockReply { t1, t2: self.clock.now() });
@@ -172,8 +186,7 @@ impl Agent {
         }
         let cfg = resolve(spec)?;
         let unique = format!("agent-{}-{name}", std::process::id());
-        let limits = Applied::prepare(&cfg.limits, &unique)?;
-        let t = RunningTarget::start(&cfg, limits)?;
+        let t = RunningTarget::launch(&cfg, &unique, &self.ledger)?;
         let started = Started {
             pid: t.pid() as i32,
             mechanism: t.limits.mechanism.to_string(),
@@ -221,7 +234,7 @@ impl Agent {
                 .targets
                 .get(name)
                 .ok_or_else(|| anyhow::anyhow!("no target named `{name}` runs on this host"))?;
-            processes.push(ProcessSelector::tree(name, t.pid() as i32));
+            processes.push(ProcessSelector::tree(name, t.pid() as i32).with_limits(t.limits.cpu_limits()));
         }
         for pid in pids {
             processes.push(ProcessSelector::tree(&pid.to_string(), *pid));
@@ -260,6 +273,9 @@ impl Agent {
             }
         }
         self.execs.kill_all();
+        // Everything is stopped: the record goes (it stays if a cgroup would not go, for the next
+        // perflab on this host to try again).
+        self.ledger.close();
     }
 }
 

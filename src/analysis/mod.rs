@@ -12,7 +12,8 @@
 //! - [`compare`]: Δ % with a 95 % CI, the test, p and a direction-aware verdict.
 //! - [`scaling`]: speedup, efficiency and the knee along a swept parameter.
 //! - [`phases`]: Baseline / Under load / Peak / Recovery and recovery time per metric.
-//! - [`bottleneck`]: the USE-method rules R1–R12 and errors along the sweep, with evidence.
+//! - [`bottleneck`]: the USE-method rules (declared once as data), errors along the sweep and
+//!   latency probes, with evidence, ranked by whom they blame.
 //! - [`table`]: monitor samples by column ([`table::SampleTable`]), as the rules read them.
 
 pub mod bottleneck;

@@ -9,10 +9,13 @@
 //! - The knee is the first point after which throughput gains less than 5 % while latency grows:
 //!   for consecutive points i, i+1 (sorted by x), gain = T(i+1)/T(i) − 1 < 5 % and
 //!   latency(i+1) > latency(i). When a latency is unknown, the throughput plateau alone counts.
-//! - What saturated there: system load-phase means at the knee and the next point checked against
-//!   the same thresholds as the bottleneck rules (CPU busy ≥ 90 %, one CPU ≥ 90 %, memory used
-//!   ≥ 90 %, disk %util ≥ 90, PSI some ≥ 10 %, steal ≥ 10 %, load generator ≥ 90 % of its cores).
+//! - What saturated there: system load-phase means at the knee and the next point (the higher of
+//!   the two) judged by the bottleneck rules' own saturation signals
+//!   ([`crate::analysis::bottleneck::knee`]: CPU busy ≥ 90 %, one CPU ≥ 90 %, memory used > 90 %,
+//!   disk %util ≥ 90, iowait ≥ 20 %, PSI some ≥ 10 %, steal ≥ 10 %, swap-out > 10 pages/s, load
+//!   generator ≥ 90 % of its cores).
 
+use super::bottleneck::{fmt_num, knee, Context};
 use super::stats::Summary;
 use crate::model::{Better, MetricKind};
 use serde::{Deserialize, Serialize};
@@ -52,6 +55,7 @@ pub struct Saturation {
     /// The higher of its values at the knee and at the next point.
     pub value: f64,
     pub threshold: f64,
+    /// e.g. "cpu_busy_pct 97.3 ≥ 90 (R1 CPU saturated)".
     pub what: String,
 }
 
@@ -147,59 +151,47 @@ fn get(sys: &[(String, f64)], k: &str) -> Option<f64> {
     sys.iter().find(|(n, _)| n == k).map(|(_, v)| *v)
 }
 
-/// Saturation thresholds for a metric name: (threshold, what), or None if not a saturation signal.
-fn threshold(name: &str, sys: &[(String, f64)], ncpu: u32) -> Option<(f64, String)> {
-    let cpu_n = |n: &str| {
-        n.strip_prefix("cpu")
-            .and_then(|r| r.strip_suffix("_busy_pct"))
-            .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-    };
-    Some(match name {
-        "cpu_busy_pct" => (90.0, "CPU busy >= 90 %".into()),
-        n if cpu_n(n) => (90.0, format!("{} busy >= 90 % (one hot CPU)", &n[..n.len() - 9])),
-        "mem_used_pct" => (90.0, "memory used >= 90 %".into()),
-        "cpu_steal_pct" => (10.0, "CPU steal >= 10 % (noisy host)".into()),
-        "cpu_iowait_pct" => (20.0, "iowait >= 20 % (iowait is idle time)".into()),
-        n if n.starts_with("psi_") && n.contains("_some_") => (10.0, format!("{n} >= 10 % (pressure)")),
-        n if n.starts_with("disk_") && n.ends_with("_util_pct") => (90.0, format!("{n} >= 90 (on virtio/SSD %util is not capacity)")),
-        "proc_loadgen_cpu_pct" => {
-            let cores = loadgen_cores(sys, ncpu);
-            (90.0 * cores, format!("load generator >= 90 % of its {cores} core(s)"))
-        }
-        _ => return None,
-    })
-}
-
-/// The cores the load generator can use: min(ncpu, its threads) when its thread count is known.
-pub fn loadgen_cores(sys: &[(String, f64)], ncpu: u32) -> f64 {
-    let n = ncpu.max(1) as f64;
-    get(sys, "proc_loadgen_threads").map_or(n, |t| t.max(1.0).min(n))
-}
-
+/// The rules' saturation signals on the higher of each metric's values at the knee and the next
+/// point.
 fn saturated(at: &[(String, f64)], next: &[(String, f64)], ncpu: u32) -> Vec<Saturation> {
     let mut names: Vec<&str> = at.iter().chain(next).map(|(k, _)| k.as_str()).collect();
     names.sort_unstable();
     names.dedup();
-    let mut out = Vec::new();
-    for name in names {
-        let value = match (get(at, name), get(next, name)) {
-            (Some(a), Some(b)) => a.max(b),
-            (Some(v), None) | (None, Some(v)) => v,
-            (None, None) => continue,
-        };
-        let sys = if get(next, name).is_some() { next } else { at };
-        if let Some((th, what)) = threshold(name, sys, ncpu) {
-            if value >= th {
-                out.push(Saturation {
-                    metric: name.to_string(),
-                    value,
-                    threshold: th,
-                    what,
-                });
-            }
-        }
+    let higher: Vec<(String, f64)> = names
+        .into_iter()
+        .filter_map(|name| {
+            let v = match (get(at, name), get(next, name)) {
+                (Some(a), Some(b)) => a.max(b),
+                (Some(v), None) | (None, Some(v)) => v,
+                (None, None) => return None,
+            };
+            Some((name.to_string(), v))
+        })
+        .collect();
+    knee::signals(&higher, &Context::of(ncpu.max(1)))
+        .into_iter()
+        .map(|s| Saturation {
+            what: format!(
+                "{} {} {} {} ({})",
+                s.metric,
+                fmt_num(s.value),
+                sign(s.op),
+                fmt_num(s.threshold),
+                s.rule
+            ),
+            metric: s.metric,
+            value: s.value,
+            threshold: s.threshold,
+        })
+        .collect()
+}
+
+fn sign(op: &str) -> &str {
+    match op {
+        ">=" => "≥",
+        "<=" => "≤",
+        o => o,
     }
-    out
 }
 
 #[cfg(test)]

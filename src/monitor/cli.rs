@@ -100,6 +100,13 @@ pub fn timing(a: &MonitorArgs) -> anyhow::Result<(Duration, Option<Duration>, Op
     if a.count == Some(0) {
         return Err(usage("--count 0 would sample nothing"));
     }
+    if let Some(d) = duration.filter(|d| *d < interval) {
+        return Err(usage(format!(
+            "--duration {} is shorter than one --interval ({}): nothing would be sampled",
+            crate::util::duration::format(d),
+            crate::util::duration::format(interval)
+        )));
+    }
     let only = match &a.only {
         None => None,
         Some(list) => Some(
@@ -189,36 +196,9 @@ pub fn outputs(a: &MonitorArgs) -> anyhow::Result<Outputs> {
     Ok((csv, jsonl, !a.quiet && !stdout_taken))
 }
 
-/// `p` can be created or overwritten: an existing file is writable, or its directory exists and is.
+/// `p` can be created or overwritten (`util::fs::check_output`).
 fn check_writable(p: &std::path::Path) -> anyhow::Result<()> {
-    if p.as_os_str() == "-" {
-        return Ok(());
-    }
-    let fail = |why: String| Err(usage(format!("cannot write {}: {why}", p.display())));
-    match std::fs::metadata(p) {
-        Ok(m) if m.is_dir() => return fail("it is a directory".into()),
-        Ok(_) => {
-            return match std::fs::OpenOptions::new().append(true).open(p) {
-                Ok(_) => Ok(()),
-                Err(e) => fail(e.to_string()),
-            }
-        }
-        Err(_) => {}
-    }
-    let dir = match p.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    if !dir.is_dir() {
-        return fail(format!("no such directory {}", dir.display()));
-    }
-    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| usage(e.to_string()))?;
-    // SAFETY: `c` is a NUL-terminated string that lives until the end of the function; access(2)
-    // only reads it.
-    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
-        return fail(format!("directory {} is not writable", dir.display()));
-    }
-    Ok(())
+    crate::util::fs::check_output(p).map_err(|why| usage(format!("cannot write {}: {why}", p.display())))
 }
 
 fn open(p: &PathBuf) -> anyhow::Result<Box<dyn Write + Send>> {
@@ -274,7 +254,8 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         let behind = start.elapsed().as_secs_f64() / s.cfg.interval.as_secs_f64();
         k = (k + 1).max(behind.floor() as u32 + 1);
     }
-    Ok(0)
+    // Every sample taken is written; Ctrl-C is said by the exit code, as for every command.
+    Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }
 
 /// Sleeps until a deadline or SIGINT/SIGTERM, whichever comes first, without waking in between

@@ -5,12 +5,14 @@
 //! `spawn` runs one on a background thread on an absolute schedule (tick k at start + k·interval, so a
 //! late tick never shifts the later ones). A figure the machine lacks is absent, never 0.
 
+mod cgroup_cpu;
 pub mod cli;
 pub mod output;
 pub mod parse;
 mod process;
 pub mod system;
 
+pub use cgroup_cpu::CpuLimits;
 pub use process::ProcessSelector;
 pub use system::Root;
 

@@ -8,6 +8,7 @@
 //! matches its pattern, and all their descendants, less any subtree that another selector roots
 //! (so the load generator's figures never include the target it started).
 
+use super::cgroup_cpu::{CpuLimits, Throttle};
 use super::parse::{self, PidStat};
 use super::system::Root;
 use std::collections::{HashMap, HashSet};
@@ -22,6 +23,9 @@ pub struct ProcessSelector {
     pub label: String,
     pub pids: Vec<i32>,
     pub pattern: Option<regex::Regex>,
+    /// The tree's own CPU limits (its CPUs, its cgroup's `cpu.stat`): `proc_<label>_cpu_limit_pct`
+    /// and `proc_<label>_throttled_pct`.
+    pub limits: Option<CpuLimits>,
 }
 
 impl ProcessSelector {
@@ -31,6 +35,7 @@ impl ProcessSelector {
             label: label.into(),
             pids: vec![std::process::id() as i32],
             pattern: None,
+            limits: None,
         }
     }
     /// `pid` and all its descendants.
@@ -39,6 +44,7 @@ impl ProcessSelector {
             label: label.into(),
             pids: vec![pid],
             pattern: None,
+            limits: None,
         }
     }
     /// Every process whose command line matches, with its descendants.
@@ -47,7 +53,13 @@ impl ProcessSelector {
             label: label.into(),
             pids: Vec::new(),
             pattern: Some(pattern),
+            limits: None,
         }
+    }
+    /// With the tree's CPU limits (none: unchanged).
+    pub fn with_limits(mut self, limits: Option<CpuLimits>) -> ProcessSelector {
+        self.limits = limits;
+        self
     }
 }
 
@@ -76,6 +88,8 @@ pub struct ProcessTracker {
     table: HashMap<i32, PidStat>,
     followed: HashSet<i32>,
     full_scan: Option<Instant>,
+    /// Per selector, its cgroup's throttling counters at the previous tick.
+    throttles: Vec<Throttle>,
 }
 
 impl ProcessTracker {
@@ -85,6 +99,7 @@ impl ProcessTracker {
         let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
         // SAFETY: as above.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
+        let throttles = selectors.iter().map(|_| Throttle::default()).collect();
         ProcessTracker {
             root,
             selectors,
@@ -97,6 +112,7 @@ impl ProcessTracker {
             table: HashMap::new(),
             followed: HashSet::new(),
             full_scan: None,
+            throttles,
         }
     }
 
@@ -163,6 +179,11 @@ impl ProcessTracker {
                 rss += st.rss_pages as f64 * self.page_mb;
                 threads += st.threads;
                 next_prev.insert(key, c);
+            }
+            if let Some(limits) = &sel.limits {
+                if first || !members.is_empty() {
+                    self.throttles[i].sample(limits, &format!("proc_{}_", sel.label), first, out);
+                }
             }
             if first {
                 continue;

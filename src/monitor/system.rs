@@ -218,6 +218,7 @@ pub fn figures(prev: &Snapshot, cur: &Snapshot, dt: f64, sel: &Selection, out: &
     }
     for (key, name) in [
         ("RetransSegs", "tcp_retrans_per_s"),
+        ("OutSegs", "tcp_out_segs_per_s"),
         ("ActiveOpens", "tcp_active_opens_per_s"),
         ("PassiveOpens", "tcp_passive_opens_per_s"),
     ] {

@@ -13,11 +13,11 @@ pub fn expand(plan: &Plan) -> Vec<Trial> {
         Order::Sequential => (0..n).for_each(|p| (1..=reps).for_each(|r| order.push((p, r)))),
         Order::Interleaved => (1..=reps).for_each(|r| (0..n).for_each(|p| order.push((p, r)))),
         Order::Shuffled => {
-            let mut rng = SplitMix(plan.seed);
+            let mut rng = crate::util::rng::Rng::seeded(plan.seed);
             for r in 1..=reps {
                 let mut round: Vec<usize> = (0..n).collect();
                 for i in (1..round.len()).rev() {
-                    let j = (rng.next() % (i as u64 + 1)) as usize;
+                    let j = rng.below(i as u64 + 1) as usize;
                     round.swap(i, j);
                 }
                 order.extend(round.into_iter().map(|p| (p, r)));
@@ -136,17 +136,4 @@ pub fn estimate(plan: &Plan, trials: &[Trial]) -> std::time::Duration {
 
 fn fmt(d: std::time::Duration) -> String {
     crate::util::duration::format(d)
-}
-
-/// A small, stable generator: the same seed gives the same order on every build and platform.
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
 }

@@ -7,82 +7,71 @@ use super::Point;
 use std::ops::Range;
 
 /// A ready port on loopback that something already listens on would make perflab measure the wrong
-/// server: refuse before starting.
+/// server: refuse before starting. Only listening sockets count: a client's connection whose local
+/// (ephemeral) port happens to be the same number takes no connection meant for the target.
 pub(super) fn check_ports(points: &[Point], src: &Source) -> anyhow::Result<()> {
     let mut seen = std::collections::HashSet::new();
+    let mut listeners: Option<Vec<std::net::SocketAddr>> = None;
     for p in points {
         // A remote target's port is on its host, not here.
-        let addr = match p.target.as_ref().filter(|t| t.host.is_none()).map(|t| &t.ready) {
-            Some(Ready::Tcp { addr, .. }) => addr.clone(),
-            Some(Ready::Http { url, .. }) => match url_authority(url) {
-                Some(a) => a,
-                None => continue,
-            },
-            _ => continue,
+        let hp = match p.target.as_ref().filter(|t| t.host.is_none()).map(|t| &t.ready) {
+            Some(Ready::Tcp { addr, .. }) => crate::util::url::host_port(addr).ok(),
+            Some(Ready::Http { url, .. }) => crate::util::url::Url::parse(url).ok().map(|u| {
+                let port = u.port_or(if u.scheme == "https" { 443 } else { 80 });
+                (u.host, port)
+            }),
+            _ => None,
         };
-        if !seen.insert(addr.clone()) {
-            continue;
-        }
-        let Some(sa) = socket_addr(&addr) else {
+        let Some((host, port)) = hp else {
             continue;
         };
-        if !sa.ip().is_loopback() && !sa.ip().is_unspecified() {
+        if !seen.insert((host.clone(), port)) {
             continue;
         }
-        if let Err(e) = std::net::TcpListener::bind(sa) {
-            if e.kind() == std::io::ErrorKind::AddrInUse {
-                let span: Range<usize> = src.key_span(&["target", "ready"]);
-                return Err(src.error(
-                    &span,
-                    format!(
-                        "port {} is already in use: another server would answer instead of the target",
-                        sa.port()
-                    ),
-                ));
-            }
+        let wanted = loopback_addrs(&host, port);
+        if wanted.is_empty() {
+            continue;
+        }
+        let listening = listeners.get_or_insert_with(|| crate::util::listeners::all().into_iter().map(|l| l.addr).collect());
+        let taken = wanted
+            .iter()
+            .any(|w| listening.iter().any(|l| crate::util::listeners::answers_for(l, w)));
+        if taken {
+            let span: Range<usize> = src.key_span(&["target", "ready"]);
+            return Err(src.error(
+                &span,
+                format!("port {port} is already in use: another server would answer instead of the target"),
+            ));
         }
     }
     Ok(())
 }
 
-/// `http://127.0.0.1:8080/x` → `127.0.0.1:8080` (the scheme's port when none is given).
-fn url_authority(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let auth = rest.split(['/', '?', '#']).next()?;
-    let auth = auth.rsplit('@').next()?;
-    let has_port = match auth.rfind(']') {
-        Some(close) => auth[close..].contains(':'),
-        None => auth.contains(':'),
+/// The loopback (or wildcard) addresses `host` names with `port`: an address as written, or
+/// `localhost` (127.0.0.1 and ::1); none for another host.
+fn loopback_addrs(host: &str, port: u16) -> Vec<std::net::SocketAddr> {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+    let ips: Vec<IpAddr> = match host.parse::<IpAddr>() {
+        Ok(ip) => vec![ip],
+        Err(_) if host.eq_ignore_ascii_case("localhost") => vec![Ipv4Addr::LOCALHOST.into(), Ipv6Addr::LOCALHOST.into()],
+        Err(_) => vec![],
     };
-    if has_port {
-        return Some(auth.to_string());
-    }
-    let port = match scheme {
-        "http" => 80,
-        "https" => 443,
-        _ => return None,
-    };
-    Some(format!("{auth}:{port}"))
-}
-
-/// A loopback socket address from `127.0.0.1:80`, `[::1]:80` or `localhost:80`.
-fn socket_addr(addr: &str) -> Option<std::net::SocketAddr> {
-    if let Ok(sa) = addr.parse::<std::net::SocketAddr>() {
-        return Some(sa);
-    }
-    let port = addr.strip_prefix("localhost:")?.parse::<u16>().ok()?;
-    Some(std::net::SocketAddr::from(([127, 0, 0, 1], port)))
+    ips.into_iter()
+        .filter(|ip| ip.is_loopback() || ip.is_unspecified())
+        .map(|ip| SocketAddr::new(ip, port))
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
-    use super::url_authority;
+    use super::loopback_addrs;
 
     #[test]
-    fn url_authorities_carry_a_port() {
-        assert_eq!(url_authority("http://127.0.0.1:8080/x?y").as_deref(), Some("127.0.0.1:8080"));
-        assert_eq!(url_authority("http://localhost/").as_deref(), Some("localhost:80"));
-        assert_eq!(url_authority("http://[::1]:9/").as_deref(), Some("[::1]:9"));
-        assert_eq!(url_authority("http://[::1]/").as_deref(), Some("[::1]:80"));
+    fn ready_hosts_on_this_machine() {
+        assert_eq!(loopback_addrs("127.0.0.1", 8080), vec!["127.0.0.1:8080".parse().expect("addr")]);
+        assert_eq!(loopback_addrs("localhost", 80).len(), 2);
+        assert_eq!(loopback_addrs("::1", 9), vec!["[::1]:9".parse().expect("addr")]);
+        assert!(loopback_addrs("10.0.0.1", 80).is_empty());
+        assert!(loopback_addrs("example.com", 80).is_empty());
     }
 }

@@ -151,15 +151,18 @@ fn one(p: &Spanned<RawProbe>, name: &str, params: &Params, src: &Source) -> anyh
 /// only exist once the run starts it).
 fn address_problem(kind: Kind, a: &str) -> Option<String> {
     match kind {
-        Kind::Tcp | Kind::Udp => {
-            let ok = a.rsplit_once(':').is_some_and(|(h, p)| {
-                !h.is_empty() && !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (!h.contains(':') || h.ends_with(']'))
-            });
-            (!ok).then(|| format!("`{a}` needs a port (HOST:PORT, e.g. 127.0.0.1:8080)"))
-        }
-        Kind::Http => {
-            (!(a.starts_with("http://") || a.starts_with("https://"))).then(|| format!("`{a}` is not an http:// or https:// URL"))
-        }
+        Kind::Tcp | Kind::Udp => crate::util::url::host_port(a)
+            .err()
+            .map(|why| format!("`{}`: {why}", crate::util::text::clip(a))),
+        Kind::Http => match crate::util::url::Url::parse(a) {
+            Err(_) if !a.contains("://") => Some(format!("`{}` is not an http:// or https:// URL", crate::util::url::shown(a))),
+            Err(why) => Some(format!("`{}`: {why}", crate::util::url::shown(a))),
+            Ok(u) if u.scheme != "http" && u.scheme != "https" => {
+                Some(format!("`{}` is not an http:// or https:// URL", crate::util::url::shown(a)))
+            }
+            Ok(u) if u.host.is_empty() => Some(format!("`{}` has no host", crate::util::url::shown(a))),
+            Ok(_) => None,
+        },
         Kind::Icmp => a.contains('/').then(|| format!("`{a}` is not a host name or address")),
         Kind::Command => None,
     }

@@ -278,42 +278,25 @@ fn env(e: &Table) -> Result<Vec<(String, String)>, String> {
 /// `host:port` for a TCP ready check: a host and a port from 1 to 65535.
 fn checked_addr(addr: &str) -> Result<String, String> {
     let shown = crate::util::text::clip(addr);
-    let bad = || format!("tcp = \"{shown}\" is not host:port (e.g. \"127.0.0.1:8080\")");
-    let (host, port) = addr.rsplit_once(':').ok_or_else(bad)?;
-    if host.is_empty() || host.chars().any(|c| c.is_whitespace() || c.is_control() || c == '/') {
-        return Err(bad());
-    }
-    match port.parse::<u16>() {
-        Ok(p) if p > 0 => Ok(addr.to_string()),
-        _ => Err(format!("tcp = \"{shown}\": the port is a number from 1 to 65535")),
+    match crate::util::url::host_port(addr) {
+        Ok(_) => Ok(addr.to_string()),
+        Err(why) if why.contains("port `") => Err(format!("tcp = \"{shown}\": {why}")),
+        Err(why) => Err(format!("tcp = \"{shown}\" is not host:port (e.g. \"127.0.0.1:8080\"): {why}")),
     }
 }
 
 /// An `http://host[:port]/path` URL for the HTTP ready check (plain HTTP: the check speaks HTTP/1.1
 /// without TLS).
 fn checked_url(url: &str) -> Result<String, String> {
-    let shown = crate::util::text::clip(url);
-    let Some(rest) = url.strip_prefix("http://") else {
+    let shown = crate::util::url::shown(url);
+    let parsed = crate::util::url::Url::parse(url).map_err(|why| format!("http = \"{shown}\": {why}"))?;
+    if parsed.scheme != "http" {
         return Err(format!(
             "http = \"{shown}\": the ready check needs an http:// URL (it speaks plain HTTP), e.g. \"http://127.0.0.1:8080/health\""
         ));
-    };
-    if url.chars().any(|c| c.is_whitespace() || c.is_control()) {
-        return Err(format!("http = \"{shown}\": a URL holds no spaces or control characters"));
     }
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or("");
-    let host_end = authority.rfind(']').map_or(0, |i| i + 1);
-    let (host, port) = match authority[host_end..].rsplit_once(':') {
-        Some((h, p)) => (&authority[..host_end + h.len()], Some(p)),
-        None => (authority, None),
-    };
-    if host.is_empty() {
+    if parsed.host.is_empty() {
         return Err(format!("http = \"{shown}\" has no host"));
-    }
-    if let Some(p) = port {
-        if !matches!(p.parse::<u16>(), Ok(n) if n > 0) {
-            return Err(format!("http = \"{shown}\": the port is a number from 1 to 65535"));
-        }
     }
     Ok(url.to_string())
 }

@@ -3,10 +3,11 @@
 //! sent to the first response byte) and `transfer` (first byte to the last). The parts add up to the
 //! total; curl's `time_starttransfer` is dns + connect + tls + wait. HTTP/1.1 with `Connection:
 //! close`; the request, the URL checks and the TLS client (rustls: `insecure`, `cacert`) are those
-//! of `perflab http`. A status >= 400 is an answer that failed; a body is read to its
-//! Content-Length, or to the connection's end when chunked or unframed.
+//! of `perflab http`, and so is the response's parser: a status >= 400 is an answer that failed; a
+//! body is read to its Content-Length, its last chunk, or the connection's end when unframed.
 
 use super::{sys, tcp, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Traffic};
+use crate::workload::http::response::{Fed, HeadCache, Parser};
 use crate::workload::http::{prepare, tls, HttpConfig};
 use anyhow::Context;
 use std::io::{self, Read, Write};
@@ -26,8 +27,10 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     cfg.insecure = spec.insecure;
     cfg.cacert = spec.cacert.clone();
     let p = prepare(&cfg).context("http probe")?;
-    let authority = p.origin.split_once("://").map_or(p.origin.as_str(), |(_, a)| a);
-    let (host, port) = split_authority(authority, if p.tls.is_some() { 443 } else { 80 });
+    // `prepare` has checked the URL: this parse succeeds.
+    let parsed = crate::util::url::Url::parse(&url).map_err(|e| crate::error::usage(format!("http probe: {e}")))?;
+    let port = parsed.port_or(if p.tls.is_some() { 443 } else { 80 });
+    let host = parsed.host;
     Ok(Opened {
         detail: format!(
             "GET {} over {}, a new connection each",
@@ -44,18 +47,6 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
         })),
         parts: PARTS,
     })
-}
-
-/// `host:port`, `[v6]:port` or a bare host → (host without brackets, port).
-fn split_authority(authority: &str, default_port: u16) -> (String, u16) {
-    if let Some((h, p)) = authority.rsplit_once(':') {
-        if let Ok(port) = p.parse::<u16>() {
-            if !h.contains(':') || h.ends_with(']') {
-                return (h.trim_start_matches('[').trim_end_matches(']').to_string(), port);
-            }
-        }
-    }
-    (authority.trim_start_matches('[').trim_end_matches(']').to_string(), default_port)
 }
 
 struct Get {
@@ -186,47 +177,14 @@ fn set_timeout(fd: RawFd, opt: libc::c_int, deadline: Instant) -> Result<(), Fai
     sys::setsockopt(fd, libc::SOL_SOCKET, opt, &tv).map_err(|e| Fail::Error(format!("socket: {e}")))
 }
 
-/// How the body ends.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Framing {
-    /// This many body bytes.
-    Length(usize),
-    /// At the connection's end (chunked or unframed; the request asked for `Connection: close`).
-    UntilEof,
-}
-
-/// The status, head length and framing of a complete head; None while incomplete.
-fn parse_head(buf: &[u8]) -> Result<Option<(u16, usize, Framing)>, String> {
-    let mut headers = [httparse::EMPTY_HEADER; 100];
-    let mut r = httparse::Response::new(&mut headers);
-    let len = match r.parse(buf) {
-        Ok(httparse::Status::Complete(n)) => n,
-        Ok(httparse::Status::Partial) => return Ok(None),
-        Err(e) => return Err(format!("bad response: {e}")),
-    };
-    let status = r.code.unwrap_or(0);
-    let mut framing = Framing::UntilEof;
-    for h in r.headers.iter() {
-        if h.name.eq_ignore_ascii_case("transfer-encoding") {
-            framing = Framing::UntilEof;
-            break;
-        }
-        if h.name.eq_ignore_ascii_case("content-length") {
-            let n = std::str::from_utf8(h.value).ok().and_then(|v| v.trim().parse().ok());
-            framing = Framing::Length(n.ok_or("bad response: a Content-Length that is not a number")?);
-        }
-    }
-    if matches!(status, 100..=199 | 204 | 304) {
-        framing = Framing::Length(0);
-    }
-    Ok(Some((status, len, framing)))
-}
-
-/// Read one response (over TLS or not) to its end; marks[4] at the first byte, marks[5] at the last.
+/// Read one response (over TLS or not) to its end, framed by the load generator's own parser
+/// (Content-Length, chunked, or the connection's end); marks[4] at the first byte, marks[5] at the
+/// last.
 fn read_response(r: &mut dyn Read, tls: bool, fd: RawFd, deadline: Instant, buf: &mut [u8], marks: &mut [Instant; 6]) -> Result<u16, Fail> {
+    let mut parser = Parser::default();
     let mut head: Vec<u8> = Vec::new();
-    let mut parsed: Option<(u16, Framing)> = None;
-    let mut body = 0usize;
+    let mut cache = HeadCache::default();
+    let mut first = true;
     loop {
         // A TLS read may write (a key update): give writes the time left too.
         if tls {
@@ -242,34 +200,25 @@ fn read_response(r: &mut dyn Read, tls: bool, fd: RawFd, deadline: Instant, buf:
         };
         let now = Instant::now();
         if n == 0 {
-            return match parsed {
-                Some((status, Framing::UntilEof)) => {
+            return match parser.at_eof() {
+                Ok(()) => {
                     marks[5] = now;
-                    Ok(status)
+                    Ok(parser.status)
                 }
-                _ => Err(Fail::Error("the server closed the connection before the response ended".into())),
+                Err(_) => Err(Fail::Error("the server closed the connection before the response ended".into())),
             };
         }
-        if head.is_empty() && parsed.is_none() {
+        if first {
             marks[4] = now;
+            first = false;
         }
-        match parsed {
-            Some(_) => body += n,
-            None => {
-                head.extend_from_slice(&buf[..n]);
-                if let Some((status, len, framing)) = parse_head(&head).map_err(Fail::Error)? {
-                    body = head.len() - len;
-                    parsed = Some((status, framing));
-                } else if head.len() > 64 << 10 {
-                    return Err(Fail::Error("bad response: a head over 64 KiB".into()));
-                }
-            }
-        }
-        if let Some((status, Framing::Length(want))) = parsed {
-            if body >= want {
+        match parser.feed_read(&buf[..n], &mut head, &mut cache) {
+            Ok(Fed::Done { .. }) => {
                 marks[5] = now;
-                return Ok(status);
+                return Ok(parser.status);
             }
+            Ok(Fed::More) => {}
+            Err(e) => return Err(Fail::Error(format!("bad response: {e}"))),
         }
     }
 }
@@ -278,25 +227,39 @@ fn read_response(r: &mut dyn Read, tls: bool, fd: RawFd, deadline: Instant, buf:
 mod tests {
     use super::*;
 
-    #[test]
-    fn authorities_split_into_host_and_port() {
-        assert_eq!(split_authority("127.0.0.1:8080", 80), ("127.0.0.1".into(), 8080));
-        assert_eq!(split_authority("example.com", 443), ("example.com".into(), 443));
-        assert_eq!(split_authority("[::1]:9000", 80), ("::1".into(), 9000));
-        assert_eq!(split_authority("[::1]", 80), ("::1".into(), 80));
+    /// A response given in reads of `step` bytes.
+    struct Reads<'a>(&'a [u8], usize);
+
+    impl Read for Reads<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.1.min(self.0.len()).min(buf.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    fn read_all(bytes: &[u8], step: usize) -> Result<u16, String> {
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("a socket for the timeouts");
+        let mut buf = vec![0; 64 << 10];
+        let mut marks = [Instant::now(); 6];
+        let deadline = Instant::now() + Duration::from_secs(5);
+        read_response(&mut Reads(bytes, step), false, sock.as_raw_fd(), deadline, &mut buf, &mut marks).map_err(|e| match e {
+            Fail::Timeout => "timeout".into(),
+            Fail::Error(e) => e,
+        })
     }
 
     #[test]
-    fn heads_give_status_and_framing() {
-        let h = b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello";
-        assert_eq!(parse_head(h).unwrap(), Some((200, h.len() - 5, Framing::Length(5))));
-        let h = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
-        assert_eq!(parse_head(h).unwrap().unwrap().2, Framing::UntilEof);
-        assert_eq!(
-            parse_head(b"HTTP/1.1 204 No Content\r\n\r\n").unwrap().unwrap().2,
-            Framing::Length(0)
-        );
-        assert_eq!(parse_head(b"HTTP/1.1 200 OK\r\nConte").unwrap(), None);
-        assert!(parse_head(b"garbage\r\n\r\n").is_err());
+    fn responses_are_read_to_their_end_however_they_are_framed() {
+        for step in [1, 7, 1 << 16] {
+            assert_eq!(read_all(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello", step), Ok(200));
+            let chunked = b"HTTP/1.1 503 Busy\r\nTransfer-Encoding: chunked\r\n\r\n4\r\nWiki\r\n0\r\n\r\n";
+            assert_eq!(read_all(chunked, step), Ok(503));
+            assert_eq!(read_all(b"HTTP/1.0 200 OK\r\n\r\nuntil the end", step), Ok(200));
+            assert_eq!(read_all(b"HTTP/1.1 204 No Content\r\n\r\n", step), Ok(204));
+            assert!(read_all(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort", step).is_err());
+            assert!(read_all(b"garbage\r\n\r\n", step).is_err());
+        }
     }
 }

@@ -7,7 +7,7 @@
 use super::{sys, Datagram, Driver, IcmpSocket, Opened, ProbeSpec, Received, Traffic};
 use crate::error::usage;
 use std::io;
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::time::Instant;
@@ -33,16 +33,9 @@ static NEXT_ID: AtomicU16 = AtomicU16::new(0);
 pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     let host = spec.target.to_string();
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let ip = (bare, 0)
-        .to_socket_addrs()
-        .map_err(|e| {
-            usage(format!(
-                "icmp probe: cannot resolve `{host}`: {e} (give a host name or an address, no port)"
-            ))
-        })?
-        .next()
-        .map(|a| a.ip())
-        .ok_or_else(|| usage(format!("icmp probe: `{host}` resolves to no address")))?;
+    let ip = crate::util::url::resolve(bare, 0)
+        .map_err(|e| usage(format!("icmp probe: {e} (give a host name or an address, no port)")))?
+        .ip();
     let size = spec.size.unwrap_or(DEFAULT_SIZE);
     if !(HEADER..=MAX_SIZE).contains(&size) {
         return Err(usage(format!("icmp probe: size must be {HEADER} to {MAX_SIZE} bytes")));

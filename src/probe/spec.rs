@@ -3,7 +3,7 @@
 
 use crate::error::usage;
 use crate::util::command::CommandLine;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// A probe stops by itself after this many probes, whatever it was asked.
@@ -177,8 +177,12 @@ impl ProbeSpec {
         if self.count == Some(0) {
             return Err(usage("count must be at least 1"));
         }
-        if self.duration.is_some_and(|d| d.is_zero()) {
-            return Err(usage("duration must be longer than 0s"));
+        if let Some(d) = self.duration.filter(|d| *d < crate::util::duration::MIN_MEASURED) {
+            return Err(usage(format!(
+                "duration must be at least {} (nothing is measured in less), not {}",
+                crate::util::duration::format(crate::util::duration::MIN_MEASURED),
+                crate::util::duration::format(d)
+            )));
         }
         let command = self.kind == Kind::Command;
         match &self.target {
@@ -209,20 +213,9 @@ impl ProbeSpec {
 
 /// The first address of `host:port` (IPv6 as `[::1]:80`), or one line naming the problem.
 pub fn resolve_host_port(target: &str, kind: Kind) -> anyhow::Result<SocketAddr> {
-    let has_port = target
-        .rsplit_once(':')
-        .is_some_and(|(h, p)| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()) && (!h.contains(':') || h.ends_with(']')));
-    if !has_port {
-        return Err(usage(format!(
-            "{} probe: `{target}` needs a port (HOST:PORT, e.g. 127.0.0.1:8080)",
-            kind.name()
-        )));
-    }
-    target
-        .to_socket_addrs()
-        .map_err(|e| usage(format!("{} probe: cannot resolve `{target}`: {e}", kind.name())))?
-        .next()
-        .ok_or_else(|| usage(format!("{} probe: `{target}` resolves to no address", kind.name())))
+    let (host, port) = crate::util::url::host_port(target)
+        .map_err(|why| usage(format!("{} probe: `{}`: {why}", kind.name(), crate::util::text::clip(target))))?;
+    crate::util::url::resolve(&host, port).map_err(|e| usage(format!("{} probe: {e}", kind.name())))
 }
 
 #[cfg(test)]

@@ -22,14 +22,23 @@ pub struct Channel {
     events: mpsc::Receiver<Event>,
     stderr: Arc<Mutex<Tail>>,
     next: u64,
+    /// The agent has answered `hello`: a loss from now on may be the agent's end, not ssh's.
+    established: bool,
     pub hello: Hello,
 }
 
-/// Why a channel failed, in the user's terms.
-fn lost(host: &str, stderr: &Arc<Mutex<Tail>>, status: Option<std::process::ExitStatus>) -> anyhow::Error {
+/// Why a channel failed, in the user's terms: ssh's own reasons, or, once the agent had answered,
+/// the agent that ended (killed, crashed) with its last line on stderr.
+fn lost(host: &str, stderr: &Arc<Mutex<Tail>>, status: Option<std::process::ExitStatus>, established: bool) -> anyhow::Error {
     let text = stderr.lock().map(|t| t.text()).unwrap_or_default();
     let last = text.lines().rev().find(|l| !l.trim().is_empty()).unwrap_or("").trim().to_string();
-    anyhow::anyhow!("host `{host}`: {}", super::ssh::explain(&last, status.and_then(|s| s.code())))
+    let code = status.and_then(|s| s.code());
+    if established {
+        if let Some(why) = super::ssh::agent_ended(&last, code) {
+            return anyhow::anyhow!("host `{host}`: {why}");
+        }
+    }
+    anyhow::anyhow!("host `{host}`: {}", super::ssh::explain(&last, code))
 }
 
 impl Channel {
@@ -67,10 +76,12 @@ impl Channel {
             events,
             stderr,
             next: 1,
+            established: false,
             hello: Hello {
                 protocol: 0,
                 perflab: String::new(),
                 facts: Default::default(),
+                cleaned: Vec::new(),
             },
         };
         let hello: Hello = ch.call(
@@ -87,7 +98,11 @@ impl Channel {
                 protocol::PROTOCOL
             );
         }
+        for line in &hello.cleaned {
+            eprintln!("perflab: host `{host}`: {line}");
+        }
         ch.hello = hello;
+        ch.established = true;
         Ok(ch)
     }
 
@@ -152,7 +167,7 @@ impl Channel {
             std::thread::sleep(Duration::from_millis(10));
         }
         std::thread::sleep(Duration::from_millis(20));
-        lost(&self.host, &self.stderr, status)
+        lost(&self.host, &self.stderr, status, self.established)
     }
 
     /// The host's clock offset: `n` exchanges, the one with the smallest round trip wins.

@@ -15,8 +15,14 @@ use std::time::{Duration, Instant};
 fn host(a: &MonitorArgs) -> anyhow::Result<HostSpec> {
     let r = &a.remote;
     let dest = r.host.clone().unwrap_or_default();
-    if dest.trim().is_empty() || dest.starts_with('-') {
-        return Err(usage(format!("--host `{dest}` is not an ssh destination (user@server)")));
+    if dest.trim().is_empty() || dest.starts_with('-') || dest.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(usage(format!(
+            "--host `{}` is not an ssh destination (user@server, or an alias of ~/.ssh/config)",
+            crate::util::text::clip(&dest)
+        )));
+    }
+    if r.ssh_port == Some(0) {
+        return Err(usage("--ssh-port must be a port number (1 to 65535)"));
     }
     if let Some(o) = r.ssh_option.iter().find(|o| !o.contains('=') || o.starts_with('-')) {
         return Err(usage(format!("--ssh-option `{o}`: write it as Key=value")));
@@ -79,7 +85,11 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
                 }
                 continue;
             }
-            Err(_) => anyhow::bail!("host `{}`: the connection to the agent was lost", h.name),
+            Err(_) => {
+                return Err(ch
+                    .lost()
+                    .unwrap_or_else(|| anyhow::anyhow!("host `{}`: the connection to the agent was lost", h.name)))
+            }
         };
         let Event::Sample {
             unix_s,
@@ -118,5 +128,5 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
         }
     }
     ch.close()?;
-    Ok(0)
+    Ok(if cancel.is_cancelled() { 130 } else { 0 })
 }

@@ -139,6 +139,10 @@ pub struct Hello {
     pub protocol: u32,
     pub perflab: String,
     pub facts: Facts,
+    /// What the agent cleaned up when it started, one line each: what a killed agent (or run) had
+    /// left on its host (processes, cgroups). Absent when nothing was left.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cleaned: Vec<String>,
 }
 
 /// What the controller learns about a host.

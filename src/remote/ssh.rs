@@ -82,6 +82,35 @@ pub fn explain(last: &str, code: Option<i32>) -> String {
     }
 }
 
+/// Whether a channel that had been working ended because its agent did (killed, crashed), not
+/// because ssh lost the connection: ssh exited by itself (`code`) and its last line on stderr is
+/// not one of ssh's own. Then what to say: the agent ended, with that last line.
+pub fn agent_ended(last: &str, code: Option<i32>) -> Option<String> {
+    let code = code?;
+    let l = last.to_ascii_lowercase();
+    let ssh_says = l.starts_with("ssh:")
+        || l.starts_with("client_loop:")
+        || l.contains("closed by remote host")
+        || l.contains("connection to ")
+        || l.contains("not responding")
+        || l.contains("broken pipe")
+        || l.contains("connection reset")
+        || l.contains("timed out");
+    if ssh_says {
+        return None;
+    }
+    let how = if code == 255 {
+        "ssh's exit status 255: killed by a signal, or the connection went".to_string()
+    } else {
+        format!("exit status {code}")
+    };
+    Some(if last.is_empty() {
+        format!("the perflab agent there ended ({how}), without a word on stderr")
+    } else {
+        format!("the perflab agent there ended ({how}); its last line on stderr: {last}")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -112,5 +141,19 @@ mod tests {
         assert!(explain("root@x: Permission denied (publickey).", Some(255)).starts_with("ssh refused the login"));
         assert!(explain("ssh: connect to host 10.0.0.9 port 22: Connection refused", Some(255)).starts_with("unreachable"));
         assert!(explain("sh: 1: exec: perflab: not found", Some(127)).starts_with("perflab is not installed"));
+    }
+
+    #[test]
+    fn an_agent_that_ended_is_told_from_a_lost_connection() {
+        let why = agent_ended("", Some(255)).expect("the agent ended");
+        assert!(
+            why.starts_with("the perflab agent there ended") && why.contains("without a word"),
+            "{why}"
+        );
+        let why = agent_ended("thread 'main' panicked at src/agent/mod.rs:1:1", Some(101)).expect("a crash");
+        assert!(why.contains("exit status 101") && why.contains("panicked"), "{why}");
+        assert_eq!(agent_ended("Connection to 10.0.0.2 closed by remote host.", Some(255)), None);
+        assert_eq!(agent_ended("client_loop: send disconnect: Broken pipe", Some(255)), None);
+        assert_eq!(agent_ended("", None), None, "ssh itself was killed");
     }
 }

@@ -99,6 +99,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     );
     let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
     findings.extend(super::probes::findings(&probes));
+    crate::analysis::bottleneck::rank(&mut findings);
     let failed = failed_trials(&r.loaded, &r.facts);
     let overview = overview::build(&overview::Inputs {
         spec: &spec,

@@ -28,11 +28,7 @@ pub fn evaluate(
     swept: Option<&str>,
     variant_params: &[String],
 ) -> anyhow::Result<Vec<Finding>> {
-    let ctx = Context {
-        ncpu: runs.iter().map(|r| r.ncpu).max().unwrap_or(1).max(1),
-        line_rate_mbitps: None,
-        loadgen_cores: None,
-    };
+    let ctx = Context::of(runs.iter().map(|r| r.ncpu).max().unwrap_or(1).max(1));
     let mut out: Vec<Finding> = Vec::new();
     for (label, group) in groups {
         merge(&mut out, point_findings(LOCAL_HOST, label, group, oom_killed(group), &ctx)?);

@@ -205,7 +205,7 @@ pub struct Inputs<'a> {
 }
 
 /// The per-host model, the hosts' findings and their charts' series. `findings` (this machine's)
-/// get the prefix `local: ` when a run has remote hosts; each remote host's are added after them.
+/// get the host `local` when a run has remote hosts; each remote host's are added after them.
 pub fn build(i: &Inputs, findings: &mut Vec<Finding>) -> anyhow::Result<(Hosts, Vec<Series>)> {
     let mut facts = Vec::new();
     let mut compared = Vec::new();
@@ -225,14 +225,16 @@ pub fn build(i: &Inputs, findings: &mut Vec<Finding>) -> anyhow::Result<(Hosts, 
     }
     if !names.is_empty() {
         for f in findings.iter_mut() {
-            f.title = format!("{LOCAL_HOST}: {}", f.title);
+            f.host = Some(LOCAL_HOST.to_string());
         }
     }
     let mut reports = Vec::new();
     let mut series = Vec::new();
     for name in &names {
         let ncpu = facts.iter().filter(|h| &h.name == name).map(|h| h.cpus as u32).max().unwrap_or(1);
-        findings.extend(host_findings(name, i.groups, ncpu)?);
+        let mut ctx = Context::of(ncpu.max(1));
+        ctx.loadgen_unsampled = same_machine(&facts, name);
+        findings.extend(host_findings(name, i.groups, &ctx)?);
         let (report, charts) = host_report(name, i.groups, i.charted + series.len())?;
         reports.push(report);
         series.extend(charts);
@@ -259,20 +261,28 @@ pub fn build(i: &Inputs, findings: &mut Vec<Finding>) -> anyhow::Result<(Hosts, 
     ))
 }
 
+/// Is the remote host `name` this machine (a network namespace of it, where the load generator
+/// runs too but is not in the host's samples)? Its hostname, kernel, CPUs and memory are this
+/// machine's in every run.
+fn same_machine(facts: &[HostFacts], name: &str) -> bool {
+    let key = |h: &HostFacts| (h.hostname.clone(), h.kernel.clone(), h.cpus, (h.mem_total_mb / 64.0).round() as i64);
+    let mut pairs = facts
+        .iter()
+        .filter(|h| h.name == name)
+        .map(|h| (h, facts.iter().find(|l| l.run == h.run && l.name == LOCAL_HOST)))
+        .peekable();
+    pairs.peek().is_some() && pairs.all(|(h, l)| l.is_some_and(|l| !l.hostname.is_empty() && key(l) == key(h)))
+}
+
 /// The rules of `analysis::bottleneck` over one host's samples, each point's trials pooled; every
-/// finding's title names the host.
-fn host_findings(host: &str, groups: &[(String, Vec<&Loaded>)], ncpu: u32) -> anyhow::Result<Vec<Finding>> {
-    let ctx = Context {
-        ncpu: ncpu.max(1),
-        line_rate_mbitps: None,
-        loadgen_cores: None,
-    };
+/// finding's `host` names it.
+fn host_findings(host: &str, groups: &[(String, Vec<&Loaded>)], ctx: &Context) -> anyhow::Result<Vec<Finding>> {
     let mut out: Vec<Finding> = Vec::new();
     for (label, group) in groups {
-        super::point_findings::merge(&mut out, super::point_findings::point_findings(host, label, group, false, &ctx)?);
+        super::point_findings::merge(&mut out, super::point_findings::point_findings(host, label, group, false, ctx)?);
     }
     for f in &mut out {
-        f.title = format!("{host}: {}", f.title);
+        f.host = Some(host.to_string());
     }
     Ok(out)
 }

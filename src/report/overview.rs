@@ -10,7 +10,6 @@ use super::fmt::{num, param};
 use super::loaded::{safe, value_text, Loaded};
 use super::model::{AnswerCell, Finding, Overview, PointReport, RunFacts, Scaling};
 use super::spec::ReportSpec;
-use crate::analysis::bottleneck::Severity;
 use crate::analysis::compare::compare;
 use crate::model::{Better, MetricKind};
 use std::collections::BTreeMap;
@@ -282,7 +281,7 @@ fn warnings(i: &Inputs) -> Vec<String> {
     w
 }
 
-/// The knees with what saturated there, and the top three findings, one line each.
+/// The knees with what saturated there, and the first three findings, one line each.
 fn headline(i: &Inputs) -> Vec<String> {
     let mut h = Vec::new();
     if let Some(s) = i.scaling {
@@ -303,9 +302,8 @@ fn headline(i: &Inputs) -> Vec<String> {
             )));
         }
     }
-    let mut top: Vec<&Finding> = i.findings.iter().collect();
-    top.sort_by_key(|f| (f.severity != Severity::Critical, std::cmp::Reverse(f.points.len())));
-    h.extend(top.iter().take(3).map(|f| finding_line(f, i.points.len())));
+    // The findings come ranked (`bottleneck::rank`): errors and the target's limits first.
+    h.extend(i.findings.iter().take(3).map(|f| finding_line(f, i.points.len())));
     h
 }
 
@@ -316,26 +314,11 @@ pub fn finding_line(f: &Finding, points: usize) -> String {
         .evidence
         .iter()
         .max_by(|a, b| (a.crossed as f64 / a.samples.max(1) as f64).total_cmp(&(b.crossed as f64 / b.samples.max(1) as f64)));
-    let figure = worst.map_or(String::new(), |e| {
-        if e.samples <= 1 {
-            format!("; worst {}: {} {}", e.point, e.metric, num(e.mean))
-        } else {
-            format!(
-                "; worst {}: {} mean {} {} {} in {}/{} samples",
-                e.point,
-                e.metric,
-                num(e.mean),
-                e.op,
-                num(e.threshold),
-                e.crossed,
-                e.samples
-            )
-        }
-    });
+    let figure = worst.map_or(String::new(), |e| format!("; worst {}: {}", e.point, e.statement()));
     safe(&format!(
         "{} {} ({}, {}){figure}; at {} of {points} points",
         f.rule,
-        f.title,
+        f.name(),
         f.resource,
         f.severity.as_str(),
         f.points.len()

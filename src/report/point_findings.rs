@@ -36,7 +36,7 @@ fn may_fire(host: &str, group: &[&Loaded], ctx: &Context) -> anyhow::Result<bool
 }
 
 /// Add one point's findings to those of the points before it: what `bottleneck::evaluate` gives
-/// for all the points at once (one finding per rule, in rule order, points in input order).
+/// for all the points at once (one finding per rule, in rule id order, points in input order).
 pub fn merge(all: &mut Vec<Finding>, point: Vec<Finding>) {
     for f in point {
         match all.iter_mut().find(|a| a.rule == f.rule) {
@@ -45,9 +45,10 @@ pub fn merge(all: &mut Vec<Finding>, point: Vec<Finding>) {
                 a.hits.extend(f.hits);
                 a.evidence.extend(f.evidence);
                 a.severity = a.severity.max(f.severity);
+                bottleneck::retitle(a);
             }
             None => all.push(f),
         }
     }
-    all.sort_by_key(|f| f.rule.trim_start_matches('R').parse::<u32>().unwrap_or(u32::MAX));
+    all.sort_by_key(|f| f.rule);
 }

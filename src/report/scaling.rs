@@ -70,11 +70,7 @@ pub fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], n
         if let Some(k) = a.knee {
             knees.push((variant.clone(), k.x));
             if !k.saturated.is_empty() {
-                let what = k
-                    .saturated
-                    .iter()
-                    .map(|s| format!("{} ({} {:.1})", s.what, s.metric, s.value))
-                    .collect();
+                let what = k.saturated.iter().map(|s| s.what.clone()).collect();
                 saturated_at_knee.push((variant, what));
             }
         }

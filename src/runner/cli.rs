@@ -52,6 +52,7 @@ pub struct DemoArgs {
 }
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
+    check_runs_dir(&args.runs_dir)?;
     let cancel = if args.dry_run {
         None
     } else {
@@ -142,6 +143,25 @@ fn exit_code<T>(outcome: &RunOutcome, report: &Result<T, String>) -> i32 {
 /// [`Cancel::on_signals_hurrying`]), then clean up after runs whose perflab is gone, on this
 /// machine and in the `--resume` directory (their targets may hold the ports this run needs); one
 /// line each.
+/// `--runs-dir` names a directory, or a place where one can be made.
+fn check_runs_dir(dir: &Path) -> anyhow::Result<()> {
+    let mut existing = dir;
+    while !existing.exists() {
+        match existing.parent() {
+            Some(p) if !p.as_os_str().is_empty() => existing = p,
+            _ => return Ok(()),
+        }
+    }
+    if !existing.is_dir() {
+        return Err(crate::error::usage(format!(
+            "--runs-dir {}: {} is not a directory",
+            dir.display(),
+            existing.display()
+        )));
+    }
+    Ok(())
+}
+
 fn prepare_run(resume: Option<&Path>) -> anyhow::Result<Cancel> {
     let cancel = Cancel::on_signals_hurrying()?;
     for line in super::reclaim::sweep() {
@@ -161,6 +181,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         print!("{plan_text}");
         return Ok(0);
     }
+    check_runs_dir(&args.runs_dir)?;
     let cancel = prepare_run(None)?;
     let plan = crate::plan::parse_str(&plan_text, "demo.toml")?;
     plan.check_ports()?;

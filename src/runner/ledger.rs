@@ -81,6 +81,10 @@ pub struct StartedTarget {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Record {
     pub owner: Owner,
+    /// The record of a remote agent (`perflab agent --stdio`) on this host, kept in a directory of
+    /// its own under the machine's run list ([`agent_dir`]), not of a run: it has no store.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub agent: bool,
     pub teardown: Option<PendingTeardown>,
     pub targets: Vec<StartedTarget>,
 }
@@ -157,11 +161,26 @@ impl Ledger {
     /// has dealt with) and list the run in the machine's run list. `redactor` holds the plan's
     /// secrets: a teardown command that holds one is recorded redacted (and withheld).
     pub fn open(dir: &Path, redactor: &Redactor) -> Ledger {
+        Ledger::open_as(dir, false, redactor)
+    }
+
+    /// Start the record of this agent in its own directory ([`agent_dir`], made here) and list it
+    /// in the machine's run list, so that the next perflab on this host cleans up after it should
+    /// it be killed. `None` when the directory cannot be made (then nothing is recorded). The
+    /// agent's targets hold no plan secret it knows of: its redactor is empty.
+    pub fn open_agent() -> Option<Ledger> {
+        let dir = agent_dir(&Owner::me())?;
+        std::fs::create_dir_all(&dir).ok()?;
+        Some(Ledger::open_as(&dir, true, &Redactor::default()))
+    }
+
+    fn open_as(dir: &Path, agent: bool, redactor: &Redactor) -> Ledger {
         let owner = Owner::me();
         let mut inner = Inner {
             dir: dir.to_path_buf(),
             rec: Record {
                 owner: owner.clone(),
+                agent,
                 ..Default::default()
             },
             redactor: redactor.clone(),
@@ -236,8 +255,16 @@ impl Ledger {
             if let Some(e) = &g.entry {
                 let _ = std::fs::remove_file(e);
             }
+            if g.rec.agent {
+                let _ = std::fs::remove_dir(&g.dir);
+            }
         }
     }
+}
+
+/// Where the agent `owner` keeps its record: `agents/PID-START` in the machine's run list.
+pub fn agent_dir(owner: &Owner) -> Option<PathBuf> {
+    Some(machine_dir()?.join("agents").join(owner.entry_name()))
 }
 
 /// The machine's run list: `$PERFLAB_RUNTIME_DIR` when set, else `/run/perflab` (root), else

@@ -7,7 +7,9 @@
 //!
 //! `perflab run` does this for every dead run in the machine's run list before it starts
 //! ([`sweep`]), and `perflab run --resume DIR` for DIR ([`reclaim_dir`]), so a dead run's target
-//! can no longer hold the port the next run needs.
+//! can no longer hold the port the next run needs. A remote agent (`perflab agent --stdio`) keeps
+//! the same record of its targets on its host (`Ledger::open_agent`), and sweeps when it starts:
+//! what a killed agent left there goes with the next agent (or run) on that host.
 
 use super::ledger::{self, Owner, Record, StartedTarget, LEDGER_FILE};
 use crate::store::{RunStatus, Store};
@@ -15,11 +17,13 @@ use crate::util::{process, Cancel};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// What was cleaned up after one dead run.
+/// What was cleaned up after one dead run (or dead agent).
 #[derive(Debug)]
 pub struct Reclaimed {
     pub dir: PathBuf,
     pub owner: Owner,
+    /// A remote agent's record, not a run's.
+    pub agent: bool,
     /// Processes of its targets that were still running and were killed.
     pub processes: usize,
     pub cgroups: usize,
@@ -39,6 +43,13 @@ impl Reclaimed {
         ];
         parts.extend(self.teardown.clone());
         parts.extend(self.problems.iter().cloned());
+        if self.agent {
+            return format!(
+                "cleaned up after a perflab agent that is gone (pid {}): {}",
+                self.owner.pid,
+                parts.join(", ")
+            );
+        }
         let status = match self.status {
             Some(RunStatus::Running) => "marked it interrupted".to_string(),
             Some(s) => format!("its status stays {s}"),
@@ -120,6 +131,7 @@ fn reclaim_locked(dir: &Path) -> anyhow::Result<Option<Reclaimed>> {
     let mut r = Reclaimed {
         dir: dir.to_path_buf(),
         owner: rec.owner.clone(),
+        agent: rec.agent,
         processes: 0,
         cgroups: 0,
         teardown: None,
@@ -155,14 +167,20 @@ fn reclaim_locked(dir: &Path) -> anyhow::Result<Option<Reclaimed>> {
             }
         });
     }
-    r.status = mark_interrupted(dir).map_err(|e| r.problems.push(format!("{e:#}"))).ok();
-    crate::store::reserve::release(dir);
+    if !rec.agent {
+        r.status = mark_interrupted(dir).map_err(|e| r.problems.push(format!("{e:#}"))).ok();
+        crate::store::reserve::release(dir);
+    }
     if left.is_empty() {
         let _ = std::fs::remove_file(dir.join(LEDGER_FILE));
+        if rec.agent {
+            let _ = std::fs::remove_dir(dir);
+        }
     } else {
         // What would not go stays recorded, for the next try.
         let rest = Record {
             owner: rec.owner,
+            agent: rec.agent,
             teardown: None,
             targets: left,
         };

@@ -38,6 +38,14 @@ impl Sut {
         }
     }
 
+    /// A target on this machine's CPU limits, for the monitor.
+    pub fn local_cpu_limits(&self) -> Option<crate::monitor::CpuLimits> {
+        match self {
+            Sut::Local(t) => t.limits.cpu_limits(),
+            Sut::Remote(_) => None,
+        }
+    }
+
     /// The plan's name for a remote target's host (None on this machine).
     pub fn host(&self) -> Option<&str> {
         match self {

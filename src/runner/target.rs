@@ -264,43 +264,115 @@ impl RunningTarget {
     }
 }
 
+/// Whether something accepts a connection at `addr` (`HOST:PORT`, `[v6]:PORT`), on any address
+/// the host resolves to.
 pub(super) fn tcp_accepts(addr: &str) -> bool {
     use std::net::ToSocketAddrs;
-    let Ok(mut addrs) = addr.to_socket_addrs() else {
+    let Ok((host, port)) = crate::util::url::host_port(addr) else {
+        return false;
+    };
+    let Ok(mut addrs) = (host.as_str(), port).to_socket_addrs() else {
         return false;
     };
     addrs.any(|a| std::net::TcpStream::connect_timeout(&a, Duration::from_millis(200)).is_ok())
 }
 
-/// A minimal HTTP/1.1 GET (plain http only) that answers whether the status is 200.
+/// Whether the plain-http `url` answers 200: one GET on a new connection, the status read from the
+/// whole status line by the load generator's response parser.
 pub(super) fn http_ok(url: &str) -> bool {
-    let Some(rest) = url.strip_prefix("http://") else {
+    use crate::workload::http::response::Parser;
+    let Some((addr, u)) = http_target(url) else {
         return false;
     };
-    let (hostport, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let hp = if hostport.contains(':') {
-        hostport.to_string()
-    } else {
-        format!("{hostport}:80")
-    };
-    use std::net::ToSocketAddrs;
-    let Some(a) = hp.to_socket_addrs().ok().and_then(|mut i| i.next()) else {
-        return false;
-    };
-    let Ok(mut s) = std::net::TcpStream::connect_timeout(&a, Duration::from_millis(300)) else {
+    let Ok(mut s) = std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(300)) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_millis(500)));
-    if s.write_all(format!("GET {path} HTTP/1.1\r\nHost: {hostport}\r\nConnection: close\r\n\r\n").as_bytes())
-        .is_err()
-    {
+    let auth = u.basic_auth().map(|a| format!("Authorization: {a}\r\n")).unwrap_or_default();
+    let request = format!(
+        "GET {} HTTP/1.1\r\nHost: {}\r\n{auth}Connection: close\r\n\r\n",
+        u.target(),
+        u.authority()
+    );
+    if s.write_all(request.as_bytes()).is_err() {
         return false;
     }
-    let mut buf = [0u8; 32];
-    let n = s.read(&mut buf).unwrap_or(0);
-    let head = String::from_utf8_lossy(&buf[..n]);
-    head.starts_with("HTTP/1.1 200") || head.starts_with("HTTP/1.0 200")
+    let mut head = Vec::new();
+    let mut buf = [0u8; 4096];
+    let mut parser = Parser::default();
+    loop {
+        let n = match s.read(&mut buf) {
+            Ok(n) if n > 0 => n,
+            _ => return false,
+        };
+        head.extend_from_slice(&buf[..n]);
+        match parser.parse_head(&head) {
+            Ok(Some(_)) => return parser.status == 200,
+            Ok(None) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// The address a plain-http ready URL is checked at (port 80 when it names none), and the URL.
+fn http_target(url: &str) -> Option<(std::net::SocketAddr, crate::util::url::Url)> {
+    let u = crate::util::url::Url::parse(url).ok()?;
+    if u.scheme != "http" || u.host.is_empty() {
+        return None;
+    }
+    let addr = crate::util::url::resolve(&u.host, u.port_or(80)).ok()?;
+    Some((addr, u))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    #[test]
+    fn ready_urls_without_a_port_are_checked_at_port_80() {
+        let at = |url: &str| super::http_target(url).map(|(a, u)| (a.to_string(), u.authority()));
+        assert_eq!(at("http://[::1]/"), Some(("[::1]:80".into(), "[::1]".into())));
+        assert_eq!(at("http://[::1]:8080/x"), Some(("[::1]:8080".into(), "[::1]:8080".into())));
+        assert_eq!(at("http://127.0.0.1/"), Some(("127.0.0.1:80".into(), "127.0.0.1".into())));
+        assert_eq!(at("https://127.0.0.1/"), None);
+    }
+
+    /// A server that answers every connection with `reply`, on loopback `ip`; its URL's authority.
+    fn answering(ip: &str, reply: &'static [u8]) -> String {
+        let l = std::net::TcpListener::bind((ip, 0)).expect("bind");
+        let a = l.local_addr().expect("addr");
+        std::thread::spawn(move || {
+            for mut c in l.incoming().flatten().take(4) {
+                let mut buf = [0u8; 1024];
+                let _ = c.read(&mut buf);
+                let _ = c.write_all(reply);
+            }
+        });
+        a.to_string()
+    }
+
+    #[test]
+    fn the_ready_check_reads_the_whole_status_line() {
+        let ok = answering("127.0.0.1", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        assert!(super::http_ok(&format!("http://{ok}/health")));
+        // A long reason phrase and headers before the 32nd byte change nothing; a 2000 is no 200.
+        let long = answering("127.0.0.1", b"HTTP/1.1 200 Everything is absolutely fine here\r\nX: y\r\n\r\n");
+        assert!(super::http_ok(&format!("http://{long}/")));
+        let not = answering("127.0.0.1", b"HTTP/1.1 2000 OK\r\n\r\n");
+        assert!(!super::http_ok(&format!("http://{not}/")));
+        let busy = answering("127.0.0.1", b"HTTP/1.1 503 Busy\r\nContent-Length: 0\r\n\r\n");
+        assert!(!super::http_ok(&format!("http://{busy}/")));
+    }
+
+    #[test]
+    fn the_ready_check_reaches_ipv6_loopback_with_and_without_a_port() {
+        if std::net::TcpListener::bind("[::1]:0").is_err() {
+            eprintln!("NOTE: no IPv6 loopback here: only the parse is checked");
+            assert!(crate::util::url::Url::parse("http://[::1]/").is_ok());
+            return;
+        }
+        let v6 = answering("::1", b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n");
+        assert!(super::http_ok(&format!("http://{v6}/")), "{v6}");
+        assert!(super::tcp_accepts(&v6), "{v6}");
+    }
 }

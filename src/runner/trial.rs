@@ -133,6 +133,7 @@ pub fn run_trial(
         return (finish(rec, clock), Vec::new());
     }
     let target_pid = target.as_ref().and_then(|t| t.local_pid());
+    let target_limits = target.as_ref().and_then(|t| t.local_cpu_limits());
     let target_host = target.as_ref().and_then(|t| t.host()).map(str::to_string);
     if let Some(t) = &target {
         let (mechanism, proof) = t.limits();
@@ -142,7 +143,8 @@ pub fn run_trial(
 
     // The monitor, sampling from now until the end of recovery.
     let samples: Arc<Mutex<Vec<TaggedSample>>> = Arc::new(Mutex::new(Vec::new()));
-    let monitor = start_monitor(spec, target_pid, started_unix, &shared, cancel, samples.clone());
+    let target_tree = target_pid.map(|pid| ProcessSelector::tree("target", pid as i32).with_limits(target_limits));
+    let monitor = start_monitor(spec, target_tree, started_unix, &shared, cancel, samples.clone());
     let monitor = match monitor {
         Ok(m) => {
             clock.marker = Some(m.marker());
@@ -291,16 +293,14 @@ fn new_record(spec: &TrialSpec, workload: String, started_unix: f64) -> TrialRec
 /// with the phase it was taken in.
 fn start_monitor(
     spec: &TrialSpec,
-    target_pid: Option<u32>,
+    target: Option<ProcessSelector>,
     started_unix: f64,
     phase: &CurrentPhase,
     cancel: &Cancel,
     sink: Arc<Mutex<Vec<TaggedSample>>>,
 ) -> anyhow::Result<crate::monitor::BackgroundSampler> {
     let mut processes = vec![ProcessSelector::own_process("loadgen")];
-    if let Some(pid) = target_pid {
-        processes.push(ProcessSelector::tree("target", pid as i32));
-    }
+    processes.extend(target);
     let mcfg = MonitorConfig {
         interval: spec.phases.interval,
         processes,

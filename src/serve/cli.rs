@@ -92,14 +92,12 @@ fn udp_config(a: &ServeArgs) -> anyhow::Result<Option<super::udp_echo::UdpEchoCo
 }
 
 fn config(a: &ServeArgs) -> anyhow::Result<ServeConfig> {
+    if a.workers == 0 {
+        return Err(usage("--workers must be at least 1"));
+    }
     let model = match a.model.as_str() {
         "event-loop" | "event" | "async" => Model::EventLoop,
-        "pool" => {
-            if a.workers == 0 {
-                return Err(usage("--workers must be at least 1"));
-            }
-            Model::Pool { workers: a.workers }
-        }
+        "pool" => Model::Pool { workers: a.workers },
         "thread-per-connection" | "threads" => Model::ThreadPerConnection,
         other => return Err(usage(format!("--model {other}: use event-loop, pool or thread-per-connection"))),
     };

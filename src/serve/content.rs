@@ -33,18 +33,15 @@ impl Delay {
 
     /// Draw one delay.
     pub fn draw(&self) -> Duration {
-        use rand::RngExt;
+        use crate::util::rng::with_thread;
         match self {
             Delay::None => Duration::ZERO,
             Delay::Fixed(d) => *d,
             Delay::Uniform(a, b) => {
                 let (a, b) = (a.as_secs_f64(), b.as_secs_f64());
-                Duration::from_secs_f64(if b > a { rand::rng().random_range(a..b) } else { a })
+                Duration::from_secs_f64(if b > a { a + (b - a) * with_thread(|r| r.unit()) } else { a })
             }
-            Delay::Exp(m) => {
-                let u: f64 = rand::rng().random_range(f64::EPSILON..1.0);
-                Duration::from_secs_f64(-m.as_secs_f64() * u.ln())
-            }
+            Delay::Exp(m) => Duration::from_secs_f64(-m.as_secs_f64() * with_thread(|r| r.unit()).ln()),
         }
     }
 }

@@ -116,8 +116,7 @@ fn wait_before_answering(shared: &Shared) {
 
 /// Whether this request draws a 500 (testing aid).
 pub fn fails(shared: &Shared) -> bool {
-    use rand::RngExt;
-    shared.cfg.fail_rate > 0.0 && rand::rng().random_range(0.0..1.0) < shared.cfg.fail_rate
+    shared.cfg.fail_rate > 0.0 && crate::util::rng::with_thread(|r| r.unit()) < shared.cfg.fail_rate
 }
 
 fn respond(out: &mut Vec<u8>, route: Route, head: bool, close: bool, shared: &Shared) {

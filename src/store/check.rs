@@ -210,7 +210,7 @@ fn meta_values(conn: &Connection, f: &mut Found) -> rusqlite::Result<()> {
             continue; // said by `scan`
         };
         let fits = match key {
-            "primary" => serde_json::from_str::<crate::workload::PrimaryMetrics>(value).is_ok(),
+            "primary" => serde_json::from_str::<crate::model::PrimaryMetrics>(value).is_ok(),
             "notes" => serde_json::from_str::<Vec<String>>(value).is_ok(),
             "hosts" => serde_json::from_str::<Vec<serde_json::Value>>(value).is_ok(),
             k if k.starts_with("clock:") => {

@@ -9,6 +9,24 @@ use std::time::{Duration, Instant};
 /// The longest duration perflab accepts anywhere (365 days).
 pub const MAX: Duration = Duration::from_secs(365 * 24 * 3600);
 
+/// The shortest measured duration a load accepts (`-d`): an operation, a request and its answer,
+/// needs some time, and nothing shorter measures anything.
+pub const MIN_MEASURED: Duration = Duration::from_millis(1);
+
+/// A load's measured duration (`-d`, named `what` in the message): a duration of at least
+/// [`MIN_MEASURED`].
+pub fn measured(s: &str, what: &str) -> Result<Duration, String> {
+    let d = parse(s).map_err(|e| format!("{what}: {e}"))?;
+    if d < MIN_MEASURED {
+        return Err(format!(
+            "{what} must be at least {} (nothing is measured in less), not {}",
+            format(MIN_MEASURED),
+            crate::util::text::clip(s.trim())
+        ));
+    }
+    Ok(d)
+}
+
 /// Parse a duration; a bare number means seconds. Negative, not-a-number and longer-than-[`MAX`]
 /// values are rejected with a message in the user's words.
 pub fn parse(s: &str) -> Result<Duration, String> {

@@ -96,6 +96,60 @@ pub fn read_bounded(path: &Path, max: u64) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
+/// Whether a file the user names for perflab to write (`--csv`, `--hdr-log`, ...) can be: not a
+/// directory, not a kernel interface (`/proc`, `/sys`: writing there changes settings or fails
+/// once the work is done), writable if it exists, else its directory exists and is writable.
+/// Nothing is created. The error is a reason, for `cannot write PATH: REASON`.
+pub fn check_output(p: &Path) -> Result<(), String> {
+    if p.as_os_str() == "-" {
+        return Ok(());
+    }
+    let dir = match p.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!("no such directory {}", dir.display()));
+    }
+    if let Some(kind) = kernel_fs(dir) {
+        return Err(format!("{} is the kernel's {kind}, not a place for data", dir.display()));
+    }
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => return Err("it is a directory".into()),
+        Ok(_) => {
+            return std::fs::OpenOptions::new()
+                .append(true)
+                .open(p)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        }
+        Err(_) => {}
+    }
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).map_err(|e| e.to_string())?;
+    // SAFETY: `c` is a NUL-terminated string that lives until the end of the function; access(2)
+    // only reads it.
+    if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+        return Err(format!("directory {} is not writable", dir.display()));
+    }
+    Ok(())
+}
+
+/// `proc` or `sysfs` when `dir` is on one of the kernel's interface file systems.
+fn kernel_fs(dir: &Path) -> Option<&'static str> {
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).ok()?;
+    // SAFETY: statfs is a C struct of integers, for which all-zero bytes are a valid value.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    // SAFETY: `c` is a NUL-terminated path and `st` a valid, writable statfs for the whole call.
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    match st.f_type as i64 {
+        0x9fa0 => Some("/proc"),
+        0x6265_6572 => Some("/sys"),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,5 +188,19 @@ mod tests {
         std::fs::write(&p, vec![b'x'; 3 << 20]).expect("write");
         assert!(read_bounded(&p, 1 << 20).expect_err("too big").contains("larger than 1 MiB"));
         assert_eq!(read_bounded(&p, 4 << 20).expect("read").len(), 3 << 20);
+    }
+
+    #[test]
+    fn outputs_are_checked_before_anything_is_written() {
+        let dir = tempfile::tempdir().expect("tmp");
+        assert_eq!(check_output(&dir.path().join("new.csv")), Ok(()));
+        assert_eq!(check_output(dir.path()), Err("it is a directory".into()));
+        assert!(check_output(&dir.path().join("no/such.csv"))
+            .expect_err("no dir")
+            .starts_with("no such directory"));
+        assert!(check_output(Path::new("/proc/version")).expect_err("procfs").contains("kernel"));
+        assert!(check_output(Path::new("/sys/kernel/x")).expect_err("sysfs").contains("kernel"));
+        assert_eq!(check_output(Path::new("-")), Ok(()));
+        assert!(!dir.path().join("new.csv").exists(), "nothing is created");
     }
 }

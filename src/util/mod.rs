@@ -5,13 +5,16 @@ pub mod command;
 pub mod cpus;
 pub mod duration;
 pub mod fs;
+pub mod listeners;
 pub mod netwire;
 pub mod process;
 pub mod redact;
+pub mod rng;
 pub mod suggest;
 pub mod tail;
 pub mod text;
 pub mod time;
+pub mod url;
 
 pub use cancel::Cancel;
 pub use tail::Tail;

@@ -134,7 +134,14 @@ fn password_span(url: &str) -> Option<(usize, usize)> {
     if let Some(scheme_end) = url.find("://") {
         let start = scheme_end + 3;
         let rest = &url[start..];
-        let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+        // A database URL's password may hold an unencoded `/` or `@` (`oltp::db_url` reads it up
+        // to the last `@` before the query); an http URL's userinfo ends at its authority's end.
+        let lenient = !matches!(url[..scheme_end].to_ascii_lowercase().as_str(), "http" | "https");
+        let auth_end = if lenient {
+            rest.find('?').unwrap_or(rest.len())
+        } else {
+            rest.find(['/', '?', '#']).unwrap_or(rest.len())
+        };
         if let Some(at) = rest[..auth_end].rfind('@') {
             if let Some(colon) = rest[..at].find(':') {
                 if &rest[colon + 1..at] != REDACTED {
@@ -232,6 +239,12 @@ mod tests {
         );
         assert_eq!(redact_url("postgres://a:b@h"), "postgres://a:[redacted]@h");
         assert_eq!(redact_url("sqlite:/tmp/a.db"), "sqlite:/tmp/a.db");
+        // An unencoded `/` and `@` in a database URL's password, as its parser reads it.
+        assert_eq!(redact_url("mysql://root:p@ss/w@[::1]:9/db"), "mysql://root:[redacted]@[::1]:9/db");
+        assert_eq!(url_password("mysql://root:p@ss/w@[::1]/db").as_deref(), Some("p@ss/w"));
+        // An http URL's userinfo ends with its authority: an `@` in the path is the path's.
+        assert_eq!(redact_url("http://u:pw@h:80/a@b"), "http://u:[redacted]@h:80/a@b");
+        assert_eq!(redact_url("http://h:80/users/@me"), "http://h:80/users/@me");
     }
 
     #[test]

@@ -9,11 +9,13 @@ mod adapters_common;
 mod adapters_corrupt;
 mod adapters_registry;
 mod adapters_system;
+mod addresses;
 mod analysis_bottleneck;
 mod analysis_compare;
 mod analysis_scaling_phases;
 mod analysis_stats;
 mod architecture;
+mod cli_contract;
 #[allow(dead_code)]
 mod common;
 #[allow(dead_code)]
@@ -49,6 +51,7 @@ mod plan_variant_settings;
 mod probe;
 mod registry_metrics;
 mod remote_agent;
+mod remote_agent_killed;
 mod remote_clock;
 mod remote_run;
 mod remote_ssh;
@@ -56,6 +59,7 @@ mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
 mod report_common;
+mod report_findings;
 mod report_honest;
 mod report_memory;
 mod report_percentiles;

@@ -12,7 +12,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 /// serve's port on the server.
 const SERVE_PORT: u16 = 18216;
 
-fn plan(srv: &Server, key: &Path, load: &str, repetitions: u32, limits: &str) -> std::path::PathBuf {
+pub(crate) fn plan(srv: &Server, key: &Path, load: &str, repetitions: u32, limits: &str) -> std::path::PathBuf {
     let addr = &srv.addr;
     let body = format!(
         r#"name = "remote-target"
@@ -156,7 +156,7 @@ fn serve_pid() -> Option<i32> {
 }
 
 /// Cgroups the agent made (named `agent-<pid>-…`) that are still there.
-fn agent_cgroups() -> Vec<String> {
+pub(crate) fn agent_cgroups() -> Vec<String> {
     let mut out = Vec::new();
     let mut stack = vec![std::path::PathBuf::from("/sys/fs/cgroup")];
     let mut visited = 0;
@@ -180,7 +180,7 @@ fn agent_cgroups() -> Vec<String> {
 
 /// The target's pid on the server once the run has started it (20 s at most; otherwise the run is
 /// stopped and the test fails).
-fn wait_for_target(child: &mut std::process::Child) -> i32 {
+pub(crate) fn wait_for_target(child: &mut std::process::Child) -> i32 {
     let end = Instant::now() + Duration::from_secs(20);
     let mut target = None;
     while target.is_none() && Instant::now() < end {
@@ -413,7 +413,7 @@ pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
         .as_array()
         .expect("findings")
         .iter()
-        .filter_map(|f| f["title"].as_str().map(String::from))
+        .map(|f| format!("{}: {}", f["host"].as_str().unwrap_or("?"), f["title"].as_str().unwrap_or("?")))
         .collect();
     assert!(
         titles.iter().any(|t| t.starts_with("server: ")),
@@ -421,7 +421,7 @@ pub fn hosts_monitored_and_reported(srv: &Server, key: &Path) {
     );
     assert!(
         titles.iter().all(|t| t.starts_with("server: ") || t.starts_with("local: ")),
-        "{titles:?}"
+        "every finding has its host as a field: {titles:?}"
     );
     assert!(md.contains("server: "), "the report names the host in a finding");
 

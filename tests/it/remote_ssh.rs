@@ -217,6 +217,11 @@ impl Server {
         crate::common::write_plan(self.dir.path(), &body)
     }
 
+    /// The pid of the test's sshd (the agents it starts are its descendants).
+    pub(crate) fn sshd_pid(&self) -> u32 {
+        self.sshd.id()
+    }
+
     pub(crate) fn toml_host(&self, name: &str, identity: &Path, perflab: &str) -> String {
         format!(
             "{name} = {{ ssh = \"root@{}\", port = {PORT}, identity = \"{}\", perflab = \"{perflab}\", \
@@ -384,6 +389,7 @@ fn remote_hosts_over_a_real_sshd() {
     crate::remote_run::channel_lost_mid_trial(&srv, &key);
     crate::remote_run::exec_on_the_server(&srv, &key);
     crate::remote_run::ctrl_c_leaves_nothing_on_the_server(&srv, &key);
+    crate::remote_agent_killed::the_next_agent_cleans_up_after_a_killed_one(&srv, &key);
     crate::remote_run::hosts_monitored_and_reported(&srv, &key);
     crate::remote_clock::clock_changed_between_trials(&srv, &key);
     crate::remote_clock::matrix_of_hosts(&srv, &key);

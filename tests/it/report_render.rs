@@ -67,7 +67,7 @@ fn the_report_has_every_section_and_chart() {
     // The phases table and the knee (throughput flattens after concurrency 4).
     assert!(md.contains("| cpu_busy_pct |"));
     assert!(
-        md.contains("Knee for variant=a: after concurrency = 4 throughput grows < 5 % while latency rises. Saturated there: CPU busy"),
+        md.contains("Knee for variant=a: after concurrency = 4 throughput grows < 5 % while latency rises. Saturated there: cpu_busy_pct 100 ≥ 90 (R1 CPU saturated)"),
         "{md}"
     );
     // Unsupported percentiles are left out with a note (2000 values: p99.9 needs 1000 → kept).
@@ -304,7 +304,7 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
 fn report_json_carries_the_analysis_types() {
     let (_tmp, out) = build("out");
     let json: serde_json::Value = serde_json::from_str(&read(&out.join("report.json"))).unwrap();
-    assert_eq!(json["schema"], 3);
+    assert_eq!(json["schema"], 4);
     // A comparison is the analysis' comparison, with what was compared beside it.
     let c = json["comparisons"]
         .as_array()

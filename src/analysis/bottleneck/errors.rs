@@ -16,7 +16,8 @@ pub fn errors_by_parameter(parameter: &str, points: &[(String, f64, f64)]) -> Op
     let from = pts[first].1;
     let erroring: Vec<&&(String, f64, f64)> = pts.iter().filter(|p| p.2 > 0.0).collect();
     Some(Finding {
-        rule: "E1".into(),
+        rule: super::RuleId::e(1),
+        host: None,
         title: format!("errors appear from {parameter} = {from} on"),
         resource: "errors".into(),
         kind: Kind::Errors,

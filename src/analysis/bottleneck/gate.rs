@@ -1,89 +1,140 @@
 //! Which points need their samples read at all: a rule can fire at a point only if its condition
-//! held in some load sample, and most conditions need some metric at or above a threshold, which
-//! the per-phase summaries stored with each trial (the highest value under load, the mean and the
-//! number of samples) can rule out without reading a sample. [`may_fire`] is false only when no
-//! rule can hold in any load sample of the trial; the findings then need nothing of it.
+//! held in some load sample, and the per-phase summaries stored with each trial (the highest value
+//! under load, the mean and the number of samples) bound every metric's load values. [`may_fire`]
+//! judges each rule's declared condition over those bounds (interval arithmetic: a test may hold
+//! when some values within the bounds satisfy it) and is false only when no rule can hold in any
+//! load sample of the trial; the findings then need nothing of it.
 
+use super::eval::{bind, ctx_value, middles};
+use super::rule::{Cond, Op, Rule, Val};
+use super::rules::sampled;
 use super::Context;
 use crate::analysis::phases::PhaseStats;
 
 /// Could any rule hold in some load sample of a trial with these summaries (sorted by metric, as
 /// the store gives them)? False only when none can.
 pub fn may_fire(summaries: &[PhaseStats], ctx: &Context) -> bool {
-    let ncpu = ctx.ncpu.max(1) as f64;
-    let get = |m: &str| {
-        summaries
+    sampled().any(|r| may_hold(r, summaries, ctx))
+}
+
+/// Could `rule`'s condition hold in some load sample of a trial with these summaries?
+pub fn may_hold(rule: &Rule, summaries: &[PhaseStats], ctx: &Context) -> bool {
+    let b = Bounds { summaries, ctx };
+    rule.cond().is_some_and(|c| b.cond(c, None))
+}
+
+/// The bounds of every value: [lowest, highest] it can take in a load sample.
+type Range = (f64, f64);
+
+const ANY: Range = (f64::NEG_INFINITY, f64::INFINITY);
+
+struct Bounds<'a> {
+    summaries: &'a [PhaseStats],
+    ctx: &'a Context,
+}
+
+impl Bounds<'_> {
+    fn stats(&self, m: &str) -> Option<&PhaseStats> {
+        self.summaries
             .binary_search_by(|s| s.metric.as_str().cmp(m))
             .ok()
-            .map(|i| &summaries[i])
+            .map(|i| &self.summaries[i])
             .filter(|s| s.n_load > 0)
-    };
-    // The highest load value reaches `th` (a missing peak, which a summary should not have, is
-    // taken as reaching it).
-    let reaches = |s: &PhaseStats, th: f64| !s.peak.is_some_and(|p| p < th);
-    let exceeds = |s: &PhaseStats, th: f64| !s.peak.is_some_and(|p| p <= th);
-    let peak_ge = |m: &str, th: f64| get(m).is_some_and(|s| reaches(s, th));
-    let peak_gt = |m: &str, th: f64| get(m).is_some_and(|s| exceeds(s, th));
-    let any = |f: &dyn Fn(&PhaseStats) -> bool| summaries.iter().filter(|s| s.n_load > 0).any(f);
-    let r1 = peak_ge("cpu_busy_pct", 90.0);
-    let r4 = peak_gt("cpu_busy_pct", 70.0);
-    let r2 = peak_gt("procs_running", ncpu) || peak_gt("load_1", 2.0 * ncpu);
-    let r3 = ncpu >= 2.0
-        && (any(&|s| {
-            s.metric
-                .strip_prefix("cpu")
-                .and_then(|m| m.strip_suffix("_busy_pct"))
-                .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()))
-                && reaches(s, 90.0)
-        }) || peak_ge("proc_target_cpu_pct", 90.0));
-    let r5 = any(&|s| s.metric.ends_with("throttled_pct") && exceeds(s, 10.0));
-    let r6 = peak_ge("cpu_iowait_pct", 20.0) || peak_ge("psi_io_some_avg10_pct", 10.0);
-    let r7 = peak_gt("swap_out_pages_per_s", 10.0)
-        || peak_gt("major_faults_per_s", 500.0)
-        || peak_gt("psi_mem_full_avg10_pct", 0.0)
-        || available_may_fall(get("mem_available_mb"), get("mem_total_mb"));
-    let r8 = peak_gt("oom_kills", 0.0) || peak_gt("oom_kills_per_s", 0.0);
-    let r9 = ctx.line_rate_mbitps.filter(|r| *r > 0.0).is_some_and(|rate| {
-        any(&|s| {
-            s.metric.starts_with("net_") && (s.metric.ends_with("_rx_mbitps") || s.metric.ends_with("_tx_mbitps")) && reaches(s, 0.9 * rate)
+    }
+
+    /// A metric's load range: at most its peak; at least n·mean − (n−1)·peak (less a margin for
+    /// the rounding of the stored mean). A missing figure leaves that side open.
+    fn metric(&self, m: &str) -> Option<Range> {
+        let s = self.stats(m)?;
+        let hi = s.peak.unwrap_or(f64::INFINITY);
+        let lo = match (s.under_load, s.peak) {
+            (Some(mean), Some(high)) => {
+                let n = s.n_load as f64;
+                n * mean - (n - 1.0) * high - 1e-9 * n * high.abs().max(mean.abs())
+            }
+            _ => f64::NEG_INFINITY,
+        };
+        Some(if lo.is_nan() || hi.is_nan() { ANY } else { (lo.min(hi), hi) })
+    }
+
+    fn val(&self, v: &Val, part: Option<&str>) -> Option<Range> {
+        let two = |a: &Val, b: &Val| Some((self.val(a, part)?, self.val(b, part)?));
+        Some(match v {
+            Val::M(n) => return self.metric(&bind(n, part)),
+            // The point's baseline (every trial's) is not known from one trial.
+            Val::Base(_) => ANY,
+            Val::K(k) => (*k, *k),
+            Val::Ctx(c) => return ctx_value(self.ctx, *c).map(|k| (k, k)),
+            Val::Add(a, b) => {
+                let (x, y) = two(a, b)?;
+                (x.0 + y.0, x.1 + y.1)
+            }
+            Val::Sub(a, b) => {
+                let (x, y) = two(a, b)?;
+                (x.0 - y.1, x.1 - y.0)
+            }
+            Val::Mul(a, b) => {
+                let (x, y) = two(a, b)?;
+                hull4([x.0 * y.0, x.0 * y.1, x.1 * y.0, x.1 * y.1])
+            }
+            Val::Div(a, b) => {
+                let (x, y) = two(a, b)?;
+                if y.0 <= 0.0 && y.1 >= 0.0 {
+                    ANY
+                } else {
+                    hull4([x.0 / y.0, x.0 / y.1, x.1 / y.0, x.1 / y.1])
+                }
+            }
+            Val::Min(a, b) => {
+                let (x, y) = two(a, b)?;
+                (x.0.min(y.0), x.1.min(y.1))
+            }
+            Val::Max(a, b) => {
+                let (x, y) = two(a, b)?;
+                (x.0.max(y.0), x.1.max(y.1))
+            }
+            // Where the first is present in some samples, either may be the value.
+            Val::Else(a, b) => match (self.val(a, part), self.val(b, part)) {
+                (Some(x), Some(y)) => (x.0.min(y.0), x.1.max(y.1)),
+                (x, y) => return x.or(y),
+            },
         })
-    });
-    let r10 =
-        any(&|s| s.metric.starts_with("net_") && ["_errs_per_s", "_drops_per_s"].iter().any(|k| s.metric.ends_with(k)) && exceeds(s, 0.0))
-            || peak_gt("tcp_listen_overflows_per_s", 0.0)
-            || peak_gt("tcp_retrans_per_s", 0.0);
-    // Other CPU = busy − (target + load generator) / ncpu > 10 % needs busy above 10 % unless the
-    // two processes' shares could be negative.
-    let (target, loadgen) = (get("proc_target_cpu_pct"), get("proc_loadgen_cpu_pct"));
-    let r11 = peak_ge("cpu_steal_pct", 10.0)
-        || (target.is_some()
-            && loadgen.is_some()
-            && (peak_gt("cpu_busy_pct", 10.0) || may_be_negative(target) || may_be_negative(loadgen)));
-    let cores = ctx.loadgen_cores.filter(|c| *c > 0.0).unwrap_or(1.0).min(1.0);
-    let r12 = peak_ge("proc_loadgen_cpu_pct", 90.0 * cores);
-    r1 || r2 || r3 || r4 || r5 || r6 || r7 || r8 || r9 || r10 || r11 || r12
-}
+    }
 
-/// The lowest of n values with mean m and highest h is at least n·m − (n−1)·h (less a margin for
-/// the rounding of the stored mean).
-fn lowest_bound(s: &PhaseStats) -> Option<f64> {
-    let (mean, high) = (s.under_load?, s.peak?);
-    let n = s.n_load as f64;
-    Some(n * mean - (n - 1.0) * high - 1e-9 * n * high.abs().max(mean.abs()))
-}
-
-/// Could a load value of this metric be below zero?
-fn may_be_negative(s: Option<&PhaseStats>) -> bool {
-    s.is_some_and(|s| !lowest_bound(s).is_some_and(|l| l >= 0.0))
-}
-
-/// R7's `mem_available_mb < 10 % of mem_total_mb`: could it hold in some load sample?
-fn available_may_fall(avail: Option<&PhaseStats>, total: Option<&PhaseStats>) -> bool {
-    let (Some(a), Some(t)) = (avail, total) else {
-        return false;
-    };
-    match (lowest_bound(a), t.peak) {
-        (Some(lowest), Some(t_high)) => lowest.partial_cmp(&(0.1 * t_high)).is_none_or(|o| o.is_lt()),
-        _ => true,
+    fn cond(&self, c: &Cond, part: Option<&str>) -> bool {
+        match c {
+            Cond::T(t) => {
+                let (Some(l), Some(r)) = (self.val(&t.lhs, part), self.val(&t.rhs, part)) else {
+                    return false;
+                };
+                match t.op {
+                    Op::Ge => l.1 >= r.0,
+                    Op::Gt => l.1 > r.0,
+                    Op::Lt => l.0 < r.1,
+                    Op::Le => l.0 <= r.1,
+                }
+            }
+            Cond::All(cs) => cs.iter().all(|c| self.cond(c, part)),
+            Cond::Any(cs) => cs.iter().any(|c| self.cond(c, part)),
+            Cond::Each(p, inner) => {
+                let names = self.summaries.iter().filter(|s| s.n_load > 0).map(|s| s.metric.as_str());
+                middles(p, names).iter().any(|m| self.cond(inner, Some(m)))
+            }
+        }
     }
 }
+
+/// The range of four products or quotients (any NaN, from 0 × ∞: unbounded).
+fn hull4(v: [f64; 4]) -> Range {
+    if v.iter().any(|x| x.is_nan()) {
+        return ANY;
+    }
+    (
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
+#[cfg(test)]
+#[path = "gate_tests.rs"]
+mod tests;

@@ -1,32 +1,37 @@
-//! Bottleneck findings: the USE-method rules R1–R12 (listed with their thresholds and sources in
-//! docs/metrics.md) as data, evaluated per point over the load phase against the baseline phase.
+//! Bottleneck findings: the USE-method rules (docs/metrics.md, "Bottleneck rules"), each declared
+//! once as data in `rules.rs` ([`RULES`]), evaluated per point over the load phase against the
+//! baseline phase.
 //!
-//! A rule fires at a point when its condition holds in ≥ 50 % of the load-phase samples where it
-//! can be evaluated (a sample lacking the rule's metrics does not count; a metric the machine
-//! lacks is absent, never zero). R8 (OOM kill) is an event and fires on any sample or when the
-//! caller says the target was OOM-killed. Each `Finding` names the resource, its USE kind, a
-//! severity, the points where it fired and quotes its evidence: per metric the load-phase mean and
-//! p95, the baseline mean, the threshold, how many samples crossed it and where the threshold
-//! comes from ("(p)" marks a proposal with no published anchor).
+//! A rule fires at a point when its condition holds in ≥ 50 % of the load-phase samples where the
+//! sample's metrics decide it (a metric the machine lacks is absent, never zero). R8 (OOM kill) is
+//! an event and fires on any sample or when the caller says the target was OOM-killed. Each
+//! `Finding` names the resource, its USE kind, a severity, the points where it fired and quotes its
+//! evidence: per metric the load-phase mean and p95, the baseline mean, the threshold, how many
+//! samples crossed it and where the threshold comes from ("(p)" marks a proposal with no published
+//! anchor). [`rank`] orders findings by whom they blame ([`Culprit`]).
 //!
-//! Plus two findings from outside the monitor samples: errors that appear above some value of the
-//! swept parameter ([`errors_by_parameter`]) and the rules' caveats ([`CAVEATS`]).
+//! Plus findings from outside the monitor samples: errors that appear above some value of the
+//! swept parameter ([`errors_by_parameter`], E1; [`oltp_errors`], E2), latency probes (P1) and the
+//! rules' caveats ([`CAVEATS`]).
 
+pub mod docs;
 mod errors;
+mod eval;
 pub mod gate;
+pub mod knee;
 pub mod oltp_errors;
 mod probes;
+pub mod rule;
 mod rules;
 pub mod stream;
 
 pub use errors::errors_by_parameter;
 pub use probes::{latency_under_load, ProbeMedians, INFLATION_FACTOR, MIN_INCREASE_MS};
+pub use rule::{Culprit, RuleId};
+pub use rules::{culprit_of, rule_of, RULES};
 
 use super::table::SampleTable;
 use serde::{Deserialize, Serialize};
-use std::cell::{Cell, RefCell};
-use std::collections::BTreeMap;
-use std::rc::Rc;
 
 /// The caveats to print with the findings.
 pub const CAVEATS: [&str; 5] = [
@@ -34,7 +39,7 @@ pub const CAVEATS: [&str; 5] = [
     "iowait is idle time: a CPU waiting on I/O could have run other work.",
     "Load average includes tasks in uninterruptible (D) sleep, not only runnable ones.",
     "NIC line rate and thermal throttling cannot be observed here unless a line rate is given.",
-    "Kernel work for loopback traffic (softirq) is charged to no process; it shows as other CPU.",
+    "Kernel work for loopback traffic (softirq) is not always charged to a process: the others' share counts it with the target and the load generator.",
 ];
 
 /// A rule fires when its condition holds in at least this fraction of load-phase samples.
@@ -95,6 +100,22 @@ pub struct Context {
     pub line_rate_mbitps: Option<f64>,
     /// Cores the load generator may use for R12; None = min(ncpu, proc_loadgen_threads).
     pub loadgen_cores: Option<f64>,
+    /// The host judged is the load generator's own machine, but its samples do not have the load
+    /// generator's processes (a host in a network namespace of this machine): R14 instead of R11.
+    #[serde(default)]
+    pub loadgen_unsampled: bool,
+}
+
+impl Context {
+    /// A machine of `ncpu` CPUs, no line rate, the load generator's cores unknown.
+    pub fn of(ncpu: u32) -> Context {
+        Context {
+            ncpu,
+            line_rate_mbitps: None,
+            loadgen_cores: None,
+            loadgen_unsampled: false,
+        }
+    }
 }
 
 /// One quoted figure.
@@ -124,12 +145,20 @@ pub struct Hit {
     pub point: String,
     pub held: usize,
     pub samples: usize,
+    /// The figure the rule's title names at this point (R13: the target's CPU limit in CPUs).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figure: Option<f64>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
-    /// "R1".."R12", or "E1" for errors along the swept parameter.
-    pub rule: String,
+    /// The rule: "R1".."R14" (monitor samples), "E1"/"E2" (errors along the swept parameter),
+    /// "P1" (latency probes).
+    pub rule: RuleId,
+    /// The host whose samples fired it, when the report covers several hosts (`local`, `server`);
+    /// absent when it covers only this machine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// e.g. "CPU saturated".
     pub title: String,
     /// e.g. "CPU", "disk", "memory", "network", "load generator".
@@ -145,32 +174,68 @@ pub struct Finding {
     pub caveats: Vec<String>,
 }
 
-fn fmt_num(v: f64) -> String {
+/// A figure as the findings print it: whole above 100 or when whole, else 3 significant digits
+/// at most (81.33 → 81.3, 2.456 → 2.46).
+pub fn fmt_num(v: f64) -> String {
     if v.abs() >= 100.0 || v == v.trunc() {
         format!("{v:.0}")
+    } else if v.abs() >= 10.0 {
+        format!("{v:.1}")
     } else {
         format!("{v:.2}")
     }
 }
 
 impl Evidence {
-    /// e.g. "c=10: cpu_busy_pct mean 96.50, p95 99 (baseline 3.10) >= 90 in 28/30 samples \[atop\]";
-    /// a single value (E1) prints as "c=10: error rate 0.50".
-    pub fn text(&self) -> String {
+    /// The unit the metric's figures print with: " %" for a percentage, else none.
+    fn unit(&self) -> &'static str {
+        if self.metric.ends_with("_pct") {
+            " %"
+        } else {
+            ""
+        }
+    }
+
+    /// What met the rule, e.g. "cpu_busy_pct ≥ 90 % in 10 of 18 samples, mean 81.3 %"; a single
+    /// value (E1, E2, P1) as "error rate 0.50".
+    pub fn statement(&self) -> String {
+        let u = self.unit();
         if self.samples == 1 {
-            return format!("{}: {} {}", self.point, self.metric, fmt_num(self.mean));
+            return format!("{} {}{u}", self.metric, fmt_num(self.mean));
         }
         format!(
-            "{}: {} mean {}, p95 {}{} {} {} in {}/{} samples [{}]",
-            self.point,
+            "{} {} {}{u} in {} of {} samples, mean {}{u}",
             self.metric,
-            fmt_num(self.mean),
-            fmt_num(self.p95),
-            self.baseline.map_or(String::new(), |b| format!(" (baseline {})", fmt_num(b))),
-            self.op,
+            self.sign(),
             fmt_num(self.threshold),
             self.crossed,
             self.samples,
+            fmt_num(self.mean)
+        )
+    }
+
+    /// The comparison as printed ("≥").
+    fn sign(&self) -> &str {
+        match self.op.as_str() {
+            ">=" => "≥",
+            "<=" => "≤",
+            other => other,
+        }
+    }
+
+    /// e.g. "c=10: cpu_busy_pct ≥ 90 % in 28 of 30 samples, mean 96.5 % (p95 99 %, baseline
+    /// 3.10 %) \[atop\]"; a single value (E1) prints as "c=10: error rate 0.50".
+    pub fn text(&self) -> String {
+        if self.samples == 1 {
+            return format!("{}: {}", self.point, self.statement());
+        }
+        let u = self.unit();
+        format!(
+            "{}: {} (p95 {}{u}{}) [{}]",
+            self.point,
+            self.statement(),
+            fmt_num(self.p95),
+            self.baseline.map_or(String::new(), |b| format!(", baseline {}{u}", fmt_num(b))),
             self.source
         )
     }
@@ -182,123 +247,69 @@ impl Finding {
         let mut parts: Vec<String> = self
             .hits
             .iter()
-            .map(|h| format!("{}: held in {}/{} load samples", h.point, h.held, h.samples))
+            .map(|h| format!("{}: held in {} of {} load samples", h.point, h.held, h.samples))
             .collect();
         parts.extend(self.evidence.iter().map(Evidence::text));
         parts.join("; ")
     }
-}
 
-/// One sample plus what the rules need to judge it.
-pub(crate) struct Env<'a> {
-    table: &'a SampleTable,
-    row: usize,
-    matches: &'a Matches,
-    baseline: &'a BTreeMap<String, f64>,
-    /// Set when the rule read a baseline mean (see [`stream`]: such a rule is judged again once
-    /// every trial's baseline is known).
-    used_baseline: &'a Cell<bool>,
-    pub ncpu: f64,
-    pub ctx: &'a Context,
-}
-
-impl<'a> Env<'a> {
-    pub fn get(&self, k: &str) -> Option<f64> {
-        self.table.col(k).and_then(|c| self.table.value(self.row, c))
+    /// Its title with the host it was found on, when the report has several: "server: CPU
+    /// saturated".
+    pub fn name(&self) -> String {
+        match &self.host {
+            Some(h) => format!("{h}: {}", self.title),
+            None => self.title.clone(),
+        }
     }
 
-    /// The baseline mean of a metric over the point's samples (every trial's).
-    pub fn baseline(&self, k: &str) -> Option<f64> {
-        self.used_baseline.set(true);
-        self.baseline.get(k).copied()
-    }
-
-    /// (middle part, value) of every metric named `{prefix}{middle}{suffix}`, in column order.
-    pub fn matching<'s>(&'s self, prefix: &'s str, suffix: &'s str) -> impl Iterator<Item = (&'a str, f64)> + 's {
-        let m = self.matches.get(self.table, prefix, suffix);
-        let (t, row) = (self.table, self.row);
-        (0..m.len()).filter_map(move |i| {
-            let (c, a, b) = m[i];
-            t.value(row, c).map(|v| (&t.names()[c][a..b], v))
-        })
+    /// Whom it blames (the rank it has among the findings).
+    pub fn culprit(&self) -> Culprit {
+        culprit_of(self.rule)
     }
 }
-
-/// Columns whose names match a pattern: (column, start and end of the middle part).
-type Matched = Rc<[(usize, usize, usize)]>;
 
 /// Where a rule fired at a point: the hit, its evidence, and whether it is critical.
 type Fired = Option<(Hit, Vec<Evidence>, bool)>;
 
-/// The columns whose names match a (prefix, suffix), found once per point.
-#[derive(Default)]
-pub(crate) struct Matches(RefCell<Vec<(String, String, Matched)>>);
+/// Order findings as the report lists them: errors and the target's own limits first, then the
+/// system under test's resources, then the load generator and the host ([`Culprit`]); within
+/// each, critical before warning, then by rule id (stable: one rule's hosts keep their order).
+pub fn rank(findings: &mut [Finding]) {
+    findings.sort_by_key(|f| (f.culprit(), f.severity != Severity::Critical, f.rule));
+}
 
-impl Matches {
-    fn get(&self, t: &SampleTable, prefix: &str, suffix: &str) -> Matched {
-        if let Some(e) = self.0.borrow().iter().find(|e| e.0 == prefix && e.1 == suffix) {
-            return e.2.clone();
+/// A rule's title, with the figure it names at the points where it fired ("(1 CPU)").
+fn title_of(rule: &rule::Rule, hits: &[Hit]) -> String {
+    let Some(fig) = rule.figure else {
+        return rule.title.to_string();
+    };
+    let mut vals: Vec<f64> = hits.iter().filter_map(|h| h.figure).collect();
+    vals.sort_by(|a, b| a.total_cmp(b));
+    vals.dedup_by(|a, b| fmt_num(*a) == fmt_num(*b));
+    let short = |v: f64| {
+        let s = fmt_num(v);
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
         }
-        let m: Matched = t
-            .names()
-            .iter()
-            .enumerate()
-            .filter_map(|(c, n)| {
-                let mid = n.strip_prefix(prefix)?.strip_suffix(suffix)?;
-                (!mid.is_empty()).then_some((c, prefix.len(), prefix.len() + mid.len()))
-            })
-            .collect();
-        self.0.borrow_mut().push((prefix.to_string(), suffix.to_string(), m.clone()));
-        m
+    };
+    let unit = |v: f64| if short(v) == "1" { fig.unit } else { fig.units };
+    match vals.as_slice() {
+        [] => rule.title.to_string(),
+        [v] => format!("{} ({} {})", rule.title, short(*v), unit(*v)),
+        [lo, .., hi] => format!("{} ({} to {} {})", rule.title, short(*lo), short(*hi), fig.units),
     }
 }
 
-/// A metric a rule points at in one sample, with the threshold it was held to.
-pub(crate) struct Culprit {
-    pub metric: String,
-    pub op: Op,
-    pub threshold: f64,
-    pub source: &'static str,
-}
-
-#[derive(Clone, Copy)]
-pub(crate) enum Op {
-    Ge,
-    Gt,
-    Lt,
-}
-
-impl Op {
-    fn holds(self, v: f64, th: f64) -> bool {
-        match self {
-            Op::Ge => v >= th,
-            Op::Gt => v > th,
-            Op::Lt => v < th,
-        }
-    }
-    fn as_str(self) -> &'static str {
-        match self {
-            Op::Ge => ">=",
-            Op::Gt => ">",
-            Op::Lt => "<",
-        }
+/// Give a finding merged from several points' its title again (the figures of all its hits).
+pub fn retitle(f: &mut Finding) {
+    if let Some(rule) = rule_of(f.rule).filter(|r| r.figure.is_some()) {
+        f.title = title_of(rule, &f.hits);
     }
 }
 
-/// One rule: its condition over a sample (None when the sample lacks its metrics) and, when it
-/// holds, the culprit metrics to quote.
-pub(crate) struct Rule {
-    pub id: &'static str,
-    pub title: &'static str,
-    pub resource: &'static str,
-    pub kind: Kind,
-    /// Fires on any single sample (events such as OOM kills).
-    pub event: bool,
-    pub check: fn(&Env) -> Option<Vec<Culprit>>,
-    pub caveats: &'static [usize],
-}
-
-/// Evaluate R1–R12 at every point. Findings come in rule order; points in input order.
+/// Evaluate the sampled rules at every point. Findings come in rule order; points in input order.
 ///
 /// Each point is the samples of one host (the caller loops over hosts): the rules compare a
 /// host's load phase with its own baseline.
@@ -321,9 +332,10 @@ pub fn evaluate(points: &[PointSamples], ctx: &Context) -> Vec<Finding> {
 /// The findings of points whose rules were judged (`fired[point][rule]`), in rule order.
 fn assemble(labels: &[&str], fired: &[Vec<Fired>]) -> Vec<Finding> {
     let mut out = Vec::new();
-    for (ri, rule) in rules::RULES.iter().enumerate() {
+    for (ri, rule) in rules::sampled().enumerate() {
         let mut f = Finding {
-            rule: rule.id.into(),
+            rule: rule.id,
+            host: None,
             title: rule.title.into(),
             resource: rule.resource.into(),
             kind: rule.kind,
@@ -344,13 +356,14 @@ fn assemble(labels: &[&str], fired: &[Vec<Fired>]) -> Vec<Finding> {
             }
         }
         if !f.points.is_empty() {
+            f.title = title_of(rule, &f.hits);
             out.push(f);
         }
     }
     out
 }
 
-/// Evaluate R1–R12 at one point whose trials are read one at a time: `read(i, wanted, table)`
+/// Evaluate the sampled rules at one point whose trials are read one at a time: `read(i, wanted, table)`
 /// appends trial `i`'s samples (at least the metrics `wanted` accepts) to `table`, which is
 /// emptied of rows before each trial. The same findings as [`evaluate`] over the trials pooled,
 /// with the memory of one trial's samples (the metrics the rules read) and the load-phase values

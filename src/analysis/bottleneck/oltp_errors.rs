@@ -61,7 +61,8 @@ pub fn error_classes_by_parameter(parameter: &str, points: &[ClassPoint]) -> Vec
                 .find(|(c, _)| c == class)
                 .map_or(String::new(), |(_, m)| format!("; first: {m}"));
             Some(Finding {
-                rule: "E2".into(),
+                rule: super::RuleId::e(2),
+                host: None,
                 title: format!("{class} errors appear from {from}{example}"),
                 resource: "database".into(),
                 kind: Kind::Errors,

@@ -35,7 +35,8 @@ pub fn latency_under_load(probe: &str, points: &[ProbeMedians]) -> Option<Findin
     }
     let worst = fired.iter().map(|p| p.load_ms / p.baseline_ms).fold(0.0, f64::max);
     Some(Finding {
-        rule: "P1".into(),
+        rule: super::RuleId::p(1),
+        host: None,
         title: format!(
             "probe {probe}: latency under load {} (median {} ms under load vs {} ms at baseline)",
             factor(worst),
@@ -56,6 +57,7 @@ pub fn latency_under_load(probe: &str, points: &[ProbeMedians]) -> Option<Findin
                 point: p.point.clone(),
                 held: p.load_n,
                 samples: p.load_n,
+                figure: None,
             })
             .collect(),
         evidence: fired

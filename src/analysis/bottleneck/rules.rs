@@ -1,17 +1,17 @@
-//! The rules R1–R12 (docs/metrics.md, "Bottleneck rules"), one function each. A check returns None
-//! when the sample lacks the rule's metrics, Some(empty) when the condition does not hold, and the
-//! culprit metrics (with the thresholds they crossed) when it does.
+//! The bottleneck rules, each declared once: its id, what it names, whom it blames, its condition
+//! over one monitor sample (metrics, operators, thresholds and where each threshold comes from) and
+//! what this build cannot see of it. docs/metrics.md's table is printed from these declarations
+//! (`docs::table`, checked by a test); the evaluation, the gate, the read set and the knee's
+//! saturation test read them.
+//!
+//! A new rule is one more entry here (its id next in its family) and a test that it fires on a
+//! series built for it (tests/it/analysis_bottleneck.rs).
 
-use super::{Culprit, Env, Kind, Op, Rule};
-
-fn c(metric: impl Into<String>, op: Op, threshold: f64, source: &'static str) -> Culprit {
-    Culprit {
-        metric: metric.into(),
-        op,
-        threshold,
-        source,
-    }
-}
+use super::probes::{INFLATION_FACTOR, MIN_INCREASE_MS};
+use super::rule::Val::{Add, Base, Ctx, Div, Else, Max, Min, Mul, K, M};
+use super::rule::{blind, each, guard, knee, outside, rule, t, with_caveats};
+use super::rule::{Cond, CtxVal, Culprit, Rule, RuleId, TitleFigure, When, NCPU};
+use super::Kind;
 
 /// Caveat indexes into `CAVEATS`.
 const UTIL: usize = 0;
@@ -20,432 +20,465 @@ const LOADAVG: usize = 2;
 const NIC: usize = 3;
 const SOFTIRQ: usize = 4;
 
-pub(crate) const RULES: &[Rule] = &[
+/// Other CPU than the target's and the load generator's, in % of the machine, is compared with
+/// this (p).
+pub const OTHERS_PCT: f64 = 10.0;
+
+/// Every rule, in id order.
+pub static RULES: &[Rule] = &[
+    rule(
+        1,
+        "CPU saturated",
+        "CPU",
+        Kind::Saturation,
+        Culprit::System,
+        Cond::All(&[
+            knee!(M("cpu_busy_pct"), Ge, K(90.0), "atop, pmie, node-mixin 90 %"),
+            Cond::Any(&[
+                t!(M("procs_running"), Gt, NCPU, "ncpu (Netflix USE)"),
+                knee!(M("psi_cpu_some_avg10_pct"), Ge, K(10.0), "PSI cpu some (p)"),
+            ]),
+        ]),
+        "atop, pmie, node-mixin (90 %); Netflix/USE (run queue); PSI 10 % (p)",
+    ),
+    with_caveats(
+        rule(
+            2,
+            "run queue longer than the cores",
+            "CPU",
+            Kind::Saturation,
+            Culprit::System,
+            Cond::Any(&[
+                t!(M("procs_running"), Gt, NCPU, "ncpu (Netflix USE)"),
+                t!(M("load_1"), Gt, Mul(&K(2.0), &NCPU), "2 x ncpu (node-mixin)"),
+            ]),
+            "Netflix/USE; node-mixin (2 × ncpu)",
+        ),
+        &[LOADAVG],
+    ),
+    rule(
+        3,
+        "single-thread bound",
+        "CPU (one core)",
+        Kind::Utilization,
+        Culprit::System,
+        Cond::All(&[
+            guard!(NCPU, Ge, K(2.0)),
+            // A target limited to about one CPU is R13's, not a single thread's.
+            guard!(Else(&M("proc_target_cpu_limit_pct"), &K(f64::INFINITY)), Gt, K(110.0)),
+            Cond::Any(&[
+                Cond::All(&[
+                    each!(
+                        "cpu",
+                        "_busy_pct",
+                        Digits,
+                        "a CPU N",
+                        "N",
+                        knee!(M("cpu{}_busy_pct"), Ge, K(90.0), "one hot CPU (Netflix)")
+                    ),
+                    t!(M("cpu_busy_pct"), Le, Add(&Div(&K(100.0), &NCPU), &K(10.0)), "100/ncpu + 10 (p)"),
+                ]),
+                Cond::All(&[
+                    t!(M("proc_target_cpu_pct"), Ge, K(90.0), "target ~ one core of several (Netflix)"),
+                    guard!(M("proc_target_cpu_pct"), Le, K(110.0)),
+                ]),
+            ]),
+        ]),
+        "Netflix (one hot CPU); the 100 / ncpu + 10 margin (p)",
+    ),
+    rule(
+        4,
+        "kernel-heavy CPU use",
+        "CPU (kernel)",
+        Kind::Utilization,
+        Culprit::System,
+        Cond::All(&[
+            t!(M("cpu_busy_pct"), Gt, K(70.0), "pmie cpu.system"),
+            t!(
+                M("cpu_system_pct"),
+                Gt,
+                Mul(&K(0.75), &Add(&M("cpu_user_pct"), &M("cpu_system_pct"))),
+                "75 % of usr+sys (pmie)"
+            ),
+        ]),
+        "pmie",
+    ),
+    blind(
+        rule(
+            5,
+            "CPU quota throttled",
+            "CPU quota",
+            Kind::Saturation,
+            Culprit::TargetLimit,
+            each!(
+                "",
+                "throttled_pct",
+                Any,
+                "a throttled share `…throttled_pct` (such as `proc_target_throttled_pct`)",
+                "…",
+                t!(M("{}throttled_pct"), Gt, K(10.0), "throttled periods (below) (p)")
+            ),
+            "below's throttled_pct (p)",
+        ),
+        "throttling is sampled only for a target started with a `cpu_quota`, from its cgroup's cpu.stat",
+    ),
+    with_caveats(
+        rule(
+            6,
+            "disk-bound",
+            "disk",
+            Kind::Saturation,
+            Culprit::System,
+            Cond::All(&[
+                Cond::Any(&[
+                    knee!(M("cpu_iowait_pct"), Ge, K(20.0), "netdata 20 %"),
+                    knee!(M("psi_io_some_avg10_pct"), Ge, K(10.0), "PSI io some (p)"),
+                ]),
+                each!(
+                    "disk_",
+                    "_util_pct",
+                    Any,
+                    "a disk D",
+                    "D",
+                    Cond::All(&[
+                        Cond::Any(&[
+                            knee!(M("disk_{}_util_pct"), Ge, K(90.0), "atop 90 %"),
+                            t!(M("disk_{}_aqu_sz"), Gt, K(1.0), "Netflix USE"),
+                        ]),
+                        Cond::Any(&[
+                            t!(
+                                M("disk_{}_r_await_ms"),
+                                Gt,
+                                Mul(&K(2.0), &Max(&Else(&Base("disk_{}_r_await_ms"), &K(0.0)), &K(0.5))),
+                                "2 x baseline await (p)"
+                            ),
+                            t!(
+                                M("disk_{}_w_await_ms"),
+                                Gt,
+                                Mul(&K(2.0), &Max(&Else(&Base("disk_{}_w_await_ms"), &K(0.0)), &K(0.5))),
+                                "2 x baseline await (p)"
+                            ),
+                        ]),
+                    ])
+                ),
+            ]),
+            "Netdata (iowait 20 %); atop (90 %); Netflix/USE (queue > 1); PSI 10 % and 2 × baseline (p)",
+        ),
+        &[UTIL, IOWAIT],
+    ),
+    rule(
+        7,
+        "memory pressure / swap thrash",
+        "memory",
+        Kind::Saturation,
+        Culprit::System,
+        Cond::Any(&[
+            knee!(M("swap_out_pages_per_s"), Gt, K(10.0), "atop, netdata"),
+            t!(M("major_faults_per_s"), Gt, K(500.0), "node-mixin"),
+            knee!(M("mem_used_pct"), Gt, K(90.0), "under 10 % of RAM available (node-mixin)"),
+            t!(M("psi_mem_full_avg10_pct"), Gt, K(0.0), "PSI memory full (netdata)"),
+        ]),
+        "atop, Netdata (swap-out); node-mixin (major faults, 10 % available); Netdata (PSI)",
+    ),
+    blind(
+        Rule {
+            when: When::Event {
+                cond: Cond::Any(&[
+                    t!(M("oom_kills"), Gt, K(0.0), "vmstat oom_kill (pmie, netdata, atop)"),
+                    t!(M("oom_kills_per_s"), Gt, K(0.0), "vmstat oom_kill (pmie, netdata, atop)"),
+                ]),
+                oom: true,
+            },
+            ..rule(
+                8,
+                "OOM kill",
+                "memory",
+                Kind::Errors,
+                Culprit::Errors,
+                Cond::All(&[]),
+                "pmie, Netdata, atop",
+            )
+        },
+        "the monitor records no oom_kill counts, so it fires only from the target's exit: status 137, or SIGKILL",
+    ),
+    with_caveats(
+        blind(
+            rule(
+                9,
+                "NIC at line rate",
+                "network",
+                Kind::Utilization,
+                Culprit::System,
+                Cond::Any(&[
+                    each!(
+                        "net_",
+                        "_rx_mbitps",
+                        NotLoopback,
+                        "an interface I other than lo",
+                        "I",
+                        t!(
+                            M("net_{}_rx_mbitps"),
+                            Ge,
+                            Mul(&K(0.9), &Ctx(CtxVal::LineRate)),
+                            "90 % of the line rate (atop, pmie, netdata)"
+                        )
+                    ),
+                    each!(
+                        "net_",
+                        "_tx_mbitps",
+                        NotLoopback,
+                        "an interface I other than lo",
+                        "I",
+                        t!(
+                            M("net_{}_tx_mbitps"),
+                            Ge,
+                            Mul(&K(0.9), &Ctx(CtxVal::LineRate)),
+                            "90 % of the line rate (atop, pmie, netdata)"
+                        )
+                    ),
+                ]),
+                "atop, pmie, Netdata (90 %)",
+            ),
+            "it needs the NIC's line rate, which `perflab report` does not take: virtual NICs report none",
+        ),
+        &[NIC],
+    ),
+    blind(
+        rule(
+            10,
+            "network errors, drops or retransmits",
+            "network",
+            Kind::Errors,
+            Culprit::System,
+            Cond::Any(&[
+                each!(
+                    "net_",
+                    "_rx_pkts_per_s",
+                    Any,
+                    "an interface I",
+                    "I",
+                    Cond::Any(&[
+                        t!(
+                            Add(
+                                &Else(&M("net_{}_rx_errs_per_s"), &K(0.0)),
+                                &Else(&M("net_{}_tx_errs_per_s"), &K(0.0))
+                            ),
+                            Gt,
+                            Mul(
+                                &K(0.01),
+                                &Add(&M("net_{}_rx_pkts_per_s"), &Else(&M("net_{}_tx_pkts_per_s"), &K(0.0)))
+                            ),
+                            "1 % of packets (node-mixin)"
+                        ),
+                        Cond::All(&[
+                            t!(
+                                Add(
+                                    &Else(&M("net_{}_rx_drops_per_s"), &K(0.0)),
+                                    &Else(&M("net_{}_tx_drops_per_s"), &K(0.0))
+                                ),
+                                Ge,
+                                Mul(
+                                    &K(0.02),
+                                    &Add(&M("net_{}_rx_pkts_per_s"), &Else(&M("net_{}_tx_pkts_per_s"), &K(0.0)))
+                                ),
+                                "2 % of packets (netdata)"
+                            ),
+                            guard!(
+                                Add(
+                                    &Else(&M("net_{}_rx_drops_per_s"), &K(0.0)),
+                                    &Else(&M("net_{}_tx_drops_per_s"), &K(0.0))
+                                ),
+                                Gt,
+                                K(0.0)
+                            ),
+                        ]),
+                    ])
+                ),
+                t!(M("tcp_listen_overflows_per_s"), Gt, K(0.0), "pmie, node_exporter"),
+                Cond::All(&[
+                    t!(
+                        M("tcp_retrans_per_s"),
+                        Gt,
+                        Mul(&K(0.01), &M("tcp_out_segs_per_s")),
+                        "1 % of out segments (p)"
+                    ),
+                    guard!(M("tcp_out_segs_per_s"), Gt, K(0.0)),
+                ]),
+            ]),
+            "node-mixin (1 %); Netdata (2 %); pmie, node exporter (overflows); 1 % retransmits (p)",
+        ),
+        "its listen-overflow part needs `tcp_listen_overflows_per_s`, which the monitor does not record",
+    ),
+    with_caveats(
+        rule(
+            11,
+            "noisy host",
+            "host",
+            Kind::Saturation,
+            Culprit::Host,
+            Cond::Any(&[
+                knee!(M("cpu_steal_pct"), Ge, K(10.0), "netdata 10 %"),
+                Cond::All(&[
+                    t!(
+                        M("cpu_busy_pct"),
+                        Gt,
+                        Add(
+                            &Add(
+                                &Div(&Add(&M("proc_target_cpu_pct"), &Else(&M("proc_loadgen_cpu_pct"), &K(0.0))), &NCPU),
+                                &Else(&M("cpu_softirq_pct"), &K(0.0))
+                            ),
+                            &K(OTHERS_PCT)
+                        ),
+                        "target + load generator + softirq + 10 % of the machine (p)"
+                    ),
+                    guard!(Ctx(CtxVal::LoadgenUnsampled), Lt, K(0.5)),
+                ]),
+            ]),
+            "Netdata (steal 10 %); others' share (p)",
+        ),
+        &[SOFTIRQ],
+    ),
+    rule(
+        12,
+        "the load generator itself saturated",
+        "load generator",
+        Kind::Utilization,
+        Culprit::LoadGenerator,
+        knee!(
+            M("proc_loadgen_cpu_pct"),
+            Ge,
+            Mul(
+                &K(90.0),
+                &Else(
+                    &Ctx(CtxVal::LoadgenCores),
+                    &Else(&Min(&NCPU, &Max(&M("proc_loadgen_threads"), &K(1.0))), &NCPU)
+                )
+            ),
+            "90 % of its cores (p)"
+        ),
+        "(p)",
+    ),
     Rule {
-        id: "R1",
-        title: "CPU saturated",
-        resource: "CPU",
-        kind: Kind::Saturation,
-        event: false,
-        check: r1_cpu_saturated,
-        caveats: &[],
+        figure: Some(TitleFigure {
+            metric: "proc_target_cpu_limit_pct",
+            scale: 0.01,
+            unit: "CPU",
+            units: "CPUs",
+        }),
+        ..rule(
+            13,
+            "the target used its whole CPU limit",
+            "the target's CPU limit",
+            Kind::Utilization,
+            Culprit::TargetLimit,
+            t!(
+                M("proc_target_cpu_pct"),
+                Ge,
+                Mul(&K(0.9), &M("proc_target_cpu_limit_pct")),
+                "90 % of the CPUs or quota the plan gave it (p)"
+            ),
+            "90 % of the limit, as for the load generator (p)",
+        )
     },
-    Rule {
-        id: "R2",
-        title: "run queue longer than the cores",
-        resource: "CPU",
-        kind: Kind::Saturation,
-        event: false,
-        check: r2_run_queue,
-        caveats: &[LOADAVG],
-    },
-    Rule {
-        id: "R3",
-        title: "single-thread bound",
-        resource: "CPU (one core)",
-        kind: Kind::Utilization,
-        event: false,
-        check: r3_single_thread,
-        caveats: &[],
-    },
-    Rule {
-        id: "R4",
-        title: "kernel-heavy CPU use",
-        resource: "CPU (kernel)",
-        kind: Kind::Utilization,
-        event: false,
-        check: r4_kernel_heavy,
-        caveats: &[],
-    },
-    Rule {
-        id: "R5",
-        title: "CPU quota throttled",
-        resource: "CPU quota",
-        kind: Kind::Saturation,
-        event: false,
-        check: r5_throttled,
-        caveats: &[],
-    },
-    Rule {
-        id: "R6",
-        title: "disk-bound",
-        resource: "disk",
-        kind: Kind::Saturation,
-        event: false,
-        check: r6_disk,
-        caveats: &[UTIL, IOWAIT],
-    },
-    Rule {
-        id: "R7",
-        title: "memory pressure / swap thrash",
-        resource: "memory",
-        kind: Kind::Saturation,
-        event: false,
-        check: r7_memory,
-        caveats: &[],
-    },
-    Rule {
-        id: "R8",
-        title: "OOM kill",
-        resource: "memory",
-        kind: Kind::Errors,
-        event: true,
-        check: r8_oom,
-        caveats: &[],
-    },
-    Rule {
-        id: "R9",
-        title: "NIC at line rate",
-        resource: "network",
-        kind: Kind::Utilization,
-        event: false,
-        check: r9_line_rate,
-        caveats: &[NIC],
-    },
-    Rule {
-        id: "R10",
-        title: "network errors, drops or retransmits",
-        resource: "network",
-        kind: Kind::Errors,
-        event: false,
-        check: r10_net_errors,
-        caveats: &[],
-    },
-    Rule {
-        id: "R11",
-        title: "noisy host",
-        resource: "host",
-        kind: Kind::Saturation,
-        event: false,
-        check: r11_noisy_host,
-        caveats: &[SOFTIRQ],
-    },
-    Rule {
-        id: "R12",
-        title: "the load generator itself saturated",
-        resource: "load generator",
-        kind: Kind::Utilization,
-        event: false,
-        check: r12_loadgen,
-        caveats: &[],
-    },
+    with_caveats(
+        rule(
+            14,
+            "the load generator shares the target's machine",
+            "load generator",
+            Kind::Saturation,
+            Culprit::LoadGenerator,
+            Cond::All(&[
+                t!(
+                    M("cpu_busy_pct"),
+                    Gt,
+                    Add(
+                        &Add(&Div(&M("proc_target_cpu_pct"), &NCPU), &Else(&M("cpu_softirq_pct"), &K(0.0))),
+                        &K(OTHERS_PCT)
+                    ),
+                    "target + softirq + 10 % of the machine (p)"
+                ),
+                guard!(Ctx(CtxVal::LoadgenUnsampled), Ge, K(0.5)),
+            ]),
+            "as R11's others' share (p)",
+        ),
+        &[SOFTIRQ],
+    ),
+    outside(
+        RuleId::e(1),
+        "errors appear from some value on",
+        "errors",
+        Kind::Errors,
+        Culprit::Errors,
+        e1_text,
+        "the point's own error-free neighbours",
+    ),
+    outside(
+        RuleId::e(2),
+        "an error class appears from some value on",
+        "database",
+        Kind::Errors,
+        Culprit::Errors,
+        e2_text,
+        "the point's own counts",
+    ),
+    outside(
+        RuleId::p(1),
+        "responsiveness lost under load",
+        "responsiveness",
+        Kind::Saturation,
+        Culprit::System,
+        p1_text,
+        "flent's RRUL \"latency under load\" idea; the factor and floor (p)",
+    ),
 ];
 
-/// `prefix + middle + suffix` in `buf` (reused: no string made per lookup).
-fn named<'b>(buf: &'b mut String, prefix: &str, middle: &str, suffix: &str) -> &'b str {
-    buf.clear();
-    buf.push_str(prefix);
-    buf.push_str(middle);
-    buf.push_str(suffix);
-    buf
+fn e1_text() -> String {
+    "along the swept parameter (per variant), the lowest value with errors per trial > 0 has at least one error-free \
+     point below it; always critical"
+        .into()
 }
 
-/// Culprits when `any` is true, else none.
-fn when(any: bool, culprits: Vec<Culprit>) -> Vec<Culprit> {
-    if any {
-        culprits
-    } else {
-        Vec::new()
-    }
+fn e2_text() -> String {
+    "per class of the `errors_<class>` metrics (the oltp workload's: deadlock, duplicate_key, too_many_connections, \
+     connection_lost, other), per variant, the lowest value of the swept parameter whose mean count per trial is > 0 \
+     (said as such when it is the lowest value run), with the class's first message at that point; always critical"
+        .into()
 }
 
-/// R1: cpu_busy ≥ 90 % and (run queue > ncpu or PSI cpu some ≥ 10 %).
-fn r1_cpu_saturated(e: &Env) -> Option<Vec<Culprit>> {
-    let busy = e.get("cpu_busy_pct")?;
-    let rq = e.get("procs_running");
-    let psi = e.get("psi_cpu_some_avg10_pct");
-    let mut out = Vec::new();
-    if busy < 90.0 {
-        return Some(out);
-    }
-    if rq.is_some_and(|r| r > e.ncpu) {
-        out.push(c("procs_running", Op::Gt, e.ncpu, "ncpu (Netflix USE)"));
-    }
-    if psi.is_some_and(|p| p >= 10.0) {
-        out.push(c("psi_cpu_some_avg10_pct", Op::Ge, 10.0, "PSI cpu some (p)"));
-    }
-    if !out.is_empty() {
-        out.insert(0, c("cpu_busy_pct", Op::Ge, 90.0, "atop, pmie, node-mixin 90 %"));
-    }
-    Some(out)
+fn p1_text() -> String {
+    format!(
+        "a latency probe's (`[[probes]]`) median round trip under load is ≥ {INFLATION_FACTOR} × its baseline median \
+         and at least {MIN_INCREASE_MS} ms more (all the point's trials pooled); critical from {} ×; the finding \
+         quotes both medians",
+        super::probes::CRITICAL_FACTOR
+    )
 }
 
-/// R2: run queue > ncpu, or load1 / ncpu > 2.
-fn r2_run_queue(e: &Env) -> Option<Vec<Culprit>> {
-    let rq = e.get("procs_running");
-    let l1 = e.get("load_1");
-    if rq.is_none() && l1.is_none() {
-        return None;
-    }
-    let mut out = Vec::new();
-    if rq.is_some_and(|r| r > e.ncpu) {
-        out.push(c("procs_running", Op::Gt, e.ncpu, "ncpu (Netflix USE)"));
-    }
-    if l1.is_some_and(|l| l / e.ncpu > 2.0) {
-        out.push(c("load_1", Op::Gt, 2.0 * e.ncpu, "2 x ncpu (node-mixin)"));
-    }
-    Some(out)
+/// The declaration of a rule.
+pub fn rule_of(id: RuleId) -> Option<&'static Rule> {
+    RULES.iter().find(|r| r.id == id)
 }
 
-/// R3: one CPU ≥ 90 % while the average ≤ 100/ncpu + 10 (p), or the target's %CPU ≈ 100
-/// (90..110, one core) with ncpu > 1.
-fn r3_single_thread(e: &Env) -> Option<Vec<Culprit>> {
-    if e.ncpu < 2.0 {
-        return None;
-    }
-    let avg = e.get("cpu_busy_pct");
-    let hot = e
-        .matching("cpu", "_busy_pct")
-        .filter(|(mid, _)| mid.bytes().all(|b| b.is_ascii_digit()))
-        .max_by(|a, b| a.1.total_cmp(&b.1));
-    let sut = e.get("proc_target_cpu_pct");
-    if (avg.is_none() || hot.is_none()) && sut.is_none() {
-        return None;
-    }
-    let mut out = Vec::new();
-    let cap = 100.0 / e.ncpu + 10.0;
-    if let (Some(a), Some((cpu, h))) = (avg, hot) {
-        if h >= 90.0 && a <= cap {
-            out.push(c(format!("cpu{cpu}_busy_pct"), Op::Ge, 90.0, "one hot CPU (Netflix)"));
-            out.push(c("cpu_busy_pct", Op::Lt, cap, "100/ncpu + 10 (p)"));
-        }
-    }
-    if sut.is_some_and(|s| (90.0..=110.0).contains(&s)) {
-        out.push(c("proc_target_cpu_pct", Op::Ge, 90.0, "target ~ one core of several (Netflix)"));
-    }
-    Some(out)
+/// Where a finding of this rule ranks: by whom it blames (unknown rules last).
+pub fn culprit_of(id: RuleId) -> Culprit {
+    rule_of(id).map_or(Culprit::Host, |r| r.culprit)
 }
 
-/// R4: sys / (usr + sys) > 75 % while busy > 70 %.
-fn r4_kernel_heavy(e: &Env) -> Option<Vec<Culprit>> {
-    let (busy, sys, usr) = (e.get("cpu_busy_pct")?, e.get("cpu_system_pct")?, e.get("cpu_user_pct")?);
-    let share = if usr + sys > 0.0 { sys / (usr + sys) } else { 0.0 };
-    Some(when(
-        busy > 70.0 && share > 0.75,
-        vec![
-            c("cpu_busy_pct", Op::Gt, 70.0, "pmie cpu.system"),
-            c("cpu_system_pct", Op::Gt, 0.75 * (usr + sys), "75 % of usr+sys (pmie)"),
-        ],
-    ))
+/// The rules read from the monitor samples, in id order.
+pub fn sampled() -> impl Iterator<Item = &'static Rule> {
+    RULES.iter().filter(|r| r.cond().is_some())
 }
 
-/// R5: throttled periods / periods > 10 % (p), from any `*throttled_pct` metric.
-fn r5_throttled(e: &Env) -> Option<Vec<Culprit>> {
-    let mut seen = false;
-    let mut out = Vec::new();
-    for (mid, v) in e.matching("", "throttled_pct") {
-        seen = true;
-        if v > 10.0 {
-            out.push(c(format!("{mid}throttled_pct"), Op::Gt, 10.0, "throttled periods (below) (p)"));
-        }
-    }
-    seen.then_some(out)
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// R6: (iowait ≥ 20 % or PSI io some ≥ 10 % (p)) and a device with (%util ≥ 90 or aqu-sz > 1)
-/// whose await is > 2 × its baseline (p; baseline floored at 0.5 ms).
-fn r6_disk(e: &Env) -> Option<Vec<Culprit>> {
-    let iow = e.get("cpu_iowait_pct");
-    let psi = e.get("psi_io_some_avg10_pct");
-    if iow.is_none() && psi.is_none() {
-        return None;
+    #[test]
+    fn ids_are_unique_and_in_order() {
+        let ids: Vec<RuleId> = RULES.iter().map(|r| r.id).collect();
+        let mut sorted = ids.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(ids, sorted);
     }
-    let devs: Vec<(&str, f64)> = e.matching("disk_", "_util_pct").collect();
-    if devs.is_empty() {
-        return None;
-    }
-    let mut out = Vec::new();
-    if iow.is_some_and(|v| v >= 20.0) {
-        out.push(c("cpu_iowait_pct", Op::Ge, 20.0, "netdata 20 %"));
-    }
-    if psi.is_some_and(|v| v >= 10.0) {
-        out.push(c("psi_io_some_avg10_pct", Op::Ge, 10.0, "PSI io some (p)"));
-    }
-    if out.is_empty() {
-        return Some(out);
-    }
-    let mut dev_out = Vec::new();
-    let mut key = String::new();
-    for (dev, util) in devs {
-        let aqu = e.get(named(&mut key, "disk_", dev, "_aqu_sz"));
-        let busy = util >= 90.0 || aqu.is_some_and(|a| a > 1.0);
-        if !busy {
-            continue;
-        }
-        for side in ["_r_await_ms", "_w_await_ms"] {
-            let name = named(&mut key, "disk_", dev, side);
-            let base = e.baseline(name).unwrap_or(0.0).max(0.5);
-            if e.get(name).is_some_and(|a| a > 2.0 * base) {
-                if util >= 90.0 {
-                    dev_out.push(c(format!("disk_{dev}_util_pct"), Op::Ge, 90.0, "atop 90 %"));
-                }
-                if aqu.is_some_and(|a| a > 1.0) {
-                    dev_out.push(c(format!("disk_{dev}_aqu_sz"), Op::Gt, 1.0, "Netflix USE"));
-                }
-                dev_out.push(c(name.to_string(), Op::Gt, 2.0 * base, "2 x baseline await (p)"));
-            }
-        }
-    }
-    if dev_out.is_empty() {
-        return Some(Vec::new());
-    }
-    out.extend(dev_out);
-    Some(out)
-}
-
-/// R7: swap-out > 10 pages/s, major faults > 500/s, MemAvailable < 10 % or PSI mem full > 0.
-fn r7_memory(e: &Env) -> Option<Vec<Culprit>> {
-    let so = e.get("swap_out_pages_per_s");
-    let mf = e.get("major_faults_per_s");
-    let avail = e.get("mem_available_mb").zip(e.get("mem_total_mb"));
-    let psi = e.get("psi_mem_full_avg10_pct");
-    if so.is_none() && mf.is_none() && avail.is_none() && psi.is_none() {
-        return None;
-    }
-    let mut out = Vec::new();
-    if so.is_some_and(|v| v > 10.0) {
-        out.push(c("swap_out_pages_per_s", Op::Gt, 10.0, "atop, netdata"));
-    }
-    if mf.is_some_and(|v| v > 500.0) {
-        out.push(c("major_faults_per_s", Op::Gt, 500.0, "node-mixin"));
-    }
-    if let Some((a, t)) = avail {
-        if t > 0.0 && a < 0.1 * t {
-            out.push(c("mem_available_mb", Op::Lt, 0.1 * t, "10 % of RAM (node-mixin)"));
-        }
-    }
-    if psi.is_some_and(|v| v > 0.0) {
-        out.push(c("psi_mem_full_avg10_pct", Op::Gt, 0.0, "PSI memory full (netdata)"));
-    }
-    Some(out)
-}
-
-/// R8: an OOM kill (`oom_kills` or `oom_kills_per_s` > 0 in any sample).
-fn r8_oom(e: &Env) -> Option<Vec<Culprit>> {
-    let mut seen = false;
-    let mut out = Vec::new();
-    for name in ["oom_kills", "oom_kills_per_s"] {
-        if let Some(v) = e.get(name) {
-            seen = true;
-            if v > 0.0 {
-                out.push(c(name, Op::Gt, 0.0, "vmstat oom_kill (pmie, netdata, atop)"));
-            }
-        }
-    }
-    seen.then_some(out)
-}
-
-/// R9: max(rx, tx) ≥ 90 % of the given line rate on a non-loopback interface.
-fn r9_line_rate(e: &Env) -> Option<Vec<Culprit>> {
-    let rate = e.ctx.line_rate_mbitps.filter(|r| *r > 0.0)?;
-    let mut seen = false;
-    let mut out = Vec::new();
-    for dir in ["rx", "tx"] {
-        let suffix = format!("_{dir}_mbitps");
-        for (iface, v) in e.matching("net_", &suffix) {
-            if iface == "lo" {
-                continue;
-            }
-            seen = true;
-            if v >= 0.9 * rate {
-                out.push(c(
-                    format!("net_{iface}{suffix}"),
-                    Op::Ge,
-                    0.9 * rate,
-                    "90 % of the line rate (atop, pmie, netdata)",
-                ));
-            }
-        }
-    }
-    seen.then_some(out)
-}
-
-/// R10: per interface errs / pkts > 1 %, drops / pkts ≥ 2 %; listen overflows > 0;
-/// retransmits / out segments > 1 % (p) when out segments are known.
-fn r10_net_errors(e: &Env) -> Option<Vec<Culprit>> {
-    let mut seen = false;
-    let mut out = Vec::new();
-    let ifaces: Vec<&str> = e.matching("net_", "_rx_pkts_per_s").map(|x| x.0).collect();
-    // One buffer for the names looked up (no string made per lookup per sample).
-    let mut key = String::new();
-    for iface in ifaces {
-        let mut g = |k: &str| e.get(named(&mut key, "net_", iface, k));
-        let pkts = g("_rx_pkts_per_s").unwrap_or(0.0) + g("_tx_pkts_per_s").unwrap_or(0.0);
-        for (kind, rx_k, tx_k, frac, src) in [
-            ("errs", "_rx_errs_per_s", "_tx_errs_per_s", 0.01, "1 % of packets (node-mixin)"),
-            ("drops", "_rx_drops_per_s", "_tx_drops_per_s", 0.02, "2 % of packets (netdata)"),
-        ] {
-            let (rx, tx) = (g(rx_k), g(tx_k));
-            if rx.is_none() && tx.is_none() {
-                continue;
-            }
-            seen = true;
-            let n = rx.unwrap_or(0.0) + tx.unwrap_or(0.0);
-            let th = frac * pkts;
-            if n > 0.0 && (n > th || (kind == "drops" && n >= th)) {
-                for (dir, v) in [("rx", rx), ("tx", tx)] {
-                    if v.is_some_and(|v| v > 0.0) {
-                        out.push(c(format!("net_{iface}_{dir}_{kind}_per_s"), Op::Gt, th, src));
-                    }
-                }
-            }
-        }
-    }
-    if let Some(v) = e.get("tcp_listen_overflows_per_s") {
-        seen = true;
-        if v > 0.0 {
-            out.push(c("tcp_listen_overflows_per_s", Op::Gt, 0.0, "pmie, node_exporter"));
-        }
-    }
-    if let (Some(r), Some(s)) = (e.get("tcp_retrans_per_s"), e.get("tcp_out_segs_per_s")) {
-        seen = true;
-        if s > 0.0 && r > 0.01 * s {
-            out.push(c("tcp_retrans_per_s", Op::Gt, 0.01 * s, "1 % of out segments (p)"));
-        }
-    }
-    seen.then_some(out)
-}
-
-/// R11: steal ≥ 10 %, or CPU used by processes other than target and load generator > 10 % of
-/// the machine (p): cpu_busy_pct − (target + loadgen %CPU) / ncpu.
-fn r11_noisy_host(e: &Env) -> Option<Vec<Culprit>> {
-    let steal = e.get("cpu_steal_pct");
-    let other = match (e.get("cpu_busy_pct"), e.get("proc_target_cpu_pct"), e.get("proc_loadgen_cpu_pct")) {
-        (Some(b), Some(t), Some(l)) => Some(b - (t + l) / e.ncpu),
-        _ => None,
-    };
-    if steal.is_none() && other.is_none() {
-        return None;
-    }
-    let mut out = Vec::new();
-    if steal.is_some_and(|s| s >= 10.0) {
-        out.push(c("cpu_steal_pct", Op::Ge, 10.0, "netdata 10 %"));
-    }
-    if let (Some(o), Some(b)) = (other, e.get("cpu_busy_pct")) {
-        if o > 10.0 {
-            out.push(c(
-                "cpu_busy_pct",
-                Op::Gt,
-                b - o + 10.0,
-                "target + load generator + 10 % of the machine (p)",
-            ));
-        }
-    }
-    Some(out)
-}
-
-/// R12: the load generator's %CPU ≥ 90 % of its cores (p). Cores: the context's
-/// `loadgen_cores`, else min(ncpu, proc_loadgen_threads), else ncpu.
-fn r12_loadgen(e: &Env) -> Option<Vec<Culprit>> {
-    let cpu = e.get("proc_loadgen_cpu_pct")?;
-    let cores = e
-        .ctx
-        .loadgen_cores
-        .filter(|c| *c > 0.0)
-        .unwrap_or_else(|| e.get("proc_loadgen_threads").map_or(e.ncpu, |t| t.max(1.0).min(e.ncpu)));
-    let th = 90.0 * cores;
-    Some(when(
-        cpu >= th,
-        vec![c("proc_loadgen_cpu_pct", Op::Ge, th, "90 % of its cores (p)")],
-    ))
 }

@@ -10,60 +10,74 @@
 //! 3. for the rules that fired, the load-phase values of the metrics they quote are read (only
 //!    those metrics) for the evidence's mean, p95 and crossings.
 
-use super::rules::RULES;
-use super::{Context, Env, Evidence, Fired, Hit, Matches, Op, FIRE_FRACTION};
+use super::eval::{Compiled, Quote, Scope};
+use super::rule::{patterns, tests, val_metrics, Op, Pattern, Rule, When};
+use super::rules::sampled;
+use super::{Context, Evidence, Fired, Hit, FIRE_FRACTION};
 use crate::analysis::phases::{BASELINE, LOAD};
 use crate::analysis::stats::quantile_sorted;
 use crate::analysis::table::SampleTable;
 use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::OnceLock;
 
 /// Reads trial `i` of a point into the table: `read(i, wanted, table)` appends its samples, at
 /// least those of the metrics `wanted` accepts.
 pub type Read<'r> = dyn FnMut(usize, &dyn Fn(&str) -> bool, &mut SampleTable) -> anyhow::Result<()> + 'r;
 
+/// What the rules read: exact names, and (prefix, suffix) of the names with a bound part.
+struct ReadSet {
+    exact: BTreeSet<&'static str>,
+    forms: Vec<(&'static str, &'static str)>,
+}
+
+fn read_set() -> &'static ReadSet {
+    static SET: OnceLock<ReadSet> = OnceLock::new();
+    SET.get_or_init(|| {
+        let mut set = ReadSet {
+            exact: BTreeSet::new(),
+            forms: Vec::new(),
+        };
+        for rule in sampled() {
+            let cond = rule.cond().expect("a sampled rule has a condition");
+            let mut ts = Vec::new();
+            tests(cond, None, &mut ts);
+            let mut names = Vec::new();
+            for (t, _) in &ts {
+                val_metrics(&t.lhs, &mut names);
+                val_metrics(&t.rhs, &mut names);
+            }
+            let mut forms: Vec<(&'static str, &'static str)> = Vec::new();
+            for n in names {
+                match n.split_once("{}") {
+                    Some(form) => forms.push(form),
+                    None => {
+                        set.exact.insert(n);
+                    }
+                }
+            }
+            let mut ps: Vec<Pattern> = Vec::new();
+            patterns(cond, &mut ps);
+            forms.extend(ps.iter().map(|p| (p.prefix, p.suffix)));
+            for f in forms {
+                if !set.forms.contains(&f) {
+                    set.forms.push(f);
+                }
+            }
+        }
+        set
+    })
+}
+
 /// Whether a rule may read this metric (what a trial's table needs for the rules; the evidence
 /// reads the metrics the rules named).
 pub fn reads(name: &str) -> bool {
-    const EXACT: [&str; 20] = [
-        "cpu_busy_pct",
-        "cpu_user_pct",
-        "cpu_system_pct",
-        "cpu_iowait_pct",
-        "cpu_steal_pct",
-        "procs_running",
-        "load_1",
-        "psi_cpu_some_avg10_pct",
-        "psi_io_some_avg10_pct",
-        "psi_mem_full_avg10_pct",
-        "swap_out_pages_per_s",
-        "major_faults_per_s",
-        "mem_available_mb",
-        "mem_total_mb",
-        "oom_kills",
-        "oom_kills_per_s",
-        "tcp_listen_overflows_per_s",
-        "tcp_retrans_per_s",
-        "tcp_out_segs_per_s",
-        "proc_target_cpu_pct",
-    ];
-    const DISK: [&str; 4] = ["_util_pct", "_aqu_sz", "_r_await_ms", "_w_await_ms"];
-    const NET: [&str; 8] = [
-        "_pkts_per_s",
-        "_rx_errs_per_s",
-        "_tx_errs_per_s",
-        "_rx_drops_per_s",
-        "_tx_drops_per_s",
-        "_rx_mbitps",
-        "_tx_mbitps",
-        "_errs_per_s",
-    ];
-    EXACT.contains(&name)
-        || matches!(name, "proc_loadgen_cpu_pct" | "proc_loadgen_threads")
-        || name.ends_with("throttled_pct")
-        || (name.starts_with("cpu") && name.ends_with("_busy_pct"))
-        || (name.starts_with("disk_") && DISK.iter().any(|s| name.ends_with(s)))
-        || (name.starts_with("net_") && NET.iter().any(|s| name.ends_with(s)))
+    let set = read_set();
+    set.exact.contains(name)
+        || set
+            .forms
+            .iter()
+            .any(|(pre, suf)| name.len() > pre.len() + suf.len() && name.starts_with(pre) && name.ends_with(suf))
 }
 
 /// One rule at one point so far.
@@ -76,18 +90,20 @@ struct Acc {
     used_baseline: bool,
 }
 
-/// Where each rule fired at one point (indexed as `RULES`), its trials read one at a time.
+/// Where each sampled rule fired at one point (indexed as [`sampled`]), its trials read one at a
+/// time.
 pub(super) fn point(label: &str, trials: usize, oom_killed: bool, ctx: &Context, read: &mut Read<'_>) -> anyhow::Result<Vec<Fired>> {
+    let rules: Vec<&Rule> = sampled().collect();
     let mut table = SampleTable::new();
-    let mut acc: Vec<Acc> = RULES.iter().map(|_| Acc::default()).collect();
-    let all: Vec<usize> = (0..RULES.len()).collect();
+    let mut acc: Vec<Acc> = rules.iter().map(|_| Acc::default()).collect();
+    let all: Vec<usize> = (0..rules.len()).collect();
     let none = BTreeMap::new();
     let mut sums: BTreeMap<String, (f64, usize)> = BTreeMap::new();
     for i in 0..trials {
         table.clear_rows();
         read(i, &reads, &mut table)?;
         add_baseline(&table, &mut sums);
-        judge(&all, &mut acc, &table, &none, ctx);
+        judge(&rules, &all, &mut acc, &table, &none, ctx);
     }
     let baseline: BTreeMap<String, f64> = sums.into_iter().map(|(k, (s, n))| (k, s / n as f64)).collect();
     let again: Vec<usize> = all.iter().copied().filter(|&r| acc[r].used_baseline).collect();
@@ -98,36 +114,38 @@ pub(super) fn point(label: &str, trials: usize, oom_killed: bool, ctx: &Context,
         for i in 0..trials {
             table.clear_rows();
             read(i, &reads, &mut table)?;
-            judge(&again, &mut acc, &table, &baseline, ctx);
+            judge(&rules, &again, &mut acc, &table, &baseline, ctx);
         }
     }
-    let fired: Vec<bool> = RULES
+    let fired: Vec<bool> = rules
         .iter()
         .zip(&acc)
-        .map(|(rule, a)| {
-            if rule.event {
-                a.held > 0 || (rule.id == "R8" && oom_killed)
-            } else {
-                a.evaluable > 0 && a.held as f64 >= FIRE_FRACTION * a.evaluable as f64
-            }
+        .map(|(rule, a)| match rule.when {
+            When::Event { oom, .. } => a.held > 0 || (oom && oom_killed),
+            _ => a.evaluable > 0 && a.held as f64 >= FIRE_FRACTION * a.evaluable as f64,
         })
         .collect();
-    let quoted: BTreeSet<String> = acc
+    let mut quoted: BTreeSet<String> = acc
         .iter()
         .zip(&fired)
         .filter(|(_, f)| **f)
         .flat_map(|(a, _)| a.culprits.keys().cloned())
         .collect();
+    for (rule, f) in rules.iter().zip(&fired) {
+        if let (true, Some(fig)) = (*f, rule.figure) {
+            quoted.insert(fig.metric.to_string());
+        }
+    }
     let values = if quoted.is_empty() {
         BTreeMap::new()
     } else {
         load_values(trials, &quoted, read)?
     };
-    Ok(RULES
+    Ok(rules
         .iter()
         .zip(acc)
         .zip(fired)
-        .map(|((rule, a), fired)| fired.then(|| finish(label, rule.event, a, &baseline, &values)))
+        .map(|((rule, a), fired)| fired.then(|| finish(label, rule, a, &baseline, &values)))
         .collect())
 }
 
@@ -146,30 +164,27 @@ fn add_baseline(t: &SampleTable, sums: &mut BTreeMap<String, (f64, usize)>) {
 }
 
 /// Judge the load samples of one trial by the rules `which`.
-fn judge(which: &[usize], acc: &mut [Acc], t: &SampleTable, baseline: &BTreeMap<String, f64>, ctx: &Context) {
+fn judge(rules: &[&Rule], which: &[usize], acc: &mut [Acc], t: &SampleTable, baseline: &BTreeMap<String, f64>, ctx: &Context) {
     let load: Vec<usize> = (0..t.len()).filter(|&r| t.phase(r) == LOAD).collect();
-    let matches = Matches::default();
+    let scope = Scope { table: t, baseline, ctx };
     for &ri in which {
-        let (rule, a) = (&RULES[ri], &mut acc[ri]);
+        let a = &mut acc[ri];
+        let Some(cond) = rules[ri].cond() else { continue };
+        let compiled = Compiled::new(cond, &scope);
         let used = Cell::new(false);
+        let mut quotes: Vec<Quote> = Vec::new();
         for &row in &load {
-            let env = Env {
-                table: t,
-                row,
-                matches: &matches,
-                baseline,
-                used_baseline: &used,
-                ncpu: ctx.ncpu.max(1) as f64,
-                ctx,
-            };
-            let Some(c) = (rule.check)(&env) else {
+            quotes.clear();
+            let Some(holds) = compiled.judge(t, row, &used, &mut quotes) else {
                 continue;
             };
             a.evaluable += 1;
-            if !c.is_empty() {
+            if holds {
                 a.held += 1;
-                for k in c {
-                    a.culprits.entry(k.metric).or_insert((k.op, k.threshold, k.source));
+                for q in &quotes {
+                    if !a.culprits.contains_key(q.metric) {
+                        a.culprits.insert(q.metric.to_string(), (q.op, q.threshold, q.source));
+                    }
                 }
             }
         }
@@ -200,11 +215,12 @@ fn load_values(trials: usize, quoted: &BTreeSet<String>, read: &mut Read<'_>) ->
 /// The hit and evidence of a rule that fired.
 fn finish(
     label: &str,
-    event: bool,
+    rule: &Rule,
     a: Acc,
     baseline: &BTreeMap<String, f64>,
     values: &BTreeMap<String, Vec<f64>>,
 ) -> (Hit, Vec<Evidence>, bool) {
+    let event = matches!(rule.when, When::Event { .. });
     let critical = event || a.held as f64 >= 0.9 * a.evaluable as f64;
     let evidence = a
         .culprits
@@ -230,10 +246,15 @@ fn finish(
             })
         })
         .collect();
+    let figure = rule.figure.and_then(|fig| {
+        let vals = values.get(fig.metric).filter(|v| !v.is_empty())?;
+        Some(fig.scale * vals.iter().sum::<f64>() / vals.len() as f64)
+    });
     let hit = Hit {
         point: label.to_string(),
         held: a.held,
         samples: a.evaluable,
+        figure,
     };
     (hit, evidence, critical)
 }

@@ -9,7 +9,8 @@
 //! - in a command (`[target] command`, `[workload] command` and `warmup_command`, variant hooks):
 //!   the value of a `-H`/`--header` argument carrying such a header, and of the credential options
 //!   of ab and curl (see `command`);
-//! - the password of a database URL, `[workload] db` (the oltp workload's);
+//! - the password of a database URL, `[workload] db` (the oltp workload's), and of an http URL,
+//!   `[workload] url` (sent as Basic authorization);
 //! - the values of a matrix parameter used inside one of those (`Authorization = "${auth}"`), and
 //!   every point's value after substitution.
 //!
@@ -316,7 +317,7 @@ fn scan_section(t: &[(String, Node)], commands: &[(&str, Form)], marked: &[Strin
     for (k, v) in t {
         if let Some((_, form)) = commands.iter().find(|(c, _)| c == k) {
             scan_command(v, *form, marked, out);
-        } else if k == "db" {
+        } else if k == "db" || k == "url" {
             db_url(v, out);
         } else if let Kind::Table(inner) = &v.kind {
             scan_nested(inner, marked, out);
@@ -335,7 +336,7 @@ fn scan_nested(t: &[(String, Node)], marked: &[String], out: &mut Vec<Hit>) {
 }
 
 /// The password of a database URL (`[workload] db = "postgres://user:password@host/db"`, the oltp
-/// workload's) is a secret; the URL is kept without it.
+/// workload's) or of an http URL (`[workload] url`) is a secret; the URL is kept without it.
 fn db_url(v: &Node, out: &mut Vec<Hit>) {
     if let Kind::Str(s) = &v.kind {
         if let Some(password) = crate::util::redact::url_password(s) {

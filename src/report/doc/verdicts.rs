@@ -2,7 +2,7 @@
 //! variants and the bottleneck findings.
 
 use super::table::{chart_blocks, num, num_ci, opt, param, pct_ci, table, with_unit, Block, CiCells, Section};
-use crate::analysis::bottleneck::CAVEATS;
+use crate::analysis::bottleneck::{self, CAVEATS};
 use crate::report::loaded::safe;
 use crate::report::model::{Comparison, ReportModel, Scaling};
 
@@ -167,9 +167,15 @@ pub fn findings(m: &ReportModel) -> Section {
     blocks.push(Block::Para(format!(
         "A rule fires when its condition holds in ≥ 50 % of a point's load-phase samples; (p) marks a \
          threshold proposed here with no published anchor; the per-point evidence is in the appendix. \
-         Caveats: {} A saturated load generator measures itself.",
+         Findings are ranked: errors and the target's own limits first, then the system under test's \
+         resources, then the load generator and the host. Caveats: {} A saturated load generator \
+         measures itself.",
         CAVEATS.join(" ")
     )));
+    let blind: Vec<String> = bottleneck::docs::blind()
+        .map(|(r, why)| format!("{} {}: {why}", r.id, r.title))
+        .collect();
+    blocks.push(Block::Para(safe(&format!("What this build cannot observe: {}.", blind.join("; ")))));
     Section::new("Bottleneck findings", blocks)
 }
 
@@ -180,12 +186,12 @@ pub fn findings_evidence(m: &ReportModel) -> Option<Section> {
     }
     let mut rows = Vec::new();
     for f in &m.findings {
-        let name = format!("{} {}", f.rule, safe(&f.title));
+        let name = format!("{} {}", f.rule, safe(&f.name()));
         for h in &f.hits {
             rows.push(vec![
                 name.clone(),
                 safe(&h.point),
-                format!("held in {}/{} load samples", h.held, h.samples),
+                format!("held in {} of {} load samples", h.held, h.samples),
             ]);
         }
         for e in &f.evidence {

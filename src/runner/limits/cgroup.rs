@@ -113,6 +113,7 @@ pub(super) fn prepare(limits: &Limits, name: &str, note: &mut dyn FnMut(&Path)) 
     };
     let mut applied = Applied::none();
     applied.cpus = cpus.clone();
+    applied.cpu_quota = limits.cpu_quota;
     match detect() {
         Hierarchy::V2 { root, .. } => {
             // Enable the controllers for children of the root (allowed even with processes in the root).

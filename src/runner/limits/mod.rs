@@ -66,6 +66,8 @@ pub struct Applied {
     /// The v2 leaf (accounting, PSI, cgroup.kill), when there is one.
     pub v2_leaf: Option<PathBuf>,
     pub cpus: Option<Vec<usize>>,
+    /// The CPU quota applied, in CPUs.
+    pub cpu_quota: Option<f64>,
 }
 
 impl Applied {
@@ -78,7 +80,26 @@ impl Applied {
             affinity: None,
             v2_leaf: None,
             cpus: None,
+            cpu_quota: None,
         }
+    }
+
+    /// The target's CPU limits for the monitor: the CPUs it may use (the fewer of its CPU set's
+    /// size and its quota) and the `cpu.stat` of the cgroup enforcing its quota; None without
+    /// either limit.
+    pub fn cpu_limits(&self) -> Option<crate::monitor::CpuLimits> {
+        let set = self.cpus.as_ref().map(|c| c.len() as f64);
+        let cpus = match (set, self.cpu_quota) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }?;
+        let stat = self.cpu_quota.and_then(|_| {
+            self.dirs
+                .iter()
+                .find(|d| d.join("cpu.cfs_quota_us").exists() || d.join("cpu.max").exists())
+                .map(|d| d.join("cpu.stat"))
+        });
+        Some(crate::monitor::CpuLimits { cpus: Some(cpus), stat })
     }
 
     /// Create and configure the cgroups for `limits`. `name` must be unique per target start.
@@ -93,12 +114,20 @@ impl Applied {
     }
 
     /// The cgroups `dirs` that a perflab which is gone created for a target: everything still in
-    /// them is killed and they are removed. Only directories named `perflab-…` are touched; those
-    /// already gone are skipped. Returns how many were removed.
+    /// them is killed and they are removed. Only directories named as perflab names them are
+    /// touched (`perflab-…`, or `agent-PID-perflab-…` for a remote agent's target); those already
+    /// gone are skipped. Returns how many were removed.
     pub fn remove_leftover(dirs: &[PathBuf]) -> anyhow::Result<usize> {
+        let ours = |name: &str| {
+            let agent = name
+                .strip_prefix("agent-")
+                .and_then(|r| r.split_once('-'))
+                .is_some_and(|(pid, rest)| pid.chars().all(|c| c.is_ascii_digit()) && rest.starts_with("perflab-"));
+            name.starts_with("perflab-") || agent
+        };
         let dirs: Vec<PathBuf> = dirs
             .iter()
-            .filter(|d| d.file_name().is_some_and(|n| n.to_string_lossy().starts_with("perflab-")) && d.is_dir())
+            .filter(|d| d.file_name().is_some_and(|n| ours(&n.to_string_lossy())) && d.is_dir())
             .cloned()
             .collect();
         let n = dirs.len();

@@ -75,6 +75,17 @@ pub fn run(a: DiskArgs) -> anyhow::Result<i32> {
         engine: Some(a.engine.clone()),
         ops: a.ops,
     };
+    // The file's directory must be there: perflab makes the file, not the directories above it.
+    if let Some(dir) = a.file.as_deref().map(std::path::Path::new).and_then(std::path::Path::parent) {
+        if !dir.as_os_str().is_empty() && !dir.is_dir() {
+            return Err(crate::error::usage(format!(
+                "--file {}: no such directory {}",
+                crate::util::text::clip(&a.file.clone().unwrap_or_default()),
+                crate::util::text::clip(&dir.display().to_string())
+            )));
+        }
+    }
+    crate::workload::driver::live::durations(&a.duration, a.warmup.as_deref())?;
     let p = prepare(&cfg)?;
     let o = LoadOptions {
         duration: &a.duration,

@@ -73,7 +73,7 @@ pub fn lay_out(p: &Prepared) -> anyhow::Result<Laid> {
         // Whole blocks from the last whole one on, so that the file holds `size` bytes of new data.
         let from = len / p.bs * p.bs;
         f.seek(SeekFrom::Start(from)).map_err(|e| located(p, "cannot lay out", e))?;
-        let mut rng = Rng::new(0x5EED);
+        let mut rng = Rng::seeded(0x5EED);
         let mut chunk = Aligned::new(1 << 20, &mut rng);
         let mut at = from;
         while at < p.size {

@@ -157,31 +157,9 @@ impl Default for JobStats {
     }
 }
 
-/// A small, fast random sequence (xorshift64*), seeded per job so runs repeat their offsets.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// Fill `buf` with incompressible bytes.
-    pub fn fill(&mut self, buf: &mut [u8]) {
-        for c in buf.chunks_mut(8) {
-            let v = self.next_u64().to_le_bytes();
-            c.copy_from_slice(&v[..c.len()]);
-        }
-    }
-}
+/// The project's seeded generator (`util::rng`), seeded per job so runs repeat their offsets and
+/// their data.
+pub use crate::util::rng::Rng;
 
 /// The operations one job (or one synchronous thread) issues: direction and offset of each.
 pub struct Pattern {
@@ -198,7 +176,7 @@ impl Pattern {
     pub fn new(p: &Prepared, id: usize, of: usize) -> Pattern {
         let blocks = p.size / p.bs;
         Pattern {
-            rng: Rng::new(id as u64 + 1),
+            rng: Rng::seeded(id as u64 + 1),
             blocks,
             cursor: blocks * id as u64 / of.max(1) as u64,
             bs: p.bs,
@@ -214,10 +192,10 @@ impl Pattern {
         } else if self.read_pct <= 0.0 {
             false
         } else {
-            ((self.rng.next_u64() % 10_000) as f64) < self.read_pct * 100.0
+            ((self.rng.below(10_000)) as f64) < self.read_pct * 100.0
         };
         let block = if self.random {
-            self.rng.next_u64() % self.blocks
+            self.rng.below(self.blocks)
         } else {
             let b = self.cursor;
             self.cursor = (self.cursor + 1) % self.blocks;

@@ -13,7 +13,7 @@ use std::time::Instant;
 pub fn thread(sh: &Shared, id: usize, of: usize, tx: Sender<Message>) -> anyhow::Result<JobStats> {
     let p = &sh.p;
     let f = file::open(p)?;
-    let mut rng = Rng::new(1000 + id as u64);
+    let mut rng = Rng::seeded(1000 + id as u64);
     let mut buf = Aligned::new(p.bs as usize, &mut rng);
     let mut pattern = Pattern::new(p, id, of);
     let mut books = Books::new(sh.timing, tx);

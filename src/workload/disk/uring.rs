@@ -60,7 +60,7 @@ pub fn job(sh: &Shared, id: usize, tx: Sender<Message>) -> anyhow::Result<JobSta
     let fd = types::Fd(f.as_raw_fd());
     let depth = p.iodepth;
     let mut ring = ring(depth).map_err(|e| anyhow::anyhow!("io_uring: {e}"))?;
-    let mut rng = Rng::new(1000 + id as u64);
+    let mut rng = Rng::seeded(1000 + id as u64);
     let mut bufs: Vec<Aligned> = (0..depth).map(|_| Aligned::new(p.bs as usize, &mut rng)).collect();
     let mut slots: Vec<Option<Slot>> = vec![None; depth];
     let mut free: Vec<usize> = (0..depth).rev().collect();

@@ -39,6 +39,18 @@ pub struct LoadOptions<'a> {
     pub unit: &'static str,
 }
 
+/// `--duration` (at least [`crate::util::duration::MIN_MEASURED`]) and `--warmup` (0 when not
+/// given), or bad input naming the option: checked before anything is prepared.
+pub fn durations(duration: &str, warmup: Option<&str>) -> anyhow::Result<(std::time::Duration, std::time::Duration)> {
+    let d = crate::util::duration::measured(duration, "--duration").map_err(crate::error::usage)?;
+    let w = warmup
+        .map(crate::util::duration::parse)
+        .transpose()
+        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
+        .unwrap_or_default();
+    Ok((d, w))
+}
+
 /// Run one load from the command line: parse the durations, stop on SIGINT/SIGTERM, print the live
 /// line, then the summary or the JSON; the exit code is 130 when interrupted, 1 when the load
 /// failed, 0 otherwise (2, bad input, comes back as a usage error).
@@ -46,16 +58,7 @@ pub fn run_load<R: LoadOutcome>(
     o: &LoadOptions,
     engine: impl FnOnce(std::time::Duration, std::time::Duration, &crate::util::Cancel, super::coordinator::Hooks) -> anyhow::Result<R>,
 ) -> anyhow::Result<i32> {
-    let duration = crate::util::duration::parse(o.duration).map_err(|e| crate::error::usage(format!("--duration: {e}")))?;
-    if duration.is_zero() {
-        return Err(crate::error::usage("--duration must be longer than 0s"));
-    }
-    let warmup = o
-        .warmup
-        .map(crate::util::duration::parse)
-        .transpose()
-        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
-        .unwrap_or_default();
+    let (duration, warmup) = durations(o.duration, o.warmup)?;
     let cancel = crate::util::Cancel::on_signals()?;
     let live = !o.quiet && !o.json;
     let mut on_tick = |t: &Tick, _: &hdrhistogram::Histogram<u64>| {

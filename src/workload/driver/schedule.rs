@@ -26,7 +26,7 @@ pub struct Schedule {
     gap_s: f64,
     offset: Duration,
     arrival: Arrival,
-    rng: u64,
+    rng: crate::util::rng::Rng,
 }
 
 impl Schedule {
@@ -38,7 +38,7 @@ impl Schedule {
             gap_s,
             offset: crate::util::duration::saturating_from_secs(gap_s * id as f64 / workers),
             arrival,
-            rng: seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1),
+            rng: crate::util::rng::Rng::seeded(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15).wrapping_add(id as u64 + 1)),
         }
     }
 
@@ -52,20 +52,10 @@ impl Schedule {
         let gap = match self.arrival {
             Arrival::Constant => self.gap_s,
             // Inverse transform: -ln(U) for U uniform in (0, 1) is exponential with mean 1.
-            Arrival::Poisson => -self.gap_s * uniform(&mut self.rng).ln(),
+            Arrival::Poisson => -self.gap_s * self.rng.unit().ln(),
         };
         crate::util::duration::saturating_from_secs(gap)
     }
-}
-
-/// xorshift64*: small, fast and reproducible from its state. Returns a number in (0, 1) (never 0,
-/// so its logarithm is finite) and advances `state`.
-fn uniform(state: &mut u64) -> f64 {
-    *state ^= *state >> 12;
-    *state ^= *state << 25;
-    *state ^= *state >> 27;
-    let v = state.wrapping_mul(0x2545_F491_4F6C_DD1D);
-    ((v >> 11) as f64 + 0.5) / (1u64 << 53) as f64
 }
 
 #[cfg(test)]

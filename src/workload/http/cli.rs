@@ -136,7 +136,7 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
     let live = !a.quiet && !a.json;
     let mut log_file = a.hdr_log.as_deref().map(super::hdrlog::HdrLogFile::create).transpose()?;
     let measure_start = std::time::SystemTime::now() + warmup;
-    let mut log = log_file.as_mut().map(|f| f.begin(measure_start, &a.url)).transpose()?;
+    let mut log = log_file.as_mut().map(|f| f.begin(measure_start, &prepared.url)).transpose()?;
     let mut log_error: Option<anyhow::Error> = None;
     let mut on_tick = |t: &super::Tick, h: &hdrhistogram::Histogram<u64>| {
         if let Some(w) = log.as_mut() {

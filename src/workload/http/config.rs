@@ -4,7 +4,7 @@
 use crate::error::usage;
 use serde::Deserialize;
 use std::collections::BTreeMap;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 /// Every option of `perflab http`; in a plan, the same names in snake_case.
@@ -183,32 +183,31 @@ fn dur(s: &Option<String>, what: &str) -> anyhow::Result<Option<Duration>> {
 }
 
 /// The parts of the URL a run needs.
-struct Url<'a> {
+struct Target {
     https: bool,
     protocol: Protocol,
-    authority: &'a str,
-    path: &'a str,
+    url: crate::util::url::Url,
 }
 
-/// Scheme, protocol, authority and path, with the checks that depend on the scheme.
-fn split_url(c: &HttpConfig) -> anyhow::Result<Url<'_>> {
-    if c.url.chars().any(|ch| ch.is_whitespace() || ch.is_control()) {
-        return Err(usage(format!(
-            "the URL \"{}\" holds a space or a control character (write spaces as %20)",
-            crate::util::text::clip(&c.url)
-        )));
-    }
-    let (scheme, rest) = c
-        .url
-        .split_once("://")
-        .ok_or_else(|| usage(format!("`{}` is not a URL (try http://127.0.0.1:8080/)", c.url)))?;
-    let (https, protocol) = match (scheme, c.http2) {
+/// The URL parsed, with the checks that depend on its scheme. Its password is never shown.
+fn split_url(c: &HttpConfig) -> anyhow::Result<Target> {
+    let shown = crate::util::url::shown(&c.url);
+    let url = crate::util::url::Url::parse(&c.url).map_err(|why| usage(format!("the URL `{shown}`: {why}")))?;
+    let (https, protocol) = match (url.scheme.as_str(), c.http2) {
         ("http", false) => (false, Protocol::Http1),
         ("http", true) => (false, Protocol::H2c),
         ("https", false) => (true, Protocol::Http1),
         ("https", true) => (true, Protocol::H2),
-        (other, _) => return Err(usage(format!("unsupported scheme `{other}` (use http:// or https://)"))),
+        (other, _) => {
+            return Err(usage(format!(
+                "unsupported scheme `{}` (use http:// or https://)",
+                crate::util::text::clip(other)
+            )))
+        }
     };
+    if url.host.is_empty() {
+        return Err(usage(format!("the URL `{shown}` has no host")));
+    }
     if c.streams.is_some() && !c.http2 {
         return Err(usage("streams needs HTTP/2 (--http2)"));
     }
@@ -221,25 +220,32 @@ fn split_url(c: &HttpConfig) -> anyhow::Result<Url<'_>> {
     if !https && (c.insecure || c.cacert.is_some()) {
         return Err(usage("--insecure and --cacert apply to https:// URLs only"));
     }
-    let (authority, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    if authority.is_empty() {
-        return Err(usage(format!("`{}` has no host", c.url)));
+    Ok(Target { https, protocol, url })
+}
+
+/// The headers the request carries besides perflab's own: the given ones, and the URL's userinfo
+/// as Basic authorization (as curl sends it) unless an `Authorization` header is given.
+fn request_headers(c: &HttpConfig, url: &crate::util::url::Url) -> BTreeMap<String, String> {
+    let mut headers = c.headers.clone();
+    if let Some(auth) = url.basic_auth() {
+        if !headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) {
+            headers.insert("Authorization".into(), auth);
+        }
     }
-    Ok(Url {
-        https,
-        protocol,
-        authority,
-        path,
-    })
+    headers
 }
 
 /// The HTTP/1.1 request, written once: request line, headers, body.
-fn request_bytes(c: &HttpConfig, method: &str, path: &str, authority: &str, body: &[u8]) -> anyhow::Result<Vec<u8>> {
+fn request_bytes(
+    c: &HttpConfig,
+    headers: &BTreeMap<String, String>,
+    method: &str,
+    path: &str,
+    authority: &str,
+    body: &[u8],
+) -> anyhow::Result<Vec<u8>> {
     let mut req = format!("{method} {path} HTTP/1.1\r\nHost: {authority}\r\nUser-Agent: perflab\r\nAccept: */*\r\n");
-    for (k, v) in &c.headers {
+    for (k, v) in headers {
         if !header_name_ok(k) {
             return Err(usage(format!(
                 "header name \"{}\" is not a valid name (letters, digits and - only, no spaces or colons)",
@@ -266,26 +272,9 @@ fn request_bytes(c: &HttpConfig, method: &str, path: &str, authority: &str, body
 }
 
 pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
-    let Url {
-        https,
-        protocol,
-        authority,
-        path,
-    } = split_url(c)?;
-    let hostport = if authority
-        .rsplit_once(':')
-        .is_some_and(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit()))
-        && !authority.ends_with(']')
-    {
-        authority.to_string()
-    } else {
-        format!("{authority}:{}", if https { 443 } else { 80 })
-    };
-    let addr = hostport
-        .to_socket_addrs()
-        .map_err(|e| usage(format!("cannot resolve {authority}: {e}")))?
-        .next()
-        .ok_or_else(|| usage(format!("cannot resolve {authority}")))?;
+    let Target { https, protocol, url } = split_url(c)?;
+    let authority = url.authority();
+    let path = url.target();
     if c.connections == 0 || c.connections > MAX_CONNECTIONS {
         return Err(usage(format!("connections must be from 1 to {MAX_CONNECTIONS}")));
     }
@@ -301,9 +290,14 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     if c.requests == Some(0) {
         return Err(usage("requests must be at least 1"));
     }
-    let duration = dur(&c.duration, "duration")?;
-    if duration.is_some_and(|d| d.is_zero()) {
-        return Err(usage("duration must be longer than 0s"));
+    let duration = c
+        .duration
+        .as_deref()
+        .map(|d| crate::util::duration::measured(d, "duration"))
+        .transpose()
+        .map_err(usage)?;
+    if c.max_inflight == Some(0) {
+        return Err(usage("max_inflight must be at least 1 (--max-inflight)"));
     }
     if let Some(r) = c.rate {
         if !(MIN_RATE..=MAX_RATE).contains(&r) {
@@ -333,7 +327,8 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     });
     if !method.chars().all(|ch| ch.is_ascii_uppercase()) || method.is_empty() {
         return Err(usage(format!(
-            "method `{method}`: use an upper-case HTTP method such as GET or POST"
+            "method `{}`: use an upper-case HTTP method such as GET or POST",
+            crate::util::text::clip(&method)
         )));
     }
     let body: Vec<u8> = match (&c.body, &c.body_file) {
@@ -343,7 +338,10 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
             .map_err(|e| usage(format!("cannot read body file {}: {e}", crate::util::text::clip(f))))?,
         (None, None) => Vec::new(),
     };
-    let request = request_bytes(c, &method, path, authority, &body)?;
+    let headers = request_headers(c, &url);
+    let addr = crate::util::url::resolve(&url.host, url.port_or(if https { 443 } else { 80 })).map_err(usage)?;
+
+    let request = request_bytes(c, &headers, &method, &path, &authority, &body)?;
     let connections = c.connections as usize;
     let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     // A target on this machine needs CPUs too: against loopback with keep-alive the client takes half
@@ -365,12 +363,8 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     let slots = connections.saturating_mul(streams);
     let max_inflight = c.max_inflight.map(|m| m as usize).unwrap_or(slots).clamp(1, slots);
     let tls = if https {
-        let host = authority
-            .rsplit_once(':')
-            .filter(|(_, p)| p.chars().all(|ch| ch.is_ascii_digit()))
-            .map_or(authority, |(h, _)| h);
         Some(super::tls::Client::new(
-            host,
+            &url.host,
             c.insecure,
             c.cacert.as_deref(),
             protocol == Protocol::H2,
@@ -378,10 +372,10 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
     } else {
         None
     };
-    let headers = c.headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
+    let headers = headers.iter().map(|(k, v)| (k.to_ascii_lowercase(), v.clone())).collect();
     Ok(Prepared {
         addr,
-        url: c.url.clone(),
+        url: crate::util::redact::redact_url(&c.url),
         request,
         connections,
         threads,
@@ -398,7 +392,7 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         tls,
         streams,
         origin: format!("{}://{authority}", if https { "https" } else { "http" }),
-        path: path.to_string(),
+        path,
         headers,
         body: body.into(),
         busy_poll: c.busy_poll,

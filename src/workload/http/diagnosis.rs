@@ -103,22 +103,14 @@ fn cpus_of(pid: &str) -> Option<BTreeSet<usize>> {
     crate::util::cpus::parse_cpu_list(list.trim()).ok().map(|v| v.into_iter().collect())
 }
 
-/// The process listening on loopback `port`, and its CPUs: the socket's inode from /proc/net/tcp*,
-/// then the process holding it.
+/// The process listening on loopback `port`, and its CPUs: the socket's inode from /proc/net/tcp*
+/// (`util::listeners`), then the process holding it.
 fn target_cpus(port: u16) -> Option<(u32, BTreeSet<usize>)> {
-    let mut inodes = BTreeSet::new();
-    for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        let Ok(text) = std::fs::read_to_string(table) else {
-            continue;
-        };
-        for line in text.lines().skip(1) {
-            let f: Vec<&str> = line.split_whitespace().collect();
-            // local_address is HEX_IP:HEX_PORT, st 0A is LISTEN, the inode is the 10th field.
-            if f.len() > 9 && f[3] == "0A" && f[1].rsplit(':').next().and_then(|p| u16::from_str_radix(p, 16).ok()) == Some(port) {
-                inodes.insert(format!("socket:[{}]", f[9]));
-            }
-        }
-    }
+    let inodes: BTreeSet<String> = crate::util::listeners::all()
+        .into_iter()
+        .filter(|l| l.addr.port() == port)
+        .map(|l| format!("socket:[{}]", l.inode))
+        .collect();
     if inodes.is_empty() {
         return None;
     }

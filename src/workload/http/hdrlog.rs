@@ -24,6 +24,7 @@ pub type Writer<'a> = IntervalLogWriter<'a, 'a, BufWriter<File>, V2DeflateSerial
 impl HdrLogFile {
     /// Create the file (bad input, exit 2, when it cannot be).
     pub fn create(path: &str) -> anyhow::Result<HdrLogFile> {
+        crate::util::fs::check_output(std::path::Path::new(path)).map_err(|e| usage(format!("--hdr-log {path}: {e}")))?;
         let f = File::create(path).map_err(|e| usage(format!("--hdr-log {path}: {e}")))?;
         Ok(HdrLogFile {
             path: path.to_string(),

@@ -16,7 +16,7 @@ mod engine;
 mod h2;
 pub mod hdrlog;
 mod report;
-mod response;
+pub mod response;
 mod shared;
 mod sys;
 mod template;

@@ -21,13 +21,10 @@ impl Chase {
     pub fn new(bytes: u64, seed: u64) -> Chase {
         let lines = ((bytes as usize) / LINE).max(2);
         let mut order: Vec<usize> = (0..lines).collect();
-        let mut r = seed | 1;
+        let mut r = crate::util::rng::Rng::seeded(seed);
         // Sattolo: a random permutation that is one single cycle.
         for i in (1..lines).rev() {
-            r ^= r << 13;
-            r ^= r >> 7;
-            r ^= r << 17;
-            let j = (r % i as u64) as usize;
+            let j = r.below(i as u64) as usize;
             order.swap(i, j);
         }
         let mut next = vec![0u64; lines * WORDS];

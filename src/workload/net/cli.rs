@@ -82,17 +82,7 @@ pub fn run(a: NetArgs) -> anyhow::Result<i32> {
         zerocopy: a.zerocopy,
     };
     let p = prepare(&cfg)?;
-    let duration = crate::util::duration::parse(&a.duration).map_err(|e| crate::error::usage(format!("--duration: {e}")))?;
-    if duration.is_zero() {
-        return Err(crate::error::usage("--duration must be longer than 0s"));
-    }
-    let warmup = a
-        .warmup
-        .as_deref()
-        .map(crate::util::duration::parse)
-        .transpose()
-        .map_err(|e| crate::error::usage(format!("--warmup: {e}")))?
-        .unwrap_or_default();
+    let (duration, warmup) = crate::workload::driver::live::durations(&a.duration, a.warmup.as_deref())?;
     let cancel = crate::util::Cancel::on_signals()?;
     let show = !a.quiet && !a.json;
     let mut on_tick = |t: &Tick, _: &Histogram<u64>| {

@@ -129,22 +129,13 @@ fn amount(key: &str, a: &Amount, base: f64, what: &str) -> anyhow::Result<u64> {
 /// The server's address: `HOST:PORT` (an IP address or a name, resolved here; the first address
 /// it resolves to). The server may be on another machine, as a plan's remote target is.
 pub fn target(t: &str) -> anyhow::Result<SocketAddr> {
-    use std::net::ToSocketAddrs;
-    let bad = || {
+    let shown = crate::util::text::clip(t);
+    let (host, port) = crate::util::url::host_port(t).map_err(|why| {
         usage(format!(
-            "target \"{t}\": write the server's address and port, as 127.0.0.1:5201, [::1]:5201 or server:5201"
+            "target \"{shown}\": {why}; give the address `perflab serve --net PORT` listens on"
         ))
-    };
-    let a: SocketAddr = match t.trim().parse() {
-        Ok(a) => a,
-        Err(_) => t.trim().to_socket_addrs().map_err(|_| bad())?.next().ok_or_else(bad)?,
-    };
-    if a.port() == 0 {
-        return Err(usage(format!(
-            "target \"{t}\": a port is needed (the one `perflab serve --net PORT` listens on)"
-        )));
-    }
-    Ok(a)
+    })?;
+    crate::util::url::resolve(&host, port).map_err(|e| usage(format!("target \"{shown}\": {e}")))
 }
 
 /// Check the settings.

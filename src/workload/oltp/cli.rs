@@ -58,6 +58,21 @@ pub struct OltpArgs {
 }
 
 pub fn run(a: OltpArgs) -> anyhow::Result<i32> {
+    // Before the tables are loaded.
+    crate::workload::driver::live::durations(&a.duration, a.warmup.as_deref())?;
+    // An SQLite file is made by perflab, the directories above it are not.
+    let sqlite_dir =
+        a.db.as_deref()
+            .and_then(|d| d.strip_prefix("sqlite:"))
+            .map(|p| p.strip_prefix("//").unwrap_or(p));
+    if let Some(dir) = sqlite_dir.map(std::path::Path::new).and_then(std::path::Path::parent) {
+        if !dir.as_os_str().is_empty() && !dir.is_dir() {
+            return Err(crate::error::usage(format!(
+                "--db: no such directory {}",
+                crate::util::text::clip(&dir.display().to_string())
+            )));
+        }
+    }
     let cfg = OltpConfig {
         db: a.db.clone(),
         scenario: Some(a.scenario.clone()),
@@ -89,7 +104,7 @@ pub fn run(a: OltpArgs) -> anyhow::Result<i32> {
 }
 
 fn run_with(a: &OltpArgs, s: &Arc<super::config::Settings>, url: &str) -> anyhow::Result<i32> {
-    let db: Arc<dyn Database> = Arc::from(super::open(url).map_err(|e| anyhow::anyhow!("--db: {e}"))?);
+    let db: Arc<dyn Database> = Arc::from(super::open(url).map_err(|e| crate::error::usage(format!("--db: {}", e.message)))?);
     let cancel = crate::util::Cancel::on_signals()?;
     super::prepare::prepare(db.as_ref(), s, &cancel, !a.quiet || a.prepare_only)?;
     if a.prepare_only {

@@ -129,6 +129,11 @@ pub fn prepare(c: &OltpConfig) -> anyhow::Result<Settings> {
         if db == "sqlite:" {
             return Err(usage("db = \"sqlite:\" needs a file path (sqlite:/path/to/file.db)"));
         }
+        // The URL as the backend reads it (no connection is made): a missing user, a bad port or
+        // an unknown parameter is bad input, found before anything starts.
+        if let Err(e) = super::open(db) {
+            return Err(usage(format!("db: {}", e.message)));
+        }
     }
     let scenario = match c.scenario.as_deref() {
         None => Scenario::ReadWrite,

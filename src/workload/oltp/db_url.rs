@@ -1,6 +1,7 @@
-//! The `db` URLs of the PostgreSQL and MySQL backends, parsed without a client library:
+//! The `db` URLs of the PostgreSQL and MySQL backends, without a client library:
 //! `scheme://[USER[:PASSWORD]@][HOST][:PORT][/DBNAME][?KEY=VALUE&...]` (user, password and
-//! database percent-decoded, an IPv6 host in brackets), and libpq's `key=value ...` form.
+//! database percent-decoded, an IPv6 host in brackets) through the project's one URL parser
+//! (`util::url`), and libpq's `key=value ...` form.
 //! Which keys a backend accepts is its own business ([`DbUrl::params`]).
 
 /// A parsed database URL.
@@ -19,74 +20,49 @@ pub struct DbUrl {
 /// Parse `url` (its scheme is not checked). The error is a short reason, without the password.
 pub fn parse(url: &str) -> Result<DbUrl, String> {
     match url.find("://") {
-        Some(i) => parse_url(&url[i + 3..]),
+        Some(i) => parse_url(&url[..i], &url[i + 3..]),
         None if url.contains('=') => parse_key_values(url),
         None => Err("no scheme://".to_string()),
     }
 }
 
-fn parse_url(rest: &str) -> Result<DbUrl, String> {
-    let (before_query, query) = match rest.find('?') {
-        Some(i) => (&rest[..i], Some(&rest[i + 1..])),
-        None => (rest, None),
-    };
-    // A '/' in the user info (an unencoded password) is not the path: look after the last '@'.
-    let at = before_query.rfind('@').map_or(0, |a| a + 1);
-    let (authority, path) = match before_query[at..].find('/') {
-        Some(j) => (&before_query[..at + j], Some(&before_query[at + j + 1..])),
-        None => (before_query, None),
-    };
-    let mut out = DbUrl::default();
-    let host_port = match authority.rfind('@') {
+/// A URL, through the project's one URL parser. A password may be written unencoded (`/`, `@` and
+/// `:` in it): everything up to the last `@` before the query is the user information, encoded
+/// here before the URL is parsed.
+fn parse_url(scheme: &str, rest: &str) -> Result<DbUrl, String> {
+    let before_query = rest.split('?').next().unwrap_or("");
+    let rest = match before_query.rfind('@') {
         Some(at) => {
-            let info = &authority[..at];
-            let (user, password) = match info.find(':') {
-                Some(c) => (&info[..c], Some(&info[c + 1..])),
-                None => (info, None),
+            let (user, password) = match rest[..at].split_once(':') {
+                Some((u, p)) => (u, Some(p)),
+                None => (&rest[..at], None),
             };
-            if !user.is_empty() {
-                out.user = Some(String::from_utf8_lossy(&decode(user)?).into_owned());
-            }
-            out.password = password.map(decode).transpose()?;
-            &authority[at + 1..]
+            let enc = |s: &str| s.replace('/', "%2F").replace('@', "%40").replace(':', "%3A").replace('#', "%23");
+            let info = match password {
+                Some(p) => format!("{}:{}", enc(user), enc(p)),
+                None => enc(user),
+            };
+            format!("{info}@{}", &rest[at + 1..])
         }
-        None => authority,
+        None => rest.to_string(),
     };
-    let (host, port) = split_host_port(host_port)?;
-    out.host = host;
-    out.port = port;
-    if let Some(db) = path.filter(|p| !p.is_empty()) {
-        out.database = Some(String::from_utf8_lossy(&decode(db)?).into_owned());
+    let u = crate::util::url::Url::parse(&format!("{scheme}://{rest}"))?;
+    let mut out = DbUrl {
+        user: u.user,
+        password: u.password,
+        host: u.host,
+        port: u.port,
+        ..DbUrl::default()
+    };
+    if let Some(db) = u.path.strip_prefix('/').filter(|p| !p.is_empty()) {
+        out.database = Some(String::from_utf8_lossy(&crate::util::url::decode(db)?).into_owned());
     }
-    for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+    for pair in u.query.as_deref().unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
-        let v = String::from_utf8_lossy(&decode(v)?).into_owned();
+        let v = String::from_utf8_lossy(&crate::util::url::decode(v)?).into_owned();
         out.set(k, v)?;
     }
     Ok(out)
-}
-
-fn split_host_port(s: &str) -> Result<(String, Option<u16>), String> {
-    let (host, port) = if let Some(rest) = s.strip_prefix('[') {
-        let end = rest.find(']').ok_or("an IPv6 host without its closing ']'")?;
-        let after = &rest[end + 1..];
-        let port = match after.strip_prefix(':') {
-            Some(p) => Some(p),
-            None if after.is_empty() => None,
-            None => return Err(format!("unexpected '{after}' after the host")),
-        };
-        (rest[..end].to_string(), port)
-    } else {
-        match s.rfind(':') {
-            Some(c) => (s[..c].to_string(), Some(&s[c + 1..])),
-            None => (s.to_string(), None),
-        }
-    };
-    let port = match port {
-        None | Some("") => None,
-        Some(p) => Some(p.parse::<u16>().map_err(|_| format!("bad port '{p}'"))?),
-    };
-    Ok((host, port))
 }
 
 /// libpq's `host=127.0.0.1 port=5432 user=bob dbname=sb` (values may be 'quoted').
@@ -150,24 +126,6 @@ impl DbUrl {
     }
 }
 
-/// Percent-decoding (`%40` → `@`).
-fn decode(s: &str) -> Result<Vec<u8>, String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = s.get(i + 1..i + 3).and_then(|h| u8::from_str_radix(h, 16).ok());
-            out.push(hex.ok_or("a '%' not followed by two hex digits")?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    Ok(out)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -190,7 +148,10 @@ mod tests {
         let u = parse("host=h port=6000 user=bob password='a b\\'c' dbname=sb").expect("parses");
         assert_eq!((u.host.as_str(), u.port, u.user.as_deref()), ("h", Some(6000), Some("bob")));
         assert_eq!(u.password.as_deref(), Some(&b"a b'c"[..]));
-        assert_eq!(parse("postgres://h:notaport/x").err().as_deref(), Some("bad port 'notaport'"));
+        assert!(parse("postgres://h:notaport/x").expect_err("a bad port").contains("`notaport`"));
+        let u = parse("postgres://[::1]:5433/x").expect("parses");
+        assert_eq!((u.host.as_str(), u.port), ("::1", Some(5433)));
+        assert!(parse("postgres://[::1/x").expect_err("no ]").contains("closing"));
         assert!(parse("postgres://h/x?a=1").expect("parses").only_params(&["b"]).is_err());
         assert!(parse("postgres://u:%zz@h/x").is_err());
     }

@@ -175,26 +175,23 @@ impl RandType {
     }
 }
 
-/// A small reproducible random sequence (SplitMix64).
+/// The ids and strings of one worker (or one table's load), drawn from the project's seeded
+/// generator (`util::rng`).
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(crate::util::rng::Rng);
 
 impl Rng {
     pub fn new(seed: u64) -> Rng {
-        Rng(seed ^ 0x5DEE_CE66_D1CE_4E5B)
+        Rng(crate::util::rng::Rng::seeded(seed ^ 0x5DEE_CE66_D1CE_4E5B))
     }
 
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// Uniform in `1..=n` (n ≥ 1).
     pub fn uniform(&mut self, n: u64) -> i64 {
-        1 + (self.next_u64() % n.max(1)) as i64
+        1 + self.0.below(n) as i64
     }
 
     /// An id in `1..=n` drawn as `rand` says.
