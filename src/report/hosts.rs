@@ -97,6 +97,8 @@ pub struct HostRow {
     pub peak: Option<f64>,
     pub recovery: Option<f64>,
     pub recovery_s: Option<f64>,
+    /// The load moved the metric and, in some trial, it never came back.
+    pub never_recovered: bool,
 }
 
 /// A chart's data: its title, the trial's phases and metric → (t_s, value).
@@ -322,6 +324,7 @@ fn host_report(host: &str, groups: &[(String, Vec<&Loaded>)], first_chart: usize
                     peak: p.peak,
                     recovery: p.recovery,
                     recovery_s: p.recovery_s,
+                    never_recovered: p.never_recovered,
                 })
             })
             .filter(|r| !idle_device(r))

@@ -91,9 +91,12 @@ pub struct PhaseRow {
     pub under_load: Option<f64>,
     pub peak: Option<f64>,
     pub recovery: Option<f64>,
-    /// Worst (largest) seconds after the load ended until the metric was back within 10 % of its
-    /// baseline, over the point's trials; None if it never came back or there is no recovery phase.
+    /// Worst (largest) seconds after the load ended until the metric was back at its baseline
+    /// (within 10 %, or its noise where wider), over the trials whose load moved it; None where the
+    /// load did not move it, where it never came back, or with no recovery phase.
     pub recovery_s: Option<f64>,
+    /// The load moved the metric and, in some trial, it never came back.
+    pub never_recovered: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -1,8 +1,8 @@
 //! Several experiments in one report: `perflab report RUN_A RUN_B ...` over runs of different plans
-//! writes one document with a section per experiment (the runs of one plan still pool into one
-//! experiment) and, first, one summary across them: what ran, each experiment's warnings, and one
-//! optimization table (metric, variant, before, after, Δ %, 95 % CI, verdict) with the experiment
-//! in its first column. report.json is a model whose `experiments` are the experiments' own models;
+//! writes one document (the runs of one plan still pool into one experiment): first one summary
+//! across them (what ran, how many warnings each, one optimization table with the experiment in its
+//! first column), one system table of every experiment's busiest point, and each experiment's answer
+//! (its summary's tables); each experiment's own sections follow in the appendix. report.json is a model whose `experiments` are the experiments' own models;
 //! the charts of experiment i are `charts/e<i>_<name>.svg`.
 
 use super::assemble;
@@ -33,10 +33,13 @@ pub fn experiments<'a>(dirs: &[&'a Path]) -> anyhow::Result<Option<Vec<Experimen
     Ok((groups.len() > 1).then_some(groups))
 }
 
-/// The combined model, its document and its charts.
+/// The combined model, its document and its charts. The body holds the summary across the
+/// experiments, one system table of every experiment's busiest point, and per experiment its
+/// answer (the tables of its own summary, and its probes); each experiment's own sections, its
+/// summary first, are in the appendix, a link away.
 pub fn build(groups: &[Experiment]) -> anyhow::Result<Built> {
     let mut parts = Vec::new();
-    let mut body: Vec<Section> = Vec::new();
+    let mut answers: Vec<Section> = Vec::new();
     let mut appendix: Vec<Section> = Vec::new();
     let mut all_charts = Vec::new();
     for (i, (plan, dirs)) in groups.iter().enumerate() {
@@ -44,8 +47,12 @@ pub fn build(groups: &[Experiment]) -> anyhow::Result<Built> {
         super::related::caveats(&mut m);
         let charts = charts::render(&mut m)?;
         let prefix = format!("e{}_", i + 1);
-        for mut s in doc::build(&m, &charts) {
-            s.title = format!("{}: {}", safe(plan), s.title);
+        let plan = safe(plan);
+        let sections = doc::build(&m, &charts);
+        answers.push(answer(&plan, &sections));
+        for mut s in sections {
+            s.title = format!("{plan}: {}", s.title);
+            s.appendix = true;
             for b in &mut s.blocks {
                 match b {
                     Block::Chart(name) => *name = format!("{prefix}{name}"),
@@ -60,34 +67,97 @@ pub fn build(groups: &[Experiment]) -> anyhow::Result<Built> {
                     Block::Linked { anchor, .. } if anchor.starts_with("answer") => *anchor = format!("{prefix}{anchor}"),
                     Block::Linked { anchor, .. } => {
                         // A section of this experiment: its heading is prefixed with the plan.
-                        let title = format!("{}: {}", safe(plan), anchor.replace('-', " "));
+                        let title = format!("{}: {}", plan, anchor.replace('-', " "));
                         *anchor = Section::new(&title, Vec::new()).anchor();
                     }
+                    Block::Link { section, .. } => *section = format!("{plan}: {section}"),
                     _ => {}
                 }
             }
-            if s.appendix {
-                appendix.push(s);
-            } else {
-                body.push(s);
-            }
+            appendix.push(s);
         }
         all_charts.extend(charts.into_iter().map(|(n, svg)| (format!("{prefix}{n}"), svg)));
         parts.push(m);
     }
-    let summary = summary(&parts);
-    let model = shell(parts);
-    let mut sections = vec![summary];
-    sections.extend(body);
+    let mut sections = vec![summary(&parts)];
+    sections.extend(systems(&parts));
+    sections.extend(answers);
     sections.extend(appendix);
+    let model = shell(parts);
     Ok((model, sections, all_charts))
+}
+
+/// One experiment's answer in the body: the tables of its summary and of its probes, and a link to
+/// its own sections.
+fn answer(plan: &str, sections: &[Section]) -> Section {
+    let tables = |title: &'static str| {
+        sections
+            .iter()
+            .filter(move |s| s.title == title)
+            .flat_map(|s| s.blocks.iter())
+            .filter_map(|b| match b {
+                Block::Table(t) => Some(table_of(t)),
+                _ => None,
+            })
+    };
+    let mut blocks = vec![Block::Link {
+        text: "Its summary (what ran, the warnings, the findings), its system table and every figure:".into(),
+        section: format!("{plan}: Summary"),
+    }];
+    blocks.extend(tables("Summary"));
+    blocks.extend(tables("Latency probes: idle vs under load"));
+    Section::new(plan, blocks)
+}
+
+/// One table of every experiment's busiest point: CPU busy, memory used, and the disks, interfaces
+/// and processes the load moved.
+fn systems(parts: &[ReportModel]) -> Option<Section> {
+    let mut rows = Vec::new();
+    for m in parts {
+        let Some((p, headline)) = doc::system_headline(m) else {
+            continue;
+        };
+        for r in headline {
+            let mut row = vec![plan_of(m), safe(&p.label), r.metric.clone()];
+            row.extend([r.baseline, r.under_load, r.peak, r.recovery].map(doc::opt));
+            row.push(doc::recovery_cell(r.recovery_s, r.never_recovered));
+            rows.push(row);
+        }
+    }
+    if rows.is_empty() {
+        return None;
+    }
+    let header = [
+        "experiment",
+        "point",
+        "metric",
+        "Baseline",
+        "Under load",
+        "Peak",
+        "Recovery",
+        "recovery time",
+    ];
+    Some(Section::new(
+        "System under load, every experiment",
+        vec![
+            Block::Para(format!(
+                "Each experiment at its busiest point: CPU busy and memory used, and the disks, interfaces and \
+                 processes the load moved (each experiment's own system table, in the appendix, has every metric). \
+                 Baseline = mean before the load, Under load = mean during it, Peak = its highest sample, Recovery = \
+                 mean after it. {}",
+                doc::RECOVERY_NOTE
+            )),
+            table(&header, rows),
+        ],
+    ))
 }
 
 /// The summary across the experiments.
 fn summary(parts: &[ReportModel]) -> Section {
     let names: Vec<String> = parts.iter().map(plan_of).collect();
     let mut blocks = vec![Block::Para(format!(
-        "{} experiments in one report, a section each: {}. Runs of one plan are pooled into its experiment.",
+        "{} experiments in one report, a section each: {}. Runs of one plan are pooled into its experiment; each \
+         experiment's warnings are in its own summary.",
         parts.len(),
         names.join(", ")
     ))];
@@ -102,18 +172,15 @@ fn summary(parts: &[ReportModel]) -> Section {
                 format!("{ok} ok / {failed} failed"),
                 safe(m.overview.compare.as_deref().unwrap_or("–")),
                 safe(m.overview.x.as_deref().unwrap_or("–")),
+                m.overview.warnings.len().to_string(),
             ]
         })
         .collect();
-    blocks.push(table(&["experiment", "runs", "trials", "compared", "x"], rows));
-    for m in parts {
-        for w in &m.overview.warnings {
-            blocks.push(Block::Para(format!("Warning ({}): {w}", plan_of(m))));
-        }
-    }
+    blocks.push(table(&["experiment", "runs", "trials", "compared", "x", "warnings"], rows));
     let mut rows = Vec::new();
+    let mut cis = doc::CiCells::new();
     for m in parts {
-        for mut r in doc::optimization_rows(m) {
+        for mut r in doc::optimization_rows(m, &mut cis) {
             r.insert(0, plan_of(m));
             rows.push(r);
         }
@@ -125,8 +192,16 @@ fn summary(parts: &[ReportModel]) -> Section {
             "Optimization summary across the experiments: in each, the other values of its compared parameter against its baseline, at its largest x.".into(),
         ));
         blocks.push(table(&header, rows));
+        blocks.extend(cis.note().map(Block::Para));
     }
     Section::new("Summary", blocks)
+}
+
+fn table_of(t: &Table) -> Block {
+    Block::Table(Table {
+        header: t.header.clone(),
+        rows: t.rows.clone(),
+    })
 }
 
 fn table(header: &[&str], rows: Vec<Vec<String>>) -> Block {

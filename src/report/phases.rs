@@ -55,6 +55,7 @@ fn phase_row(metric: &str, summaries: &[Vec<PhaseStats>]) -> PhaseRow {
         peak: p.as_ref().and_then(|p| p.peak),
         recovery: p.as_ref().and_then(|p| p.recovery),
         recovery_s: p.as_ref().and_then(|p| p.recovery_s),
+        never_recovered: p.as_ref().is_some_and(|p| p.never_recovered),
     }
 }
 

@@ -18,6 +18,9 @@ pub fn summary(title: &str, doc: &[Section]) -> String {
             if let Block::Linked { text, .. } = b {
                 o.push_str(&format!("{text}\n"));
             }
+            if let Block::Link { text, section } = b {
+                o.push_str(&format!("{text} {section} (in the report files)\n"));
+            }
             let t = match b {
                 Block::Table(t) | Block::Answer { table: t, .. } => Some(t),
                 _ => None,

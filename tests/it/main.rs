@@ -24,9 +24,11 @@ mod common;
 #[allow(dead_code)]
 mod db_servers;
 mod examples;
+mod examples_first_screen;
 mod exec_live;
 mod exec_workload;
 mod faults;
+mod first_screen;
 mod fuzz_adapters;
 mod fuzz_common;
 mod fuzz_plan;

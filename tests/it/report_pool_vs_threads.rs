@@ -7,7 +7,7 @@
 //! load phase is only an upper bound), so every point holds the 100 values a p99 needs however
 //! slow the machine is.
 
-use perflab::report::doc::num_ci;
+use perflab::report::doc::{delta_pct, num_ci};
 use std::process::Command;
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
@@ -65,7 +65,8 @@ fn each_model_at_every_concurrency_with_its_verdict_and_a_panel_per_size() {
                     if model != "pool" {
                         let delta = c["delta_pct"].as_f64().expect("a Δ % against the pool");
                         assert!(!c["verdict"].is_null(), "a verdict: {c}");
-                        text.push_str(&format!(" ({delta:+.1} %, "));
+                        let ci = c["ci95_pct"].as_array().map(|b| (b[0].as_f64().unwrap(), b[1].as_f64().unwrap()));
+                        text.push_str(&format!(" ({}, ", delta_pct(delta, ci)));
                     } else {
                         text.push_str(" |");
                     }

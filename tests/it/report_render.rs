@@ -3,7 +3,10 @@
 
 use crate::report_common;
 
-use perflab::report::{doc::num, write, Formats};
+use perflab::report::{
+    doc::{num, num_ci, sig2, CiCells},
+    write, Formats,
+};
 use report_common::{all_files, synthetic_run, SECRET, XSS};
 use std::path::Path;
 
@@ -120,14 +123,17 @@ fn json_numbers_equal_table_numbers() {
         let label = p["label"].as_str().unwrap();
         for m in p["metrics"].as_array().unwrap() {
             let s = &m["summary"];
+            // The mean and median rounded to their CI, the sd to 2 significant digits, the CI
+            // only where it means something (n ≥ 3, no wider than the mean).
+            let (mean, ci, n) = (s["mean"].as_f64().unwrap(), s["ci95"].as_f64(), s["n"].as_u64().unwrap());
             let cells = [
-                s["n"].as_u64().unwrap().to_string(),
-                num(s["mean"].as_f64().unwrap()),
-                num(s["median"].as_f64().unwrap()),
-                num(s["sd"].as_f64().unwrap()),
+                n.to_string(),
+                num_ci(mean, ci),
+                num_ci(s["median"].as_f64().unwrap(), ci),
+                sig2(s["sd"].as_f64().unwrap()),
                 num(s["min"].as_f64().unwrap()),
                 num(s["max"].as_f64().unwrap()),
-                format!("± {}", num(s["ci95"].as_f64().unwrap())),
+                CiCells::new().mean(mean, ci, n as usize),
             ];
             let row = format!(
                 "| {} | {} ({}) | {} |",

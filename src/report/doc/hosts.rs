@@ -2,8 +2,8 @@
 //! host's system table per point with its charts, and, for `perflab compare` of runs made against
 //! different machines, the machines side by side.
 
-use super::table::{num, system_table, table, Block, Section};
-use crate::report::hosts::{HostFacts, HostPoint};
+use super::table::{num, opt, recovery_cell, system_table, table, trials, Block, PhaseCells, Section, RECOVERY_NOTE};
+use crate::report::hosts::{HostFacts, HostPoint, HostRow};
 use crate::report::loaded::safe;
 use crate::report::model::ReportModel;
 
@@ -84,41 +84,84 @@ pub fn facts(m: &ReportModel) -> Option<Section> {
     ))
 }
 
-fn point_table(p: &HostPoint) -> Block {
-    system_table(
-        p.system
-            .iter()
-            .map(|r| (r.metric.as_str(), [r.baseline, r.under_load, r.peak, r.recovery], r.recovery_s)),
+fn cells(r: &HostRow) -> PhaseCells<'_> {
+    (
+        r.metric.as_str(),
+        [r.baseline, r.under_load, r.peak, r.recovery],
+        r.recovery_s,
+        r.never_recovered,
     )
 }
 
-/// One section per remote host: Baseline / Under load / Peak / Recovery per point, and its charts.
+/// The point with the largest CPU busy under load on the host.
+fn busiest(points: &[HostPoint]) -> Option<&HostPoint> {
+    let busy = |p: &HostPoint| {
+        p.system
+            .iter()
+            .find(|r| r.metric == "cpu_busy_pct")
+            .and_then(|r| r.under_load)
+            .unwrap_or(0.0)
+    };
+    points.iter().max_by(|a, b| busy(a).total_cmp(&busy(b)))
+}
+
+/// The appendix section's title for a host's every point.
+fn all_points_title(host: &str) -> String {
+    format!("Host {host} per point")
+}
+
+/// Per remote host, in the body: the busiest point's Baseline / Under load / Peak / Recovery table
+/// and its charts; in the appendix: every point's rows in one table (a column for the point).
 pub fn per_host(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
-    m.hosts
-        .reports
-        .iter()
-        .filter(|r| !r.points.is_empty())
-        .map(|r| {
-            let mut blocks = vec![Block::Para(format!(
-                "Sampled on `{}` (its system and, where the target ran there, the target's process tree), placed on this \
-                 machine's timeline. Over each point's trials: Baseline = mean before load, Under load = mean during \
-                 load, Peak = max during load, Recovery = mean after load; recovery time = worst seconds after the load \
-                 ended until the metric was within 10 % of its baseline.",
-                safe(&r.host)
-            ))];
-            for p in &r.points {
-                blocks.push(Block::Para(format!("Point {} (n = {} trials):", safe(&p.label), p.trials)));
-                blocks.push(point_table(p));
-            }
-            blocks.extend(
-                r.charts
-                    .iter()
-                    .filter(|c| charts.iter().any(|(n, _)| n == *c))
-                    .map(|c| Block::Chart(c.clone())),
-            );
-            Section::new(&format!("Host {}", safe(&r.host)), blocks)
-        })
-        .collect()
+    let mut out = Vec::new();
+    for r in m.hosts.reports.iter().filter(|r| !r.points.is_empty()) {
+        let host = safe(&r.host);
+        let Some(p) = busiest(&r.points) else { continue };
+        let which = if r.points.len() == 1 {
+            format!("The only point (n = {})", trials(p.trials))
+        } else {
+            format!("At the busiest point, {} (n = {})", safe(&p.label), trials(p.trials))
+        };
+        let mut blocks = vec![
+            Block::Para(format!(
+                "Sampled on `{host}` (its system and, where the target ran there, the target's process tree), placed \
+                 on this machine's timeline. {which}: Baseline = mean before the load, Under load = mean during it, \
+                 Peak = its highest sample, Recovery = mean after it. {RECOVERY_NOTE}"
+            )),
+            system_table(p.system.iter().map(cells)),
+        ];
+        if r.points.len() > 1 {
+            blocks.push(Block::Link {
+                text: "Every point:".into(),
+                section: all_points_title(&host),
+            });
+        }
+        blocks.extend(
+            r.charts
+                .iter()
+                .filter(|c| charts.iter().any(|(n, _)| n == *c))
+                .map(|c| Block::Chart(c.clone())),
+        );
+        out.push(Section::new(&format!("Host {host}"), blocks));
+        if r.points.len() > 1 {
+            let rows = r
+                .points
+                .iter()
+                .flat_map(|p| {
+                    p.system.iter().map(|row| {
+                        let (metric, figures, s, never) = cells(row);
+                        let mut v = vec![safe(&p.label), metric.to_string()];
+                        v.extend(figures.map(opt));
+                        v.push(recovery_cell(s, never));
+                        v
+                    })
+                })
+                .collect();
+            let header = ["point", "metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"];
+            out.push(Section::new(&all_points_title(&host), vec![table(&header, rows)]).in_appendix());
+        }
+    }
+    out
 }
 
 /// `perflab compare` of runs made against different machines: each run's machine side by side.

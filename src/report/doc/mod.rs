@@ -9,31 +9,41 @@ mod points;
 mod probes;
 mod run;
 mod summary;
+mod system;
 mod table;
 mod verdicts;
 
 pub use summary::{optimization_rows, OPTIMIZATION_HEADER};
-pub use table::{num, num_ci, opt, param, Block, Section, Table};
+pub use system::headline as system_headline;
+pub use table::{delta_pct, num, num_ci, opt, param, recovery_cell, sig2, Block, CiCells, Section, Table, RECOVERY_NOTE};
 
 use crate::report::model::ReportModel;
 
 /// Build the document. `charts` are the chart files (name, SVG) in the order `charts::render`
 /// made them; sections refer to them by name.
 pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
+    // What the plan asks comes first: its probes (idle vs under load), then for a sweep without
+    // probes the scaling, otherwise the system under load.
+    let (system, scaling) = (system::summary(m), verdicts::scaling(m, charts));
+    let (first, second) = match m.scaling.is_some() && m.probes.is_empty() {
+        true => (scaling, system),
+        false => (system, scaling),
+    };
     let mut sections: Vec<Section> = [
         Some(summary::summary(m, charts)),
         hosts::compared(m),
-        Some(run::run_facts(m)),
-        hosts::facts(m),
-        verdicts::scaling(m, charts),
+        probes::section(m),
+        first,
+        second,
         verdicts::latency_charts(charts),
         Some(verdicts::findings(m)),
-        points::system_summary(m),
-        probes::section(m, charts),
+        Some(run::run_facts(m)),
+        hosts::facts(m),
         Some(verdicts::comparison(m).in_appendix()),
         Some(points::metrics(m).in_appendix()),
         Some(points::latency(m, charts).in_appendix()),
-        Some(points::system(m, charts).in_appendix()),
+        Some(system::all_points(m, charts).in_appendix()),
+        probes::details(m, charts).map(Section::in_appendix),
         verdicts::findings_evidence(m).map(Section::in_appendix),
         Some(run::failed_trials(m).in_appendix()),
     ]
@@ -46,5 +56,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         None => sections.iter().position(|s| s.appendix).unwrap_or(sections.len()),
     };
     sections.splice(at..at, hosts::per_host(m, charts));
+    // The body first, then the appendix (a host's every-point table joins the appendix).
+    sections.sort_by_key(|s| s.appendix);
     sections
 }

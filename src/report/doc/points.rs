@@ -1,17 +1,19 @@
-//! The sections per matrix point: its metrics across repetitions, its latency percentiles and its
-//! system table.
+//! The sections per matrix point: its metrics across repetitions and its latency percentiles (the
+//! system tables are `system.rs`).
 
-use super::table::{chart_blocks, num, system_table, table, with_unit, Block, Section};
+use super::table::{num, num_ci, sig2, table, with_unit, Block, CiCells, Section};
 use crate::report::loaded::safe;
-use crate::report::model::{MetricRow, PointReport, ReportModel};
+use crate::report::model::{MetricRow, ReportModel};
 
-/// n, mean, median, sd, min, max, 95 % CI and CV of every metric at every point.
+/// n, mean, median, sd, min, max, 95 % CI and CV of every metric at every point; the mean and
+/// median rounded to what the CI supports, the CI shown only where it means something.
 pub fn metrics(m: &ReportModel) -> Section {
     let pooled = m.runs.len() > 1;
+    let mut cis = CiCells::new();
     let mut rows = Vec::new();
     for p in &m.points {
         for r in &p.metrics {
-            rows.push(metric_row(&p.label, r, pooled));
+            rows.push(metric_row(&p.label, r, pooled, &mut cis));
         }
     }
     let mut header = vec!["point", "metric", "n", "mean", "median", "sd (σ)", "min", "max", "95 % CI", "CV"];
@@ -20,14 +22,17 @@ pub fn metrics(m: &ReportModel) -> Section {
     }
     header.push("warnings");
     let intro = Block::Para(
-        "Across repetitions: n, mean, median, sd (σ, sample), min, max, ± 95 % CI of the mean (Student t), CV. \
-         ⚠ marks CV > 10 % (noisy) or n < 3 (too few to trust)."
+        "Across repetitions: n, mean, median, sd (σ, sample), min, max, ± 95 % CI of the mean (Student t), CV; \
+         the mean and median rounded to what the CI supports (at least 2 significant digits). ⚠ marks CV > 10 % \
+         (noisy) or n < 3 (too few to trust)."
             .into(),
     );
-    Section::new("Metrics per point", vec![intro, table(&header, rows)])
+    let mut blocks = vec![intro, table(&header, rows)];
+    blocks.extend(cis.note().map(Block::Para));
+    Section::new("Metrics per point", blocks)
 }
 
-fn metric_row(point: &str, r: &MetricRow, pooled: bool) -> Vec<String> {
+fn metric_row(point: &str, r: &MetricRow, pooled: bool, cis: &mut CiCells) -> Vec<String> {
     let s = &r.summary;
     let mut warn = Vec::new();
     if s.noisy {
@@ -40,16 +45,16 @@ fn metric_row(point: &str, r: &MetricRow, pooled: bool) -> Vec<String> {
         safe(point),
         with_unit(&r.name, &r.unit),
         s.n.to_string(),
-        num(s.mean),
-        num(s.median),
-        num(s.sd),
+        num_ci(s.mean, s.ci95),
+        num_ci(s.median, s.ci95),
+        sig2(s.sd),
         num(s.min),
         num(s.max),
-        s.ci95.map_or("–".into(), |c| format!("± {}", num(c))),
-        s.cv_pct.map_or("–".into(), |c| format!("{} %", num(c))),
+        cis.mean(s.mean, s.ci95, s.n),
+        s.cv_pct.map_or("–".into(), |c| format!("{} %", sig2(c))),
     ];
     if pooled {
-        row.push(r.between_run_cv_pct.map_or("–".into(), |c| format!("{} %", num(c))));
+        row.push(r.between_run_cv_pct.map_or("–".into(), |c| format!("{} %", sig2(c))));
     }
     row.push(warn.join(" "));
     row
@@ -153,75 +158,4 @@ fn printed_table(m: &ReportModel) -> Vec<Block> {
         ),
         table(&["point", "metric", "n trials", "median", "min", "max", "note"], rows),
     ]
-}
-
-/// The Baseline / Under load / Peak / Recovery rows of one point.
-fn phase_table(p: &PointReport) -> Block {
-    system_table(
-        p.system
-            .iter()
-            .map(|r| (r.metric.as_str(), [r.baseline, r.under_load, r.peak, r.recovery], r.recovery_s)),
-    )
-}
-
-const PHASES_INTRO: &str = "Over all the point's trials: Baseline = mean before load, Under load = mean during load, \
-     Peak = max during load, Recovery = mean after load; recovery time = worst seconds after the load ended until \
-     the metric was within 10 % of its baseline (– = never or not measured).";
-
-/// The system table of the busiest point (the largest CPU busy under load), devices and interfaces
-/// that carried nothing left out; every point's table is in the appendix.
-pub fn system_summary(m: &ReportModel) -> Option<Section> {
-    let busy = |p: &PointReport| {
-        p.system
-            .iter()
-            .find(|r| r.metric == "cpu_busy_pct")
-            .and_then(|r| r.under_load)
-            .unwrap_or(0.0)
-    };
-    let p = m
-        .points
-        .iter()
-        .filter(|p| !p.system.is_empty())
-        .max_by(|a, b| busy(a).total_cmp(&busy(b)))?;
-    let mut blocks = vec![
-        Block::Para(format!(
-            "At the busiest point, {} (n = {} trials, {} failed). {PHASES_INTRO}",
-            safe(&p.label),
-            p.trials,
-            p.failed
-        )),
-        phase_table(p),
-    ];
-    if !p.idle_devices.is_empty() {
-        blocks.push(Block::Para(format!(
-            "Left out, as they carried nothing at this point: {}.",
-            safe(&p.idle_devices.join(", "))
-        )));
-    }
-    Some(Section::new("System under load", blocks))
-}
-
-/// Baseline / Under load / Peak / Recovery of the system metrics, per point, with the trial
-/// charts.
-pub fn system(m: &ReportModel, charts: &[(String, String)]) -> Section {
-    let mut blocks = vec![Block::Para(format!(
-        "{PHASES_INTRO} In the trial charts the shading marks the phases: blue baseline, yellow warmup, orange \
-         load, green recovery."
-    ))];
-    for p in m.points.iter().filter(|p| !p.system.is_empty()) {
-        blocks.push(Block::Para(format!(
-            "Point {} (n = {} trials, {} failed){}:",
-            safe(&p.label),
-            p.trials,
-            p.failed,
-            if p.idle_devices.is_empty() {
-                String::new()
-            } else {
-                format!("; left out, as they carried nothing: {}", safe(&p.idle_devices.join(", ")))
-            }
-        )));
-        blocks.push(phase_table(p));
-    }
-    blocks.extend(chart_blocks(charts, "trial_"));
-    Section::new("System per point", blocks)
 }

@@ -1,18 +1,180 @@
-//! The latency probes' section: per point and probe, the idle-vs-under-load table, the inflation
-//! with the CI of the difference, the probes' own traffic, and the two charts.
+//! The latency probes' sections: in the body, one table of every probe at every point, idle against
+//! under load (min, mean, max, sd, the inflation and the loss); in the appendix, per point and probe
+//! every phase, the difference of the means with its 95 % CI, the probes' own traffic and the two
+//! charts.
 
-use super::table::{chart_blocks, num, opt, table, Block, Section};
+use super::table::{chart_blocks, delta_pct, num, num_ci, opt, param, table, Block, CiCells, Section};
+use crate::report::loaded::safe;
 use crate::report::model::ReportModel;
+use crate::report::probes::{ProbePhase, ProbeReport};
 
-/// None when the run had no probes.
-pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> {
+/// The title of the appendix section with every phase of every probe (the body's table links to it).
+pub const DETAILS: &str = "Latency probes per point";
+
+/// A percentage of the probes: "0", "100", "2.5".
+fn pct(v: f64) -> String {
+    param(v)
+}
+
+/// " (2.5 % lost, 100 % failed)" for a phase whose probes were not all answered; "" otherwise.
+fn unanswered(ph: &ProbePhase) -> String {
+    let mut o = Vec::new();
+    if ph.loss_pct > 0.0 {
+        o.push(format!("{} % lost", pct(ph.loss_pct)));
+    }
+    if ph.failed_pct > 0.0 {
+        o.push(format!("{} % failed", pct(ph.failed_pct)));
+    }
+    if o.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", o.join(", "))
+    }
+}
+
+/// The phases the body compares: idle (the baseline) and under load.
+const COMPARED: [(&str, &str); 2] = [("baseline", "idle"), ("load", "under load")];
+
+/// One point: a row per probe and phase (idle, under load) with min, mean, max, sd and what was
+/// not answered, as a hand-written latency table has it.
+fn one_point(m: &ReportModel) -> Block {
+    let mut rows = Vec::new();
+    for p in &m.probes {
+        for (phase, name) in COMPARED {
+            let ph = p.phase(phase);
+            let r = ph.map(|x| &x.rtt);
+            rows.push(vec![
+                safe(&format!("{} ({})", p.probe, p.kind)),
+                name.to_string(),
+                ph.map_or("0".into(), |x| x.n.to_string()),
+                opt(r.and_then(|r| r.min_ms)),
+                opt(r.and_then(|r| r.mean_ms)),
+                opt(r.and_then(|r| r.max_ms)),
+                opt(r.and_then(|r| r.sd_ms)),
+                ph.map_or("–".into(), |x| format!("{} / {}", pct(x.loss_pct), pct(x.failed_pct))),
+            ]);
+        }
+    }
+    table(&["probe", "phase", "n", "min", "mean", "max", "sd", "lost / failed %"], rows)
+}
+
+/// Several points: a row per probe and phase (idle, under load), the mean round trip at each
+/// point in its column, with what was not answered.
+fn by_point(m: &ReportModel) -> Block {
+    let mut points: Vec<&str> = Vec::new();
+    let mut probes: Vec<(&str, &str)> = Vec::new();
+    for p in &m.probes {
+        if !points.contains(&p.point.as_str()) {
+            points.push(&p.point);
+        }
+        if !probes.contains(&(p.probe.as_str(), p.kind.as_str())) {
+            probes.push((&p.probe, &p.kind));
+        }
+    }
+    let mut rows = Vec::new();
+    for (probe, kind) in &probes {
+        for (phase, name) in COMPARED {
+            let mut row = vec![safe(&format!("{probe} ({kind})")), name.to_string()];
+            for point in &points {
+                let ph = m
+                    .probes
+                    .iter()
+                    .find(|p| p.probe == *probe && p.point == *point)
+                    .and_then(|p| p.phase(phase));
+                row.push(ph.map_or("–".into(), |x| format!("{}{}", opt(x.rtt.mean_ms), unanswered(x))));
+            }
+            rows.push(row);
+        }
+    }
+    // Points that differ in one parameter are columns headed by its value ("10" under "concurrency").
+    let one_key = points
+        .iter()
+        .map(|p| p.split_once('=').filter(|(_, v)| !v.contains(' ')).map(|(k, _)| k))
+        .collect::<Option<Vec<&str>>>()
+        .filter(|keys| keys.iter().all(|k| *k == keys[0]))
+        .and_then(|keys| keys.first().copied());
+    let mut header = vec!["probe".to_string(), one_key.map_or("phase".into(), |k| format!("phase ({k} →)"))];
+    header.extend(points.iter().map(|p| match one_key {
+        Some(k) => safe(p.trim_start_matches(k).trim_start_matches('=')),
+        None => safe(p),
+    }));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    table(&header, rows)
+}
+
+/// Every probe idle (baseline) against under load: with one point the seeds' table (min, mean, max,
+/// sd per probe and phase), with several the mean at each point; None without probes.
+pub fn section(m: &ReportModel) -> Option<Section> {
+    let first = m.probes.first()?;
+    let one = m.probes.iter().all(|p| p.point == first.point);
+    let (intro, body) = if one {
+        (
+            "Round trips of the probes in ms, sent while idle (the baseline) and under load, all trials pooled; \
+             lost = timed out or erred, failed = answered failure (a non-zero exit, HTTP ≥ 400), % of the probes \
+             sent. Every phase, inflation, the difference with its 95 % CI and the charts:",
+            one_point(m),
+        )
+    } else {
+        (
+            "Mean round trip of the probes in ms, sent while idle (the baseline) and under load, at each point (all \
+             its trials pooled); lost = timed out or erred, failed = answered failure (a non-zero exit, HTTP ≥ \
+             400), % of the probes sent. Min, max, sd, inflation, the difference with its 95 % CI and the charts:",
+            by_point(m),
+        )
+    };
+    Some(Section::new(
+        "Latency probes: idle vs under load",
+        vec![
+            Block::Link {
+                text: intro.into(),
+                section: DETAILS.into(),
+            },
+            body,
+        ],
+    ))
+}
+
+/// " Mean under load − mean idle: +0.12 ms (95 % CI +0.05 to +0.19 ms)." where the CI means
+/// something (n ≥ 3 a side, no wider than the idle mean), else the difference alone.
+fn difference(p: &ProbeReport, cis: &mut CiCells) -> String {
+    let Some(d) = p.diff_mean_ms else {
+        return String::new();
+    };
+    let base = p.phase("baseline").and_then(|b| b.rtt.mean_ms).filter(|b| *b > 0.0);
+    let n = [p.phase("baseline"), p.phase("load")]
+        .iter()
+        .map(|ph| ph.map_or(0, |x| x.rtt.count as usize))
+        .min()
+        .unwrap_or(0);
+    let pct = |x: f64| base.map(|b| 100.0 * x / b);
+    let ci_pct = p.diff_ci95_ms.and_then(|(lo, hi)| pct(lo).zip(pct(hi)));
+    let half = p.diff_ci95_ms.map(|(lo, hi)| (hi - lo).abs() / 2.0);
+    let mut text = format!(" Mean under load − mean idle: {} ms", num_ci(d, half));
+    if let Some(pd) = pct(d) {
+        text.push_str(&format!(" ({})", delta_pct(pd, ci_pct)));
+    }
+    match (cis.delta(ci_pct, n), p.diff_ci95_ms) {
+        (c, Some((lo, hi))) if c != "–" => {
+            text.push_str(&format!(", 95 % CI {} to {} ms", num_ci(lo, half), num_ci(hi, half)));
+        }
+        _ => {}
+    }
+    text.push('.');
+    text
+}
+
+/// Per point and probe: every phase's table, the difference of the means, the probe's own traffic
+/// and its two charts; None without probes.
+pub fn details(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> {
     if m.probes.is_empty() {
         return None;
     }
+    let mut cis = CiCells::new();
     let mut blocks = vec![Block::Para(
         "Each probe ran through every phase of every trial; a probe is counted in the phase it was sent in. \
-         Latency figures are of the replies (ms); loss is timeouts and errors, failed is answers that said failure (a command's non-zero exit, an HTTP status of 400 or more), both % of the probes sent. \
-         Inflation = median under load / median at baseline."
+         Latency figures are of the replies (ms); loss is timeouts and errors, failed is answers that said failure \
+         (a command's non-zero exit, an HTTP status of 400 or more), both % of the probes sent. Inflation = median \
+         under load / median at baseline."
             .into(),
     )];
     for (i, p) in m.probes.iter().enumerate() {
@@ -33,15 +195,8 @@ pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
         if let Some(x) = p.inflation {
             text.push_str(&format!(" Inflation ×{}.", num(x)));
         }
-        if let (Some(d), Some((lo, hi))) = (p.diff_mean_ms, p.diff_ci95_ms) {
-            text.push_str(&format!(
-                " Mean under load − mean at baseline: {} ms (95 % CI {} to {} ms).",
-                num(d),
-                num(lo),
-                num(hi)
-            ));
-        }
-        blocks.push(Block::Para(crate::report::loaded::safe(&text)));
+        text.push_str(&difference(p, &mut cis));
+        blocks.push(Block::Para(safe(&text)));
         let rows = p
             .phases
             .iter()
@@ -70,5 +225,6 @@ pub fn section(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
         ));
         blocks.extend(chart_blocks(charts, &format!("probe_{i:02}_")));
     }
-    Some(Section::new("Latency probes: idle vs under load", blocks))
+    blocks.extend(cis.note().map(Block::Para));
+    Some(Section::new(DETAILS, blocks))
 }

@@ -3,7 +3,7 @@
 //! variant against the baseline with Δ % and the verdict per cell) beside its chart, and the
 //! optimization summary when the plan compares variants.
 
-use super::table::{num_ci, table, Block, Section, Table};
+use super::table::{delta_pct, num_ci, table, Block, CiCells, Section, Table, MIN_CI_N};
 use crate::report::loaded::safe;
 use crate::report::model::{AnswerCell, Overview, ReportModel, Verdict};
 
@@ -109,8 +109,8 @@ fn verdict_short(v: &Verdict) -> String {
 fn cell_text(c: &AnswerCell) -> String {
     let mut o = c.text.clone().unwrap_or_else(|| num_ci(c.value, c.ci95));
     match (&c.delta_pct, &c.verdict) {
-        (Some(d), Some(v)) => o.push_str(&format!(" ({d:+.1} %, {})", verdict_short(v))),
-        (Some(d), None) => o.push_str(&format!(" ({d:+.1} %)")),
+        (Some(d), Some(v)) => o.push_str(&format!(" ({}, {})", delta_pct(*d, c.ci95_pct), verdict_short(v))),
+        (Some(d), None) => o.push_str(&format!(" ({})", delta_pct(*d, c.ci95_pct))),
         _ => {}
     }
     o
@@ -351,8 +351,9 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
     if o.optimization.is_empty() {
         return vec![];
     }
-    let rows = optimization_rows(m);
-    vec![
+    let mut cis = CiCells::new();
+    let rows = optimization_rows(m, &mut cis);
+    let mut blocks = vec![
         Block::Para(format!(
             "Optimization summary: before = {} = {}, after = each other value{}.",
             safe(o.compare.as_deref().unwrap_or("")),
@@ -360,7 +361,18 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
             o.x.as_deref().map_or(String::new(), |x| format!(", at the largest {}", safe(x)))
         )),
         table(&OPTIMIZATION_HEADER, rows),
-    ]
+    ];
+    blocks.extend(cis.note().map(Block::Para));
+    blocks
+}
+
+/// The repetitions behind a cell's comparison, as far as its CI goes: fewer than 3 where the test
+/// found too few samples.
+fn repetitions(c: &AnswerCell) -> usize {
+    match c.verdict {
+        Some(Verdict::TooFewSamples { .. }) => 0,
+        _ => MIN_CI_N,
+    }
 }
 
 /// The optimization table's header.
@@ -377,8 +389,9 @@ fn baseline_ci(o: &Overview, c: &AnswerCell) -> Option<f64> {
 }
 
 /// The optimization table's rows: figure, variant, before, after, Δ %, 95 % CI, verdict; the
-/// before and after figures rounded to what their 95 % CIs support.
-pub fn optimization_rows(m: &ReportModel) -> Vec<Vec<String>> {
+/// before and after figures rounded to what their 95 % CIs support, the CI shown where it means
+/// something (`cis` keeps why not).
+pub fn optimization_rows(m: &ReportModel, cis: &mut CiCells) -> Vec<Vec<String>> {
     let o = &m.overview;
     o.optimization
         .iter()
@@ -395,8 +408,8 @@ pub fn optimization_rows(m: &ReportModel) -> Vec<Vec<String>> {
                 safe(&at.join(" ")),
                 c.before.map_or("–".into(), |b| num_ci(b, baseline_ci(o, c))),
                 c.text.clone().unwrap_or_else(|| num_ci(c.value, c.ci95)),
-                c.delta_pct.map_or("–".into(), |d| format!("{d:+.1} %")),
-                c.ci95_pct.map_or("–".into(), |(a, b)| format!("[{a:+.1} %, {b:+.1} %]")),
+                c.delta_pct.map_or("–".into(), |d| delta_pct(d, c.ci95_pct)),
+                cis.delta(c.ci95_pct, repetitions(c)),
                 c.verdict.as_ref().map_or("–".into(), verdict_text),
             ]
         })

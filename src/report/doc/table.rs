@@ -1,12 +1,20 @@
 //! The document's building blocks (sections of paragraphs, tables and charts) and the number
 //! formatting every renderer shares.
 
-pub use crate::report::fmt::{num, num_ci, param, pct_ci};
+pub use crate::report::fmt::{delta_pct, num, num_ci, param, pct_ci, sig2, CiCells, MIN_CI_N};
 use crate::report::loaded::safe;
 
 /// A figure, or "–" when there is none.
 pub fn opt(v: Option<f64>) -> String {
     v.map_or("–".into(), num)
+}
+
+/// "1 trial", "3 trials".
+pub fn trials(n: usize) -> String {
+    match n {
+        1 => "1 trial".into(),
+        n => format!("{n} trials"),
+    }
 }
 
 /// "name (unit)", or the bare name for a count without a unit.
@@ -40,6 +48,12 @@ pub enum Block {
     Linked {
         text: String,
         anchor: String,
+    },
+    /// A paragraph ending with a link to another section of the document, named by its title
+    /// ("Every metric at every point: System per point").
+    Link {
+        text: String,
+        section: String,
     },
 }
 
@@ -101,18 +115,38 @@ pub fn chart_blocks(charts: &[(String, String)], prefix: &str) -> Vec<Block> {
         .collect()
 }
 
+/// One row of a Baseline / Under load / Peak / Recovery table: the metric, its four phase figures,
+/// its recovery time (None where the load did not move it) and whether it never came back.
+pub type PhaseCells<'a> = (&'a str, [Option<f64>; 4], Option<f64>, bool);
+
+/// The recovery-time cell: "0.25 s", "not back" (the load moved it and it never came back within
+/// the recovery phase), or "–" (the load did not move it beyond its baseline's noise, or there was
+/// no recovery phase).
+pub fn recovery_cell(recovery_s: Option<f64>, never: bool) -> String {
+    match (recovery_s, never) {
+        (Some(s), _) => format!("{} s", num(s)),
+        (None, true) => "not back".into(),
+        (None, false) => "–".into(),
+    }
+}
+
+/// What the recovery-time column means, said once under a system table.
+pub const RECOVERY_NOTE: &str = "Recovery time = worst seconds after the load until back at the baseline \
+     (within 10 %, or 3 sd of its samples), given only where the load moved the metric; \"not back\" = not within \
+     the recovery phase.";
+
 /// The Baseline / Under load / Peak / Recovery table of one point: per metric its four phase
 /// figures and its recovery time (this machine's and every remote host's).
-pub fn system_table<'a>(rows: impl Iterator<Item = (&'a str, [Option<f64>; 4], Option<f64>)>) -> Block {
+pub fn system_table<'a>(rows: impl Iterator<Item = PhaseCells<'a>>) -> Block {
     let rows = rows
-        .map(|(metric, [baseline, under_load, peak, recovery], recovery_s)| {
+        .map(|(metric, [baseline, under_load, peak, recovery], recovery_s, never)| {
             vec![
                 metric.to_string(),
                 opt(baseline),
                 opt(under_load),
                 opt(peak),
                 opt(recovery),
-                recovery_s.map_or("–".into(), |s| format!("{} s", num(s))),
+                recovery_cell(recovery_s, never),
             ]
         })
         .collect();

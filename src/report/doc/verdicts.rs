@@ -1,7 +1,7 @@
 //! The sections that judge the matrix: scaling along the swept parameter, the comparison of
 //! variants and the bottleneck findings.
 
-use super::table::{chart_blocks, num, num_ci, opt, param, pct_ci, table, with_unit, Block, Section};
+use super::table::{chart_blocks, num, num_ci, opt, param, pct_ci, table, with_unit, Block, CiCells, Section};
 use crate::analysis::bottleneck::{self, CAVEATS};
 use crate::report::loaded::safe;
 use crate::report::model::{Comparison, ReportModel, Scaling};
@@ -15,6 +15,7 @@ pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
         return (!blocks.is_empty()).then(|| Section::new("Figures", blocks));
     };
     let parameter = safe(&s.parameter);
+    let mut cis = CiCells::new();
     let rows = s
         .rows
         .iter()
@@ -23,8 +24,8 @@ pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
                 safe(&r.variant),
                 param(r.row.x),
                 r.row.n.to_string(),
-                num(r.row.throughput),
-                r.row.ci95.map_or("–".into(), |c| format!("± {}", num(c))),
+                num_ci(r.row.throughput, r.row.ci95),
+                cis.mean(r.row.throughput, r.row.ci95, r.row.n),
                 opt(r.row.speedup),
                 r.row.efficiency.map_or("–".into(), |e| format!("{} %", num(100.0 * e))),
                 opt(r.row.latency),
@@ -51,6 +52,7 @@ pub fn scaling(m: &ReportModel, charts: &[(String, String)]) -> Option<Section> 
         )),
         table(&header, rows),
     ];
+    blocks.extend(cis.note().map(Block::Para));
     blocks.extend(knees(s));
     blocks.extend(sweep_chart_blocks(charts));
     Some(Section::new("Scaling", blocks))
@@ -116,8 +118,10 @@ pub fn comparison(m: &ReportModel) -> Section {
          significant change is called improved or regressed by the metric's better direction."
             .into(),
     );
-    let rows = m.comparisons.iter().map(comparison_row).collect();
+    let mut cis = CiCells::new();
+    let rows = m.comparisons.iter().map(|c| comparison_row(c, &mut cis)).collect();
     let mut blocks = vec![intro, table(&header, rows)];
+    blocks.extend(cis.note().map(Block::Para));
     if m.comparisons.iter().any(|c| c.quantile.is_some()) {
         blocks.push(Block::Para(
             "† a percentile: a and b are the points' own percentiles of their merged histograms (every \
@@ -131,7 +135,7 @@ pub fn comparison(m: &ReportModel) -> Section {
 
 /// One row of the comparison table; the means and Δ % rounded to what the CI of Δ supports (its
 /// half-width, in the metric's unit for the means: the CI of b − a).
-fn comparison_row(c: &Comparison) -> Vec<String> {
+fn comparison_row(c: &Comparison, cis: &mut CiCells) -> Vec<String> {
     let r = &c.result;
     let pct_half = r.ci95_low_pct.zip(r.ci95_high_pct).map(|(a, b)| (b - a).abs() / 2.0);
     let diff_ci = pct_half.map(|h| h / 100.0 * r.mean_a.abs());
@@ -147,10 +151,7 @@ fn comparison_row(c: &Comparison) -> Vec<String> {
         num_ci(r.mean_a, diff_ci),
         num_ci(r.mean_b, diff_ci),
         r.delta_pct.map_or("–".into(), |d| format!("{} %", pct_ci(d, pct_half))),
-        match (r.ci95_low_pct, r.ci95_high_pct) {
-            (Some(a), Some(b)) => format!("[{} %, {} %]", pct_ci(a, pct_half), pct_ci(b, pct_half)),
-            _ => "–".into(),
-        },
+        cis.delta(r.ci95_low_pct.zip(r.ci95_high_pct), r.n_a.min(r.n_b)),
         r.test.name().to_string(),
         r.p.map_or("–".into(), |p| format!("{p:.4}")),
         verdict,

@@ -34,17 +34,35 @@ pub fn escape(s: &str) -> String {
     o
 }
 
-const CSS: &str = "body{font-family:system-ui,sans-serif;margin:2em;color:#222;max-width:1400px}\
-table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:13px}\
-th,td{border:1px solid #ccc;padding:3px 7px;text-align:right;vertical-align:top}\
+/// The page's style. The body's sections sit in a grid of columns at least 600 px wide (two on a
+/// 1400 px screen): the first section (the summary) and any with a wide table span the page, the
+/// others share a row, so that the summary and the tables after it fit the first screen.
+const CSS: &str = "body{font-family:system-ui,sans-serif;margin:0.8em 1.6em;color:#222;max-width:1400px;\
+font-size:14px;line-height:1.35}\
+table{border-collapse:collapse;margin:0.3em 0 0.8em;font-size:13px;line-height:1.25}\
+th,td{border:1px solid #ccc;padding:1px 6px;text-align:right;vertical-align:top}\
 th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}\
-h2{border-bottom:2px solid #ddd;padding-bottom:3px;margin-top:1.6em}\
-figure{margin:1em 0}svg{max-width:100%;height:auto}\
-h1{margin:0 0 0.3em}nav.toc{font-size:13px;margin-bottom:0.5em}\
+p{margin:0.3em 0}h1{font-size:1.6em;margin:0 0 0.2em}\
+h2{font-size:1.25em;border-bottom:2px solid #ddd;padding-bottom:2px;margin:0.8em 0 0.3em}\
+main{display:grid;grid-template-columns:repeat(auto-fit,minmax(600px,1fr));column-gap:2em;align-items:start}\
+main>section{min-width:0;overflow-x:auto}main>section.wide{grid-column:1/-1}\
+figure{margin:0.6em 0}svg{max-width:100%;height:auto}\
+nav.toc{font-size:13px;margin-bottom:0.3em}\
 details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}\
 .answer{display:flex;gap:1em;align-items:flex-start}.answer>div{flex:1 1 auto;min-width:0;overflow-x:auto}\
 .answer>figure{flex:0 0 460px;margin:0}.answer figcaption{font-size:12px}.answer table{margin-top:0}\
 p.obs{margin:0.2em 0;font-size:14px}p.obs a{text-decoration:none}tr:target{background:#fff3b0}";
+
+/// Tables wider than this many columns make their section span the page.
+const NARROW_COLUMNS: usize = 9;
+
+/// Does the section take the page's whole width: the first one, or one with a wide table?
+fn wide(i: usize, s: &Section) -> bool {
+    i == 0
+        || s.blocks
+            .iter()
+            .any(|b| matches!(b, Block::Table(t) if t.header.len() > NARROW_COLUMNS))
+}
 
 /// The page: the document's sections with the charts inline, written straight to `w` (the page
 /// is never held whole in memory).
@@ -58,11 +76,12 @@ pub fn write_page(w: &mut dyn std::io::Write, title: &str, doc: &[Section], char
     ));
     o.push_str(&format!("<h1>{}</h1>\n", escape(title)));
     toc(&mut o, doc);
+    o.push_str("<main>\n");
     let mut appendix = false;
-    for s in doc {
+    for (i, s) in doc.iter().enumerate() {
         if s.appendix && !appendix {
             appendix = true;
-            o.push_str("<h2 id=\"appendix\">Appendix</h2>\n");
+            o.push_str("</main>\n<h2 id=\"appendix\">Appendix</h2>\n");
         }
         if s.appendix {
             o.push_str(&format!(
@@ -71,39 +90,59 @@ pub fn write_page(w: &mut dyn std::io::Write, title: &str, doc: &[Section], char
                 escape(&s.title)
             ));
         } else {
-            o.push_str(&format!("<h2 id=\"{}\">{}</h2>\n", escape(&s.anchor()), escape(&s.title)));
+            let class = if wide(i, s) { " class=\"wide\"" } else { "" };
+            o.push_str(&format!(
+                "<section{class}>\n<h2 id=\"{}\">{}</h2>\n",
+                escape(&s.anchor()),
+                escape(&s.title)
+            ));
         }
-        for b in &s.blocks {
-            match b {
-                Block::Para(p) => o.push_str(&format!("<p>{}</p>\n", escape(p))),
-                Block::Chart(name) => {
-                    if let Some((_, svg)) = charts.iter().find(|(n, _)| n == name) {
-                        figure(&mut o, name, svg);
-                    }
-                }
-                Block::Table(t) => table(&mut o, t, &[]),
-                Block::Answer { table: t, row_ids, chart } => {
-                    o.push_str("<div class=\"answer\">\n<div>\n");
-                    table(&mut o, t, row_ids);
-                    o.push_str("</div>\n");
-                    if let Some((name, svg)) = chart.as_ref().and_then(|c| charts.iter().find(|(n, _)| n == c)) {
-                        figure(&mut o, name, svg);
-                    }
-                    o.push_str("</div>\n");
-                }
-                Block::Linked { text, anchor } => o.push_str(&format!(
-                    "<p class=\"obs\">{} <a href=\"#{}\" title=\"the row it reads\">↗</a></p>\n",
-                    escape(text),
-                    escape(anchor)
-                )),
-            }
-        }
-        if s.appendix {
-            o.push_str("</details>\n");
-        }
+        blocks(&mut o, s, doc, charts);
+        o.push_str(if s.appendix { "</details>\n" } else { "</section>\n" });
+    }
+    if !appendix {
+        o.push_str("</main>\n");
     }
     o.push_str("</body>\n</html>\n");
     o.finish()
+}
+
+/// A section's paragraphs, tables, charts and links.
+fn blocks(o: &mut Text, s: &Section, doc: &[Section], charts: &[(String, String)]) {
+    for b in &s.blocks {
+        match b {
+            Block::Para(p) => o.push_str(&format!("<p>{}</p>\n", escape(p))),
+            Block::Chart(name) => {
+                if let Some((_, svg)) = charts.iter().find(|(n, _)| n == name) {
+                    figure(o, name, svg);
+                }
+            }
+            Block::Table(t) => table(o, t, &[]),
+            Block::Answer { table: t, row_ids, chart } => {
+                o.push_str("<div class=\"answer\">\n<div>\n");
+                table(o, t, row_ids);
+                o.push_str("</div>\n");
+                if let Some((name, svg)) = chart.as_ref().and_then(|c| charts.iter().find(|(n, _)| n == c)) {
+                    figure(o, name, svg);
+                }
+                o.push_str("</div>\n");
+            }
+            Block::Linked { text, anchor } => o.push_str(&format!(
+                "<p class=\"obs\">{} <a href=\"#{}\" title=\"the row it reads\">↗</a></p>\n",
+                escape(text),
+                escape(anchor)
+            )),
+            Block::Link { text, section } => match doc.iter().find(|s| s.title == *section) {
+                Some(target) => o.push_str(&format!(
+                    "<p>{} <a href=\"#{}\">{}</a></p>\n",
+                    escape(text),
+                    escape(&target.anchor()),
+                    escape(&target.title)
+                )),
+                None => o.push_str(&format!("<p>{}</p>\n", escape(text))),
+            },
+        }
+    }
 }
 
 /// The table of contents, one line: the body's sections, then the appendix.

@@ -77,6 +77,10 @@ pub fn markdown(title: &str, doc: &[Section], charts: &[(String, String)]) -> St
                 Block::Linked { text, anchor } => {
                     o.push_str(&format!("{} [↗](#{})\n\n", md_cell(text), anchor_id(anchor)));
                 }
+                Block::Link { text, section } => match doc.iter().find(|s| s.title == *section) {
+                    Some(target) => o.push_str(&format!("{} [{}](#{})\n\n", md_cell(text), md_cell(&target.title), target.anchor())),
+                    None => o.push_str(&format!("{}\n\n", md_cell(text))),
+                },
             }
         }
     }

@@ -1,0 +1,215 @@
+//! The system tables: Baseline / Under load / Peak / Recovery of the busiest point in the body (the
+//! rows the load moved, and CPU and memory always, by resource), and every metric at every point in
+//! one table in the appendix.
+
+use super::table::{recovery_cell, system_table, table, trials, Block, PhaseCells, Section, RECOVERY_NOTE};
+use crate::analysis::phases::{band, moved};
+use crate::report::loaded::safe;
+use crate::report::model::{PhaseRow, PointReport, ReportModel};
+
+/// The title of the appendix section with every point's table (the body's table links to it).
+pub const ALL_POINTS: &str = "System per point";
+
+/// The rows the body's table keeps whether the load moved them or not: the CPU and the memory, as
+/// every hand-written report shows them.
+const ALWAYS: [&str; 2] = ["cpu_busy_pct", "mem_used_mb"];
+
+const PHASES: &str = "Baseline = mean before the load, Under load = mean during it, Peak = its highest sample, \
+     Recovery = mean after it.";
+
+/// The order of the body's rows: each resource's headline first (CPU busy, memory used, each disk's
+/// and interface's throughput), then the target's and the load generator's processes, then the
+/// details (CPU user / system / iowait, run queue, load, context switches, page faults, swap, TCP
+/// retransmits).
+fn order(metric: &str) -> u8 {
+    if ALWAYS.contains(&metric) {
+        0
+    } else if metric.starts_with("disk_") || metric.starts_with("net_") {
+        1
+    } else if metric.starts_with("proc_") {
+        2
+    } else if metric.starts_with("cpu_") || metric.starts_with("procs_") || metric.starts_with("load_") {
+        3
+    } else if metric.starts_with("mem_") || metric.starts_with("swap_") || metric.starts_with("page_") {
+        4
+    } else {
+        5
+    }
+}
+
+/// Did the load move the metric (its mean under load outside 10 % of its baseline, or a recovery
+/// time was measured)?
+pub fn load_moved(r: &PhaseRow) -> bool {
+    r.recovery_s.is_some() || r.never_recovered || r.baseline.is_some_and(|b| moved(r.under_load, b, band(b, None)))
+}
+
+fn cells(r: &PhaseRow) -> PhaseCells<'_> {
+    (
+        r.metric.as_str(),
+        [r.baseline, r.under_load, r.peak, r.recovery],
+        r.recovery_s,
+        r.never_recovered,
+    )
+}
+
+/// The point with the largest CPU busy under load, among those with system rows.
+fn busiest(m: &ReportModel) -> Option<&PointReport> {
+    let busy = |p: &PointReport| {
+        p.system
+            .iter()
+            .find(|r| r.metric == "cpu_busy_pct")
+            .and_then(|r| r.under_load)
+            .unwrap_or(0.0)
+    };
+    m.points
+        .iter()
+        .filter(|p| !p.system.is_empty())
+        .max_by(|a, b| busy(a).total_cmp(&busy(b)))
+}
+
+/// "the busiest point, x (n = 3 trials)", or "the only point (n = 3 trials)".
+fn which_point(m: &ReportModel, p: &PointReport) -> String {
+    let failed = if p.failed > 0 {
+        format!(", {} failed", p.failed)
+    } else {
+        String::new()
+    };
+    let n = format!("n = {}", trials(p.trials));
+    if m.points.len() == 1 || p.label.is_empty() {
+        format!("the only point ({n}{failed})")
+    } else {
+        format!("the busiest point, {} ({n}{failed})", safe(&p.label))
+    }
+}
+
+/// How many rows besides CPU busy and memory used [`headline`] keeps.
+const HEADLINE_MOVED: usize = 3;
+
+/// The relative move of a row under load: |under load − baseline| / |baseline| (infinite from a
+/// zero baseline).
+fn relative_move(r: &PhaseRow) -> f64 {
+    match (r.baseline, r.under_load) {
+        (Some(b), Some(l)) if b != 0.0 => ((l - b) / b).abs(),
+        (Some(_), Some(l)) if l != 0.0 => f64::INFINITY,
+        _ => 0.0,
+    }
+}
+
+/// The busiest point and its headline rows, for a table across experiments: CPU busy and memory
+/// used, and the three disk, interface or process rows the load moved most (relative to their
+/// baseline); a receive row stands for its interface's transmit row where both read the same.
+pub fn headline(m: &ReportModel) -> Option<(&PointReport, Vec<&PhaseRow>)> {
+    let p = busiest(m)?;
+    let mut moved: Vec<&PhaseRow> = p
+        .system
+        .iter()
+        .filter(|r| !ALWAYS.contains(&r.metric.as_str()) && order(&r.metric) <= 2 && load_moved(r))
+        .collect();
+    moved.sort_by(|a, b| relative_move(b).total_cmp(&relative_move(a)).then(a.metric.cmp(&b.metric)));
+    let same =
+        |a: &PhaseRow, b: &PhaseRow| a.metric.replace("_tx_", "_rx_") == b.metric.replace("_tx_", "_rx_") && a.under_load == b.under_load;
+    let mut rows: Vec<&PhaseRow> = p.system.iter().filter(|r| ALWAYS.contains(&r.metric.as_str())).collect();
+    let mut kept = 0;
+    for r in moved {
+        if kept < HEADLINE_MOVED && !rows.iter().any(|k| same(k, r)) {
+            rows.push(r);
+            kept += 1;
+        }
+    }
+    rows.sort_by_key(|r| order(&r.metric));
+    Some((p, rows))
+}
+
+/// The body's system table: the busiest point's rows the load moved, and CPU and memory, grouped
+/// by resource; the others named in one line, with a link to every point's full table.
+pub fn summary(m: &ReportModel) -> Option<Section> {
+    let p = busiest(m)?;
+    let mut rows: Vec<&PhaseRow> = p
+        .system
+        .iter()
+        .filter(|r| ALWAYS.contains(&r.metric.as_str()) || load_moved(r))
+        .collect();
+    rows.sort_by_key(|r| order(&r.metric));
+    let still: Vec<&str> = p
+        .system
+        .iter()
+        .filter(|r| !rows.iter().any(|k| k.metric == r.metric))
+        .map(|r| r.metric.as_str())
+        .collect();
+    let every = if m.points.len() > 1 {
+        "Every metric at every point:"
+    } else {
+        "Every metric:"
+    };
+    // The table first (the first screen is short), its caption under it.
+    let mut blocks = vec![
+        system_table(rows.into_iter().map(cells)),
+        Block::Link {
+            text: format!("Above: {}. {PHASES} {RECOVERY_NOTE} {every}", which_point(m, p)),
+            section: ALL_POINTS.into(),
+        },
+    ];
+    let mut left = Vec::new();
+    if !still.is_empty() {
+        left.push(format!("Not moved by the load: {}.", still.join(", ")));
+    }
+    if !p.idle_devices.is_empty() {
+        left.push(format!("Carried nothing: {}.", p.idle_devices.join(", ")));
+    }
+    if !left.is_empty() {
+        blocks.push(Block::Para(safe(&left.join(" "))));
+    }
+    Some(Section::new("System under load", blocks))
+}
+
+/// One table of every point's system rows (a column for the point), devices and interfaces that
+/// carried nothing named once, and the trial charts.
+pub fn all_points(m: &ReportModel, charts: &[(String, String)]) -> Section {
+    let mut rows = Vec::new();
+    for p in m.points.iter().filter(|p| !p.system.is_empty()) {
+        for r in &p.system {
+            let (metric, [b, l, k, rec], s, never) = cells(r);
+            let mut row = vec![safe(&p.label), metric.to_string()];
+            row.extend([b, l, k, rec].map(super::table::opt));
+            row.push(recovery_cell(s, never));
+            rows.push(row);
+        }
+    }
+    let mut blocks = vec![
+        Block::Para(format!(
+            "Over all the point's trials. {PHASES} {RECOVERY_NOTE} In the trial charts the shading marks the phases: \
+             blue baseline, yellow warmup, orange load, green recovery."
+        )),
+        table(
+            &["point", "metric", "Baseline", "Under load", "Peak", "Recovery", "recovery time"],
+            rows,
+        ),
+    ];
+    blocks.extend(idle_devices(m));
+    blocks.extend(super::table::chart_blocks(charts, "trial_"));
+    Section::new(ALL_POINTS, blocks)
+}
+
+/// The disks and interfaces left out as they carried nothing: once when the same at every point,
+/// else per point.
+fn idle_devices(m: &ReportModel) -> Option<Block> {
+    let points: Vec<&PointReport> = m.points.iter().filter(|p| !p.system.is_empty()).collect();
+    let first = &points.first()?.idle_devices;
+    if points.iter().all(|p| p.idle_devices == *first) {
+        return (!first.is_empty()).then(|| {
+            Block::Para(format!(
+                "Left out, as they carried nothing at any point: {}.",
+                safe(&first.join(", "))
+            ))
+        });
+    }
+    let each: Vec<String> = points
+        .iter()
+        .filter(|p| !p.idle_devices.is_empty())
+        .map(|p| format!("at {}: {}", p.label, p.idle_devices.join(", ")))
+        .collect();
+    Some(Block::Para(safe(&format!(
+        "Left out, as they carried nothing: {}.",
+        each.join("; ")
+    ))))
+}

@@ -1,0 +1,342 @@
+//! The harness of `examples_first_screen`: run a seed example shortened (a copy of its plan with
+//! phases of a second or two, one repetition, the tools' own durations, sizes and files shortened,
+//! free ports), write its report, and read its first screens: the first 60 lines of report.md, and
+//! the text of report.html visible at 1400×900 in headless Chromium (a copy of the page with a
+//! script listing the visible headings, paragraphs and table rows; content, not pixels). A
+//! [`Check`] is one thing a first screen must hold; [`judge`] asserts them (a pending one is
+//! printed, and asserted only under `PERFLAB_FIRST_SCREEN_PENDING=1`) and the body's length.
+
+use crate::common::{free_port, skip_unless_required};
+use perflab::plan::{self, Repetitions};
+use perflab::runner::execute::{execute, RunOptions};
+use perflab::runner::from_plan;
+use perflab::store::RunStatus;
+use perflab::util::command::CommandLine;
+use perflab::util::Cancel;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+pub const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+/// The first screen of report.md.
+pub const MD_LINES: usize = 60;
+/// The most lines report.md may have before its appendix.
+pub const BODY_LINES: usize = 300;
+/// The viewport the HTML report is read at.
+pub const WINDOW: (u32, u32) = (1400, 900);
+
+/// One example, shortened.
+pub struct Example {
+    /// The file name under examples/ (or "demo" for `perflab demo`'s plan).
+    pub file: &'static str,
+    /// The ports it names, each replaced by a free one.
+    pub ports: &'static [&'static str],
+    /// Which points run (by label).
+    pub keep: fn(&str) -> bool,
+}
+
+/// A report read: its directory, its body (report.md before the appendix), the first 60 lines of
+/// report.md and the HTML's visible text (None without Chromium).
+pub struct Report {
+    pub name: String,
+    pub dir: PathBuf,
+    pub body_lines: usize,
+    pub md: Vec<String>,
+    pub html: Option<Vec<String>>,
+}
+
+/// Does a first screen (its lines) hold something?
+pub type Holds = Box<dyn Fn(&[String]) -> bool>;
+
+/// One thing a first screen must hold.
+pub struct Check {
+    pub what: &'static str,
+    /// The work this needs, not on this branch yet: printed, not asserted.
+    pub pending: Option<&'static str>,
+    pub holds: Holds,
+}
+
+pub fn check(what: &'static str, holds: impl Fn(&[String]) -> bool + 'static) -> Check {
+    Check {
+        what,
+        pending: None,
+        holds: Box::new(holds),
+    }
+}
+
+pub fn pending(what: &'static str, needs: &'static str, holds: impl Fn(&[String]) -> bool + 'static) -> Check {
+    Check {
+        what,
+        pending: Some(needs),
+        holds: Box::new(holds),
+    }
+}
+
+/// The cells of a table line ("| a | b |"), trimmed; None for any other line.
+pub fn cells(line: &str) -> Option<Vec<&str>> {
+    let inner = line.trim().strip_prefix('|')?.strip_suffix('|')?;
+    Some(inner.split(" | ").map(str::trim).collect())
+}
+
+/// A table row whose first cell is `first` (or starts with it, for a cell with a unit).
+pub fn row<'a>(lines: &'a [String], first: &str) -> Vec<Vec<&'a str>> {
+    lines
+        .iter()
+        .filter_map(|l| cells(l))
+        .filter(|c| c.first().is_some_and(|f| *f == first || f.starts_with(&format!("{first} "))))
+        .collect()
+}
+
+/// Is there a table row with first cell `first` and some cell containing each of `has`?
+pub fn has_row(lines: &[String], first: &str, has: &[&str]) -> bool {
+    row(lines, first)
+        .iter()
+        .any(|c| has.iter().all(|h| c.iter().any(|cell| cell.contains(h))))
+}
+
+/// Is there a table header with all of `names` among its cells?
+pub fn has_header(lines: &[String], names: &[&str]) -> bool {
+    lines.iter().filter_map(|l| cells(l)).any(|c| names.iter().all(|n| c.contains(n)))
+}
+
+pub fn has_text(lines: &[String], text: &str) -> bool {
+    lines.iter().any(|l| l.contains(text))
+}
+
+/// The system table: Baseline / Under load / Peak / Recovery, with rows for CPU, memory and each
+/// of `more` (a metric prefix: `disk_`, `net_lo_`).
+pub fn phase_table(more: &'static [&'static str]) -> Check {
+    check("Baseline / Under load / Peak / Recovery per resource", move |l| {
+        has_header(l, &["Baseline", "Under load", "Peak", "Recovery"])
+            && ["cpu_busy_pct", "mem_used_mb"].iter().all(|m| !row(l, m).is_empty())
+            && more.iter().all(|p| l.iter().filter_map(|x| cells(x)).any(|c| c[0].starts_with(p)))
+    })
+}
+
+/// Each of `metric`'s rows, with a figure at every one of `columns` (header cells).
+pub fn by_columns(lines: &[String], metric: &str, columns: &[&str]) -> bool {
+    has_header(lines, columns) && !row(lines, metric).is_empty()
+}
+
+/// The example's plan text, shortened: the tools' durations, sizes and files, free ports.
+pub fn plan_text(e: &Example, tmp: &Path) -> String {
+    let mut text = if e.file == "demo" {
+        let o = Command::new(BIN)
+            .args(["demo", "--print-plan"])
+            .output()
+            .expect("perflab demo --print-plan");
+        String::from_utf8(o.stdout).unwrap()
+    } else {
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples").join(e.file)).unwrap()
+    };
+    for port in e.ports {
+        text = text.replace(port, &free_port().to_string());
+    }
+    let edits = [
+        ("/tmp/perflab-example-", format!("{}/perflab-example-", tmp.display())),
+        ("\"--timeout\", \"10s\"", "\"--timeout\", \"1s\"".into()),
+        ("\"--timeout\", \"15s\"", "\"--timeout\", \"1s\"".into()),
+        ("\"-t\", \"10\"", "\"-t\", \"1\"".into()),
+        ("\"-n\", \"10000\"", "\"-n\", \"2000\"".into()),
+        ("\"-n\", \"100000\"", "\"-n\", \"2000\"".into()),
+        ("-t 10 -J", "-t 1 -J".into()),
+        ("--runtime=10", "--runtime=1".into()),
+        ("--time=10", "--time=1".into()),
+        ("--size=1G", "--size=64M".into()),
+        ("size = \"1G\"", "size = \"64M\"".into()),
+        ("\"2G\"", "\"256M\"".into()),
+    ];
+    for (from, to) in edits {
+        text = text.replace(from, &to);
+    }
+    text
+}
+
+/// Run the shortened example and write its report; None (said) when the run was skipped here.
+pub fn run(e: &Example, text: &str, tmp: &Path) -> Option<PathBuf> {
+    let label = format!("examples/{}", e.file);
+    let mut plan = plan::parse_str(text, &label).unwrap_or_else(|err| panic!("{label}: {err:#}"));
+    plan.repetitions = Repetitions::Fixed(1);
+    plan.phases.baseline = Duration::from_millis(600);
+    plan.phases.warmup = Duration::ZERO;
+    plan.phases.load = Duration::from_millis(1500);
+    plan.phases.recovery = Duration::from_millis(600);
+    plan.phases.interval = Duration::from_millis(200);
+    plan.points.retain(|p| (e.keep)(&p.label));
+    assert!(!plan.points.is_empty(), "{label}: no point kept");
+    for (i, p) in plan.points.iter_mut().enumerate() {
+        p.id = i;
+    }
+    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
+        if let CommandLine::Argv(a) = &mut t.command {
+            if a[0] == "perflab" {
+                a[0] = BIN.to_string();
+            }
+        }
+    }
+    let trials = plan::expand(&plan);
+    let exp = from_plan::build(&plan, &trials, &label).unwrap_or_else(|err| panic!("{label}: {err:#}"));
+    let opts = RunOptions {
+        runs_dir: tmp.join("runs"),
+        resume: None,
+        quiet: true,
+        fail_fast: false,
+        retry_failed: false,
+    };
+    let out = execute(exp, &opts, &Cancel::new()).unwrap_or_else(|err| panic!("{label}: {err:#}"));
+    if out.status == RunStatus::Skipped {
+        skip_unless_required(&format!("{label}: every trial skipped here: {}", out.notes.join("; ")));
+        return None;
+    }
+    assert_eq!(out.trials_failed, 0, "{label}: {out:?}");
+    perflab::report::write_report(&out.dir).unwrap_or_else(|err| panic!("{label}: {err:#}"));
+    Some(out.dir)
+}
+
+/// The lines of report.md before its appendix.
+pub fn body_lines(md: &str) -> usize {
+    md.lines().take_while(|l| *l != "## Appendix").count()
+}
+
+/// Read a report directory's first screens.
+pub fn read(name: &str, dir: &Path, tmp: &Path) -> Report {
+    let md = std::fs::read_to_string(dir.join("report.md")).expect("report.md");
+    Report {
+        name: name.to_string(),
+        dir: dir.to_path_buf(),
+        body_lines: body_lines(&md),
+        md: md.lines().take(MD_LINES).map(str::to_string).collect(),
+        html: visible(&dir.join("report.html"), tmp),
+    }
+}
+
+/// Run, report and read one example; None when it was skipped here.
+pub fn example(e: &Example, tmp: &Path) -> Option<Report> {
+    let work = tmp.join(e.file.trim_end_matches(".toml"));
+    std::fs::create_dir_all(&work).unwrap();
+    let text = plan_text(e, &work);
+    let dir = run(e, &text, &work)?;
+    Some(read(e.file, &dir, &work))
+}
+
+/// The text of report.html visible at 1400×900 in headless Chromium: headings and paragraphs, and
+/// table rows as "| a | b |" (the visible cells); None (said) without Chromium.
+pub fn visible(html: &Path, tmp: &Path) -> Option<Vec<String>> {
+    let bin = ["chromium", "chromium-browser", "google-chrome"]
+        .into_iter()
+        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
+    let Some(bin) = bin else {
+        skip_unless_required("the HTML first screen: chromium is not installed (apt-get install -y chromium)");
+        return None;
+    };
+    // A copy with a script (the report itself allows none) that lists what is inside the window:
+    // an element counts where its box, clipped by every scrolling ancestor, meets the viewport.
+    let page = std::fs::read_to_string(html).unwrap();
+    let page: String = page
+        .lines()
+        .filter(|l| !l.contains("Content-Security-Policy"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let script = r#"<script>
+const H=SCREEN_HEIGHT,W=innerWidth;
+function seen(e){let r=e.getBoundingClientRect();let t=r.top,b=r.bottom,l=r.left,g=r.right;
+ for(let a=e.parentElement;a;a=a.parentElement){const s=getComputedStyle(a);
+  if(s.overflowX!='visible'||s.overflowY!='visible'){const q=a.getBoundingClientRect();
+   t=Math.max(t,q.top);b=Math.min(b,q.bottom);l=Math.max(l,q.left);g=Math.min(g,q.right);}}
+ return b>t&&g>l&&b>0&&t<H&&g>0&&l<W;}
+const out=['WINDOW '+W+'x'+H];
+for(const e of document.querySelectorAll('h1,h2,p,tr,figcaption')){
+ if(e.tagName=='TR'){const c=[...e.cells].filter(seen).map(x=>x.innerText.trim().replace(/\s+/g,' '));
+  if(c.length)out.push('| '+c.join(' | ')+' |');}
+ else if(seen(e))out.push(e.innerText.trim().replace(/\s+/g,' '));}
+const p=document.createElement('pre');p.textContent='SCREEN\n'+out.join('\n')+'\nEND';
+p.style.position='absolute';p.style.top='100000px';document.body.appendChild(p);
+</script></body>"#;
+    // The layout depends on the width only (the page uses no viewport heights); headless Chromium
+    // gives a 1400×900 window a shorter viewport, so the screen's height is the script's own.
+    let script = script.replace("SCREEN_HEIGHT", &WINDOW.1.to_string());
+    let copy = tmp.join("first-screen.html");
+    std::fs::write(&copy, page.replace("</body>", &script)).unwrap();
+    let o = Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--disable-dev-shm-usage",
+            &format!("--window-size={},{}", WINDOW.0, WINDOW.1),
+            "--dump-dom",
+        ])
+        .arg(format!("--user-data-dir={}", tmp.join("chromium-profile").display()))
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let text = dom
+        .split("SCREEN\n")
+        .nth(1)
+        .and_then(|s| s.split("\nEND").next())
+        .expect("the script ran");
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    let lines: Vec<String> = text.lines().map(str::to_string).collect();
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some(format!("WINDOW {}x{}", WINDOW.0, WINDOW.1).as_str()),
+        "the window's size"
+    );
+    Some(lines)
+}
+
+/// Assert every check on both first screens (pending ones printed, or asserted under
+/// `PERFLAB_FIRST_SCREEN_PENDING=1`), and the body's length.
+pub fn judge(r: &Report, checks: &[Check]) {
+    let strict = std::env::var_os("PERFLAB_FIRST_SCREEN_PENDING").is_some_and(|v| v == "1");
+    let mut screens = vec![("report.md's first 60 lines", &r.md)];
+    if let Some(h) = &r.html {
+        screens.push(("report.html at 1400×900", h));
+    }
+    let mut failed = Vec::new();
+    for c in checks {
+        let held: Vec<(&str, bool)> = screens.iter().map(|(name, lines)| (*name, (c.holds)(lines))).collect();
+        match c.pending {
+            Some(needs) if !strict => {
+                let said: Vec<String> = held
+                    .iter()
+                    .map(|(name, ok)| format!("{name}: {}", if *ok { "holds already" } else { "not yet" }))
+                    .collect();
+                eprintln!("PENDING {} — {} (after {needs}): {}", r.name, c.what, said.join(", "));
+            }
+            _ => failed.extend(held.iter().filter(|(_, ok)| !ok).map(|(name, _)| format!("{name}: {}", c.what))),
+        }
+    }
+    if std::env::var_os("PERFLAB_FIRST_SCREEN_SHOW").is_some() {
+        for (name, lines) in &screens {
+            eprintln!("--- {} {name}:\n{}", r.name, lines.join("\n"));
+        }
+    }
+    let md_screen = r.md.join("\n");
+    let html_screen = r.html.as_ref().map_or("(no chromium)".into(), |h| h.join("\n"));
+    assert!(
+        failed.is_empty(),
+        "{} ({}): the first screen lacks:\n  {}\n--- report.md, first 60 lines:\n{md_screen}\n--- report.html, visible:\n{html_screen}",
+        r.name,
+        r.dir.display(),
+        failed.join("\n  ")
+    );
+    assert!(
+        r.body_lines <= BODY_LINES,
+        "{}: report.md has {} lines before its appendix (at most {BODY_LINES})",
+        r.name,
+        r.body_lines
+    );
+    eprintln!("{}: first screen ok; {} lines before the appendix", r.name, r.body_lines);
+}
