@@ -112,3 +112,11 @@ pub fn skip_unless_required(why: &str) -> bool {
     eprintln!("SKIPPED: {why}");
     true
 }
+
+static MACHINE_MEMORY: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Held by the tests that move the machine's memory by a GiB and judge the move by the machine's
+/// own figures: two of them at once in this test binary would each read the other's GiB.
+pub fn machine_memory_lock() -> std::sync::MutexGuard<'static, ()> {
+    MACHINE_MEMORY.lock().unwrap_or_else(|p| p.into_inner())
+}

@@ -143,6 +143,7 @@ fn judge(what: &str, p: &Phases, last_try: bool) -> bool {
 /// to the load phase (medians), and the report's row is those samples' means.
 #[test]
 fn touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
+    let _mem = crate::common::machine_memory_lock();
     if !enough_memory() {
         return;
     }
@@ -210,6 +211,7 @@ fn touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
 /// before the load started to while it holds the region (medians).
 #[test]
 fn load_mem_touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
+    let _mem = crate::common::machine_memory_lock();
     if !enough_memory() {
         return;
     }
@@ -272,6 +274,7 @@ fn vm_rss_kib(pid: u32) -> Option<u64> {
 /// process's side of the figure above; it does not depend on other processes).
 #[test]
 fn touch_holds_the_size_asked_in_the_process() {
+    let _mem = crate::common::machine_memory_lock();
     if !enough_memory() {
         return;
     }

@@ -202,7 +202,7 @@ fn a_plan_trial_fails_with_the_class_when_its_server_dies() {
 #[test]
 fn bad_input_is_one_line_and_exit_2() {
     for (args, want) in [
-        (vec!["10.1.2.3"], "address and port"),
+        (vec!["10.1.2.3"], "needs a port (HOST:PORT"),
         (vec!["127.0.0.1:5201", "-m", "tcp"], "mode \"tcp\""),
         (vec!["127.0.0.1:5201", "-m", "udp", "-b", "fast"], "rate \"fast\""),
         (vec!["127.0.0.1:5201", "-m", "udp", "-l", "8"], "size must be from 32"),

@@ -229,6 +229,7 @@ fn alloc_once() -> (f64, f64, f64) {
 #[test]
 fn a_child_touching_1_gib_moves_anonymous_memory_and_its_rss_by_1_gib() {
     let _g = lock();
+    let _mem = crate::common::machine_memory_lock();
     let gib_mb = 1024.0;
     // Anonymous memory moves by the child's 1 GiB only if nothing else allocates or frees meanwhile (other
     // sessions' builds share this machine): up to 3 attempts, judged by it holding within
