@@ -83,6 +83,12 @@ pub fn main() -> i32 {
             return 2;
         }
     };
+    if matches!(
+        cli.command,
+        Command::Report(_) | Command::Compare(_) | Command::Export(_) | Command::Store(_) | Command::Completions(_) | Command::Man(_)
+    ) {
+        stop_on_a_closed_stdout();
+    }
     let result = match cli.command {
         Command::Monitor(a) if a.remote.host.is_some() => crate::remote::monitor(a),
         Command::Monitor(a) => crate::monitor::cli::run(a),
@@ -107,5 +113,16 @@ pub fn main() -> i32 {
             eprintln!("perflab: error: {}", crate::error::one_line(&e));
             crate::error::exit_code(&e)
         }
+    }
+}
+
+/// The commands that only write files and text (`perflab report RUN | head`) end as any Unix tool
+/// does when the reader of their output goes away: by SIGPIPE, silently, instead of a panic on the
+/// failed print. The commands that talk to peers keep SIGPIPE ignored (a peer's reset is an error
+/// they count, not the end of perflab).
+fn stop_on_a_closed_stdout() {
+    // SAFETY: called once at start-up, before any thread is spawned; SIG_DFL is a valid disposition.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }

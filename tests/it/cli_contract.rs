@@ -342,3 +342,26 @@ fn hosts() {
 fn agent() {
     refused(&[(&["agent"], "needs --stdio"), (&["agent", "--nosuch"], "unexpected argument")]);
 }
+
+/// A reader that stops early (`perflab report RUN | head`): the commands that print text end as any
+/// Unix tool does (by SIGPIPE), never with a panic on the failed print (exit 101).
+#[test]
+fn a_closed_stdout_ends_the_printing_commands_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    for args in [&["completions", "bash"][..], &["store", "check", "/nonexistent"][..]] {
+        let (reader, writer) = std::io::pipe().expect("pipe");
+        drop(reader);
+        let out = Command::new(BIN)
+            .args(args)
+            .stdout(writer)
+            .stderr(std::process::Stdio::piped())
+            .output()
+            .expect("perflab");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
+        if args[0] == "completions" {
+            assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?} {err}", out.status);
+        }
+    }
+}
