@@ -348,7 +348,11 @@ fn agent() {
 #[test]
 fn a_closed_stdout_ends_the_printing_commands_quietly() {
     use std::os::unix::process::ExitStatusExt;
-    for args in [&["completions", "bash"][..], &["store", "check", "/nonexistent"][..]] {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let run = tmp.path().join("run");
+    crate::report_common::synthetic_run(&run);
+    let run = run.to_str().expect("utf-8 path");
+    for args in [&["completions", "bash"][..], &["store", "check", run][..], &["report", run][..]] {
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
         let out = Command::new(BIN)
@@ -360,8 +364,6 @@ fn a_closed_stdout_ends_the_printing_commands_quietly() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
-        if args[0] == "completions" {
-            assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?} {err}", out.status);
-        }
+        assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?} {err}", out.status);
     }
 }
