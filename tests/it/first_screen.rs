@@ -222,10 +222,7 @@ pub fn example(e: &Example, tmp: &Path) -> Option<Report> {
 /// The text of report.html visible at 1400×900 in headless Chromium: headings and paragraphs, and
 /// table rows as "| a | b |" (the visible cells); None (said) without Chromium.
 pub fn visible(html: &Path, tmp: &Path) -> Option<Vec<String>> {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
-    let Some(bin) = bin else {
+    let Some(bin) = crate::report_browser::chromium() else {
         skip_unless_required("the HTML first screen: chromium is not installed (apt-get install -y chromium)");
         return None;
     };
@@ -257,21 +254,9 @@ p.style.position='absolute';p.style.top='100000px';document.body.appendChild(p);
     let script = script.replace("SCREEN_HEIGHT", &WINDOW.1.to_string());
     let copy = tmp.join("first-screen.html");
     std::fs::write(&copy, page.replace("</body>", &script)).unwrap();
-    let o = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-quic",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--disable-dev-shm-usage",
-            &format!("--window-size={},{}", WINDOW.0, WINDOW.1),
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", tmp.join("chromium-profile").display()))
+    let o = crate::report_browser::headless(bin, &tmp.join("chromium-profile"))
+        .arg(format!("--window-size={},{}", WINDOW.0, WINDOW.1))
+        .arg("--dump-dom")
         .arg(format!("file://{}", copy.display()))
         .output()
         .unwrap();

@@ -6,13 +6,15 @@ use crate::report_common;
 use perflab::report::{write, Formats};
 use std::process::Command;
 
-fn chromium() -> Option<&'static str> {
+/// The headless browser on PATH, if any (shared with the first-screen harness).
+pub fn chromium() -> Option<&'static str> {
     ["chromium", "chromium-browser", "google-chrome"]
         .into_iter()
         .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()))
 }
 
-fn headless(bin: &str, profile: &std::path::Path) -> Command {
+/// A headless Chromium command that makes no network request of its own, with its own profile.
+pub fn headless(bin: &str, profile: &std::path::Path) -> Command {
     let mut c = Command::new(bin);
     c.args([
         "--headless",

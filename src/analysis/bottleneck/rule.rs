@@ -299,42 +299,37 @@ pub const NCPU: Val = Val::Ctx(CtxVal::Ncpu);
 // How `rules.rs` declares: the tests as macros (their expansions are constant expressions, so
 // that `&` of them is `'static`), a rule's parts as constant functions.
 
-/// `lhs op rhs`, quoted by the finding.
-macro_rules! t {
-    ($l:expr, $op:ident, $r:expr, $src:expr) => {
+/// One test of a metric against a value, in the role it plays in its rule.
+macro_rules! rule_test {
+    ($l:expr, $op:ident, $r:expr, $src:expr, $role:ident) => {
         $crate::analysis::bottleneck::rule::Cond::T($crate::analysis::bottleneck::rule::Test {
             lhs: $l,
             op: $crate::analysis::bottleneck::rule::Op::$op,
             rhs: $r,
             source: $src,
-            role: $crate::analysis::bottleneck::rule::Role::Quote,
+            role: $crate::analysis::bottleneck::rule::Role::$role,
         })
+    };
+}
+
+/// `lhs op rhs`, quoted by the finding.
+macro_rules! t {
+    ($l:expr, $op:ident, $r:expr, $src:expr) => {
+        $crate::analysis::bottleneck::rule::rule_test!($l, $op, $r, $src, Quote)
     };
 }
 
 /// Quoted, and one of the knee's saturation signals.
 macro_rules! knee {
     ($l:expr, $op:ident, $r:expr, $src:expr) => {
-        $crate::analysis::bottleneck::rule::Cond::T($crate::analysis::bottleneck::rule::Test {
-            lhs: $l,
-            op: $crate::analysis::bottleneck::rule::Op::$op,
-            rhs: $r,
-            source: $src,
-            role: $crate::analysis::bottleneck::rule::Role::Knee,
-        })
+        $crate::analysis::bottleneck::rule::rule_test!($l, $op, $r, $src, Knee)
     };
 }
 
 /// A condition only, never quoted.
 macro_rules! guard {
     ($l:expr, $op:ident, $r:expr) => {
-        $crate::analysis::bottleneck::rule::Cond::T($crate::analysis::bottleneck::rule::Test {
-            lhs: $l,
-            op: $crate::analysis::bottleneck::rule::Op::$op,
-            rhs: $r,
-            source: "",
-            role: $crate::analysis::bottleneck::rule::Role::Guard,
-        })
+        $crate::analysis::bottleneck::rule::rule_test!($l, $op, $r, "", Guard)
     };
 }
 
@@ -354,7 +349,7 @@ macro_rules! each {
     };
 }
 
-pub(crate) use {each, guard, knee, t};
+pub(crate) use {each, guard, knee, rule_test, t};
 
 /// A rule read from the monitor samples, judged on the share of load samples.
 pub const fn rule(
