@@ -21,6 +21,10 @@ pub enum Show {
     PassedOfRun(&'static str),
     /// A pattern's instances that are not zero (error classes); "0" when every one is.
     NonZero,
+    /// A count or rate of errors: shown as its value where any point has one; zero at every point
+    /// of a report, its row is left out and the answer says so in one sentence ("No failed
+    /// requests at any point").
+    Errors,
 }
 
 /// One key figure: the metric (or the first of several alternatives the point has) and its label.
@@ -135,7 +139,7 @@ pub const HTTP: Figures = Figures {
         one!("requests_per_s", "requests/s"),
         one!("latency_p50_ms", "p50 response time"),
         one!("latency_p99_ms", "p99 response time"),
-        one!("error_rate_pct", "error rate"),
+        one!("error_rate_pct", "error rate", Show::Errors),
     ],
 };
 
@@ -196,7 +200,7 @@ pub const DISK: Figures = Figures {
         one!("read_lat_p99_us", "read p99 latency"),
         one!("write_lat_p50_us", "write p50 latency"),
         one!("write_lat_p99_us", "write p99 latency"),
-        one!("errors", "errors"),
+        one!("errors", "errors", Show::Errors),
     ],
 };
 
@@ -248,8 +252,8 @@ pub const AB: Figures = Figures {
         one!("transfer_kib_per_s", "transfer rate"),
         one!("latency_p50_ms", "p50 request time"),
         one!("latency_p99_ms", "p99 request time"),
-        one!("failed_requests", "failed requests"),
-        one!("non_2xx_responses", "non-2xx responses"),
+        one!("failed_requests", "failed requests", Show::Errors),
+        one!("non_2xx_responses", "non-2xx responses", Show::Errors),
     ],
 };
 
@@ -327,7 +331,7 @@ pub const PGBENCH: Figures = Figures {
             ],
             show: Show::Value,
         },
-        one!("failed_transactions", "failed transactions"),
+        one!("failed_transactions", "failed transactions", Show::Errors),
     ],
 };
 
@@ -364,8 +368,8 @@ pub const SYSBENCH: Figures = Figures {
             ],
             show: Show::Value,
         },
-        one!("ignored_errors", "ignored errors"),
-        one!("reconnects", "reconnects"),
+        one!("ignored_errors", "ignored errors", Show::Errors),
+        one!("reconnects", "reconnects", Show::Errors),
     ],
 };
 
@@ -380,8 +384,8 @@ pub const WRK: Figures = Figures {
         one!("requests_per_s", "requests/s"),
         one!("latency_avg_ms", "mean latency"),
         one!("latency_p99_ms", "p99 latency"),
-        one!("socket_errors", "socket errors"),
-        one!("non_2xx_3xx_responses", "non-2xx/3xx responses"),
+        one!("socket_errors", "socket errors", Show::Errors),
+        one!("non_2xx_3xx_responses", "non-2xx/3xx responses", Show::Errors),
     ],
 };
 
@@ -430,6 +434,7 @@ pub fn markdown_table() -> String {
                     Show::PassedOfSum(failed) => format!(" (shown as passed/(passed + `{failed}`))"),
                     Show::PassedOfRun(failed) => format!(" (shown as (run − `{failed}`)/run)"),
                     Show::NonZero => " (the ones not zero; 0 when none)".to_string(),
+                    Show::Errors => " (left out where 0 at every point, and said so)".to_string(),
                 };
                 format!("{}{how}", alts.join(" or "))
             })

@@ -78,10 +78,12 @@ pub fn layout(x: Option<&str>, points: &[PointReport]) -> &'static str {
     }
 }
 
-/// Every point's cells, in point order.
-pub fn cells(c: &Ctx) -> Vec<AnswerCell> {
+/// Every point's cells, in point order, and the labels of the error figures left out as they are
+/// 0 at every point.
+pub fn cells(c: &Ctx) -> (Vec<AnswerCell>, Vec<String>) {
     let layout = layout(c.x, c.points);
     let mut out = Vec::new();
+    let mut errors: Vec<(String, String)> = Vec::new();
     for p in c.points {
         let group = group_of(c, &p.label);
         let variant = c.compare.and_then(|k| p.params.get(k)).map_or("all".to_string(), value_text);
@@ -117,7 +119,18 @@ pub fn cells(c: &Ctx) -> Vec<AnswerCell> {
             cell.text = text;
             cell.x = c.x.and_then(|x| p.params.get(x)).map(|v| safe(&value_text(v)));
             cell.point = p.label.clone();
+            if key.show == Show::Errors && !errors.iter().any(|(m, _)| *m == key.metric) {
+                errors.push((key.metric.clone(), key.label.clone()));
+            }
             out.push(cell);
+        }
+    }
+    // An error figure that is 0 everywhere is one sentence, not a row of zeros per variant.
+    let mut zero = Vec::new();
+    for (metric, label) in errors {
+        if out.iter().filter(|c| c.metric == metric).all(|c| c.value == 0.0) {
+            out.retain(|c| c.metric != metric);
+            zero.push(label);
         }
     }
     name_figures(&mut out, layout);
@@ -125,7 +138,7 @@ pub fn cells(c: &Ctx) -> Vec<AnswerCell> {
         cell.row = row_anchor(layout, cell, &cell.point.clone());
     }
     unique_rows(&mut out, layout);
-    out
+    (out, zero)
 }
 
 /// Each cell's `figure`: its part and label, or (`by_x`) the label alone where the part changes

@@ -263,6 +263,8 @@ pub struct Overview {
     pub warnings: Vec<String>,
     /// The primary figures of every point, each against the baseline variant's at the same point.
     pub answer: Vec<AnswerCell>,
+    /// The error figures (their labels) left out of the answer as they are 0 at every point.
+    pub zero_errors: Vec<String>,
     /// Before (baseline) / after (each other variant) of the primary figures at the largest x.
     pub optimization: Vec<AnswerCell>,
     /// One line each: the knee and what saturated there, and the top three findings.

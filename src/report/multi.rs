@@ -105,6 +105,7 @@ fn answer(plan: &str, sections: &[Section]) -> Section {
         section: format!("{plan}: Summary"),
     }];
     blocks.extend(tables("Summary"));
+    blocks.extend(tables(doc::OPTIMIZATION));
     blocks.extend(tables("Latency probes: idle vs under load"));
     Section::new(plan, blocks)
 }

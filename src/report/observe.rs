@@ -7,7 +7,7 @@
 //! - per swept x (each line of the headline against x): where it starts, peaks and ends, a rise or
 //!   a fall said only when the per-trial figures of the two points differ significantly, and the
 //!   knee with what saturated there;
-//! - per threshold broken, and per top finding (as the findings come, first three);
+//! - per threshold broken, and the top finding (they come ranked), with how many more there are;
 //! - without a comparison or an x: the range of the headline over the points, or the only point's
 //!   figures.
 //!
@@ -19,9 +19,6 @@ use super::fmt::{num, num_ci};
 use super::loaded::{safe, Loaded};
 use super::model::{AnswerCell, Observation, PointReport, Scaling, ThresholdRow, Verdict};
 use crate::analysis::compare::{compare, Comparison};
-
-/// Findings that get a sentence each.
-pub const TOP_FINDINGS: usize = 3;
 
 pub struct Inputs<'a> {
     pub answer: &'a [AnswerCell],
@@ -51,11 +48,20 @@ pub fn build(i: &Inputs) -> Vec<Observation> {
         out.extend(points(i));
     }
     out.extend(thresholds(i));
-    out.extend(i.findings.iter().take(TOP_FINDINGS).map(|f| Observation {
-        kind: "finding".into(),
-        text: safe(&format!("Finding: {f}")),
-        anchor: Some("bottleneck-findings".into()),
-    }));
+    // The top finding (they come ranked: errors and the target's limits first); the others are a
+    // click away, counted.
+    if let Some(f) = i.findings.first() {
+        let more = match i.findings.len() - 1 {
+            0 => String::new(),
+            1 => " (1 more finding under Bottleneck findings)".into(),
+            n => format!(" ({n} more findings under Bottleneck findings)"),
+        };
+        out.push(Observation {
+            kind: "finding".into(),
+            text: safe(&format!("Finding: {f}{more}")),
+            anchor: Some("bottleneck-findings".into()),
+        });
+    }
     out
 }
 

@@ -49,7 +49,7 @@ pub fn build(i: &Inputs) -> Overview {
         points: i.points,
         groups: i.groups,
     };
-    let answer = answer::cells(&ctx);
+    let (answer, zero_errors) = answer::cells(&ctx);
     let optimization = optimization(i, &answer);
     let layout = answer::layout(i.x, i.points).to_string();
     let finding_lines: Vec<String> = i.findings.iter().map(|f| finding_line(f, i.points.len())).collect();
@@ -76,6 +76,7 @@ pub fn build(i: &Inputs) -> Overview {
         observations,
         warnings: warnings(i),
         answer,
+        zero_errors,
         optimization,
         headline: headline(i),
         finding_lines,

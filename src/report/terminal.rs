@@ -1,5 +1,5 @@
 //! The terminal summary `perflab report` prints: the document's Summary section (its lines and
-//! tables) and the one-line findings.
+//! tables), the optimization summary and the one-line findings.
 
 use super::doc::{Block, Section};
 use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
@@ -7,7 +7,10 @@ use comfy_table::{presets::UTF8_FULL_CONDENSED, ContentArrangement, Table};
 /// The terminal summary: the Summary section (lines and tables) and the findings' lines.
 pub fn summary(title: &str, doc: &[Section]) -> String {
     let mut o = format!("{title}\n");
-    for s in doc.iter().filter(|s| matches!(s.title.as_str(), "Summary" | "Bottleneck findings")) {
+    for s in doc
+        .iter()
+        .filter(|s| matches!(s.title.as_str(), "Summary" | super::doc::OPTIMIZATION | "Bottleneck findings"))
+    {
         o.push_str(&format!("\n{}\n", s.title));
         for b in &s.blocks {
             if let Block::Para(p) = b {

@@ -13,7 +13,7 @@ mod system;
 mod table;
 mod verdicts;
 
-pub use summary::{optimization_rows, OPTIMIZATION_HEADER};
+pub use summary::{optimization_rows, OPTIMIZATION, OPTIMIZATION_HEADER};
 pub use system::headline as system_headline;
 pub use table::{delta_pct, num, num_ci, opt, param, recovery_cell, sig2, Block, CiCells, Section, Table, RECOVERY_NOTE};
 
@@ -23,9 +23,12 @@ use crate::report::model::ReportModel;
 /// made them; sections refer to them by name.
 pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
     // What the plan asks comes first: its probes (idle vs under load), then for a sweep without
-    // probes the scaling, otherwise the system under load.
+    // probes or variants the scaling, otherwise the system under load (Baseline / Under load /
+    // Peak / Recovery, what a before/after report shows under its answer); then the variants side
+    // by side.
     let (system, scaling) = (system::summary(m), verdicts::scaling(m, charts));
-    let (first, second) = match m.scaling.is_some() && m.probes.is_empty() {
+    let sweep_first = m.scaling.is_some() && m.probes.is_empty() && m.overview.compare.is_none();
+    let (first, second) = match sweep_first {
         true => (scaling, system),
         false => (system, scaling),
     };
@@ -34,6 +37,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         hosts::compared(m),
         probes::section(m),
         first,
+        summary::optimization(m),
         second,
         verdicts::latency_charts(charts),
         Some(verdicts::findings(m)),

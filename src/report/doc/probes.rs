@@ -96,10 +96,27 @@ fn by_point(m: &ReportModel) -> Block {
     let mut header = vec!["probe".to_string(), one_key.map_or("phase".into(), |k| format!("phase ({k} →)"))];
     header.extend(points.iter().map(|p| match one_key {
         Some(k) => safe(p.trim_start_matches(k).trim_start_matches('=')),
-        None => safe(p),
+        None => safe(&without(p, &m.overview.set_by_variant)),
     }));
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     table(&header, rows)
+}
+
+/// A point's label without the parameters a variant sets ("variant=after model=event-loop c=10"
+/// → "variant=after c=10": the variant names them). A value with spaces stays whole.
+fn without(label: &str, set_by_variant: &[String]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    for word in label.split(' ') {
+        match (word.split_once('='), parts.last_mut()) {
+            (None, Some(last)) => {
+                last.push(' ');
+                last.push_str(word);
+            }
+            _ => parts.push(word.to_string()),
+        }
+    }
+    parts.retain(|p| !p.split_once('=').is_some_and(|(k, _)| set_by_variant.iter().any(|s| s == k)));
+    parts.join(" ")
 }
 
 /// Every probe idle (baseline) against under load: with one point the seeds' table (min, mean, max,

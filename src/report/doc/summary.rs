@@ -1,7 +1,7 @@
 //! The Summary section the report opens with: what ran and whether to trust it, the observations
 //! (each linked to its table row), the answer table (each point's headline and key figures, each
-//! variant against the baseline with Δ % and the verdict per cell) beside its chart, and the
-//! optimization summary when the plan compares variants.
+//! variant against the baseline with Δ % and the verdict per cell) beside its chart; and, in a
+//! section of its own after the system's, the optimization summary when the plan compares variants.
 
 use super::table::{delta_pct, num_ci, table, Block, CiCells, Section, Table, MIN_CI_N};
 use crate::report::loaded::safe;
@@ -28,8 +28,14 @@ pub fn summary(m: &ReportModel, charts: &[(String, String)]) -> Section {
             "Trust: no validity warning (idle host before the load, load generator not saturated, CV ≤ 10 %, ≥ 3 repetitions).".into(),
         ));
     }
-    for w in &m.overview.warnings {
-        blocks.push(Block::Para(format!("Warning: {}", safe(w))));
+    // The warnings in one paragraph (the first screen is short): "Warning: a" or "Warnings: (1) a (2) b".
+    match m.overview.warnings.as_slice() {
+        [] => {}
+        [w] => blocks.push(Block::Para(format!("Warning: {}", safe(w)))),
+        ws => {
+            let each: Vec<String> = ws.iter().enumerate().map(|(i, w)| format!("({}) {}", i + 1, safe(w))).collect();
+            blocks.push(Block::Para(format!("Warnings: {}", each.join(" "))));
+        }
     }
     for o in &m.overview.observations {
         let text = format!("Observation: {}", safe(&o.text));
@@ -40,7 +46,6 @@ pub fn summary(m: &ReportModel, charts: &[(String, String)]) -> Section {
     }
     let chart = charts.iter().any(|(n, _)| n == ANSWER_CHART).then(|| ANSWER_CHART.to_string());
     blocks.extend(answer(m, chart));
-    blocks.extend(optimization(m));
     Section::new("Summary", blocks)
 }
 
@@ -111,6 +116,8 @@ fn cell_text(c: &AnswerCell) -> String {
     match (&c.delta_pct, &c.verdict) {
         (Some(d), Some(v)) => o.push_str(&format!(" ({}, {})", delta_pct(*d, c.ci95_pct), verdict_short(v))),
         (Some(d), None) => o.push_str(&format!(" ({})", delta_pct(*d, c.ci95_pct))),
+        // No Δ % from a baseline of 0: say what it was.
+        _ if c.before == Some(0.0) && c.value != 0.0 => o.push_str(" (0 before)"),
         _ => {}
     }
     o
@@ -150,6 +157,13 @@ fn answer(m: &ReportModel, chart: Option<String>) -> Vec<Block> {
             "The answer: {what}. A mean over the repetitions is rounded to its 95 % CI; a percentile is the point's own (merged histogram, or the median of what the tool printed)."
         ),
     };
+    let mut intro = intro;
+    if !o.zero_errors.is_empty() {
+        intro.push_str(&format!(
+            " 0 at every point, so not in the table: {}.",
+            safe(&o.zero_errors.join(", "))
+        ));
+    }
     vec![Block::Para(intro), Block::Answer { table: t, row_ids, chart }]
 }
 
@@ -346,16 +360,16 @@ fn by_point(o: &Overview) -> (Table, Vec<String>) {
 
 /// Metric, before, after, Δ %, 95 % CI, verdict: the other variants against the baseline at the
 /// largest x.
-fn optimization(m: &ReportModel) -> Vec<Block> {
+pub fn optimization(m: &ReportModel) -> Option<Section> {
     let o = &m.overview;
     if o.optimization.is_empty() {
-        return vec![];
+        return None;
     }
     let mut cis = CiCells::new();
     let rows = optimization_rows(m, &mut cis);
     let mut blocks = vec![
         Block::Para(format!(
-            "Optimization summary: before = {} = {}, after = each other value{}.",
+            "Before = {} = {}, after = each other value{}: the answer's figures side by side with the 95 % CI of Δ % and the verdict.",
             safe(o.compare.as_deref().unwrap_or("")),
             safe(o.baseline.as_deref().unwrap_or("")),
             o.x.as_deref().map_or(String::new(), |x| format!(", at the largest {}", safe(x)))
@@ -363,8 +377,11 @@ fn optimization(m: &ReportModel) -> Vec<Block> {
         table(&OPTIMIZATION_HEADER, rows),
     ];
     blocks.extend(cis.note().map(Block::Para));
-    blocks
+    Some(Section::new(OPTIMIZATION, blocks))
 }
+
+/// The title of the section that puts each variant's figures after the baseline's.
+pub const OPTIMIZATION: &str = "Optimization summary";
 
 /// The repetitions behind a cell's comparison, as far as its CI goes: fewer than 3 where the test
 /// found too few samples.

@@ -121,7 +121,7 @@ pub fn headline(m: &ReportModel) -> Option<(&PointReport, Vec<&PhaseRow>)> {
 }
 
 /// The body's system table: the busiest point's rows the load moved, and CPU and memory, grouped
-/// by resource; the others named in one line, with a link to every point's full table.
+/// by resource, the most moved first in each; the others named in one line, with a link to every point's full table.
 pub fn summary(m: &ReportModel) -> Option<Section> {
     let p = busiest(m)?;
     let mut rows: Vec<&PhaseRow> = p
@@ -129,7 +129,14 @@ pub fn summary(m: &ReportModel) -> Option<Section> {
         .iter()
         .filter(|r| ALWAYS.contains(&r.metric.as_str()) || load_moved(r))
         .collect();
-    rows.sort_by_key(|r| order(&r.metric));
+    // By resource; within one, what the load moved most first (CPU before memory always).
+    rows.sort_by(|a, b| {
+        let always = |r: &PhaseRow| ALWAYS.iter().position(|m| *m == r.metric);
+        order(&a.metric)
+            .cmp(&order(&b.metric))
+            .then(always(a).cmp(&always(b)))
+            .then(relative_move(b).total_cmp(&relative_move(a)))
+    });
     let still: Vec<&str> = p
         .system
         .iter()
