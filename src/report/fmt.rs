@@ -5,6 +5,11 @@ pub fn num(v: f64) -> String {
     if !v.is_finite() {
         return "n/a".into();
     }
+    // Exactly none is "0" (no failed request, ab's "50% 0" ms): "0.000" is kept for a value that
+    // rounds to it.
+    if v == 0.0 {
+        return "0".into();
+    }
     let a = v.abs();
     let decimals = if a >= 1000.0 {
         0
@@ -217,7 +222,9 @@ mod tests {
         assert_eq!(pct_ci(-12.34, Some(30.0)), "-12");
         assert_eq!(pct_ci(0.004, Some(0.5)), "+0.004");
         assert_eq!(pct_ci(4.12345, None), "+4.12");
-        assert_eq!(pct_ci(0.0, Some(1.0)), "0.0");
+        assert_eq!(pct_ci(0.0, Some(1.0)), "0");
+        assert_eq!(num(0.0), "0");
+        assert_eq!(num(0.0004), "0.000");
     }
 
     #[test]

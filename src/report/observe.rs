@@ -15,7 +15,7 @@
 //! nothing is called higher or lower, only the figures are given.
 
 use super::answer::{figure, row_label};
-use super::fmt::{num, num_ci};
+use super::fmt::{delta_ci_shown, num, num_ci, NoCi, MIN_CI_N};
 use super::loaded::{safe, Loaded};
 use super::model::{AnswerCell, Observation, PointReport, Scaling, ThresholdRow, Verdict};
 use crate::analysis::compare::{compare, Comparison};
@@ -118,8 +118,14 @@ fn pct(v: f64) -> String {
     }
 }
 
+/// ", 95 % CI [a, b]" of a Δ %, as the tables show it: none where it is wider than the value
+/// compared against (100 points: it would say nothing, a bound below −100 % included).
 fn ci_text(ci: Option<(f64, f64)>) -> String {
-    ci.map_or(String::new(), |(a, b)| format!(", 95 % CI [{}, {}]", pct(a), pct(b)))
+    match delta_ci_shown(ci, MIN_CI_N) {
+        Ok((a, b)) => format!(", 95 % CI [{}, {}]", pct(a), pct(b)),
+        Err(NoCi::Wide) => ", its 95 % CI too wide to bound it".into(),
+        Err(NoCi::FewValues) => String::new(),
+    }
 }
 
 /// "x = 10" or the other parameters of a cell, for a sentence.
@@ -223,15 +229,7 @@ fn several(i: &Inputs, line: &[&AnswerCell]) -> String {
         let hits: Vec<String> = line
             .iter()
             .filter(|c| c.verdict.as_ref() == Some(&pick))
-            .map(|c| {
-                format!(
-                    "{} ({}{})",
-                    at(c),
-                    c.delta_pct.map_or("–".into(), pct),
-                    c.ci95_pct
-                        .map_or(String::new(), |(a, b)| format!(", 95 % CI [{}, {}]", pct(a), pct(b)))
-                )
-            })
+            .map(|c| format!("{} ({}{})", at(c), c.delta_pct.map_or("–".into(), pct), ci_text(c.ci95_pct)))
             .collect();
         if !hits.is_empty() {
             parts.push(format!("{word} at {x} = {}", hits.join(", ")));
@@ -508,4 +506,17 @@ fn thresholds(i: &Inputs) -> Vec<Observation> {
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ci_text;
+
+    #[test]
+    fn a_delta_ci_is_said_as_the_tables_show_it() {
+        assert_eq!(ci_text(Some((5.0, 35.0))), ", 95 % CI [+5.0 %, +35 %]");
+        // Wider than the value compared against (a bound below −100 % says nothing): not given.
+        assert_eq!(ci_text(Some((-150.0, 20.0))), ", its 95 % CI too wide to bound it");
+        assert_eq!(ci_text(None), "");
+    }
 }
