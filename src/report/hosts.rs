@@ -8,8 +8,9 @@
 //! A run without remote hosts gives an empty [`Hosts`]: the report is the one it always was.
 
 use super::loaded::{key_system_metric, safe, Loaded};
+use super::phases::{idle_device, PhaseRow};
 use crate::analysis::bottleneck::{Context, Finding};
-use crate::analysis::phases::{pool, PhaseStats};
+use crate::analysis::phases::PhaseStats;
 use crate::store::{Store, LOCAL_HOST};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -87,20 +88,6 @@ pub struct RunMachine {
     pub perflab_version: String,
 }
 
-/// One metric of a host's system table: Baseline / Under load / Peak / Recovery over the point's
-/// trials, and the worst recovery time (as the report's own system table).
-#[derive(Clone, Debug, Serialize)]
-pub struct HostRow {
-    pub metric: String,
-    pub baseline: Option<f64>,
-    pub under_load: Option<f64>,
-    pub peak: Option<f64>,
-    pub recovery: Option<f64>,
-    pub recovery_s: Option<f64>,
-    /// The load moved the metric and, in some trial, it never came back.
-    pub never_recovered: bool,
-}
-
 /// A chart's data: its title, the trial's phases and metric → (t_s, value).
 pub type Series = (String, Vec<crate::model::PhaseSpan>, BTreeMap<String, Vec<(f64, f64)>>);
 
@@ -110,7 +97,7 @@ pub struct HostPoint {
     pub label: String,
     /// Trials of the point with samples of this host.
     pub trials: usize,
-    pub system: Vec<HostRow>,
+    pub system: Vec<PhaseRow>,
 }
 
 /// The tables and charts of one remote host.
@@ -315,18 +302,7 @@ fn host_report(host: &str, groups: &[(String, Vec<&Loaded>)], first_chart: usize
         }
         let system = per_metric
             .iter()
-            .filter_map(|(metric, trials)| {
-                let p = pool(trials)?;
-                Some(HostRow {
-                    metric: metric.clone(),
-                    baseline: p.baseline,
-                    under_load: p.under_load,
-                    peak: p.peak,
-                    recovery: p.recovery,
-                    recovery_s: p.recovery_s,
-                    never_recovered: p.never_recovered,
-                })
-            })
+            .map(|(metric, trials)| PhaseRow::pooled(metric, trials))
             .filter(|r| !idle_device(r))
             .collect();
         points.push(HostPoint {
@@ -348,14 +324,6 @@ fn host_report(host: &str, groups: &[(String, Vec<&Loaded>)], first_chart: usize
         },
         series,
     ))
-}
-
-/// A disk or interface row that carried nothing (every figure 0): left out, as the local table does.
-fn idle_device(r: &HostRow) -> bool {
-    (r.metric.starts_with("disk_") || r.metric.starts_with("net_"))
-        && [r.baseline, r.under_load, r.peak, r.recovery]
-            .iter()
-            .all(|v| v.is_none_or(|v| v.abs() < 1e-9))
 }
 
 fn trial_series(host: &str, l: &Loaded, samples: &[crate::store::TaggedSample]) -> Series {

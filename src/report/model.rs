@@ -7,6 +7,7 @@
 //! [`crate::analysis::compare::Comparison`] and a scaling row a
 //! [`crate::analysis::scaling::ScalingRow`].
 
+pub use super::phases::PhaseRow;
 use super::spec::ReportSpec;
 pub use crate::analysis::bottleneck::Finding;
 pub use crate::analysis::compare::Verdict;
@@ -82,21 +83,6 @@ pub struct PrintedPercentile {
     pub median: f64,
     pub min: f64,
     pub max: f64,
-}
-
-#[derive(Clone, Debug, Serialize)]
-pub struct PhaseRow {
-    pub metric: String,
-    pub baseline: Option<f64>,
-    pub under_load: Option<f64>,
-    pub peak: Option<f64>,
-    pub recovery: Option<f64>,
-    /// Worst (largest) seconds after the load ended until the metric was back at its baseline
-    /// (within 10 %, or its noise where wider), over the trials whose load moved it; None where the
-    /// load did not move it, where it never came back, or with no recovery phase.
-    pub recovery_s: Option<f64>,
-    /// The load moved the metric and, in some trial, it never came back.
-    pub never_recovered: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -510,7 +510,7 @@ fn thresholds(i: &Inputs) -> Vec<Observation> {
 
 #[cfg(test)]
 mod tests {
-    use super::ci_text;
+    use super::*;
 
     #[test]
     fn a_delta_ci_is_said_as_the_tables_show_it() {

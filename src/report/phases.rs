@@ -3,8 +3,42 @@
 //! trials.
 
 use super::loaded::{key_system_metric, summary_of};
-use super::model::PhaseRow;
 use crate::analysis::phases::{pool, PhaseStats};
+use serde::Serialize;
+
+/// One metric of a system table (this machine's or a remote host's): Baseline / Under load / Peak
+/// / Recovery over a point's trials, and the worst recovery time.
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseRow {
+    pub metric: String,
+    pub baseline: Option<f64>,
+    pub under_load: Option<f64>,
+    pub peak: Option<f64>,
+    pub recovery: Option<f64>,
+    /// Worst (largest) seconds after the load ended until the metric was back at its baseline
+    /// (within 10 %, or its noise where wider), over the trials whose load moved it; None where the
+    /// load did not move it, where it never came back, or with no recovery phase.
+    pub recovery_s: Option<f64>,
+    /// The load moved the metric and, in some trial, it never came back.
+    pub never_recovered: bool,
+}
+
+impl PhaseRow {
+    /// The row of `metric` pooled over its trials' phase statistics (one per trial); empty
+    /// figures where there are none.
+    pub fn pooled(metric: &str, per_trial: &[PhaseStats]) -> PhaseRow {
+        let p = pool(per_trial);
+        PhaseRow {
+            metric: metric.to_string(),
+            baseline: p.as_ref().and_then(|p| p.baseline),
+            under_load: p.as_ref().and_then(|p| p.under_load),
+            peak: p.as_ref().and_then(|p| p.peak),
+            recovery: p.as_ref().and_then(|p| p.recovery),
+            recovery_s: p.as_ref().and_then(|p| p.recovery_s),
+            never_recovered: p.as_ref().is_some_and(|p| p.never_recovered),
+        }
+    }
+}
 
 /// The system table's metrics when `[report] system` does not name them: CPU busy, user, system
 /// and iowait, memory, load, context switches and page faults per second, swap, and (from
@@ -46,17 +80,8 @@ pub fn system_rows(summaries: &[Vec<PhaseStats>], wanted: &[String]) -> Vec<Phas
 }
 
 fn phase_row(metric: &str, summaries: &[Vec<PhaseStats>]) -> PhaseRow {
-    let per_trial: Vec<_> = summaries.iter().map(|s| summary_of(s, metric)).collect();
-    let p = pool(&per_trial);
-    PhaseRow {
-        metric: metric.to_string(),
-        baseline: p.as_ref().and_then(|p| p.baseline),
-        under_load: p.as_ref().and_then(|p| p.under_load),
-        peak: p.as_ref().and_then(|p| p.peak),
-        recovery: p.as_ref().and_then(|p| p.recovery),
-        recovery_s: p.as_ref().and_then(|p| p.recovery_s),
-        never_recovered: p.as_ref().is_some_and(|p| p.never_recovered),
-    }
+    let per_trial: Vec<PhaseStats> = summaries.iter().map(|s| summary_of(s, metric)).collect();
+    PhaseRow::pooled(metric, &per_trial)
 }
 
 /// Did a device or interface carry nothing at this point (a `disk_*` or `net_*` row whose every

@@ -2,8 +2,9 @@
 //! host's system table per point with its charts, and, for `perflab compare` of runs made against
 //! different machines, the machines side by side.
 
-use super::table::{num, opt, recovery_cell, system_table, table, trials, Block, PhaseCells, Section, RECOVERY_NOTE};
-use crate::report::hosts::{HostFacts, HostPoint, HostRow};
+use super::system::cells;
+use super::table::{num, opt, recovery_cell, system_table, table, trials, Block, Section, RECOVERY_NOTE};
+use crate::report::hosts::{HostFacts, HostPoint};
 use crate::report::loaded::safe;
 use crate::report::model::ReportModel;
 
@@ -82,15 +83,6 @@ pub fn facts(m: &ReportModel) -> Option<Section> {
             table(&header, rows),
         ],
     ))
-}
-
-fn cells(r: &HostRow) -> PhaseCells<'_> {
-    (
-        r.metric.as_str(),
-        [r.baseline, r.under_load, r.peak, r.recovery],
-        r.recovery_s,
-        r.never_recovered,
-    )
 }
 
 /// The point with the largest CPU busy under load on the host.

@@ -43,7 +43,8 @@ pub fn load_moved(r: &PhaseRow) -> bool {
     r.recovery_s.is_some() || r.never_recovered || r.baseline.is_some_and(|b| moved(r.under_load, b, band(b, None)))
 }
 
-fn cells(r: &PhaseRow) -> PhaseCells<'_> {
+/// A row's cells for [`super::table::system_table`] (this machine's and every host's tables).
+pub(super) fn cells(r: &PhaseRow) -> PhaseCells<'_> {
     (
         r.metric.as_str(),
         [r.baseline, r.under_load, r.peak, r.recovery],
