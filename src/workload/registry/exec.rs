@@ -38,7 +38,11 @@ impl WorkloadKind for Kind {
 
 /// An exec workload whose commands `runner` runs on another machine (`host = "server"`): decoded
 /// as [`Kind`] does, without this machine's preflight checks (the programs are on the other one).
-pub fn build_on(mut table: toml::Table, loc: &dyn Locator, runner: Box<dyn crate::workload::exec::Runner>) -> anyhow::Result<Box<dyn Workload>> {
+pub fn build_on(
+    mut table: toml::Table,
+    loc: &dyn Locator,
+    runner: Box<dyn crate::workload::exec::Runner>,
+) -> anyhow::Result<Box<dyn Workload>> {
     argv_as_strings(&mut table);
     let cfg: ExecConfig = decode(table, KEYS, loc)?;
     Ok(Box::new(ExecWorkload::new(cfg).on(runner)))

@@ -7,10 +7,15 @@
 //! ([`Workload::describe`]) and names its headline figures ([`Workload::primary`]); its metrics carry
 //! their [`MetricKind`](crate::workload::MetricKind).
 //!
-//! Adding a kind: write `src/workload/registry/<name>.rs` with a `pub struct Kind;` implementing
-//! [`WorkloadKind`] (and its `Workload`, or a call into a module of its own), then add `<name>` to the
-//! `kinds!` line below. Nothing else names the kinds: plan validation, the runner, the dry run and
-//! the docs test all ask this list.
+//! A built-in kind declares its settings once, with [`settings!`]: one struct that a plan's table
+//! decodes into (serde), that `perflab load <kind>` parses its options into (clap), and whose
+//! fields' docs, types and defaults are the kind's [`Key`]s ([`Settings::KEYS`]). Its
+//! [`WorkloadKind::load`] gives `perflab load` its subcommand: the command line has no list of its own.
+//!
+//! Adding a kind: write its module `src/workload/<name>/` with a `pub struct Kind;` implementing
+//! [`WorkloadKind`], then add `<name>` to the `kinds!` line of `src/workload/mod.rs`, which declares
+//! the module and the list. Nothing else names the kinds: plan validation, the runner, the dry run,
+//! `perflab load` and the docs test all ask this list.
 
 use crate::util::suggest::{backticked, did_you_mean, nearest};
 use crate::workload::Workload;
@@ -23,8 +28,131 @@ pub struct Key {
     pub ty: &'static str,
     /// The default, or `required`.
     pub default: &'static str,
+    /// What it does: one line, or a doc comment's lines (read through [`Key::doc_line`]).
     pub doc: &'static str,
 }
+
+impl Key {
+    /// The doc on one line (a doc comment's lines joined).
+    pub fn doc_line(&self) -> String {
+        self.doc
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// A built-in kind's settings: one struct, decoded from a plan's `[workload]` table (serde) and
+/// parsed from `perflab load <kind>`'s options (clap), declared with [`settings!`], which makes its
+/// keys from the fields.
+pub trait Settings: clap::Args + clap::FromArgMatches + serde::de::DeserializeOwned {
+    /// Every field, as a key of the `[workload]` table: its name, type, default and doc.
+    const KEYS: &'static [Key];
+}
+
+/// Declares a kind's settings struct once: each field's doc comment is its key's doc (and its
+/// option's help), `#[key("type", "default")]` says what docs/plan.md's table says of it, and the
+/// other attributes are serde's and clap's. The struct derives `clap::Args` and
+/// `serde::Deserialize` and implements [`Settings`].
+macro_rules! settings {
+    (
+        $(#[$smeta:meta])*
+        $vis:vis struct $name:ident {
+            $(
+                $(#[doc = $doc:literal])*
+                #[key($ty:literal, $default:literal)]
+                $(#[$fmeta:meta])*
+                $fvis:vis $field:ident : $fty:ty
+            ),* $(,)?
+        }
+    ) => {
+        #[derive(clap::Args, serde::Deserialize)]
+        $(#[$smeta])*
+        $vis struct $name {
+            $(
+                $(#[doc = $doc])*
+                $(#[$fmeta])*
+                $fvis $field: $fty,
+            )*
+        }
+
+        impl $crate::workload::registry::Settings for $name {
+            const KEYS: &'static [$crate::workload::registry::Key] = &[$(
+                $crate::workload::registry::Key {
+                    name: stringify!($field),
+                    ty: $ty,
+                    default: $default,
+                    doc: concat!($($doc, "\n",)*),
+                },
+            )*];
+        }
+    };
+}
+pub(crate) use settings;
+
+/// `perflab load <kind>`: a kind's subcommand, its options and how it runs.
+pub struct LoadCommand {
+    /// Its line in `perflab load --help`.
+    pub about: &'static str,
+    /// Adds its options (the kind's settings and `perflab load`'s common flags) to a command.
+    pub augment: fn(clap::Command) -> clap::Command,
+    /// Runs it from the parsed options; the exit code.
+    pub run: fn(&clap::ArgMatches) -> anyhow::Result<i32>,
+}
+
+/// The options of a `perflab load` subcommand, as parsed: the kind's settings `S` (with any option
+/// of its own) and the common flags ([`LoadFlags`](crate::workload::driver::live::LoadFlags)).
+pub trait LoadRun: clap::Args + clap::FromArgMatches {
+    /// Run the load; the exit code.
+    fn run(self, flags: crate::workload::driver::live::LoadFlags) -> anyhow::Result<i32>;
+}
+
+impl LoadCommand {
+    /// The subcommand of options `A` and the common flags, flattened once here.
+    pub fn of<A: LoadRun>(about: &'static str) -> LoadCommand {
+        use crate::workload::driver::live::LoadFlags;
+        use clap::{Args, FromArgMatches};
+        LoadCommand {
+            about,
+            augment: |cmd| LoadFlags::augment_args(A::augment_args(cmd)),
+            run: |m| {
+                let bad = |e: clap::Error| crate::error::usage(e.to_string().trim().to_string());
+                let a = A::from_arg_matches(m).map_err(bad)?;
+                a.run(LoadFlags::from_arg_matches(m).map_err(bad)?)
+            },
+        }
+    }
+}
+
+/// Declares the list of every kind and the modules of the kinds that have one under `workload/`
+/// (in `workload/mod.rs`), so that a new kind is its module and one word on that line. A kind
+/// built by a file of this registry (`http`, `exec`: their engines' modules are large and strictly
+/// layered) is written `name in registry::name::Kind`.
+macro_rules! kinds {
+    ($($kind:ident $(in $path:path)?),* $(,)?) => {
+        $($crate::workload::registry::kinds!(@mod $kind $(in $path)?);)*
+        /// Every workload kind, in the order docs and messages list them.
+        pub static KINDS: &[&dyn $crate::workload::registry::WorkloadKind] =
+            &[$(&$crate::workload::registry::kinds!(@kind $kind $(in $path)?),)*];
+    };
+    (@mod $kind:ident) => {
+        pub mod $kind;
+    };
+    (@mod $kind:ident in $path:path) => {};
+    (@kind $kind:ident) => {
+        $kind::Kind
+    };
+    (@kind $kind:ident in $path:path) => {
+        $path
+    };
+}
+pub(crate) use kinds;
+
+pub mod exec;
+pub mod http;
+pub use super::KINDS;
 
 /// Where a key of the `[workload]` table is in the plan source, for error messages.
 pub trait Locator {
@@ -43,18 +171,11 @@ pub trait WorkloadKind: Sync {
     /// Build it from one trial's substituted table (without `type`; every key is one of
     /// [`keys`](Self::keys)). Errors name the place: [`located`] and [`decode`] help.
     fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>>;
+    /// Its `perflab load <name>` subcommand, if it runs alone from the command line.
+    fn load(&self) -> Option<LoadCommand> {
+        None
+    }
 }
-
-/// Declares the kinds' modules and the list, so that a new kind is one new file and one word here.
-macro_rules! kinds {
-    ($($kind:ident),* $(,)?) => {
-        $(mod $kind;)*
-        /// Every workload kind, in the order docs and messages list them.
-        pub static KINDS: &[&dyn WorkloadKind] = &[$(&$kind::Kind),*];
-    };
-}
-
-kinds!(http, exec, cpu, mem, disk, net, oltp);
 
 /// The kind called `name`.
 pub fn by_name(name: &str) -> Option<&'static dyn WorkloadKind> {
@@ -186,15 +307,28 @@ pub fn docs_table(kind: &dyn WorkloadKind) -> String {
         kind.summary()
     );
     for k in kind.keys() {
-        s.push_str(&format!("| `{}` | {} | {} | {} |\n", k.name, k.ty, k.default, k.doc));
+        s.push_str(&format!("| `{}` | {} | {} | {} |\n", k.name, k.ty, k.default, k.doc_line()));
     }
     s
 }
 
-/// Build a built-in workload from its table: decode the config `C` by `keys`, construct the
-/// workload with `new`, and place a construction error at the key its message starts with (the
-/// built-ins' messages name their key first), or at the table.
+/// Build a built-in workload from its table: decode its settings `C`, construct the workload with
+/// `new`, and place a construction error at the key its message starts with (the built-ins'
+/// messages name their key first), or at the table.
 pub fn build_builtin<C, W>(
+    table: toml::Table,
+    loc: &dyn Locator,
+    new: impl FnOnce(&C) -> anyhow::Result<W>,
+) -> anyhow::Result<Box<dyn crate::workload::Workload>>
+where
+    C: Settings,
+    W: crate::workload::Workload + 'static,
+{
+    build_builtin_keys(table, C::KEYS, loc, new)
+}
+
+/// [`build_builtin`] for a config whose keys are declared apart from it.
+pub fn build_builtin_keys<C, W>(
     table: toml::Table,
     keys: &[Key],
     loc: &dyn Locator,
@@ -219,6 +353,22 @@ pub(crate) fn assert_declared_keys<T: serde::de::DeserializeOwned>(keys: &[Key])
     let mut declared: Vec<String> = keys.iter().map(|k| k.name.to_string()).collect();
     declared.sort();
     assert_eq!(declared, serde_fields::<T>());
+}
+
+/// For a kind's unit test: every key of its settings is an option of `perflab load <kind>` (named
+/// as the key, `-` for `_`) whose help is the key's doc, save the keys named in `not_options`.
+#[cfg(test)]
+pub(crate) fn assert_keys_are_options<S: Settings>(not_options: &[&str]) {
+    let cmd = S::augment_args(clap::Command::new("t"));
+    for key in S::KEYS.iter().filter(|k| !not_options.contains(&k.name)) {
+        let arg = cmd
+            .get_arguments()
+            .find(|a| a.get_id() == key.name)
+            .unwrap_or_else(|| panic!("no option for `{}`", key.name));
+        let help = arg.get_help().map(ToString::to_string).unwrap_or_default();
+        assert!(!help.is_empty(), "`{}` has no help", key.name);
+    }
+    assert_declared_keys::<S>(S::KEYS);
 }
 
 /// The fields a config struct accepts, as serde lists them for an unknown one (for the tests that
@@ -250,7 +400,8 @@ mod tests {
             assert!(!k.summary().contains('\n'));
             for key in k.keys() {
                 assert!(key.name != "type", "`type` is the registry's");
-                for text in [key.ty, key.default, key.doc] {
+                let doc = key.doc_line();
+                for text in [key.ty, key.default, doc.as_str()] {
                     assert!(
                         !text.is_empty() && !text.contains('\n') && !text.contains('|'),
                         "{}.{}",
