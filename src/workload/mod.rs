@@ -9,17 +9,22 @@
 //! Which workload a plan's `[workload] type` builds is decided by [`registry`], the one list of
 //! workload kinds (its keys, how it is built and checked before the run).
 
+pub mod cpu;
+pub mod disk;
 pub mod driver;
 pub mod exec;
 pub use crate::model::figures;
 pub mod http;
 pub mod load_cli;
+pub mod mem;
 pub mod names;
+pub mod net;
+pub mod oltp;
 pub mod primary;
 pub mod registry;
 pub mod result;
 
-// The one list of workload kinds (`registry::KINDS`), and the modules of those that have one here.
+// The one list of workload kinds (`registry::KINDS`).
 registry::kinds!(
     http in registry::http::Kind,
     exec in registry::exec::Kind,

@@ -5,12 +5,19 @@ pub use crate::model::result::*;
 
 use hdrhistogram::Histogram;
 
-/// The value at quantile `q` (from 0 to 1; 1 is the largest value recorded) of a histogram,
-/// divided by `per` (a histogram of µs: 1 gives µs, 1000 gives ms). Every workload reads its
-/// latency quantiles here.
+/// The value at quantile `q` (from 0 to 1; 1 is the largest value recorded) of a histogram, in
+/// its own unit. Every workload reads its latency quantiles here (or through [`quantile`]).
+pub fn value_at(h: &Histogram<u64>, q: f64) -> u64 {
+    if q >= 1.0 {
+        h.max()
+    } else {
+        h.value_at_quantile(q)
+    }
+}
+
+/// [`value_at`] divided by `per` (a histogram of µs: 1 gives µs, 1000 gives ms).
 pub fn quantile(h: &Histogram<u64>, q: f64, per: f64) -> f64 {
-    let v = if q >= 1.0 { h.max() } else { h.value_at_quantile(q) };
-    v as f64 / per
+    value_at(h, q) as f64 / per
 }
 
 /// One metric per `(name, q)`: the histogram's quantile `q` in `unit` (its values divided by

@@ -229,7 +229,12 @@ impl CpuReport {
         m.push(Metric::new("methods_version", "", f64::from(VERSION), Better::Neither).with_kind(MetricKind::Gauge));
         m.push(Metric::new("ops", "", self.work.ops as f64, Better::Neither));
         m.push(Metric::new("errors", "", self.errors as f64, Better::Lower));
-        m.extend(quantile_metrics(&self.latency, [("op_p50_us", 0.5), ("op_p99_us", 0.99)], "us", 1.0));
+        m.extend(quantile_metrics(
+            &self.latency,
+            [("op_p50_us", 0.5), ("op_p99_us", 0.99)],
+            "us",
+            1.0,
+        ));
         if !self.latency.is_empty() {
             r.histograms.push(NamedHistogram {
                 name: "op".into(),

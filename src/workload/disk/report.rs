@@ -7,6 +7,7 @@ use super::config::Prepared;
 use super::job::{Dir, JobStats};
 use crate::workload::driver::interval::Tick;
 use crate::workload::mem::size::human;
+use crate::workload::result::{quantile_metrics, value_at};
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 use std::fmt::Write;
 use std::time::Duration;
@@ -147,7 +148,7 @@ impl DiskReport {
                 d.ops
             );
             if !d.latency.is_empty() {
-                let q = |x| d.latency.value_at_quantile(x);
+                let q = |x| value_at(&d.latency, x);
                 let _ = writeln!(
                     s,
                     "    lat      p50 {} µs, p90 {} µs, p99 {} µs, p99.9 {} µs, max {} µs",
@@ -183,7 +184,7 @@ impl DiskReport {
 
     pub fn json(&self) -> serde_json::Value {
         let dir = |d: &Dir| {
-            let q = |x| d.latency.value_at_quantile(x);
+            let q = |x| value_at(&d.latency, x);
             serde_json::json!({
                 "ops": d.ops, "bytes": d.bytes, "iops": self.iops(d), "mib_per_s": self.mib_per_s(d),
                 "lat_us": if d.latency.is_empty() { serde_json::Value::Null } else { serde_json::json!({
@@ -238,10 +239,13 @@ impl DiskReport {
             m.push(Metric::new(format!("{name}_mib_per_s"), "MiB/s", self.mib_per_s(d), Better::Higher).with_kind(MetricKind::Rate));
             m.push(Metric::new(format!("{name}_ops"), "", d.ops as f64, Better::Neither));
             if !d.latency.is_empty() {
-                for (q, v) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
-                    let value = d.latency.value_at_quantile(v) as f64;
-                    m.push(Metric::new(format!("{name}_lat_{q}_us"), "us", value, Better::Lower).with_kind(MetricKind::Quantile(v)));
-                }
+                let qs = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
+                m.extend(quantile_metrics(
+                    &d.latency,
+                    qs.map(|(q, v)| (format!("{name}_lat_{q}_us"), v)),
+                    "us",
+                    1.0,
+                ));
                 r.histograms.push(NamedHistogram {
                     name: name.into(),
                     hist: d.latency.clone(),

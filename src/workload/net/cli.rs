@@ -2,8 +2,8 @@
 
 use super::config::{prepare, NetConfig, NetMode};
 use crate::workload::driver::coordinator::Hooks;
-use crate::workload::driver::live::LoadFlags;
 use crate::workload::driver::interval::Tick;
+use crate::workload::driver::live::LoadFlags;
 use hdrhistogram::Histogram;
 use std::io::Write;
 

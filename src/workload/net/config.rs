@@ -16,7 +16,10 @@ pub enum Amount {
 impl Amount {
     /// An option's value: a plain number, or a text read as a plan's is.
     pub fn from_arg(text: &str) -> Result<Amount, String> {
-        Ok(text.parse::<u64>().map(Amount::Number).unwrap_or_else(|_| Amount::Text(text.to_string())))
+        Ok(text
+            .parse::<u64>()
+            .map(Amount::Number)
+            .unwrap_or_else(|_| Amount::Text(text.to_string())))
     }
 }
 

@@ -31,8 +31,8 @@ fn run(a: OltpArgs, flags: &LoadFlags) -> anyhow::Result<i32> {
         .settings
         .db
         .as_deref()
-            .and_then(|d| d.strip_prefix("sqlite:"))
-            .map(|p| p.strip_prefix("//").unwrap_or(p));
+        .and_then(|d| d.strip_prefix("sqlite:"))
+        .map(|p| p.strip_prefix("//").unwrap_or(p));
     if let Some(dir) = sqlite_dir.map(std::path::Path::new).and_then(std::path::Path::parent) {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
             return Err(crate::error::usage(format!(

@@ -13,8 +13,8 @@
 //! [`WorkloadKind::load`] gives `perflab load` its subcommand: the command line has no list of its own.
 //!
 //! Adding a kind: write its module `src/workload/<name>/` with a `pub struct Kind;` implementing
-//! [`WorkloadKind`], then add `<name>` to the `kinds!` line of `src/workload/mod.rs`, which declares
-//! the module and the list. Nothing else names the kinds: plan validation, the runner, the dry run,
+//! [`WorkloadKind`], declare it in `src/workload/mod.rs` and add `<name>` to the `kinds!` line
+//! there, the list. Nothing else names the kinds: plan validation, the runner, the dry run,
 //! `perflab load` and the docs test all ask this list.
 
 use crate::util::suggest::{backticked, did_you_mean, nearest};
@@ -126,21 +126,16 @@ impl LoadCommand {
     }
 }
 
-/// Declares the list of every kind and the modules of the kinds that have one under `workload/`
-/// (in `workload/mod.rs`), so that a new kind is its module and one word on that line. A kind
-/// built by a file of this registry (`http`, `exec`: their engines' modules are large and strictly
-/// layered) is written `name in registry::name::Kind`.
+/// Declares the list of every kind (in `workload/mod.rs`): a kind `name` is `name::Kind`, the
+/// `Kind` of the module `workload::name` (declared beside the list, as any module, so that rustfmt
+/// and the tests see it); a kind built by a file of this registry (`http`, `exec`: their engines'
+/// modules are large and strictly layered) is written `name in registry::name::Kind`.
 macro_rules! kinds {
     ($($kind:ident $(in $path:path)?),* $(,)?) => {
-        $($crate::workload::registry::kinds!(@mod $kind $(in $path)?);)*
         /// Every workload kind, in the order docs and messages list them.
         pub static KINDS: &[&dyn $crate::workload::registry::WorkloadKind] =
             &[$(&$crate::workload::registry::kinds!(@kind $kind $(in $path)?),)*];
     };
-    (@mod $kind:ident) => {
-        pub mod $kind;
-    };
-    (@mod $kind:ident in $path:path) => {};
     (@kind $kind:ident) => {
         $kind::Kind
     };
