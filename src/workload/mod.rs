@@ -24,17 +24,6 @@ pub mod primary;
 pub mod registry;
 pub mod result;
 
-// The one list of workload kinds (`registry::KINDS`).
-registry::kinds!(
-    http in registry::http::Kind,
-    exec in registry::exec::Kind,
-    cpu,
-    mem,
-    disk,
-    net,
-    oltp,
-);
-
 pub use names::Produces;
 // The result model is `crate::model`'s; re-exported here, where the workloads have always found it.
 pub use crate::model::{Better, Metric, MetricKind, NamedHistogram, Primary, PrimaryMetrics, SeriesPoint, WorkloadResult};

@@ -4,7 +4,7 @@
 use super::methods::Choice;
 use crate::error::usage;
 
-crate::workload::registry::settings! {
+crate::workload::registry::spec::settings! {
     /// The `cpu` workload's settings: a plan's `[workload]` keys and `perflab load cpu`'s options.
     #[derive(Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]

@@ -2,7 +2,7 @@
 
 use super::config::{prepare, DiskConfig};
 use crate::workload::driver::live::{run_load, LoadFlags};
-use crate::workload::registry::LoadRun;
+use crate::workload::registry::spec::LoadRun;
 
 impl LoadRun for DiskConfig {
     fn run(self, flags: LoadFlags) -> anyhow::Result<i32> {

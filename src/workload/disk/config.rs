@@ -8,7 +8,7 @@ use crate::workload::mem::size::{self, human, SizeSpec};
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-crate::workload::registry::settings! {
+crate::workload::registry::spec::settings! {
     /// The `disk` workload's settings: a plan's `[workload]` keys and `perflab load disk`'s options.
     #[derive(Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]

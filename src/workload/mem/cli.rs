@@ -3,7 +3,7 @@
 use super::config::{prepare, MemConfig};
 use super::size::available;
 use crate::workload::driver::live::{run_load, LoadFlags};
-use crate::workload::registry::LoadRun;
+use crate::workload::registry::spec::LoadRun;
 
 impl LoadRun for MemConfig {
     fn run(self, flags: LoadFlags) -> anyhow::Result<i32> {

@@ -4,7 +4,7 @@
 use super::size::{self, human, SizeSpec};
 use crate::error::usage;
 
-crate::workload::registry::settings! {
+crate::workload::registry::spec::settings! {
     /// The `mem` workload's settings: a plan's `[workload]` keys and `perflab load mem`'s options.
     #[derive(Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]

@@ -23,7 +23,7 @@ fn live(mode: NetMode, t: &Tick) {
     }
 }
 
-impl crate::workload::registry::LoadRun for NetConfig {
+impl crate::workload::registry::spec::LoadRun for NetConfig {
     fn run(self, flags: LoadFlags) -> anyhow::Result<i32> {
         run(&self, &flags)
     }

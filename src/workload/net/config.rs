@@ -23,7 +23,7 @@ impl Amount {
     }
 }
 
-crate::workload::registry::settings! {
+crate::workload::registry::spec::settings! {
     /// The `net` workload's settings: a plan's `[workload]` keys and `perflab load net`'s options.
     #[derive(Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]

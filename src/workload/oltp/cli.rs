@@ -17,7 +17,7 @@ pub struct OltpArgs {
     pub prepare_only: bool,
 }
 
-impl crate::workload::registry::LoadRun for OltpArgs {
+impl crate::workload::registry::spec::LoadRun for OltpArgs {
     fn run(self, flags: LoadFlags) -> anyhow::Result<i32> {
         run(self, &flags)
     }

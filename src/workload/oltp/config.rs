@@ -4,7 +4,7 @@
 use super::scenario::{Mix, RandType, Scenario};
 use crate::error::usage;
 
-crate::workload::registry::settings! {
+crate::workload::registry::spec::settings! {
     /// The `oltp` workload's settings: a plan's `[workload]` keys and `perflab load oltp`'s options.
     #[derive(Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]

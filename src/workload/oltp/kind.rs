@@ -3,7 +3,7 @@
 
 use super::config::OltpConfig;
 use super::workload::OltpWorkload;
-use crate::workload::registry::{build_builtin, Key, LoadCommand, Locator, Settings, WorkloadKind};
+use crate::workload::registry::spec::{build_builtin, Key, LoadCommand, Locator, Settings, WorkloadKind};
 use crate::workload::Workload;
 
 pub struct Kind;
@@ -36,6 +36,6 @@ impl WorkloadKind for Kind {
 mod tests {
     #[test]
     fn every_key_is_an_option_of_the_command() {
-        crate::workload::registry::assert_keys_are_options::<super::OltpConfig>(&[]);
+        crate::workload::registry::spec::assert_keys_are_options::<super::OltpConfig>(&[]);
     }
 }

@@ -1,6 +1,6 @@
 //! `type = "exec"`: any command run to completion, its output read by a tool adapter.
 
-use super::{decode, Key, Locator, WorkloadKind};
+use super::spec::{decode, Key, Locator, WorkloadKind};
 use crate::workload::exec::{ExecConfig, ExecWorkload};
 use crate::workload::Workload;
 
@@ -70,7 +70,7 @@ mod tests {
     fn the_declared_keys_are_what_the_config_decodes() {
         let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
         declared.sort();
-        assert_eq!(declared, super::super::serde_fields::<crate::workload::exec::ExecConfig>());
+        assert_eq!(declared, super::super::spec::serde_fields::<crate::workload::exec::ExecConfig>());
     }
 
     #[test]

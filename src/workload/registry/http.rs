@@ -1,6 +1,6 @@
 //! `type = "http"`: perflab's own HTTP load generator (`perflab http`), in-process.
 
-use super::{decode, located, Key, Locator, WorkloadKind};
+use super::spec::{decode, located, Key, Locator, WorkloadKind};
 use crate::workload::http::{HttpConfig, HttpWorkload};
 use crate::workload::Workload;
 
@@ -184,6 +184,6 @@ mod tests {
     fn the_declared_keys_are_what_the_config_decodes() {
         let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
         declared.sort();
-        assert_eq!(declared, super::super::serde_fields::<crate::workload::http::HttpConfig>());
+        assert_eq!(declared, super::super::spec::serde_fields::<crate::workload::http::HttpConfig>());
     }
 }
