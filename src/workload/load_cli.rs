@@ -1,40 +1,34 @@
-//! `perflab load <kind>`: run one built-in workload from the command line (`cpu`, `mem`, `disk`, `net`,
-//! `oltp`: the list its help shows comes from the workload registry, [`kinds`]).
+//! `perflab load <kind>`: run one built-in workload from the command line. Its subcommands are the
+//! registry's kinds that have one ([`WorkloadKind::load`](crate::workload::registry::WorkloadKind::load)):
+//! each kind's settings as options, with the common flags (`LoadFlags`) flattened in by the registry.
 //!
 //! Exit codes, as `perflab http`'s: 2 for bad input (one line on stderr, no load started); 130 when
 //! interrupted by SIGINT or SIGTERM (the summary of what was measured is still printed); 1 when an
 //! operation failed or none was measured; 0 otherwise.
 
-#[derive(clap::Args, Debug)]
+use crate::workload::registry::{LoadCommand, KINDS};
+
+/// `perflab load`'s arguments: the kind chosen and its parsed options.
 pub struct LoadArgs {
-    #[command(subcommand)]
-    pub kind: LoadKind,
+    kind: &'static str,
+    matches: clap::ArgMatches,
 }
 
-#[derive(clap::Subcommand, Debug)]
-pub enum LoadKind {
-    /// Load the CPUs: workers at a load % each, held by their measured thread CPU time
-    Cpu(crate::workload::cpu::cli::CpuArgs),
-    /// Load the memory: touch and hold (and verify) a region, STREAM bandwidth, or access latency
-    Mem(crate::workload::mem::cli::MemArgs),
-    /// Load a disk: fio's jobs (rw, bs, iodepth, jobs) on a file laid out first, io_uring or sync
-    Disk(crate::workload::disk::cli::DiskArgs),
-    /// Load the network (loopback) against `perflab serve --net PORT`: TCP stream, UDP, round trips
-    Net(crate::workload::net::cli::NetArgs),
-    /// Load a database with sysbench's OLTP transactions: SQLite (default), PostgreSQL, MySQL/MariaDB
-    Oltp(crate::workload::oltp::cli::OltpArgs),
+impl std::fmt::Debug for LoadArgs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LoadArgs").field("kind", &self.kind).finish_non_exhaustive()
+    }
 }
 
-/// The built-in workloads `perflab load` runs: the registry's kinds that have a subcommand here,
-/// in the registry's order (`http` has `perflab http`; `exec` runs other tools).
+/// The kinds with a `perflab load` subcommand, with it, in the registry's order.
+fn commands() -> Vec<(&'static str, LoadCommand)> {
+    KINDS.iter().filter_map(|k| k.load().map(|c| (k.name(), c))).collect()
+}
+
+/// The built-in workloads `perflab load` runs, in the registry's order (`http` has `perflab http`;
+/// `exec` runs other tools).
 pub fn kinds() -> Vec<&'static str> {
-    use clap::Subcommand;
-    let cmd = LoadKind::augment_subcommands(clap::Command::new("load"));
-    let subcommands: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
-    crate::workload::registry::names()
-        .into_iter()
-        .filter(|n| subcommands.contains(n))
-        .collect()
+    commands().into_iter().map(|(name, _)| name).collect()
 }
 
 /// `perflab load`'s line in `perflab --help` and at the top of `perflab load --help`.
@@ -42,36 +36,71 @@ pub fn about() -> String {
     format!("Load the machine with a built-in workload ({})", kinds().join(", "))
 }
 
-pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
-    match a.kind {
-        LoadKind::Cpu(c) => crate::workload::cpu::cli::run(c),
-        LoadKind::Mem(m) => crate::workload::mem::cli::run(m),
-        LoadKind::Disk(d) => crate::workload::disk::cli::run(d),
-        LoadKind::Net(n) => crate::workload::net::cli::run(n),
-        LoadKind::Oltp(o) => crate::workload::oltp::cli::run(o),
+impl clap::Args for LoadArgs {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        let mut cmd = cmd.subcommand_required(true).arg_required_else_help(true);
+        for (name, c) in commands() {
+            // The settings' and flags' own doc comments are not the subcommand's line.
+            let sub = (c.augment)(clap::Command::new(name)).about(c.about).long_about(None);
+            // The JSON's schema is the kind's (docs/load.md).
+            let sub = sub.mut_arg("json", |a| {
+                a.help(format!("Print the result as JSON (schema perflab.load.{name}/1)"))
+            });
+            cmd = cmd.subcommand(sub);
+        }
+        cmd
     }
+
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl clap::FromArgMatches for LoadArgs {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let Some((name, sub)) = m.subcommand() else {
+            return Err(clap::Error::new(clap::error::ErrorKind::MissingSubcommand));
+        };
+        let kind = kinds()
+            .into_iter()
+            .find(|k| *k == name)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidSubcommand))?;
+        Ok(LoadArgs {
+            kind,
+            matches: sub.clone(),
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(m)?;
+        Ok(())
+    }
+}
+
+pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
+    let (_, c) = commands()
+        .into_iter()
+        .find(|(name, _)| *name == a.kind)
+        .expect("a kind parsed from the subcommands");
+    (c.run)(&a.matches)
 }
 
 #[cfg(test)]
 mod tests {
-    use clap::Subcommand;
+    use clap::Args;
 
-    /// Every subcommand is a kind of the registry, and every kind of the registry but `http` and
-    /// `exec` has a subcommand, so the help's list is the command's.
+    /// Every kind of the registry but `http` and `exec` has a subcommand, so the help's list is
+    /// the command's.
     #[test]
     fn the_subcommands_are_the_registrys_built_in_kinds() {
-        let cmd = super::LoadKind::augment_subcommands(clap::Command::new("load"));
-        let mut subcommands: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
-        subcommands.sort_unstable();
-        let mut kinds = super::kinds();
-        kinds.sort_unstable();
-        assert_eq!(subcommands, kinds);
-        let mut built_in: Vec<&str> = crate::workload::registry::names()
+        let cmd = super::LoadArgs::augment_args(clap::Command::new("load"));
+        let subcommands: Vec<&str> = cmd.get_subcommands().map(|c| c.get_name()).collect();
+        assert_eq!(subcommands, super::kinds());
+        let built_in: Vec<&str> = crate::workload::registry::names()
             .into_iter()
             .filter(|n| !["http", "exec"].contains(n))
             .collect();
-        built_in.sort_unstable();
-        assert_eq!(kinds, built_in);
+        assert_eq!(subcommands, built_in);
         assert_eq!(
             super::about(),
             "Load the machine with a built-in workload (cpu, mem, disk, net, oltp)"

@@ -3,23 +3,33 @@
 
 use super::methods::Choice;
 use crate::error::usage;
-use serde::Deserialize;
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct CpuConfig {
-    /// Worker threads (default: one per CPU the process may run on).
-    #[serde(default)]
-    pub workers: Option<u64>,
-    /// Percent of each worker's CPU, 1 to 100 (default 100).
-    #[serde(default)]
-    pub load: Option<f64>,
-    /// `int`, `float`, `matrix`, `hash` or `mix` (default).
-    #[serde(default)]
-    pub method: Option<String>,
-    /// Allow more workers than the CPUs the process may use.
-    #[serde(default)]
-    pub oversubscribe: bool,
+crate::workload::registry::spec::settings! {
+    /// The `cpu` workload's settings: a plan's `[workload]` keys and `perflab load cpu`'s options.
+    #[derive(Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct CpuConfig {
+        /// worker threads; more than the CPUs allowed needs `oversubscribe = true`
+        #[key("integer ≥ 1", "one per CPU the process may use")]
+        #[serde(default)]
+        #[arg(short = 'w', long)]
+        pub workers: Option<u64>,
+        /// % of each worker's CPU, held by a closed loop on its measured thread CPU time
+        #[key("number from 1 to 100", "`100`")]
+        #[serde(default)]
+        #[arg(short = 'l', long)]
+        pub load: Option<f64>,
+        /// the work of one operation (`mix`: each in turn)
+        #[key("`\"int\"`, `\"float\"`, `\"matrix\"`, `\"hash\"` or `\"mix\"`", "`\"mix\"`")]
+        #[serde(default)]
+        #[arg(short = 'm', long)]
+        pub method: Option<String>,
+        /// allow more workers than the CPUs this process may use
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub oversubscribe: bool,
+    }
 }
 
 /// Checked settings.

@@ -8,7 +8,10 @@ pub mod cli;
 pub mod config;
 pub mod duty;
 pub mod engine;
+pub mod kind;
 pub mod methods;
 pub mod op;
 pub mod report;
 pub mod workload;
+
+pub use kind::Kind;

@@ -1,28 +1,31 @@
 //! What a `cpu` run measured: the load asked and achieved (per worker and in total), the work done
-//! per method, the operations' latency; as a human summary, JSON (`perflab.load.cpu/1`,
-//! docs/load.md) and a plan trial's metrics.
+//! per method, the operations' latency. [`CpuReport`] is the result: serialized, it is the `--json`
+//! document (`perflab.load.cpu/1`, docs/load.md); the human summary and a plan trial's metrics are
+//! read from the same fields.
 
 use super::config::Prepared;
 use super::methods::{ALL, VERSION};
 use super::op::CpuOp;
 use crate::workload::driver::interval::Tick;
-use crate::workload::driver::ops::{OpStats, Run};
+use crate::workload::driver::ops::Run;
+use crate::workload::result::{quantile, quantile_metrics};
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use hdrhistogram::Histogram;
+use serde::Serialize;
 use std::fmt::Write;
-use std::time::Duration;
 
 /// The JSON schema's name and version.
 pub const SCHEMA: &str = "perflab.load.cpu/1";
 
-/// Mean and standard deviation of a load, in percent.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// Mean and standard deviation of a load, in percent (null in JSON when not measured).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
 pub struct Load {
     pub mean_pct: f64,
     pub sd_pct: f64,
 }
 
 /// One method's work.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize)]
 pub struct MethodWork {
     pub name: &'static str,
     pub ops: u64,
@@ -30,21 +33,53 @@ pub struct MethodWork {
     pub ops_per_cpu_s: f64,
 }
 
-pub struct CpuReport {
-    pub workers: usize,
+/// The load asked and achieved.
+#[derive(Clone, Debug, Serialize)]
+pub struct LoadFigures {
     pub asked_pct: f64,
-    pub method: &'static str,
-    pub cpus: usize,
+    /// Mean ± sd of each second's mean over the workers.
+    pub achieved: Load,
     pub per_worker: Vec<Load>,
-    pub total: Load,
     /// The workers' CPU time over the load phase, in % of the CPUs this process may use.
     pub machine_pct: f64,
+}
+
+/// The work done.
+#[derive(Clone, Debug, Serialize)]
+pub struct Work {
+    pub ops: u64,
+    pub ops_per_s: f64,
+    pub ops_per_cpu_s: f64,
     pub methods: Vec<MethodWork>,
-    pub stats: OpStats,
-    pub series: Vec<Tick>,
-    pub measured: Duration,
-    pub cpu_s: f64,
+}
+
+/// One operation's time, µs (from the merged `op` histogram).
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct OpLatency {
+    pub p50: f64,
+    pub p90: f64,
+    pub p99: f64,
+    pub max: u64,
+}
+
+/// What one cpu run measured; its serialization is the JSON schema.
+#[derive(Clone, Debug, Serialize)]
+pub struct CpuReport {
+    pub schema: &'static str,
+    pub workers: usize,
+    pub method: &'static str,
+    pub methods_version: u32,
+    pub cpus: usize,
+    pub measured_s: f64,
     pub interrupted: bool,
+    pub load: LoadFigures,
+    pub work: Work,
+    pub op_latency_us: OpLatency,
+    pub errors: u64,
+    #[serde(skip)]
+    pub latency: Histogram<u64>,
+    #[serde(skip)]
+    pub series: Vec<Tick>,
 }
 
 fn mean_sd(v: &[f64]) -> (f64, f64) {
@@ -72,15 +107,15 @@ impl CpuReport {
             .map(|i| ops.iter().map(|o| o.seconds[i]).sum::<f64>() / ops.len() as f64)
             .collect();
         let mean = per_worker.iter().map(|l| l.mean_pct).sum::<f64>() / per_worker.len().max(1) as f64;
-        let cpu: Duration = ops.iter().map(|o| o.measured_cpu()).sum();
+        let cpu: std::time::Duration = ops.iter().map(|o| o.measured_cpu()).sum();
         let wall = run.measured.as_secs_f64().max(1e-9);
         let methods = ALL
             .iter()
             .filter_map(|m| {
-                let (n, t): (u64, Duration) = ops
+                let (n, t): (u64, std::time::Duration) = ops
                     .iter()
                     .map(|o| o.per_method[m.index()])
-                    .fold((0, Duration::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
+                    .fold((0, std::time::Duration::ZERO), |a, b| (a.0 + b.0, a.1 + b.1));
                 (n > 0).then(|| MethodWork {
                     name: m.name(),
                     ops: n,
@@ -89,36 +124,41 @@ impl CpuReport {
                 })
             })
             .collect();
+        let lat = &run.total.latency;
+        let total_ops = run.total.ops;
         CpuReport {
+            schema: SCHEMA,
             workers: p.workers,
-            asked_pct: p.load_pct,
             method: p.method.name(),
+            methods_version: VERSION,
             cpus: p.cpus,
-            per_worker,
-            total: Load {
-                mean_pct: mean,
-                sd_pct: mean_sd(&totals).1 * 100.0,
-            },
-            machine_pct: cpu.as_secs_f64() / (wall * p.cpus as f64) * 100.0,
-            methods,
-            stats: run.total,
-            series: run.series,
-            measured: run.measured,
-            cpu_s: cpu.as_secs_f64(),
+            measured_s: run.measured.as_secs_f64(),
             interrupted,
+            load: LoadFigures {
+                asked_pct: p.load_pct,
+                achieved: Load {
+                    mean_pct: mean,
+                    sd_pct: mean_sd(&totals).1 * 100.0,
+                },
+                per_worker,
+                machine_pct: cpu.as_secs_f64() / (wall * p.cpus as f64) * 100.0,
+            },
+            work: Work {
+                ops: total_ops,
+                ops_per_s: total_ops as f64 / wall,
+                ops_per_cpu_s: total_ops as f64 / cpu.as_secs_f64().max(1e-9),
+                methods,
+            },
+            op_latency_us: OpLatency {
+                p50: quantile(lat, 0.5, 1.0),
+                p90: quantile(lat, 0.9, 1.0),
+                p99: quantile(lat, 0.99, 1.0),
+                max: lat.max(),
+            },
+            errors: run.total.errors,
+            latency: lat.clone(),
+            series: run.series,
         }
-    }
-
-    pub fn ops_per_s(&self) -> f64 {
-        self.stats.ops as f64 / self.measured.as_secs_f64().max(1e-9)
-    }
-
-    pub fn ops_per_cpu_s(&self) -> f64 {
-        self.stats.ops as f64 / self.cpu_s.max(1e-9)
-    }
-
-    fn us(&self, q: f64) -> f64 {
-        self.stats.latency.value_at_quantile(q) as f64
     }
 
     pub fn summary(&self) -> String {
@@ -127,80 +167,45 @@ impl CpuReport {
             s,
             "cpu load: {} worker(s) at {} % each, method {} (methods v{VERSION}), {:.1} s measured{}",
             self.workers,
-            self.asked_pct,
+            self.load.asked_pct,
             self.method,
-            self.measured.as_secs_f64(),
+            self.measured_s,
             if self.interrupted { " (interrupted)" } else { "" }
         );
-        let _ = writeln!(s, "  load asked:     {:.1} % per worker", self.asked_pct);
+        let _ = writeln!(s, "  load asked:     {:.1} % per worker", self.load.asked_pct);
         let _ = writeln!(
             s,
             "  load achieved:  {:.1} ± {:.1} % per worker (mean ± sd of each second, all workers)",
-            self.total.mean_pct, self.total.sd_pct
+            self.load.achieved.mean_pct, self.load.achieved.sd_pct
         );
-        for (i, l) in self.per_worker.iter().enumerate() {
+        for (i, l) in self.load.per_worker.iter().enumerate() {
             let _ = writeln!(s, "    worker {i}:     {:.1} ± {:.1} %", l.mean_pct, l.sd_pct);
         }
         let _ = writeln!(
             s,
             "  machine:        {:.1} % of the {} CPU(s) this process may use",
-            self.machine_pct, self.cpus
+            self.load.machine_pct, self.cpus
         );
         let _ = writeln!(
             s,
             "  work:           {:.0} ops/s, {:.0} ops per CPU-second ({} ops)",
-            self.ops_per_s(),
-            self.ops_per_cpu_s(),
-            self.stats.ops
+            self.work.ops_per_s, self.work.ops_per_cpu_s, self.work.ops
         );
-        for m in &self.methods {
+        for m in &self.work.methods {
             let _ = writeln!(
                 s,
                 "    {:<8}      {:.0} ops/s, {:.0} ops per CPU-second",
                 m.name, m.ops_per_s, m.ops_per_cpu_s
             );
         }
-        if !self.stats.latency.is_empty() {
+        if !self.latency.is_empty() {
             let _ = writeln!(
                 s,
                 "  op latency:     p50 {:.0} µs, p99 {:.0} µs, max {:.0} µs",
-                self.us(0.5),
-                self.us(0.99),
-                self.stats.latency.max() as f64
+                self.op_latency_us.p50, self.op_latency_us.p99, self.op_latency_us.max
             );
         }
         s
-    }
-
-    pub fn json(&self) -> serde_json::Value {
-        let load = |l: &Load| serde_json::json!({ "mean_pct": finite(l.mean_pct), "sd_pct": finite(l.sd_pct) });
-        serde_json::json!({
-            "schema": SCHEMA,
-            "workers": self.workers,
-            "method": self.method,
-            "methods_version": VERSION,
-            "cpus": self.cpus,
-            "measured_s": self.measured.as_secs_f64(),
-            "interrupted": self.interrupted,
-            "load": {
-                "asked_pct": self.asked_pct,
-                "achieved": load(&self.total),
-                "per_worker": self.per_worker.iter().map(load).collect::<Vec<_>>(),
-                "machine_pct": finite(self.machine_pct),
-            },
-            "work": {
-                "ops": self.stats.ops,
-                "ops_per_s": self.ops_per_s(),
-                "ops_per_cpu_s": self.ops_per_cpu_s(),
-                "methods": self.methods.iter().map(|m| serde_json::json!({
-                    "name": m.name, "ops": m.ops, "ops_per_s": m.ops_per_s, "ops_per_cpu_s": m.ops_per_cpu_s,
-                })).collect::<Vec<_>>(),
-            },
-            "op_latency_us": {
-                "p50": self.us(0.5), "p90": self.us(0.9), "p99": self.us(0.99), "max": self.stats.latency.max(),
-            },
-            "errors": self.stats.errors,
-        })
     }
 
     pub fn to_result(&self) -> WorkloadResult {
@@ -208,29 +213,32 @@ impl CpuReport {
         let m = &mut r.metrics;
         let rate = |name: String, v: f64| Metric::new(name, "ops/s", v, Better::Higher);
         let per_cpu = |name: String, v: f64| Metric::new(name, "ops/CPU-s", v, Better::Higher).with_kind(MetricKind::Rate);
-        m.push(rate("ops_per_s".into(), self.ops_per_s()));
-        m.push(per_cpu("ops_per_cpu_s".into(), self.ops_per_cpu_s()));
-        m.push(Metric::new("load_asked_pct", "%", self.asked_pct, Better::Neither));
-        m.push(Metric::new("load_achieved_pct", "%", self.total.mean_pct, Better::Neither));
-        m.push(Metric::new("load_achieved_sd_pct", "%", self.total.sd_pct, Better::Lower));
-        m.push(Metric::new("machine_busy_pct", "%", self.machine_pct, Better::Neither));
-        for (i, l) in self.per_worker.iter().enumerate() {
+        m.push(rate("ops_per_s".into(), self.work.ops_per_s));
+        m.push(per_cpu("ops_per_cpu_s".into(), self.work.ops_per_cpu_s));
+        m.push(Metric::new("load_asked_pct", "%", self.load.asked_pct, Better::Neither));
+        m.push(Metric::new("load_achieved_pct", "%", self.load.achieved.mean_pct, Better::Neither));
+        m.push(Metric::new("load_achieved_sd_pct", "%", self.load.achieved.sd_pct, Better::Lower));
+        m.push(Metric::new("machine_busy_pct", "%", self.load.machine_pct, Better::Neither));
+        for (i, l) in self.load.per_worker.iter().enumerate() {
             m.push(Metric::new(format!("worker{i}_load_pct"), "%", l.mean_pct, Better::Neither));
         }
-        for w in &self.methods {
+        for w in &self.work.methods {
             m.push(rate(format!("{}_ops_per_s", w.name), w.ops_per_s));
             m.push(per_cpu(format!("{}_ops_per_cpu_s", w.name), w.ops_per_cpu_s));
         }
         m.push(Metric::new("methods_version", "", f64::from(VERSION), Better::Neither).with_kind(MetricKind::Gauge));
-        m.push(Metric::new("ops", "", self.stats.ops as f64, Better::Neither));
-        m.push(Metric::new("errors", "", self.stats.errors as f64, Better::Lower));
-        if !self.stats.latency.is_empty() {
-            for (name, q) in [("op_p50_us", 0.5), ("op_p99_us", 0.99)] {
-                m.push(Metric::new(name, "us", self.us(q), Better::Lower));
-            }
+        m.push(Metric::new("ops", "", self.work.ops as f64, Better::Neither));
+        m.push(Metric::new("errors", "", self.errors as f64, Better::Lower));
+        m.extend(quantile_metrics(
+            &self.latency,
+            [("op_p50_us", 0.5), ("op_p99_us", 0.99)],
+            "us",
+            1.0,
+        ));
+        if !self.latency.is_empty() {
             r.histograms.push(NamedHistogram {
                 name: "op".into(),
-                hist: self.stats.latency.clone(),
+                hist: self.latency.clone(),
             });
         }
         r.metrics.retain(|m| m.value.is_finite());
@@ -245,18 +253,14 @@ impl CpuReport {
     }
 }
 
-fn finite(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
-}
-
 impl crate::workload::driver::live::LoadOutcome for CpuReport {
     fn json(&self) -> serde_json::Value {
-        CpuReport::json(self)
+        serde_json::to_value(self).unwrap_or_default()
     }
     fn summary(&self) -> String {
         CpuReport::summary(self)
     }
     fn failed(&self) -> bool {
-        self.stats.errors > 0 || self.stats.ops == 0
+        self.errors > 0 || self.work.ops == 0
     }
 }

@@ -5,52 +5,80 @@
 
 use crate::error::usage;
 use crate::workload::mem::size::{self, human, SizeSpec};
-use serde::Deserialize;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct DiskConfig {
-    /// `read`, `write`, `randread`, `randwrite` or `randrw` (default `randread`).
-    #[serde(default)]
-    pub rw: Option<String>,
-    /// randrw: % of operations that read (default 50).
-    #[serde(default)]
-    pub mix: Option<f64>,
-    /// Bytes per operation (default 4K).
-    #[serde(default)]
-    pub bs: Option<SizeSpec>,
-    /// Operations in flight per job (default 1).
-    #[serde(default)]
-    pub iodepth: Option<u64>,
-    /// Jobs, each with its own thread and ring (default 1).
-    #[serde(default)]
-    pub jobs: Option<u64>,
-    /// The file's size (default 1G; a block device: its size).
-    #[serde(default)]
-    pub size: Option<SizeSpec>,
-    /// The file or block device (default: a new file in a temporary directory).
-    #[serde(default)]
-    pub file: Option<String>,
-    /// A block device that may be written to: its path, again.
-    #[serde(default)]
-    pub allow_destroy: Option<String>,
-    /// O_DIRECT (default true).
-    #[serde(default)]
-    pub direct: Option<bool>,
-    /// An fsync after every N writes of a job (default 0: never).
-    #[serde(default)]
-    pub fsync: Option<u64>,
-    /// Keep the file perflab laid out (default: removed after the run).
-    #[serde(default)]
-    pub keep: bool,
-    /// `auto` (io_uring, else synchronous), `io_uring` or `sync`.
-    #[serde(default)]
-    pub engine: Option<String>,
-    /// Stop after this many measured operations (over all jobs).
-    #[serde(default)]
-    pub ops: Option<u64>,
+crate::workload::registry::spec::settings! {
+    /// The `disk` workload's settings: a plan's `[workload]` keys and `perflab load disk`'s options.
+    #[derive(Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct DiskConfig {
+        /// the pattern: sequential or random, reads, writes or both
+        #[key("`\"read\"`, `\"write\"`, `\"randread\"`, `\"randwrite\"` or `\"randrw\"`", "`\"randread\"`")]
+        #[serde(default)]
+        #[arg(long, default_value = "randread")]
+        pub rw: Option<String>,
+        /// randrw: % of operations that read
+        #[key("number from 0 to 100", "`50`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub mix: Option<f64>,
+        /// bytes per operation; a multiple of 512 with direct I/O
+        #[key("integer (bytes) or string (`\"4K\"`, `\"1M\"`)", "`\"4K\"`")]
+        #[serde(default)]
+        #[arg(long, default_value = "4K", value_parser = SizeSpec::from_arg)]
+        pub bs: Option<SizeSpec>,
+        /// operations in flight per job
+        #[key("integer from 1 to 4096", "`1`")]
+        #[serde(default)]
+        #[arg(long, default_value = "1")]
+        pub iodepth: Option<u64>,
+        /// jobs, each a thread with its own io_uring ring, on the same file
+        #[key("integer from 1 to 256", "`1`")]
+        #[serde(default)]
+        #[arg(short = 'j', long, default_value = "1")]
+        pub jobs: Option<u64>,
+        /// the file's size; more than the free space is refused before the run
+        #[key("integer (bytes) or string (`\"1G\"`)", "`\"1G\"` (a block device: its size)")]
+        #[serde(default)]
+        #[arg(short = 's', long, value_parser = SizeSpec::from_arg)]
+        pub size: Option<SizeSpec>,
+        /// the file or block device; a file perflab creates is laid out before the run and removed after it
+        #[key("string (a path)", "a new file in a temporary directory")]
+        #[serde(default)]
+        #[arg(short = 'f', long)]
+        pub file: Option<String>,
+        /// writing to a block device destroys its data: name the device here again to allow it
+        #[key("string (a path)", "none")]
+        #[serde(default)]
+        #[arg(long)]
+        pub allow_destroy: Option<String>,
+        /// O_DIRECT: past the page cache, to the device
+        #[key("bool", "`true`")]
+        #[serde(default)]
+        #[arg(long = "buffered", action = clap::ArgAction::SetFalse, help = "go through the page cache (no O_DIRECT)")]
+        pub direct: Option<bool>,
+        /// an fsync after every N writes of a job (not timed as an operation)
+        #[key("integer ≥ 0", "`0` (never)")]
+        #[serde(default)]
+        #[arg(long)]
+        pub fsync: Option<u64>,
+        /// keep the file perflab laid out
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub keep: bool,
+        /// `auto`: io_uring, else synchronous pread/pwrite with one thread per operation in flight (said in the result)
+        #[key("`\"auto\"`, `\"io_uring\"` or `\"sync\"`", "`\"auto\"`")]
+        #[serde(default)]
+        #[arg(long, default_value = "auto")]
+        pub engine: Option<String>,
+        /// stop after this many measured operations over all jobs
+        #[key("integer ≥ 1", "none (time-based)")]
+        #[serde(default)]
+        #[arg(long)]
+        pub ops: Option<u64>,
+    }
 }
 
 /// The access pattern.

@@ -59,7 +59,7 @@ impl Dir {
 }
 
 /// The kernel's I/O counters of a thread: bytes that went to storage and read/write system calls.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct KernelIo {
     pub read_bytes: u64,
     pub write_bytes: u64,

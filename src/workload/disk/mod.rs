@@ -12,7 +12,10 @@ pub mod config;
 pub mod engine;
 pub mod file;
 pub mod job;
+pub mod kind;
 pub mod report;
 pub mod sync;
 pub mod uring;
 pub mod workload;
+
+pub use kind::Kind;

@@ -4,10 +4,12 @@
 //! docs/load.md) and a plan trial's metrics.
 
 use super::config::Prepared;
-use super::job::{Dir, JobStats};
+use super::job::{Dir, JobStats, KernelIo};
 use crate::workload::driver::interval::Tick;
 use crate::workload::mem::size::human;
+use crate::workload::result::{quantile_metrics, value_at};
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use serde::Serialize;
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -58,6 +60,68 @@ pub struct DiskReport {
 }
 
 const MIB: f64 = (1u64 << 20) as f64;
+
+/// The `--json` document: this struct is the schema (`perflab.load.disk/1`, docs/load.md).
+#[derive(Serialize)]
+pub struct DiskJson<'a> {
+    pub schema: &'static str,
+    pub rw: &'static str,
+    pub read_pct: f64,
+    pub bs: u64,
+    pub iodepth: usize,
+    pub jobs: usize,
+    pub size: u64,
+    pub file: String,
+    pub fs: &'a str,
+    pub direct: bool,
+    pub fsync_every: u64,
+    pub engine: &'static str,
+    pub engine_note: Option<&'a str>,
+    pub threads: usize,
+    pub measured_s: f64,
+    pub interrupted: bool,
+    pub laid_out_bytes: u64,
+    pub kept: bool,
+    pub read: DirJson,
+    pub write: DirJson,
+    pub iops: f64,
+    pub fsyncs: u64,
+    pub cpu_us_per_io: f64,
+    pub kernel: KernelIo,
+    pub series: Vec<SecondJson>,
+    pub errors: u64,
+    pub first_error: Option<&'a str>,
+}
+
+/// One direction's operations, rates and latency (null when it did none).
+#[derive(Serialize)]
+pub struct DirJson {
+    pub ops: u64,
+    pub bytes: u64,
+    pub iops: f64,
+    pub mib_per_s: f64,
+    pub lat_us: Option<LatencyUs>,
+}
+
+/// Submission-to-completion latency, µs.
+#[derive(Serialize)]
+pub struct LatencyUs {
+    pub p50: u64,
+    pub p90: u64,
+    pub p99: u64,
+    pub p999: u64,
+    pub max: u64,
+    pub mean: f64,
+    pub count: u64,
+}
+
+/// One second of the series.
+#[derive(Serialize)]
+pub struct SecondJson {
+    pub t_s: f64,
+    pub iops: f64,
+    pub errors: u64,
+}
 
 impl DiskReport {
     fn secs(&self) -> f64 {
@@ -147,7 +211,7 @@ impl DiskReport {
                 d.ops
             );
             if !d.latency.is_empty() {
-                let q = |x| d.latency.value_at_quantile(x);
+                let q = |x| value_at(&d.latency, x);
                 let _ = writeln!(
                     s,
                     "    lat      p50 {} µs, p90 {} µs, p99 {} µs, p99.9 {} µs, max {} µs",
@@ -181,50 +245,61 @@ impl DiskReport {
         s
     }
 
-    pub fn json(&self) -> serde_json::Value {
-        let dir = |d: &Dir| {
-            let q = |x| d.latency.value_at_quantile(x);
-            serde_json::json!({
-                "ops": d.ops, "bytes": d.bytes, "iops": self.iops(d), "mib_per_s": self.mib_per_s(d),
-                "lat_us": if d.latency.is_empty() { serde_json::Value::Null } else { serde_json::json!({
-                    "p50": q(0.5), "p90": q(0.9), "p99": q(0.99), "p999": q(0.999),
-                    "max": d.latency.max(), "mean": d.latency.mean(), "count": d.latency.len(),
-                })},
-            })
+    /// The `--json` document (`perflab.load.disk/1`).
+    pub fn json(&self) -> DiskJson<'_> {
+        let dir = |d: &Dir| DirJson {
+            ops: d.ops,
+            bytes: d.bytes,
+            iops: self.iops(d),
+            mib_per_s: self.mib_per_s(d),
+            lat_us: (!d.latency.is_empty()).then(|| LatencyUs {
+                p50: value_at(&d.latency, 0.5),
+                p90: value_at(&d.latency, 0.9),
+                p99: value_at(&d.latency, 0.99),
+                p999: value_at(&d.latency, 0.999),
+                max: d.latency.max(),
+                mean: d.latency.mean(),
+                count: d.latency.len(),
+            }),
         };
         let p = &self.p;
-        serde_json::json!({
-            "schema": SCHEMA,
-            "rw": p.rw.name(),
-            "read_pct": p.read_pct,
-            "bs": p.bs,
-            "iodepth": p.iodepth,
-            "jobs": p.jobs,
-            "size": p.size,
-            "file": p.target.path().display().to_string(),
-            "fs": p.fs,
-            "direct": p.direct,
-            "fsync_every": p.fsync,
-            "engine": self.engine.name(),
-            "engine_note": self.engine.note(),
-            "threads": self.threads,
-            "measured_s": self.measured.as_secs_f64(),
-            "interrupted": self.interrupted,
-            "laid_out_bytes": self.laid_out,
-            "kept": self.kept,
-            "read": dir(&self.stats.read),
-            "write": dir(&self.stats.write),
-            "iops": self.stats.ops() as f64 / self.secs(),
-            "fsyncs": self.stats.fsyncs,
-            "cpu_us_per_io": self.cpu_us_per_io(),
-            "kernel": {
-                "read_bytes": self.stats.kernel.read_bytes, "write_bytes": self.stats.kernel.write_bytes,
-                "syscr": self.stats.kernel.syscr, "syscw": self.stats.kernel.syscw,
-            },
-            "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "iops": t.requests_per_s, "errors": t.errors})).collect::<Vec<_>>(),
-            "errors": self.stats.errors,
-            "first_error": self.stats.first_error,
-        })
+        DiskJson {
+            schema: SCHEMA,
+            rw: p.rw.name(),
+            read_pct: p.read_pct,
+            bs: p.bs,
+            iodepth: p.iodepth,
+            jobs: p.jobs,
+            size: p.size,
+            file: p.target.path().display().to_string(),
+            fs: &p.fs,
+            direct: p.direct,
+            fsync_every: p.fsync,
+            engine: self.engine.name(),
+            engine_note: self.engine.note(),
+            threads: self.threads,
+            measured_s: self.measured.as_secs_f64(),
+            interrupted: self.interrupted,
+            laid_out_bytes: self.laid_out,
+            kept: self.kept,
+            read: dir(&self.stats.read),
+            write: dir(&self.stats.write),
+            iops: self.stats.ops() as f64 / self.secs(),
+            fsyncs: self.stats.fsyncs,
+            cpu_us_per_io: self.cpu_us_per_io(),
+            kernel: self.stats.kernel,
+            series: self
+                .series
+                .iter()
+                .map(|t| SecondJson {
+                    t_s: t.t_s,
+                    iops: t.requests_per_s,
+                    errors: t.errors,
+                })
+                .collect(),
+            errors: self.stats.errors,
+            first_error: self.stats.first_error.as_deref(),
+        }
     }
 
     pub fn to_result(&self) -> WorkloadResult {
@@ -238,10 +313,13 @@ impl DiskReport {
             m.push(Metric::new(format!("{name}_mib_per_s"), "MiB/s", self.mib_per_s(d), Better::Higher).with_kind(MetricKind::Rate));
             m.push(Metric::new(format!("{name}_ops"), "", d.ops as f64, Better::Neither));
             if !d.latency.is_empty() {
-                for (q, v) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)] {
-                    let value = d.latency.value_at_quantile(v) as f64;
-                    m.push(Metric::new(format!("{name}_lat_{q}_us"), "us", value, Better::Lower).with_kind(MetricKind::Quantile(v)));
-                }
+                let qs = [("p50", 0.5), ("p90", 0.9), ("p99", 0.99), ("p999", 0.999)];
+                m.extend(quantile_metrics(
+                    &d.latency,
+                    qs.map(|(q, v)| (format!("{name}_lat_{q}_us"), v)),
+                    "us",
+                    1.0,
+                ));
                 r.histograms.push(NamedHistogram {
                     name: name.into(),
                     hist: d.latency.clone(),
@@ -282,7 +360,7 @@ impl DiskReport {
 
 impl crate::workload::driver::live::LoadOutcome for DiskReport {
     fn json(&self) -> serde_json::Value {
-        DiskReport::json(self)
+        serde_json::to_value(DiskReport::json(self)).unwrap_or_default()
     }
     fn summary(&self) -> String {
         DiskReport::summary(self)

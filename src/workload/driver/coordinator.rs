@@ -201,7 +201,7 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
         errors,
         requests_per_s: n as f64 / span,
         p99_ms: if n > 0 {
-            h.value_at_quantile(0.99) as f64 / 1000.0
+            crate::workload::result::quantile(h, 0.99, 1000.0)
         } else {
             f64::NAN
         },

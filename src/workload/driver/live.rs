@@ -35,14 +35,29 @@ pub trait LoadOutcome {
     fn failed(&self) -> bool;
 }
 
-/// The options every `perflab load <kind>` takes.
-pub struct LoadOptions<'a> {
-    pub duration: &'a str,
-    pub warmup: Option<&'a str>,
+/// The options every `perflab load <kind>` takes besides the kind's settings (flattened into
+/// each subcommand by the registry's `LoadCommand`).
+#[derive(clap::Args, Clone, Debug)]
+pub struct LoadFlags {
+    /// How long to measure (e.g. 10s)
+    #[arg(short = 'd', long, default_value = "10s")]
+    pub duration: String,
+    /// Warm-up before measuring (e.g. 1s)
+    #[arg(long)]
+    pub warmup: Option<String>,
+    /// Print the result as JSON (its schema: docs/load.md)
+    #[arg(long)]
     pub json: bool,
+    /// No live progress line
+    #[arg(short, long)]
     pub quiet: bool,
-    /// What one operation is called on the live line (`ops`, `IO`).
-    pub unit: &'static str,
+}
+
+impl LoadFlags {
+    /// `--duration` and `--warmup`, checked ([`durations`]).
+    pub fn durations(&self) -> anyhow::Result<(std::time::Duration, std::time::Duration)> {
+        durations(&self.duration, self.warmup.as_deref())
+    }
 }
 
 /// `--duration` (at least [`crate::util::duration::MIN_MEASURED`]) and `--warmup` (0 when not
@@ -61,15 +76,16 @@ pub fn durations(duration: &str, warmup: Option<&str>) -> anyhow::Result<(std::t
 /// line, then the summary or the JSON; the exit code is 130 when interrupted, 1 when the load
 /// failed, 0 otherwise (2, bad input, comes back as a usage error).
 pub fn run_load<R: LoadOutcome>(
-    o: &LoadOptions,
+    o: &LoadFlags,
+    unit: &'static str,
     engine: impl FnOnce(std::time::Duration, std::time::Duration, &crate::util::Cancel, super::coordinator::Hooks) -> anyhow::Result<R>,
 ) -> anyhow::Result<i32> {
-    let (duration, warmup) = durations(o.duration, o.warmup)?;
+    let (duration, warmup) = o.durations()?;
     let cancel = crate::util::Cancel::on_signals()?;
     let live = !o.quiet && !o.json;
     let mut on_tick = |t: &Tick, _: &hdrhistogram::Histogram<u64>| {
         if live {
-            print(t, o.unit);
+            print(t, unit);
         }
     };
     let hooks = super::coordinator::Hooks {

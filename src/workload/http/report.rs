@@ -4,6 +4,7 @@
 use super::config::Prepared;
 use super::conn::ErrorClass;
 use super::worker::{Stats, LATE_TOLERANCE};
+use crate::workload::result::{quantile, value_at};
 use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 use hdrhistogram::Histogram;
 use std::fmt::Write;
@@ -128,7 +129,7 @@ impl HttpReport {
     /// The runner's view.
     pub fn to_result(&self) -> WorkloadResult {
         let mut r = WorkloadResult::default();
-        let ms = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1000.0;
+        let ms = |h: &Histogram<u64>, q: f64| quantile(h, q, 1000.0);
         let lat = &self.stats.latency;
         let m = &mut r.metrics;
         m.push(Metric::new("requests_per_s", "req/s", self.requests_per_s(), Better::Higher));
@@ -296,7 +297,7 @@ impl HttpReport {
                 f(h.min() as f64),
                 f(h.mean()),
                 f(h.stdev()),
-                f(h.value_at_quantile(0.5) as f64),
+                f(value_at(h, 0.5) as f64),
                 f(h.max() as f64)
             )
         };
@@ -316,7 +317,7 @@ impl HttpReport {
         };
         let _ = writeln!(s, "\nPercentage of the requests served within a certain time (ms), {from}");
         for p in PERCENTILES {
-            let v = st.latency.value_at_quantile(p / 100.0) as f64 / 1000.0;
+            let v = quantile(&st.latency, p / 100.0, 1000.0);
             let label = if p == 100.0 {
                 format!("{p:>5}%")
             } else {
@@ -336,7 +337,7 @@ impl HttpReport {
             }
             let mut m = serde_json::Map::new();
             for p in PERCENTILES {
-                m.insert(format!("p{}", trim(p)), (h.value_at_quantile(p / 100.0) as f64 / 1000.0).into());
+                m.insert(format!("p{}", trim(p)), quantile(h, p / 100.0, 1000.0).into());
             }
             m.insert("min".into(), (h.min() as f64 / 1000.0).into());
             m.insert("mean".into(), (h.mean() / 1000.0).into());

@@ -3,25 +3,40 @@
 
 use super::size::{self, human, SizeSpec};
 use crate::error::usage;
-use serde::Deserialize;
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MemConfig {
-    /// `touch`, `bandwidth` or `latency`.
-    pub mode: String,
-    /// touch: the region; latency: the working set; bandwidth: each array.
-    #[serde(default)]
-    pub size: Option<SizeSpec>,
-    /// touch: run memtester's pattern tests over the region.
-    #[serde(default)]
-    pub verify: bool,
-    /// bandwidth: worker threads, each with its own arrays.
-    #[serde(default)]
-    pub workers: Option<u64>,
-    /// bandwidth: `stream` (the default), `read` or `write`.
-    #[serde(default)]
-    pub method: Option<String>,
+crate::workload::registry::spec::settings! {
+    /// The `mem` workload's settings: a plan's `[workload]` keys and `perflab load mem`'s options.
+    #[derive(Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct MemConfig {
+        /// touch and hold a region (and verify it), memory bandwidth (STREAM, or a sequential read
+        /// or write), or pointer-chase latency
+        #[key("`\"touch\"`, `\"bandwidth\"` or `\"latency\"`", "required")]
+        #[arg(value_name = "MODE")]
+        pub mode: String,
+        /// touch: the region; latency: the working set; bandwidth: each array (method read or
+        /// write: each block); more than the machine can give is refused
+        #[key("integer (bytes) or string (`\"512M\"`, `\"2G\"`, `\"75%\"`)", "touch: required; latency: `\"64M\"`; bandwidth: 4 × the last-level cache")]
+        #[serde(default)]
+        #[arg(short = 's', long, value_parser = SizeSpec::from_arg)]
+        pub size: Option<SizeSpec>,
+        /// touch: run memtester's pattern tests over the region and report each one
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub verify: bool,
+        /// bandwidth: worker threads, each with its own arrays
+        #[key("integer ≥ 1", "`1`")]
+        #[serde(default)]
+        #[arg(short = 'w', long)]
+        pub workers: Option<u64>,
+        /// bandwidth: STREAM's four kernels, or a pure sequential read (a sum of every 8-byte
+        /// word) or write of one block of `size` per worker, one pass per operation
+        #[key("`\"stream\"`, `\"read\"` or `\"write\"`", "`\"stream\"`")]
+        #[serde(default)]
+        #[arg(short = 'm', long)]
+        pub method: Option<String>,
+    }
 }
 
 /// What a `bandwidth` run measures.

@@ -14,6 +14,7 @@ pub mod chase;
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod kind;
 pub mod op;
 pub mod patterns;
 pub mod report;
@@ -22,3 +23,5 @@ pub mod size;
 pub mod stream;
 pub mod touch;
 pub mod workload;
+
+pub use kind::Kind;

@@ -8,6 +8,7 @@ use super::size::human;
 use super::stream::KERNELS;
 use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::{OpStats, Run};
+use crate::workload::result::quantile_metrics;
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 use serde_json::json;
 use std::fmt::Write;
@@ -422,13 +423,8 @@ impl MemReport {
         }
         m.push(Metric::new("ops", "", self.stats.ops as f64, Better::Neither));
         m.push(Metric::new("errors", "", self.stats.errors as f64, Better::Lower));
+        m.extend(quantile_metrics(&self.stats.latency, [("op_p99_ms", 0.99)], "ms", 1000.0));
         if !self.stats.latency.is_empty() {
-            m.push(Metric::new(
-                "op_p99_ms",
-                "ms",
-                self.stats.latency.value_at_quantile(0.99) as f64 / 1000.0,
-                Better::Lower,
-            ));
             r.histograms.push(NamedHistogram {
                 name: "op".into(),
                 hist: self.stats.latency.clone(),

@@ -11,6 +11,13 @@ pub enum SizeSpec {
     Text(String),
 }
 
+impl SizeSpec {
+    /// An option's value, as a plan's string is: read when the size is needed.
+    pub fn from_arg(text: &str) -> Result<SizeSpec, String> {
+        Ok(SizeSpec::Text(text.to_string()))
+    }
+}
+
 /// The bytes `spec` means, given `available` bytes for a percentage. Messages start with `size`.
 pub fn parse(spec: &SizeSpec, available: u64) -> Result<u64, String> {
     let text = match spec {

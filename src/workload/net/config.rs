@@ -13,37 +13,66 @@ pub enum Amount {
     Text(String),
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct NetConfig {
-    /// The server (`perflab serve --net PORT`): `127.0.0.1:PORT` or `[::1]:PORT`.
-    pub target: String,
-    /// `stream` (default), `udp`, `rr` or `crr`.
-    #[serde(default)]
-    pub mode: Option<String>,
-    /// Connections (stream, rr, crr) or senders (udp); default 1.
-    #[serde(default)]
-    pub streams: Option<u64>,
-    /// stream: `upload` (default), `download` or `both`.
-    #[serde(default)]
-    pub direction: Option<String>,
-    /// Bytes per write (stream, default 128K), per datagram (udp, default 1400), per request and
-    /// response (rr, crr, default 1).
-    #[serde(default)]
-    pub size: Option<Amount>,
-    /// udp: the send rate in bit/s over all senders (`"1G"`, `"500M"`); default 1M, as iperf3's.
-    #[serde(default)]
-    pub rate: Option<Amount>,
-    /// stream: move exactly this many bytes (over all streams), then stop.
-    #[serde(default)]
-    pub bytes: Option<Amount>,
-    /// Socket send and receive buffers of both ends, bytes (SO_SNDBUF, SO_RCVBUF; capped by the
-    /// kernel's `net.core.wmem_max` / `rmem_max`).
-    #[serde(default)]
-    pub buffer: Option<Amount>,
-    /// stream upload: send with MSG_ZEROCOPY.
-    #[serde(default)]
-    pub zerocopy: bool,
+impl Amount {
+    /// An option's value: a plain number, or a text read as a plan's is.
+    pub fn from_arg(text: &str) -> Result<Amount, String> {
+        Ok(text
+            .parse::<u64>()
+            .map(Amount::Number)
+            .unwrap_or_else(|_| Amount::Text(text.to_string())))
+    }
+}
+
+crate::workload::registry::spec::settings! {
+    /// The `net` workload's settings: a plan's `[workload]` keys and `perflab load net`'s options.
+    #[derive(Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct NetConfig {
+        /// the server, `perflab serve --net PORT`: `"HOST:PORT"` (`"127.0.0.1:5201"`, `"[::1]:5201"`, `"server:5201"`)
+        #[key("string", "required")]
+        #[arg(value_name = "TARGET")]
+        pub target: String,
+        /// TCP bulk transfer, UDP at a rate, round trips on kept connections (TCP_RR), or a connection per round trip (TCP_CRR)
+        #[key("`\"stream\"`, `\"udp\"`, `\"rr\"` or `\"crr\"`", "`\"stream\"`")]
+        #[serde(default)]
+        #[arg(short = 'm', long, default_value = "stream")]
+        pub mode: Option<String>,
+        /// connections (stream, rr, crr) or UDP senders
+        #[key("integer from 1 to 256", "`1`")]
+        #[serde(default)]
+        #[arg(short = 'P', long)]
+        pub streams: Option<u64>,
+        /// stream: who sends (`both`: a connection each way per stream)
+        #[key("`\"upload\"`, `\"download\"` or `\"both\"`", "`\"upload\"`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub direction: Option<String>,
+        /// bytes per write, per datagram (32 to 65 507), or per request and response
+        #[key("integer (bytes) or string (`\"128K\"`)", "stream `\"128K\"`, udp `1400`, rr/crr `1`")]
+        #[serde(default)]
+        #[arg(short = 'l', long, value_parser = Amount::from_arg)]
+        pub size: Option<Amount>,
+        /// udp: the send rate over all senders
+        #[key("integer (bit/s) or string (`\"500M\"`, `\"1G\"`)", "`\"1M\"` (as iperf3)")]
+        #[serde(default)]
+        #[arg(short = 'b', long, value_parser = Amount::from_arg)]
+        pub rate: Option<Amount>,
+        /// stream: move exactly this many bytes over all streams, then stop (no warm-up)
+        #[key("integer or string (`\"1G\"`)", "none (time-based)")]
+        #[serde(default)]
+        #[arg(short = 'n', long, value_parser = Amount::from_arg)]
+        pub bytes: Option<Amount>,
+        /// SO_SNDBUF and SO_RCVBUF of both ends, set before connecting (capped by `net.core.wmem_max`/`rmem_max`)
+        #[key("integer or string (`\"4M\"`)", "the kernel's")]
+        #[serde(default)]
+        #[arg(short = 'w', long, value_parser = Amount::from_arg)]
+        pub buffer: Option<Amount>,
+        /// stream upload: send with MSG_ZEROCOPY (refused where the kernel lacks SO_ZEROCOPY)
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(short = 'Z', long)]
+        pub zerocopy: bool,
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -2,6 +2,7 @@
 
 use super::config::NetMode;
 use super::report::{Body, NetReport};
+use crate::workload::result::quantile_metrics;
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 
 /// The names a net trial's metrics can have.
@@ -130,9 +131,8 @@ impl NetReport {
                     m.push(Metric::new("connections", "", rr.connections as f64, Better::Neither));
                 }
                 if !rr.stats.latency.is_empty() {
-                    for (name, q) in [("rtt_p50_us", 0.5), ("rtt_p90_us", 0.9), ("rtt_p99_us", 0.99)] {
-                        m.push(Metric::new(name, "us", rr.stats.latency.value_at_quantile(q) as f64, Better::Lower));
-                    }
+                    let qs = [("rtt_p50_us", 0.5), ("rtt_p90_us", 0.9), ("rtt_p99_us", 0.99)];
+                    m.extend(quantile_metrics(&rr.stats.latency, qs, "us", 1.0));
                     m.push(Metric::new("rtt_max_us", "us", rr.stats.latency.max() as f64, Better::Lower).with_kind(MetricKind::Gauge));
                     r.histograms.push(NamedHistogram {
                         name: "rtt".into(),

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod kind;
 pub mod metrics;
 pub mod pace;
 pub mod report;
@@ -17,3 +18,5 @@ pub mod sock;
 pub mod stream;
 pub mod udp;
 pub mod workload;
+
+pub use kind::Kind;

@@ -8,6 +8,7 @@ use super::udp::UdpStats;
 use crate::workload::driver::coordinator::Driven;
 use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::OpStats;
+use crate::workload::result::quantile;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -190,7 +191,7 @@ impl NetReport {
     }
 
     fn rr_us(r: &Rr, q: f64) -> f64 {
-        r.stats.latency.value_at_quantile(q) as f64
+        quantile(&r.stats.latency, q, 1.0)
     }
 
     pub fn headline(&self) -> String {

@@ -4,67 +4,35 @@
 
 use super::backend::Database;
 use super::config::{prepare, OltpConfig};
-use crate::workload::driver::live::{run_load, LoadOptions};
+use crate::workload::driver::live::{run_load, LoadFlags};
 use std::sync::Arc;
 
+/// `perflab load oltp`'s options: the settings, and one of the command line's own.
 #[derive(clap::Args, Debug)]
 pub struct OltpArgs {
-    /// The database: sqlite:PATH, postgres://user:password@host:port/db or mysql://...
-    /// (default: a SQLite file in a temporary directory)
-    #[arg(long)]
-    pub db: Option<String>,
-    /// point_select, read_only, read_write, write_only, update_index, update_non_index, insert or delete
-    #[arg(short = 's', long, default_value = "read_write")]
-    pub scenario: String,
-    /// Tables (sbtest1..N)
-    #[arg(long)]
-    pub tables: Option<u64>,
-    /// Rows per table
-    #[arg(long)]
-    pub table_size: Option<u64>,
-    /// Threads, one connection each
-    #[arg(short = 't', long)]
-    pub threads: Option<u64>,
-    /// Open model: transactions per second over all threads (default: closed model)
-    #[arg(long)]
-    pub rate: Option<f64>,
-    /// Stop after this many measured transactions
-    #[arg(long)]
-    pub transactions: Option<u64>,
-    /// How long to measure (e.g. 10s)
-    #[arg(short = 'd', long, default_value = "10s")]
-    pub duration: String,
-    /// Warm-up before measuring (e.g. 1s)
-    #[arg(long)]
-    pub warmup: Option<String>,
-    /// When to create and load the tables: auto (missing or of another size), always or never
-    #[arg(long)]
-    pub prepare: Option<String>,
+    #[command(flatten)]
+    pub settings: OltpConfig,
     /// Only create and load the tables, then exit
     #[arg(long)]
     pub prepare_only: bool,
-    /// Drop the tables at the end
-    #[arg(long)]
-    pub cleanup: bool,
-    /// Ids: uniform (default) or special (sysbench's default: 75 % of the draws in 1 % of the ids)
-    #[arg(long)]
-    pub rand_type: Option<String>,
-    /// Print the result as JSON (schema perflab.load.oltp/1)
-    #[arg(long)]
-    pub json: bool,
-    /// No live progress line
-    #[arg(short, long)]
-    pub quiet: bool,
 }
 
-pub fn run(a: OltpArgs) -> anyhow::Result<i32> {
+impl crate::workload::registry::spec::LoadRun for OltpArgs {
+    fn run(self, flags: LoadFlags) -> anyhow::Result<i32> {
+        run(self, &flags)
+    }
+}
+
+fn run(a: OltpArgs, flags: &LoadFlags) -> anyhow::Result<i32> {
     // Before the tables are loaded.
-    crate::workload::driver::live::durations(&a.duration, a.warmup.as_deref())?;
+    flags.durations()?;
     // An SQLite file is made by perflab, the directories above it are not.
-    let sqlite_dir =
-        a.db.as_deref()
-            .and_then(|d| d.strip_prefix("sqlite:"))
-            .map(|p| p.strip_prefix("//").unwrap_or(p));
+    let sqlite_dir = a
+        .settings
+        .db
+        .as_deref()
+        .and_then(|d| d.strip_prefix("sqlite:"))
+        .map(|p| p.strip_prefix("//").unwrap_or(p));
     if let Some(dir) = sqlite_dir.map(std::path::Path::new).and_then(std::path::Path::parent) {
         if !dir.as_os_str().is_empty() && !dir.is_dir() {
             return Err(crate::error::usage(format!(
@@ -73,20 +41,7 @@ pub fn run(a: OltpArgs) -> anyhow::Result<i32> {
             )));
         }
     }
-    let cfg = OltpConfig {
-        db: a.db.clone(),
-        scenario: Some(a.scenario.clone()),
-        tables: a.tables,
-        table_size: a.table_size,
-        threads: a.threads,
-        rate: a.rate,
-        transactions: a.transactions,
-        prepare: a.prepare.clone(),
-        cleanup: a.cleanup,
-        rand_type: a.rand_type.clone(),
-        ..Default::default()
-    };
-    let s = Arc::new(prepare(&cfg).map_err(|e| crate::error::usage(as_flag(&format!("{e:#}"))))?);
+    let s = Arc::new(prepare(&a.settings).map_err(|e| crate::error::usage(as_flag(&format!("{e:#}"))))?);
     let scratch = match &s.db {
         Some(_) => None,
         None => Some(scratch_dir()?),
@@ -96,17 +51,17 @@ pub fn run(a: OltpArgs) -> anyhow::Result<i32> {
         (None, Some(d)) => format!("sqlite:{}", d.join(super::workload::DEFAULT_FILE).display()),
         (None, None) => unreachable!("a scratch directory without --db"),
     };
-    let result = run_with(&a, &s, &url);
+    let result = run_with(&a, flags, &s, &url);
     if let Some(d) = scratch {
         let _ = std::fs::remove_dir_all(d);
     }
     result
 }
 
-fn run_with(a: &OltpArgs, s: &Arc<super::config::Settings>, url: &str) -> anyhow::Result<i32> {
+fn run_with(a: &OltpArgs, flags: &LoadFlags, s: &Arc<super::config::Settings>, url: &str) -> anyhow::Result<i32> {
     let db: Arc<dyn Database> = Arc::from(super::open(url).map_err(|e| crate::error::usage(format!("--db: {}", e.message)))?);
     let cancel = crate::util::Cancel::on_signals()?;
-    if let Err(e) = super::prepare::prepare(db.as_ref(), s, &cancel, !a.quiet || a.prepare_only) {
+    if let Err(e) = super::prepare::prepare(db.as_ref(), s, &cancel, !flags.quiet || a.prepare_only) {
         if cancel.is_cancelled() {
             eprintln!("oltp: interrupted while preparing the tables (nothing measured)");
             return Ok(130);
@@ -117,14 +72,7 @@ fn run_with(a: &OltpArgs, s: &Arc<super::config::Settings>, url: &str) -> anyhow
         println!("oltp: {} table(s) × {} rows ready in {}", s.tables, s.table_size, db.describe());
         return Ok(0);
     }
-    let o = LoadOptions {
-        duration: &a.duration,
-        warmup: a.warmup.as_deref(),
-        json: a.json,
-        quiet: a.quiet,
-        unit: "trx",
-    };
-    let code = run_load(&o, |warmup, duration, cancel, hooks| {
+    let code = run_load(flags, "trx", |warmup, duration, cancel, hooks| {
         super::engine::run(s, &db, warmup, duration, cancel, hooks)
     })?;
     if s.cleanup {

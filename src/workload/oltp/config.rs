@@ -3,53 +3,118 @@
 
 use super::scenario::{Mix, RandType, Scenario};
 use crate::error::usage;
-use serde::Deserialize;
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct OltpConfig {
-    #[serde(default)]
-    pub db: Option<String>,
-    #[serde(default)]
-    pub scenario: Option<String>,
-    #[serde(default)]
-    pub tables: Option<u64>,
-    #[serde(default)]
-    pub table_size: Option<u64>,
-    #[serde(default)]
-    pub threads: Option<u64>,
-    #[serde(default)]
-    pub rate: Option<f64>,
-    #[serde(default)]
-    pub transactions: Option<u64>,
-    #[serde(default)]
-    pub range_size: Option<u64>,
-    #[serde(default)]
-    pub point_selects: Option<u32>,
-    #[serde(default)]
-    pub simple_ranges: Option<u32>,
-    #[serde(default)]
-    pub sum_ranges: Option<u32>,
-    #[serde(default)]
-    pub order_ranges: Option<u32>,
-    #[serde(default)]
-    pub distinct_ranges: Option<u32>,
-    #[serde(default)]
-    pub index_updates: Option<u32>,
-    #[serde(default)]
-    pub non_index_updates: Option<u32>,
-    #[serde(default)]
-    pub delete_inserts: Option<u32>,
-    #[serde(default)]
-    pub skip_trx: bool,
-    #[serde(default)]
-    pub prepare: Option<String>,
-    #[serde(default)]
-    pub cleanup: bool,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    #[serde(default)]
-    pub rand_type: Option<String>,
+crate::workload::registry::spec::settings! {
+    /// The `oltp` workload's settings: a plan's `[workload]` keys and `perflab load oltp`'s options.
+    #[derive(Clone, Debug, Default)]
+    #[serde(deny_unknown_fields)]
+    pub struct OltpConfig {
+        /// the database; a password in the URL is kept out of the store, the report and every message
+        #[key("string (`\"sqlite:PATH\"`, `\"postgres://user:password@host:port/db\"`, `\"mysql://...\"`)", "a SQLite file `oltp.db` in the run directory")]
+        #[serde(default)]
+        #[arg(long)]
+        pub db: Option<String>,
+        /// sysbench's `oltp_*` script of that name: its statement mix, one transaction per event
+        #[key("`\"point_select\"`, `\"read_only\"`, `\"read_write\"`, `\"write_only\"`, `\"update_index\"`, `\"update_non_index\"`, `\"insert\"` or `\"delete\"`", "`\"read_write\"`")]
+        #[serde(default)]
+        #[arg(short = 's', long, default_value = "read_write")]
+        pub scenario: Option<String>,
+        /// tables `sbtest1`..`sbtestN`; each group of statements picks one uniformly
+        #[key("integer from 1 to 1024", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub tables: Option<u64>,
+        /// rows per table (ids 1..=table_size)
+        #[key("integer ≥ 1", "`10000`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub table_size: Option<u64>,
+        /// worker threads, one connection each
+        #[key("integer from 1 to 4096", "`1`")]
+        #[serde(default)]
+        #[arg(short = 't', long)]
+        pub threads: Option<u64>,
+        /// open model: transactions per second over all threads, latency from each one's intended start
+        #[key("number > 0", "none (closed model)")]
+        #[serde(default)]
+        #[arg(long)]
+        pub rate: Option<f64>,
+        /// stop after this many measured transactions over all threads
+        #[key("integer ≥ 1", "none (time-based)")]
+        #[serde(default)]
+        #[arg(long)]
+        pub transactions: Option<u64>,
+        /// ids per range select
+        #[key("integer ≥ 1", "`100`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub range_size: Option<u64>,
+        /// point selects per transaction (read_only, read_write)
+        #[key("integer ≥ 0", "`10`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub point_selects: Option<u32>,
+        /// range selects per transaction
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub simple_ranges: Option<u32>,
+        /// SUM(k) range selects per transaction
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub sum_ranges: Option<u32>,
+        /// ORDER BY range selects per transaction
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub order_ranges: Option<u32>,
+        /// DISTINCT range selects per transaction
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub distinct_ranges: Option<u32>,
+        /// `k = k + 1` updates per transaction (read_write, write_only, update_index)
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub index_updates: Option<u32>,
+        /// updates of `c` per transaction (read_write, write_only, update_non_index)
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub non_index_updates: Option<u32>,
+        /// deletes of an id followed by an insert of the same id, per transaction
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub delete_inserts: Option<u32>,
+        /// no BEGIN/COMMIT: each statement commits by itself
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub skip_trx: bool,
+        /// create and load the tables before the trial: when one is missing or not of `table_size` rows, always, or never (a missing table fails the trial)
+        #[key("`\"auto\"`, `\"always\"` or `\"never\"`", "`\"auto\"`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub prepare: Option<String>,
+        /// drop the tables at the end of each trial (kept by default, so the next trial reuses them)
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub cleanup: bool,
+        /// seed of the ids and strings each thread draws
+        #[key("integer", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub seed: Option<u64>,
+        /// how ids are drawn; `special` is sysbench's default (75 % of the draws in 1 % of the ids)
+        #[key("`\"uniform\"` or `\"special\"`", "`\"uniform\"`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub rand_type: Option<String>,
+    }
 }
 
 /// When the tables are (re)created and loaded.

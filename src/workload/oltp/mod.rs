@@ -15,6 +15,7 @@ pub mod cli;
 pub mod config;
 pub mod db_url;
 pub mod engine;
+pub mod kind;
 pub mod mysql;
 mod mysql_io;
 pub mod mysql_wire;
@@ -27,6 +28,8 @@ pub mod scenario;
 pub mod sqlite;
 pub mod stats;
 pub mod workload;
+
+pub use kind::Kind;
 
 use backend::{Database, DbError, ErrorClass};
 

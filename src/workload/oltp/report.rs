@@ -8,6 +8,7 @@ use super::op::OltpOp;
 use super::stats::{stmt_index, stmt_name, OltpStats};
 use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::{OpStats, Run};
+use crate::workload::result::quantile;
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 use std::fmt::Write;
 use std::time::Duration;
@@ -81,7 +82,7 @@ impl OltpReport {
 
     /// A quantile of the transaction latency, ms.
     pub fn latency_ms(&self, q: f64) -> f64 {
-        self.calls.latency.value_at_quantile(q) as f64 / 1000.0
+        quantile(&self.calls.latency, q, 1000.0)
     }
 
     /// Why the trial failed, if it did: nothing committed, or connections lost and not regained.
@@ -189,7 +190,7 @@ impl OltpReport {
             .zip(&self.stats.stmts)
             .filter(|(_, st)| !st.latency.is_empty())
             .map(|(k, st)| {
-                let ms = |q: f64| st.latency.value_at_quantile(q) as f64 / 1000.0;
+                let ms = |q: f64| quantile(&st.latency, q, 1000.0);
                 (
                     stmt_name(*k).to_string(),
                     serde_json::json!({ "ok": st.ok, "p50_ms": ms(0.5), "p99_ms": ms(0.99) }),
@@ -266,7 +267,7 @@ impl OltpReport {
             m.push(Metric::new(
                 format!("stmt_{name}_p99_ms"),
                 "ms",
-                st.latency.value_at_quantile(0.99) as f64 / 1000.0,
+                quantile(&st.latency, 0.99, 1000.0),
                 Better::Lower,
             ));
             m.push(Metric::new(

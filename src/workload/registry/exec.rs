@@ -1,6 +1,6 @@
 //! `type = "exec"`: any command run to completion, its output read by a tool adapter.
 
-use super::{decode, Key, Locator, WorkloadKind};
+use super::spec::{decode, Key, Locator, WorkloadKind};
 use crate::workload::exec::{ExecConfig, ExecWorkload};
 use crate::workload::Workload;
 
@@ -38,7 +38,11 @@ impl WorkloadKind for Kind {
 
 /// An exec workload whose commands `runner` runs on another machine (`host = "server"`): decoded
 /// as [`Kind`] does, without this machine's preflight checks (the programs are on the other one).
-pub fn build_on(mut table: toml::Table, loc: &dyn Locator, runner: Box<dyn crate::workload::exec::Runner>) -> anyhow::Result<Box<dyn Workload>> {
+pub fn build_on(
+    mut table: toml::Table,
+    loc: &dyn Locator,
+    runner: Box<dyn crate::workload::exec::Runner>,
+) -> anyhow::Result<Box<dyn Workload>> {
     argv_as_strings(&mut table);
     let cfg: ExecConfig = decode(table, KEYS, loc)?;
     Ok(Box::new(ExecWorkload::new(cfg).on(runner)))
@@ -66,7 +70,7 @@ mod tests {
     fn the_declared_keys_are_what_the_config_decodes() {
         let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
         declared.sort();
-        assert_eq!(declared, super::super::serde_fields::<crate::workload::exec::ExecConfig>());
+        assert_eq!(declared, super::super::spec::serde_fields::<crate::workload::exec::ExecConfig>());
     }
 
     #[test]

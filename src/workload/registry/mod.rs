@@ -7,54 +7,36 @@
 //! ([`Workload::describe`]) and names its headline figures ([`Workload::primary`]); its metrics carry
 //! their [`MetricKind`](crate::workload::MetricKind).
 //!
-//! Adding a kind: write `src/workload/registry/<name>.rs` with a `pub struct Kind;` implementing
-//! [`WorkloadKind`] (and its `Workload`, or a call into a module of its own), then add `<name>` to the
-//! `kinds!` line below. Nothing else names the kinds: plan validation, the runner, the dry run and
-//! the docs test all ask this list.
+//! A built-in kind declares its settings once, with [`settings!`]: one struct that a plan's table
+//! decodes into (serde), that `perflab load <kind>` parses its options into (clap), and whose
+//! fields' docs, types and defaults are the kind's [`Key`]s ([`Settings::KEYS`]). Its
+//! [`WorkloadKind::load`] gives `perflab load` its subcommand: the command line has no list of its own.
+//!
+//! Adding a kind: write its module `src/workload/<name>/` (declared in `src/workload/mod.rs` as
+//! any module) with a `pub struct Kind;` implementing [`WorkloadKind`] (what a kind declares is in
+//! [`spec`], which the kinds use; this file uses the kinds), then add it to [`KINDS`] below. Nothing else names the kinds: plan validation, the runner, the dry run,
+//! `perflab load` and the docs test all ask this list.
 
-use crate::util::suggest::{backticked, did_you_mean, nearest};
+pub mod exec;
+pub mod http;
+pub mod spec;
+
+use crate::util::suggest::nearest;
 use crate::workload::Workload;
+pub use spec::{build_builtin, decode, located, Key, LoadCommand, LoadRun, Locator, Settings, WorkloadKind};
 
-/// One key of a kind's `[workload]` table, as docs/plan.md lists it.
-#[derive(Clone, Copy, Debug)]
-pub struct Key {
-    pub name: &'static str,
-    /// The TOML type(s) accepted, in the user's words (`integer`, `string or list of strings`).
-    pub ty: &'static str,
-    /// The default, or `required`.
-    pub default: &'static str,
-    pub doc: &'static str,
-}
-
-/// Where a key of the `[workload]` table is in the plan source, for error messages.
-pub trait Locator {
-    /// `file:line:col` of `key` inside the workload table (or of the table itself).
-    fn at(&self, key: Option<&str>) -> String;
-}
-
-/// One kind of workload (`type = "http"`, `type = "exec"`, ...).
-pub trait WorkloadKind: Sync {
-    /// The value of `type` that selects it.
-    fn name(&self) -> &'static str;
-    /// One line for the docs: what it runs.
-    fn summary(&self) -> &'static str;
-    /// Every key its table accepts besides `type`.
-    fn keys(&self) -> &'static [Key];
-    /// Build it from one trial's substituted table (without `type`; every key is one of
-    /// [`keys`](Self::keys)). Errors name the place: [`located`] and [`decode`] help.
-    fn build(&self, table: toml::Table, loc: &dyn Locator) -> anyhow::Result<Box<dyn Workload>>;
-}
-
-/// Declares the kinds' modules and the list, so that a new kind is one new file and one word here.
-macro_rules! kinds {
-    ($($kind:ident),* $(,)?) => {
-        $(mod $kind;)*
-        /// Every workload kind, in the order docs and messages list them.
-        pub static KINDS: &[&dyn WorkloadKind] = &[$(&$kind::Kind),*];
-    };
-}
-
-kinds!(http, exec, cpu, mem, disk, net, oltp);
+/// Every workload kind, in the order docs and messages list them: the one list. A kind with a
+/// module of its own under `workload/` has its `Kind` there (`spec.rs` is what it implements);
+/// `http` and `exec` have theirs in this directory (their engines' settings are declared apart).
+pub static KINDS: &[&dyn WorkloadKind] = &[
+    &http::Kind,
+    &exec::Kind,
+    &crate::workload::cpu::Kind,
+    &crate::workload::mem::Kind,
+    &crate::workload::disk::Kind,
+    &crate::workload::net::Kind,
+    &crate::workload::oltp::Kind,
+];
 
 /// The kind called `name`.
 pub fn by_name(name: &str) -> Option<&'static dyn WorkloadKind> {
@@ -121,63 +103,6 @@ pub fn describe(w: &dyn Workload) -> String {
     format!("{} · primary: {}", w.describe(), w.primary().describe())
 }
 
-/// Decode a kind's config struct from its table; serde's errors become `file:line:col` lines at the
-/// key concerned, saying what the key takes in the words of the kind's declared [`Key`]s.
-pub fn decode<T: serde::de::DeserializeOwned>(table: toml::Table, keys: &[Key], loc: &dyn Locator) -> anyhow::Result<T> {
-    let err = match T::deserialize(toml::Value::Table(table.clone())) {
-        Ok(t) => return Ok(t),
-        Err(e) => e.message().trim().to_string(),
-    };
-    if let Some(k) = backticked(&err).filter(|_| err.starts_with("unknown field")) {
-        return Err(located(
-            loc,
-            Some(&k),
-            &format!("unknown key `{k}` in [workload]{}", did_you_mean(&err)),
-        ));
-    }
-    if let Some(k) = backticked(&err).filter(|_| err.starts_with("missing field")) {
-        let ty = keys
-            .iter()
-            .find(|key| key.name == k)
-            .map(|key| format!(" ({})", key.ty))
-            .unwrap_or_default();
-        return Err(located(loc, None, &format!("[workload] needs `{k}`{ty}")));
-    }
-    // serde does not say which key a wrong value is for: the first prefix of the table that fails
-    // (for another reason than a missing key) ends with it.
-    let mut prefix = toml::Table::new();
-    for (k, v) in &table {
-        prefix.insert(k.clone(), v.clone());
-        let Err(e) = T::deserialize(toml::Value::Table(prefix.clone())) else {
-            continue;
-        };
-        if e.message().starts_with("missing field") {
-            continue;
-        }
-        let expected = match keys.iter().find(|key| key.name == k) {
-            Some(key) => format!("expected {}", key.ty),
-            None => crate::util::text::humanize(e.message()),
-        };
-        // Inside a list or a table, serde's own "found ..." names the element at fault.
-        let human = crate::util::text::humanize(e.message());
-        let found = match v {
-            toml::Value::Array(_) | toml::Value::Table(_) => match human.split_once(", found ") {
-                Some((_, f)) if f != crate::util::text::describe(v) => format!("{} holding {f}", crate::util::text::describe(v)),
-                _ => crate::util::text::describe(v),
-            },
-            _ => crate::util::text::describe(v),
-        };
-        return Err(located(loc, Some(k), &format!("`{k}`: {expected}, found {found}")));
-    }
-    Err(located(loc, None, &format!("[workload]: {}", crate::util::text::humanize(&err))))
-}
-
-/// A usage error (exit code 2) at `key` of the workload table, the message on one line with long
-/// values cut.
-pub fn located(loc: &dyn Locator, key: Option<&str>, msg: &str) -> anyhow::Error {
-    crate::error::usage(format!("{}: {}", loc.at(key), crate::util::text::humanize(msg)))
-}
-
 /// The Markdown key table of a kind, exactly as docs/plan.md carries it (a test checks that).
 pub fn docs_table(kind: &dyn WorkloadKind) -> String {
     let mut s = format!(
@@ -186,55 +111,9 @@ pub fn docs_table(kind: &dyn WorkloadKind) -> String {
         kind.summary()
     );
     for k in kind.keys() {
-        s.push_str(&format!("| `{}` | {} | {} | {} |\n", k.name, k.ty, k.default, k.doc));
+        s.push_str(&format!("| `{}` | {} | {} | {} |\n", k.name, k.ty, k.default, k.doc_line()));
     }
     s
-}
-
-/// Build a built-in workload from its table: decode the config `C` by `keys`, construct the
-/// workload with `new`, and place a construction error at the key its message starts with (the
-/// built-ins' messages name their key first), or at the table.
-pub fn build_builtin<C, W>(
-    table: toml::Table,
-    keys: &[Key],
-    loc: &dyn Locator,
-    new: impl FnOnce(&C) -> anyhow::Result<W>,
-) -> anyhow::Result<Box<dyn crate::workload::Workload>>
-where
-    C: serde::de::DeserializeOwned,
-    W: crate::workload::Workload + 'static,
-{
-    let cfg: C = decode(table, keys, loc)?;
-    let w = new(&cfg).map_err(|e| {
-        let msg = format!("{e:#}");
-        let key = keys.iter().map(|k| k.name).find(|k| msg.starts_with(k));
-        located(loc, key, &msg)
-    })?;
-    Ok(Box::new(w))
-}
-
-/// For a kind's unit test: the keys it declares are exactly the fields its config decodes.
-#[cfg(test)]
-pub(crate) fn assert_declared_keys<T: serde::de::DeserializeOwned>(keys: &[Key]) {
-    let mut declared: Vec<String> = keys.iter().map(|k| k.name.to_string()).collect();
-    declared.sort();
-    assert_eq!(declared, serde_fields::<T>());
-}
-
-/// The fields a config struct accepts, as serde lists them for an unknown one (for the tests that
-/// a kind's declared keys are exactly what its config decodes).
-#[cfg(test)]
-pub(crate) fn serde_fields<T: serde::de::DeserializeOwned>() -> Vec<String> {
-    let mut t = toml::Table::new();
-    t.insert("zz_not_a_key".into(), toml::Value::Integer(1));
-    let msg = match T::deserialize(toml::Value::Table(t)) {
-        Err(e) => e.message().to_string(),
-        Ok(_) => panic!("an unknown key was accepted"),
-    };
-    let (_, expected) = msg.split_once("expected").unwrap_or_else(|| panic!("{msg}"));
-    let mut fields: Vec<String> = expected.split('`').skip(1).step_by(2).map(str::to_string).collect();
-    fields.sort();
-    fields
 }
 
 #[cfg(test)]
@@ -250,7 +129,8 @@ mod tests {
             assert!(!k.summary().contains('\n'));
             for key in k.keys() {
                 assert!(key.name != "type", "`type` is the registry's");
-                for text in [key.ty, key.default, key.doc] {
+                let doc = key.doc_line();
+                for text in [key.ty, key.default, doc.as_str()] {
                     assert!(
                         !text.is_empty() && !text.contains('\n') && !text.contains('|'),
                         "{}.{}",
