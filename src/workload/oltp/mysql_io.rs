@@ -170,6 +170,9 @@ impl Wire {
                 ));
             }
         }
+        // DISABLED although the server offers TLS (MariaDB refuses such a login of a server that
+        // requires secure transport as an access denial)
+        let plain_by_choice = !secure && hello.capabilities & wire::cap::SSL != 0 && login.ssl.mode == SslMode::Disabled;
         let mut plugin = hello.plugin.clone();
         let auth = wire::auth_response(&plugin, &login.password, &hello.nonce).unwrap_or_default();
         let response = wire::handshake_response(caps, &login.user, &auth, login.database.as_deref(), &plugin);
@@ -181,7 +184,7 @@ impl Wire {
             let p = &self.rbuf[r];
             match p.first() {
                 Some(0x00) => return Ok((self, plugin)),
-                Some(0xFF) => return Err(insecure_refused(wire::parse_err(p))),
+                Some(0xFF) => return Err(insecure_refused(wire::parse_err(p), plain_by_choice)),
                 Some(0xFE) => {
                     let (next, nonce) = wire::parse_auth_switch(p)?;
                     let Some(auth) = wire::auth_response(&next, &login.password, &nonce) else {
@@ -343,10 +346,20 @@ impl Wire {
     }
 }
 
-/// A refusal without TLS of a server that accepts only TLS, in the user's terms.
-fn insecure_refused(e: DbError) -> DbError {
+/// A refusal without TLS of a server that accepts only TLS, in the user's terms: MySQL says so
+/// (error 3159), MariaDB denies access (error 1045), which gets a hint when TLS was turned off.
+fn insecure_refused(e: DbError, plain_by_choice: bool) -> DbError {
     if e.message.contains("insecure transport") {
         return DbError::new(e.class, "server requires TLS (require_secure_transport=ON): use ssl-mode=REQUIRED");
+    }
+    if plain_by_choice && e.message.contains("(error 1045)") {
+        return DbError::new(
+            e.class,
+            format!(
+                "{} (ssl-mode=DISABLED: if the server requires secure transport, use ssl-mode=REQUIRED)",
+                e.message
+            ),
+        );
     }
     e
 }
