@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use perflab::workload::oltp::backend::Database;
 use perflab::workload::oltp::pg;
 
+use crate::common::{only_run_dir, write_plan};
 use crate::db_servers::Server;
 use crate::oltp_servers::{prepare, transactions_match_the_server, SHAPE};
 use crate::tls_certs::Certs;
@@ -291,4 +292,83 @@ fn tls_keys_are_checked_when_the_url_is_read() {
         );
         assert!(!err.message.contains(PASSWORD) && !err.message.contains('\n'), "{}", err.message);
     }
+}
+
+fn tls_plan(url: &str) -> String {
+    format!(
+        r#"name = "oltp-tls"
+[workload]
+type = "oltp"
+db = "{url}"
+scenario = "point_select"
+threads = 1
+tables = 1
+table_size = 100
+
+[phases]
+baseline = "0s"
+warmup = "0s"
+load = "1s"
+recovery = "0s"
+interval = "500ms"
+"#
+    )
+}
+
+/// Run the plan against `url`; its run directory.
+fn run_plan(tmp: &std::path::Path, name: &str, url: &str) -> std::path::PathBuf {
+    let dir = tmp.join(name);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let plan = write_plan(&dir, &tls_plan(url));
+    let runs = dir.join("runs");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["run", "--quiet", "--runs-dir"])
+        .arg(&runs)
+        .arg(&plan)
+        .output()
+        .expect("perflab run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(!stderr.contains(PASSWORD));
+    only_run_dir(&runs)
+}
+
+#[test]
+fn the_report_says_how_each_run_connected_and_compare_flags_a_difference() {
+    let Some(certs) = Certs::make() else { return };
+    let Some(server) = tls_only_postgres(&certs) else { return };
+    let tmp = tempfile::tempdir().expect("tmp");
+    let bound = run_plan(tmp.path(), "bound", &url(&server, "127.0.0.1", "sslmode=require"));
+    let unbound = run_plan(
+        tmp.path(),
+        "unbound",
+        &url(&server, "127.0.0.1", "sslmode=require&channel_binding=disable"),
+    );
+    let target = format!(
+        "oltp database postgres://bench:[redacted]@127.0.0.1:{}/sbtest: TLSv1.3 ",
+        server.port
+    );
+    let md = std::fs::read_to_string(bound.join("report.md")).expect("report.md");
+    let line = md
+        .lines()
+        .find(|l| l.contains(&target))
+        .unwrap_or_else(|| panic!("no session line in:\n{md}"));
+    assert!(line.ends_with(", SCRAM-SHA-256-PLUS"), "{line}");
+    let store = std::fs::read(bound.join("perflab.db")).expect("the run's store");
+    assert!(!String::from_utf8_lossy(&store).contains(PASSWORD), "no password in the store");
+    assert!(!md.contains(PASSWORD));
+
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["compare", "--format", "md"])
+        .arg(&bound)
+        .arg(&unbound)
+        .output()
+        .expect("perflab compare");
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let md = std::fs::read_to_string(unbound.join("compare/report.md")).expect("compare report");
+    let flag = md
+        .lines()
+        .find(|l| l.contains("the runs connect to the database differently"))
+        .unwrap_or_else(|| panic!("no flag in:\n{md}"));
+    assert!(flag.contains("SCRAM-SHA-256-PLUS") && flag.ends_with(", SCRAM-SHA-256"), "{flag}");
 }
