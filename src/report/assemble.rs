@@ -414,7 +414,7 @@ fn title(runs: &[RunFacts], label_runs: bool) -> String {
 /// from its trials' raw output, as notes of the Run section; runs compared with a different one
 /// are flagged.
 fn session_notes(r: &mut Runs, store: &Store, trials: &[StoredTrial], name: &str, label_runs: bool) -> anyhow::Result<()> {
-    use crate::workload::oltp::workload::SESSION_LINE;
+    use crate::model::result::DB_SESSION_LINE as SESSION_LINE;
     let mut seen: Vec<String> = Vec::new();
     for t in trials {
         for line in store.raw_output(t.id)? {

@@ -452,7 +452,7 @@ mod tests {
             mode: "sslmode=verify-full".into(),
             alpn: None,
         };
-        let err = client_config(&s).err().expect("refused");
+        let err = client_config(&s).expect_err("refused");
         assert!(err.starts_with("sslrootcert=/nonexistent/ca.pem: "), "{err}");
         let s = TlsSettings {
             verify: Verify::None,
@@ -460,7 +460,7 @@ mod tests {
             client: Some(("/nonexistent/c.pem".into(), "/nonexistent/k.pem".into())),
             ..s
         };
-        let err = client_config(&s).err().expect("refused");
+        let err = client_config(&s).expect_err("refused");
         assert!(err.starts_with("cannot read the client certificate /nonexistent/c.pem"), "{err}");
     }
 }

@@ -11,11 +11,6 @@ use crate::workload::{Primary, Produces, RunSpec, SetupCtx, Workload, WorkloadRe
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-/// The start of the raw-output line that says how a trial's database connections were secured
-/// and authenticated (`oltp database postgres://user@host:port/db: TLSv1.3 TLS13_AES_256_GCM_SHA384,
-/// SCRAM-SHA-256-PLUS`); the report shows it in its Run section.
-pub const SESSION_LINE: &str = "oltp database ";
-
 /// The SQLite file of a plan run without `db`, in the run directory (kept across trials).
 pub const DEFAULT_FILE: &str = "oltp.db";
 
@@ -135,7 +130,7 @@ impl Workload for OltpWorkload {
             // the run's facts: how the database connections were secured and authenticated
             let shown = db.describe();
             let target = shown.split('?').next().unwrap_or_default();
-            r.raw.push(format!("{SESSION_LINE}{target}: {session}"));
+            r.raw.push(format!("{}{target}: {session}", crate::model::result::DB_SESSION_LINE));
         }
         if self.s.cleanup {
             if let Err(e) = super::prepare::cleanup(db.as_ref(), &self.s, cancel) {
