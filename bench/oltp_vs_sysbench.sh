@@ -73,9 +73,14 @@ if [ -n "$TLS" ]; then
             -subj /CN=localhost 2>/dev/null &&
         printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext &&
         openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.crt -days 2 \
-            -extfile server.ext 2>/dev/null) || { echo "could not make the test certificates" >&2; exit 1; }
+            -extfile server.ext 2>/dev/null &&
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client-key.pem \
+            -out client.csr -subj /CN=sb 2>/dev/null &&
+        openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client-cert.pem \
+            -days 2 2>/dev/null && cp ca.pem cacert.pem) ||
+        { echo "could not make the test certificates" >&2; exit 1; }
     chmod 755 "$T/tls"; chmod 644 "$T/tls/"*
-    [ -z "$ASPG" ] || chown postgres: "$T/tls/server.key"
+    [ "$(id -u)" -ne 0 ] || chown postgres: "$T/tls/server.key"
     chmod 600 "$T/tls/server.key"
     PG_TLS="-c ssl=on -c ssl_cert_file=$T/tls/server.crt -c ssl_key_file=$T/tls/server.key"
     MY_TLS=(--ssl-cert="$T/tls/server.crt" --ssl-key="$T/tls/server.key" --ssl-ca="$T/tls/ca.pem")
@@ -137,8 +142,11 @@ measure() { # db tool scenario threads round
 r = json.load(open(sys.argv[1]))
 print(r["transactions"], r["measured_s"])' "$log" 2>/dev/null) || true
     else
-        /usr/bin/time -f "%U %S" -o "$T/time" env "${SB_ENV[@]}" sysbench "oltp_$scen" "${SB_ARGS[@]}" --tables=4 \
-            --table-size=10000 --threads="$thr" --time="$DUR" --rand-type=uniform run >"$log" 2>&1
+        # (sysbench 1.0's --mysql-ssl=on reads client-key.pem, client-cert.pem and cacert.pem from
+        # its working directory)
+        (cd "${SB_DIR:-.}" && /usr/bin/time -f "%U %S" -o "$T/time" env "${SB_ENV[@]}" sysbench "oltp_$scen" \
+            "${SB_ARGS[@]}" --tables=4 --table-size=10000 --threads="$thr" --time="$DUR" --rand-type=uniform \
+            run >"$log" 2>&1)
         tx="$(awk '/transactions:/{print $2}' "$log")"
         secs="$(awk '/total time:/{sub("s","",$3); print $3}' "$log")"
     fi
@@ -164,7 +172,7 @@ for db in $DBS; do
         SB_ARGS=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$MY_PORT" --mysql-user=sb --mysql-db=sbtest
             --mysql-ignore-errors=1062,1213,1205,1020)
         SB_ENV=(SB_TLS=off)
-        if [ -n "$TLS" ]; then URL="$URL?ssl-mode=REQUIRED"; SB_ARGS+=(--mysql-ssl=on); fi
+        if [ -n "$TLS" ]; then URL="$URL?ssl-mode=REQUIRED"; SB_ARGS+=(--mysql-ssl=on); SB_DIR="$T/tls"; fi
     fi
     echo "$db: loading 4 x 10 000 rows (perflab's prepare)"
     perflab_load "$URL" read_only 1 --prepare always --prepare-only --quiet >"$T/prepare.log" 2>&1 ||

@@ -31,13 +31,19 @@ fn tls_only_postgres(certs: &Certs) -> Option<Server> {
     server
         .try_sql_in(Some("sbtest"), "GRANT ALL ON SCHEMA public TO bench")
         .expect("grant");
+    server.sql("CREATE ROLE certified LOGIN");
     server.sql("ALTER SYSTEM SET ssl = on");
+    server.sql(&format!(
+        "ALTER SYSTEM SET ssl_ca_file = '{}'",
+        server.dir().join("ca.pem").display()
+    ));
     server.sql(&format!("ALTER SYSTEM SET ssl_cert_file = '{}'", crt.display()));
     server.sql(&format!("ALTER SYSTEM SET ssl_key_file = '{}'", key.display()));
     let hba = server.dir().join("data/pg_hba.conf");
     std::fs::write(
         &hba,
-        "hostssl all postgres 127.0.0.1/32 trust\nhostssl all bench 127.0.0.1/32 scram-sha-256\n",
+        "hostssl all postgres 127.0.0.1/32 trust\nhostssl all bench 127.0.0.1/32 scram-sha-256\n\
+         hostssl all certified 127.0.0.1/32 cert\n",
     )
     .expect("write pg_hba.conf");
     server.sql("SELECT pg_reload_conf()");
@@ -143,6 +149,24 @@ fn each_sslmode_behaves_as_libpq_against_a_tls_only_server() {
         .as_ref(),
     );
     assert!(line.contains("is not signed by the CA"), "{line}");
+
+    // a client certificate (the server's `cert` method: the certificate is the login)
+    let cert_url = |keys: &str| {
+        format!(
+            "postgres://certified@127.0.0.1:{}/sbtest?connect_timeout=5&sslmode=require{keys}",
+            server.port
+        )
+    };
+    let line = refusal(open(cert_url("")).as_ref());
+    assert!(line.contains("certificate"), "{line}");
+    let keys = format!(
+        "&sslcert={}&sslkey={}",
+        certs.path("client.crt").display(),
+        certs.path("client.key").display()
+    );
+    let db = open(cert_url(&keys));
+    drop(db.connect().expect("the client certificate logs in"));
+    assert_eq!(db.session().expect("facts").auth, "certificate");
 
     // The server's own view: the session is encrypted, with the version perflab reports.
     let db = open(url(

@@ -48,7 +48,7 @@ impl Certs {
             "basicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=clientAuth\n",
         )
         .expect("write ext");
-        for (name, cn) in [("server", "localhost"), ("client", "bench")] {
+        for (name, cn) in [("server", "localhost"), ("client", "certified")] {
             run(
                 d,
                 &[

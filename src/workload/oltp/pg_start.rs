@@ -239,7 +239,11 @@ impl Start {
         let mut method = None;
         loop {
             match wire.next()? {
-                Message::AuthenticationOk => return method.map_or_else(|| unbound("trust"), Ok),
+                // (without a request: trust, or a `cert` line that took the client certificate)
+                Message::AuthenticationOk => {
+                    let sent_cert = self.tls.as_ref().is_some_and(|(s, _)| s.client.is_some()) && wire.sock.peer_certificate().is_some();
+                    return method.map_or_else(|| unbound(if sent_cert { "certificate" } else { "trust" }), Ok);
+                }
                 Message::AuthenticationCleartextPassword => {
                     method = Some(unbound("password")?);
                     frontend::password_message(password()?, &mut wire.wbuf).map_err(lost)?;
