@@ -7,6 +7,9 @@
 #   bench/oltp_vs_sysbench.sh            # full: 3 rounds x 10 s, threads 1 2 4 8
 #   bench/oltp_vs_sysbench.sh --quick    # smoke test: 1 round x 3 s, threads 1 4
 #   options: --db pg|mariadb|both (default both)
+#            --tls: the servers with TLS on (a test CA and certificate made here with openssl);
+#            perflab with sslmode=require / ssl-mode=REQUIRED, sysbench with PGSSLMODE=require /
+#            --mysql-ssl=on
 #
 # The servers (PostgreSQL 127.0.0.1, MariaDB 127.0.0.1, each on a scratch data directory and a free
 # port, fsync off / flush at commit 2 so the disk of this VM is not what is measured) are started by
@@ -20,12 +23,13 @@
 # for both), divided by those transactions.
 set -euo pipefail
 
-ROUNDS=3 DUR=10 THREADS=(1 2 4 8) DBS="pg mariadb"
+ROUNDS=3 DUR=10 THREADS=(1 2 4 8) DBS="pg mariadb" TLS=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROUNDS=1 DUR=3 THREADS=(1 4) ;;
+        --tls) TLS=1 ;;
         --db) case "$2" in pg) DBS=pg ;; mariadb) DBS=mariadb ;; both) ;; *) echo "--db pg|mariadb|both" >&2; exit 2 ;; esac; shift ;;
-        -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "oltp_vs_sysbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -58,6 +62,30 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+PG_TLS="" MY_TLS=()
+if [ -n "$TLS" ]; then
+    command -v openssl >/dev/null || { echo "--tls needs openssl" >&2; exit 2; }
+    mkdir -p "$T/tls"
+    (cd "$T/tls" &&
+        openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout ca.key -out ca.pem \
+            -days 2 -subj "/CN=perflab bench CA" -addext basicConstraints=critical,CA:TRUE 2>/dev/null &&
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout server.key -out server.csr \
+            -subj /CN=localhost 2>/dev/null &&
+        printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' >server.ext &&
+        openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.crt -days 2 \
+            -extfile server.ext 2>/dev/null &&
+        openssl req -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout client-key.pem \
+            -out client.csr -subj /CN=sb 2>/dev/null &&
+        openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client-cert.pem \
+            -days 2 2>/dev/null && cp ca.pem cacert.pem) ||
+        { echo "could not make the test certificates" >&2; exit 1; }
+    chmod 755 "$T/tls"; chmod 644 "$T/tls/"*
+    [ "$(id -u)" -ne 0 ] || chown postgres: "$T/tls/server.key"
+    chmod 600 "$T/tls/server.key"
+    PG_TLS="-c ssl=on -c ssl_cert_file=$T/tls/server.crt -c ssl_key_file=$T/tls/server.key"
+    MY_TLS=(--ssl-cert="$T/tls/server.crt" --ssl-key="$T/tls/server.key" --ssl-ca="$T/tls/ca.pem")
+fi
+
 free_port() {
     python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
@@ -72,7 +100,7 @@ start_pg() {
     PG_PORT="$(free_port)"
     $ASPG "$PGBIN/pg_ctl" -D "$T/pg" -l "$T/pg/server.log" -w -o "-p $PG_PORT -c listen_addresses=127.0.0.1 \
         -c unix_socket_directories=$T/pg -c max_connections=100 -c fsync=off -c synchronous_commit=off \
-        -c shared_buffers=128MB" start >/dev/null
+        -c shared_buffers=128MB $PG_TLS" start >/dev/null
     PG_STARTED=1
     psql -X -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -d postgres -c "CREATE DATABASE sbtest"
 }
@@ -86,7 +114,7 @@ start_mariadb() {
     mariadbd --no-defaults --datadir="$T/my/data" --socket="$T/my/sock" --port="$MY_PORT" \
         --bind-address=127.0.0.1 --skip-name-resolve --skip-log-bin --max-connections=100 \
         --innodb-buffer-pool-size=256M --innodb-flush-log-at-trx-commit=2 --log-error="$T/my/err.log" \
-        "${user[@]}" >/dev/null 2>&1 &
+        "${MY_TLS[@]}" "${user[@]}" >/dev/null 2>&1 &
     MY_PID=$!
     for _ in $(seq 1 150); do
         mariadb --no-defaults -h 127.0.0.1 -P "$MY_PORT" -u root -e "SELECT 1" >/dev/null 2>&1 && break
@@ -114,8 +142,11 @@ measure() { # db tool scenario threads round
 r = json.load(open(sys.argv[1]))
 print(r["transactions"], r["measured_s"])' "$log" 2>/dev/null) || true
     else
-        /usr/bin/time -f "%U %S" -o "$T/time" sysbench "oltp_$scen" "${SB_ARGS[@]}" --tables=4 \
-            --table-size=10000 --threads="$thr" --time="$DUR" --rand-type=uniform run >"$log" 2>&1
+        # (sysbench 1.0's --mysql-ssl=on reads client-key.pem, client-cert.pem and cacert.pem from
+        # its working directory)
+        (cd "${SB_DIR:-.}" && /usr/bin/time -f "%U %S" -o "$T/time" env "${SB_ENV[@]}" sysbench "oltp_$scen" \
+            "${SB_ARGS[@]}" --tables=4 --table-size=10000 --threads="$thr" --time="$DUR" --rand-type=uniform \
+            run >"$log" 2>&1)
         tx="$(awk '/transactions:/{print $2}' "$log")"
         secs="$(awk '/total time:/{sub("s","",$3); print $3}' "$log")"
     fi
@@ -133,11 +164,15 @@ for db in $DBS; do
         start_pg
         URL="postgres://postgres@127.0.0.1:$PG_PORT/sbtest"
         SB_ARGS=(--db-driver=pgsql --pgsql-host=127.0.0.1 --pgsql-port="$PG_PORT" --pgsql-user=postgres --pgsql-db=sbtest)
+        SB_ENV=(PGSSLMODE=disable)
+        if [ -n "$TLS" ]; then URL="$URL?sslmode=require"; SB_ENV=(PGSSLMODE=require); fi
     else
         start_mariadb
         URL="mysql://sb@127.0.0.1:$MY_PORT/sbtest"
         SB_ARGS=(--db-driver=mysql --mysql-host=127.0.0.1 --mysql-port="$MY_PORT" --mysql-user=sb --mysql-db=sbtest
             --mysql-ignore-errors=1062,1213,1205,1020)
+        SB_ENV=(SB_TLS=off)
+        if [ -n "$TLS" ]; then URL="$URL?ssl-mode=REQUIRED"; SB_ARGS+=(--mysql-ssl=on); SB_DIR="$T/tls"; fi
     fi
     echo "$db: loading 4 x 10 000 rows (perflab's prepare)"
     perflab_load "$URL" read_only 1 --prepare always --prepare-only --quiet >"$T/prepare.log" 2>&1 ||
@@ -153,7 +188,7 @@ for db in $DBS; do
 done
 
 echo
-echo "medians over $ROUNDS round(s) of ${DUR} s (perflab / sysbench; goals: TPS >= 1.0, CPU/tx <= 0.7)"
+echo "medians over $ROUNDS round(s) of ${DUR} s${TLS:+, TLS on} (perflab / sysbench; goals: TPS >= 1.0, CPU/tx <= 0.7)"
 printf '%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n' db scenario thr "perflab" "sysbench" "TPS x" \
     "us/tx pl" "us/tx sb" "CPU x"
 awk '

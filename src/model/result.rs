@@ -200,6 +200,11 @@ pub struct SeriesPoint {
     pub value: f64,
 }
 
+/// The start of a raw-output line that says how a trial's database connections were secured and
+/// authenticated (`oltp database postgres://user@host:port/db: TLSv1.3 TLS13_AES_256_GCM_SHA384,
+/// SCRAM-SHA-256-PLUS`): written by the OLTP workload, shown by the report's Run section.
+pub const DB_SESSION_LINE: &str = "oltp database ";
+
 /// What one workload run produced.
 #[derive(Clone, Debug, Default)]
 pub struct WorkloadResult {

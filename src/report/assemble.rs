@@ -219,6 +219,7 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
             r.notes.push(n);
         }
     }
+    session_notes(r, &store, &trials, &name, label_runs)?;
     for t in trials {
         let sampled = store.has_phase_summaries(t.id, &t.phases)?;
         let mut params = params_of(&t.params_json);
@@ -407,4 +408,38 @@ fn title(runs: &[RunFacts], label_runs: bool) -> String {
     } else {
         format!("perflab report: {}", runs.first().map(|r| r.plan.as_str()).unwrap_or(""))
     }
+}
+
+/// How each database target of the run was connected to (TLS version and cipher, authentication),
+/// from its trials' raw output, as notes of the Run section; runs compared with a different one
+/// are flagged.
+fn session_notes(r: &mut Runs, store: &Store, trials: &[StoredTrial], name: &str, label_runs: bool) -> anyhow::Result<()> {
+    use crate::model::result::DB_SESSION_LINE as SESSION_LINE;
+    let mut seen: Vec<String> = Vec::new();
+    for t in trials {
+        for line in store.raw_output(t.id)? {
+            if line.starts_with(SESSION_LINE) && !seen.contains(&line) {
+                seen.push(line);
+            }
+        }
+    }
+    for line in seen {
+        let note = format!("run {name}: {line}");
+        if label_runs {
+            let target = line.rsplit_once(": ").map_or(line.as_str(), |(t, _)| t);
+            let other = r
+                .notes
+                .iter()
+                .find(|n| n.contains(&format!("{target}: ")) && !n.ends_with(line.rsplit_once(": ").map_or("", |(_, f)| f)))
+                .cloned();
+            if let Some(other) = other {
+                r.notes
+                    .push(format!("the runs connect to the database differently: {other}; {note}"));
+            }
+        }
+        if !r.notes.contains(&note) {
+            r.notes.push(note);
+        }
+    }
+    Ok(())
 }

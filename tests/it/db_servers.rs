@@ -31,6 +31,8 @@ pub struct Server {
     /// The PostgreSQL binaries' directory (for `psql`).
     bin: PathBuf,
     dir: Option<tempfile::TempDir>,
+    /// The oracle's client connects with TLS (a MariaDB that requires it).
+    oracle_tls: bool,
 }
 
 /// The uid/gid to run PostgreSQL as when we are root (it refuses to run as root): the `postgres`
@@ -156,6 +158,7 @@ impl Server {
             child: Some(child),
             bin,
             dir: Some(dir),
+            oracle_tls: false,
         };
         server.wait_ready();
         server.sql("CREATE DATABASE sbtest");
@@ -164,6 +167,12 @@ impl Server {
 
     /// A scratch MariaDB, or None (said loudly) when it is not installed.
     pub fn mariadb() -> Option<Server> {
+        Server::mariadb_with(&[])
+    }
+
+    /// A scratch MariaDB with more server options (`--ssl-cert=...`: its own client then
+    /// connects with TLS).
+    pub fn mariadb_with(extra: &[String]) -> Option<Server> {
         let (Some(mariadbd), Some(install)) = (which("mariadbd"), which("mariadb-install-db")) else {
             crate::common::skip_unless_required(
                 "MariaDB is not installed (no mariadbd/mariadb-install-db; Debian package `mariadb-server`)",
@@ -198,6 +207,7 @@ impl Server {
                 "--innodb-buffer-pool-size=64M",
             ])
             .args(["--innodb-flush-log-at-trx-commit=2", "--max-connect-errors=100000"])
+            .args(extra)
             .current_dir(dir.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -213,6 +223,7 @@ impl Server {
             child: Some(child),
             bin: PathBuf::new(),
             dir: Some(dir),
+            oracle_tls: extra.iter().any(|a| a.starts_with("--ssl-cert")),
         };
         server.wait_ready();
         server.sql("CREATE DATABASE sbtest; CREATE USER sb@'%'; GRANT ALL ON sbtest.* TO sb@'%'");
@@ -230,6 +241,11 @@ impl Server {
             Kind::Mariadb => self.dir.as_ref().map(|d| d.path().join("sock")),
             Kind::Postgres => None,
         }
+    }
+
+    /// The server's scratch directory (PostgreSQL's data directory is `data` in it).
+    pub fn dir(&self) -> PathBuf {
+        self.dir.as_ref().map(|d| d.path().to_path_buf()).unwrap_or_default()
     }
 
     pub fn log(&self) -> String {
@@ -280,6 +296,9 @@ impl Server {
             Kind::Mariadb => {
                 let mut c = Command::new(which("mariadb").unwrap_or_else(|| "mariadb".into()));
                 c.args(["--no-defaults", "-h", "127.0.0.1", "-P", &port, "-u", "root", "-N", "-B", "-e", sql]);
+                if self.oracle_tls {
+                    c.arg("--ssl");
+                }
                 c.args(db);
                 c
             }

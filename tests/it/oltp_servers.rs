@@ -37,7 +37,7 @@ fn digits(rng: &mut impl Rng, groups: usize) -> String {
         .join("-")
 }
 
-fn prepare(db: &dyn Database, shape: Shape) {
+pub(crate) fn prepare(db: &dyn Database, shape: Shape) {
     let mut conn = db.connect().expect("connect");
     let mut rng = rand::rng();
     for t in 1..=shape.tables {
@@ -82,12 +82,12 @@ struct Tally {
 
 /// The tables a transaction runs on: `sbtest1..=tables`, ids `1..=size`.
 #[derive(Clone, Copy, Debug)]
-struct Shape {
+pub(crate) struct Shape {
     tables: u32,
     size: i64,
 }
 
-const SHAPE: Shape = Shape {
+pub(crate) const SHAPE: Shape = Shape {
     tables: TABLES,
     size: TABLE_SIZE,
 };
@@ -199,7 +199,7 @@ fn rows(server: &Server, table: u32) -> i64 {
 /// Each mix on two connections: the committed transactions equal the server's commit counter
 /// delta, the tables keep their row count, and `SUM(k)` grew by exactly the rows the committed
 /// index updates changed.
-fn transactions_match_the_server(server: &Server, db: &dyn Database) {
+pub(crate) fn transactions_match_the_server(server: &Server, db: &dyn Database) {
     // What merely opening and closing two sessions adds to the counter (PostgreSQL counts a
     // session's start-up transaction): measured, then subtracted.
     let before = server_commits(server);

@@ -160,6 +160,30 @@ pub trait Database: Send + Sync {
     fn parallel_load(&self) -> bool {
         true
     }
+    /// How the last connection was secured and authenticated (None: not a network database, or
+    /// no connection yet).
+    fn session(&self) -> Option<Session> {
+        None
+    }
+}
+
+/// How a connection to a database server is secured and authenticated: the run's facts, so that
+/// two runs with and without TLS are told apart.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Session {
+    /// The TLS version and cipher suite, None when the connection is not encrypted.
+    pub tls: Option<(String, String)>,
+    /// The authentication method (`SCRAM-SHA-256-PLUS`, `caching_sha2_password`, `trust`...).
+    pub auth: String,
+}
+
+impl fmt::Display for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.tls {
+            Some((version, cipher)) => write!(f, "{version} {cipher}, {}", self.auth),
+            None => write!(f, "no TLS, {}", self.auth),
+        }
+    }
 }
 
 /// A TCP connection to `host:port` (each address it resolves to in turn, `timeout` each), with

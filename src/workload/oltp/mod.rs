@@ -21,12 +21,14 @@ mod mysql_io;
 pub mod mysql_wire;
 pub mod op;
 pub mod pg;
+mod pg_start;
 mod pg_wire;
 pub mod prepare;
 pub mod report;
 pub mod scenario;
 pub mod sqlite;
 pub mod stats;
+pub mod tls;
 pub mod workload;
 
 pub use kind::Kind;

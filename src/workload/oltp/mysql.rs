@@ -8,12 +8,14 @@
 //! statement (the server runs commands in order), which saves a round trip per transaction. The
 //! connection is TCP, or a Unix socket when the URL says `?socket=PATH`.
 
+use std::sync::Mutex;
 use std::time::Duration;
 
-use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
+use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Session, Stmt};
 use super::db_url;
-use super::mysql_io::{Endpoint, Login, Wire};
+use super::mysql_io::{Endpoint, Login, Ssl, SslMode, Wire};
 use super::mysql_wire::{self as wire, com};
+use super::tls::{self, Roots, TlsSettings, Verify};
 use crate::util::redact::redact_url;
 
 /// How long a connection attempt may take.
@@ -21,12 +23,23 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Rows per INSERT of the bulk load.
 const LOAD_CHUNK: usize = 1000;
 
-/// Open `mysql://user:password@host:port/dbname[?socket=PATH]` (MySQL or MariaDB).
+/// Open `mysql://user:password@host:port/dbname[?socket=PATH]` (MySQL or MariaDB), with the
+/// mysql client's `ssl-mode`, `ssl-ca`, `ssl-cert`, `ssl-key` and `connect-timeout`.
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let shown = redact_url(url);
     let bad = |e: String| DbError::new(ErrorClass::Other, format!("{shown}: not a MySQL URL ({e})"));
     let u = db_url::parse(url).map_err(bad)?;
-    u.only_params(&["socket"]).map_err(bad)?;
+    u.only_params(&["socket", "ssl-mode", "ssl-ca", "ssl-cert", "ssl-key", "connect-timeout"])
+        .map_err(bad)?;
+    let ssl = ssl_settings(&u).map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: {e}")))?;
+    let connect_timeout = match u.param("connect-timeout") {
+        None => CONNECT_TIMEOUT,
+        Some(t) => match t.parse::<u64>() {
+            Ok(0) => CONNECT_TIMEOUT,
+            Ok(secs) => Duration::from_secs(secs),
+            Err(_) => return Err(bad(format!("connect-timeout={t}: not a number of seconds"))),
+        },
+    };
     let at = match u.param("socket") {
         Some(path) => Endpoint::Unix(path.to_string()),
         None if u.host.is_empty() => Endpoint::Tcp("localhost".into(), u.port.unwrap_or(3306)),
@@ -36,14 +49,78 @@ pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
         user: u.user.unwrap_or_default(),
         password: u.password.unwrap_or_default(),
         database: u.database,
+        ssl,
     };
-    Ok(Box::new(Mysql { at, login, shown }))
+    Ok(Box::new(Mysql {
+        at,
+        login,
+        shown,
+        connect_timeout,
+        session: Mutex::new(None),
+    }))
+}
+
+/// The mysql client's TLS options: `ssl-mode` (PREFERRED by default, VERIFY_CA when only
+/// `ssl-ca` is given, as the mysql client does), `ssl-ca`, `ssl-cert`, `ssl-key`.
+fn ssl_settings(u: &db_url::DbUrl) -> Result<Ssl, String> {
+    let ca = u.param("ssl-ca");
+    let given = u.param("ssl-mode").map(str::to_ascii_uppercase);
+    let mode = match given.as_deref() {
+        None if ca.is_some() => SslMode::VerifyCa,
+        None | Some("PREFERRED") => SslMode::Preferred,
+        Some("DISABLED") => SslMode::Disabled,
+        Some("REQUIRED") => SslMode::Required,
+        Some("VERIFY_CA") => SslMode::VerifyCa,
+        Some("VERIFY_IDENTITY") => SslMode::VerifyIdentity,
+        Some(m) => {
+            return Err(format!(
+                "ssl-mode={m}: not one of DISABLED, PREFERRED, REQUIRED, VERIFY_CA, VERIFY_IDENTITY"
+            ))
+        }
+    };
+    let mode_text = format!(
+        "ssl-mode={}",
+        given.as_deref().unwrap_or(if ca.is_some() { "VERIFY_CA" } else { "PREFERRED" })
+    );
+    let verify = match mode {
+        SslMode::VerifyCa => Verify::Ca,
+        SslMode::VerifyIdentity => Verify::Full,
+        _ => Verify::None,
+    };
+    if verify != Verify::None && ca.is_none() {
+        return Err(format!("{mode_text} checks the server's certificate: give its CA with ssl-ca=FILE"));
+    }
+    let client = match (u.param("ssl-cert"), u.param("ssl-key")) {
+        (Some(c), Some(k)) => Some((c.into(), k.into())),
+        (None, None) => None,
+        (Some(_), None) => return Err("ssl-cert without ssl-key".to_string()),
+        (None, Some(_)) => return Err("ssl-key without ssl-cert".to_string()),
+    };
+    if mode == SslMode::Disabled {
+        return Ok(Ssl { mode, tls: None });
+    }
+    let settings = TlsSettings {
+        verify,
+        roots: ca.map(|c| Roots::File(c.into())),
+        client,
+        roots_key: "ssl-ca",
+        mode: mode_text,
+        alpn: None,
+    };
+    let config = tls::client_config(&settings)?;
+    Ok(Ssl {
+        mode,
+        tls: Some((settings, config)),
+    })
 }
 
 struct Mysql {
     at: Endpoint,
     login: Login,
     shown: String,
+    connect_timeout: Duration,
+    /// How the last connection was secured and authenticated.
+    session: Mutex<Option<Session>>,
 }
 
 impl Database for Mysql {
@@ -52,15 +129,24 @@ impl Database for Mysql {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        match Wire::connect(&self.at, &self.login, CONNECT_TIMEOUT) {
-            Ok(wire) => Ok(Box::new(MyConn {
-                wire,
-                stmts: Vec::new(),
-                begin_pending: false,
-                lost: None,
-            })),
+        match Wire::connect(&self.at, &self.login, self.connect_timeout) {
+            Ok((wire, session)) => {
+                if let Ok(mut last) = self.session.lock() {
+                    *last = Some(session);
+                }
+                Ok(Box::new(MyConn {
+                    wire,
+                    stmts: Vec::new(),
+                    begin_pending: false,
+                    lost: None,
+                }))
+            }
             Err(e) => Err(DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message))),
         }
+    }
+
+    fn session(&self) -> Option<Session> {
+        self.session.lock().ok()?.clone()
     }
 }
 

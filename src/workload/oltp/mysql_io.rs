@@ -3,13 +3,13 @@
 //! the connection phase (handshake and authentication).
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::ops::Range;
 use std::os::unix::net::UnixStream;
 use std::time::Duration;
 
-use super::backend::{connect_tcp, cut_or, DbError, ErrorClass};
+use super::backend::{connect_tcp, cut_or, DbError, ErrorClass, Session};
 use super::mysql_wire::{self as wire, MAX_PAYLOAD};
+use super::tls::{self, DbStream, TlsSettings};
 use crate::util::cut::Watched;
 
 /// How long one statement may take before the connection is declared lost.
@@ -22,30 +22,49 @@ pub enum Endpoint {
     Unix(String),
 }
 
-/// Who logs in, to which database.
+/// Who logs in, to which database, and how TLS is used.
 #[derive(Clone, Debug)]
 pub struct Login {
     pub user: String,
     pub password: Vec<u8>,
     pub database: Option<String>,
+    pub ssl: Ssl,
+}
+
+/// The mysql client's `ssl-mode`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SslMode {
+    Disabled,
+    Preferred,
+    Required,
+    VerifyCa,
+    VerifyIdentity,
+}
+
+/// TLS as the URL asks for it (over TCP only: a Unix socket is already private).
+#[derive(Clone, Debug)]
+pub struct Ssl {
+    pub mode: SslMode,
+    /// The TLS settings and client configuration (None with DISABLED).
+    pub tls: Option<(TlsSettings, std::sync::Arc<rustls::ClientConfig>)>,
 }
 
 enum Stream {
-    Tcp(Watched<TcpStream>),
+    Tcp(Watched<DbStream>),
     Unix(Watched<UnixStream>),
 }
 
 impl Stream {
     fn set_read_timeout(&self, t: Duration) -> std::io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.set_read_timeout(Some(t)),
+            Stream::Tcp(s) => s.tcp().set_read_timeout(Some(t)),
             Stream::Unix(s) => s.set_read_timeout(Some(t)),
         }
     }
 
     fn set_write_timeout(&self, t: Duration) -> std::io::Result<()> {
         match self {
-            Stream::Tcp(s) => s.set_write_timeout(Some(t)),
+            Stream::Tcp(s) => s.tcp().set_write_timeout(Some(t)),
             Stream::Unix(s) => s.set_write_timeout(Some(t)),
         }
     }
@@ -80,12 +99,13 @@ pub struct Wire {
 }
 
 impl Wire {
-    /// Connect, read the greeting, log in; the socket then waits for commands.
-    pub fn connect(at: &Endpoint, login: &Login, timeout: Duration) -> Result<Wire, DbError> {
+    /// Connect, read the greeting, log in; the socket then waits for commands. Also how the
+    /// connection is secured and authenticated.
+    pub fn connect(at: &Endpoint, login: &Login, timeout: Duration) -> Result<(Wire, Session), DbError> {
         let sock = match at {
             Endpoint::Tcp(host, port) => {
                 let sock = connect_tcp(host, *port, timeout)?;
-                Stream::Tcp(sock)
+                Stream::Tcp(sock.map(DbStream::Plain))
             }
             Endpoint::Unix(path) => Stream::Unix(Watched::new(
                 UnixStream::connect(path).map_err(|e| DbError::new(ErrorClass::ConnectionLost, format!("{path}: {e}")))?,
@@ -93,7 +113,7 @@ impl Wire {
         };
         sock.set_read_timeout(timeout).map_err(lost)?;
         sock.set_write_timeout(STATEMENT_TIMEOUT).map_err(lost)?;
-        let mut w = Wire {
+        let w = Wire {
             sock,
             timeout,
             rbuf: vec![0; 64 * 1024],
@@ -102,19 +122,57 @@ impl Wire {
             wbuf: Vec::with_capacity(4 * 1024),
             seq: 0,
         };
-        w.log_in(login, matches!(at, Endpoint::Unix(_)))?;
+        let host = match at {
+            Endpoint::Tcp(host, _) => Some(host.as_str()),
+            Endpoint::Unix(_) => None,
+        };
+        let (mut w, auth) = w.log_in(login, host)?;
         w.sock.set_read_timeout(STATEMENT_TIMEOUT).map_err(lost)?;
         w.timeout = STATEMENT_TIMEOUT;
-        Ok(w)
+        let tls = match &w.sock {
+            Stream::Tcp(s) => s.tls_facts(),
+            Stream::Unix(_) => None,
+        };
+        Ok((w, Session { tls, auth }))
     }
 
-    fn log_in(&mut self, login: &Login, secure: bool) -> Result<(), DbError> {
+    /// Log in (over TLS when `host` is a TCP host and the URL and server agree); the
+    /// authentication plugin used.
+    fn log_in(mut self, login: &Login, host: Option<&str>) -> Result<(Wire, String), DbError> {
         let r = self.packet()?;
         let hello = wire::parse_handshake(&self.rbuf[r])?;
         if hello.capabilities & wire::cap::PROTOCOL_41 == 0 {
             return Err(DbError::new(ErrorClass::Other, "the server is older than MySQL 4.1"));
         }
-        let caps = wire::client_capabilities(hello.capabilities, login.database.is_some());
+        let mut caps = wire::client_capabilities(hello.capabilities, login.database.is_some());
+        let mut secure = host.is_none();
+        if let (Some(host), Some((settings, config))) = (host, &login.ssl.tls) {
+            if hello.capabilities & wire::cap::SSL != 0 {
+                // the SSLRequest: the response's fixed part with CLIENT_SSL, then the handshake
+                caps |= wire::cap::SSL;
+                let request = wire::handshake_response(caps, "", &[], None, "");
+                self.put_packet(1, |b| b.extend_from_slice(&request[..32]))?;
+                self.send()?;
+                self.seq = 1;
+                let sock = match self.sock {
+                    Stream::Tcp(s) => s,
+                    Stream::Unix(_) => return Err(DbError::new(ErrorClass::Other, "TLS over a Unix socket")),
+                };
+                self.sock = Stream::Tcp(tls::handshake(sock, config, host, settings, self.timeout)?);
+                secure = true;
+            } else if login.ssl.mode != SslMode::Preferred {
+                return Err(DbError::new(
+                    ErrorClass::Other,
+                    format!(
+                        "the server does not offer TLS ({}): enable TLS on the server or use ssl-mode=DISABLED",
+                        settings.mode
+                    ),
+                ));
+            }
+        }
+        // DISABLED although the server offers TLS (MariaDB refuses such a login of a server that
+        // requires secure transport as an access denial)
+        let plain_by_choice = !secure && hello.capabilities & wire::cap::SSL != 0 && login.ssl.mode == SslMode::Disabled;
         let mut plugin = hello.plugin.clone();
         let auth = wire::auth_response(&plugin, &login.password, &hello.nonce).unwrap_or_default();
         let response = wire::handshake_response(caps, &login.user, &auth, login.database.as_deref(), &plugin);
@@ -125,8 +183,8 @@ impl Wire {
             let r = self.packet()?;
             let p = &self.rbuf[r];
             match p.first() {
-                Some(0x00) => return Ok(()),
-                Some(0xFF) => return Err(wire::parse_err(p)),
+                Some(0x00) => return Ok((self, plugin)),
+                Some(0xFF) => return Err(insecure_refused(wire::parse_err(p), plain_by_choice)),
                 Some(0xFE) => {
                     let (next, nonce) = wire::parse_auth_switch(p)?;
                     let Some(auth) = wire::auth_response(&next, &login.password, &nonce) else {
@@ -142,9 +200,8 @@ impl Wire {
                     if !secure {
                         return Err(DbError::new(
                             ErrorClass::Other,
-                            "the server asks for caching_sha2_password's full authentication, which perflab does \
-                             only over a Unix socket (no TLS or RSA): connect once with the mysql client to fill \
-                             the server's cache, give `?socket=PATH`, or use a mysql_native_password account",
+                            "the server offers only caching_sha2_password full authentication, which needs TLS: \
+                             use ssl-mode=REQUIRED (perflab does not do its RSA key exchange without TLS)",
                         ));
                     }
                     let clear = [&login.password[..], &[0]].concat();
@@ -287,6 +344,24 @@ impl Wire {
             }
         }
     }
+}
+
+/// A refusal without TLS of a server that accepts only TLS, in the user's terms: MySQL says so
+/// (error 3159), MariaDB denies access (error 1045), which gets a hint when TLS was turned off.
+fn insecure_refused(e: DbError, plain_by_choice: bool) -> DbError {
+    if e.message.contains("insecure transport") {
+        return DbError::new(e.class, "server requires TLS (require_secure_transport=ON): use ssl-mode=REQUIRED");
+    }
+    if plain_by_choice && e.message.contains("(error 1045)") {
+        return DbError::new(
+            e.class,
+            format!(
+                "{} (ssl-mode=DISABLED: if the server requires secure transport, use ssl-mode=REQUIRED)",
+                e.message
+            ),
+        );
+    }
+    e
 }
 
 fn unsupported(plugin: &str) -> DbError {

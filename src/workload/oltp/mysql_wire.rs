@@ -11,6 +11,7 @@ pub mod cap {
     pub const LONG_FLAG: u32 = 1 << 2;
     pub const CONNECT_WITH_DB: u32 = 1 << 3;
     pub const PROTOCOL_41: u32 = 1 << 9;
+    pub const SSL: u32 = 1 << 11;
     pub const TRANSACTIONS: u32 = 1 << 13;
     pub const SECURE_CONNECTION: u32 = 1 << 15;
     pub const MULTI_RESULTS: u32 = 1 << 17;

@@ -11,41 +11,28 @@
 //! round trip per transaction. A read or write that waits longer than the statement timeout, or
 //! a broken socket, is a lost connection.
 
-use std::time::Duration;
+use std::sync::Mutex;
 
 use bytes::{BufMut, BytesMut};
 use fallible_iterator::FallibleIterator;
-use postgres_protocol::authentication::sasl::{ChannelBinding, ScramSha256};
-use postgres_protocol::message::backend::{DataRowBody, Message};
+use postgres_protocol::message::backend::DataRowBody;
 use postgres_protocol::message::frontend;
 use postgres_protocol::IsNull;
 
-use super::backend::{connect_tcp, Arg, Conn, Database, DbError, ErrorClass, Row, Stmt};
+use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Session, Stmt};
 use super::db_url;
-use super::pg_wire::{lost, server_error, Wire, STATEMENT_TIMEOUT};
+use super::pg_start;
+use super::pg_wire::{lost, Wire};
 use crate::util::redact::redact_url;
 
-/// How long a connection attempt may take.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Open `postgres://user:password@host:port/dbname` (or `postgresql://`, or a key=value string).
+/// Open `postgres://user:password@host:port/dbname` (or `postgresql://`, or a key=value string),
+/// with libpq's connection keys (`pg_start::KEYS`).
 pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
     let shown = redact_url(url);
     let bad = |e: String| DbError::new(ErrorClass::Other, format!("{shown}: not a PostgreSQL URL ({e})"));
     let u = db_url::parse(url).map_err(bad)?;
-    u.only_params(&["connect_timeout", "application_name", "sslmode"]).map_err(bad)?;
-    if let Some(mode) = u.param("sslmode").filter(|m| !matches!(*m, "disable" | "allow" | "prefer")) {
-        return Err(bad(format!("sslmode={mode}: perflab's client has no TLS; use sslmode=disable")));
-    }
-    let connect_timeout = match u.param("connect_timeout") {
-        None => CONNECT_TIMEOUT,
-        Some(t) => match t.parse::<u64>() {
-            Ok(0) => CONNECT_TIMEOUT,
-            Ok(secs) => Duration::from_secs(secs),
-            Err(_) => return Err(bad(format!("connect_timeout={t}: not a number of seconds"))),
-        },
-    };
-    let Some(user) = u.user else {
+    u.only_params(pg_start::KEYS).map_err(bad)?;
+    let Some(user) = u.user.clone() else {
         return Err(DbError::new(ErrorClass::Other, format!("{shown}: the URL names no user")));
     };
     let host = match u.host.as_str() {
@@ -58,25 +45,19 @@ pub fn open(url: &str) -> Result<Box<dyn Database>, DbError> {
         }
         h => h.to_string(),
     };
+    let start = pg_start::settings(&u, user, host).map_err(|e| DbError::new(ErrorClass::Other, format!("{shown}: {e}")))?;
     Ok(Box::new(Postgres {
-        database: u.database.unwrap_or_else(|| user.clone()),
-        password: u.password,
-        port: u.port.unwrap_or(5432),
-        connect_timeout,
-        host,
-        user,
+        start,
         shown,
+        session: Mutex::new(None),
     }))
 }
 
 struct Postgres {
-    host: String,
-    port: u16,
-    user: String,
-    password: Option<Vec<u8>>,
-    database: String,
-    connect_timeout: Duration,
+    start: pg_start::Start,
     shown: String,
+    /// How the last connection was secured and authenticated.
+    session: Mutex<Option<Session>>,
 }
 
 impl Database for Postgres {
@@ -85,79 +66,20 @@ impl Database for Postgres {
     }
 
     fn connect(&self) -> Result<Box<dyn Conn>, DbError> {
-        self.start()
-            .map(|wire| Box::new(PgConn::new(wire)) as Box<dyn Conn>)
-            .map_err(|e| DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message)))
-    }
-}
-
-impl Postgres {
-    /// Open the socket, send the startup message, authenticate, wait for ReadyForQuery.
-    fn start(&self) -> Result<Wire, DbError> {
-        let sock = connect_tcp(&self.host, self.port, self.connect_timeout)?;
-        sock.set_write_timeout(Some(STATEMENT_TIMEOUT)).map_err(lost)?;
-        let mut wire = Wire::new(sock, self.connect_timeout).map_err(lost)?;
-        let params = [
-            ("user", self.user.as_str()),
-            ("database", self.database.as_str()),
-            ("client_encoding", "UTF8"),
-            ("application_name", "perflab"),
-        ];
-        frontend::startup_message(params, &mut wire.wbuf).map_err(lost)?;
-        wire.send()?;
-        self.authenticate(&mut wire)?;
-        wire.until_ready()?;
-        wire.set_read_timeout(STATEMENT_TIMEOUT)?;
-        Ok(wire)
-    }
-
-    fn authenticate(&self, wire: &mut Wire) -> Result<(), DbError> {
-        let password = || {
-            self.password
-                .as_deref()
-                .ok_or_else(|| DbError::new(ErrorClass::Other, "the server asks for a password and the URL has none"))
-        };
-        loop {
-            match wire.next()? {
-                Message::AuthenticationOk => return Ok(()),
-                Message::AuthenticationCleartextPassword => {
-                    frontend::password_message(password()?, &mut wire.wbuf).map_err(lost)?;
-                    wire.send()?;
+        match self.start.connect() {
+            Ok((wire, session)) => {
+                if let Ok(mut last) = self.session.lock() {
+                    *last = Some(session);
                 }
-                Message::AuthenticationMd5Password(body) => {
-                    let hash = postgres_protocol::authentication::md5_hash(self.user.as_bytes(), password()?, body.salt());
-                    frontend::password_message(hash.as_bytes(), &mut wire.wbuf).map_err(lost)?;
-                    wire.send()?;
-                }
-                Message::AuthenticationSasl(_) => {
-                    let mut scram = ScramSha256::new(password()?, ChannelBinding::unsupported());
-                    frontend::sasl_initial_response("SCRAM-SHA-256", scram.message(), &mut wire.wbuf).map_err(lost)?;
-                    wire.send()?;
-                    let Message::AuthenticationSaslContinue(body) = wire.next()? else {
-                        return Err(DbError::new(ErrorClass::Other, "unexpected message during SCRAM authentication"));
-                    };
-                    scram.update(body.data()).map_err(auth_failed)?;
-                    frontend::sasl_response(scram.message(), &mut wire.wbuf).map_err(lost)?;
-                    wire.send()?;
-                    let Message::AuthenticationSaslFinal(body) = wire.next()? else {
-                        return Err(DbError::new(ErrorClass::Other, "unexpected message during SCRAM authentication"));
-                    };
-                    scram.finish(body.data()).map_err(auth_failed)?;
-                }
-                Message::ErrorResponse(body) => return Err(server_error(&body)),
-                _ => {
-                    return Err(DbError::new(
-                        ErrorClass::Other,
-                        "the server asks for an authentication method perflab does not speak (trust, password, md5 and SCRAM-SHA-256 are supported)",
-                    ))
-                }
+                Ok(Box::new(PgConn::new(wire)) as Box<dyn Conn>)
             }
+            Err(e) => Err(DbError::new(e.class, format!("cannot connect to {}: {}", self.shown, e.message))),
         }
     }
-}
 
-fn auth_failed(e: std::io::Error) -> DbError {
-    DbError::new(ErrorClass::Other, format!("authentication failed: {e}"))
+    fn session(&self) -> Option<Session> {
+        self.session.lock().ok()?.clone()
+    }
 }
 
 /// The SQL of a statement on `sbtest<table>` in PostgreSQL's dialect.

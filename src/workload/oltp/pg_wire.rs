@@ -2,13 +2,13 @@
 //! messages decoded by `postgres-protocol`, server errors sorted into classes by their SQLSTATE.
 
 use std::io::{Read, Write};
-use std::net::TcpStream;
 
 use bytes::BytesMut;
 use fallible_iterator::FallibleIterator;
 use postgres_protocol::message::backend::{DataRowBody, ErrorResponseBody, Message};
 
 use super::backend::{cut_or, DbError, ErrorClass};
+use super::tls::DbStream;
 use crate::util::cut::Watched;
 
 /// How long one statement may take before the connection is declared lost.
@@ -63,7 +63,7 @@ const READ_BUFFER: usize = 64 * 1024;
 
 /// The socket and its buffers.
 pub struct Wire {
-    pub sock: Watched<TcpStream>,
+    pub sock: Watched<DbStream>,
     /// The socket's read timeout (for the message that says it ran out).
     timeout: std::time::Duration,
     /// What the socket gave and is not consumed yet: `rbuf[head..tail]` (allocated and zeroed once;
@@ -84,8 +84,8 @@ struct Frame {
 
 impl Wire {
     /// A connected socket, its reads waiting at most `timeout`.
-    pub fn new(sock: Watched<TcpStream>, timeout: std::time::Duration) -> std::io::Result<Wire> {
-        sock.set_read_timeout(Some(timeout))?;
+    pub fn new(sock: Watched<DbStream>, timeout: std::time::Duration) -> std::io::Result<Wire> {
+        sock.tcp().set_read_timeout(Some(timeout))?;
         Ok(Wire {
             sock,
             timeout,
@@ -98,7 +98,7 @@ impl Wire {
 
     /// Let reads wait at most `timeout` from now on.
     pub fn set_read_timeout(&mut self, timeout: std::time::Duration) -> Result<(), DbError> {
-        self.sock.set_read_timeout(Some(timeout)).map_err(lost)?;
+        self.sock.tcp().set_read_timeout(Some(timeout)).map_err(lost)?;
         self.timeout = timeout;
         Ok(())
     }
@@ -278,7 +278,7 @@ mod tests {
                 s.flush().expect("flush");
             }
         });
-        let sock = Watched::new(TcpStream::connect(addr).expect("connect"));
+        let sock = Watched::new(std::net::TcpStream::connect(addr).expect("connect")).map(DbStream::Plain);
         let mut wire = Wire::new(sock, STATEMENT_TIMEOUT).expect("wire");
         let mut seen = Vec::new();
         let mut on_row = |row: &DataRowBody| {

@@ -126,6 +126,12 @@ impl Workload for OltpWorkload {
         };
         let report = super::engine::run(&self.s, &db, spec.warmup, spec.load, cancel, hooks)?;
         let mut r = report.to_result();
+        if let Some(session) = db.session() {
+            // the run's facts: how the database connections were secured and authenticated
+            let shown = db.describe();
+            let target = shown.split('?').next().unwrap_or_default();
+            r.raw.push(format!("{}{target}: {session}", crate::model::result::DB_SESSION_LINE));
+        }
         if self.s.cleanup {
             if let Err(e) = super::prepare::cleanup(db.as_ref(), &self.s, cancel) {
                 r.failure.get_or_insert(format!("cleanup: {e:#}"));
