@@ -15,6 +15,7 @@ pub mod suggest;
 pub mod tail;
 pub mod text;
 pub mod time;
+pub mod tls;
 pub mod url;
 
 pub use cancel::Cancel;

@@ -3,11 +3,11 @@
 
 use super::conn::ErrorClass;
 use crate::error::usage;
-use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
-use rustls::crypto::{ring, CryptoProvider};
+use crate::util::tls::AnyCertificate;
+use rustls::crypto::ring;
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
-use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::{ClientConfig, RootCertStore};
 use std::sync::Arc;
 
 /// What a connection needs to start TLS.
@@ -28,7 +28,7 @@ impl Client {
         let mut config = if insecure {
             builder
                 .dangerous()
-                .with_custom_certificate_verifier(Arc::new(AcceptAny(provider)))
+                .with_custom_certificate_verifier(Arc::new(AnyCertificate(provider)))
                 .with_no_client_auth()
         } else {
             builder.with_root_certificates(roots(cacert)?).with_no_client_auth()
@@ -64,45 +64,6 @@ fn roots(cacert: Option<&str>) -> anyhow::Result<RootCertStore> {
             .map_err(|e| usage(format!("--cacert {path}: unusable certificate: {e}")))?;
     }
     Ok(store)
-}
-
-/// `--insecure`: any certificate, any name. Signatures are still checked, so the handshake is real.
-#[derive(Debug)]
-struct AcceptAny(Arc<CryptoProvider>);
-
-impl ServerCertVerifier for AcceptAny {
-    fn verify_server_cert(
-        &self,
-        _end_entity: &CertificateDer<'_>,
-        _intermediates: &[CertificateDer<'_>],
-        _server_name: &ServerName<'_>,
-        _ocsp: &[u8],
-        _now: UnixTime,
-    ) -> Result<ServerCertVerified, rustls::Error> {
-        Ok(ServerCertVerified::assertion())
-    }
-
-    fn verify_tls12_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn verify_tls13_signature(
-        &self,
-        message: &[u8],
-        cert: &CertificateDer<'_>,
-        dss: &DigitallySignedStruct,
-    ) -> Result<HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
-    }
-
-    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
-        self.0.signature_verification_algorithms.supported_schemes()
-    }
 }
 
 /// The class of an error during the TLS handshake: resets stay resets, everything else is `tls`.
