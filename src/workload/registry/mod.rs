@@ -7,7 +7,7 @@
 //! ([`Workload::describe`]) and names its headline figures ([`Workload::primary`]); its metrics carry
 //! their [`MetricKind`](crate::workload::MetricKind).
 //!
-//! A built-in kind declares its settings once, with [`settings!`]: one struct that a plan's table
+//! A built-in kind declares its settings once, with `settings!`: one struct that a plan's table
 //! decodes into (serde), that `perflab load <kind>` parses its options into (clap), and whose
 //! fields' docs, types and defaults are the kind's [`Key`]s ([`Settings::KEYS`]). Its
 //! [`WorkloadKind::load`] gives `perflab load` its subcommand: the command line has no list of its own.

@@ -1,5 +1,5 @@
 //! What a workload kind declares to the registry: its keys ([`Key`], from its [`Settings`]
-//! declared with [`settings!`]), how it is built ([`WorkloadKind`], with `file:line:col` errors
+//! declared with `settings!`), how it is built ([`WorkloadKind`], with `file:line:col` errors
 //! from [`decode`] and [`located`]) and its `perflab load` subcommand ([`LoadCommand`]). The kinds
 //! use this file; the registry's list (`registry/mod.rs`) uses the kinds.
 
@@ -31,7 +31,7 @@ impl Key {
 }
 
 /// A built-in kind's settings: one struct, decoded from a plan's `[workload]` table (serde) and
-/// parsed from `perflab load <kind>`'s options (clap), declared with [`settings!`], which makes its
+/// parsed from `perflab load <kind>`'s options (clap), declared with `settings!`, which makes its
 /// keys from the fields.
 pub trait Settings: clap::Args + clap::FromArgMatches + serde::de::DeserializeOwned {
     /// Every field, as a key of the `[workload]` table: its name, type, default and doc.
