@@ -90,10 +90,9 @@ fn from_histograms(metric: &str, ok: &[&StoredTrial]) -> Option<Observed> {
         }
     }
     let m = merged.filter(|m| !m.is_empty())?;
-    let us = if q >= 1.0 { m.max() } else { m.value_at_quantile(q) };
     let trials = if n == 1 { "1 trial".to_string() } else { format!("{n} trials") };
     Some(Observed {
-        value: us as f64 / per_us,
+        value: crate::workload::result::quantile(&m, q, per_us),
         basis: format!("{} of the merged `{hist}` histogram of {trials}", quantile_label(q)),
         n,
     })
