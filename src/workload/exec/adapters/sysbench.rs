@@ -81,15 +81,15 @@ fn sql_statistics(rep: &Report, m: &mut Metrics) -> Result<(), ParseError> {
             m.push(name, "queries", part.need(label, "{}")?[0], Better::Neither);
         }
     }
-    for (label, name, better) in [
-        ("transactions:", "transactions", Better::Higher),
-        ("queries:", "queries", Better::Higher),
-        ("ignored errors:", "ignored_errors", Better::Lower),
-        ("reconnects:", "reconnects", Better::Lower),
+    for (label, name, rate, better) in [
+        ("transactions:", "transactions", "trx/s", Better::Higher),
+        ("queries:", "queries", "queries/s", Better::Higher),
+        ("ignored errors:", "ignored_errors", "errors/s", Better::Lower),
+        ("reconnects:", "reconnects", "reconnects/s", Better::Lower),
     ] {
         let Some(v) = rep.field(label, "{} ({} per sec.)")? else { continue };
         m.push(name, "", v[0], Better::Neither);
-        m.push(format!("{name}_per_s"), "1/s", v[1], better);
+        m.push(format!("{name}_per_s"), rate, v[1], better);
         if name == "ignored_errors" && v[0] > 0.0 {
             m.result.errors.push(("ignored_errors".into(), v[0] as u64));
         }
