@@ -1,11 +1,11 @@
-//! "Errors that appear above some concurrency": per-point error rates along the swept parameter.
+//! "Errors that appear above some concurrency": per-point errors per trial along the swept parameter.
 
 use super::{Evidence, Finding, Kind, Severity};
 
-/// Given (label, swept value, error rate) per point, a finding when errors appear from some value
-/// on: the lowest erroring value has at least one error-free point below it. The error rate is
-/// errors / requests (any consistent unit); a rate > 0 counts as erroring. The evidence quotes
-/// every point's rate, with threshold 0 (`hits` stays empty: this rule reads no samples).
+/// Given (label, swept value, errors per trial) per point, a finding when errors appear from some
+/// value on: the lowest erroring value has at least one error-free point below it; a value > 0
+/// counts as erroring. The evidence quotes every point's value as "errors per trial", with
+/// threshold 0 (`hits` stays empty: this rule reads no samples).
 pub fn errors_by_parameter(parameter: &str, points: &[(String, f64, f64)]) -> Option<Finding> {
     let mut pts: Vec<&(String, f64, f64)> = points.iter().filter(|p| p.1.is_finite()).collect();
     pts.sort_by(|a, b| a.1.total_cmp(&b.1));
@@ -28,7 +28,7 @@ pub fn errors_by_parameter(parameter: &str, points: &[(String, f64, f64)]) -> Op
             .iter()
             .map(|p| Evidence {
                 point: p.0.clone(),
-                metric: "error rate".into(),
+                metric: "errors per trial".into(),
                 mean: p.2,
                 p95: p.2,
                 baseline: None,

@@ -197,7 +197,7 @@ impl Evidence {
     }
 
     /// What met the rule, e.g. "cpu_busy_pct ≥ 90 % in 10 of 18 samples, mean 81.3 %"; a single
-    /// value (E1, E2, P1) as "error rate 0.50".
+    /// value (E1, E2, P1) as "errors per trial 0.50".
     pub fn statement(&self) -> String {
         let u = self.unit();
         if self.samples == 1 {
@@ -224,7 +224,7 @@ impl Evidence {
     }
 
     /// e.g. "c=10: cpu_busy_pct ≥ 90 % in 28 of 30 samples, mean 96.5 % (p95 99 %, baseline
-    /// 3.10 %) \[atop\]"; a single value (E1) prints as "c=10: error rate 0.50".
+    /// 3.10 %) \[atop\]"; a single value (E1) prints as "c=10: errors per trial 0.50".
     pub fn text(&self) -> String {
         if self.samples == 1 {
             return format!("{}: {}", self.point, self.statement());
