@@ -9,7 +9,12 @@
 #   options: --db pg|mariadb|both (default both)
 #            --tls: the servers with TLS on (a test CA and certificate made here with openssl);
 #            perflab with sslmode=require / ssl-mode=REQUIRED, sysbench with PGSSLMODE=require /
-#            --mysql-ssl=on
+#            --mysql-ssl=on, pgbench with PGSSLMODE=require
+#
+# On PostgreSQL a third scenario, point_select (one primary-key SELECT per transaction), also runs
+# pgbench's select-only test (`pgbench -n -S -M prepared -c N -j N -T DUR`: prepared statements, as
+# perflab and sysbench use, on its own pgbench_accounts table of 100 000 rows made by `pgbench -i`),
+# the PostgreSQL project's own client, as a second anchor: the summary gives perflab / pgbench too.
 #
 # The servers (PostgreSQL 127.0.0.1, MariaDB 127.0.0.1, each on a scratch data directory and a free
 # port, fsync off / flush at commit 2 so the disk of this VM is not what is measured) are started by
@@ -29,7 +34,7 @@ while [ $# -gt 0 ]; do
         --quick) ROUNDS=1 DUR=3 THREADS=(1 4) ;;
         --tls) TLS=1 ;;
         --db) case "$2" in pg) DBS=pg ;; mariadb) DBS=mariadb ;; both) ;; *) echo "--db pg|mariadb|both" >&2; exit 2 ;; esac; shift ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "oltp_vs_sysbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -141,6 +146,11 @@ measure() { # db tool scenario threads round
         read -r tx secs < <(python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 print(r["transactions"], r["measured_s"])' "$log" 2>/dev/null) || true
+    elif [ "$tool" = pgbench ]; then
+        /usr/bin/time -f "%U %S" -o "$T/time" env "${SB_ENV[@]}" pgbench -n -S -M prepared -c "$thr" -j "$thr" -T "$DUR" \
+            -h 127.0.0.1 -p "$PG_PORT" -U postgres sbtest >"$log" 2>&1 || true
+        tx="$(awk -F': ' '/number of transactions actually processed/{split($2, a, "/"); print a[1]}' "$log")"
+        secs="$(awk '/^duration:/{print $2}' "$log")"
     else
         # (sysbench 1.0's --mysql-ssl=on reads client-key.pem, client-cert.pem and cacert.pem from
         # its working directory)
@@ -177,10 +187,17 @@ for db in $DBS; do
     echo "$db: loading 4 x 10 000 rows (perflab's prepare)"
     perflab_load "$URL" read_only 1 --prepare always --prepare-only --quiet >"$T/prepare.log" 2>&1 ||
         { cat "$T/prepare.log" >&2; exit 1; }
-    for scen in read_only read_write; do
+    scenarios="read_only read_write"
+    if [ "$db" = pg ] && command -v pgbench >/dev/null; then
+        env "${SB_ENV[@]}" pgbench -i -q -s 1 -h 127.0.0.1 -p "$PG_PORT" -U postgres sbtest >"$T/pgbench-init.log" 2>&1 ||
+            { cat "$T/pgbench-init.log" >&2; exit 1; }
+        scenarios="$scenarios point_select"
+    fi
+    for scen in $scenarios; do
         for thr in "${THREADS[@]}"; do
             for round in $(seq 1 "$ROUNDS"); do
                 if [ $((round % 2)) -eq 1 ]; then order="perflab sysbench"; else order="sysbench perflab"; fi
+                [ "$scen" != point_select ] || order="$order pgbench"
                 for tool in $order; do measure "$db" "$tool" "$scen" "$thr" "$round"; done
             done
         done
@@ -205,5 +222,13 @@ awk '
             tp = median(tps, key, "perflab", n[key, "perflab"]); ts = median(tps, key, "sysbench", n[key, "sysbench"])
             cp = median(cpu, key, "perflab", n[key, "perflab"]); cs = median(cpu, key, "sysbench", n[key, "sysbench"])
             printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, ts, tp / ts, cp, cs, cp / cs
+        }
+        for (i = 1; i <= k; i++) {
+            key = order[i]; split(key, f, " ")
+            if (!n[key, "pgbench"]) continue
+            if (!head++) printf "\nperflab / pgbench -S (point_select)\n%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n", "db", "scenario", "thr", "perflab", "pgbench", "TPS x", "us/tx pl", "us/tx pg", "CPU x"
+            tp = median(tps, key, "perflab", n[key, "perflab"]); tg = median(tps, key, "pgbench", n[key, "pgbench"])
+            cp = median(cpu, key, "perflab", n[key, "perflab"]); cg = median(cpu, key, "pgbench", n[key, "pgbench"])
+            printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, tg, tp / tg, cp, cg, cp / cg
         }
     }' "$OUT"
