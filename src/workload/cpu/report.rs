@@ -24,6 +24,18 @@ pub struct Load {
     pub sd_pct: f64,
 }
 
+impl Load {
+    /// "97.9 ± 1.2 %", or "97.9 % (fewer than 2 whole seconds, so no sd)" for a run shorter than
+    /// two seconds (the spread of the seconds does not exist then).
+    pub fn text(&self) -> String {
+        if self.sd_pct.is_finite() {
+            format!("{:.1} ± {:.1} %", self.mean_pct, self.sd_pct)
+        } else {
+            format!("{:.1} % (fewer than 2 whole seconds, so no sd)", self.mean_pct)
+        }
+    }
+}
+
 /// One method's work.
 #[derive(Clone, Debug, Serialize)]
 pub struct MethodWork {
@@ -82,11 +94,16 @@ pub struct CpuReport {
     pub series: Vec<Tick>,
 }
 
+/// Mean and standard deviation of the per-second values; the sd is NaN (null in JSON, "no sd" in
+/// text) below 2 values, where a spread does not exist.
 fn mean_sd(v: &[f64]) -> (f64, f64) {
     if v.is_empty() {
         return (f64::NAN, f64::NAN);
     }
     let m = v.iter().sum::<f64>() / v.len() as f64;
+    if v.len() < 2 {
+        return (m, f64::NAN);
+    }
     let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / v.len() as f64;
     (m, var.sqrt())
 }
@@ -175,11 +192,11 @@ impl CpuReport {
         let _ = writeln!(s, "  load asked:     {:.1} % per worker", self.load.asked_pct);
         let _ = writeln!(
             s,
-            "  load achieved:  {:.1} ± {:.1} % per worker (mean ± sd of each second, all workers)",
-            self.load.achieved.mean_pct, self.load.achieved.sd_pct
+            "  load achieved:  per worker, all workers (mean ± sd of each second): {}",
+            self.load.achieved.text()
         );
         for (i, l) in self.load.per_worker.iter().enumerate() {
-            let _ = writeln!(s, "    worker {i}:     {:.1} ± {:.1} %", l.mean_pct, l.sd_pct);
+            let _ = writeln!(s, "    worker {i}:     {}", l.text());
         }
         let _ = writeln!(
             s,
@@ -262,5 +279,25 @@ impl crate::workload::driver::live::LoadOutcome for CpuReport {
     }
     fn failed(&self) -> bool {
         self.errors > 0 || self.work.ops == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_load_under_two_whole_seconds_says_so_instead_of_nan_or_zero() {
+        let l = Load {
+            mean_pct: 97.94,
+            sd_pct: f64::NAN,
+        };
+        assert_eq!(l.text(), "97.9 % (fewer than 2 whole seconds, so no sd)");
+        assert!(mean_sd(&[0.97]).1.is_nan() && mean_sd(&[0.97]).0 == 0.97);
+        let l = Load {
+            mean_pct: 97.94,
+            sd_pct: 1.23,
+        };
+        assert_eq!(l.text(), "97.9 ± 1.2 %");
     }
 }
