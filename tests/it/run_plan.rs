@@ -258,19 +258,23 @@ interval = "100ms""#;
         .spawn()
         .expect("spawn");
     let pid = child.id();
-    // Wait (bounded) until at least two trials are stored, then interrupt.
+    // Wait (bounded) until at least two trials are stored and a target is running (between
+    // two trials the target may be restarting), then interrupt.
     let deadline = Instant::now() + Duration::from_secs(60);
     let mut stored = 0;
-    while Instant::now() < deadline && stored < 2 {
-        std::thread::sleep(Duration::from_millis(100));
+    let mut kids_before = Vec::new();
+    while Instant::now() < deadline && (stored < 2 || kids_before.is_empty()) {
+        std::thread::sleep(Duration::from_millis(50));
         if let Ok(Some(Ok(e))) = std::fs::read_dir(&runs).map(|mut d| d.next()) {
             if let Ok(s) = Store::open(e.path()) {
                 stored = s.trial_ids().map(|v| v.len()).unwrap_or(0);
             }
         }
+        if stored >= 2 {
+            kids_before = children_of(pid);
+        }
     }
     assert!(stored >= 2, "two trials were stored before the interrupt");
-    let kids_before = children_of(pid);
     assert!(!kids_before.is_empty(), "a target is running");
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let status = child.wait().expect("wait");
