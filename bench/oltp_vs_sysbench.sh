@@ -7,6 +7,7 @@
 #   bench/oltp_vs_sysbench.sh            # full: 3 rounds x 10 s, threads 1 2 4 8
 #   bench/oltp_vs_sysbench.sh --quick    # smoke test: 1 round x 3 s, threads 1 4
 #   options: --db pg|mariadb|both (default both)
+#            --threads "2 8": only these thread counts
 #            --tls: the servers with TLS on (a test CA and certificate made here with openssl);
 #            perflab with sslmode=require / ssl-mode=REQUIRED, sysbench with PGSSLMODE=require /
 #            --mysql-ssl=on, pgbench with PGSSLMODE=require
@@ -33,6 +34,7 @@ while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROUNDS=1 DUR=3 THREADS=(1 4) ;;
         --tls) TLS=1 ;;
+        --threads) read -r -a THREADS <<< "$2"; shift ;;
         --db) case "$2" in pg) DBS=pg ;; mariadb) DBS=mariadb ;; both) ;; *) echo "--db pg|mariadb|both" >&2; exit 2 ;; esac; shift ;;
         -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "oltp_vs_sysbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -47,6 +49,7 @@ PGBIN="$(dirname "$(readlink -f "$(command -v initdb || echo /usr/local/bin/init
 [ -x "$PGBIN/postgres" ] || PGBIN="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)"
 
 command -v python3 >/dev/null || { echo "python3 is needed to read perflab's JSON" >&2; exit 2; }
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 echo "building perflab (release)"
 (cd "$ROOT" && nice -n 10 cargo build --release --bin perflab --quiet) || { echo "could not build perflab" >&2; exit 1; }
 PERFLAB="$ROOT/target/release/perflab"
@@ -205,7 +208,8 @@ for db in $DBS; do
 done
 
 echo
-echo "medians over $ROUNDS round(s) of ${DUR} s${TLS:+, TLS on} (perflab / sysbench; goals: TPS >= 1.0, CPU/tx <= 0.7)"
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
+echo "medians over $ROUNDS round(s) of ${DUR} s${TLS:+, TLS on} (perflab / sysbench; goals: TPS >= 1.0, CPU/tx <= 0.7${TLS:+ (0.9 with TLS)})"
 printf '%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n' db scenario thr "perflab" "sysbench" "TPS x" \
     "us/tx pl" "us/tx sb" "CPU x"
 awk '
