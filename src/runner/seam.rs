@@ -28,22 +28,9 @@ impl Clock for WallClock {
 }
 
 /// Runs one trial: never fails as a whole (a failure is in the record); returns the record and the
-/// samples of each remote host. `kept` is a target kept across trials (`restart = "keep"`).
+/// samples of each remote host. `kept` is a target kept across trials (`restart = "keep"`). The
+/// default is the real trial ([`Phased`]); the runner's tests give their own.
 pub trait TrialRunner {
-    fn run(
-        &mut self,
-        spec: &TrialSpec,
-        workload: &mut dyn Workload,
-        kept: Option<&mut Sut>,
-        cancel: &Cancel,
-        progress: &mut Progress,
-    ) -> (TrialRecord, Vec<HostSamples>);
-}
-
-/// The real trial: its phases in real time, the monitor sampling throughout.
-pub struct Phased;
-
-impl TrialRunner for Phased {
     fn run(
         &mut self,
         spec: &TrialSpec,
@@ -55,3 +42,8 @@ impl TrialRunner for Phased {
         run_trial(spec, workload, kept, cancel, progress as &mut dyn TrialObserver)
     }
 }
+
+/// The real trial: its phases in real time, the monitor sampling throughout.
+pub struct Phased;
+
+impl TrialRunner for Phased {}

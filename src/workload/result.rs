@@ -37,6 +37,63 @@ pub fn quantile_metrics<N: Into<String>>(
         .collect()
 }
 
+/// For a kind's unit test: every key of its `--json` document `json` (at any depth; inside the
+/// objects named in `keyed_by_data`, whose keys are data such as status codes, only the values'
+/// keys) is named in `doc`, its docs section: backticked (alone or as a word of a backticked
+/// span such as `` `{mean_pct, sd_pct}` ``), or quoted in a JSON example.
+#[cfg(test)]
+pub(crate) fn assert_json_documented(json: &serde_json::Value, doc: &str, keyed_by_data: &[&str]) {
+    fn keys(v: &serde_json::Value, keyed: &[&str], out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                for (k, x) in m {
+                    out.insert(k.clone());
+                    match (keyed.contains(&k.as_str()), x) {
+                        (true, serde_json::Value::Object(inner)) => inner.values().for_each(|y| keys(y, keyed, out)),
+                        _ => keys(x, keyed, out),
+                    }
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| keys(x, keyed, out)),
+            _ => {}
+        }
+    }
+    let mut found = std::collections::BTreeSet::new();
+    keys(json, keyed_by_data, &mut found);
+    let spans: Vec<&str> = doc.split('`').skip(1).step_by(2).collect();
+    let words: std::collections::BTreeSet<&str> = spans
+        .iter()
+        .flat_map(|s| s.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).chain([*s]))
+        .collect();
+    let missing: Vec<&String> = found
+        .iter()
+        .filter(|k| !words.contains(k.as_str()) && !doc.contains(&format!("\"{k}\"")))
+        .collect();
+    assert!(missing.is_empty(), "keys of the JSON its docs do not name: {missing:?}");
+}
+
+/// For those tests: the section of a docs page from the heading that holds `title` to the next
+/// heading of its level or above.
+#[cfg(test)]
+pub(crate) fn doc_section<'a>(page: &'a str, title: &str) -> &'a str {
+    let level = |l: &str| {
+        let n = l.chars().take_while(|c| *c == '#').count();
+        (n > 0 && l[n..].starts_with(' ')).then_some(n)
+    };
+    let (mut at, mut fenced, mut start) = (0, false, None);
+    for line in page.split_inclusive('\n') {
+        fenced ^= line.starts_with("```");
+        match (start, level(line).filter(|_| !fenced)) {
+            (None, Some(n)) if line.contains(title) => start = Some((at, n)),
+            (Some((from, n)), Some(m)) if m <= n => return &page[from..at],
+            _ => {}
+        }
+        at += line.len();
+    }
+    let (from, _) = start.unwrap_or_else(|| panic!("no heading with {title}"));
+    &page[from..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,5 @@
-//! Helpers several test modules share: a free loopback port, a plan written to disk, the one run
-//! directory a run left behind, and every file under a directory.
+//! Helpers several test modules share: a free loopback port, a plan written to disk, a plan run
+//! with short phases, the one run directory a run left behind, and every file under a directory.
 
 use perflab::model::{Phase, PhaseSpan, TrialInfo};
 use std::path::{Path, PathBuf};
@@ -15,6 +15,55 @@ pub fn write_plan(dir: &Path, body: &str) -> PathBuf {
     let p = dir.join("plan.toml");
     std::fs::write(&p, body).expect("write plan");
     p
+}
+
+/// The phases of a plan cut short for a test (no warm-up), and its sampling interval.
+pub struct Short {
+    pub baseline: std::time::Duration,
+    pub load: std::time::Duration,
+    pub recovery: std::time::Duration,
+    pub interval: std::time::Duration,
+}
+
+/// `plan` cut short and run into `runs_dir`: one repetition, the phases of `short`, only the
+/// points `keep` holds (renumbered), a `perflab` target run by this build's binary. Panics with
+/// the plan's label when it cannot be built or run.
+pub fn run_shortened(
+    mut plan: perflab::plan::Plan,
+    short: Short,
+    keep: impl Fn(&perflab::plan::Point) -> bool,
+    runs_dir: &Path,
+) -> perflab::runner::execute::RunOutcome {
+    use perflab::runner::execute::{execute, RunOptions};
+    let label = plan.source.label.clone();
+    plan.repetitions = perflab::plan::Repetitions::Fixed(1);
+    plan.phases.baseline = short.baseline;
+    plan.phases.warmup = std::time::Duration::ZERO;
+    plan.phases.load = short.load;
+    plan.phases.recovery = short.recovery;
+    plan.phases.interval = short.interval;
+    plan.points.retain(|p| keep(p));
+    assert!(!plan.points.is_empty(), "{label}: no point kept");
+    for (i, p) in plan.points.iter_mut().enumerate() {
+        p.id = i;
+    }
+    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
+        if let perflab::util::command::CommandLine::Argv(a) = &mut t.command {
+            if a[0] == "perflab" {
+                a[0] = env!("CARGO_BIN_EXE_perflab").to_string();
+            }
+        }
+    }
+    let trials = perflab::plan::expand(&plan);
+    let exp = perflab::runner::from_plan::build(&plan, &trials, &label).unwrap_or_else(|e| panic!("{label}: {e:#}"));
+    let opts = RunOptions {
+        runs_dir: runs_dir.to_path_buf(),
+        resume: None,
+        quiet: true,
+        fail_fast: false,
+        retry_failed: false,
+    };
+    execute(exp, &opts, &perflab::util::Cancel::new()).unwrap_or_else(|e| panic!("{label}: {e:#}"))
 }
 
 /// The run directory under `runs`, which must be the only one.

@@ -6,12 +6,11 @@
 //! runs all of them the same way:
 //!   cargo test --release --test it examples:: -- --ignored --nocapture
 
-use perflab::plan::{self, Plan, Repetitions};
-use perflab::runner::execute::{execute, RunOptions, RunOutcome};
+use crate::common::{run_shortened, Short};
+use perflab::plan::{self, Plan};
+use perflab::runner::execute::RunOutcome;
 use perflab::runner::from_plan;
 use perflab::store::{RunStatus, Store, StoredTrial};
-use perflab::util::command::CommandLine;
-use perflab::util::Cancel;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -266,35 +265,15 @@ fn shorten_words(w: &mut [String]) -> usize {
 }
 
 /// Run `plan` for real: one repetition, short phases, `perflab` targets → this build's binary.
-fn run_short(mut plan: Plan, only: impl Fn(&plan::Point) -> bool) -> (RunOutcome, Vec<StoredTrial>, tempfile::TempDir) {
-    plan.repetitions = Repetitions::Fixed(1);
-    plan.phases.baseline = Duration::from_millis(200);
-    plan.phases.warmup = Duration::ZERO;
-    plan.phases.load = Duration::from_secs(2);
-    plan.phases.recovery = Duration::from_millis(200);
-    plan.phases.interval = Duration::from_millis(100);
-    plan.points.retain(|p| only(p));
-    for (i, p) in plan.points.iter_mut().enumerate() {
-        p.id = i;
-    }
-    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
-        if let CommandLine::Argv(a) = &mut t.command {
-            if a[0] == "perflab" {
-                a[0] = BIN.to_string();
-            }
-        }
-    }
-    let trials = plan::expand(&plan);
-    let exp = from_plan::build(&plan, &trials, &plan.source.label.clone()).unwrap_or_else(|e| panic!("{e:#}"));
+fn run_short(plan: Plan, only: impl Fn(&plan::Point) -> bool) -> (RunOutcome, Vec<StoredTrial>, tempfile::TempDir) {
     let tmp = tempfile::tempdir().expect("tmp");
-    let opts = RunOptions {
-        runs_dir: tmp.path().join("runs"),
-        resume: None,
-        retry_failed: false,
-        quiet: true,
-        fail_fast: false,
+    let short = Short {
+        baseline: Duration::from_millis(200),
+        load: Duration::from_secs(2),
+        recovery: Duration::from_millis(200),
+        interval: Duration::from_millis(100),
     };
-    let outcome = execute(exp, &opts, &Cancel::new()).expect("execute");
+    let outcome = run_shortened(plan, short, only, &tmp.path().join("runs"));
     let stored = if outcome.status == RunStatus::Skipped {
         Vec::new()
     } else {

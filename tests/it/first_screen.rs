@@ -7,13 +7,9 @@
 //! `PERFLAB_FIRST_SCREEN_SOFT=1` prints what fails instead of stopping at the first example. A
 //! [`Check`] is one thing a first screen must hold; [`judge`] asserts them and the body's length.
 
-use crate::common::{free_port, skip_unless_required};
-use perflab::plan::{self, Repetitions};
-use perflab::runner::execute::{execute, RunOptions};
-use perflab::runner::from_plan;
+use crate::common::{free_port, run_shortened, skip_unless_required, Short};
+use perflab::plan;
 use perflab::store::RunStatus;
-use perflab::util::command::CommandLine;
-use perflab::util::Cancel;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -164,35 +160,14 @@ pub fn plan_text(e: &Example, tmp: &Path) -> String {
 /// Run the shortened example and write its report; None (said) when the run was skipped here.
 pub fn run(e: &Example, text: &str, tmp: &Path) -> Option<PathBuf> {
     let label = format!("examples/{}", e.file);
-    let mut plan = plan::parse_str(text, &label).unwrap_or_else(|err| panic!("{label}: {err:#}"));
-    plan.repetitions = Repetitions::Fixed(1);
-    plan.phases.baseline = Duration::from_millis(600);
-    plan.phases.warmup = Duration::ZERO;
-    plan.phases.load = Duration::from_millis(1500);
-    plan.phases.recovery = Duration::from_millis(600);
-    plan.phases.interval = Duration::from_millis(200);
-    plan.points.retain(|p| (e.keep)(&p.label));
-    assert!(!plan.points.is_empty(), "{label}: no point kept");
-    for (i, p) in plan.points.iter_mut().enumerate() {
-        p.id = i;
-    }
-    for t in plan.points.iter_mut().filter_map(|p| p.target.as_mut()) {
-        if let CommandLine::Argv(a) = &mut t.command {
-            if a[0] == "perflab" {
-                a[0] = BIN.to_string();
-            }
-        }
-    }
-    let trials = plan::expand(&plan);
-    let exp = from_plan::build(&plan, &trials, &label).unwrap_or_else(|err| panic!("{label}: {err:#}"));
-    let opts = RunOptions {
-        runs_dir: tmp.join("runs"),
-        resume: None,
-        quiet: true,
-        fail_fast: false,
-        retry_failed: false,
+    let plan = plan::parse_str(text, &label).unwrap_or_else(|err| panic!("{label}: {err:#}"));
+    let short = Short {
+        baseline: Duration::from_millis(600),
+        load: Duration::from_millis(1500),
+        recovery: Duration::from_millis(600),
+        interval: Duration::from_millis(200),
     };
-    let out = execute(exp, &opts, &Cancel::new()).unwrap_or_else(|err| panic!("{label}: {err:#}"));
+    let out = run_shortened(plan, short, |p| (e.keep)(&p.label), &tmp.join("runs"));
     if out.status == RunStatus::Skipped {
         skip_unless_required(&format!("{label}: every trial skipped here: {}", out.notes.join("; ")));
         return None;

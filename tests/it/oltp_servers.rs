@@ -408,3 +408,11 @@ fn passwords_stay_out_of_descriptions_and_errors() {
         assert_eq!(err.class, ErrorClass::ConnectionLost, "{err}");
     }
 }
+
+/// The one line a connection attempt to `db` fails with, checked: one line, without `password`.
+pub fn refused_with(db: &dyn Database, password: &str) -> String {
+    let err = db.connect().err().expect("the connection is refused");
+    assert!(!err.message.contains(password), "{err}");
+    assert!(!err.message.contains('\n'), "one line: {err}");
+    err.message
+}

@@ -3,14 +3,9 @@
 //! agent ended, its target dies with it, and the cgroups it had made there (which a killed agent
 //! cannot remove) are removed by the next agent started on that host, which says so.
 
-use crate::remote_run::{agent_cgroups, plan, wait_for_target};
-use crate::remote_ssh::{group_alive, Server};
-use perflab::store::Store;
+use crate::remote_run::{agent_cgroups, killed_mid_trial, run_under_way};
+use crate::remote_ssh::Server;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 /// The parent of `pid`, from /proc.
 fn parent(pid: u32) -> Option<u32> {
@@ -47,16 +42,7 @@ fn agents_under(ancestor: u32) -> Vec<u32> {
 
 pub fn the_next_agent_cleans_up_after_a_killed_one(srv: &Server, key: &Path) {
     let runs = srv.dir.path().join("runs-agent-killed");
-    let mut child = Command::new(BIN)
-        .args(["run", "-q", "--runs-dir"])
-        .arg(&runs)
-        .arg(plan(srv, key, "3s", 2, "cpu_quota = 1.5"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("perflab run");
-    let target = wait_for_target(&mut child);
-    std::thread::sleep(Duration::from_millis(1200));
+    let (mut child, target) = run_under_way(srv, key, &runs);
     let agents = agents_under(srv.sshd_pid());
     if agents.len() != 1 {
         let _ = child.kill();
@@ -64,18 +50,7 @@ pub fn the_next_agent_cleans_up_after_a_killed_one(srv: &Server, key: &Path) {
         panic!("one agent carries the trial: {agents:?}");
     }
     let during = agent_cgroups();
-    // SAFETY: kill takes two integers; the pid is the agent our run started through our sshd.
-    unsafe { libc::kill(agents[0] as i32, libc::SIGKILL) };
-    let gone = Instant::now() + Duration::from_secs(10);
-    while group_alive(target) && Instant::now() < gone {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert!(!group_alive(target), "the target outlived its agent");
-    let out = child.wait_with_output().expect("perflab run ends");
-    let err = String::from_utf8_lossy(&out.stderr);
-    let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
-    let trials = store.trials().expect("trials");
-    assert_eq!(trials.len(), 2, "the run went on: {err}");
+    let (trials, err) = killed_mid_trial(agents[0], target, child, &runs, "the target outlived its agent");
     let why = trials[0].failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
     assert!(
         why.contains("the perflab agent there ended"),

@@ -195,37 +195,57 @@ pub(crate) fn wait_for_target(child: &mut std::process::Child) -> i32 {
     target
 }
 
-/// The ssh client killed during the first trial's load: that trial fails with the reason, the
-/// target's process group is gone on the server, no cgroup is left, and the second trial (a new
-/// channel) completes.
-pub fn channel_lost_mid_trial(srv: &Server, key: &Path) {
-    let runs = srv.dir.path().join("runs-lost");
+/// `perflab run` of two 3 s trials on the server (`cpu_quota = 1.5`) into `runs`, once its target
+/// runs there and the load is under way (1.2 s later): the run and the target's pid.
+pub(crate) fn run_under_way(srv: &Server, key: &Path, runs: &Path) -> (std::process::Child, i32) {
     let mut child = Command::new(BIN)
         .args(["run", "-q", "--runs-dir"])
-        .arg(&runs)
+        .arg(runs)
         .arg(plan(srv, key, "3s", 2, "cpu_quota = 1.5"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
         .expect("perflab run");
-    // Wait for the target on the server, then for the load to be under way.
     let target = wait_for_target(&mut child);
     std::thread::sleep(Duration::from_millis(1200));
-    let during = agent_cgroups();
-    let ssh = children_named(child.id(), "ssh");
-    assert_eq!(ssh.len(), 1, "one ssh client carries the trial's channel: {ssh:?}");
-    // SAFETY: kill takes two integers; the pid is the ssh client our perflab run started.
-    unsafe { libc::kill(ssh[0] as i32, libc::SIGKILL) };
+    (child, target)
+}
+
+/// `pid` (the ssh client or the agent of a run started by [`run_under_way`]) killed outright: the
+/// target's process group on the server is gone within 10 s (else `survived` fails the test), and
+/// the run goes on to store both its trials: they and the run's stderr.
+pub(crate) fn killed_mid_trial(
+    pid: u32,
+    target: i32,
+    child: std::process::Child,
+    runs: &Path,
+    survived: &str,
+) -> (Vec<perflab::store::StoredTrial>, String) {
+    // SAFETY: kill takes two integers; the pid is a process our perflab run started.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
     let gone = Instant::now() + Duration::from_secs(10);
     while group_alive(target) && Instant::now() < gone {
         std::thread::sleep(Duration::from_millis(50));
     }
-    assert!(!group_alive(target), "the target's process group survived on the server");
+    assert!(!group_alive(target), "{survived}");
     let out = child.wait_with_output().expect("perflab run ends");
     let err = String::from_utf8_lossy(&out.stderr);
-    let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
+    let store = Store::open(crate::common::only_run_dir(runs)).expect("store");
     let trials = store.trials().expect("trials");
     assert_eq!(trials.len(), 2, "the run went on: {err}");
+    (trials, err.into_owned())
+}
+
+/// The ssh client killed during the first trial's load: that trial fails with the reason, the
+/// target's process group is gone on the server, no cgroup is left, and the second trial (a new
+/// channel) completes.
+pub fn channel_lost_mid_trial(srv: &Server, key: &Path) {
+    let runs = srv.dir.path().join("runs-lost");
+    let (child, target) = run_under_way(srv, key, &runs);
+    let during = agent_cgroups();
+    let ssh = children_named(child.id(), "ssh");
+    assert_eq!(ssh.len(), 1, "one ssh client carries the trial's channel: {ssh:?}");
+    let (trials, _) = killed_mid_trial(ssh[0], target, child, &runs, "the target's process group survived on the server");
     let why = trials[0].failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
     assert!(why.contains("lost with its host's channel"), "trial 0: {why:?}");
     assert!(trials[1].ok(), "trial 1 (a new channel): {:?}", trials[1].failure);

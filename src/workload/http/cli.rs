@@ -12,74 +12,17 @@
 
 use super::config::HttpConfig;
 use super::template::prepare;
-use std::collections::BTreeMap;
 use std::io::Write;
 
+/// `perflab http`'s options: the http workload's settings (a plan's keys) and the options of the
+/// command alone.
 #[derive(clap::Args, Debug)]
 pub struct HttpArgs {
-    /// Target URL, e.g. http://127.0.0.1:8080/
-    pub url: String,
-    /// Concurrent connections
-    #[arg(short = 'c', long, default_value_t = 10)]
-    pub connections: u64,
-    /// Stop after N requests
-    #[arg(short = 'n', long)]
-    pub requests: Option<u64>,
-    /// Stop after this long (e.g. 10s); with -n, whichever comes first
-    #[arg(short = 'd', long)]
-    pub duration: Option<String>,
+    #[command(flatten)]
+    pub settings: HttpConfig,
     /// Warm-up before measuring (e.g. 2s)
     #[arg(long)]
     pub warmup: Option<String>,
-    /// Open model: requests per second
-    #[arg(short = 'r', long)]
-    pub rate: Option<f64>,
-    /// Open-model arrivals: constant or poisson
-    #[arg(long)]
-    pub arrival: Option<String>,
-    /// Seed for Poisson arrivals
-    #[arg(long)]
-    pub seed: Option<u64>,
-    /// Cap on requests in flight (default: the number of connections)
-    #[arg(long)]
-    pub max_inflight: Option<u64>,
-    /// HTTP method (default GET, or POST with a body)
-    #[arg(short = 'm', long)]
-    pub method: Option<String>,
-    /// Extra header "Name: value" (repeatable)
-    #[arg(short = 'H', long = "header")]
-    pub headers: Vec<String>,
-    /// Request body
-    #[arg(short = 'b', long)]
-    pub body: Option<String>,
-    /// Request body from a file
-    #[arg(long)]
-    pub body_file: Option<String>,
-    /// A new connection for each request (like ab without -k)
-    #[arg(long)]
-    pub no_keepalive: bool,
-    /// HTTP/2: over TLS (ALPN h2) for https://, h2c with prior knowledge for http://
-    #[arg(long)]
-    pub http2: bool,
-    /// HTTP/2: concurrent streams per connection (default 1)
-    #[arg(long)]
-    pub streams: Option<u64>,
-    /// HTTPS: accept any server certificate
-    #[arg(long)]
-    pub insecure: bool,
-    /// HTTPS: trust the CA certificates of this PEM file (default: the Mozilla roots)
-    #[arg(long, value_name = "FILE")]
-    pub cacert: Option<String>,
-    /// Per-request timeout (default 30s)
-    #[arg(long)]
-    pub timeout: Option<String>,
-    /// Worker threads (default: one per CPU; half of them with keep-alive against a loopback target)
-    #[arg(short = 't', long)]
-    pub threads: Option<u64>,
-    /// Wait for responses by polling, not sleeping: no thread wake-up delay in the latencies, one
-    /// busy core per worker thread (plain HTTP/1.1)
-    #[arg(long)]
-    pub busy_poll: bool,
     /// Print the result as JSON (schema perflab.http/1)
     #[arg(long)]
     pub json: bool,
@@ -92,39 +35,11 @@ pub struct HttpArgs {
 }
 
 pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
-    let mut headers = BTreeMap::new();
-    for h in &a.headers {
-        let (k, v) = h
-            .split_once(':')
-            .ok_or_else(|| crate::error::usage(format!("header `{h}`: write it as \"Name: value\"")))?;
-        headers.insert(k.trim().to_string(), v.trim().to_string());
-    }
-    if a.requests.is_none() && a.duration.is_none() {
+    let cfg = &a.settings;
+    if cfg.requests.is_none() && cfg.duration.is_none() {
         return Err(crate::error::usage("give -n REQUESTS or -d DURATION (or both)"));
     }
-    let cfg = HttpConfig {
-        url: a.url.clone(),
-        connections: a.connections,
-        requests: a.requests,
-        duration: a.duration.clone(),
-        rate: a.rate,
-        arrival: a.arrival.clone(),
-        seed: a.seed,
-        max_inflight: a.max_inflight,
-        method: a.method.clone(),
-        headers,
-        body: a.body.clone(),
-        body_file: a.body_file.clone(),
-        keepalive: !a.no_keepalive,
-        http2: a.http2,
-        streams: a.streams,
-        insecure: a.insecure,
-        cacert: a.cacert.clone(),
-        timeout: a.timeout.clone(),
-        threads: a.threads,
-        busy_poll: a.busy_poll,
-    };
-    let prepared = prepare(&cfg)?;
+    let prepared = prepare(cfg)?;
     let warmup = a
         .warmup
         .as_deref()

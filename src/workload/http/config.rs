@@ -7,57 +7,113 @@ use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Every option of `perflab http`; in a plan, the same names in snake_case.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct HttpConfig {
-    pub url: String,
-    #[serde(default = "default_connections")]
-    pub connections: u64,
-    /// Stop after this many requests.
-    #[serde(default)]
-    pub requests: Option<u64>,
-    /// Stop after this long (`"10s"`).
-    #[serde(default)]
-    pub duration: Option<String>,
-    /// Open model: requests per second.
-    #[serde(default)]
-    pub rate: Option<f64>,
-    /// `constant` (default) or `poisson`.
-    #[serde(default)]
-    pub arrival: Option<String>,
-    #[serde(default)]
-    pub seed: Option<u64>,
-    #[serde(default)]
-    pub max_inflight: Option<u64>,
-    #[serde(default)]
-    pub method: Option<String>,
-    #[serde(default)]
-    pub headers: BTreeMap<String, String>,
-    #[serde(default)]
-    pub body: Option<String>,
-    #[serde(default)]
-    pub body_file: Option<String>,
-    #[serde(default = "yes")]
-    pub keepalive: bool,
-    #[serde(default)]
-    pub http2: bool,
-    #[serde(default)]
-    pub streams: Option<u64>,
-    #[serde(default)]
-    pub insecure: bool,
-    #[serde(default)]
-    pub cacert: Option<String>,
-    /// Per-request timeout (connect and response), default 30s.
-    #[serde(default)]
-    pub timeout: Option<String>,
-    /// Worker threads (default: one per CPU, half of them against loopback; at most one per connection).
-    #[serde(default)]
-    pub threads: Option<u64>,
-    /// Wait for responses by polling instead of sleeping (plain HTTP/1.1 only): no thread wake-up in
-    /// the latencies, at the cost of one busy core per worker thread.
-    #[serde(default)]
-    pub busy_poll: bool,
+crate::workload::registry::spec::settings! {
+    /// The http workload's settings: a plan's `[workload]` keys (`type = "http"`) and the options
+    /// of `perflab http` (`--max-inflight` for `max_inflight`; `-H "Name: value"` for `headers`,
+    /// `--no-keepalive` for `keepalive = false`).
+    #[derive(Clone, Debug)]
+    #[serde(deny_unknown_fields)]
+    pub struct HttpConfig {
+        /// the URL to load: `http://` or `https://`
+        #[key("string", "required")]
+        #[arg(value_name = "URL")]
+        pub url: String,
+        /// concurrent connections (the closed model's concurrency)
+        #[key("integer ≥ 1", "`10`")]
+        #[serde(default = "default_connections")]
+        #[arg(short = 'c', long, default_value_t = default_connections())]
+        pub connections: u64,
+        /// stop after this many responses (the load phase still bounds the run)
+        #[key("integer ≥ 1", "none")]
+        #[serde(default)]
+        #[arg(short = 'n', long)]
+        pub requests: Option<u64>,
+        /// with `requests`: stop after this long at most (never longer than the load phase)
+        #[key("duration string", "the load phase")]
+        #[serde(default)]
+        #[arg(short = 'd', long)]
+        pub duration: Option<String>,
+        /// open model: requests per second, latency measured from each request's intended send time
+        #[key("number > 0", "none (closed model)")]
+        #[serde(default)]
+        #[arg(short = 'r', long)]
+        pub rate: Option<f64>,
+        /// open model: how sends are spaced (needs `rate`)
+        #[key("`\"constant\"` or `\"poisson\"`", "`\"constant\"`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub arrival: Option<String>,
+        /// the seed of Poisson arrivals
+        #[key("integer ≥ 0", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub seed: Option<u64>,
+        /// open model: most requests outstanding at once
+        #[key("integer ≥ 1", "connections × streams")]
+        #[serde(default)]
+        #[arg(long)]
+        pub max_inflight: Option<u64>,
+        /// the upper-case HTTP method
+        #[key("string", "`GET` (`POST` with a body)")]
+        #[serde(default)]
+        #[arg(short = 'm', long)]
+        pub method: Option<String>,
+        /// extra request headers (Authorization and Cookie values are never stored)
+        #[key("table of strings", "none")]
+        #[serde(default, deserialize_with = "header_table")]
+        #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = header_arg)]
+        pub headers: Vec<(String, String)>,
+        /// the request body
+        #[key("string", "none")]
+        #[serde(default)]
+        #[arg(short = 'b', long)]
+        pub body: Option<String>,
+        /// read the request body from this file
+        #[key("string (a path)", "none")]
+        #[serde(default)]
+        #[arg(long, value_name = "FILE")]
+        pub body_file: Option<String>,
+        /// reuse connections (keep-alive); `false` (`--no-keepalive`) sends `Connection: close`: a new connection for each request, as ab without -k (HTTP/1.1 only)
+        #[key("bool", "`true`")]
+        #[serde(default = "yes")]
+        #[arg(long = "no-keepalive", action = clap::ArgAction::SetFalse)]
+        pub keepalive: bool,
+        /// HTTP/2: h2 over TLS (ALPN) for `https://`, h2c for `http://`
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub http2: bool,
+        /// HTTP/2: concurrent streams per connection
+        #[key("integer ≥ 1", "`1`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub streams: Option<u64>,
+        /// `https://`: accept any certificate
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub insecure: bool,
+        /// `https://`: trust this PEM CA certificate
+        #[key("string (a path)", "the system's roots")]
+        #[serde(default)]
+        #[arg(long, value_name = "FILE")]
+        pub cacert: Option<String>,
+        /// per request (connect and response)
+        #[key("duration string", "`\"30s\"`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub timeout: Option<String>,
+        /// worker threads, at most one per connection
+        #[key("integer ≥ 1", "one per CPU (half of them against loopback with keep-alive)")]
+        #[serde(default)]
+        #[arg(short = 't', long)]
+        pub threads: Option<u64>,
+        /// wait for responses by polling (plain HTTP/1.1): no thread wake-up in the latencies, one busy core per thread
+        #[key("bool", "`false`")]
+        #[serde(default)]
+        #[arg(long)]
+        pub busy_poll: bool,
+    }
 }
 
 fn default_connections() -> u64 {
@@ -65,6 +121,19 @@ fn default_connections() -> u64 {
 }
 fn yes() -> bool {
     true
+}
+
+/// A plan's `headers` table, in its keys' order (later duplicates of `-H` win when it is made a map).
+fn header_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
+    Ok(BTreeMap::<String, String>::deserialize(d)?.into_iter().collect())
+}
+
+/// `-H "Name: value"`.
+fn header_arg(h: &str) -> Result<(String, String), String> {
+    let (k, v) = h
+        .split_once(':')
+        .ok_or_else(|| format!("header `{h}`: write it as \"Name: value\""))?;
+    Ok((k.trim().to_string(), v.trim().to_string()))
 }
 
 impl HttpConfig {
@@ -79,7 +148,7 @@ impl HttpConfig {
             seed: None,
             max_inflight: None,
             method: None,
-            headers: BTreeMap::new(),
+            headers: Vec::new(),
             body: None,
             body_file: None,
             keepalive: true,
@@ -226,7 +295,7 @@ fn split_url(c: &HttpConfig) -> anyhow::Result<Target> {
 /// The headers the request carries besides perflab's own: the given ones, and the URL's userinfo
 /// as Basic authorization (as curl sends it) unless an `Authorization` header is given.
 fn request_headers(c: &HttpConfig, url: &crate::util::url::Url) -> BTreeMap<String, String> {
-    let mut headers = c.headers.clone();
+    let mut headers: BTreeMap<String, String> = c.headers.iter().cloned().collect();
     if let Some(auth) = url.basic_auth() {
         if !headers.keys().any(|k| k.eq_ignore_ascii_case("authorization")) {
             headers.insert("Authorization".into(), auth);

@@ -7,6 +7,8 @@ use super::worker::{Stats, LATE_TOLERANCE};
 use crate::workload::result::{quantile, value_at};
 use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 use hdrhistogram::Histogram;
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -329,63 +331,232 @@ impl HttpReport {
         s
     }
 
-    /// The `perflab.http/1` JSON document.
-    pub fn json(&self) -> serde_json::Value {
-        let pct = |h: &Histogram<u64>| -> serde_json::Value {
-            if h.is_empty() {
-                return serde_json::Value::Null;
-            }
-            let mut m = serde_json::Map::new();
-            for p in PERCENTILES {
-                m.insert(format!("p{}", trim(p)), quantile(h, p / 100.0, 1000.0).into());
-            }
-            m.insert("min".into(), (h.min() as f64 / 1000.0).into());
-            m.insert("mean".into(), (h.mean() / 1000.0).into());
-            m.insert("stdev".into(), (h.stdev() / 1000.0).into());
-            m.insert("count".into(), h.len().into());
-            serde_json::Value::Object(m)
-        };
+    /// The `perflab.http/1` document, typed.
+    pub fn document(&self) -> HttpJson {
         let st = &self.stats;
-        serde_json::json!({
-            "schema": "perflab.http/1",
-            "url": self.url,
-            "protocol": self.protocol,
-            "tls": self.tls,
-            "connections": self.connections,
-            "threads": self.threads,
-            "duration_s": self.measured.as_secs_f64(),
-            "interrupted": self.interrupted,
-            "requests": st.responses,
-            "requests_per_s": self.requests_per_s(),
-            "body_bytes": st.body_bytes,
-            "status": self.status_counts().into_iter().map(|(c, n)| (c.to_string(), serde_json::Value::from(n))).collect::<serde_json::Map<_, _>>(),
-            "errors": self.error_counts().into_iter().map(|(c, n, ex)| serde_json::json!({"class": c, "count": n, "first": ex})).collect::<Vec<_>>(),
-            "error_rate_pct": self.error_rate_pct(),
-            "in_flight_at_stop": st.inflight_at_stop,
-            "reconnects": st.reconnects,
-            "connections_opened": st.connections_opened,
-            "open_model": self.target_rate.map(|r| serde_json::json!({
-                "target_rate_per_s": r, "scheduled": st.scheduled, "late": st.late, "dropped": st.dropped,
-                "late_tolerance_ms": LATE_TOLERANCE.as_millis() as u64,
-            })),
-            "latency_ms": pct(&st.latency),
-            "service_time_ms": pct(&st.service),
-            "connect_ms": pct(&st.connect),
-            "tls_handshake_ms": pct(&st.tls_handshake),
-            "ttfb_ms": pct(&st.ttfb),
-            "client_cpu_us_per_request": self.cpu_us_per_request(),
-            "client_cpu_s": self.cpu.as_secs_f64(),
-            "client_wall_s": self.wall.as_secs_f64(),
-            "client_thread_busy_pct": self.thread_busy.iter().map(|b| b * 100.0).collect::<Vec<_>>(),
-            "busy_poll": self.busy_poll,
-            "client_spin_s": st.spin.as_secs_f64(),
-            "warnings": self.warnings.iter().map(|w| serde_json::json!({"kind": w.kind, "message": w.message})).collect::<Vec<_>>(),
-            "series": self.series.iter().map(|t| serde_json::json!({"t_s": t.t_s, "requests_per_s": t.requests_per_s, "errors": t.errors, "p99_ms": if t.p99_ms.is_finite() { serde_json::Value::from(t.p99_ms) } else { serde_json::Value::Null }})).collect::<Vec<_>>(),
+        HttpJson {
+            schema: "perflab.http/1",
+            url: self.url.clone(),
+            protocol: self.protocol,
+            tls: self.tls,
+            connections: self.connections,
+            threads: self.threads,
+            duration_s: self.measured.as_secs_f64(),
+            interrupted: self.interrupted,
+            requests: st.responses,
+            requests_per_s: self.requests_per_s(),
+            body_bytes: st.body_bytes,
+            status: self.status_counts().into_iter().map(|(c, n)| (c.to_string(), n)).collect(),
+            errors: self
+                .error_counts()
+                .into_iter()
+                .map(|(class, count, first)| ErrorJson { class, count, first })
+                .collect(),
+            error_rate_pct: self.error_rate_pct(),
+            in_flight_at_stop: st.inflight_at_stop,
+            reconnects: st.reconnects,
+            connections_opened: st.connections_opened,
+            open_model: self.target_rate.map(|r| OpenModelJson {
+                target_rate_per_s: r,
+                scheduled: st.scheduled,
+                late: st.late,
+                dropped: st.dropped,
+                late_tolerance_ms: LATE_TOLERANCE.as_millis() as u64,
+            }),
+            latency_ms: PercentilesJson::of(&st.latency),
+            service_time_ms: PercentilesJson::of(&st.service),
+            connect_ms: PercentilesJson::of(&st.connect),
+            tls_handshake_ms: PercentilesJson::of(&st.tls_handshake),
+            ttfb_ms: PercentilesJson::of(&st.ttfb),
+            client_cpu_us_per_request: self.cpu_us_per_request(),
+            client_cpu_s: self.cpu.as_secs_f64(),
+            client_wall_s: self.wall.as_secs_f64(),
+            client_thread_busy_pct: self.thread_busy.iter().map(|b| b * 100.0).collect(),
+            busy_poll: self.busy_poll,
+            client_spin_s: st.spin.as_secs_f64(),
+            warnings: self
+                .warnings
+                .iter()
+                .map(|w| WarningJson {
+                    kind: w.kind,
+                    message: w.message.clone(),
+                })
+                .collect(),
+            series: self
+                .series
+                .iter()
+                .map(|t| SecondJson {
+                    t_s: t.t_s,
+                    requests_per_s: t.requests_per_s,
+                    errors: t.errors,
+                    p99_ms: t.p99_ms.is_finite().then_some(t.p99_ms),
+                })
+                .collect(),
+        }
+    }
+
+    /// The `perflab.http/1` JSON document, as printed (keys in alphabetical order).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::to_value(self.document()).unwrap_or_default()
+    }
+}
+
+/// The `perflab.http/1` document (docs/http-json.md): this struct is the schema. Serialized
+/// through [`HttpReport::json`], its keys come out in alphabetical order.
+#[derive(Clone, Debug, Serialize)]
+pub struct HttpJson {
+    pub schema: &'static str,
+    pub url: String,
+    pub protocol: &'static str,
+    pub tls: bool,
+    pub connections: usize,
+    pub threads: usize,
+    pub duration_s: f64,
+    pub interrupted: bool,
+    pub requests: u64,
+    pub requests_per_s: f64,
+    pub body_bytes: u64,
+    /// Responses per status code.
+    pub status: BTreeMap<String, u64>,
+    pub errors: Vec<ErrorJson>,
+    pub error_rate_pct: f64,
+    pub in_flight_at_stop: u64,
+    pub reconnects: u64,
+    pub connections_opened: u64,
+    pub open_model: Option<OpenModelJson>,
+    pub latency_ms: Option<PercentilesJson>,
+    pub service_time_ms: Option<PercentilesJson>,
+    pub connect_ms: Option<PercentilesJson>,
+    pub tls_handshake_ms: Option<PercentilesJson>,
+    pub ttfb_ms: Option<PercentilesJson>,
+    pub client_cpu_us_per_request: Option<f64>,
+    pub client_cpu_s: f64,
+    pub client_wall_s: f64,
+    pub client_thread_busy_pct: Vec<f64>,
+    pub busy_poll: bool,
+    pub client_spin_s: f64,
+    pub warnings: Vec<WarningJson>,
+    pub series: Vec<SecondJson>,
+}
+
+/// One class of transport errors.
+#[derive(Clone, Debug, Serialize)]
+pub struct ErrorJson {
+    pub class: &'static str,
+    pub count: u64,
+    pub first: Option<String>,
+}
+
+/// The open model's accounting.
+#[derive(Clone, Debug, Serialize)]
+pub struct OpenModelJson {
+    pub target_rate_per_s: f64,
+    pub scheduled: u64,
+    pub late: u64,
+    pub dropped: u64,
+    pub late_tolerance_ms: u64,
+}
+
+/// A histogram's percentiles (`p50` ... `p100`), min, mean and stdev in ms, and its count.
+#[derive(Clone, Debug, Serialize)]
+pub struct PercentilesJson {
+    #[serde(flatten)]
+    pub percentiles: BTreeMap<String, f64>,
+    pub min: f64,
+    pub mean: f64,
+    pub stdev: f64,
+    pub count: u64,
+}
+
+impl PercentilesJson {
+    /// Null for an empty histogram (µs in, ms out).
+    fn of(h: &Histogram<u64>) -> Option<PercentilesJson> {
+        (!h.is_empty()).then(|| PercentilesJson {
+            percentiles: PERCENTILES
+                .iter()
+                .map(|p| (format!("p{}", trim(*p)), quantile(h, p / 100.0, 1000.0)))
+                .collect(),
+            min: h.min() as f64 / 1000.0,
+            mean: h.mean() / 1000.0,
+            stdev: h.stdev() / 1000.0,
+            count: h.len(),
         })
     }
+}
+
+/// A reason to doubt the figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct WarningJson {
+    pub kind: &'static str,
+    pub message: String,
+}
+
+/// One second of the measured phase.
+#[derive(Clone, Debug, Serialize)]
+pub struct SecondJson {
+    pub t_s: f64,
+    pub requests_per_s: f64,
+    pub errors: u64,
+    pub p99_ms: Option<f64>,
 }
 
 fn trim(p: f64) -> String {
     let s = format!("{p}");
     s.trim_end_matches(".0").to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::result::{assert_json_documented, doc_section};
+
+    /// A report with a figure in every field: a response, an error, the open model, a warning, a second.
+    fn report() -> HttpReport {
+        let mut cfg = super::super::config::HttpConfig::new("http://127.0.0.1:9/");
+        cfg.rate = Some(10.0);
+        let p = super::super::config::prepare(&cfg).expect("valid");
+        let mut st = Stats::new();
+        st.responses = 1;
+        st.status[200] = 1;
+        for h in [
+            &mut st.latency,
+            &mut st.service,
+            &mut st.connect,
+            &mut st.tls_handshake,
+            &mut st.ttfb,
+        ] {
+            h.record(1500).expect("record");
+        }
+        st.count_error(ErrorClass::Reset, "reset by peer");
+        let tick = Tick {
+            t_s: 0.0,
+            span_s: 1.0,
+            responses: 1,
+            errors: 1,
+            requests_per_s: 1.0,
+            p99_ms: f64::NAN,
+        };
+        let mut r = HttpReport::new(&p, st, vec![tick], Duration::from_secs(1), Duration::from_millis(5), false);
+        r.thread_busy = vec![0.5];
+        r.warnings.push(Warning {
+            kind: "client_cpu_bound",
+            message: "busy".into(),
+        });
+        r
+    }
+
+    #[test]
+    fn every_key_of_the_json_is_documented() {
+        let j = report().json();
+        assert!(j["latency_ms"]["p99.9"].is_number() && j["open_model"]["late_tolerance_ms"] == 1);
+        assert_eq!(j["latency_ms"]["count"], 1);
+        assert_eq!(j["series"][0]["p99_ms"], serde_json::Value::Null);
+        assert_eq!(j["status"]["200"], 1);
+        assert_eq!(j["errors"][0]["class"], "reset");
+        assert_json_documented(
+            &j,
+            doc_section(include_str!("../../../docs/http-json.md"), "perflab.http/1"),
+            &["status"],
+        );
+    }
 }

@@ -8,6 +8,7 @@
 pub mod cli;
 pub mod config;
 pub mod engine;
+pub mod json;
 pub mod kind;
 pub mod metrics;
 pub mod pace;

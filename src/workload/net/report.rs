@@ -9,7 +9,6 @@ use crate::workload::driver::coordinator::Driven;
 use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::OpStats;
 use crate::workload::result::quantile;
-use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
@@ -41,12 +40,8 @@ pub struct NetReport {
     pub interrupted: bool,
 }
 
-fn gbps(bytes: u64, s: f64) -> f64 {
+pub(super) fn gbps(bytes: u64, s: f64) -> f64 {
     bytes as f64 * 8.0 / s.max(1e-9) / 1e9
-}
-
-fn finite(v: f64) -> Option<f64> {
-    v.is_finite().then_some(v)
 }
 
 /// UDP over all senders.
@@ -78,7 +73,7 @@ impl NetReport {
         }
     }
 
-    fn secs(&self) -> f64 {
+    pub(super) fn secs(&self) -> f64 {
         self.measured.as_secs_f64().max(1e-9)
     }
 
@@ -190,7 +185,7 @@ impl NetReport {
         t
     }
 
-    fn rr_us(r: &Rr, q: f64) -> f64 {
+    pub(super) fn rr_us(r: &Rr, q: f64) -> f64 {
         quantile(&r.stats.latency, q, 1.0)
     }
 
@@ -320,62 +315,9 @@ impl NetReport {
     }
 }
 
-fn loss_pct(t: &UdpTotals) -> f64 {
+pub(super) fn loss_pct(t: &UdpTotals) -> f64 {
     if t.sent == 0 {
         return f64::NAN;
     }
     t.lost as f64 / t.sent as f64 * 100.0
-}
-
-impl NetReport {
-    pub fn json(&self) -> Value {
-        let p = &self.p;
-        let secs = self.secs();
-        let mode = match &self.body {
-            Body::Stream(v) => {
-                let (u, d) = self.stream_bytes();
-                json!({ "stream": {
-                    "direction": p.direction.name(), "bytes_asked": p.bytes, "buffer": p.buffer, "zerocopy": p.zerocopy,
-                    "bytes": u + d, "gbit_per_s": gbps(u + d, secs),
-                    "upload": { "bytes": u, "gbit_per_s": gbps(u, secs) },
-                    "download": { "bytes": d, "gbit_per_s": gbps(d, secs) },
-                    "server_bytes": self.server_bytes(),
-                    "retransmits": v.iter().map(|s| u64::from(s.retransmits)).sum::<u64>(),
-                    "streams": v.iter().map(|s| json!({
-                        "direction": if s.upload { "upload" } else { "download" },
-                        "bytes": s.bytes, "warmup_bytes": s.warmup_bytes, "gbit_per_s": gbps(s.bytes, secs),
-                        "server_bytes": s.server_bytes, "retransmits": s.retransmits,
-                        "rtt_mean_us": finite(s.rtt_mean_us), "rtt_max_us": s.rtt_max_us,
-                        "seconds": s.seconds.iter().map(|x| json!({ "bytes": x.bytes, "retransmits": x.retransmits, "rtt_us": x.rtt_us })).collect::<Vec<_>>(),
-                        "error": s.error.as_ref().map(|e| e.line()),
-                    })).collect::<Vec<_>>(),
-                }})
-            }
-            Body::Udp(_) => {
-                let t = self.udp();
-                json!({ "udp": {
-                    "rate_asked_bit_per_s": p.rate, "datagrams_sent": t.sent, "bytes_sent": t.sent_bytes,
-                    "sent_gbit_per_s": gbps(t.sent_bytes, secs), "datagrams_received": t.received,
-                    "bytes_received": t.received_bytes, "received_gbit_per_s": gbps(t.received_bytes, secs),
-                    "lost": t.lost, "loss_pct": finite(loss_pct(&t)), "out_of_order": t.out_of_order,
-                    "jitter_ms": finite(t.jitter_ms), "send_errors": t.send_errors,
-                    "dropped_by_aid": t.dropped_by_aid,
-                }})
-            }
-            Body::Rr(r) => json!({ p.mode.name(): {
-                "transactions": r.stats.ops, "transactions_per_s": r.stats.ops as f64 / secs, "connections": r.connections,
-                "rtt_us": { "p50": Self::rr_us(r, 0.5), "p90": Self::rr_us(r, 0.9), "p99": Self::rr_us(r, 0.99), "max": r.stats.latency.max() },
-            }}),
-        };
-        json!({
-            "schema": SCHEMA,
-            "mode": p.mode.name(), "target": p.target.to_string(), "streams": p.streams, "size": p.size,
-            "warmup_s": self.warmup.as_secs_f64(), "measured_s": secs, "interrupted": self.interrupted,
-            "result": mode,
-            "series": self.series.iter().map(|t| json!({ "t_s": t.t_s, "per_s": t.requests_per_s })).collect::<Vec<_>>(),
-            "cpu": { "client_pct": finite(self.cpu_pct()), "cpu_s_per_gb": finite(self.cpu_s_per_gb()), "cpu_us_per_transaction": finite(self.cpu_us_per_transaction()) },
-            "errors": self.errors(),
-            "failure": self.failure(),
-        })
-    }
 }

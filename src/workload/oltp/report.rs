@@ -10,6 +10,8 @@ use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::{OpStats, Run};
 use crate::workload::result::quantile;
 use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use serde::Serialize;
+use std::collections::BTreeMap;
 use std::fmt::Write;
 use std::time::Duration;
 
@@ -176,48 +178,75 @@ impl OltpReport {
         s
     }
 
-    pub fn json(&self) -> serde_json::Value {
+    /// The `perflab.load.oltp/1` document, typed.
+    pub fn document(&self) -> OltpJson {
         let (r, w, o) = self.stats.queries();
         let (qt, qr, qw, qo) = self.qps();
-        let errors: serde_json::Map<String, serde_json::Value> = self
-            .stats
-            .errors
-            .iter()
-            .map(|(c, e)| (c.name().to_string(), serde_json::json!({ "count": e.count, "first": e.first })))
-            .collect();
-        let stmts: serde_json::Map<String, serde_json::Value> = Stmt::ALL
-            .iter()
-            .zip(&self.stats.stmts)
-            .filter(|(_, st)| !st.latency.is_empty())
-            .map(|(k, st)| {
-                let ms = |q: f64| quantile(&st.latency, q, 1000.0);
-                (
-                    stmt_name(*k).to_string(),
-                    serde_json::json!({ "ok": st.ok, "p50_ms": ms(0.5), "p99_ms": ms(0.99) }),
-                )
-            })
-            .collect();
-        serde_json::json!({
-            "schema": SCHEMA,
-            "scenario": self.scenario,
-            "db": self.db,
-            "threads": self.threads,
-            "rate": self.rate,
-            "measured_s": self.measured.as_secs_f64(),
-            "interrupted": self.interrupted,
-            "transactions": self.stats.transactions,
-            "transactions_per_s": self.tps(),
-            "failed_transactions": self.calls.errors,
-            "queries": { "read": r, "write": w, "other": o, "total": r + w + o },
-            "queries_per_s": { "read": qr, "write": qw, "other": qo, "total": qt },
-            "latency_ms": { "p50": self.latency_ms(0.5), "p95": self.latency_ms(0.95), "p99": self.latency_ms(0.99), "max": self.calls.latency.max() as f64 / 1000.0 },
-            "statements": stmts,
-            "errors": errors,
-            "retries": self.stats.retries,
-            "reconnects": self.stats.reconnects,
-            "rows_read": self.stats.rows_read,
-            "failure": self.failure(),
-        })
+        OltpJson {
+            schema: SCHEMA,
+            scenario: self.scenario,
+            db: self.db.clone(),
+            threads: self.threads,
+            rate: self.rate,
+            measured_s: self.measured.as_secs_f64(),
+            interrupted: self.interrupted,
+            transactions: self.stats.transactions,
+            transactions_per_s: self.tps(),
+            failed_transactions: self.calls.errors,
+            queries: Queries {
+                read: r,
+                write: w,
+                other: o,
+                total: r + w + o,
+            },
+            queries_per_s: Queries {
+                read: qr,
+                write: qw,
+                other: qo,
+                total: qt,
+            },
+            latency_ms: LatencyMs {
+                p50: self.latency_ms(0.5),
+                p95: self.latency_ms(0.95),
+                p99: self.latency_ms(0.99),
+                max: self.calls.latency.max() as f64 / 1000.0,
+            },
+            statements: Stmt::ALL
+                .iter()
+                .zip(&self.stats.stmts)
+                .filter(|(_, st)| !st.latency.is_empty())
+                .map(|(k, st)| {
+                    let ms = |q: f64| quantile(&st.latency, q, 1000.0);
+                    let s = StatementJson {
+                        ok: st.ok,
+                        p50_ms: ms(0.5),
+                        p99_ms: ms(0.99),
+                    };
+                    (stmt_name(*k), s)
+                })
+                .collect(),
+            errors: self
+                .stats
+                .errors
+                .iter()
+                .map(|(c, e)| {
+                    let e = ErrorJson {
+                        count: e.count,
+                        first: e.first.clone(),
+                    };
+                    (c.name(), e)
+                })
+                .collect(),
+            retries: self.stats.retries,
+            reconnects: self.stats.reconnects,
+            rows_read: self.stats.rows_read,
+            failure: self.failure(),
+        }
+    }
+
+    /// The `perflab.load.oltp/1` JSON document, as printed (keys in alphabetical order).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::to_value(self.document()).unwrap_or_default()
     }
 
     pub fn to_result(&self) -> WorkloadResult {
@@ -364,5 +393,109 @@ impl crate::workload::driver::live::LoadOutcome for OltpReport {
     }
     fn failed(&self) -> bool {
         self.failure().is_some() || self.calls.ops == 0
+    }
+}
+
+/// The `perflab.load.oltp/1` document (docs/load.md): this struct is the schema. Serialized
+/// through [`OltpReport::json`], its keys come out in alphabetical order.
+#[derive(Clone, Debug, Serialize)]
+pub struct OltpJson {
+    pub schema: &'static str,
+    pub scenario: &'static str,
+    pub db: String,
+    pub threads: usize,
+    pub rate: Option<f64>,
+    pub measured_s: f64,
+    pub interrupted: bool,
+    pub transactions: u64,
+    pub transactions_per_s: f64,
+    pub failed_transactions: u64,
+    pub queries: Queries<u64>,
+    pub queries_per_s: Queries<f64>,
+    pub latency_ms: LatencyMs,
+    /// Per statement kind that ran.
+    pub statements: BTreeMap<&'static str, StatementJson>,
+    /// Per error class that occurred.
+    pub errors: BTreeMap<&'static str, ErrorJson>,
+    pub retries: u64,
+    pub reconnects: u64,
+    pub rows_read: u64,
+    pub failure: Option<String>,
+}
+
+/// Queries by sysbench's classes.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct Queries<T> {
+    pub read: T,
+    pub write: T,
+    pub other: T,
+    pub total: T,
+}
+
+/// A transaction's latency.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct LatencyMs {
+    pub p50: f64,
+    pub p95: f64,
+    pub p99: f64,
+    pub max: f64,
+}
+
+/// One statement kind.
+#[derive(Clone, Copy, Debug, Serialize)]
+pub struct StatementJson {
+    pub ok: u64,
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+}
+
+/// One error class: its count and first message.
+#[derive(Clone, Debug, Serialize)]
+pub struct ErrorJson {
+    pub count: u64,
+    pub first: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::result::{assert_json_documented, doc_section};
+
+    #[test]
+    fn every_key_of_the_json_is_documented() {
+        let mut stats = OltpStats {
+            transactions: 1,
+            ..Default::default()
+        };
+        stats.stmts[0].ok = 1;
+        stats.stmts[0].latency.record(100).expect("record");
+        stats.errors.insert(
+            ErrorClass::Deadlock,
+            super::super::stats::ClassCount {
+                count: 1,
+                first: "deadlock".into(),
+            },
+        );
+        let mut calls = OpStats::new();
+        calls.latency.record(1000).expect("record");
+        let r = OltpReport {
+            scenario: "read_write",
+            db: "sqlite:/tmp/x.db".into(),
+            threads: 1,
+            rate: None,
+            stats,
+            calls,
+            series: Vec::new(),
+            measured: Duration::from_secs(1),
+            cpu_s: 0.1,
+            down: Vec::new(),
+            interrupted: false,
+        };
+        let j = crate::workload::driver::live::LoadOutcome::json(&r);
+        assert_eq!(j["statements"]["point_select"]["ok"], 1);
+        assert_eq!(j["errors"]["deadlock"]["count"], 1);
+        assert_eq!(j["queries"]["total"], j["queries"]["read"]);
+        let doc = doc_section(include_str!("../../../docs/load.md"), "perflab.load.oltp/1");
+        assert_json_documented(&j, doc, &["statements", "errors"]);
     }
 }

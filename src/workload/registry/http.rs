@@ -1,133 +1,13 @@
 //! `type = "http"`: perflab's own HTTP load generator (`perflab http`), in-process.
 
-use super::spec::{decode, located, Key, Locator, WorkloadKind};
+use super::spec::{decode, located, Key, Locator, Settings, WorkloadKind};
 use crate::workload::http::{HttpConfig, HttpWorkload};
 use crate::workload::Workload;
 
 pub struct Kind;
 
-const KEYS: &[Key] = &[
-    Key {
-        name: "url",
-        ty: "string",
-        default: "required",
-        doc: "the URL to load: `http://` or `https://`",
-    },
-    Key {
-        name: "connections",
-        ty: "integer ≥ 1",
-        default: "`10`",
-        doc: "concurrent connections (the closed model's concurrency)",
-    },
-    Key {
-        name: "requests",
-        ty: "integer ≥ 1",
-        default: "none",
-        doc: "stop after this many responses (the load phase still bounds the run)",
-    },
-    Key {
-        name: "duration",
-        ty: "duration string",
-        default: "the load phase",
-        doc: "with `requests`: stop after this long at most (never longer than the load phase)",
-    },
-    Key {
-        name: "rate",
-        ty: "number > 0",
-        default: "none (closed model)",
-        doc: "open model: requests per second, latency measured from each request's intended send time",
-    },
-    Key {
-        name: "arrival",
-        ty: "`\"constant\"` or `\"poisson\"`",
-        default: "`\"constant\"`",
-        doc: "open model: how sends are spaced (needs `rate`)",
-    },
-    Key {
-        name: "seed",
-        ty: "integer ≥ 0",
-        default: "`1`",
-        doc: "the seed of Poisson arrivals",
-    },
-    Key {
-        name: "max_inflight",
-        ty: "integer ≥ 1",
-        default: "connections × streams",
-        doc: "open model: most requests outstanding at once",
-    },
-    Key {
-        name: "method",
-        ty: "string",
-        default: "`GET` (`POST` with a body)",
-        doc: "the upper-case HTTP method",
-    },
-    Key {
-        name: "headers",
-        ty: "table of strings",
-        default: "none",
-        doc: "extra request headers (Authorization and Cookie values are never stored)",
-    },
-    Key {
-        name: "body",
-        ty: "string",
-        default: "none",
-        doc: "the request body",
-    },
-    Key {
-        name: "body_file",
-        ty: "string (a path)",
-        default: "none",
-        doc: "read the request body from this file",
-    },
-    Key {
-        name: "keepalive",
-        ty: "bool",
-        default: "`true`",
-        doc: "reuse connections; `false` sends `Connection: close` (HTTP/1.1 only)",
-    },
-    Key {
-        name: "http2",
-        ty: "bool",
-        default: "`false`",
-        doc: "HTTP/2: h2 over TLS (ALPN) for `https://`, h2c for `http://`",
-    },
-    Key {
-        name: "streams",
-        ty: "integer ≥ 1",
-        default: "`1`",
-        doc: "HTTP/2: concurrent streams per connection",
-    },
-    Key {
-        name: "insecure",
-        ty: "bool",
-        default: "`false`",
-        doc: "`https://`: accept any certificate",
-    },
-    Key {
-        name: "cacert",
-        ty: "string (a path)",
-        default: "the system's roots",
-        doc: "`https://`: trust this PEM CA certificate",
-    },
-    Key {
-        name: "timeout",
-        ty: "duration string",
-        default: "`\"30s\"`",
-        doc: "per request (connect and response)",
-    },
-    Key {
-        name: "threads",
-        ty: "integer ≥ 1",
-        default: "one per CPU (half of them against loopback with keep-alive)",
-        doc: "worker threads, at most one per connection",
-    },
-    Key {
-        name: "busy_poll",
-        ty: "bool",
-        default: "`false`",
-        doc: "wait for responses by polling (plain HTTP/1.1): no thread wake-up in the latencies, one busy core per thread",
-    },
-];
+/// The keys, from the settings `perflab http`'s options come from too.
+const KEYS: &[Key] = <HttpConfig as Settings>::KEYS;
 
 impl WorkloadKind for Kind {
     fn name(&self) -> &'static str {
@@ -181,9 +61,7 @@ fn key_of(msg: &str) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_declared_keys_are_what_the_config_decodes() {
-        let mut declared: Vec<String> = super::KEYS.iter().map(|k| k.name.to_string()).collect();
-        declared.sort();
-        assert_eq!(declared, super::super::spec::serde_fields::<crate::workload::http::HttpConfig>());
+    fn every_key_is_an_option_of_perflab_http() {
+        crate::workload::registry::spec::assert_keys_are_options::<crate::workload::http::HttpConfig>(&[]);
     }
 }
