@@ -7,7 +7,9 @@
 #   bench/oltp_vs_sysbench.sh            # full: 3 rounds x 10 s, threads 1 2 4 8
 #   bench/oltp_vs_sysbench.sh --quick    # smoke test: 1 round x 3 s, threads 1 4
 #   options: --db pg|mariadb|both (default both)
-#            --threads "2 8": only these thread counts
+#            --threads "2 8": only these thread counts; --rounds N: N rounds (default 3)
+#            --baseline BIN: another perflab binary (an older build) as a third client in every
+#            round, on the same servers; the summary adds perflab / baseline
 #            --tls: the servers with TLS on (a test CA and certificate made here with openssl);
 #            perflab with sslmode=require / ssl-mode=REQUIRED, sysbench with PGSSLMODE=require /
 #            --mysql-ssl=on, pgbench with PGSSLMODE=require
@@ -29,12 +31,14 @@
 # for both), divided by those transactions.
 set -euo pipefail
 
-ROUNDS=3 DUR=10 THREADS=(1 2 4 8) DBS="pg mariadb" TLS=""
+ROUNDS=3 DUR=10 THREADS=(1 2 4 8) DBS="pg mariadb" TLS="" BASE=""
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROUNDS=1 DUR=3 THREADS=(1 4) ;;
         --tls) TLS=1 ;;
         --threads) read -r -a THREADS <<< "$2"; shift ;;
+        --rounds) ROUNDS="$2"; shift ;;
+        --baseline) BASE="$(readlink -f "$2")"; shift; [ -x "$BASE" ] || { echo "--baseline: no executable $BASE" >&2; exit 2; } ;;
         --db) case "$2" in pg) DBS=pg ;; mariadb) DBS=mariadb ;; both) ;; *) echo "--db pg|mariadb|both" >&2; exit 2 ;; esac; shift ;;
         -h|--help) sed -n '2,28p' "$0"; exit 0 ;;
         *) echo "oltp_vs_sysbench.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
@@ -142,8 +146,10 @@ OUT="$T/results"
 : >"$OUT"
 measure() { # db tool scenario threads round
     local db=$1 tool=$2 scen=$3 thr=$4 round=$5 log="$T/run.log" tx secs
-    if [ "$tool" = perflab ]; then
-        /usr/bin/time -f "%U %S" -o "$T/time" "$PERFLAB" load oltp --db "$URL" -s "$scen" --tables 4 \
+    if [ "$tool" = perflab ] || [ "$tool" = baseline ]; then
+        local bin="$PERFLAB"
+        [ "$tool" = perflab ] || bin="$BASE"
+        /usr/bin/time -f "%U %S" -o "$T/time" "$bin" load oltp --db "$URL" -s "$scen" --tables 4 \
             --table-size 10000 -t "$thr" --rand-type uniform -d "${DUR}s" --warmup 0s --prepare never \
             --json --quiet >"$log" 2>&1 || true
         read -r tx secs < <(python3 -c 'import json, sys
@@ -201,6 +207,9 @@ for db in $DBS; do
             for round in $(seq 1 "$ROUNDS"); do
                 if [ $((round % 2)) -eq 1 ]; then order="perflab sysbench"; else order="sysbench perflab"; fi
                 [ "$scen" != point_select ] || order="$order pgbench"
+                if [ -n "$BASE" ]; then
+                    if [ $((round % 2)) -eq 1 ]; then order="${order/perflab/perflab baseline}"; else order="${order/perflab/baseline perflab}"; fi
+                fi
                 for tool in $order; do measure "$db" "$tool" "$scen" "$thr" "$round"; done
             done
         done
@@ -234,5 +243,13 @@ awk '
             tp = median(tps, key, "perflab", n[key, "perflab"]); tg = median(tps, key, "pgbench", n[key, "pgbench"])
             cp = median(cpu, key, "perflab", n[key, "perflab"]); cg = median(cpu, key, "pgbench", n[key, "pgbench"])
             printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, tg, tp / tg, cp, cg, cp / cg
+        }
+        for (i = 1; i <= k; i++) {
+            key = order[i]; split(key, f, " ")
+            if (!n[key, "baseline"]) continue
+            if (!bhead++) printf "\nperflab / baseline (another perflab build)\n%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n", "db", "scenario", "thr", "perflab", "baseline", "TPS x", "us/tx pl", "us/tx bl", "CPU x"
+            tp = median(tps, key, "perflab", n[key, "perflab"]); tb = median(tps, key, "baseline", n[key, "baseline"])
+            cp = median(cpu, key, "perflab", n[key, "perflab"]); cb = median(cpu, key, "baseline", n[key, "baseline"])
+            printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, tb, tp / tb, cp, cb, cp / cb
         }
     }' "$OUT"

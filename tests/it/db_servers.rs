@@ -142,6 +142,9 @@ impl Server {
             "superuser_reserved_connections=0".to_string(),
             "fsync=off".to_string(),
             "shared_buffers=32MB".to_string(),
+            // autovacuum's and autoanalyze's transactions count in pg_stat_database.xact_commit,
+            // which the tests compare with the transactions perflab committed
+            "autovacuum=off".to_string(),
         ] {
             cmd.arg("-c").arg(setting);
         }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use super::backend::{Arg, Conn, Database, DbError, ErrorClass, Row, Session, Stmt};
 use super::db_url;
 use super::mysql_io::{Endpoint, Login, Ssl, SslMode, Wire};
-use super::mysql_wire::{self as wire, com};
+use super::mysql_wire::{self as wire, com, Command};
 use super::tls::{self, Roots, TlsSettings, Verify};
 use crate::util::redact::redact_url;
 
@@ -214,7 +214,7 @@ impl MyConn {
             return Ok(false);
         }
         self.wire.command(|b| {
-            b.push(com::QUERY);
+            b.push(com(Command::COM_QUERY));
             b.extend_from_slice(b"BEGIN");
         })?;
         Ok(true)
@@ -239,7 +239,7 @@ impl MyConn {
         self.check()?;
         let began = self.queue_begin()?;
         self.wire.command(|b| {
-            b.push(com::QUERY);
+            b.push(com(Command::COM_QUERY));
             b.extend_from_slice(text.as_bytes());
         })?;
         self.round_trip(began, on_row)
@@ -253,9 +253,8 @@ impl MyConn {
     fn scalar(&mut self, text: &str) -> Result<Option<String>, DbError> {
         let mut value = None;
         self.query_rows(text, |row| {
-            let mut pos = 0;
             if value.is_none() {
-                value = wire::get_lenenc_bytes(row, &mut pos).map(|v| String::from_utf8_lossy(v).into_owned());
+                value = wire::first_text_column(row).map(|v| String::from_utf8_lossy(v).into_owned());
             }
         })?;
         Ok(value)
@@ -269,7 +268,7 @@ impl MyConn {
         }
         let text = sql(stmt, table);
         self.wire.command(|b| {
-            b.push(com::STMT_PREPARE);
+            b.push(com(Command::COM_STMT_PREPARE));
             b.extend_from_slice(text.as_bytes());
         })?;
         let prepared = self.wire.send().and_then(|()| {
@@ -303,7 +302,7 @@ impl MyConn {
         for i in start..end {
             if let Some(id) = self.stmts[i].take() {
                 self.wire.command(|b| {
-                    b.push(com::STMT_CLOSE);
+                    b.push(com(Command::COM_STMT_CLOSE));
                     b.extend_from_slice(&id.to_le_bytes());
                 })?;
             }
@@ -392,7 +391,7 @@ impl Drop for MyConn {
         // Say goodbye (COM_QUIT) so the server does not count an aborted connection.
         if self.lost.is_none() {
             self.wire.wbuf.clear();
-            if self.wire.command(|b| b.push(com::QUIT)).is_ok() {
+            if self.wire.command(|b| b.push(com(Command::COM_QUIT))).is_ok() {
                 let _ = self.wire.send();
             }
         }

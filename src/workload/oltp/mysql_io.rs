@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use super::backend::{connect_tcp, cut_or, DbError, ErrorClass, Session};
 use super::mysql_wire::{self as wire, MAX_PAYLOAD};
+use mysql_common::constants::CapabilityFlags;
 use super::tls::{self, DbStream, TlsSettings};
 use crate::util::cut::Watched;
 
@@ -141,17 +142,17 @@ impl Wire {
     fn log_in(mut self, login: &Login, host: Option<&str>) -> Result<(Wire, String), DbError> {
         let r = self.packet()?;
         let hello = wire::parse_handshake(&self.rbuf[r])?;
-        if hello.capabilities & wire::cap::PROTOCOL_41 == 0 {
+        if !hello.capabilities.contains(CapabilityFlags::CLIENT_PROTOCOL_41) {
             return Err(DbError::new(ErrorClass::Other, "the server is older than MySQL 4.1"));
         }
         let mut caps = wire::client_capabilities(hello.capabilities, login.database.is_some());
         let mut secure = host.is_none();
         if let (Some(host), Some((settings, config))) = (host, &login.ssl.tls) {
-            if hello.capabilities & wire::cap::SSL != 0 {
+            if hello.capabilities.contains(CapabilityFlags::CLIENT_SSL) {
                 // the SSLRequest: the response's fixed part with CLIENT_SSL, then the handshake
-                caps |= wire::cap::SSL;
-                let request = wire::handshake_response(caps, "", &[], None, "");
-                self.put_packet(1, |b| b.extend_from_slice(&request[..32]))?;
+                caps |= CapabilityFlags::CLIENT_SSL;
+                let request = wire::ssl_request(caps);
+                self.put_packet(1, |b| b.extend_from_slice(&request))?;
                 self.send()?;
                 self.seq = 1;
                 let sock = match self.sock {
@@ -172,10 +173,10 @@ impl Wire {
         }
         // DISABLED although the server offers TLS (MariaDB refuses such a login of a server that
         // requires secure transport as an access denial)
-        let plain_by_choice = !secure && hello.capabilities & wire::cap::SSL != 0 && login.ssl.mode == SslMode::Disabled;
+        let plain_by_choice = !secure && hello.capabilities.contains(CapabilityFlags::CLIENT_SSL) && login.ssl.mode == SslMode::Disabled;
         let mut plugin = hello.plugin.clone();
         let auth = wire::auth_response(&plugin, &login.password, &hello.nonce).unwrap_or_default();
-        let response = wire::handshake_response(caps, &login.user, &auth, login.database.as_deref(), &plugin);
+        let response = wire::handshake_response(&hello, caps, &login.user, &auth, login.database.as_deref(), &plugin);
         let seq = self.seq.wrapping_add(1);
         self.put_packet(seq, |b| b.extend_from_slice(&response))?;
         self.send()?;
