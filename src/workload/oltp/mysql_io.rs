@@ -9,9 +9,9 @@ use std::time::Duration;
 
 use super::backend::{connect_tcp, cut_or, DbError, ErrorClass, Session};
 use super::mysql_wire::{self as wire, MAX_PAYLOAD};
-use mysql_common::constants::CapabilityFlags;
 use super::tls::{self, DbStream, TlsSettings};
 use crate::util::cut::Watched;
+use mysql_common::constants::CapabilityFlags;
 
 /// How long one statement may take before the connection is declared lost.
 pub const STATEMENT_TIMEOUT: Duration = Duration::from_secs(30);

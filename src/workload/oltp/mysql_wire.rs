@@ -10,8 +10,8 @@ use mysql_common::collations::CollationId;
 use mysql_common::constants::CapabilityFlags;
 use mysql_common::io::ParseBuf;
 use mysql_common::packets::{
-    AuthPlugin, AuthSwitchRequest, ComStmtExecuteRequestBuilder, CommonOkPacket, ErrPacket, HandshakePacket,
-    HandshakeResponse, OkPacketDeserializer, SslRequest, StmtPacket,
+    AuthPlugin, AuthSwitchRequest, ComStmtExecuteRequestBuilder, CommonOkPacket, ErrPacket, HandshakePacket, HandshakeResponse,
+    OkPacketDeserializer, SslRequest, StmtPacket,
 };
 use mysql_common::proto::{MyDeserialize, MySerialize};
 use mysql_common::Value;
@@ -325,7 +325,10 @@ mod tests {
         assert_eq!(&r[32..], b"bob\0\x03\x01\x02\x03sb\0mysql_native_password\0");
         let ssl = ssl_request(caps | CapabilityFlags::CLIENT_SSL);
         assert_eq!(ssl.len(), 32);
-        assert_eq!(&ssl[..32], &handshake_response(&h, caps | CapabilityFlags::CLIENT_SSL, "", &[], Some("sb"), "x")[..32]);
+        assert_eq!(
+            &ssl[..32],
+            &handshake_response(&h, caps | CapabilityFlags::CLIENT_SSL, "", &[], Some("sb"), "x")[..32]
+        );
 
         let mut err = vec![0xFF];
         err.extend_from_slice(&1040u16.to_le_bytes());
@@ -337,7 +340,10 @@ mod tests {
         let mut early = vec![0xFF];
         early.extend_from_slice(&1040u16.to_le_bytes());
         early.extend_from_slice(b"Too many connections");
-        assert_eq!(parse_handshake(&early).expect_err("refused").message, "Too many connections (error 1040)");
+        assert_eq!(
+            parse_handshake(&early).expect_err("refused").message,
+            "Too many connections (error 1040)"
+        );
         for (code, class) in [
             (1062, ErrorClass::DuplicateKey),
             (1213, ErrorClass::Deadlock),
