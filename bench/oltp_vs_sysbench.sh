@@ -219,8 +219,6 @@ done
 echo
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) CPUs)"
 echo "medians over $ROUNDS round(s) of ${DUR} s${TLS:+, TLS on} (perflab / sysbench; goals: TPS >= 1.0, CPU/tx <= 0.7${TLS:+ (0.9 with TLS)})"
-printf '%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n' db scenario thr "perflab" "sysbench" "TPS x" \
-    "us/tx pl" "us/tx sb" "CPU x"
 awk '
     { key = $1 " " $2 " " $3; tps[key, $4, ++n[key, $4]] = $6 / $7; cpu[key, $4, n[key, $4]] = ($8 + $9) * 1e6 / $6
       if (!(key in seen)) { seen[key] = 1; order[++k] = key } }
@@ -229,27 +227,22 @@ awk '
         for (i = 1; i <= cnt; i++) for (j = i + 1; j <= cnt; j++) if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
         return cnt % 2 ? v[(cnt + 1) / 2] : (v[cnt / 2] + v[cnt / 2 + 1]) / 2
     }
+    # perflab against `tool` in every cell that has it, under `title` (none: the first table)
+    function against(tool, title, short,   i, key, f, head, tp, ta, cp, ca) {
+        for (i = 1; i <= k; i++) {
+            key = order[i]; split(key, f, " ")
+            if (!n[key, tool]) continue
+            if (!head++) {
+                if (title != "") printf "\n%s\n", title
+                printf "%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n", "db", "scenario", "thr", "perflab", tool, "TPS x", "us/tx pl", "us/tx " short, "CPU x"
+            }
+            tp = median(tps, key, "perflab", n[key, "perflab"]); ta = median(tps, key, tool, n[key, tool])
+            cp = median(cpu, key, "perflab", n[key, "perflab"]); ca = median(cpu, key, tool, n[key, tool])
+            printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, ta, tp / ta, cp, ca, cp / ca
+        }
+    }
     END {
-        for (i = 1; i <= k; i++) {
-            key = order[i]; split(key, f, " ")
-            tp = median(tps, key, "perflab", n[key, "perflab"]); ts = median(tps, key, "sysbench", n[key, "sysbench"])
-            cp = median(cpu, key, "perflab", n[key, "perflab"]); cs = median(cpu, key, "sysbench", n[key, "sysbench"])
-            printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, ts, tp / ts, cp, cs, cp / cs
-        }
-        for (i = 1; i <= k; i++) {
-            key = order[i]; split(key, f, " ")
-            if (!n[key, "pgbench"]) continue
-            if (!head++) printf "\nperflab / pgbench -S (point_select)\n%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n", "db", "scenario", "thr", "perflab", "pgbench", "TPS x", "us/tx pl", "us/tx pg", "CPU x"
-            tp = median(tps, key, "perflab", n[key, "perflab"]); tg = median(tps, key, "pgbench", n[key, "pgbench"])
-            cp = median(cpu, key, "perflab", n[key, "perflab"]); cg = median(cpu, key, "pgbench", n[key, "pgbench"])
-            printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, tg, tp / tg, cp, cg, cp / cg
-        }
-        for (i = 1; i <= k; i++) {
-            key = order[i]; split(key, f, " ")
-            if (!n[key, "baseline"]) continue
-            if (!bhead++) printf "\nperflab / baseline (another perflab build)\n%-8s %-10s %3s  %10s %10s %6s  %10s %10s %6s\n", "db", "scenario", "thr", "perflab", "baseline", "TPS x", "us/tx pl", "us/tx bl", "CPU x"
-            tp = median(tps, key, "perflab", n[key, "perflab"]); tb = median(tps, key, "baseline", n[key, "baseline"])
-            cp = median(cpu, key, "perflab", n[key, "perflab"]); cb = median(cpu, key, "baseline", n[key, "baseline"])
-            printf "%-8s %-10s %3s  %10.1f %10.1f %6.2f  %10.1f %10.1f %6.2f\n", f[1], f[2], f[3], tp, tb, tp / tb, cp, cb, cp / cb
-        }
+        against("sysbench", "", "sb")
+        against("pgbench", "perflab / pgbench -S (point_select)", "pg")
+        against("baseline", "perflab / baseline (another perflab build)", "bl")
     }' "$OUT"
