@@ -118,7 +118,10 @@ impl Profile {
 }
 
 /// Each frame's share of a profile's weight: `self` (the frame on top of the stack) and `total`
-/// (the frame anywhere in the stack, counted once per stack), by weight (samples or time).
+/// (the frame anywhere in the stack, counted once per stack), by weight (samples or time). Weighed
+/// in time (off-CPU), `self` is the innermost frame outside the kernel (kernel frames end in
+/// `_[k]`): the scheduler's frames are on top of every off-CPU stack, and the question is which
+/// code waited.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct FrameShare {
     pub frame: String,
@@ -139,7 +142,8 @@ pub fn top_frames(stacks: &[FoldedStack], in_time: bool, n: usize) -> Vec<FrameS
     for s in stacks {
         let w = weight(s);
         let frames: Vec<&str> = s.stack.split(';').collect();
-        if let Some(leaf) = frames.last() {
+        let outside = |f: &&&str| !in_time || !f.ends_with("_[k]");
+        if let Some(leaf) = frames.iter().rev().find(outside).or(frames.last()) {
             *own.entry(leaf).or_default() += w;
         }
         let distinct: BTreeSet<&str> = frames.into_iter().collect();
@@ -203,5 +207,13 @@ mod tests {
         let main = top.iter().find(|f| f.frame == "main").expect("main");
         assert!((main.total_pct - 100.0).abs() < 1e-9 && (main.self_pct - 10.0).abs() < 1e-9);
         assert!(top_frames(&[], true, 5).is_empty());
+        // Off-CPU (by time), the innermost frame outside the kernel is the one that waited.
+        let off = [
+            st("app;main;nap;clock_nanosleep;do_nanosleep_[k];schedule_[k]", 9),
+            st("app;main;schedule_[k]", 1),
+        ];
+        let top = top_frames(&off, true, 2);
+        assert_eq!((top[0].frame.as_str(), top[1].frame.as_str()), ("clock_nanosleep", "main"));
+        assert!((top[0].self_pct - 90.0).abs() < 1e-9);
     }
 }

@@ -84,7 +84,8 @@ fn header(line: &str) -> Option<Block> {
 }
 
 /// Fold the blocks, each weighed by its `ns` (and counted once in samples), into stacks in name
-/// order; inferno names the frames (`[unknown]` for one without a symbol, the command as the root).
+/// order; inferno names the frames (`[unknown]` for one without a symbol, `_[k]` after a kernel
+/// function, the command as the root).
 pub fn fold(weighted: &[(&Block, u64)]) -> anyhow::Result<Vec<FoldedStack>> {
     let by_samples = collapse(weighted.iter().map(|(b, _)| (*b, 1)))?;
     let by_time = collapse(weighted.iter().map(|(b, ns)| (*b, *ns)))?;
@@ -127,6 +128,8 @@ fn collapse<'a>(blocks: impl Iterator<Item = (&'a Block, u64)>) -> anyhow::Resul
     }
     let mut opts = inferno::collapse::perf::Options::default();
     opts.nthreads = 1;
+    // Kernel frames end in `_[k]` (FlameGraph's convention): the off-CPU table looks past them.
+    opts.annotate_kernel = true;
     let mut out = Vec::new();
     inferno::collapse::perf::Folder::from(opts)
         .collapse(text.as_bytes(), &mut out)

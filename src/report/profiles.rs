@@ -170,6 +170,8 @@ pub fn render(p: &mut Profiles) -> anyhow::Result<Vec<(String, String)>> {
             pp.trial, pp.samples, pp.seconds, pp.scope
         );
         let svg = crate::profile::flame::svg(&pp.profile, &safe(&title), Some(safe(&sub)), pp.kind == ProfileKind::OffCpu)?;
+        let caption = format!("{title}, the median repetition: hover a frame for its figures");
+        let svg = super::chart_kit::with_caption(svg, &safe(&caption));
         pp.chart = Some(name.clone());
         out.push((name, svg));
     }
@@ -183,6 +185,7 @@ pub fn render(p: &mut Profiles) -> anyhow::Result<Vec<(String, String)>> {
         );
         let sub = "red: grew, blue: shrank (shares, the baseline scaled to the same total)".to_string();
         let svg = crate::profile::flame::differential_svg(&d.before, &d.after, &safe(&title), Some(sub), d.kind == ProfileKind::OffCpu)?;
+        let svg = super::chart_kit::with_caption(svg, &safe(&format!("{title}: red grew, blue shrank")));
         d.chart = Some(name.clone());
         out.push((name, svg));
     }

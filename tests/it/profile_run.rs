@@ -282,3 +282,69 @@ fn perflab_profile_writes_folded_stacks_of_a_pid() {
         .expect("profile");
     crate::common::one_line_exit_2(&out, "--pid 999999999: no such process");
 }
+
+#[test]
+fn the_agent_profiles_its_target_and_returns_the_stacks() {
+    use perflab::remote::protocol::{CommandSpec, Request, Started, TargetSpec};
+    use std::time::Duration;
+    if perf_unusable(ProfileKind::OnCpu) {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
+        skip_unless_required("gcc is not installed");
+        return;
+    };
+    let mut c = Command::new(BIN);
+    c.args(["agent", "--stdio"]);
+    let mut ch = perflab::remote::Channel::open("testhost", c).expect("open the agent");
+    let target = TargetSpec {
+        command: CommandSpec::Argv(vec![prog.display().to_string()]),
+        cwd: None,
+        env: vec![],
+        stop_signal: libc::SIGTERM,
+        grace_s: 1.0,
+        cpus: None,
+        cpu_quota: None,
+        memory: None,
+    };
+    let long = Duration::from_secs(60);
+    let _: Started = ch.call(Request::Start { name: "t".into(), target }, long).expect("start");
+    let start = Request::ProfileStart {
+        kind: "on_cpu".into(),
+        target: Some("t".into()),
+        scope: "target".into(),
+        frequency_hz: 99,
+        call_graph: "fp".into(),
+    };
+    let _: serde_json::Value = ch.call(start, long).expect("profile_start");
+    let _: serde_json::Value = ch.call(Request::ProfileEnable, long).expect("profile_enable");
+    std::thread::sleep(Duration::from_secs(2));
+    let _: serde_json::Value = ch.call(Request::ProfileDisable, long).expect("profile_disable");
+    let profiles: Vec<Profile> = ch.call(Request::ProfileStop, long).expect("profile_stop");
+    let _: serde_json::Value = ch.call(Request::Stop { name: "t".into() }, long).expect("stop");
+    ch.close().expect("bye");
+    assert_eq!(profiles.len(), 1, "{profiles:?}");
+    let p = &profiles[0];
+    assert!(p.total_samples() >= 10, "{}", p.folded(false));
+    let share = self_share(p, "hot_function", false);
+    assert!((60.0..=80.0).contains(&share), "{share:.1} %: {}", p.folded(false));
+    // Times count from the window's opening on the host.
+    let (first, last) = p.sampled.expect("sampled");
+    assert!((0.0..0.5).contains(&p.window.0), "{:?}", p.window);
+    assert!(first >= p.window.0 && last <= p.window.1, "{:?} {:?}", p.window, p.sampled);
+    // A profile of a target the agent does not run is refused in one line.
+    let mut c = Command::new(BIN);
+    c.args(["agent", "--stdio"]);
+    let mut ch = perflab::remote::Channel::open("testhost", c).expect("open the agent");
+    let bad = Request::ProfileStart {
+        kind: "on_cpu".into(),
+        target: Some("nobody".into()),
+        scope: "target".into(),
+        frequency_hz: 49,
+        call_graph: "fp".into(),
+    };
+    let e = ch.call::<serde_json::Value>(bad, long).expect_err("no such target");
+    assert!(e.to_string().contains("no target named `nobody`"), "{e}");
+    ch.close().expect("bye");
+}
