@@ -3,8 +3,9 @@
 #   1. `perflab serve` under `perflab http` (closed model), ROUNDS alternating rounds without and with
 #      `perflab profile --pid SERVE -F 49` recording during the load. Goal: throughput with ≥ 0.97 ×
 #      without (the median of each). Printed with it: perf's own CPU (% of one core) while it
-#      recorded, and the machine's load (load average, other processes' CPU) during the rounds: the
-#      machine may be shared.
+#      recorded (perf wakes only when its buffer fills: the sampling itself is charged to the target,
+#      in its throughput), the samples taken, and the machine's load (load average, other processes'
+#      CPU) during the rounds: the machine may be shared.
 #   2. A run of a plan with `[profile] on_cpu = true` at 2 points, then `perflab report` of it timed
 #      with and without its profiles (the same run, its profile rows deleted from a copy). Goal: the
 #      flame graphs, top frames and differential add ≤ 1 s per point.
@@ -13,7 +14,8 @@
 #   bench/profile_cost.sh --quick    # 3 rounds of 4 s
 #   options: --rounds N --duration S --connections C
 #
-# Needs perf (linux-perf) usable by this user (root, or perf_event_paranoid ≤ 1).
+# Needs perf (linux-perf) usable by this user (root, or perf_event_paranoid ≤ 1). PERFLAB=path runs
+# another binary than target/release/perflab.
 set -euo pipefail
 
 ROUNDS=5
@@ -25,14 +27,14 @@ while [ $# -gt 0 ]; do
         --rounds) ROUNDS="$2"; shift ;;
         --duration) DUR="$2"; shift ;;
         --connections) CONN="$2"; shift ;;
-        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
         *) echo "profile_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-PERFLAB="$ROOT/target/release/perflab"
+PERFLAB="${PERFLAB:-$ROOT/target/release/perflab}"
 if [ ! -x "$PERFLAB" ]; then
     echo "building the release binary"
     (cd "$ROOT" && cargo build --release -q)
@@ -63,7 +65,7 @@ for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$PORT") 2>/dev/null && break
 
 echo "== perflab serve under perflab http (c=$CONN, ${DUR} s per round), $ROUNDS rounds each way =="
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
-printf '%-6s %-8s %12s %14s %16s\n' round profile 'req/s' 'perf_cpu_pct' 'others_cpu_pct'
+printf '%-6s %-8s %12s %14s %16s %10s\n' round profile 'req/s' 'perf_cpu_pct' 'others_cpu_pct' 'samples'
 for r in $(seq "$ROUNDS"); do
     for mode in off on; do
         PROF=""
@@ -80,13 +82,17 @@ for r in $(seq "$ROUNDS"); do
         OUT=$("$PERFLAB" http "http://127.0.0.1:$PORT/bytes/1000" -c "$CONN" -d "${DUR}s" --json 2>/dev/null)
         S1=$(ticks "$SERVE"); B1=$(busy)
         P1=$([ -n "$PERF" ] && ticks "$PERF" || echo 0)
-        if [ -n "$PROF" ]; then kill -INT "$PROF"; wait "$PROF" || true; fi
+        SAMPLES=-
+        if [ -n "$PROF" ]; then
+            kill -INT "$PROF"; wait "$PROF" || true
+            SAMPLES=$(awk '{ s += $NF } END { print s + 0 }' "$T/r$r.folded")
+        fi
         RPS=$(printf '%s' "$OUT" | python3 -c 'import json,sys; print(json.load(sys.stdin)["requests_per_s"])')
         echo "$mode $RPS" >> "$T/rps"
         # Other processes: all busy CPU less the server's and perf's (perflab http's own is in it too).
         awk -v r="$r" -v m="$mode" -v rps="$RPS" -v p="$((P1 - P0))" -v s="$((S1 - S0))" -v b="$((B1 - B0))" \
-            -v t="$TCK" -v d="$DUR" -v n="$NCPU" \
-            'BEGIN { printf "%-6s %-8s %12.0f %14.2f %16.1f\n", r, m, rps, p / t / d * 100, (b - s - p) / t / d * 100 }'
+            -v t="$TCK" -v d="$DUR" -v n="$NCPU" -v k="$SAMPLES" \
+            'BEGIN { printf "%-6s %-8s %12.0f %14.3f %16.1f %10s\n", r, m, rps, p / t / d * 100, (b - s - p) / t / d * 100, k }'
     done
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -153,6 +159,6 @@ best() { # the best of 3 wall times of `perflab report DIR --out OUT`
 }
 W=$(best "$RUN"); WO=$(best "$T/without")
 awk -v w="$W" -v wo="$WO" 'BEGIN { d = (w - wo) / 2;
-    printf "perflab report: %.2f s with the profiles, %.2f s without: %.3f s per point (goal <= 1 s: %s)\n",
-           w, wo, d, (d <= 1) ? "met" : "NOT met" }'
+    printf "perflab report: %.3f s with the profiles, %.3f s without: %.1f ms per point (goal <= 1 s: %s)\n",
+           w, wo, 1000 * d, (d <= 1) ? "met" : "NOT met" }'
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -49,13 +49,20 @@ pub fn run(a: ProfileArgs) -> anyhow::Result<i32> {
     if a.frequency == 0 || a.frequency > 10_000 {
         return Err(crate::error::usage("--frequency must be between 1 and 10000 Hz"));
     }
-    if let Err(m) = super::availability(kind, &scope) {
-        return Err(anyhow::anyhow!("cannot profile here: {m}"));
+    if a.duration.is_zero() {
+        return Err(crate::error::usage("--duration must be longer than 0s"));
     }
     let out = a
         .output
         .clone()
         .unwrap_or_else(|| PathBuf::from(if a.folded { "profile.folded" } else { "flame.svg" }));
+    // A place the output cannot go is refused before anything is recorded.
+    if let Err(why) = crate::util::fs::check_output(&out) {
+        return Err(crate::error::usage(format!("--output {}: {why}", out.display())));
+    }
+    if let Err(m) = super::availability(kind, &scope) {
+        return Err(anyhow::anyhow!("cannot profile here: {m}"));
+    }
     let cancel = Cancel::on_signals()?;
     let opts = Options {
         kind,
