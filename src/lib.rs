@@ -19,6 +19,7 @@ pub mod model;
 pub mod monitor;
 pub mod plan;
 pub mod probe;
+pub mod profile;
 pub mod remote;
 pub mod report;
 pub mod runner;

@@ -15,6 +15,7 @@ mod clock;
 mod exec;
 mod facts;
 mod own_binary;
+mod profiles;
 
 use crate::monitor::{BackgroundSampler, MonitorConfig, ProcessSelector};
 use crate::plan::{LogPattern, Ready, ResolvedTarget};
@@ -81,6 +82,8 @@ struct Agent {
     ledger: Ledger,
     /// What this agent cleaned up after dead agents and runs when it started (told in `hello`).
     cleaned: Vec<String>,
+    /// The profiles of a target's load phase (perf stopped when they are dropped).
+    profiles: profiles::Profiles,
 }
 
 /// Serve requests from `input` until it ends, then clean up. Returns the exit code.
@@ -96,6 +99,7 @@ pub fn serve(input: impl BufRead, out: Out) -> i32 {
         execs: exec::Groups::default(),
         ledger: Ledger::open_agent().unwrap_or_else(Ledger::none),
         cleaned,
+        profiles: profiles::Profiles::default(),
     };
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -177,6 +181,24 @@ impl Agent {
                 exec::spawn(id, command, cwd, env, timeout_s, self.out.clone(), self.execs.clone());
                 return None;
             }
+            Request::ProfileStart {
+                kind,
+                target,
+                scope,
+                frequency_hz,
+                call_graph,
+            } => {
+                let pid = match target.as_deref().map(|n| self.targets.get(n).ok_or(n)) {
+                    None => Ok(None),
+                    Some(Ok(t)) => Ok(Some(t.pid() as i32)),
+                    Some(Err(n)) => Err(anyhow::anyhow!("no target named `{n}` runs on this host")),
+                };
+                pid.and_then(|pid| self.profiles.start(&kind, &scope, pid, frequency_hz, &call_graph))
+                    .map(|_| serde_json::Value::Null)
+            }
+            Request::ProfileEnable => self.profiles.enable().map(|_| serde_json::Value::Null),
+            Request::ProfileDisable => self.profiles.disable().map(|_| serde_json::Value::Null),
+            Request::ProfileStop => self.profiles.stop().and_then(json),
             Request::Bye => Ok(serde_json::Value::Null),
         })
     }
@@ -268,6 +290,8 @@ impl Agent {
         if let Some(s) = self.sampler.take() {
             let _ = s.stop();
         }
+        // perf goes (and a tracefs it mounted) before the targets it profiled.
+        self.profiles = profiles::Profiles::default();
         for (name, t) in std::mem::take(&mut self.targets) {
             if let Err(e) = t.stop() {
                 eprintln!("perflab agent: stopping target `{name}`: {}", crate::error::one_line(&e));

@@ -25,6 +25,8 @@ pub enum Command {
     Serve(crate::serve::cli::ServeArgs),
     /// Measure latency with probes (icmp, tcp, http, udp, command), as ping does
     Probe(crate::probe::cli::ProbeArgs),
+    /// Profile processes, a cgroup or the machine: perf record and a flame graph in one step
+    Profile(crate::profile::cli::ProfileArgs),
     /// Run an experiment from a plan file
     Run(crate::runner::cli::RunArgs),
     /// Run the embedded demo plan and write its report
@@ -96,6 +98,7 @@ pub fn main() -> i32 {
         Command::Load(a) => crate::workload::load_cli::run(a),
         Command::Serve(a) => crate::serve::cli::run(a),
         Command::Probe(a) => crate::probe::cli::run(a),
+        Command::Profile(a) => crate::profile::cli::run(a),
         Command::Run(a) => crate::runner::cli::run(a),
         Command::Demo(a) => crate::runner::cli::demo(a),
         Command::Report(a) => crate::report::cli::report(a),

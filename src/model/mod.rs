@@ -8,6 +8,7 @@
 //! - a workload's headline figures ([`Primary`], declared; [`PrimaryMetrics`], resolved and stored);
 //! - the phases of a trial ([`Phase`]) and when each ran ([`PhaseSpan`]);
 //! - why a trial failed ([`TrialFailure`]) and the rest of a trial's record ([`TrialInfo`]);
+//! - profiles of the system under test ([`Profile`]: folded stacks, on- or off-CPU);
 //! - which machine measured ([`LOCAL_HOST`], [`HostIdentity`]).
 
 pub mod failure;
@@ -15,6 +16,7 @@ pub mod figures;
 pub mod host;
 pub mod phase;
 pub mod primary;
+pub mod profile;
 pub mod result;
 pub mod trial;
 
@@ -22,5 +24,6 @@ pub use failure::TrialFailure;
 pub use host::{HostIdentity, LOCAL_HOST};
 pub use phase::{Phase, PhaseSpan};
 pub use primary::{Primary, PrimaryMetrics};
+pub use profile::{FoldedStack, Profile, ProfileKind};
 pub use result::{latency_histogram, Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
 pub use trial::TrialInfo;

@@ -14,6 +14,7 @@ mod monitor;
 mod no_effect;
 mod ports;
 mod probes;
+mod profile;
 mod raw;
 mod rules;
 mod secrets;
@@ -29,6 +30,7 @@ pub use host_programs::{on_host as programs_on_host, NeededProgram};
 pub use hosts::{HostSpec, HOST_KEYS};
 pub use monitor::MonitorHosts;
 pub use probes::MAX_PROBES;
+pub use profile::{ProfileScope, ProfileSpec};
 pub use rules::MAX_REPETITIONS;
 pub use secrets::{Secrets, SENSITIVE_HEADERS};
 pub use source::Source;
@@ -76,6 +78,8 @@ pub struct Plan {
     pub hosts: Vec<HostSpec>,
     /// `[monitor] hosts`: the machines sampled during every trial (default: all of them).
     pub monitor_hosts: MonitorHosts,
+    /// `[profile]`: profiles of the target during every trial's load phase (None: none asked for).
+    pub profile: Option<ProfileSpec>,
 }
 
 #[derive(Clone, Debug)]

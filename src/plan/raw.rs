@@ -31,6 +31,8 @@ pub struct RawPlan {
     pub hosts: Option<Spanned<Table>>,
     /// `[monitor]`: the hosts sampled during the trials.
     pub monitor: Option<Spanned<Table>>,
+    /// `[profile]`: profiles of the target during the load phase.
+    pub profile: Option<Spanned<Table>>,
 }
 
 /// One `[[probes]]` table: every value kept with its span, and substituted per matrix point.

@@ -79,6 +79,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
     report_section(raw.report.as_ref(), &matrix, &src)?;
     secrets.add_hooks(&variants);
     let target_table = raw.target.as_ref().map(|t| t.get_ref().clone());
+    let profile = super::profile::profile(raw.profile.as_ref().map(|p| p.get_ref()), target_table.is_some(), &src)?;
     let keep_target = target_table.as_ref().and_then(|t| t.get("restart")).and_then(Value::as_str) == Some("keep");
     let mut notes = unused_parameters(&src, &matrix, &variants);
     notes.extend(super::no_effect::notes(&variants, super::no_effect::swap_total_kb()));
@@ -122,6 +123,7 @@ fn checked(mut raw: RawPlan, src: Source, secrets: &mut Secrets) -> anyhow::Resu
         secrets: Secrets::default(),
         hosts,
         monitor_hosts,
+        profile,
     })
 }
 

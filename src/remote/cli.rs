@@ -32,14 +32,19 @@ fn gib(b: u64) -> String {
 /// One line of facts about a host.
 pub fn describe(f: &Facts, version: &str) -> String {
     format!(
-        "perflab {version}, {} {}, {} CPU(s) ({}), {}, kernel {}, cgroups {}",
+        "perflab {version}, {} {}, {} CPU(s) ({}), {}, kernel {}, cgroups {}{}",
         f.hostname,
         f.arch,
         f.cpus,
         if f.cpu_model.is_empty() { "model unknown" } else { &f.cpu_model },
         gib(f.mem_bytes),
         f.kernel,
-        f.cgroups
+        f.cgroups,
+        if f.perf.is_empty() {
+            String::new()
+        } else {
+            format!(", profiles: {}", f.perf)
+        }
     )
 }
 

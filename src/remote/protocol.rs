@@ -68,6 +68,24 @@ pub enum Request {
         env: Vec<(String, String)>,
         timeout_s: f64,
     },
+    /// Start perf on the host with its events disabled (answered once it is ready): a profile of
+    /// kind `on_cpu` or `off_cpu` of the named target's process tree (`scope = "target"`), its
+    /// cgroup (`"cgroup"`) or the whole host (`"system"`).
+    ProfileStart {
+        kind: String,
+        #[serde(default)]
+        target: Option<String>,
+        scope: String,
+        frequency_hz: u32,
+        call_graph: String,
+    },
+    /// Open the window of every profile started: perf records from now on.
+    ProfileEnable,
+    /// Close every profile's window.
+    ProfileDisable,
+    /// Stop perf and answer with the profiles (`model::Profile`, times in seconds since the
+    /// window opened on the host).
+    ProfileStop,
     /// Stop everything the agent started and exit.
     Bye,
 }
@@ -157,6 +175,10 @@ pub struct Facts {
     pub mem_bytes: u64,
     /// The cgroup mechanism limits would use there: v2, hybrid or none.
     pub cgroups: String,
+    /// Whether `[profile]` can be taken there: `on-CPU and off-CPU`, or what is missing and how
+    /// to enable it (empty from an agent older than profiles).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub perf: String,
 }
 
 /// The agent's answer to `clock`: its clock when the request arrived and when the reply left.

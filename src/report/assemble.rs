@@ -124,6 +124,9 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     });
     let mut overview = overview;
     overview.warnings.extend(super::hosts::warnings(&hosts));
+    let headlines: Vec<Option<&str>> = points.iter().map(|p| p.headline.as_deref()).collect();
+    let profiles = super::profiles::build(&groups, &headlines, compare.as_deref(), overview.baseline.as_deref())?;
+    super::profiles::quote_in_findings(&mut findings, &profiles);
     Ok(ReportModel {
         schema: SCHEMA,
         title: safe(&title(&r.facts, label_runs)),
@@ -143,6 +146,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         probes,
         experiments: Vec::new(),
         hosts,
+        profiles,
     })
 }
 

@@ -1,6 +1,6 @@
 //! SVG charts via plotters (SVG backend, no fonts needed): per-trial system time series (the
 //! median repetition of each point, one panel per unit, its phases shaded), the sweep charts of
-//! `sweep_charts`, latency spectra and the probes' charts. Every chart carries its caption.
+//! `sweep_charts`, latency spectra, the probes' charts and the profiles' flame graphs (inferno's, `report/profiles.rs`). Every chart carries its caption.
 
 use super::chart_kit::{color, e, phase_legend, range, tick, time_chart, with_caption, with_legend, LegendEntry, Stroke, FONT, WIDTH};
 use super::loaded::{safe as redact, variant_of};
@@ -18,6 +18,8 @@ pub fn render(m: &mut ReportModel) -> anyhow::Result<Vec<(String, String)>> {
             out.push((format!("trial_{i:02}.svg"), svg));
         }
     }
+    // The flame graphs (their chart names set in the model's profiles), drawn last.
+    let flames = super::profiles::render(&mut m.profiles)?;
     let m = &*m;
     out.extend(super::sweep_charts::render(m)?);
     // One latency spectrum per variant, a line per point (swept value) of that variant.
@@ -32,6 +34,7 @@ pub fn render(m: &mut ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         out.push((format!("latency_spectrum_{i:02}.svg"), spectrum_chart(m, v)?));
     }
     out.extend(super::probe_charts::render(&m.probes)?);
+    out.extend(flames);
     Ok(out)
 }
 

@@ -27,6 +27,7 @@ mod point_findings;
 mod points;
 mod probe_charts;
 mod probes;
+mod profiles;
 mod related;
 mod scaling;
 pub mod spec;

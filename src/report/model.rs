@@ -212,6 +212,10 @@ pub struct ReportModel {
     /// Every host's facts, tables and charts (absent without remote hosts; `report/hosts.rs`).
     #[serde(skip_serializing_if = "super::hosts::Hosts::is_empty")]
     pub hosts: super::hosts::Hosts,
+    /// The profiles of each point's median repetition and the differentials between variants
+    /// (absent without `[profile]`; `report/profiles.rs`).
+    #[serde(skip_serializing_if = "super::profiles::Profiles::is_empty")]
+    pub profiles: super::profiles::Profiles,
 }
 
 /// The monitor samples of one trial, kept for its time-series chart (not in the JSON).

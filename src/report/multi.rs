@@ -237,6 +237,7 @@ fn shell(parts: Vec<ReportModel>) -> ReportModel {
         charted: Vec::new(),
         probes: Vec::new(),
         hosts: Default::default(),
+        profiles: Default::default(),
         experiments: parts,
     }
 }

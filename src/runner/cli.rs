@@ -89,6 +89,10 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
         if let Some(w) = crate::store::projection::sampling_warning(ph.total(), ph.interval, trials.len()) {
             println!("{w}");
         }
+        let program = plan.points.iter().find_map(|p| p.target.as_ref()?.command.program());
+        for line in super::profiles::dry_run_lines(plan.profile.as_ref(), program.as_deref()) {
+            println!("{}", redactor.apply(&line));
+        }
         return Ok(0);
     };
     if cancel.is_cancelled() {

@@ -381,6 +381,7 @@ impl Session {
             run_dir: Some(self.store.dir()),
             hosts: &t.hosts,
             monitor: &exp.monitor_hosts,
+            profile: exp.profile.as_ref(),
         };
         let (mut rec, hosts) = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
             let info = TrialInfo {

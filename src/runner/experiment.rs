@@ -59,4 +59,6 @@ pub struct Experiment {
     pub notes: Vec<String>,
     /// Which hosts each trial samples (`[monitor] hosts`).
     pub monitor_hosts: crate::plan::MonitorHosts,
+    /// `[profile]`: the profiles taken of the target during each trial's load phase.
+    pub profile: Option<crate::plan::ProfileSpec>,
 }

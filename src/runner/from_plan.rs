@@ -66,6 +66,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         extend,
         notes: plan.notes.clone(),
         monitor_hosts: plan.monitor_hosts.clone(),
+        profile: plan.profile.clone(),
     })
 }
 

@@ -56,6 +56,21 @@ pub fn local_facts() -> Facts {
         cpus: crate::util::cpus::online_cpus().len(),
         mem_bytes,
         cgroups: cgroups.to_string(),
+        perf: perf_fact(),
+    }
+}
+
+/// What profiles perf can take here, or what is missing and how to enable it.
+fn perf_fact() -> String {
+    use crate::model::ProfileKind;
+    let scope = crate::profile::Scope::Processes(Vec::new());
+    match (
+        crate::profile::availability(ProfileKind::OnCpu, &scope),
+        crate::profile::availability(ProfileKind::OffCpu, &scope),
+    ) {
+        (Ok(()), Ok(())) => "on-CPU and off-CPU".into(),
+        (Ok(()), Err(m)) => format!("on-CPU only (off-CPU: {m})"),
+        (Err(m), _) => format!("none: {m}"),
     }
 }
 

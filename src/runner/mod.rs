@@ -15,6 +15,7 @@ pub mod limits;
 pub mod phase;
 pub mod preflight;
 mod probes;
+mod profiles;
 pub mod progress;
 pub mod reclaim;
 pub mod remote_exec;

@@ -215,6 +215,35 @@ impl RemoteTarget {
         (out, std::mem::take(&mut self.clocks))
     }
 
+    /// Start perf on the host for a profile of this target (its events disabled until enabled).
+    pub fn profile_start(&mut self, kind: &str, scope: &str, frequency_hz: u32, call_graph: &str) -> anyhow::Result<()> {
+        let req = Request::ProfileStart {
+            kind: kind.to_string(),
+            target: Some(self.name.clone()),
+            scope: scope.to_string(),
+            frequency_hz,
+            call_graph: call_graph.to_string(),
+        };
+        // perf takes up to a few seconds to start on a busy host.
+        self.ch.call::<serde_json::Value>(req, CALL + Duration::from_secs(30)).map(|_| ())
+    }
+
+    /// Open (`enable`) or close (`disable`) the windows of the host's profiles.
+    pub fn profile_call(&mut self, what: &str) -> anyhow::Result<()> {
+        let req = if what == "enable" {
+            Request::ProfileEnable
+        } else {
+            Request::ProfileDisable
+        };
+        self.ch.call::<serde_json::Value>(req, CALL).map(|_| ())
+    }
+
+    /// Stop perf on the host and take its profiles (their times count from the window's opening).
+    pub fn profile_stop(&mut self) -> anyhow::Result<Vec<crate::model::Profile>> {
+        // Folding the stacks takes a while on a busy host.
+        self.ch.call(Request::ProfileStop, CALL + Duration::from_secs(60))
+    }
+
     /// Stop the target on the host (its stop signal, grace, SIGKILL; cgroups removed) and close
     /// the channel. A target lost with its channel was already stopped by the agent.
     pub fn stop(mut self) -> anyhow::Result<Stopped> {

@@ -94,6 +94,30 @@ impl Sut {
         }
     }
 
+    /// A remote target's host: start perf there (events disabled) for a profile of `kind`.
+    pub fn profile_start(&mut self, kind: &str, scope: &str, frequency_hz: u32, call_graph: &str) -> anyhow::Result<()> {
+        match self {
+            Sut::Local(_) => Err(anyhow::anyhow!("the target runs on this machine")),
+            Sut::Remote(t) => t.profile_start(kind, scope, frequency_hz, call_graph),
+        }
+    }
+
+    /// A remote target's host: open (`enable`) or close (`disable`) its profiles' windows.
+    pub fn profile_call(&mut self, what: &str) -> anyhow::Result<()> {
+        match self {
+            Sut::Local(_) => Err(anyhow::anyhow!("the target runs on this machine")),
+            Sut::Remote(t) => t.profile_call(what),
+        }
+    }
+
+    /// A remote target's host: stop perf and return its profiles (times since the window opened).
+    pub fn profile_stop(&mut self) -> anyhow::Result<Vec<crate::model::Profile>> {
+        match self {
+            Sut::Local(_) => Err(anyhow::anyhow!("the target runs on this machine")),
+            Sut::Remote(t) => t.profile_stop(),
+        }
+    }
+
     pub fn stop(self) -> anyhow::Result<Stopped> {
         match self {
             Sut::Local(t) => t.stop(),

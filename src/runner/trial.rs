@@ -34,6 +34,8 @@ pub struct TrialSpec<'a> {
     /// The plan's `[hosts]` and which hosts `[monitor] hosts` samples.
     pub hosts: &'a [crate::plan::HostSpec],
     pub monitor: &'a crate::plan::MonitorHosts,
+    /// `[profile]`: profiles of the target taken during the load phase.
+    pub profile: Option<&'a crate::plan::ProfileSpec>,
 }
 
 /// Progress notifications for the progress bar.
@@ -189,8 +191,16 @@ pub fn run_trial(
         cancel.sleep(spec.phases.baseline);
         rec.failure = died(&mut target, Phase::Baseline);
     }
+    let mut profiles = super::profiles::LoadProfiles::default();
     if rec.failure.is_none() && !cancel.is_cancelled() {
-        warmup_and_load(spec, workload, cancel, obs, &mut clock, &shared, &mut rec, &mut target);
+        let t0 = crate::profile::monotonic_now() - clock.now();
+        profiles = super::profiles::LoadProfiles::start(spec.profile, target.as_deref_mut(), t0);
+        let mut load = Load {
+            clock: &mut clock,
+            shared: &shared,
+            profiles: &mut profiles,
+        };
+        warmup_and_load(spec, workload, cancel, obs, &mut load, &mut rec, &mut target);
     }
     if !cancel.is_cancelled() && rec.failure.is_none() {
         clock.enter(Phase::Recovery, &shared, obs);
@@ -208,6 +218,8 @@ pub fn run_trial(
             rec.failure.get_or_insert(TrialFailure::Monitor(format!("{e:#}")));
         }
     }
+    // perf is stopped and its stacks folded once nothing is measured any more.
+    rec.profiles = profiles.finish(target.as_deref_mut());
     let (mut remote, mut clocks) = hosts.stop();
     if let Some(t) = target.as_mut() {
         if rec.stderr_tail.is_none() {
@@ -224,26 +236,36 @@ pub fn run_trial(
     (rec, placed)
 }
 
+/// What the warm-up and load phases change as they go: the trial's clock and phase, and the
+/// profiles' window (opened when the load starts, closed when it ends).
+struct Load<'a> {
+    clock: &'a mut Clock,
+    shared: &'a CurrentPhase,
+    profiles: &'a mut super::profiles::LoadProfiles,
+}
+
 /// The warm-up and load phases: the workload runs, the load phase starts at its cutover (or when
 /// it returns, for a workload without one), and its result or failure goes into `rec`.
-#[allow(clippy::too_many_arguments)]
 fn warmup_and_load(
     spec: &TrialSpec,
     workload: &mut dyn Workload,
     cancel: &Cancel,
     obs: &mut dyn TrialObserver,
-    clock: &mut Clock,
-    shared: &CurrentPhase,
+    load: &mut Load,
     rec: &mut TrialRecord,
     target: &mut Option<&mut Sut>,
 ) {
-    clock.enter(Phase::Warmup, shared, obs);
+    let shared = load.shared;
+    load.clock.enter(Phase::Warmup, shared, obs);
     let mut load_started = false;
     let run = {
-        let clock = &mut *clock;
+        let clock = &mut *load.clock;
+        let profiles = &mut *load.profiles;
         let obs: &mut dyn TrialObserver = obs;
+        let target = &mut *target;
         let mut on_load = || {
             clock.enter(Phase::Load, shared, obs);
+            profiles.load_started(target.as_deref_mut(), clock.now());
             load_started = true;
         };
         workload.run(
@@ -256,8 +278,10 @@ fn warmup_and_load(
         )
     };
     if !load_started {
-        clock.enter(Phase::Load, shared, obs);
+        load.clock.enter(Phase::Load, shared, obs);
+        load.profiles.load_started(target.as_deref_mut(), load.clock.now());
     }
+    load.profiles.load_ended(target.as_deref_mut());
     match run {
         Ok(r) => {
             if let Some(f) = &r.failure {

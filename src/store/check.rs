@@ -314,6 +314,7 @@ pub fn full(store: &Store, integrity: bool) -> anyhow::Result<Vec<String>> {
             "phase_summary",
             "probe",
             "probe_sample",
+            "profile",
         ]);
     for t in rest {
         if !f.full() {
@@ -382,7 +383,7 @@ fn orphans(conn: &Connection, version: i64, f: &mut Found) -> rusqlite::Result<(
 }
 
 /// Every trial read as a report reads it: its metrics, histograms and series, its samples on
-/// every host, their summaries, its probes and kept output. What is not damage (a full disk) is
+/// every host, their summaries, its probes, kept output and profiles. What is not damage (a full disk) is
 /// returned as the error it is.
 fn decoded(store: &Store, f: &mut Found) -> anyhow::Result<()> {
     let Some(trials) = note(f, store.trials())? else { return Ok(()) };
@@ -397,6 +398,7 @@ fn decoded(store: &Store, f: &mut Found) -> anyhow::Result<()> {
             )?;
         }
         note(f, store.probes(t.id).and_then(|_| store.raw_output(t.id)))?;
+        note(f, store.profiles(t.id))?;
         if f.full() {
             return Ok(());
         }

@@ -4,7 +4,9 @@
 //! The packed samples of a store of version 3 are written unpacked, as `sample.csv` with one row
 //! per value (`trial_id`, `host`, `phase`, `t_s`, `unix_s`, `name`, `value`), and `phase_summary.csv`
 //! names its metrics; numbers are written in Rust's shortest form that reads back to the same f64,
-//! bit for bit.
+//! bit for bit. The profiles' stacks (`profile.stacks_deflate`) are written as folded text, one
+//! file per trial, host and kind under `profiles/` (`trial-3-local-on_cpu.folded`: on-CPU stacks
+//! weighed in samples, off-CPU in microseconds), the input of FlameGraph and inferno.
 
 use super::layout::{self, Col};
 use super::{damage, schema::TABLES, Store};
@@ -29,7 +31,7 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             continue;
         }
         // The probe tables exist only in runs whose plan had probes.
-        if matches!(*table, "probe" | "probe_sample") && !table_exists(store, table)? {
+        if matches!(*table, "probe" | "probe_sample" | "profile") && !table_exists(store, table)? {
             continue;
         }
         let path = out_dir.join(format!("{table}.csv"));
@@ -45,6 +47,13 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
                     "SELECT p.trial_id, d.host, d.name, p.baseline, p.n_baseline, p.under_load, p.n_load, p.peak,
                             p.recovery, p.n_recovery, p.recovery_s, p.never_recovered
                      FROM phase_summary p JOIN metric_dict d ON d.id = p.metric_id ORDER BY p.trial_id, d.host, d.name",
+                )?,
+                "profile" => query(
+                    store,
+                    &mut w,
+                    "profile",
+                    "SELECT trial_id, host, kind, scope, frequency_hz, window_start_s, window_end_s, first_sample_s,
+                            last_sample_s, samples, ns, notes FROM profile ORDER BY trial_id, host, kind",
                 )?,
                 t => query(store, &mut w, t, &format!("SELECT * FROM {t}"))?,
             }
@@ -65,6 +74,47 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             return Err(e.context(format!("cannot write {}", path.display())));
         }
         written.push(path);
+    }
+    if table_exists(store, "profile")? {
+        match folded_files(store, out_dir) {
+            Ok(files) => written.extend(files),
+            Err(e) => {
+                written.iter().for_each(|p| drop(std::fs::remove_file(p)));
+                return Err(e);
+            }
+        }
+    }
+    Ok(written)
+}
+
+/// Each stored profile as folded text under `profiles/`.
+fn folded_files(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    let mut written = Vec::new();
+    let dir = out_dir.join("profiles");
+    for t in store.trial_ids()? {
+        for r in store.profiles(t)? {
+            let kind = r.profile.kind.unwrap_or(crate::model::ProfileKind::OnCpu);
+            let in_time = kind == crate::model::ProfileKind::OffCpu;
+            let text = if in_time {
+                r.profile
+                    .stacks
+                    .iter()
+                    .filter(|s| s.ns >= 1000)
+                    .map(|s| format!("{} {}\n", s.stack, s.ns / 1000))
+                    .collect()
+            } else {
+                r.profile.folded(false)
+            };
+            std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+            let safe: String = r
+                .host
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' })
+                .collect();
+            let path = dir.join(format!("trial-{t}-{safe}-{}.folded", kind.name()));
+            crate::util::fs::write_atomic(&path, text.as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+            written.push(path);
+        }
     }
     Ok(written)
 }

@@ -296,6 +296,27 @@ pub const TABLES: &[Table] = &[
             LAST,
         )
     },
+    t(
+        "profile",
+        "profiles",
+        &[
+            c("trial_id", Int),
+            c("host", Text),
+            c("kind", Text),
+            c("scope", Text),
+            n("frequency_hz", Real),
+            c("window_start_s", Real),
+            c("window_end_s", Real),
+            n("first_sample_s", Real),
+            n("last_sample_s", Real),
+            c("samples", Int),
+            c("ns", Int),
+            c("stacks_deflate", Blob),
+            c("notes", Text),
+        ],
+        5,
+        LAST,
+    ),
 ];
 
 /// The tables (with their columns) a store of `version` has.

@@ -12,6 +12,7 @@ mod layout;
 mod meta;
 mod pack;
 mod probes;
+mod profiles;
 pub mod projection;
 mod read;
 pub mod reserve;
@@ -24,6 +25,7 @@ mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
 pub use probes::{ProbeRecord, ProbeRow};
+pub use profiles::ProfileRecord;
 pub use read::{Measured, StoredPoint, StoredRun, StoredThreshold, StoredTrial};
 pub use schema::SCHEMA_VERSION;
 pub use status::RunStatus;

@@ -18,6 +18,7 @@ const TRIAL_TABLES: &[&str] = &[
     "phase_summary",
     "probe",
     "probe_sample",
+    "profile",
 ];
 
 impl Store {
@@ -77,6 +78,7 @@ mod tests {
             result: None,
             samples: Vec::new(),
             probes: Vec::new(),
+            profiles: Vec::new(),
         }
     }
 

@@ -4,12 +4,13 @@
 //! Versions: 1 first; 2 adds `metric.kind` and `threshold.basis` (NULL in rows of version 1: the
 //! kind is then inferred from the metric's name and unit); 3 packs the monitor samples (`metric_dict`,
 //! `sample_clock`, `sample_series` in place of `sample`) and adds `phase_summary`; 4 adds
-//! `trial.failure_kind` (which `model::TrialFailure` a failure is; filled from the text on upgrade).
+//! `trial.failure_kind` (which `model::TrialFailure` a failure is; filled from the text on upgrade); 5 adds
+//! `profile` (the folded stacks of the trials' load phases, `store/profiles.rs`).
 
 use crate::model::TrialFailure;
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// The oldest version this perflab still reads.
 pub const OLDEST_READABLE: i64 = 1;
@@ -167,11 +168,13 @@ pub const TABLES: &[&str] = &[
     "threshold",
     "probe",
     "probe_sample",
+    "profile",
 ];
 
 pub fn create(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(DDL)?;
     conn.execute_batch(PACKED)?;
+    conn.execute_batch(super::profiles::DDL)?;
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
         [SCHEMA_VERSION.to_string()],
@@ -222,7 +225,8 @@ pub fn check(conn: &Connection, dir: &std::path::Path) -> anyhow::Result<i64> {
 /// Bring a store of an older version up to `SCHEMA_VERSION` (before writing to it: `--resume`, or
 /// `perflab store upgrade`). Rows written before keep NULL in the new columns of version 2; the
 /// samples of a store older than 3 are packed, trial by trial, and their summaries computed; the
-/// failures of a store older than 4 get the kind their text tells. Returns whether the
+/// failures of a store older than 4 get the kind their text tells; a store older than 5 gets the (empty)
+/// profile table. Returns whether the
 /// samples were repacked (the file then has free pages worth a `VACUUM`).
 pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
     if from >= SCHEMA_VERSION {
@@ -239,6 +243,9 @@ pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
     }
     if from < 4 {
         add_failure_kinds(&tx)?;
+    }
+    if from < 5 {
+        tx.execute_batch(super::profiles::DDL)?;
     }
     tx.execute(
         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",

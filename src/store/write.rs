@@ -35,6 +35,8 @@ pub struct TrialRecord {
     pub samples: Vec<TaggedSample>,
     /// The plan's `[[probes]]`, every probe sent (see `store/probes.rs`).
     pub probes: Vec<super::ProbeRecord>,
+    /// The plan's `[profile]`: the load phase's profiles, per host and kind (`store/profiles.rs`).
+    pub profiles: Vec<super::ProfileRecord>,
 }
 
 impl TrialRecord {
@@ -45,6 +47,7 @@ impl TrialRecord {
             result: None,
             samples: Vec::new(),
             probes: Vec::new(),
+            profiles: Vec::new(),
         }
     }
 }
@@ -285,6 +288,7 @@ impl Store {
             }
         }
         super::probes::insert(&tx, t.id, &t.probes, red)?;
+        super::profiles::insert(&tx, t.id, &t.profiles)?;
         tx.commit()?;
         Ok(())
     }

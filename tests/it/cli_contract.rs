@@ -17,6 +17,7 @@ const TESTED: &[&str] = &[
     "load",
     "serve",
     "probe",
+    "profile",
     "run",
     "demo",
     "report",
@@ -249,6 +250,25 @@ fn probe() {
         ),
         (&["probe", "tcp", "127.0.0.1:1", "--insecure", "-c", "1"], "http probes only"),
     ]);
+}
+
+#[test]
+fn profile() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let nodir = dir.path().join("no/such/flame.svg");
+    let nodir = nodir.to_str().expect("utf-8");
+    refused(&[
+        (&["profile"], "required arguments were not provided"),
+        (&["profile", "--pid", "1", "--system"], "cannot be used with"),
+        (&["profile", "--pid", "999999999"], "--pid 999999999: no such process"),
+        (&["profile", "--cgroup", "/no/such/cgroup"], "no such cgroup"),
+        (&["profile", "--system", "-d", "abc"], "invalid duration"),
+        (&["profile", "--system", "-d", "0s"], "--duration must be longer than 0s"),
+        (&["profile", "--system", "-F", "0"], "--frequency must be between 1 and 10000 Hz"),
+        (&["profile", "--system", "--call-graph", "lbr"], "invalid value 'lbr'"),
+        (&["profile", "--system", "-o", nodir], "no such directory"),
+    ]);
+    assert!(!dir.path().join("no").exists());
 }
 
 #[test]

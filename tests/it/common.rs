@@ -147,6 +147,7 @@ pub fn exec_trial(
         result: None,
         samples,
         probes: vec![],
+        profiles: vec![],
     }
 }
 

@@ -55,6 +55,7 @@ mod plan_parse;
 mod plan_secrets;
 mod plan_variant_settings;
 mod probe;
+mod profile_run;
 mod registry_metrics;
 mod remote_agent;
 mod remote_agent_killed;

@@ -220,6 +220,7 @@ fn trial(id: usize, point: usize, repetition: u32, params_json: &str, workload: 
         result: Some(result),
         samples: vec![],
         probes: vec![],
+        profiles: vec![],
     }
 }
 

@@ -391,6 +391,7 @@ fn a_plan_of_one_point_has_no_empty_label() {
             )])),
             samples,
             probes: vec![],
+            profiles: vec![],
         })
         .unwrap();
     }

@@ -106,6 +106,7 @@ pub fn synthetic_run(dir: &Path) {
                     }),
                     samples,
                     probes: vec![],
+                    profiles: vec![],
                 })
                 .unwrap();
                 id += 1;
@@ -135,6 +136,7 @@ pub fn synthetic_run(dir: &Path) {
         result: None,
         samples: vec![],
         probes: vec![],
+        profiles: vec![],
     })
     .unwrap();
     s.finish_run(RunStatus::Complete, 1_700_002_000.0).unwrap();
@@ -210,6 +212,7 @@ pub fn run_of_results_with_plan(dir: &Path, name: &str, plan: &str, workload: &s
                 result: Some(result),
                 samples: vec![],
                 probes: vec![],
+                profiles: vec![],
             })
             .unwrap();
             id += 1;

@@ -80,6 +80,7 @@ fn oltp_run(dir: &Path) {
             }),
             samples,
             probes: vec![],
+            profiles: vec![],
         })
         .unwrap();
     }

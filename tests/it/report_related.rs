@@ -206,6 +206,7 @@ fn a_run_with_no_trial_or_none_that_succeeded_is_never_said_to_be_valid() {
         result: None,
         samples: vec![],
         probes: vec![],
+        profiles: vec![],
     })
     .expect("trial");
     drop(s);

@@ -285,6 +285,7 @@ fn small_samples_are_flagged_and_unsupported_percentiles_left_out() {
         }),
         samples: vec![],
         probes: vec![],
+        profiles: vec![],
     })
     .unwrap();
     drop(s);

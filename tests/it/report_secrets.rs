@@ -86,6 +86,7 @@ fn points_fed_by_a_secret_are_reported_apart_and_no_report_file_holds_it() {
                 )),
                 samples: vec![],
                 probes: vec![],
+                profiles: vec![],
             })
             .expect("trial");
             id += 1;
@@ -110,6 +111,7 @@ fn points_fed_by_a_secret_are_reported_apart_and_no_report_file_holds_it() {
         result: None,
         samples: vec![],
         probes: vec![],
+        profiles: vec![],
     })
     .expect("failed trial");
     s.finish_run(RunStatus::Complete, 1_700_000_200.0).expect("finish");

@@ -364,6 +364,7 @@ fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
             started_s: 0.0,
             samples,
         }],
+        profiles: vec![],
     })
     .expect("trial");
     s.finish_run(RunStatus::Complete, 1_700_000_010.0).expect("finish");

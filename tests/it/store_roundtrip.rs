@@ -49,6 +49,7 @@ fn record(id: usize, point: usize) -> TrialRecord {
             values: vec![("cpu_busy_pct".into(), 12.5), ("mem_used_mb".into(), 900.0)],
         }],
         probes: vec![],
+        profiles: vec![],
     }
 }
 
@@ -119,8 +120,36 @@ fn every_table_exports_to_csv_with_every_row() {
     })
     .unwrap();
     s.write_point(0, "concurrency=10", "{}", 2, Some("fixed N = 2")).unwrap();
-    s.write_trial(&record(0, 0)).unwrap();
-    s.write_trial(&record(1, 0)).unwrap();
+    // Each trial with an on-CPU profile of its load phase.
+    let profile = perflab::model::Profile {
+        kind: Some(perflab::model::ProfileKind::OnCpu),
+        scope: "process tree of PID 7".into(),
+        frequency_hz: Some(49.0),
+        window: (2.0, 8.0),
+        sampled: Some((2.1, 7.9)),
+        stacks: vec![
+            perflab::model::FoldedStack {
+                stack: "app;main;operator new(unsigned long)".into(),
+                samples: 1,
+                ns: 20_408_163,
+            },
+            perflab::model::FoldedStack {
+                stack: "app;main;work".into(),
+                samples: 3,
+                ns: 61_224_489,
+            },
+        ],
+        notes: vec!["perf lost samples: 1 chunk".into()],
+    };
+    for id in 0..2 {
+        let mut r = record(id, 0);
+        r.profiles = vec![perflab::store::ProfileRecord {
+            host: "local".into(),
+            profile: profile.clone(),
+        }];
+        s.write_trial(&r).unwrap();
+    }
+    assert_eq!(s.profiles(1).unwrap()[0].profile, profile, "the profile reads back as written");
     s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), "mean of 2 trials", true)
         .unwrap();
     s.finish_run(RunStatus::Complete, 2000.0).unwrap();
@@ -144,8 +173,12 @@ fn every_table_exports_to_csv_with_every_row() {
         ("error", 2),
         ("raw_output", 2),
         ("threshold", 1),
+        ("profile", 2),
     ];
-    assert_eq!(files.len(), want.len(), "one CSV per table: {files:?}");
+    // One CSV per table, and each profile's stacks as folded text.
+    assert_eq!(files.len(), want.len() + 2, "{files:?}");
+    let folded = std::fs::read_to_string(out.join("profiles/trial-1-local-on_cpu.folded")).unwrap();
+    assert_eq!(folded, "app;main;operator new(unsigned long) 1\napp;main;work 3\n");
     for (table, rows) in want {
         let path = out.join(format!("{table}.csv"));
         let mut r = csv::Reader::from_path(&path).unwrap();

@@ -40,5 +40,6 @@ pub fn errors_by_parameter(parameter: &str, points: &[(String, f64, f64)]) -> Op
             })
             .collect(),
         caveats: Vec::new(),
+        profile: Vec::new(),
     })
 }

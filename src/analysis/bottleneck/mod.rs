@@ -172,6 +172,10 @@ pub struct Finding {
     pub evidence: Vec<Evidence>,
     /// Caveats that apply to this finding.
     pub caveats: Vec<String>,
+    /// What the profiles of the points it fired at say (`[profile]`): "c=50: 62 % of the on-CPU
+    /// samples of process tree of PID 12 in `deflate_slow`".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub profile: Vec<String>,
 }
 
 /// A figure as the findings print it: whole above 100 or when whole, else 3 significant digits
@@ -250,6 +254,7 @@ impl Finding {
             .map(|h| format!("{}: held in {} of {} load samples", h.point, h.held, h.samples))
             .collect();
         parts.extend(self.evidence.iter().map(Evidence::text));
+        parts.extend(self.profile.iter().map(|q| format!("profile: {q}")));
         parts.join("; ")
     }
 
@@ -344,6 +349,7 @@ fn assemble(labels: &[&str], fired: &[Vec<Fired>]) -> Vec<Finding> {
             hits: Vec::new(),
             evidence: Vec::new(),
             caveats: rule.caveats.iter().map(|&i| CAVEATS[i].to_string()).collect(),
+            profile: Vec::new(),
         };
         for (label, per_rule) in labels.iter().zip(fired) {
             if let Some((hit, ev, critical)) = per_rule.get(ri).cloned().flatten() {

@@ -85,6 +85,7 @@ pub fn error_classes_by_parameter(parameter: &str, points: &[ClassPoint]) -> Vec
                     })
                     .collect(),
                 caveats: Vec::new(),
+                profile: Vec::new(),
             })
         })
         .collect()

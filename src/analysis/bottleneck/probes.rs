@@ -82,6 +82,7 @@ pub fn latency_under_load(probe: &str, points: &[ProbeMedians]) -> Option<Findin
             })
             .collect(),
         caveats: Vec::new(),
+        profile: Vec::new(),
     })
 }
 

@@ -7,6 +7,7 @@
 mod hosts;
 mod points;
 mod probes;
+mod profiles;
 mod run;
 mod summary;
 mod system;
@@ -41,6 +42,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         second,
         verdicts::latency_charts(charts),
         Some(verdicts::findings(m)),
+        profiles::section(m),
         Some(run::run_facts(m)),
         hosts::facts(m),
         Some(verdicts::comparison(m).in_appendix()),

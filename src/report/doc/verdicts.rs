@@ -200,6 +200,10 @@ pub fn findings_evidence(m: &ReportModel) -> Option<Section> {
         for e in &f.evidence {
             rows.push(vec![name.clone(), safe(&e.point), safe(&e.text())]);
         }
+        for q in &f.profile {
+            let (point, said) = q.split_once(": ").unwrap_or(("", q));
+            rows.push(vec![name.clone(), safe(point), safe(&format!("profile: {said}"))]);
+        }
     }
     Some(Section::new(
         "Findings evidence",
