@@ -67,6 +67,11 @@ macro_rules! one {
 pub struct Figures {
     /// The workload names it covers (`exec:fio`, `http`).
     pub workload: &'static str,
+    /// The system rows of the resource the workload exercises, by metric prefix (`net_` for a
+    /// network or HTTP load, `disk_` for a disk load; empty for CPU and memory, which the system
+    /// table always shows): the table keeps that resource's busiest device even where the load did
+    /// not move it beyond the baseline's noise, so every report shows the resource it loaded.
+    pub resource: &'static str,
     pub primary: Primary,
     pub key: &'static [KeyFigure],
 }
@@ -130,6 +135,7 @@ fn star_part(pattern: &str, name: &str) -> Option<Option<String>> {
 
 pub const HTTP: Figures = Figures {
     workload: "http",
+    resource: "net_",
     primary: Primary {
         throughput: &["requests_per_s"],
         latency: &["latency_p99_ms"],
@@ -145,6 +151,7 @@ pub const HTTP: Figures = Figures {
 
 pub const CPU: Figures = Figures {
     workload: "cpu",
+    resource: "",
     primary: Primary {
         throughput: &["ops_per_s"],
         latency: &["op_p99_us"],
@@ -160,6 +167,7 @@ pub const CPU: Figures = Figures {
 
 pub const MEM: Figures = Figures {
     workload: "mem",
+    resource: "",
     primary: Primary {
         throughput: &[
             "touch_mib_per_s",
@@ -188,6 +196,7 @@ pub const MEM: Figures = Figures {
 
 pub const DISK: Figures = Figures {
     workload: "disk",
+    resource: "disk_",
     primary: Primary {
         throughput: &["iops"],
         latency: &["read_lat_p99_us", "write_lat_p99_us"],
@@ -206,6 +215,7 @@ pub const DISK: Figures = Figures {
 
 pub const NET: Figures = Figures {
     workload: "net",
+    resource: "net_",
     primary: Primary {
         throughput: &["gbit_per_s", "received_gbit_per_s", "transactions_per_s"],
         latency: &["rtt_mean_us", "jitter_ms", "rtt_p99_us"],
@@ -225,6 +235,7 @@ pub const NET: Figures = Figures {
 
 pub const OLTP: Figures = Figures {
     workload: "oltp",
+    resource: "net_",
     primary: Primary {
         throughput: &["transactions_per_s"],
         latency: &["latency_p99_ms"],
@@ -241,6 +252,7 @@ pub const OLTP: Figures = Figures {
 
 pub const AB: Figures = Figures {
     workload: "exec:ab",
+    resource: "net_",
     primary: Primary {
         throughput: &["requests_per_s"],
         latency: &["latency_p99_ms", "total_mean_ms"],
@@ -259,6 +271,7 @@ pub const AB: Figures = Figures {
 
 pub const FIO: Figures = Figures {
     workload: "exec:fio",
+    resource: "disk_",
     primary: Primary {
         throughput: &["read_iops", "write_iops", "trim_iops"],
         latency: &["read_clat_p99_us", "write_clat_p99_us", "trim_clat_p99_us"],
@@ -290,6 +303,7 @@ pub const FIO: Figures = Figures {
 
 pub const IPERF3: Figures = Figures {
     workload: "exec:iperf3",
+    resource: "net_",
     primary: Primary {
         throughput: &["received_mbitps", "sent_mbitps"],
         latency: &["rtt_mean_us", "jitter_ms"],
@@ -307,6 +321,7 @@ pub const IPERF3: Figures = Figures {
 
 pub const MEMTESTER: Figures = Figures {
     workload: "exec:memtester",
+    resource: "",
     primary: Primary::NONE,
     key: &[
         one!("memtest_tests_passed", "tests passed", Show::PassedOfSum("memtest_tests_failed")),
@@ -317,6 +332,7 @@ pub const MEMTESTER: Figures = Figures {
 
 pub const PGBENCH: Figures = Figures {
     workload: "exec:pgbench",
+    resource: "net_",
     primary: Primary {
         throughput: &["transactions_per_s", "transactions_incl_connect_per_s"],
         latency: &["latency_avg_ms", "latency_avg_derived_ms"],
@@ -337,6 +353,7 @@ pub const PGBENCH: Figures = Figures {
 
 pub const STRESS_NG: Figures = Figures {
     workload: "exec:stress-ng",
+    resource: "",
     primary: Primary {
         throughput: &["*_bogo_ops_per_s"],
         latency: &[],
@@ -350,6 +367,7 @@ pub const STRESS_NG: Figures = Figures {
 
 pub const SYSBENCH: Figures = Figures {
     workload: "exec:sysbench",
+    resource: "",
     primary: Primary {
         throughput: &["transactions_per_s", "events_per_s"],
         latency: &["latency_p99_ms", "latency_p95_ms", "latency_p90_ms", "latency_avg_ms"],
@@ -379,6 +397,7 @@ pub const SYSBENCH: Figures = Figures {
 
 pub const WRK: Figures = Figures {
     workload: "exec:wrk",
+    resource: "net_",
     primary: Primary {
         throughput: &["requests_per_s"],
         latency: &["latency_p99_ms", "latency_avg_ms"],
@@ -396,6 +415,7 @@ pub const WRK: Figures = Figures {
 /// A command no adapter reads: its run time.
 pub const COMMAND: Figures = Figures {
     workload: "exec",
+    resource: "",
     primary: Primary {
         throughput: &[],
         latency: &["wall_time_s"],

@@ -85,7 +85,7 @@ pub struct PrintedPercentile {
     pub max: f64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct PointReport {
     pub label: String,
     pub params: BTreeMap<String, Value>,

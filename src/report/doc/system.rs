@@ -121,6 +121,24 @@ pub fn headline(m: &ReportModel) -> Option<(&PointReport, Vec<&PhaseRow>)> {
     Some((p, rows))
 }
 
+/// The busiest device of the resource the point's workload exercises (its interface for a network
+/// load, its disk for a disk load), when the load moved none of that resource's rows: a busy
+/// background can hide the move within the baseline's noise, and the table still shows the
+/// resource the plan loaded. None when the workload has no such resource or every device of it
+/// carried nothing.
+fn loaded_resource(p: &PointReport) -> Option<&PhaseRow> {
+    let prefix = crate::model::figures::of(&p.workload).map(|f| f.resource).filter(|r| !r.is_empty())?;
+    let of_it = |r: &&PhaseRow| r.metric.starts_with(prefix) && !p.idle_devices.contains(&r.metric);
+    if p.system.iter().filter(of_it).any(load_moved) {
+        return None;
+    }
+    p.system
+        .iter()
+        .filter(of_it)
+        .filter(|r| r.under_load.is_some_and(|v| v > 0.0))
+        .max_by(|a, b| a.under_load.unwrap_or(0.0).total_cmp(&b.under_load.unwrap_or(0.0)))
+}
+
 /// The body's system table: the busiest point's rows the load moved, and CPU and memory, grouped
 /// by resource, the most moved first in each; the others named in one line, with a link to every point's full table.
 pub fn summary(m: &ReportModel) -> Option<Section> {
@@ -130,6 +148,9 @@ pub fn summary(m: &ReportModel) -> Option<Section> {
         .iter()
         .filter(|r| ALWAYS.contains(&r.metric.as_str()) || load_moved(r))
         .collect();
+    if let Some(r) = loaded_resource(p).filter(|r| !rows.iter().any(|k| k.metric == r.metric)) {
+        rows.push(r);
+    }
     // By resource; within one, what the load moved most first (CPU before memory always).
     rows.sort_by(|a, b| {
         let always = |r: &PhaseRow| ALWAYS.iter().position(|m| *m == r.metric);
@@ -220,4 +241,47 @@ fn idle_devices(m: &ReportModel) -> Option<Block> {
         "Left out, as they carried nothing: {}.",
         each.join("; ")
     ))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(metric: &str, baseline: f64, under_load: f64) -> PhaseRow {
+        PhaseRow {
+            metric: metric.into(),
+            baseline: Some(baseline),
+            under_load: Some(under_load),
+            peak: Some(under_load),
+            recovery: Some(baseline),
+            recovery_s: None,
+            never_recovered: false,
+        }
+    }
+
+    fn point(workload: &str, system: Vec<PhaseRow>) -> PointReport {
+        PointReport {
+            workload: workload.into(),
+            system,
+            idle_devices: vec!["net_eth0_rx_mbitps".into()],
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn a_network_load_keeps_its_busiest_interface_where_the_background_hid_the_move() {
+        // Loopback already busy before the load: under load within 10 % of the baseline.
+        let rows = vec![
+            row("cpu_busy_pct", 80.0, 99.0),
+            row("net_lo_rx_mbitps", 30_000.0, 31_000.0),
+            row("net_lo_tx_mbitps", 30_000.0, 31_500.0),
+            row("net_eth0_rx_mbitps", 0.0, 0.0),
+        ];
+        assert_eq!(loaded_resource(&point("net", rows.clone())).map(|r| r.metric.as_str()), Some("net_lo_tx_mbitps"));
+        // A CPU load has no such resource; a moved interface row is already in the table.
+        assert!(loaded_resource(&point("cpu", rows.clone())).is_none());
+        let mut moved = rows;
+        moved[1] = row("net_lo_rx_mbitps", 100.0, 31_000.0);
+        assert!(loaded_resource(&point("net", moved)).is_none());
+    }
 }
