@@ -112,7 +112,22 @@ fn verdict_short(v: &Verdict) -> String {
 
 /// "1234 (+5.2 %, improved)", "18/18", or the bare value for the baseline.
 fn cell_text(c: &AnswerCell) -> String {
+    let mut o = compared_text(c);
+    if let Some(f) = &c.flag {
+        o.push_str(&format!(" ⚠ {}", safe(f)));
+    }
+    o
+}
+
+/// The value with its comparison against the baseline variant's.
+fn compared_text(c: &AnswerCell) -> String {
     let mut o = c.text.clone().unwrap_or_else(|| num_ci(c.value, c.ci95));
+    if c.text_compares {
+        if let Some(v) = &c.verdict {
+            o.push_str(&format!(" (CPU: {})", verdict_short(v)));
+        }
+        return o;
+    }
     match (&c.delta_pct, &c.verdict) {
         (Some(d), Some(v)) => o.push_str(&format!(" ({}, {})", delta_pct(*d, c.ci95_pct), verdict_short(v))),
         (Some(d), None) => o.push_str(&format!(" ({})", delta_pct(*d, c.ci95_pct))),
