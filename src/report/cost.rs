@@ -144,8 +144,9 @@ fn delta(v: f64, before: Option<f64>) -> String {
     }
 }
 
-/// The answer table's cost cell: "38 µs CPU (+12 %), 2.1 context switches (+150 %), 12 KiB per
-/// request in flight", each against the baseline point's where there is one (`before`).
+/// The answer table's cost cell: "38 µs CPU (+12 %), 2.1 switches (+150 %), 12 KiB in flight",
+/// each against the baseline point's where there is one (`before`): the target's CPU, context
+/// switches and memory per operation (in flight).
 pub fn cell_text(p: &PointReport, before: Option<&PointReport>) -> Option<String> {
     let figure = |name: &str| row(p, name).map(|r| (r.summary.mean, r.summary.ci95));
     let was = |name: &str| before.and_then(|b| row(b, name)).map(|r| r.summary.mean);
@@ -157,7 +158,7 @@ pub fn cell_text(p: &PointReport, before: Option<&PointReport>) -> Option<String
     )];
     if let Some((cs, ci)) = figure(cost::CSWITCHES_PER_OP) {
         parts.push(format!(
-            "{} context switches{}",
+            "{} switches{}",
             super::fmt::num_ci(cs, ci),
             delta(cs, was(cost::CSWITCHES_PER_OP))
         ));

@@ -215,10 +215,17 @@ pub fn headroom(points: &[PointFigures], findings: &[Finding]) -> Option<Finding
                 "mean latency (ms), no lighter load to compare with:".into(),
                 r,
                 "<=",
-                f64::INFINITY,
+                r,
                 "the lightest load run".into(),
             )),
-            (None, _) => {}
+            (None, _) => evidence.push(said(
+                &p.label,
+                "rules that fired here:".into(),
+                0.0,
+                "<=",
+                0.0,
+                "every rule's thresholds".into(),
+            )),
         }
         labels.push(p.label.clone());
     }
