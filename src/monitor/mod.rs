@@ -11,6 +11,7 @@ pub mod output;
 pub mod parse;
 mod process;
 pub mod system;
+mod taskstats;
 
 pub use cgroup_cpu::CpuLimits;
 pub use process::ProcessSelector;

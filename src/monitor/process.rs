@@ -11,6 +11,7 @@
 use super::cgroup_cpu::{CpuLimits, Throttle};
 use super::parse::{self, PidStat};
 use super::system::Root;
+use super::taskstats::Taskstats;
 use std::collections::{HashMap, HashSet};
 use std::time::{Duration, Instant};
 
@@ -90,6 +91,9 @@ pub struct ProcessTracker {
     full_scan: Option<Instant>,
     /// Per selector, its cgroup's throttling counters at the previous tick.
     throttles: Vec<Throttle>,
+    /// Whole processes' context switches, exited threads included (live `/proc` only; None where
+    /// taskstats cannot be asked: then the main thread's, from `status`).
+    taskstats: Option<Taskstats>,
 }
 
 impl ProcessTracker {
@@ -100,6 +104,8 @@ impl ProcessTracker {
         // SAFETY: as above.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
         let throttles = selectors.iter().map(|_| Throttle::default()).collect();
+        let live = root.0 == std::path::Path::new("/");
+        let taskstats = if live && !selectors.is_empty() { Taskstats::open() } else { None };
         ProcessTracker {
             root,
             selectors,
@@ -113,6 +119,7 @@ impl ProcessTracker {
             followed: HashSet::new(),
             full_scan: None,
             throttles,
+            taskstats,
         }
     }
 
@@ -147,6 +154,7 @@ impl ProcessTracker {
         let roots: Vec<Vec<i32>> = self.selectors.iter().map(|s| self.roots_of(s, &table)).collect();
         let mut next_prev = HashMap::new();
         let mut followed = HashSet::new();
+        let mut taskstats = self.taskstats.take();
         for (i, sel) in self.selectors.iter().enumerate() {
             let fenced: HashSet<i32> = roots
                 .iter()
@@ -160,7 +168,7 @@ impl ProcessTracker {
             let mut d = Counters::default();
             for pid in &members {
                 let Some(st) = table.get(pid) else { continue };
-                let c = self.counters(*pid, st);
+                let c = self.counters(*pid, st, taskstats.as_mut());
                 let key = (*pid, st.starttime);
                 let base = match self.prev.get(&key) {
                     Some(p) => Some(*p),
@@ -206,6 +214,7 @@ impl ProcessTracker {
                 (n("write_bytes_per_s"), d.write as f64 / dt),
             ]);
         }
+        self.taskstats = taskstats;
         self.prev = next_prev;
         self.prev_uptime_ticks = uptime_ticks;
         self.cmdlines.retain(|k, _| table.get(&k.0).is_some_and(|s| s.starttime == k.1));
@@ -282,14 +291,21 @@ impl ProcessTracker {
         roots
     }
 
-    fn counters(&self, pid: i32, st: &PidStat) -> Counters {
-        let status = self.root.read(&format!("proc/{pid}/status")).unwrap_or_default();
+    fn counters(&self, pid: i32, st: &PidStat, taskstats: Option<&mut Taskstats>) -> Counters {
         let io = self.root.read(&format!("proc/{pid}/io")).unwrap_or_default();
+        // The whole process's switches (every thread, exited ones too); else its main thread's.
+        let (vcs, nvcs) = taskstats.and_then(|t| t.switches(pid)).unwrap_or_else(|| {
+            let status = self.root.read(&format!("proc/{pid}/status")).unwrap_or_default();
+            (
+                colon_field(&status, "voluntary_ctxt_switches").unwrap_or(0),
+                colon_field(&status, "nonvoluntary_ctxt_switches").unwrap_or(0),
+            )
+        });
         Counters {
             utime: st.utime,
             stime: st.stime,
-            vcs: colon_field(&status, "voluntary_ctxt_switches").unwrap_or(0),
-            nvcs: colon_field(&status, "nonvoluntary_ctxt_switches").unwrap_or(0),
+            vcs,
+            nvcs,
             read: colon_field(&io, "read_bytes").unwrap_or(0),
             write: colon_field(&io, "write_bytes").unwrap_or(0),
         }

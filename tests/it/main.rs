@@ -68,6 +68,8 @@ mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
 mod report_common;
+mod report_cost;
+mod report_diagnoses;
 mod report_findings;
 mod report_honest;
 mod report_memory;

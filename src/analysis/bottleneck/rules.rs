@@ -430,6 +430,33 @@ pub static RULES: &[Rule] = &[
         p1_text,
         "flent's RRUL \"latency under load\" idea; the factor and floor (p)",
     ),
+    outside(
+        RuleId::d(1),
+        "round-trip bound",
+        "the load's concurrency",
+        Kind::Saturation,
+        Culprit::Load,
+        super::diagnoses::d1_text,
+        "Little's law (N = X × R); the 10 % margin (p)",
+    ),
+    outside(
+        RuleId::d(2),
+        "load generator too weak",
+        "load generator",
+        Kind::Utilization,
+        Culprit::LoadGenerator,
+        super::diagnoses::d2_text,
+        "the asked rate; the 5 % margin (p); R12",
+    ),
+    outside(
+        RuleId::d(3),
+        "no bottleneck at this load",
+        "headroom",
+        Kind::Utilization,
+        Culprit::Nobody,
+        super::diagnoses::d3_text,
+        "the other rules' thresholds; 1.25 × the lightest load's latency (p)",
+    ),
 ];
 
 fn e1_text() -> String {

@@ -51,6 +51,7 @@ const METRICS: &[&str] = &[
     "reconnects",
     "loadgen_cpu_us_per_req",
     "loadgen_busiest_thread_pct",
+    "connections",
 ];
 const HISTOGRAM_QUANTILES: &[&str] = &[
     "latency_p*_ms",

@@ -160,6 +160,10 @@ impl HttpReport {
         m.push(Metric::new("total_time_s", "s", self.measured.as_secs_f64(), Better::Neither));
         m.push(Metric::new("requests", "", self.stats.responses as f64, Better::Neither));
         m.push(Metric::new("errors", "", self.errors() as f64, Better::Lower));
+        // The closed model's concurrency (Little's law: throughput × mean latency ≈ connections).
+        if self.target_rate.is_none() {
+            m.push(Metric::new("connections", "", self.connections as f64, Better::Neither));
+        }
         if let Some(rate) = self.target_rate {
             m.push(Metric::new("target_rate_per_s", "req/s", rate, Better::Neither));
             m.push(Metric::new("late_sends", "", self.stats.late as f64, Better::Lower));
