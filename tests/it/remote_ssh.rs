@@ -163,7 +163,10 @@ fn server() -> Option<Server> {
     std::fs::write(d.join("sshd_config"), config).ok()?;
     let _ = std::fs::create_dir_all("/run/sshd");
     // A directory of this machine the server does not see (an empty tmpfs over it in sshd's own
-    // mount namespace, gone with sshd): a path that exists here but not on the server.
+    // mount namespace, gone with sshd): a path that exists here but not on the server. The
+    // server's run list (/run/perflab) is its own too, as on another host: a `perflab run` of
+    // another test on this machine cannot clean up after the server's killed agent before the
+    // server's next agent does.
     let hidden = d.join("hidden");
     std::fs::create_dir(&hidden).ok()?;
     let mut cmd = if netns {
@@ -174,7 +177,10 @@ fn server() -> Option<Server> {
         Command::new("unshare")
     };
     cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg("mount -t tmpfs perflab-it16-hidden \"$0\" && exec /usr/sbin/sshd \"$@\"")
+        .arg(
+            "mount -t tmpfs perflab-it16-hidden \"$0\" && mkdir -p /run/perflab && \
+             mount -t tmpfs -o mode=0700 perflab-it16-runs /run/perflab && exec /usr/sbin/sshd \"$@\"",
+        )
         .arg(&hidden)
         .args(["-D", "-e", "-f"])
         .arg(d.join("sshd_config"))
