@@ -152,8 +152,10 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
     let udp = udp_config(&a)?;
     let net = super::net::config(a.host, a.net, a.net_drop_every)?;
     let cancel = crate::util::Cancel::on_signals()?;
-    let server = start(cfg)?;
+    // The UDP echo is bound before the HTTP listener: a caller that waits for the TCP port (a
+    // plan's `ready = { tcp = ... }`) may send its first datagram at once.
     let echo = udp.map(super::udp_echo::start).transpose()?;
+    let server = start(cfg)?;
     let net = net.map(super::net::start).transpose()?;
     let mut out = std::io::stdout();
     let scheme = if a.tls_cert.is_some() { "https" } else { "http" };
