@@ -33,7 +33,7 @@ while [ $# -gt 0 ]; do
         --duration) DUR="$2"; shift ;;
         --rounds) ROUNDS="$2"; shift ;;
         --others) OTHERS="$2"; shift ;;
-        -h|--help) sed -n '2,26p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
         *) echo "monitor_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
