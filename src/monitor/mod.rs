@@ -9,6 +9,7 @@ mod cgroup_cpu;
 pub mod cli;
 pub mod output;
 pub mod parse;
+mod proc_table;
 mod process;
 pub mod system;
 mod taskstats;
