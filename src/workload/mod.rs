@@ -84,6 +84,18 @@ pub trait Workload: Send {
         Ok(())
     }
 
+    /// Take only `segment`'s slice of the load, for a load split over several machines (see
+    /// [`crate::model::segment`]): the open model's arrivals `k` with `k mod N = i` of the one
+    /// global schedule, the closed model's connections (or workers) `j mod N = i`, the same share
+    /// of a count of operations. Called once, before the run. A kind that cannot be split says why
+    /// in one line (the default: `exec` runs a tool whose load perflab does not drive).
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        Err(format!(
+            "the `{}` workload cannot be split into segments ({segment}): perflab splits the loads it drives itself (http, oltp, cpu, mem bandwidth)",
+            self.name()
+        ))
+    }
+
     /// Run warm-up then load. Must return (with whatever was measured) soon after `cancel` is set.
     /// `on_load_start` is called once, at the instant the measured load phase begins, so that the
     /// runner can tag monitor samples with the right phase.

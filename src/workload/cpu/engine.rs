@@ -19,6 +19,7 @@ pub fn run(p: &Prepared, warmup: Duration, duration: Duration, cancel: &Cancel, 
         warmup,
         duration,
         ops: None,
+        segment: crate::model::Segment::WHOLE,
     };
     let prepared = p.clone();
     let run = ops::run("cpu", &spec, move |id, _| Ok(CpuOp::new(&prepared, id)), cancel, hooks)?;

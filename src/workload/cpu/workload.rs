@@ -40,6 +40,19 @@ impl Workload for CpuWorkload {
         "cpu".into()
     }
 
+    /// Worker `j` is segment `j mod N`'s (the closed model's workers).
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        let n = segment.share(self.p.workers as u64) as usize;
+        if n == 0 {
+            return Err(format!(
+                "{} workers cannot be split into {} segments: each segment needs at least one",
+                self.p.workers, segment.count
+            ));
+        }
+        self.p.workers = n;
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         format!(
             "cpu: {} worker(s) at {} % of a CPU each, method {} (methods v{}), {} CPU(s) allowed",

@@ -63,6 +63,9 @@ pub struct Spec {
     pub duration: Duration,
     /// Stop after this many measured operations (over all workers).
     pub ops: Option<u64>,
+    /// The open model's slice of the global schedule this run sends (the whole load but for
+    /// `perflab run --segment`); the closed model's workers and `ops` are the kind's to split.
+    pub segment: crate::model::Segment,
 }
 
 /// One worker's counts (or all of them merged), of the measured phase. A failed operation is
@@ -182,7 +185,7 @@ where
 /// One worker's loop.
 fn work<O: Operation>(ctx: &Ctx, id: usize, mut op: O, tx: Sender<Message>) -> Worked<O> {
     let s = &ctx.spec;
-    let mut schedule = s.rate.map(|r| Schedule::new(r, s.workers, s.arrival, s.seed, id));
+    let mut schedule = s.rate.map(|r| Schedule::segmented(r, s.workers, s.arrival, s.seed, id, s.segment));
     let mut next = schedule.as_ref().map(|sc| sc.first(ctx.timing.start));
     let mut stats = OpStats::new();
     let mut iv = Interval::new(0);
@@ -306,6 +309,7 @@ mod tests {
             warmup: Duration::from_millis(100),
             duration: Duration::from_millis(1500),
             ops,
+            segment: crate::model::Segment::WHOLE,
         }
     }
 

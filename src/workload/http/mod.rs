@@ -110,6 +110,11 @@ impl Workload for HttpWorkload {
             None => "closed model".into(),
         };
         let stop = c.requests.map(|n| format!(", at most {n} requests")).unwrap_or_default();
+        let stop = if c.segment.is_whole() {
+            stop
+        } else {
+            format!("{stop}, segment {}", c.segment)
+        };
         format!(
             "http {} {} ({}) over {} connection(s){streams}, {} thread(s), {model}{stop}",
             c.method,
@@ -127,6 +132,11 @@ impl Workload for HttpWorkload {
 
     fn metrics(&self) -> Produces {
         Produces::only([METRICS, HISTOGRAM_QUANTILES])
+    }
+
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.cfg = self.cfg.segmented(segment)?;
+        Ok(())
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {

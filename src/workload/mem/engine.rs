@@ -19,6 +19,7 @@ pub fn run(mode: &Mode, warmup: Duration, duration: Duration, cancel: &Cancel, h
         warmup,
         duration,
         ops: None,
+        segment: crate::model::Segment::WHOLE,
     };
     let m = mode.clone();
     let run = ops::run("mem", &spec, move |id, until| MemOp::new(&m, id, until), cancel, hooks)?;

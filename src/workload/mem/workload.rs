@@ -52,6 +52,29 @@ impl Workload for MemWorkload {
         format!("mem:{}", self.mode.name())
     }
 
+    /// Bandwidth: worker `j` is segment `j mod N`'s; touch and latency run one worker, which
+    /// only the whole load has.
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        if segment.is_whole() {
+            return Ok(());
+        }
+        let super::config::Mode::Bandwidth { workers, .. } = &mut self.mode else {
+            return Err(format!(
+                "mode = \"{}\" runs one worker: it cannot be split into segments",
+                self.mode.name()
+            ));
+        };
+        let n = segment.share(*workers as u64) as usize;
+        if n == 0 {
+            return Err(format!(
+                "{workers} workers cannot be split into {} segments: each segment needs at least one",
+                segment.count
+            ));
+        }
+        *workers = n;
+        Ok(())
+    }
+
     fn describe(&self) -> String {
         match &self.mode {
             Mode::Touch { bytes, verify } => format!(

@@ -58,6 +58,7 @@ pub fn run(p: &Prepared, warmup: Duration, duration: Duration, cancel: &Cancel, 
                 warmup,
                 duration,
                 ops: None,
+                segment: crate::model::Segment::WHOLE,
             };
             let pp = p.clone();
             let run = ops::run("net", &spec, move |_, _| Ok(RrOp::new(&pp)), cancel, hooks)?;

@@ -108,6 +108,11 @@ impl Workload for OltpWorkload {
         Produces::only([METRICS])
     }
 
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.s = Arc::new(self.s.segmented(segment)?);
+        Ok(())
+    }
+
     fn setup(&mut self, ctx: &SetupCtx, cancel: &Cancel) -> anyhow::Result<()> {
         let db = self.open(ctx.run_dir)?;
         super::prepare::prepare(db.as_ref(), &self.s, cancel, true)?;
