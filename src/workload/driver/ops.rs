@@ -65,6 +65,22 @@ pub struct Spec {
     pub ops: Option<u64>,
 }
 
+impl Spec {
+    /// The closed model: `workers` workers, each doing its next operation as soon as the last
+    /// ends, for `duration` after `warmup`.
+    pub fn closed(workers: usize, warmup: Duration, duration: Duration) -> Spec {
+        Spec {
+            workers,
+            rate: None,
+            arrival: Arrival::Constant,
+            seed: 1,
+            warmup,
+            duration,
+            ops: None,
+        }
+    }
+}
+
 /// One worker's counts (or all of them merged), of the measured phase. A failed operation is
 /// counted in `errors` only: `ops`, `latency` and the series' `responses` are the operations that
 /// succeeded (a failure has no response time, and is no throughput).

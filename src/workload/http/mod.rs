@@ -20,6 +20,7 @@ pub mod response;
 mod shared;
 mod sys;
 mod template;
+mod text;
 mod timer;
 pub mod tls;
 mod worker;
@@ -91,13 +92,8 @@ impl Workload for HttpWorkload {
         "http".into()
     }
 
-    fn describe(&self) -> String {
+    fn facts(&self) -> Option<String> {
         let c = &self.cfg;
-        let streams = if c.streams > 1 {
-            format!(" × {} streams", c.streams)
-        } else {
-            String::new()
-        };
         let model = match c.rate {
             Some(r) => {
                 let arrival = match c.arrival {
@@ -108,15 +104,7 @@ impl Workload for HttpWorkload {
             }
             None => "closed model".into(),
         };
-        let stop = c.requests.map(|n| format!(", at most {n} requests")).unwrap_or_default();
-        format!(
-            "http {} {} ({}) over {} connection(s){streams}, {} thread(s), {model}{stop}",
-            c.method,
-            c.url,
-            c.protocol.name(),
-            c.connections,
-            c.threads
-        )
+        Some(format!("{}, {} thread(s), {model}", c.protocol.name(), c.threads))
     }
 
     fn primary(&self) -> Primary {
