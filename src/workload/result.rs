@@ -15,40 +15,6 @@ pub fn value_at(h: &Histogram<u64>, q: f64) -> u64 {
     }
 }
 
-/// The end of an op-driven kind's result (cpu, mem), the same for each: its operations and
-/// errors, the quantiles of its operations' latency (the histogram kept whole as `op`), finite
-/// metrics only, and its operations per second as the series.
-pub struct OpTail<'a> {
-    pub ops: u64,
-    pub errors: u64,
-    pub latency: &'a Histogram<u64>,
-    pub series: &'a [crate::workload::driver::interval::Tick],
-}
-
-impl OpTail<'_> {
-    /// Append to `r`: `quantiles` as `(name, q)` in `unit` (the histogram's values divided by `per`).
-    pub fn finish(self, r: &mut WorkloadResult, quantiles: &[(&str, f64)], unit: &str, per: f64) {
-        let m = &mut r.metrics;
-        m.push(Metric::new("ops", "", self.ops as f64, Better::Neither));
-        m.push(Metric::new("errors", "", self.errors as f64, Better::Lower));
-        m.extend(quantile_metrics(self.latency, quantiles.iter().copied(), unit, per));
-        if !self.latency.is_empty() {
-            r.histograms.push(NamedHistogram {
-                name: "op".into(),
-                hist: self.latency.clone(),
-            });
-        }
-        r.metrics.retain(|m| m.value.is_finite());
-        for t in self.series {
-            r.series.push(SeriesPoint {
-                t_s: t.t_s,
-                name: "ops_per_s".into(),
-                value: t.requests_per_s,
-            });
-        }
-    }
-}
-
 /// [`value_at`] divided by `per` (a histogram of µs: 1 gives µs, 1000 gives ms).
 pub fn quantile(h: &Histogram<u64>, q: f64, per: f64) -> f64 {
     value_at(h, q) as f64 / per

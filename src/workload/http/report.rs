@@ -297,7 +297,7 @@ impl PercentilesJson {
         (!h.is_empty()).then(|| PercentilesJson {
             percentiles: PERCENTILES
                 .iter()
-                .map(|p| (super::text::percentile_key(*p), quantile(h, p / 100.0, 1000.0)))
+                .map(|p| (percentile_key(*p), quantile(h, p / 100.0, 1000.0)))
                 .collect(),
             min: h.min() as f64 / 1000.0,
             mean: h.mean() / 1000.0,
@@ -305,6 +305,11 @@ impl PercentilesJson {
             count: h.len(),
         })
     }
+}
+
+/// `p99.9`, `p100`: a percentile's key in the document.
+pub fn percentile_key(p: f64) -> String {
+    format!("p{}", format!("{p}").trim_end_matches(".0"))
 }
 
 /// A reason to doubt the figures.

@@ -1,7 +1,7 @@
 //! A `perflab.http/1` document ([`HttpJson`]) read back as the trial's metrics and as the summary
 //! an ab user recognises: the figures of the three come from the one document.
 
-use super::report::{HttpJson, PercentilesJson, PERCENTILES};
+use super::report::{percentile_key, HttpJson, PercentilesJson, PERCENTILES};
 use crate::workload::{Better, Metric, SeriesPoint, WorkloadResult};
 use std::fmt::Write;
 
@@ -15,11 +15,6 @@ impl PercentilesJson {
     pub fn max(&self) -> f64 {
         self.at(100.0)
     }
-}
-
-/// `p99.9`, `p100`: a percentile's key in the document.
-pub fn percentile_key(p: f64) -> String {
-    format!("p{}", format!("{p}").trim_end_matches(".0"))
 }
 
 impl HttpJson {

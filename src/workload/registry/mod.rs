@@ -184,12 +184,20 @@ mod tests {
         let w = build("cpu", &table, &Here).expect("built");
         let line = describe("cpu", &table, w.as_ref(), &crate::util::redact::Redactor::new(["hash".to_string()]));
         let facts = w.facts().expect("cpu has facts");
-        assert!(line.starts_with(&format!("cpu: {facts} · workers = 1, load = 50, method = \"[redacted]\" · primary: ")), "{line}");
+        assert!(
+            line.starts_with(&format!(
+                "cpu: {facts} · workers = 1, load = 50, method = \"[redacted]\" · primary: "
+            )),
+            "{line}"
+        );
         // A long value is cut (after its opening quote and `echo `: 6 characters).
         let long: toml::Table = toml::from_str(&format!("command = \"echo {}\"", "x".repeat(500))).expect("toml");
         let w = build("exec", &long, &Here).expect("built");
         let line = describe("exec", &long, w.as_ref(), &crate::util::redact::Redactor::default());
-        assert!(line.contains(&format!("command = \"echo {}… · primary", "x".repeat(VALUE_CHARS - 6))), "{line}");
+        assert!(
+            line.contains(&format!("command = \"echo {}… · primary", "x".repeat(VALUE_CHARS - 6))),
+            "{line}"
+        );
         assert!(!line.contains(&"x".repeat(VALUE_CHARS)), "{line}");
     }
 
