@@ -95,7 +95,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
     let Some(cancel) = cancel else {
         print!(
             "{}",
-            redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(&exp)))
+            redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(plan, &trials, &exp)))
         );
         let ph = &plan.phases;
         if let Some(w) = crate::store::projection::sampling_warning(ph.total(), ph.interval, trials.len()) {
@@ -281,12 +281,19 @@ fn stored_plan(dir: &Path) -> anyhow::Result<(String, String)> {
     Ok((source, dir.join("plan.toml").display().to_string()))
 }
 
-/// Per point, what its workload runs and its primary figures (from its first trial).
-fn described(exp: &super::experiment::Experiment) -> std::collections::BTreeMap<usize, String> {
+/// Per point, what its workload runs and its primary figures (from its first trial): the keys its
+/// table sets, and what its workload derives from them.
+fn described(
+    plan: &crate::plan::Plan,
+    trials: &[crate::plan::Trial],
+    exp: &super::experiment::Experiment,
+) -> std::collections::BTreeMap<usize, String> {
     let mut out = std::collections::BTreeMap::new();
-    for t in &exp.trials {
-        out.entry(t.point)
-            .or_insert_with(|| crate::workload::registry::describe(t.workload.as_ref()));
+    for (t, built) in trials.iter().zip(&exp.trials) {
+        out.entry(t.point).or_insert_with(|| {
+            let kind = &plan.workload.kind;
+            crate::workload::registry::describe(kind, &t.workload, built.workload.as_ref(), plan.secrets.redactor())
+        });
     }
     out
 }

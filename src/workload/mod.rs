@@ -58,9 +58,13 @@ pub trait Workload: Send {
     /// A short name for tables and the store (`http`, `exec:fio`, ...).
     fn name(&self) -> String;
 
-    /// What will run, on one line, for `perflab run --dry-run` (`GET http://127.0.0.1:8080/ over 10
-    /// connections`, `` `fio --rw=randread ...` read by the fio adapter ``).
-    fn describe(&self) -> String;
+    /// What the dry run says of it besides its keys, on one line: the facts derived from its
+    /// settings that the keys do not say (`open model at 200 req/s (poisson arrivals)`, a disk
+    /// file's total bytes, the adapter that reads a command's output). `perflab run --dry-run`
+    /// writes it before the keys the plan sets ([`registry::describe`]).
+    fn facts(&self) -> Option<String> {
+        None
+    }
 
     /// Its headline throughput and latency metrics.
     fn primary(&self) -> Primary;

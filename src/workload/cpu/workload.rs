@@ -53,15 +53,13 @@ impl Workload for CpuWorkload {
         Ok(())
     }
 
-    fn describe(&self) -> String {
-        format!(
-            "cpu: {} worker(s) at {} % of a CPU each, method {} (methods v{}), {} CPU(s) allowed",
+    fn facts(&self) -> Option<String> {
+        Some(format!(
+            "{} worker(s) on {} CPU(s) allowed, methods v{}",
             self.p.workers,
-            self.p.load_pct,
-            self.p.method.name(),
-            super::methods::VERSION,
-            self.p.cpus
-        )
+            self.p.cpus,
+            super::methods::VERSION
+        ))
     }
 
     fn primary(&self) -> Primary {
@@ -74,11 +72,9 @@ impl Workload for CpuWorkload {
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
-        let hooks = Hooks {
-            on_load_start,
-            on_tick: &mut |_, _| {},
-        };
-        let report = super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)?;
+        let report = Hooks::cutover_only(on_load_start, |hooks| {
+            super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)
+        })?;
         Ok(report.to_result())
     }
 }

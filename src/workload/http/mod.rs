@@ -20,6 +20,7 @@ pub mod response;
 mod shared;
 mod sys;
 mod template;
+mod text;
 mod timer;
 pub mod tls;
 mod worker;
@@ -92,13 +93,8 @@ impl Workload for HttpWorkload {
         "http".into()
     }
 
-    fn describe(&self) -> String {
+    fn facts(&self) -> Option<String> {
         let c = &self.cfg;
-        let streams = if c.streams > 1 {
-            format!(" × {} streams", c.streams)
-        } else {
-            String::new()
-        };
         let model = match c.rate {
             Some(r) => {
                 let arrival = match c.arrival {
@@ -109,20 +105,12 @@ impl Workload for HttpWorkload {
             }
             None => "closed model".into(),
         };
-        let stop = c.requests.map(|n| format!(", at most {n} requests")).unwrap_or_default();
-        let stop = if c.segment.is_whole() {
-            stop
+        let seg = if c.segment.is_whole() {
+            String::new()
         } else {
-            format!("{stop}, segment {}", c.segment)
+            format!(", segment {}", c.segment)
         };
-        format!(
-            "http {} {} ({}) over {} connection(s){streams}, {} thread(s), {model}{stop}",
-            c.method,
-            c.url,
-            c.protocol.name(),
-            c.connections,
-            c.threads
-        )
+        Some(format!("{}, {} thread(s), {model}{seg}", c.protocol.name(), c.threads))
     }
 
     fn primary(&self) -> Primary {

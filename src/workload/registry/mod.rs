@@ -98,9 +98,38 @@ pub fn build_exec_on(
     exec::build_on(table, loc, runner)
 }
 
-/// The dry run's line for a built workload: what runs and its headline figures.
-pub fn describe(w: &dyn Workload) -> String {
-    format!("{} · primary: {}", w.describe(), w.primary().describe())
+/// The dry run's line for a workload of kind `kind` built from `table`, the same for every kind:
+/// `kind: ` its one line of derived facts ([`Workload::facts`], what the keys do not say), then each
+/// key the table sets as `name = value` in the plan's words and in the kind's declaration order
+/// (`host` last), then its headline figures. Values pass `redactor` before they are cut, so that no
+/// part of a secret shows.
+pub fn describe(kind: &str, table: &toml::Table, w: &dyn Workload, redactor: &crate::util::redact::Redactor) -> String {
+    let declared = by_name(kind).map_or(&[][..], |k| k.keys());
+    let names = declared.iter().map(|k| k.name).chain(["host"]);
+    let set: Vec<String> = names
+        .filter_map(|name| Some(format!("{name} = {}", plan_words(table.get(name)?, redactor))))
+        .collect();
+    let mut parts: Vec<String> = w.facts().into_iter().collect();
+    if !set.is_empty() {
+        parts.push(set.join(", "));
+    }
+    parts.push(format!("primary: {}", w.primary().describe()));
+    format!("{kind}: {}", parts.join(" · "))
+}
+
+/// Longer values are cut in the dry run's line.
+const VALUE_CHARS: usize = 120;
+
+/// A value as a plan writes it (`"hash"`, `50`, `["-c", "1"]`), secrets redacted, on one line.
+fn plan_words(v: &toml::Value, redactor: &crate::util::redact::Redactor) -> String {
+    let written = match v {
+        toml::Value::Table(t) => {
+            let inner: Vec<String> = t.iter().map(|(k, v)| format!("{k} = {}", plan_words(v, redactor))).collect();
+            format!("{{ {} }}", inner.join(", "))
+        }
+        other => other.to_string(),
+    };
+    crate::util::text::clip_to(&redactor.apply(&written), VALUE_CHARS)
 }
 
 /// The Markdown key table of a kind, exactly as docs/plan.md carries it (a test checks that).
@@ -140,6 +169,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    struct Here;
+    impl Locator for Here {
+        fn at(&self, _: Option<&str>) -> String {
+            "plan.toml".into()
+        }
+    }
+
+    #[test]
+    fn the_dry_run_line_says_the_facts_then_the_set_keys_in_declaration_order_redacted() {
+        let table: toml::Table = toml::from_str("method = \"hash\"\nload = 50\nworkers = 1").expect("toml");
+        let w = build("cpu", &table, &Here).expect("built");
+        let line = describe("cpu", &table, w.as_ref(), &crate::util::redact::Redactor::new(["hash".to_string()]));
+        let facts = w.facts().expect("cpu has facts");
+        assert!(
+            line.starts_with(&format!(
+                "cpu: {facts} · workers = 1, load = 50, method = \"[redacted]\" · primary: "
+            )),
+            "{line}"
+        );
+        // A long value is cut (after its opening quote and `echo `: 6 characters).
+        let long: toml::Table = toml::from_str(&format!("command = \"echo {}\"", "x".repeat(500))).expect("toml");
+        let w = build("exec", &long, &Here).expect("built");
+        let line = describe("exec", &long, w.as_ref(), &crate::util::redact::Redactor::default());
+        assert!(
+            line.contains(&format!("command = \"echo {}… · primary", "x".repeat(VALUE_CHARS - 6))),
+            "{line}"
+        );
+        assert!(!line.contains(&"x".repeat(VALUE_CHARS)), "{line}");
     }
 
     #[test]
