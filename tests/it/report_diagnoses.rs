@@ -12,15 +12,47 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 /// How many times a run is tried again while other processes saturate this machine.
 const TRIES: usize = 3;
 
-/// Whether the host was saturated by others at every point (R11 fired, with R1 or R2: the
-/// machine's CPU was taken, so the system rules fire whatever the target does).
-fn host_saturated(json: &serde_json::Value) -> bool {
-    let at = |rule: &str| finding(json, rule).map_or(0, |f| f["points"].as_array().map_or(0, Vec::len));
-    let points = json["points"].as_array().map_or(0, Vec::len);
-    at("R11") == points && (at("R1") == points || at("R2") == points)
+/// The points where the machine's CPU was taken (R1 or R2 fired) while others were running on it
+/// (R11 fired there or anywhere): there the system rules fire whatever the target does.
+fn busy_points(json: &serde_json::Value) -> Vec<String> {
+    let at = |rule: &str| -> Vec<String> {
+        finding(json, rule)
+            .and_then(|f| f["points"].as_array())
+            .map(|p| p.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+            .unwrap_or_default()
+    };
+    if finding(json, "R11").is_none() {
+        return Vec::new();
+    }
+    let mut busy = at("R1");
+    busy.extend(at("R2"));
+    busy.extend(at("R11"));
+    busy.sort();
+    busy.dedup();
+    busy
 }
 
-/// Run the plan until the host was not saturated by others (at most `TRIES` times): the last
+/// Whether others took the machine's CPU at some point of the run.
+fn host_saturated(json: &serde_json::Value) -> bool {
+    !busy_points(json).is_empty()
+}
+
+/// A diagnosis that claims nothing of the system was the limit (D1, D3) fired at none of the
+/// points where others took the machine's CPU.
+fn silent_where_busy(json: &serde_json::Value, rule: &str) {
+    let busy = busy_points(json);
+    let at: Vec<String> = finding(json, rule)
+        .and_then(|f| f["points"].as_array())
+        .map(|p| p.iter().filter_map(|x| x.as_str().map(str::to_string)).collect())
+        .unwrap_or_default();
+    assert!(
+        !at.iter().any(|p| busy.contains(p)),
+        "{rule} at {at:?}, busy at {busy:?}: {:?}",
+        rules(json)
+    );
+}
+
+/// Run the plan until the host was not saturated by others at any point (at most `TRIES` times): the last
 /// report and whether it was quiet; None when the target could not be limited here (said).
 fn quiet_run(dir: &Path, plan: &str) -> Option<(std::path::PathBuf, serde_json::Value, bool)> {
     let mut last = None;
@@ -107,9 +139,9 @@ fn a_30_ms_round_trip_at_c10_is_round_trip_bound_on_1_and_2_cores() {
         return;
     };
     if !quiet {
-        // Every try found the machine's CPU taken by others: the system rules fire, and D1, whose
-        // premise is that nothing of the system was the limit, must not.
-        assert!(finding(&json, "D1").is_none(), "{:?}", rules(&json));
+        // Every try found the machine's CPU taken by others somewhere: the system rules fire
+        // there, and D1, whose premise is that nothing of the system was the limit, must not.
+        silent_where_busy(&json, "D1");
         eprintln!("the host stayed saturated by other processes in {TRIES} tries: D1 checked silent only");
         return;
     }
@@ -184,9 +216,9 @@ fn an_open_model_rate_the_connections_cannot_send_is_a_weak_generator_and_a_ligh
     };
     let all = rules(&json);
     if !quiet {
-        // Others took the machine's CPU in every try: the system rules fired at both points, so
-        // the shortfall is not the load generator's alone and headroom must not be claimed.
-        assert!(finding(&json, "D3").is_none(), "{all:?}");
+        // Others took the machine's CPU in every try: where the system rules fired, headroom must
+        // not be claimed.
+        silent_where_busy(&json, "D3");
         eprintln!("the host stayed saturated by other processes in {TRIES} tries: D3 checked silent only");
         return;
     }

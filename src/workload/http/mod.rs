@@ -108,7 +108,7 @@ impl Workload for HttpWorkload {
         let seg = if c.segment.is_whole() {
             String::new()
         } else {
-            format!(", segment {}", c.segment)
+            format!(", segment {} over {} connection(s)", c.segment, c.connections)
         };
         Some(format!("{}, {} thread(s), {model}{seg}", c.protocol.name(), c.threads))
     }
