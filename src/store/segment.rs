@@ -3,7 +3,6 @@
 //! merge` can check that the segments it adds are one load's, all there, and on time.
 
 use super::Store;
-use rusqlite::OptionalExtension;
 use serde::{Deserialize, Serialize};
 
 /// What a segment's store says of it.
@@ -44,30 +43,12 @@ pub fn plan_sha256(source: &str) -> String {
 impl Store {
     /// Mark the run as one segment of a split load.
     pub fn write_segment(&mut self, m: &SegmentMark) -> anyhow::Result<()> {
-        self.conn().execute(
-            "INSERT OR REPLACE INTO meta (key, value) VALUES ('segment', ?1)",
-            [serde_json::to_string(m)?],
-        )?;
-        Ok(())
+        self.write_meta_json("segment", m)
     }
 
     /// The run's segment mark; None for a run of the whole load.
     pub fn segment(&self) -> anyhow::Result<Option<SegmentMark>> {
-        let v: Option<String> = self
-            .conn()
-            .query_row("SELECT value FROM meta WHERE key = 'segment'", [], |r| r.get(0))
-            .optional()
-            .map_err(|e| self.read_error("meta", None, e))?;
-        match v {
-            Some(j) => serde_json::from_str(&j).map(Some).map_err(|_| {
-                self.read_error(
-                    "meta",
-                    None,
-                    anyhow::anyhow!("the run's segment mark (meta key segment) is not JSON"),
-                )
-            }),
-            None => Ok(None),
-        }
+        self.meta_json("segment", "the run's segment mark (meta key segment) is not JSON")
     }
 }
 

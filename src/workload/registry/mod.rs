@@ -3,8 +3,9 @@
 //! Each kind ([`WorkloadKind`]) declares its keys (name, type, default, one line of doc: the plan's
 //! key check, did-you-mean hints and the key tables of docs/plan.md come from them) and builds its
 //! [`Workload`] from a plan table, with `file:line:col` errors. The workload it builds checks what it
-//! needs before the run ([`Workload::preflight`]), describes itself for `perflab run --dry-run`
-//! ([`Workload::describe`]) and names its headline figures ([`Workload::primary`]); its metrics carry
+//! needs before the run ([`Workload::preflight`]), says the facts its keys do not for `perflab run
+//! --dry-run` ([`Workload::facts`], after which [`describe`] lists the keys the plan set) and names
+//! its headline figures ([`Workload::primary`]); its metrics carry
 //! their [`MetricKind`](crate::workload::MetricKind).
 //!
 //! A built-in kind declares its settings once, with `settings!`: one struct that a plan's table
