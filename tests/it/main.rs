@@ -61,6 +61,7 @@ mod registry_metrics;
 mod remote_agent;
 mod remote_agent_killed;
 mod remote_clock;
+mod remote_profile;
 mod remote_programs;
 mod remote_run;
 mod remote_ssh;

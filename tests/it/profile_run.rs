@@ -16,7 +16,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 /// `hot_function` does `hot` iterations for every `cold` of `cold_function`, the same work per
 /// iteration (a volatile add): its share of the CPU is hot / (hot + cold).
-fn busy_program(hot: u32, cold: u32) -> String {
+pub(crate) fn busy_program(hot: u32, cold: u32) -> String {
     format!(
         r#"#include <stdint.h>
 volatile uint64_t sink;
@@ -34,7 +34,7 @@ int main(void) { for (int i = 0; i < 6000; i++) nap(); return 0; }
 "#;
 
 /// Compile `src` into `dir/name` with frame pointers; None (skipped) without gcc.
-fn compile(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
+pub(crate) fn compile(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, src).expect("write C");
     let out = dir.join(name);
@@ -48,7 +48,7 @@ fn compile(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
 }
 
 /// Whether perf can take `kind` profiles of own processes here; if not, the test skips loudly.
-fn perf_unusable(kind: ProfileKind) -> bool {
+pub(crate) fn perf_unusable(kind: ProfileKind) -> bool {
     let scope = perflab::profile::Scope::Processes(vec![std::process::id() as i32]);
     match perflab::profile::availability(kind, &scope) {
         Ok(()) => false,
@@ -96,7 +96,7 @@ fn run(dir: &Path, plan_text: &str) -> PathBuf {
 /// Share (%) of a profile's weight in stacks whose innermost frame outside the kernel is `frame`
 /// (on a busy machine many samples land in an interrupt or a preemption on top of the program's
 /// own frame: kernel frames end in `_[k]`).
-fn self_share(p: &Profile, frame: &str, in_time: bool) -> f64 {
+pub(crate) fn self_share(p: &Profile, frame: &str, in_time: bool) -> f64 {
     let w = |s: &perflab::model::FoldedStack| if in_time { s.ns } else { s.samples } as f64;
     let total: f64 = p.stacks.iter().map(w).sum();
     let user_leaf = |s: &perflab::model::FoldedStack| s.stack.split(';').rev().find(|f| !f.ends_with("_[k]")).map(str::to_string);

@@ -413,6 +413,7 @@ fn remote_hosts_over_a_real_sshd() {
     crate::remote_run::ctrl_c_leaves_nothing_on_the_server(&srv, &key);
     crate::remote_agent_killed::the_next_agent_cleans_up_after_a_killed_one(&srv, &key);
     crate::remote_run::hosts_monitored_and_reported(&srv, &key);
+    crate::remote_profile::the_servers_target_is_profiled_through_its_agent(&srv, &key);
     crate::remote_clock::clock_changed_between_trials(&srv, &key);
     crate::remote_clock::matrix_of_hosts(&srv, &key);
 
