@@ -274,6 +274,22 @@ fn hosts_cmd(action: &str, plan: &Path) -> std::process::Output {
         .expect("perflab hosts")
 }
 
+/// The scenarios of `perflab run` with a target or an exec on the server, each in its own module.
+fn scenarios_of_a_run(srv: &Server, key: &Path) {
+    install_into_the_per_version_cache(srv, key);
+    crate::remote_run::target_on_the_server(srv, key);
+    crate::remote_programs::perflab_is_the_agents_own_binary(srv, key);
+    crate::remote_programs::a_missing_program_is_said_before_the_run(srv, key);
+    crate::remote_run::channel_lost_mid_trial(srv, key);
+    crate::remote_run::exec_on_the_server(srv, key);
+    crate::remote_run::ctrl_c_leaves_nothing_on_the_server(srv, key);
+    crate::remote_agent_killed::the_next_agent_cleans_up_after_a_killed_one(srv, key);
+    crate::remote_run::hosts_monitored_and_reported(srv, key);
+    crate::remote_profile::the_servers_target_is_profiled_through_its_agent(srv, key);
+    crate::remote_clock::clock_changed_between_trials(srv, key);
+    crate::remote_clock::matrix_of_hosts(srv, key);
+}
+
 /// One sshd serves every scenario, one after the other.
 #[test]
 fn remote_hosts_over_a_real_sshd() {
@@ -404,18 +420,7 @@ fn remote_hosts_over_a_real_sshd() {
         "a run directory was made"
     );
 
-    install_into_the_per_version_cache(&srv, &key);
-    crate::remote_run::target_on_the_server(&srv, &key);
-    crate::remote_programs::perflab_is_the_agents_own_binary(&srv, &key);
-    crate::remote_programs::a_missing_program_is_said_before_the_run(&srv, &key);
-    crate::remote_run::channel_lost_mid_trial(&srv, &key);
-    crate::remote_run::exec_on_the_server(&srv, &key);
-    crate::remote_run::ctrl_c_leaves_nothing_on_the_server(&srv, &key);
-    crate::remote_agent_killed::the_next_agent_cleans_up_after_a_killed_one(&srv, &key);
-    crate::remote_run::hosts_monitored_and_reported(&srv, &key);
-    crate::remote_profile::the_servers_target_is_profiled_through_its_agent(&srv, &key);
-    crate::remote_clock::clock_changed_between_trials(&srv, &key);
-    crate::remote_clock::matrix_of_hosts(&srv, &key);
+    scenarios_of_a_run(&srv, &key);
 
     // A refused key, an unreachable host and a host without perflab: one clear line each.
     let cases = [
