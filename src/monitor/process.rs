@@ -266,17 +266,7 @@ impl ProcessTracker {
                     .collect()
             })
             .collect();
-        (0..roots.len())
-            .map(|i| {
-                let fenced: HashSet<i32> = roots
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .flat_map(|(_, r)| r.iter().copied())
-                    .collect();
-                self.table.walk(&roots[i], &fenced)
-            })
-            .collect()
+        (0..roots.len()).map(|i| self.table.walk(&roots[i], &fenced(&roots, i))).collect()
     }
 
     /// Every selector's members: its roots and their descendants, less the subtrees other
@@ -288,15 +278,7 @@ impl ProcessTracker {
         }
         let roots: Vec<Vec<i32>> = (0..self.selectors.len()).map(|i| self.roots_of(i)).collect();
         (0..self.selectors.len())
-            .map(|i| {
-                let fenced: HashSet<i32> = roots
-                    .iter()
-                    .enumerate()
-                    .filter(|(j, _)| *j != i)
-                    .flat_map(|(_, r)| r.iter().copied())
-                    .collect();
-                tree(&roots[i], &children, &fenced)
-            })
+            .map(|i| tree(&roots[i], &children, &fenced(&roots, i)))
             .collect()
     }
 
@@ -377,6 +359,16 @@ fn tree(roots: &[i32], children: &HashMap<i32, Vec<i32>>, fenced: &HashSet<i32>)
         }
     }
     out
+}
+
+/// The roots of every selector but the `i`-th: its tree stops at them (another selector's subtree).
+fn fenced(roots: &[Vec<i32>], i: usize) -> HashSet<i32> {
+    roots
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .flat_map(|(_, r)| r.iter().copied())
+        .collect()
 }
 
 #[cfg(test)]

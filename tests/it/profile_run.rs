@@ -27,6 +27,19 @@ int main(void) {{ for (uint64_t k = 0; k < 2000000; k++) {{ hot_function({hot});
     )
 }
 
+/// The program whose `hot_function` takes 70 % of its CPU, compiled into `dir`; None (said, or
+/// failed under `PERFLAB_REQUIRE_ALL=1`) where perf cannot take on-CPU profiles or gcc is missing.
+pub(crate) fn hot_program(dir: &Path) -> Option<PathBuf> {
+    if perf_unusable(ProfileKind::OnCpu) {
+        return None;
+    }
+    let prog = compile(dir, "hot", &busy_program(70_000, 30_000));
+    if prog.is_none() {
+        skip_unless_required("gcc is not installed");
+    }
+    prog
+}
+
 /// Sleeps 10 ms at a time in `nanosleep`, for at most 60 s.
 const SLEEPER: &str = r#"#include <time.h>
 __attribute__((noinline)) void nap(void) { struct timespec t = {0, 10000000}; nanosleep(&t, 0); }
@@ -106,12 +119,8 @@ pub(crate) fn self_share(p: &Profile, frame: &str, in_time: bool) -> f64 {
 
 #[test]
 fn the_hot_function_gets_its_share_within_the_load_phase_and_the_report_shows_it() {
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let dir = run(
@@ -240,12 +249,8 @@ fn the_differential_of_two_builds_shows_the_doubled_function_grown() {
 
 #[test]
 fn perflab_profile_writes_folded_stacks_of_a_pid() {
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let mut child = Command::new(&prog).spawn().expect("start");
@@ -299,12 +304,8 @@ fn perflab_profile_writes_folded_stacks_of_a_pid() {
 fn the_agent_profiles_its_target_and_returns_the_stacks() {
     use perflab::remote::protocol::{CommandSpec, Request, Started, TargetSpec};
     use std::time::Duration;
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let mut c = Command::new(BIN);
@@ -399,12 +400,8 @@ fn without_perf_the_run_goes_on_and_the_report_says_what_is_missing() {
 
 #[test]
 fn ctrl_c_ends_perflab_profile_and_it_still_writes_what_it_has() {
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let mut target = Command::new(&prog).spawn().expect("start");

@@ -3,9 +3,9 @@
 //! run perf there during the load phase only, and the stacks come back to this machine's store
 //! under the server's name.
 
-use crate::profile_run::{busy_program, compile, perf_unusable, self_share};
+use crate::profile_run::{hot_program, self_share};
 use crate::remote_ssh::Server;
-use perflab::model::{Phase, ProfileKind};
+use perflab::model::Phase;
 use perflab::store::Store;
 use std::path::Path;
 use std::process::Command;
@@ -13,13 +13,9 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 pub fn the_servers_target_is_profiled_through_its_agent(srv: &Server, key: &Path) {
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let dir = srv.dir.path().join("profile");
     std::fs::create_dir_all(&dir).expect("dir");
-    let Some(prog) = compile(&dir, "hot", &busy_program(70_000, 30_000)) else {
-        crate::common::skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(&dir) else {
         return;
     };
     let body = format!(
