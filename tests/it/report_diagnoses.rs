@@ -24,9 +24,9 @@ fn busy_points(json: &serde_json::Value) -> Vec<String> {
     if finding(json, "R11").is_none() {
         return Vec::new();
     }
+    // R11's own points are not busy ones: others there took a share, not the machine.
     let mut busy = at("R1");
     busy.extend(at("R2"));
-    busy.extend(at("R11"));
     busy.sort();
     busy.dedup();
     busy

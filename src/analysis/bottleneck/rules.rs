@@ -176,7 +176,12 @@ pub static RULES: &[Rule] = &[
             knee!(M("swap_out_pages_per_s"), Gt, K(10.0), "atop, netdata"),
             t!(M("major_faults_per_s"), Gt, K(500.0), "node-mixin"),
             knee!(M("mem_used_pct"), Gt, K(90.0), "under 10 % of RAM available (node-mixin)"),
-            t!(M("psi_mem_full_avg10_pct"), Gt, K(0.0), "PSI memory full (netdata)"),
+            t!(
+                M("psi_mem_full_avg10_pct"),
+                Gt,
+                K(1.0),
+                "PSI memory full over 1 % of the time (netdata; less is a stall of milliseconds, often another cgroup at its own limit)"
+            ),
         ]),
         "atop, Netdata (swap-out); node-mixin (major faults, 10 % available); Netdata (PSI)",
     ),
