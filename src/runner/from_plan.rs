@@ -94,6 +94,35 @@ fn prepare(plan: &Plan, t: &Trial) -> anyhow::Result<PreparedTrial> {
     })
 }
 
+/// Whether every trial's workload of the plan can be cut into `count` segments (`perflab dist`
+/// checks a plan on the machine that writes the batch files): segment 0 and the last, which gets
+/// the fewest connections or workers, of each point. A workload that cannot be built here (its
+/// server's name resolves only inside the cluster) is not refused: the note says what was not
+/// checked, and each segment checks it again on its own machine.
+pub fn check_segments(plan: &Plan, trials: &[Trial], count: u32) -> anyhow::Result<Option<String>> {
+    let first = crate::model::Segment::new(0, count).map_err(crate::error::usage)?;
+    let last = crate::model::Segment::new(count - 1, count).map_err(crate::error::usage)?;
+    let mut seen = std::collections::HashSet::new();
+    for t in trials.iter().filter(|t| seen.insert(t.point)) {
+        for segment in [first, last] {
+            let mut w = match build_workload(plan, &plan.points[t.point].hosts, &t.workload) {
+                Ok(w) => w,
+                Err(e) if plan.workload.kind != "exec" => {
+                    let why = crate::error::one_line(&e);
+                    let kind = &plan.workload.kind;
+                    return Ok(Some(format!(
+                        "note: the `{kind}` workload was not checked here ({why}); each segment checks it on its machine"
+                    )));
+                }
+                Err(e) => return Err(e),
+            };
+            w.segment(segment)
+                .map_err(|e| crate::error::usage(format!("{}: --segment {segment}: {e}", plan.locate_workload_key(None))))?;
+        }
+    }
+    Ok(None)
+}
+
 /// The trial's workload: here, or (`host = "server"`, exec only) run by that host's agent.
 fn build_workload(plan: &Plan, hosts: &[crate::plan::HostSpec], table: &toml::Table) -> anyhow::Result<Box<dyn crate::workload::Workload>> {
     let loc = PlanLocator(plan);

@@ -18,6 +18,7 @@ const TESTED: &[&str] = &[
     "serve",
     "probe",
     "profile",
+    "dist",
     "run",
     "demo",
     "report",
@@ -269,6 +270,34 @@ fn profile() {
         (&["profile", "--system", "-o", nodir], "no such directory"),
     ]);
     assert!(!dir.path().join("no").exists());
+}
+
+#[test]
+fn dist() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let plan = crate::common::write_plan(
+        dir.path(),
+        "name = \"x\"\n[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:9/\"\nconnections = 4\n",
+    );
+    let plan = plan.to_str().expect("utf-8");
+    // Without an engine: its help, and exit code 2, as `perflab` alone.
+    assert_eq!(perflab(&["dist"]).status.code(), Some(2));
+    refused(&[
+        (&["dist", "slurm", plan], "--nodes"),
+        (
+            &["dist", "slurm", "/no/such/plan.toml", "--nodes", "2"],
+            "cannot read plan /no/such/plan.toml",
+        ),
+        (&["dist", "slurm", plan, "--nodes", "0"], "the number of segments must be from 1 to"),
+        (&["dist", "slurm", plan, "--nodes", "2", "--start-in", "soon"], "invalid duration"),
+        (&["dist", "k8s", plan, "--agents", "2"], "--image"),
+        (&["dist", "k8s", plan, "--agents", "2", "--image", " "], "--image is empty"),
+        (
+            &["dist", "k8s", plan, "--agents", "2", "--image", "x", "--start-at", "noon"],
+            "--start-at noon: not a time",
+        ),
+        (&["dist", "k8s", plan, "--agents", "5", "--image", "x"], "segment"),
+    ]);
 }
 
 #[test]
