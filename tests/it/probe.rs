@@ -53,7 +53,9 @@ fn http_probe_reads_the_servers_20ms_delay_and_its_parts_add_up() {
         r.samples.iter().find(|s| s.outcome.rtt().is_none())
     );
     let p50 = sum.rtt.median_ms.expect("a median");
-    assert!((20.0..25.0).contains(&p50), "http total p50 {p50} ms, the server waits 20 ms");
+    // At least the server's 20 ms; under 35 ms, which a doubled delay (40 ms) or a delayed ACK
+    // would pass, with room for a machine busy with other tests (25.3 ms seen at a load of 8).
+    assert!((20.0..35.0).contains(&p50), "http total p50 {p50} ms, the server waits 20 ms");
     assert_eq!(r.part_names, ["dns", "connect", "tls", "wait", "transfer"]);
     for x in &r.samples {
         let total = x.outcome.rtt().expect("a reply").as_secs_f64();
