@@ -42,7 +42,7 @@ pub enum Command {
     Store(crate::store::cli::StoreArgs),
     /// Write the files that run a plan's load from N machines of a Slurm or Kubernetes cluster,
     /// one segment each, merged at the end
-    Dist(crate::dist::cli::DistArgs),
+    Dist(crate::dist::engines::DistArgs),
     /// Check remote hosts (reachable, versions, facts, clock offset) or install perflab on them
     Hosts(crate::remote::cli::HostsArgs),
     /// The remote agent: speaks the agent protocol on stdin/stdout (started over ssh)
@@ -108,7 +108,7 @@ pub fn main() -> i32 {
         Command::Compare(a) => crate::report::cli::compare(a),
         Command::Export(a) => crate::store::cli::run(a),
         Command::Store(a) => crate::store::cli::store(a),
-        Command::Dist(a) => crate::dist::cli::run(a),
+        Command::Dist(a) => crate::dist::engines::run(a),
         Command::Hosts(a) => crate::remote::cli::run(a, crate::agent::facts),
         Command::Agent(a) => crate::agent::cli::run(a),
         Command::Completions(a) => packaging::completions(a),

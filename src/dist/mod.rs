@@ -11,7 +11,7 @@
 //! The plan is checked where the files are written: it must parse, and every trial's workload must
 //! be one that can be cut into segments (an exec workload cannot).
 
-pub mod cli;
+pub mod engines;
 pub mod k8s;
 pub mod slurm;
 

@@ -1,4 +1,4 @@
-//! `perflab dist slurm|k8s`: arguments, checks, and what is printed.
+//! `perflab dist slurm|k8s`: the engines' arguments, checks, and what is printed.
 
 use super::{k8s, slurm};
 use std::path::PathBuf;
