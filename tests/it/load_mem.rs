@@ -152,7 +152,7 @@ fn touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
         let plan = write_plan(
             tmp.path(),
             "name = \"touch-used-memory\"\n\n[workload]\ntype = \"mem\"\nmode = \"touch\"\nsize = \"1G\"\n\n\
-         [phases]\nbaseline = \"3s\"\nwarmup = \"0s\"\nload = \"15s\"\nrecovery = \"3s\"\ninterval = \"250ms\"\n",
+         [phases]\nbaseline = \"3s\"\nwarmup = \"0s\"\nload = \"8s\"\nrecovery = \"3s\"\ninterval = \"250ms\"\n",
         );
         let runs = tmp.path().join("runs");
         let out = Command::new(BIN)
@@ -225,9 +225,9 @@ fn load_mem_touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
         std::thread::sleep(Duration::from_secs(3));
         let started = t0.elapsed().as_secs_f64();
         let load = Command::new(BIN)
-            // 15 s: time enough to touch 1 GiB on a busy machine (a touch not done by the end of the
+            // 8 s: time enough to touch 1 GiB on a busy machine (under 2 s here; a touch not done by the end of the
             // load phase is exit code 1, rightly: the size was never held).
-            .args(["load", "mem", "touch", "-s", "1G", "--warmup", "0s", "-d", "15s", "-q", "--json"])
+            .args(["load", "mem", "touch", "-s", "1G", "--warmup", "0s", "-d", "8s", "-q", "--json"])
             .output()
             .expect("perflab load mem");
         let ended = t0.elapsed().as_secs_f64();
@@ -279,9 +279,9 @@ fn touch_holds_the_size_asked_in_the_process() {
         return;
     }
     let mut child = Command::new(BIN)
-        // 15 s: time enough to touch 1 GiB on a busy machine (a touch not done by the end of the
+        // 8 s: time enough to touch 1 GiB on a busy machine (under 2 s here; a touch not done by the end of the
         // load phase is exit code 1, rightly: the size was never held).
-        .args(["load", "mem", "touch", "-s", "1G", "-d", "15s", "-q", "--json"])
+        .args(["load", "mem", "touch", "-s", "1G", "-d", "8s", "-q", "--json"])
         .stdout(Stdio::piped())
         .spawn()
         .expect("spawn");
