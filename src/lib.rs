@@ -14,6 +14,7 @@
 pub mod agent;
 pub mod analysis;
 pub mod cli;
+pub mod dist;
 pub mod error;
 pub mod model;
 pub mod monitor;

@@ -23,6 +23,7 @@ mod cli_packaging;
 mod common;
 #[allow(dead_code)]
 mod db_servers;
+mod dist_merge;
 mod dist_segment;
 mod examples;
 mod examples_first_screen;
