@@ -57,6 +57,8 @@ pub fn merged_equals_the_union(tmp: &Path, seg: &[PathBuf], requests: f64) {
     );
 
     let report = std::fs::read_to_string(out.join("report.md")).expect("the merge writes the report");
+    // On the first screen, the machines that ran it; in the notes, how late each began.
+    assert!(report.contains("What ran: plan split merged from 2 segments (0/2 on "), "{report}");
     assert!(report.contains("2 segments merged: 0/2 on "), "{report}");
 
     refusals(tmp, seg, &out);
