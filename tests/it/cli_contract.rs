@@ -306,7 +306,10 @@ fn merge() {
     let out = out.to_str().expect("utf-8 path");
     refused(&[
         (&["merge", "/nonexistent", "--out", out], "not a perflab run directory"),
-        (&["merge", "/nonexistent", "--out", out, "--format", "foo"], "unknown report format \"foo\""),
+        (
+            &["merge", "/nonexistent", "--out", out, "--format", "foo"],
+            "unknown report format \"foo\"",
+        ),
         (&["merge", "--out", out], "<RUNS>"),
         (&["merge", "/nonexistent"], "--out"),
     ]);
