@@ -31,6 +31,8 @@ pub enum Command {
     Run(crate::runner::cli::RunArgs),
     /// Run the embedded demo plan and write its report
     Demo(crate::runner::cli::DemoArgs),
+    /// Merge the run directories of a load's segments (`run --segment i/N`) into one run
+    Merge(crate::dist::cli::MergeArgs),
     /// Write the report of one or more runs
     Report(crate::report::cli::ReportArgs),
     /// Compare two runs of the same plan
@@ -90,7 +92,13 @@ pub fn main() -> i32 {
     };
     if matches!(
         cli.command,
-        Command::Report(_) | Command::Compare(_) | Command::Export(_) | Command::Store(_) | Command::Completions(_) | Command::Man(_)
+        Command::Merge(_)
+            | Command::Report(_)
+            | Command::Compare(_)
+            | Command::Export(_)
+            | Command::Store(_)
+            | Command::Completions(_)
+            | Command::Man(_)
     ) {
         stop_on_a_closed_stdout();
     }
@@ -104,6 +112,7 @@ pub fn main() -> i32 {
         Command::Profile(a) => crate::profile::cli::run(a),
         Command::Run(a) => crate::runner::cli::run(a),
         Command::Demo(a) => crate::runner::cli::demo(a),
+        Command::Merge(a) => crate::dist::cli::run(a),
         Command::Report(a) => crate::report::cli::report(a),
         Command::Compare(a) => crate::report::cli::compare(a),
         Command::Export(a) => crate::store::cli::run(a),

@@ -1,19 +1,33 @@
-//! `perflab dist slurm|k8s PLAN`: the files that run a plan's load from N machines of a cluster
-//! users already have, each machine one segment (`perflab run --segment auto --start-at T0`, see
-//! [`crate::runner::segment`]), its store written to a shared place for `perflab merge`.
+//! Past one load machine: the segments of a load split over N machines (`perflab run --segment
+//! i/N`, docs/distributed.md) put back together, and the files that run them on a cluster.
 //!
-//! - [`slurm`]: an sbatch script (N tasks, one per node, a common start computed once before `srun`,
-//!   then the merge), submitted with `sbatch --wait` by `--submit`.
-//! - [`k8s`]: an Indexed Job (one pod per segment, spread over nodes, no retry of a segment), the
-//!   ConfigMap holding the plan and the common start, the claim the segments write to and the Job
-//!   that merges them, built from typed objects and written as JSON (`kubectl apply -f DIR`).
-//!
-//! The plan is checked where the files are written: it must parse, and every trial's workload must
-//! be one that can be cut into segments (an exec workload cannot).
+//! - `perflab merge DIR... --out DIR` checks that the run directories are the segments `0..N-1` of
+//!   one plan started at one T0 (`segments.rs`), adds each trial's results up (`figures.rs`:
+//!   histograms bucket by bucket, counters summed, per-second series aligned on T0 and summed) and
+//!   writes one ordinary run directory (`write.rs`) that `perflab report` and `perflab compare` read
+//!   as any other.
+//! - `perflab dist slurm|k8s PLAN` (`engines.rs`) writes the files that run each segment on a
+//!   cluster users already have (`perflab run --segment auto --start-at T0`, see
+//!   [`crate::runner::segment`]), their stores in a shared place for `perflab merge`: [`slurm`], an
+//!   sbatch script (N tasks, one per node, a common start computed once before `srun`, then the
+//!   merge), submitted with `sbatch --wait` by `--submit`; [`k8s`], an Indexed Job (one pod per
+//!   segment, spread over nodes, no retry of a segment), the ConfigMap holding the plan and the
+//!   common start, the claim the segments write to and the Job that merges them, built from typed
+//!   objects and written as JSON (`kubectl apply -f DIR`). The plan is checked where the files are
+//!   written: it must parse, and every trial's workload must be one that can be cut into segments
+//!   (an exec workload cannot).
 
+pub mod cli;
 pub mod engines;
+mod figures;
 pub mod k8s;
+mod segments;
 pub mod slurm;
+mod write;
+
+pub use figures::{merge_trial, MergedFigures};
+pub use segments::{check_segments, SegmentRun};
+pub use write::{merge, Merged};
 
 use std::path::Path;
 

@@ -210,7 +210,12 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
             basis: t.basis.as_deref().map(safe),
         });
     }
-    r.facts.push(run_facts(&name, &run, &trials));
+    let mut facts = run_facts(&name, &run, &trials);
+    facts.segments = store.merged()?.map(|m| {
+        let each: Vec<String> = m.segments.iter().map(|s| format!("{} on {}", s.segment, s.hostname)).collect();
+        format!("{} segments ({})", m.count, each.join(", "))
+    });
+    r.facts.push(facts);
     if r.spec.is_none() {
         r.spec = Some(ReportSpec::from_plan(&run.plan_source));
         r.declared = Some(Declared::from_plan(&run.plan_source));
@@ -276,6 +281,7 @@ fn run_facts(name: &str, run: &StoredRun, trials: &[StoredTrial]) -> RunFacts {
         trials_failed: trials.len() - ok,
         limit_mechanism: limited.and_then(|t| t.limit_mechanism.clone()),
         limit_proof: limited.and_then(|t| t.limit_proof.clone()),
+        segments: None,
     }
 }
 

@@ -40,6 +40,9 @@ pub struct RunFacts {
     pub trials_failed: usize,
     pub limit_mechanism: Option<String>,
     pub limit_proof: Option<String>,
+    /// A run merged from a split load's segments (`perflab merge`): which, where (`2 segments
+    /// (0/2 on client1, 1/2 on client2)`); None for any other run.
+    pub segments: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

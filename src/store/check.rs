@@ -4,7 +4,7 @@
 //!   --resume`): every table and column the store's schema version has, the run's row, the small
 //!   tables a report relies on whole (`meta`, `run`, `point`, `trial`, `threshold`: each value of
 //!   the kind its column holds, text in UTF-8), the JSON of `meta.primary`, `meta.notes`,
-//!   `meta.hosts`, the clock measurements and every `params_json`, and every trial's point. It
+//!   `meta.hosts`, `meta.segment`, `meta.merged`, the clock measurements and every `params_json`, and every trial's point. It
 //!   stops at the first problem; the large tables are checked row by row as they are read.
 //! - [`full`], `perflab store check DIR`: SQLite's own `PRAGMA integrity_check`, the quick rules,
 //!   every value of every table, rows that name a trial, point or sampled metric the store does not
@@ -198,7 +198,7 @@ fn run_row(conn: &Connection, f: &mut Found) -> rusqlite::Result<()> {
     Ok(())
 }
 
-/// The JSON values of `meta`: `primary`, `notes`, `hosts`, `clock:<trial>`.
+/// The JSON values of `meta`: `primary`, `notes`, `hosts`, `segment`, `merged`, `clock:<trial>`.
 fn meta_values(conn: &Connection, f: &mut Found) -> rusqlite::Result<()> {
     if !exists(conn, "meta")? {
         return Ok(());
@@ -213,6 +213,8 @@ fn meta_values(conn: &Connection, f: &mut Found) -> rusqlite::Result<()> {
             "primary" => serde_json::from_str::<crate::model::PrimaryMetrics>(value).is_ok(),
             "notes" => serde_json::from_str::<Vec<String>>(value).is_ok(),
             "hosts" => serde_json::from_str::<Vec<serde_json::Value>>(value).is_ok(),
+            "segment" => serde_json::from_str::<super::SegmentMark>(value).is_ok(),
+            "merged" => serde_json::from_str::<super::MergedMark>(value).is_ok(),
             k if k.starts_with("clock:") => {
                 k["clock:".len()..].parse::<usize>().is_ok() && serde_json::from_str::<Vec<serde_json::Value>>(value).is_ok()
             }
@@ -223,6 +225,8 @@ fn meta_values(conn: &Connection, f: &mut Found) -> rusqlite::Result<()> {
                 "primary" => "the run's primary figures (meta key primary)".to_string(),
                 "notes" => "the run's notes (meta key notes)".to_string(),
                 "hosts" => "the run's hosts (meta key hosts)".to_string(),
+                "segment" => "the facts of the run's segment (meta key segment)".to_string(),
+                "merged" => "the facts of the run's merged segments (meta key merged)".to_string(),
                 k => format!("the clock measurements of meta key {k}"),
             };
             f.add(format!(

@@ -29,7 +29,7 @@ pub use probes::{ProbeRecord, ProbeRow};
 pub use profiles::ProfileRecord;
 pub use read::{Measured, StoredPoint, StoredRun, StoredThreshold, StoredTrial};
 pub use schema::SCHEMA_VERSION;
-pub use segment::{plan_sha256, SegmentMark};
+pub use segment::{plan_sha256, MergedMark, MergedSegment, SegmentMark};
 pub use status::RunStatus;
 pub use summary::{load_end, summarize};
 pub use write::{RunInfo, TaggedSample, TrialRecord};

@@ -34,6 +34,30 @@ impl SegmentMark {
     }
 }
 
+/// What a run merged from segments (`perflab merge`) says of them (`meta.merged`, JSON).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergedMark {
+    /// N: how many segments the load was split into (all of them are merged).
+    pub count: u32,
+    pub plan_sha256: String,
+    /// The common start, Unix seconds; None when the segments had none.
+    pub start_at_unix: Option<f64>,
+    /// One per segment, in order.
+    pub segments: Vec<MergedSegment>,
+}
+
+/// One segment of a merged run: where its run directory was, which machine ran it, how late.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MergedSegment {
+    /// `i/N`.
+    pub segment: String,
+    /// The name its monitor samples have in the merged store (`segment-0`).
+    pub host: String,
+    pub hostname: String,
+    pub dir: String,
+    pub late_s: Option<f64>,
+}
+
 /// The SHA-256 of a plan's text, hex: what marks two segments as one plan's.
 pub fn plan_sha256(source: &str) -> String {
     let d = ring::digest::digest(&ring::digest::SHA256, source.as_bytes());
@@ -44,6 +68,16 @@ impl Store {
     /// Mark the run as one segment of a split load.
     pub fn write_segment(&mut self, m: &SegmentMark) -> anyhow::Result<()> {
         self.write_meta_json("segment", m)
+    }
+
+    /// Mark the run as the merge of a split load's segments.
+    pub fn write_merged(&mut self, m: &MergedMark) -> anyhow::Result<()> {
+        self.write_meta_json("merged", m)
+    }
+
+    /// What the run merged; None for a run that is no merge.
+    pub fn merged(&self) -> anyhow::Result<Option<MergedMark>> {
+        self.meta_json("merged", "the run's merged segments (meta key merged) are not JSON")
     }
 
     /// The run's segment mark; None for a run of the whole load.
@@ -76,6 +110,21 @@ mod tests {
         assert_eq!(s.segment().unwrap(), Some(m.clone()));
         assert_eq!(m.segment(), Some(crate::model::Segment { index: 1, count: 3 }));
         // The SHA-256 of the empty text, as sha256sum prints it.
+        let merged = MergedMark {
+            count: 1,
+            plan_sha256: m.plan_sha256.clone(),
+            start_at_unix: None,
+            segments: vec![MergedSegment {
+                segment: "0/1".into(),
+                host: "segment-0".into(),
+                hostname: "a".into(),
+                dir: "runs/a".into(),
+                late_s: None,
+            }],
+        };
+        assert_eq!(s.merged().unwrap(), None);
+        s.write_merged(&merged).unwrap();
+        assert_eq!(s.merged().unwrap(), Some(merged));
         assert_eq!(plan_sha256(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     }
 }

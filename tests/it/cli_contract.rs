@@ -21,6 +21,7 @@ const TESTED: &[&str] = &[
     "dist",
     "run",
     "demo",
+    "merge",
     "report",
     "compare",
     "export",
@@ -326,6 +327,22 @@ fn demo() {
         (&["demo", "--port", "99999"], "invalid value '99999'"),
         (&["demo", "--runs-dir", "/proc/version"], "is not a directory"),
     ]);
+}
+
+#[test]
+fn merge() {
+    let out = std::env::temp_dir().join("perflab-cli-contract-merged");
+    let out = out.to_str().expect("utf-8 path");
+    refused(&[
+        (&["merge", "/nonexistent", "--out", out], "not a perflab run directory"),
+        (
+            &["merge", "/nonexistent", "--out", out, "--format", "foo"],
+            "unknown report format \"foo\"",
+        ),
+        (&["merge", "--out", out], "<RUNS>"),
+        (&["merge", "/nonexistent"], "--out"),
+    ]);
+    assert!(!std::path::Path::new(out).exists(), "a refused merge writes nothing");
 }
 
 #[test]

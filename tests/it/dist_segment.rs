@@ -1,7 +1,8 @@
 //! `perflab run --segment i/N [--start-at T0]`: each segment runs its slice of the load (the
 //! closed model's connections and `-n` requests split so that they sum to the whole), is marked in
 //! its store with the plan's hash, its segment and the common start, refuses a workload it cannot
-//! split and a start it missed. Loopback only, bounded runs.
+//! split and a start it missed; the two segments' run directories are merged (`dist_merge`).
+//! Loopback only, bounded runs.
 
 use perflab::store::Store;
 use std::process::{Command, Stdio};
@@ -103,6 +104,8 @@ fn two_segments_at_one_start_split_the_requests_and_are_marked_alike() {
     assert_eq!(marks[0].plan_sha256.len(), 64);
     // Requests 0, 2, 4, ... are segment 0's: 6 of 11, and 5 for segment 1.
     assert_eq!(requests, [6.0, 5.0]);
+    let dirs: Vec<_> = runs.iter().map(|r| only_run_dir(r)).collect();
+    crate::dist_merge::merged_equals_the_union(tmp.path(), &dirs, 11.0);
 }
 
 #[test]

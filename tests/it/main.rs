@@ -24,6 +24,8 @@ mod common;
 #[allow(dead_code)]
 mod db_servers;
 mod dist_files;
+mod dist_merge;
+mod dist_netns;
 mod dist_segment;
 mod examples;
 mod examples_first_screen;

@@ -131,6 +131,10 @@ const CORPUS: &[(&str, &str)] = &[
         "the run's primary figures (meta key primary) are not the JSON perflab writes there: \"garbage\"",
     ),
     (
+        "INSERT INTO meta (key, value) VALUES ('segment', '{\"segment\": \"1/2\"}')",
+        "the facts of the run's segment (meta key segment) are not the JSON perflab writes there: \"{\\\"segment\\\": \\\"1/2\\\"}\"",
+    ),
+    (
         "UPDATE histogram SET hdr_v2_deflate = x'1c849303deadbeef' WHERE trial_id = 0 AND name = 'latency'",
         "trial 0's histograms: histogram latency cannot be decoded (its bytes are not the HdrHistogram encoding perflab writes)",
     ),

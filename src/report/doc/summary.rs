@@ -54,11 +54,14 @@ fn what_ran(m: &ReportModel) -> String {
     let mut parts = Vec::new();
     for r in &m.runs {
         let secs = r.ended_unix.map(|e| (e - r.started_unix).max(0.0));
+        // A merged run ran on its segments' machines, not on the one that merged it.
+        let machines = match &r.segments {
+            Some(s) => format!("merged from {}", safe(s)),
+            None => format!("on {} ({} CPUs)", safe(&r.host), r.ncpu),
+        };
         parts.push(format!(
-            "plan {} on {} ({} CPUs): {} trials, {} ok, {} failed{}",
+            "plan {} {machines}: {} trials, {} ok, {} failed{}",
             safe(&r.plan),
-            safe(&r.host),
-            r.ncpu,
             r.trials_ok + r.trials_failed,
             r.trials_ok,
             r.trials_failed,

@@ -1,0 +1,46 @@
+//! `perflab merge DIR... --out DIR`: the segments' run directories merged into one run, and its
+//! report written.
+
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args, Debug)]
+pub struct MergeArgs {
+    /// The run directories of the segments 0/N to N-1/N of one plan (`perflab run --segment i/N`)
+    #[arg(required = true)]
+    pub runs: Vec<PathBuf>,
+    /// The merged run's directory (new)
+    #[arg(long)]
+    pub out: PathBuf,
+    /// Formats of the merged run's report, comma-separated: md, html, json, csv, png
+    #[arg(long, default_value = "md,html,json,csv")]
+    pub format: String,
+}
+
+pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
+    let formats = crate::report::Formats::parse(&args.format)?;
+    let merged = super::merge(&args.runs, &args.out)?;
+    println!(
+        "merged {} segments ({} trial(s)) into {}",
+        merged.segments,
+        merged.trials,
+        merged.dir.display()
+    );
+    for n in merged.notes.iter().skip(1) {
+        println!("note: {n}");
+    }
+    let dirs: Vec<&Path> = vec![merged.dir.as_path()];
+    let paths = crate::report::write(&dirs, &merged.dir, formats, false).map_err(|e| crate::store::explain(&dirs, e))?;
+    print!("{}", paths.summary);
+    for (_, p) in &paths.files {
+        println!("wrote {}", p.display());
+    }
+    for t in &merged.thresholds_failed {
+        println!("  ✗ threshold {t}");
+    }
+    // As `perflab run`: 1 when a threshold broke or a trial failed (in any segment).
+    Ok(if merged.thresholds_failed.is_empty() && merged.trials_failed == 0 {
+        0
+    } else {
+        1
+    })
+}

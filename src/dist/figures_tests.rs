@@ -1,0 +1,136 @@
+use super::*;
+use crate::model::{latency_histogram, Better, PhaseSpan, TrialInfo};
+
+/// The quantile `q` of `h` in ms, as every workload reads it (1: the largest value).
+fn quantile_ms(h: &Histogram<u64>, q: f64) -> f64 {
+    (if q >= 1.0 { h.max() } else { h.value_at_quantile(q) }) as f64 / 1000.0
+}
+
+/// A segment's trial of an http load: its latencies (µs), as the http workload stores them
+/// (quantiles read from its histogram), its counts, its per-second series from `load_at` (Unix s).
+fn segment(latencies_us: &[u64], errors: u64, load_at: f64, per_second: &[f64]) -> StoredTrial {
+    let mut h = latency_histogram();
+    for v in latencies_us {
+        h.record(*v).unwrap();
+    }
+    let n = latencies_us.len() as f64;
+    let q = |q: f64| quantile_ms(&h, q);
+    let ms = |name: &str, v: f64, kind: MetricKind| Metric::new(name, "ms", v, Better::Lower).with_kind(kind);
+    let metrics = vec![
+        Metric::new("requests_per_s", "req/s", n / 2.0, Better::Higher),
+        ms("latency_p50_ms", q(0.5), MetricKind::Quantile(0.5)),
+        ms("latency_p99_ms", q(0.99), MetricKind::Quantile(0.99)),
+        ms("latency_max_ms", q(1.0), MetricKind::Quantile(1.0)),
+        Metric::new("latency_mean_ms", "ms", h.mean() / 1000.0, Better::Lower),
+        Metric::new("requests", "", n, Better::Neither),
+        Metric::new("errors", "", errors as f64, Better::Lower),
+        Metric::new("error_rate_pct", "%", 100.0 * errors as f64 / (n + errors as f64), Better::Lower),
+        Metric::new("target_rate_per_s", "req/s", 1000.0, Better::Neither),
+        Metric::new("total_time_s", "s", 2.0 + load_at.fract(), Better::Neither),
+        // A quantile that has no histogram to merge (no `connect` histogram is kept here).
+        ms("connect_p99_ms", 0.3, MetricKind::Quantile(0.99)),
+    ];
+    let mut series = Vec::new();
+    for (i, v) in per_second.iter().enumerate() {
+        for (name, value) in [("requests_per_s", *v), ("latency_p99_ms", 1.0)] {
+            series.push(SeriesPoint {
+                t_s: i as f64,
+                name: name.into(),
+                value,
+            });
+        }
+    }
+    let started = load_at - 0.5;
+    StoredTrial {
+        info: TrialInfo {
+            started_unix: started,
+            ended_unix: started + 3.0,
+            phases: vec![PhaseSpan::new(Phase::Baseline, 0.0, 0.5), PhaseSpan::new(Phase::Load, 0.5, 2.5)],
+            ..TrialInfo::default()
+        },
+        metrics,
+        histograms: vec![NamedHistogram {
+            name: "latency".into(),
+            hist: h,
+        }],
+        series,
+        errors: vec![("connect_refused".into(), errors)],
+    }
+}
+
+fn metric(f: &MergedFigures, name: &str) -> f64 {
+    f.metrics.iter().find(|m| m.name == name).map(|m| m.value).unwrap_or(f64::NAN)
+}
+
+#[test]
+fn two_segments_merge_to_the_figures_of_one_histogram_of_every_value() {
+    // A skewed load: segment 0 took the fast requests, segment 1 a slow tail. The average of the
+    // two p99s would be about 25 ms; the p99 of the union is the union's.
+    let fast: Vec<u64> = (0..990).map(|k| 1_000 + k).collect();
+    let slow: Vec<u64> = (0..10).map(|k| 50_000 + 1_000 * k).collect();
+    let (a, b) = (
+        segment(&fast, 10, 1_800_000_000.0, &[300.0, 200.0]),
+        segment(&slow, 0, 1_800_000_000.004, &[5.0, 5.0]),
+    );
+    let merged = merge_trial(&[&a, &b]);
+
+    let mut whole = latency_histogram();
+    for v in fast.iter().chain(&slow) {
+        whole.record(*v).unwrap();
+    }
+    let q = |q: f64| quantile_ms(&whole, q);
+    assert_eq!(metric(&merged, "latency_p50_ms"), q(0.5));
+    assert_eq!(metric(&merged, "latency_p99_ms"), q(0.99));
+    assert_eq!(metric(&merged, "latency_max_ms"), q(1.0));
+    assert!((metric(&merged, "latency_mean_ms") - whole.mean() / 1000.0).abs() < 1e-9);
+    let h = &merged.histograms.iter().find(|h| h.name == "latency").unwrap().hist;
+    let buckets = |h: &Histogram<u64>| {
+        h.iter_recorded()
+            .map(|b| (b.value_iterated_to(), b.count_at_value()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(buckets(h), buckets(&whole), "bucket for bucket");
+
+    assert_eq!(metric(&merged, "requests"), 1000.0);
+    assert_eq!(metric(&merged, "errors"), 10.0);
+    assert_eq!(metric(&merged, "requests_per_s"), 500.0);
+    // 10 failures of 1010 attempts: the segments' rates weighted by their attempts.
+    assert!((metric(&merged, "error_rate_pct") - 100.0 * 10.0 / 1010.0).abs() < 1e-9);
+    // Every segment states the whole load's target rate: kept, not summed.
+    assert_eq!(metric(&merged, "target_rate_per_s"), 1000.0);
+    assert_eq!(merged.errors, vec![("connect_refused".to_string(), 10)]);
+    // A quantile with no histogram cannot be merged exactly: left out, and said.
+    assert!(metric(&merged, "connect_p99_ms").is_nan());
+    assert!(merged.left_out.contains(&"connect_p99_ms".to_string()), "{:?}", merged.left_out);
+}
+
+#[test]
+fn the_per_second_series_are_aligned_on_the_common_start_and_summed() {
+    // Segment 1's load began 4 ms after segment 0's and ran one second longer.
+    let a = segment(&[1_000], 0, 1_800_000_000.0, &[100.0, 110.0]);
+    let b = segment(&[1_000], 0, 1_800_000_000.004, &[10.0, 11.0, 12.0]);
+    let merged = merge_trial(&[&a, &b]);
+    let rps: Vec<(f64, f64)> = merged
+        .series
+        .iter()
+        .filter(|p| p.name == "requests_per_s")
+        .map(|p| (p.t_s, p.value))
+        .collect();
+    assert_eq!(rps, vec![(0.0, 110.0), (1.0, 121.0), (2.0, 12.0)]);
+    // A per-second p99 of each segment is no p99 of the whole: left out.
+    assert!(merged.series.iter().all(|p| p.name != "latency_p99_ms"));
+    assert!(
+        merged.left_out.iter().any(|l| l.contains("latency_p99_ms")),
+        "{:?}",
+        merged.left_out
+    );
+}
+
+#[test]
+fn one_segment_merges_to_itself() {
+    let a = segment(&[1_000, 2_000, 3_000], 1, 1_800_000_000.0, &[3.0]);
+    let merged = merge_trial(&[&a]);
+    for m in a.metrics.iter().filter(|m| m.name != "connect_p99_ms") {
+        assert!((metric(&merged, &m.name) - m.value).abs() <= 1e-9 * m.value.abs(), "{}", m.name);
+    }
+}

@@ -1,0 +1,86 @@
+//! `perflab merge`: the run directories of two segments of one http load (made by
+//! `dist_segment`'s two-segment run, which calls [`merged_equals_the_union`]) merge into one
+//! run whose counts are the segments' sum and whose percentiles are those of the union of their
+//! latencies; a missing segment and segments of two plans are refused with one line.
+
+use perflab::store::Store;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::common;
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+
+fn merge(dirs: &[&Path], out: &Path) -> std::process::Output {
+    Command::new(BIN)
+        .arg("merge")
+        .args(dirs)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .expect("run perflab merge")
+}
+
+/// Merge the two segments' run directories `seg` (0/2 then 1/2, `requests` in all) into `tmp`,
+/// and check the merged run, its report and the refusals.
+pub fn merged_equals_the_union(tmp: &Path, seg: &[PathBuf], requests: f64) {
+    let out = tmp.join("merged");
+    let done = merge(&[&seg[1], &seg[0]], &out);
+    let text = String::from_utf8_lossy(&done.stdout);
+    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    assert!(text.contains("merged 2 segments (1 trial(s))"), "{text}");
+
+    let merged = Store::open(&out).expect("the merged run is a run");
+    let trials = merged.trials().expect("trials");
+    assert_eq!(trials.len(), 1);
+    assert_eq!(trials[0].metric("requests"), Some(requests), "the segments' requests add up");
+    // The union of the segments' latencies, one histogram: the merged percentiles are its.
+    let mut union = perflab::model::latency_histogram();
+    for dir in seg {
+        let t = Store::open(dir).expect("segment").trials().expect("trials");
+        let h = t[0].histograms.iter().find(|h| h.name == "latency").expect("latency histogram");
+        union.add(&h.hist).expect("add");
+    }
+    let lat = trials[0].histograms.iter().find(|h| h.name == "latency").expect("merged histogram");
+    assert_eq!(lat.hist.len(), requests as u64);
+    for (name, q) in [("latency_p50_ms", 0.5), ("latency_p99_ms", 0.99)] {
+        assert_eq!(trials[0].metric(name), Some(union.value_at_quantile(q) as f64 / 1000.0), "{name}");
+    }
+    let mark = merged.merged().expect("read").expect("a merged run says what it merged");
+    assert_eq!(mark.count, 2);
+    assert_eq!(mark.segments.iter().map(|s| s.segment.as_str()).collect::<Vec<_>>(), ["0/2", "1/2"]);
+    // Each segment's machine keeps its own samples.
+    let hosts = merged.sample_hosts().expect("hosts");
+    assert!(
+        hosts.contains(&"segment-0".to_string()) && hosts.contains(&"segment-1".to_string()),
+        "{hosts:?}"
+    );
+
+    let report = std::fs::read_to_string(out.join("report.md")).expect("the merge writes the report");
+    // On the first screen, the machines that ran it; in the notes, how late each began.
+    assert!(report.contains("What ran: plan split merged from 2 segments (0/2 on "), "{report}");
+    assert!(report.contains("2 segments merged: 0/2 on "), "{report}");
+
+    refusals(tmp, seg, &out);
+}
+
+fn refusals(tmp: &Path, seg: &[PathBuf], out: &Path) {
+    common::one_line_exit_2(&merge(&[&seg[0]], &tmp.join("m1")), "segment 1/2 is missing");
+    common::one_line_exit_2(&merge(&[&seg[0], &seg[1]], out), "already holds a run");
+    // Segment 1 of another plan: its store says so by its plan's hash.
+    let other = tmp.join("other");
+    std::fs::create_dir_all(&other).expect("mkdir");
+    std::fs::copy(seg[1].join("perflab.db"), other.join("perflab.db")).expect("copy the store");
+    let db = rusqlite::Connection::open(other.join("perflab.db")).expect("open");
+    let mark: String = db
+        .query_row("SELECT value FROM meta WHERE key = 'segment'", [], |r| r.get(0))
+        .expect("mark");
+    let mut mark: serde_json::Value = serde_json::from_str(&mark).expect("json");
+    mark["plan_sha256"] = serde_json::Value::String("0".repeat(64));
+    db.execute("UPDATE meta SET value = ?1 WHERE key = 'segment'", [mark.to_string()])
+        .expect("write");
+    drop(db);
+    let two = tmp.join("m2");
+    common::one_line_exit_2(&merge(&[&seg[0], &other], &two), "ran different plans");
+    assert!(!two.exists() && !tmp.join("m1").exists(), "a refused merge leaves nothing");
+}
