@@ -87,6 +87,8 @@ fn rule(m: &Metric, histograms: &[&str]) -> Rule {
         MetricKind::Quantile(_) => Rule::LeftOut,
         MetricKind::Count => Rule::Sum,
         MetricKind::Rate if n.starts_with("target_") => Rule::First,
+        // Work per CPU-second is an efficiency: each segment's, weighted by its work.
+        MetricKind::Rate if m.unit.contains("CPU-s") || n.contains("per_cpu") => Rule::Weighted,
         MetricKind::Rate => Rule::Sum,
         _ if n.contains("max") || n.contains("busiest") || n.ends_with("time_s") => Rule::Max,
         _ if n.contains("_min") => Rule::Min,

@@ -27,6 +27,7 @@ fn segment(latencies_us: &[u64], errors: u64, load_at: f64, per_second: &[f64]) 
         Metric::new("error_rate_pct", "%", 100.0 * errors as f64 / (n + errors as f64), Better::Lower),
         Metric::new("target_rate_per_s", "req/s", 1000.0, Better::Neither),
         Metric::new("total_time_s", "s", 2.0 + load_at.fract(), Better::Neither),
+        Metric::new("ops_per_cpu_s", "ops/CPU-s", 7.0, Better::Higher).with_kind(MetricKind::Rate),
         // A quantile that has no histogram to merge (no `connect` histogram is kept here).
         ms("connect_p99_ms", 0.3, MetricKind::Quantile(0.99)),
     ];
@@ -98,6 +99,8 @@ fn two_segments_merge_to_the_figures_of_one_histogram_of_every_value() {
     assert!((metric(&merged, "error_rate_pct") - 100.0 * 10.0 / 1010.0).abs() < 1e-9);
     // Every segment states the whole load's target rate: kept, not summed.
     assert_eq!(metric(&merged, "target_rate_per_s"), 1000.0);
+    // An efficiency (work per CPU-second) is no sum: both segments did 7 per CPU-second.
+    assert!((metric(&merged, "ops_per_cpu_s") - 7.0).abs() < 1e-9);
     assert_eq!(merged.errors, vec![("connect_refused".to_string(), 10)]);
     // A quantile with no histogram cannot be merged exactly: left out, and said.
     assert!(metric(&merged, "connect_p99_ms").is_nan());
