@@ -144,3 +144,88 @@ fn a_plan_that_cannot_be_split_is_refused_in_one_line() {
     // Nothing was written for a refused plan.
     assert_eq!(std::fs::read_dir(tmp.path()).unwrap().count(), 1);
 }
+
+/// Stops the `perflab serve` the test started, by its PID, on every exit path.
+struct Served(std::process::Child);
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The sbatch script run as Slurm runs it, with a stand-in `srun` first on PATH that starts its
+/// command once per task with `SLURM_PROCID` and `SLURM_NTASKS` (bash reads the `#SBATCH` lines as
+/// comments): two segments of 11 requests against `perflab serve` begin at the script's common
+/// start, and the merged run holds all 11 (6 and 5).
+#[test]
+fn the_sbatch_script_runs_the_segments_and_merges_them() {
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let port = crate::common::free_port();
+    let _served = Served(
+        Command::new(BIN)
+            .args(["serve", "--port", &port.to_string()])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let plan = crate::common::write_plan(
+        tmp.path(),
+        &format!(
+            "name = \"split\"\n[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/\"\nconnections = 3\nrequests = 11\n\
+             [phases]\nbaseline = \"200ms\"\nwarmup = \"0s\"\nload = \"3s\"\nrecovery = \"200ms\"\ninterval = \"100ms\"\n"
+        ),
+    );
+    let bin = tmp.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let srun = bin.join("srun");
+    std::fs::write(
+        &srun,
+        "#!/bin/bash\n# srun --ntasks=N [options] cmd args...: cmd once per task, at once.\n\
+         n=1; while [[ $1 == --* ]]; do case $1 in --ntasks=*) n=${1#--ntasks=};; esac; shift; done\n\
+         pids=(); for ((i = 0; i < n; i++)); do SLURM_PROCID=$i SLURM_NTASKS=$n \"$@\" & pids+=($!); done\n\
+         rc=0; for p in \"${pids[@]}\"; do wait \"$p\" || rc=$?; done; exit $rc\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&srun, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let shared = tmp.path().join("shared");
+    let o = Command::new(BIN)
+        .args(["dist", "slurm"])
+        .arg(&plan)
+        .args([
+            "--nodes",
+            "2",
+            "--start-in",
+            "2s",
+            "--start-tolerance",
+            "5s",
+            "--perflab",
+            BIN,
+            "--dir",
+        ])
+        .arg(&shared)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let job = Command::new("bash")
+        .arg(shared.join("perflab.sbatch"))
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&job.stdout), String::from_utf8_lossy(&job.stderr));
+    assert!(job.status.success(), "{said}");
+    let requests = |dir: &Path| -> f64 {
+        let store = perflab::store::Store::open(dir).unwrap_or_else(|e| panic!("{}: {e:#}", dir.display()));
+        let trials = store.trials().unwrap();
+        assert_eq!(trials.len(), 1);
+        trials[0].metric("requests").expect("requests measured")
+    };
+    let segments: Vec<f64> = (0..2)
+        .map(|i| requests(&crate::common::only_run_dir(&shared.join(format!("segment-{i}")))))
+        .collect();
+    assert_eq!(segments, [6.0, 5.0], "{said}");
+    assert_eq!(requests(&shared.join("merged")), 11.0, "{said}");
+}
