@@ -18,6 +18,7 @@ case "$cmd" in
         [ -f "$saved" ] || sed 's/.*\[\(.*\)\].*/\1/' "$f" >"$saved"
         echo "$3" >"$f" ;;
     restore)
-        [ -f "$saved" ] && cat "$saved" >"$f" && rm -f "$saved" ;;
+        # Nothing saved (never set, or restored already): nothing to do.
+        if [ -f "$saved" ]; then cat "$saved" >"$f" && rm -f "$saved"; fi ;;
     *) echo "io_scheduler.sh: check|set|restore DIR [NAME]" >&2; exit 2 ;;
 esac
