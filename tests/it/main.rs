@@ -34,6 +34,7 @@ mod fuzz_common;
 mod fuzz_plan;
 mod http_protocols;
 mod http_truth;
+mod live_feed;
 mod load_builtin;
 mod load_cpu;
 mod load_disk;

@@ -8,10 +8,44 @@ use crate::util::cut::Cut;
 use crate::util::Cancel;
 use crate::workload::result::latency_histogram;
 use hdrhistogram::Histogram;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+
+thread_local! {
+    /// Who else is told each second of a load driven on this thread ([`watching`]).
+    static WATCH: RefCell<Option<Watcher>> = const { RefCell::new(None) };
+}
+
+/// Told each second of the series (the tick and its merged latency histogram).
+pub type Watcher = Box<dyn FnMut(&Tick, &Histogram<u64>)>;
+
+/// Run `body` with `watch` told every second of the series that a load driven on this thread
+/// makes, besides its caller's own hooks: the runner's live feed, without each workload passing it
+/// through. The watcher before is put back when `body` returns (or unwinds).
+pub fn watching<R>(watch: Watcher, body: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Watcher>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            let _ = WATCH.try_with(|w| *w.borrow_mut() = prev);
+        }
+    }
+    let _restore = Restore(WATCH.with(|w| w.replace(Some(watch))));
+    body()
+}
+
+/// The tick to the caller's hook, then to the watcher of this thread, if any.
+fn tell(hooks: &mut Hooks<'_>, t: &Tick, h: &Histogram<u64>) {
+    (hooks.on_tick)(t, h);
+    WATCH.with(|w| {
+        if let Some(f) = w.borrow_mut().as_mut() {
+            f(t, h);
+        }
+    });
+}
 
 /// When the run started, when its measured phase starts and when it ends.
 #[derive(Clone, Copy, Debug)]
@@ -136,7 +170,7 @@ fn collect(
     timing: Timing,
     stop: &AtomicBool,
     cancel: &Cancel,
-    hooks: Hooks<'_>,
+    mut hooks: Hooks<'_>,
     rx: &mpsc::Receiver<Message>,
 ) -> (Vec<Tick>, Instant) {
     let measure_from = timing.measure_from;
@@ -172,7 +206,7 @@ fn collect(
                 if e.0 == threads {
                     if let Some((_, h, n, errs)) = pending.remove(&iv.sec) {
                         let t = tick(iv.sec, &h, n, errs, now.duration_since(measure_from));
-                        (hooks.on_tick)(&t, &h);
+                        tell(&mut hooks, &t, &h);
                         series.push(t);
                     }
                 }
@@ -185,7 +219,7 @@ fn collect(
     // The last, partial second.
     for (sec, (_, h, n, errs)) in pending {
         let t = tick(sec, &h, n, errs, ended.duration_since(measure_from));
-        (hooks.on_tick)(&t, &h);
+        tell(&mut hooks, &t, &h);
         series.push(t);
     }
     (series, ended)

@@ -1,0 +1,9 @@
+//! Watching a run live: the runner publishes typed [`Event`]s (docs/live.md) through a [`Feed`],
+//! which appends them to the run's store as they happen, so that a view started late or from
+//! another terminal reads the run from its start.
+
+pub mod event;
+pub mod feed;
+
+pub use event::{Event, Figure, PlannedPoint, PlannedTrial};
+pub use feed::{Feed, Publisher};
