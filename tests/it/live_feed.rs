@@ -37,6 +37,11 @@ interval = "250ms"
     )
 }
 
+/// Equal to within what reading a number back from JSON may move it.
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+}
+
 fn parse(rows: &[EventRow]) -> Vec<Event> {
     rows.iter()
         .map(|r| {
@@ -118,14 +123,22 @@ fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
         let names: Vec<&str> = phases.iter().map(|p| p.0).collect();
         assert_eq!(names, ["setup", "baseline", "warmup", "load", "recovery"], "trial {}", t.id);
         let last = t.phases.last().expect("stored phases");
-        assert_eq!(phases.last().map(|p| (p.0, p.1)), Some((last.phase.name(), last.start_s)));
+        let (name, t_s) = *phases.last().expect("phases");
+        assert_eq!(name, last.phase.name());
+        assert!(same(t_s, last.start_s), "trial {}: {t_s} vs {}", t.id, last.start_s);
         match mine.last() {
             Some(Event::TrialEnd { ok, phases, figures, .. }) => {
                 assert!(*ok);
-                let stored: Vec<(String, f64, f64)> = t.phases.iter().map(|p| (p.phase.name().to_string(), p.start_s, p.end_s)).collect();
-                assert_eq!(phases, &stored, "trial {}'s phases as stored", t.id);
+                // (serde_json reads a number back to within an ulp or so of the one written.)
+                let names: Vec<&str> = phases.iter().map(|p| p.0.as_str()).collect();
+                let stored: Vec<&str> = t.phases.iter().map(|p| p.phase.name()).collect();
+                assert_eq!(names, stored, "trial {}'s phases as stored", t.id);
+                for (p, s) in phases.iter().zip(&t.phases) {
+                    assert!(same(p.1, s.start_s) && same(p.2, s.end_s), "trial {}: {p:?} vs {s:?}", t.id);
+                }
                 for f in figures {
-                    assert_eq!(Some(f.value), t.metric(&f.name), "trial {}'s {}", t.id, f.name);
+                    let stored = t.metric(&f.name).expect("stored");
+                    assert!(same(f.value, stored), "trial {}'s {}: {} vs {stored}", t.id, f.name, f.value);
                 }
                 assert!(figures.iter().any(|f| f.name == "requests_per_s"), "{figures:?}");
             }
