@@ -4,7 +4,8 @@
 //! failed (a broken threshold, failed requests under the documented rule, a failed trial, a run
 //! the store could not keep, a report that could not be written); 2 bad input (arguments, plan,
 //! files) — one clear line, before anything runs; 3 a run's store is damaged (`report`, `export`,
-//! `compare`, `run --resume`, `store check`: one line naming the damage); 130 interrupted by Ctrl-C.
+//! `compare`, `run --resume`, `store check`: one line naming the damage); 4 a segment of a split
+//! load started later than `--start-at` allowed (nothing run); 130 interrupted by Ctrl-C.
 
 use std::fmt;
 
@@ -47,10 +48,28 @@ pub fn damaged(msg: impl Into<String>) -> anyhow::Error {
     anyhow::Error::new(DamagedStore(msg.into()))
 }
 
+/// A segment of a split load (`perflab run --segment i/N --start-at T0`) that could not start its
+/// load within the tolerance after the common start: nothing was run, exit code [`EXIT_LATE`].
+#[derive(Debug)]
+pub struct LateStart(pub String);
+
+impl fmt::Display for LateStart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for LateStart {}
+
+/// The exit code of a segment that started too late.
+pub const EXIT_LATE: i32 = 4;
+
 /// The exit code for an error that reached `main`.
 pub fn exit_code(err: &anyhow::Error) -> i32 {
     if err.chain().any(|e| e.downcast_ref::<DamagedStore>().is_some()) {
         EXIT_DAMAGED
+    } else if err.chain().any(|e| e.downcast_ref::<LateStart>().is_some()) {
+        EXIT_LATE
     } else if err.chain().any(|e| e.downcast_ref::<UsageError>().is_some()) {
         2
     } else {

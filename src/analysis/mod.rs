@@ -15,9 +15,11 @@
 //! - [`bottleneck`]: the USE-method rules (declared once as data), errors along the sweep and
 //!   latency probes, with evidence, ranked by whom they blame.
 //! - [`table`]: monitor samples by column ([`table::SampleTable`]), as the rules read them.
+//! - [`cost`]: the target's CPU, context switches and memory per operation of the workload.
 
 pub mod bottleneck;
 pub mod compare;
+pub mod cost;
 pub mod hypothesis;
 pub mod percentiles;
 pub mod phases;

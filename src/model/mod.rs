@@ -18,6 +18,7 @@ pub mod phase;
 pub mod primary;
 pub mod profile;
 pub mod result;
+pub mod segment;
 pub mod trial;
 
 pub use failure::TrialFailure;
@@ -26,4 +27,5 @@ pub use phase::{Phase, PhaseSpan};
 pub use primary::{Primary, PrimaryMetrics};
 pub use profile::{FoldedStack, Profile, ProfileKind};
 pub use result::{latency_histogram, Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+pub use segment::Segment;
 pub use trial::TrialInfo;

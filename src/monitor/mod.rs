@@ -9,8 +9,10 @@ mod cgroup_cpu;
 pub mod cli;
 pub mod output;
 pub mod parse;
+mod proc_table;
 mod process;
 pub mod system;
+mod taskstats;
 
 pub use cgroup_cpu::CpuLimits;
 pub use process::ProcessSelector;

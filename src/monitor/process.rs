@@ -1,21 +1,25 @@
 //! Per-process figures, aggregated over whole process trees (pidstat's formulas).
 //!
-//! Each tick lists `/proc` (this kernel has no `task/*/children`) and builds the parent links from
-//! `/proc/PID/stat`. That file is read again only for the processes being followed and for new pids:
-//! a process outside every tree keeps its parent until its parent dies, so its line from an earlier
-//! tick still places it (a full re-read every `FULL_SCAN` catches a reparenting). It then sums the
-//! members of every selector: its pids, the processes whose command line
-//! matches its pattern, and all their descendants, less any subtree that another selector roots
-//! (so the load generator's figures never include the target it started).
+//! The process table (`proc_table`) is listed only when a process may have started or ended, each
+//! new process's command line is matched once, and each tick reads `/proc/PID/{stat,status,io}` of
+//! the followed processes only. The trees are worked out again only when the table changed. With
+//! no pattern (`--pid`, and `perflab run`'s selections) and a kernel that shows each thread's
+//! children (`/proc/PID/task/TID/children`), the trees are walked from their roots instead, and
+//! `/proc` is not listed at all. Each
+//! selector sums its members: its pids, the processes whose command line matches its pattern, and
+//! all their descendants, less any subtree that another selector roots (so the load generator's
+//! figures never include the target it started).
 
 use super::cgroup_cpu::{CpuLimits, Throttle};
-use super::parse::{self, PidStat};
+use super::parse::PidStat;
+use super::proc_table::ProcTable;
 use super::system::Root;
+use super::taskstats::Taskstats;
 use std::collections::{HashMap, HashSet};
-use std::time::{Duration, Instant};
 
-/// How often every `/proc/PID/stat` is read again, not only the followed and the new ones.
-const FULL_SCAN: Duration = Duration::from_secs(5);
+/// Trees with more threads than this are found by listing `/proc` rather than by reading each
+/// thread's children list.
+const WALK_MAX_THREADS: u64 = 64;
 
 /// Which processes a group of columns (`proc_<label>_*`) covers.
 #[derive(Clone, Debug)]
@@ -80,16 +84,22 @@ pub struct ProcessTracker {
     selectors: Vec<ProcessSelector>,
     prev: HashMap<(i32, u64), Counters>,
     prev_uptime_ticks: Option<u64>,
-    cmdlines: HashMap<(i32, u64), String>,
     hz: f64,
     page_mb: f64,
     me: i32,
-    /// The previous tick's process table, the pids in some tree then, and the last full scan.
-    table: HashMap<i32, PidStat>,
+    table: ProcTable,
+    /// Each selector's members as last worked out (valid while the table has not changed), and
+    /// the pids in some tree.
+    members: Option<Vec<Vec<i32>>>,
     followed: HashSet<i32>,
-    full_scan: Option<Instant>,
+    /// No selector has a pattern and the kernel shows children lists: the trees can be walked
+    /// from their roots instead of listing `/proc`.
+    walkable: bool,
     /// Per selector, its cgroup's throttling counters at the previous tick.
     throttles: Vec<Throttle>,
+    /// Whole processes' context switches, exited threads included (live `/proc` only; None where
+    /// taskstats cannot be asked: then the main thread's, from `status`).
+    taskstats: Option<Taskstats>,
 }
 
 impl ProcessTracker {
@@ -100,23 +110,33 @@ impl ProcessTracker {
         // SAFETY: as above.
         let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as f64;
         let throttles = selectors.iter().map(|_| Throttle::default()).collect();
+        let live = root.0 == std::path::Path::new("/");
+        let taskstats = if live && !selectors.is_empty() { Taskstats::open() } else { None };
+        let patterns = selectors
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| Some((i, s.pattern.clone()?)))
+            .collect();
+        let table = ProcTable::new(root.clone(), patterns);
+        let walkable = selectors.iter().all(|s| s.pattern.is_none()) && table.can_walk();
         ProcessTracker {
+            table,
+            walkable,
             root,
             selectors,
             prev: HashMap::new(),
             prev_uptime_ticks: None,
-            cmdlines: HashMap::new(),
             hz,
             page_mb: page / 1_048_576.0,
             me: std::process::id() as i32,
-            table: HashMap::new(),
+            members: None,
             followed: HashSet::new(),
-            full_scan: None,
             throttles,
+            taskstats,
         }
     }
 
-    /// Read every process once and append the figures of the interval since the last call
+    /// Read the followed processes and append the figures of the interval since the last call
     /// (`first`: the priming read, nothing appended).
     pub fn sample(&mut self, dt: f64, first: bool, out: &mut Vec<(String, f64)>) {
         if self.selectors.is_empty() {
@@ -127,40 +147,39 @@ impl ProcessTracker {
             .read("proc/uptime")
             .and_then(|t| t.split_ascii_whitespace().next()?.parse::<f64>().ok())
             .map(|s| (s * self.hz) as u64);
-        let table = self.scan();
-        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
-        for (pid, st) in &table {
-            children.entry(st.ppid).or_default().push(*pid);
-        }
-        if self.selectors.iter().any(|s| s.pattern.is_some()) {
-            for (pid, st) in &table {
-                if !self.cmdlines.contains_key(&(*pid, st.starttime)) {
-                    let cmd = self
-                        .root
-                        .read(&format!("proc/{pid}/cmdline"))
-                        .unwrap_or_default()
-                        .replace('\0', " ");
-                    self.cmdlines.insert((*pid, st.starttime), cmd.trim().to_string());
-                }
+        let threads: u64 = self
+            .followed
+            .iter()
+            .filter_map(|p| self.table.entries.get(p))
+            .map(|e| e.stat.threads)
+            .sum();
+        let members = if self.walkable && threads <= WALK_MAX_THREADS {
+            self.walked()
+        } else {
+            if self.table.refresh(&self.followed) {
+                self.members = None;
             }
+            match self.members.take() {
+                Some(m) => m,
+                None => self.trees(),
+            }
+        };
+        // A process that joined a tree since the last tick has its `stat` read now.
+        for pid in members.iter().flatten() {
+            self.table.reread(*pid);
         }
-        let roots: Vec<Vec<i32>> = self.selectors.iter().map(|s| self.roots_of(s, &table)).collect();
         let mut next_prev = HashMap::new();
-        let mut followed = HashSet::new();
+        let mut taskstats = self.taskstats.take();
         for (i, sel) in self.selectors.iter().enumerate() {
-            let fenced: HashSet<i32> = roots
-                .iter()
-                .enumerate()
-                .filter(|(j, _)| *j != i)
-                .flat_map(|(_, r)| r.iter().copied())
-                .collect();
-            let members = tree(&roots[i], &children, &fenced);
-            followed.extend(members.iter().copied());
+            let mut live = 0usize;
             let (mut rss, mut threads) = (0.0, 0u64);
             let mut d = Counters::default();
-            for pid in &members {
-                let Some(st) = table.get(pid) else { continue };
-                let c = self.counters(*pid, st);
+            for pid in &members[i] {
+                let Some(st) = self.table.entries.get(pid).map(|e| e.stat) else {
+                    continue;
+                };
+                live += 1;
+                let c = self.counters(*pid, &st, taskstats.as_mut());
                 let key = (*pid, st.starttime);
                 let base = match self.prev.get(&key) {
                     Some(p) => Some(*p),
@@ -181,7 +200,7 @@ impl ProcessTracker {
                 next_prev.insert(key, c);
             }
             if let Some(limits) = &sel.limits {
-                if first || !members.is_empty() {
+                if first || live > 0 {
                     self.throttles[i].sample(limits, &format!("proc_{}_", sel.label), first, out);
                 }
             }
@@ -189,8 +208,8 @@ impl ProcessTracker {
                 continue;
             }
             let n = |k: &str| format!("proc_{}_{k}", sel.label);
-            out.push((n("count"), members.iter().filter(|p| table.contains_key(p)).count() as f64));
-            if members.is_empty() {
+            out.push((n("count"), live as f64));
+            if live == 0 {
                 continue; // gone: the count says so, the other columns are absent
             }
             let ticks = |t: u64| 100.0 * t as f64 / self.hz / dt;
@@ -206,90 +225,106 @@ impl ProcessTracker {
                 (n("write_bytes_per_s"), d.write as f64 / dt),
             ]);
         }
+        self.taskstats = taskstats;
         self.prev = next_prev;
         self.prev_uptime_ticks = uptime_ticks;
-        self.cmdlines.retain(|k, _| table.get(&k.0).is_some_and(|s| s.starttime == k.1));
-        self.table = table;
-        self.followed = followed;
+        // A member that ended (its `stat` unreadable above) changed the table: the trees are worked
+        // out again next tick.
+        let ended = members.iter().flatten().any(|p| !self.table.entries.contains_key(p));
+        self.followed = members
+            .iter()
+            .flatten()
+            .copied()
+            .filter(|p| self.table.entries.contains_key(p))
+            .collect();
+        self.members = (!ended).then_some(members);
     }
 
-    /// The process table: pid → its `stat` line, re-read for followed and new pids (and for all
-    /// every `FULL_SCAN`), taken from the previous tick for the others.
-    fn scan(&mut self) -> HashMap<i32, PidStat> {
-        let mut out = HashMap::with_capacity(self.table.len() + 16);
-        let Ok(dir) = std::fs::read_dir(self.root.path("proc")) else {
-            return out;
-        };
-        let now = Instant::now();
-        let full = self.full_scan.is_none_or(|t| now.duration_since(t) >= FULL_SCAN);
-        if full {
-            self.full_scan = Some(now);
+    /// The members found from the selectors' pids through the kernel's children lists (no pattern:
+    /// no need to list `/proc`), walked again only when a process may have started or ended.
+    fn walked(&mut self) -> Vec<Vec<i32>> {
+        self.table.new_tick();
+        let moved = self.table.moved();
+        let mut changed = false;
+        for pid in &self.followed {
+            changed |= self.table.reread(*pid);
         }
-        let mut path = String::with_capacity(32);
-        for e in dir.flatten() {
-            let name = e.file_name();
-            let Some(pid) = name.to_str().and_then(|n| n.parse::<i32>().ok()) else {
-                continue;
-            };
-            if !full && !self.followed.contains(&pid) {
-                if let Some(st) = self.table.get(&pid) {
-                    out.insert(pid, *st);
-                    continue;
-                }
-            }
-            path.clear();
-            use std::fmt::Write;
-            let _ = write!(path, "proc/{pid}/stat");
-            if let Some(st) = self.root.read(&path).and_then(|t| parse::pid_stat(&t)) {
-                out.insert(pid, st);
-            }
+        if let Some(m) = self.members.take().filter(|_| !moved && !changed) {
+            return m;
         }
-        out
+        let roots: Vec<Vec<i32>> = self
+            .selectors
+            .iter()
+            .map(|s| {
+                s.pids
+                    .iter()
+                    .copied()
+                    .filter(|p| {
+                        self.table.reread(*p);
+                        self.table.entries.contains_key(p)
+                    })
+                    .collect()
+            })
+            .collect();
+        (0..roots.len()).map(|i| self.table.walk(&roots[i], &fenced(&roots, i))).collect()
     }
 
-    fn roots_of(&self, sel: &ProcessSelector, table: &HashMap<i32, PidStat>) -> Vec<i32> {
+    /// Every selector's members: its roots and their descendants, less the subtrees other
+    /// selectors root.
+    fn trees(&self) -> Vec<Vec<i32>> {
+        let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
+        for (pid, e) in &self.table.entries {
+            children.entry(e.stat.ppid).or_default().push(*pid);
+        }
+        let roots: Vec<Vec<i32>> = (0..self.selectors.len()).map(|i| self.roots_of(i)).collect();
+        (0..self.selectors.len())
+            .map(|i| tree(&roots[i], &children, &fenced(&roots, i)))
+            .collect()
+    }
+
+    fn roots_of(&self, i: usize) -> Vec<i32> {
+        let sel = &self.selectors[i];
+        let table = &self.table.entries;
         let mut roots: Vec<i32> = sel.pids.iter().copied().filter(|p| table.contains_key(p)).collect();
-        if let Some(re) = &sel.pattern {
+        if sel.pattern.is_some() {
             // perflab itself and its ancestors (e.g. `sh -c "perflab monitor --match X"`, whose
             // command line contains X) are never matches.
             let mut mine = HashSet::from([self.me]);
             let mut p = self.me;
-            while let Some(st) = table.get(&p) {
-                if st.ppid <= 0 || !mine.insert(st.ppid) {
+            while let Some(e) = table.get(&p) {
+                if e.stat.ppid <= 0 || !mine.insert(e.stat.ppid) {
                     break;
                 }
-                p = st.ppid;
+                p = e.stat.ppid;
             }
-            let mut matched: Vec<i32> = Vec::new();
-            for (pid, st) in table {
-                if mine.contains(pid) {
-                    continue;
-                }
-                let hit = self
-                    .cmdlines
-                    .get(&(*pid, st.starttime))
-                    .is_some_and(|c| !c.is_empty() && re.is_match(c));
-                if hit {
-                    matched.push(*pid);
-                }
-            }
+            let matched: HashSet<i32> = table
+                .iter()
+                .filter(|(pid, e)| e.hits.contains(&i) && !mine.contains(pid))
+                .map(|(pid, _)| *pid)
+                .collect();
             // A match whose parent also matches is counted through its parent's tree.
-            let set: HashSet<i32> = matched.iter().copied().collect();
-            roots.extend(matched.iter().copied().filter(|p| !set.contains(&table[p].ppid)));
+            roots.extend(matched.iter().copied().filter(|p| !matched.contains(&table[p].stat.ppid)));
         }
         roots.sort_unstable();
         roots.dedup();
         roots
     }
 
-    fn counters(&self, pid: i32, st: &PidStat) -> Counters {
-        let status = self.root.read(&format!("proc/{pid}/status")).unwrap_or_default();
+    fn counters(&self, pid: i32, st: &PidStat, taskstats: Option<&mut Taskstats>) -> Counters {
         let io = self.root.read(&format!("proc/{pid}/io")).unwrap_or_default();
+        // The whole process's switches (every thread, exited ones too); else its main thread's.
+        let (vcs, nvcs) = taskstats.and_then(|t| t.switches(pid)).unwrap_or_else(|| {
+            let status = self.root.read(&format!("proc/{pid}/status")).unwrap_or_default();
+            (
+                colon_field(&status, "voluntary_ctxt_switches").unwrap_or(0),
+                colon_field(&status, "nonvoluntary_ctxt_switches").unwrap_or(0),
+            )
+        });
         Counters {
             utime: st.utime,
             stime: st.stime,
-            vcs: colon_field(&status, "voluntary_ctxt_switches").unwrap_or(0),
-            nvcs: colon_field(&status, "nonvoluntary_ctxt_switches").unwrap_or(0),
+            vcs,
+            nvcs,
             read: colon_field(&io, "read_bytes").unwrap_or(0),
             write: colon_field(&io, "write_bytes").unwrap_or(0),
         }
@@ -324,6 +359,16 @@ fn tree(roots: &[i32], children: &HashMap<i32, Vec<i32>>, fenced: &HashSet<i32>)
         }
     }
     out
+}
+
+/// The roots of every selector but the `i`-th: its tree stops at them (another selector's subtree).
+fn fenced(roots: &[Vec<i32>], i: usize) -> HashSet<i32> {
+    roots
+        .iter()
+        .enumerate()
+        .filter(|(j, _)| *j != i)
+        .flat_map(|(_, r)| r.iter().copied())
+        .collect()
 }
 
 #[cfg(test)]

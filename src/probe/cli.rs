@@ -112,12 +112,25 @@ pub fn run(a: ProbeArgs) -> anyhow::Result<i32> {
             show_duration(spec.timeout)
         );
     }
+    // A thread that sleeps until Ctrl-C (or SIGTERM) and then wakes this one, which otherwise
+    // sleeps until the probe ends: no wake-up every few milliseconds to look at the flag.
+    let mut signals = signal_hook::iterator::Signals::new([signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM])?;
+    let signals_handle = signals.handle();
     let running = set.run(Arc::new(move || tag.clone()), observer)?;
-    while !running.wait_finished(Duration::from_millis(50)) {
+    let (bell, flag) = (running.bell(), cancel.clone());
+    let watcher = std::thread::Builder::new().name("probe-signals".into()).spawn(move || {
+        if signals.forever().next().is_some() {
+            flag.cancel();
+            bell.ring();
+        }
+    })?;
+    while !running.wait_finished(Duration::from_secs(3600)) {
         if cancel.is_cancelled() {
             break;
         }
     }
+    signals_handle.close();
+    let _ = watcher.join();
     // Interrupted: the probe in flight (a command, a connect, a GET, a datagram awaiting its reply)
     // is ended, not waited for, and is not a sample.
     let results = if cancel.is_cancelled() { running.abort() } else { running.stop() };

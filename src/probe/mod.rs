@@ -227,7 +227,7 @@ impl ProbeSet {
     pub fn run(self, phase: PhaseFn, observer: Option<Observer>) -> anyhow::Result<RunningProbes> {
         let stop = Arc::new(sys::Stop::new()?);
         let cut = Cut::new();
-        let done = Arc::new((Mutex::new(0usize), Condvar::new()));
+        let done = Arc::new((Mutex::new(Done::default()), Condvar::new()));
         let mut threads = Vec::new();
         for (index, (spec, o)) in self.specs.iter().cloned().zip(self.opened).enumerate() {
             let ctx = engine::Ctx {
@@ -243,7 +243,7 @@ impl ProbeSet {
                 let _in = cut.enter();
                 let r = engine::run(ctx, o);
                 let (n, cv) = &*done;
-                *n.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+                n.lock().unwrap_or_else(|p| p.into_inner()).finished += 1;
                 cv.notify_all();
                 r
             });
@@ -266,24 +266,50 @@ impl ProbeSet {
     }
 }
 
+/// How many probes have finished, and whether a [`Bell`] rang.
+#[derive(Default)]
+struct Done {
+    finished: usize,
+    rung: bool,
+}
+
+/// Ends a [`RunningProbes::wait_finished`] early, e.g. from a thread that waits for Ctrl-C, so
+/// that the waiting thread can sleep until something happens instead of waking up to look.
+#[derive(Clone)]
+pub struct Bell(Arc<(Mutex<Done>, Condvar)>);
+
+impl Bell {
+    pub fn ring(&self) {
+        let (n, cv) = &*self.0;
+        n.lock().unwrap_or_else(|p| p.into_inner()).rung = true;
+        cv.notify_all();
+    }
+}
+
 /// Probes running on their threads.
 pub struct RunningProbes {
     threads: Vec<JoinHandle<ProbeResult>>,
     specs: Vec<ProbeSpec>,
     stop: Arc<sys::Stop>,
     cut: Cut,
-    done: Arc<(Mutex<usize>, Condvar)>,
+    done: Arc<(Mutex<Done>, Condvar)>,
 }
 
 impl RunningProbes {
-    /// Wait up to `d` for every probe to reach its count or duration; true when all have.
+    /// Wait up to `d` for every probe to reach its count or duration, or for the [`Bell`] to ring
+    /// (once rung, it returns at once); true when all probes have finished.
     pub fn wait_finished(&self, d: Duration) -> bool {
         let (n, cv) = &*self.done;
         let guard = n.lock().unwrap_or_else(|p| p.into_inner());
         let (guard, _) = cv
-            .wait_timeout_while(guard, d, |n| *n < self.threads.len())
+            .wait_timeout_while(guard, d, |n| n.finished < self.threads.len() && !n.rung)
             .unwrap_or_else(|p| p.into_inner());
-        *guard >= self.threads.len()
+        guard.finished >= self.threads.len()
+    }
+
+    /// What ends a [`RunningProbes::wait_finished`] early.
+    pub fn bell(&self) -> Bell {
+        Bell(self.done.clone())
     }
 
     /// Stop sending, wait for the probes in flight (each at most its timeout, and at most a second:

@@ -117,6 +117,9 @@ pub fn cells(c: &Ctx) -> (Vec<AnswerCell>, Vec<String>) {
                 cell.part = None;
             }
             cell.text = text;
+            if key.metric == crate::analysis::cost::CPU_US_PER_OP {
+                cost_cell(&mut cell, p, base);
+            }
             cell.x = c.x.and_then(|x| p.params.get(x)).map(|v| safe(&value_text(v)));
             cell.point = p.label.clone();
             if key.show == Show::Errors && !errors.iter().any(|(m, _)| *m == key.metric) {
@@ -192,11 +195,15 @@ fn keys_of(spec: &ReportSpec, p: &PointReport) -> Vec<Key> {
         }
     };
     if !spec.metrics.is_empty() {
-        return spec.metrics.iter().map(|m| said(m)).collect();
+        // The figures asked for, and the target's cost per operation after them.
+        let mut keys: Vec<Key> = spec.metrics.iter().map(|m| said(m)).collect();
+        keys.extend(cost_key(p).filter(|c| !keys.iter().any(|k| k.metric == c.metric)));
+        return keys;
     }
     let Some(table) = table else {
         let mut keys: Vec<Key> = headline.map(said).into_iter().collect();
         keys.extend(["p50", "p99"].map(said));
+        keys.extend(cost_key(p));
         return keys;
     };
     let names = point_names(p);
@@ -238,7 +245,28 @@ fn keys_of(spec: &ReportSpec, p: &PointReport) -> Vec<Key> {
     }
     // The headline first.
     keys.sort_by_key(|k| !k.headline);
+    keys.extend(cost_key(p));
     keys
+}
+
+/// The target's cost per operation, one figure after the others (where the point has it).
+fn cost_key(p: &PointReport) -> Option<Key> {
+    let cpu = crate::analysis::cost::CPU_US_PER_OP;
+    p.metrics.iter().any(|m| m.name == cpu).then(|| Key {
+        metric: cpu.to_string(),
+        label: format!("target cost per {}", super::cost::noun(p.headline.as_deref().unwrap_or(""))),
+        part: None,
+        show: Show::Value,
+        headline: false,
+    })
+}
+
+/// The cost cell says its three figures, each with its Δ % (`report/cost.rs`); its value, Δ % and
+/// verdict stay the CPU µs'.
+fn cost_cell(cell: &mut AnswerCell, p: &PointReport, base: Option<&PointReport>) {
+    cell.text = super::cost::cell_text(p, base);
+    cell.unit = String::new();
+    cell.text_compares = true;
 }
 
 /// `p99` for a key figure `latency_p99_ms` when the point has the histogram `latency`.
@@ -355,6 +383,8 @@ fn cell(key: &Key, variant: &str, at: &str, dims: Vec<String>, f: Figure, before
         delta_pct: None,
         ci95_pct: None,
         verdict: None,
+        flag: None,
+        text_compares: false,
     };
     if let Some(b) = before {
         c.before = Some(b.value);

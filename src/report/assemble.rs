@@ -49,6 +49,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     for (ri, dir) in dirs.iter().enumerate() {
         load_run(&mut r, ri, dir, label_runs)?;
     }
+    super::cost::add_to_trials(&mut r.loaded)?;
     if label_runs && same_run(dirs) {
         r.notes
             .push("the runs compared are one and the same run: every difference is zero by construction, so this compares nothing".into());
@@ -85,7 +86,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     }
     let charted = charted(&groups, &points, &r.facts)?;
     let ncpu = r.facts.iter().map(|f| f.ncpu).max().unwrap_or(1);
-    let scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
+    let mut scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
     let comparisons = compare.as_deref().map_or_else(Vec::new, |c| {
         comparisons(
             c,
@@ -106,7 +107,12 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     );
     let probes = super::probes::build(&r.point_order, &r.loaded, &r.probes);
     findings.extend(super::probes::findings(&probes));
+    let diagnoses = super::diagnose::findings(&groups, &points, &findings, swept.as_deref(), &variant_parameters);
+    findings.extend(diagnoses);
     crate::analysis::bottleneck::rank(&mut findings);
+    if let Some(s) = scaling.as_mut() {
+        super::diagnose::why_flat(s, &points, &variant_parameters, &findings);
+    }
     let failed = failed_trials(&r.loaded, &r.facts);
     let overview = overview::build(&overview::Inputs {
         spec: &spec,
@@ -127,6 +133,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
     let headlines: Vec<Option<&str>> = points.iter().map(|p| p.headline.as_deref()).collect();
     let profiles = super::profiles::build(&groups, &headlines, compare.as_deref(), overview.baseline.as_deref())?;
     super::profiles::quote_in_findings(&mut findings, &profiles);
+    super::diagnose::flag_cells(&mut overview.answer, &findings);
     Ok(ReportModel {
         schema: SCHEMA,
         title: safe(&title(&r.facts, label_runs)),

@@ -12,6 +12,8 @@ mod chart_kit;
 pub mod charts;
 pub mod cli;
 mod compare;
+mod cost;
+mod diagnose;
 pub mod doc;
 pub mod export;
 mod findings;

@@ -135,6 +135,10 @@ pub struct Scaling {
     pub knees: Vec<(String, f64)>,
     /// Per variant with a knee: what was saturated there (e.g. "CPU busy >= 90 % (cpu_busy_pct 97.2)").
     pub saturated_at_knee: Vec<(String, Vec<String>)>,
+    /// Per variant whose every point is round-trip bound (rule D1): why its throughput is flat
+    /// along the parameter (the load's concurrency / the round trip, not the server).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub why_flat: Vec<(String, String)>,
 }
 
 /// One metric compared between two values of a variant parameter, at fixed other parameters: what
@@ -320,4 +324,11 @@ pub struct AnswerCell {
     pub ci95_pct: Option<(f64, f64)>,
     /// The verdict of the per-trial figures' test (None for the baseline, or with no per-trial figure).
     pub verdict: Option<Verdict>,
+    /// What the cell's figure cannot be read without: "load generator too weak" on the headline
+    /// throughput of a point where rule D2 fired (it measured the load generator).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flag: Option<String>,
+    /// `text` already says each part's Δ % (the cost cell): the summary adds only the verdict.
+    #[serde(skip)]
+    pub text_compares: bool,
 }

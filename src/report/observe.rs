@@ -78,6 +78,7 @@ fn compared_cells<'a>(i: &Inputs<'a>) -> Vec<&'a AnswerCell> {
     let mut first_pct: Vec<(&str, &str)> = Vec::new();
     i.answer
         .iter()
+        .filter(|c| !c.text_compares)
         .filter(|c| {
             if i.asked || c.headline {
                 return true;

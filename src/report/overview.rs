@@ -189,7 +189,10 @@ fn headline(i: &Inputs) -> Vec<String> {
                 });
             h.push(safe(&format!("Knee ({v}): at {} = {}; {what}.", s.parameter, param(*x))));
         }
-        if s.knees.is_empty() {
+        for (v, why) in &s.why_flat {
+            h.push(safe(&format!("Flat along {} ({v}): {why}.", s.parameter)));
+        }
+        if s.knees.is_empty() && s.why_flat.is_empty() {
             h.push(safe(&format!(
                 "No knee: throughput kept growing by ≥ 5 % per step of {}.",
                 s.parameter

@@ -89,5 +89,6 @@ pub fn scaling(swept: &str, variant_params: &[String], points: &[PointReport], n
         rows,
         knees,
         saturated_at_knee,
+        why_flat: Vec::new(),
     })
 }

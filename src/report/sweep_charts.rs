@@ -52,7 +52,11 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         return Ok(out);
     }
     let asked = !m.spec.metrics.is_empty();
-    let charted: Vec<&AnswerCell> = o.answer.iter().filter(|c| asked || c.headline || is_percentile_cell(c)).collect();
+    let charted: Vec<&AnswerCell> = o
+        .answer
+        .iter()
+        .filter(|c| !c.text_compares && (asked || c.headline || is_percentile_cell(c)))
+        .collect();
     let mut keys: Vec<String> = Vec::new();
     for c in &charted {
         let k = row_label(c);
@@ -530,6 +534,8 @@ mod tests {
             delta_pct: None,
             ci95_pct: None,
             verdict: None,
+            flag: None,
+            text_compares: false,
         }
     }
 

@@ -36,6 +36,17 @@ pub struct RunArgs {
     /// Copy this perflab to the plan's `[hosts]` first (per-version cache, SHA-256 checked)
     #[arg(long)]
     pub install_agent: bool,
+    /// Run only slice i of N of every trial's load (`0/4`), for a load split over N machines and
+    /// added up by `perflab merge`; `auto` reads i and N from Slurm or a Kubernetes Indexed Job
+    #[arg(long, value_name = "i/N|auto")]
+    pub segment: Option<String>,
+    /// With --segment: begin at this wall-clock time (Unix seconds or RFC 3339), the same for
+    /// every segment
+    #[arg(long, value_name = "T0", requires = "segment")]
+    pub start_at: Option<String>,
+    /// With --start-at: a segment that begins later than this after T0 runs nothing (exit code 4)
+    #[arg(long, value_name = "DURATION", default_value = "500ms", requires = "start_at")]
+    pub start_tolerance: String,
 }
 
 #[derive(clap::Args, Debug)]
@@ -79,11 +90,12 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
     let trials = crate::plan::expand(plan);
     // Every trial's workload is built before anything starts (and before a dry run lists them),
     // so a bad [workload] value is reported at its line either way.
-    let exp = super::from_plan::build(plan, &trials, label)?;
+    let mut exp = super::from_plan::build(plan, &trials, label)?;
+    let start = segmented(&mut exp, &args)?;
     let Some(cancel) = cancel else {
         print!(
             "{}",
-            redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(&exp)))
+            redactor.apply(&crate::plan::dry_run_listing_with(plan, &trials, &described(plan, &trials, &exp)))
         );
         let ph = &plan.phases;
         if let Some(w) = crate::store::projection::sampling_warning(ph.total(), ph.interval, trials.len()) {
@@ -101,6 +113,13 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
     }
     let quiet = args.quiet || args.json;
     let hosts = super::hosts::check(plan, args.install_agent, quiet)?;
+    if let (Some(mark), Some((t0, tolerance))) = (exp.segment.as_mut(), start) {
+        let segment = mark.segment().unwrap_or(crate::model::Segment::WHOLE);
+        match super::segment::wait_for_start(segment, t0, tolerance, &cancel)? {
+            Some(late) => mark.late_s = Some(late),
+            None => return Ok(130),
+        }
+    }
     let opts = RunOptions {
         runs_dir: args.runs_dir,
         resume: args.resume,
@@ -137,6 +156,28 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
         reports.iter().for_each(|p| println!("report: {}", p.display()));
     }
     Ok(exit_code(&outcome, &report))
+}
+
+/// `--segment`, `--start-at`: slice the experiment and mark it; the common start and its tolerance.
+fn segmented(exp: &mut super::experiment::Experiment, args: &RunArgs) -> anyhow::Result<Option<(f64, std::time::Duration)>> {
+    let Some(arg) = &args.segment else { return Ok(None) };
+    if args.resume.is_some() {
+        return Err(crate::error::usage(
+            "--segment cannot be used with --resume: run the segment again from its plan",
+        ));
+    }
+    let segment = super::segment::resolve(arg).map_err(crate::error::usage)?;
+    let start_at = args
+        .start_at
+        .as_deref()
+        .map(super::segment::parse_start_at)
+        .transpose()
+        .map_err(crate::error::usage)?;
+    let tolerance =
+        crate::util::duration::parse(&args.start_tolerance).map_err(|e| crate::error::usage(format!("--start-tolerance: {e}")))?;
+    super::segment::apply(exp, segment)?;
+    exp.segment = Some(super::segment::mark(exp, segment, start_at, tolerance));
+    Ok(start_at.map(|t| (t, tolerance)))
 }
 
 /// The run's exit code; a report that could not be written makes it at least 1.
@@ -240,12 +281,19 @@ fn stored_plan(dir: &Path) -> anyhow::Result<(String, String)> {
     Ok((source, dir.join("plan.toml").display().to_string()))
 }
 
-/// Per point, what its workload runs and its primary figures (from its first trial).
-fn described(exp: &super::experiment::Experiment) -> std::collections::BTreeMap<usize, String> {
+/// Per point, what its workload runs and its primary figures (from its first trial): the keys its
+/// table sets, and what its workload derives from them.
+fn described(
+    plan: &crate::plan::Plan,
+    trials: &[crate::plan::Trial],
+    exp: &super::experiment::Experiment,
+) -> std::collections::BTreeMap<usize, String> {
     let mut out = std::collections::BTreeMap::new();
-    for t in &exp.trials {
-        out.entry(t.point)
-            .or_insert_with(|| crate::workload::registry::describe(t.workload.as_ref()));
+    for (t, built) in trials.iter().zip(&exp.trials) {
+        out.entry(t.point).or_insert_with(|| {
+            let kind = &plan.workload.kind;
+            crate::workload::registry::describe(kind, &t.workload, built.workload.as_ref(), plan.secrets.redactor())
+        });
     }
     out
 }

@@ -121,6 +121,9 @@ fn create_run(dir: &Path, exp: &Experiment, started: f64) -> anyhow::Result<Stor
     if exp.had_secrets {
         store.mark_plan_redacted()?;
     }
+    if let Some(m) = &exp.segment {
+        store.write_segment(m)?;
+    }
     for p in &exp.points {
         store.write_point(p.id, &p.label, &p.params_json, 0, None)?;
     }

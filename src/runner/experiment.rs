@@ -61,4 +61,6 @@ pub struct Experiment {
     pub monitor_hosts: crate::plan::MonitorHosts,
     /// `[profile]`: the profiles taken of the target during each trial's load phase.
     pub profile: Option<crate::plan::ProfileSpec>,
+    /// `perflab run --segment`: the slice of the load this run is, marked in its store.
+    pub segment: Option<crate::store::SegmentMark>,
 }

@@ -67,6 +67,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         notes: plan.notes.clone(),
         monitor_hosts: plan.monitor_hosts.clone(),
         profile: plan.profile.clone(),
+        segment: None,
     })
 }
 

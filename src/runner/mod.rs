@@ -26,6 +26,7 @@ mod resume;
 pub mod seam;
 #[cfg(test)]
 mod seam_tests;
+pub mod segment;
 pub mod sut;
 pub mod target;
 pub mod thresholds;

@@ -43,9 +43,6 @@ impl Workload for FakeWorkload {
     fn name(&self) -> String {
         "fake".into()
     }
-    fn describe(&self) -> String {
-        "a fake workload".into()
-    }
     fn primary(&self) -> Primary {
         PRIMARY
     }

@@ -58,9 +58,13 @@ pub trait Workload: Send {
     /// A short name for tables and the store (`http`, `exec:fio`, ...).
     fn name(&self) -> String;
 
-    /// What will run, on one line, for `perflab run --dry-run` (`GET http://127.0.0.1:8080/ over 10
-    /// connections`, `` `fio --rw=randread ...` read by the fio adapter ``).
-    fn describe(&self) -> String;
+    /// What the dry run says of it besides its keys, on one line: the facts derived from its
+    /// settings that the keys do not say (`open model at 200 req/s (poisson arrivals)`, a disk
+    /// file's total bytes, the adapter that reads a command's output). `perflab run --dry-run`
+    /// writes it before the keys the plan sets ([`registry::describe`]).
+    fn facts(&self) -> Option<String> {
+        None
+    }
 
     /// Its headline throughput and latency metrics.
     fn primary(&self) -> Primary;
@@ -82,6 +86,18 @@ pub trait Workload: Send {
     fn setup(&mut self, ctx: &SetupCtx, cancel: &Cancel) -> anyhow::Result<()> {
         let _ = (ctx, cancel);
         Ok(())
+    }
+
+    /// Take only `segment`'s slice of the load, for a load split over several machines (see
+    /// [`crate::model::segment`]): the open model's arrivals `k` with `k mod N = i` of the one
+    /// global schedule, the closed model's connections (or workers) `j mod N = i`, the same share
+    /// of a count of operations. Called once, before the run. A kind that cannot be split says why
+    /// in one line (the default: `exec` runs a tool whose load perflab does not drive).
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        Err(format!(
+            "the `{}` workload cannot be split into segments ({segment}): perflab splits the loads it drives itself (http, oltp, cpu, mem bandwidth)",
+            self.name()
+        ))
     }
 
     /// Run warm-up then load. Must return (with whatever was measured) soon after `cancel` is set.

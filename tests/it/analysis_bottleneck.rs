@@ -158,6 +158,10 @@ fn exactly_the_targeted_rules() {
     assert_eq!(ids(&run(&series(&[("procs_running", 5.0)], 10), false)), ["R2"]);
     assert_eq!(ids(&run(&series(&[("cgroup_throttled_pct", 40.0)], 10), false)), ["R5"]);
     assert_eq!(ids(&run(&series(&[], 10), true)), ["R8"], "OOM flag alone fires R8");
+    // A memory stall of milliseconds in ten seconds (another cgroup at its own limit) is not
+    // pressure on a machine with most of its memory available; a stall 5 % of the time is.
+    assert!(run(&series(&[("psi_mem_full_avg10_pct", 0.01)], 10), false).is_empty());
+    assert_eq!(ids(&run(&series(&[("psi_mem_full_avg10_pct", 5.0)], 10), false)), ["R7"]);
 }
 
 #[test]

@@ -230,7 +230,9 @@ fn the_001_examples_show_before_and_after() {
                         && !after.is_empty()
                         && after.iter().all(|c| {
                             let figures = &c[c.iter().position(|x| *x == "after").unwrap() + 1..];
-                            figures.iter().any(|x| x.contains(" %"))
+                            // Paired: a Δ %, or "(0 before)" where the before was 0 (no
+                            // ratio: retransmits that appeared only after, on a busy machine).
+                            figures.iter().any(|x| x.contains(" %") || x.ends_with(" (0 before)"))
                                 && figures
                                     .iter()
                                     .filter(|x| x.starts_with(|ch: char| ch.is_ascii_digit()))

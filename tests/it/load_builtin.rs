@@ -91,7 +91,7 @@ fn a_dry_run_describes_the_built_ins_and_their_primary_figures() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        text.contains("cpu: 1 worker(s) at 50 % of a CPU each, method hash (methods v1)"),
+        text.contains("cpu: 1 worker(s) on ") && text.contains("methods v1 · workers = 1, load = 50, method = \"hash\" · "),
         "{text}"
     );
     assert!(

@@ -233,7 +233,9 @@ fn a_plan_runs_a_disk_trial_and_bad_keys_are_placed() {
     let plan = write_plan(tmp.path(), &format!("name = \"disk\"\n\n[workload]\n{table}{phases}"));
     let out = Command::new(BIN).args(["run", "--dry-run"]).arg(&plan).output().expect("dry run");
     let said = String::from_utf8_lossy(&out.stdout);
-    assert!(said.contains("disk: randrw of 4096 × QD 1 × 1 job(s)"), "{said}");
+    assert!(said.contains("disk: randrw of 4096 B × QD 1 × 1 job(s)"), "{said}");
+    assert!(said.contains("4.0 MiB = 4194304 B"), "{said}");
+    assert!(said.contains(" · rw = \"randrw\", mix = 70, size = \"4M\", file = "), "{said}");
     let out = Command::new(BIN)
         .arg("run")
         .arg(&plan)

@@ -238,7 +238,10 @@ fn a_dry_run_describes_the_net_load_and_its_primary_figures() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(
-        text.contains("net stream to 127.0.0.1:5201: 4 TCP stream(s) upload, writes of 131072 B, socket buffers 4194304 B"),
+        text.contains(
+            "net: 4 TCP stream(s) upload to 127.0.0.1:5201, writes of 131072 B, socket buffers 4194304 B · \
+             target = \"127.0.0.1:5201\", streams = 4, buffer = \"4M\" · "
+        ),
         "{text}"
     );
     assert!(text.contains("primary: throughput gbit_per_s, latency rtt_mean_us"), "{text}");

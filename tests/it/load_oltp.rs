@@ -316,7 +316,8 @@ fn a_password_in_the_db_url_is_kept_out_of_the_plan_copy_and_the_dry_run() {
     let all = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(!all.contains("hunter22"), "{all}");
     assert!(
-        all.contains("oltp: read_write on postgres://sb:[redacted]@127.0.0.1:5432/sb"),
+        all.contains("oltp: read_write on postgres://sb:[redacted]@127.0.0.1:5432/sb")
+            && all.contains("db = \"postgres://sb:[redacted]@127.0.0.1:5432/sb\""),
         "{all}"
     );
 }

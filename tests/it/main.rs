@@ -23,6 +23,7 @@ mod cli_packaging;
 mod common;
 #[allow(dead_code)]
 mod db_servers;
+mod dist_segment;
 mod examples;
 mod examples_first_screen;
 mod exec_live;
@@ -61,6 +62,7 @@ mod registry_metrics;
 mod remote_agent;
 mod remote_agent_killed;
 mod remote_clock;
+mod remote_profile;
 mod remote_programs;
 mod remote_run;
 mod remote_ssh;
@@ -69,6 +71,8 @@ mod report_browser;
 mod report_cli;
 #[allow(dead_code)]
 mod report_common;
+mod report_cost;
+mod report_diagnoses;
 mod report_findings;
 mod report_honest;
 mod report_memory;

@@ -16,7 +16,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 /// `hot_function` does `hot` iterations for every `cold` of `cold_function`, the same work per
 /// iteration (a volatile add): its share of the CPU is hot / (hot + cold).
-fn busy_program(hot: u32, cold: u32) -> String {
+pub(crate) fn busy_program(hot: u32, cold: u32) -> String {
     format!(
         r#"#include <stdint.h>
 volatile uint64_t sink;
@@ -27,6 +27,19 @@ int main(void) {{ for (uint64_t k = 0; k < 2000000; k++) {{ hot_function({hot});
     )
 }
 
+/// The program whose `hot_function` takes 70 % of its CPU, compiled into `dir`; None (said, or
+/// failed under `PERFLAB_REQUIRE_ALL=1`) where perf cannot take on-CPU profiles or gcc is missing.
+pub(crate) fn hot_program(dir: &Path) -> Option<PathBuf> {
+    if perf_unusable(ProfileKind::OnCpu) {
+        return None;
+    }
+    let prog = compile(dir, "hot", &busy_program(70_000, 30_000));
+    if prog.is_none() {
+        skip_unless_required("gcc is not installed");
+    }
+    prog
+}
+
 /// Sleeps 10 ms at a time in `nanosleep`, for at most 60 s.
 const SLEEPER: &str = r#"#include <time.h>
 __attribute__((noinline)) void nap(void) { struct timespec t = {0, 10000000}; nanosleep(&t, 0); }
@@ -34,7 +47,7 @@ int main(void) { for (int i = 0; i < 6000; i++) nap(); return 0; }
 "#;
 
 /// Compile `src` into `dir/name` with frame pointers; None (skipped) without gcc.
-fn compile(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
+pub(crate) fn compile(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
     let c = dir.join(format!("{name}.c"));
     std::fs::write(&c, src).expect("write C");
     let out = dir.join(name);
@@ -48,7 +61,7 @@ fn compile(dir: &Path, name: &str, src: &str) -> Option<PathBuf> {
 }
 
 /// Whether perf can take `kind` profiles of own processes here; if not, the test skips loudly.
-fn perf_unusable(kind: ProfileKind) -> bool {
+pub(crate) fn perf_unusable(kind: ProfileKind) -> bool {
     let scope = perflab::profile::Scope::Processes(vec![std::process::id() as i32]);
     match perflab::profile::availability(kind, &scope) {
         Ok(()) => false,
@@ -96,7 +109,7 @@ fn run(dir: &Path, plan_text: &str) -> PathBuf {
 /// Share (%) of a profile's weight in stacks whose innermost frame outside the kernel is `frame`
 /// (on a busy machine many samples land in an interrupt or a preemption on top of the program's
 /// own frame: kernel frames end in `_[k]`).
-fn self_share(p: &Profile, frame: &str, in_time: bool) -> f64 {
+pub(crate) fn self_share(p: &Profile, frame: &str, in_time: bool) -> f64 {
     let w = |s: &perflab::model::FoldedStack| if in_time { s.ns } else { s.samples } as f64;
     let total: f64 = p.stacks.iter().map(w).sum();
     let user_leaf = |s: &perflab::model::FoldedStack| s.stack.split(';').rev().find(|f| !f.ends_with("_[k]")).map(str::to_string);
@@ -106,12 +119,8 @@ fn self_share(p: &Profile, frame: &str, in_time: bool) -> f64 {
 
 #[test]
 fn the_hot_function_gets_its_share_within_the_load_phase_and_the_report_shows_it() {
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let dir = run(
@@ -240,12 +249,8 @@ fn the_differential_of_two_builds_shows_the_doubled_function_grown() {
 
 #[test]
 fn perflab_profile_writes_folded_stacks_of_a_pid() {
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let mut child = Command::new(&prog).spawn().expect("start");
@@ -299,12 +304,8 @@ fn perflab_profile_writes_folded_stacks_of_a_pid() {
 fn the_agent_profiles_its_target_and_returns_the_stacks() {
     use perflab::remote::protocol::{CommandSpec, Request, Started, TargetSpec};
     use std::time::Duration;
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let mut c = Command::new(BIN);
@@ -399,12 +400,8 @@ fn without_perf_the_run_goes_on_and_the_report_says_what_is_missing() {
 
 #[test]
 fn ctrl_c_ends_perflab_profile_and_it_still_writes_what_it_has() {
-    if perf_unusable(ProfileKind::OnCpu) {
-        return;
-    }
     let tmp = tempfile::tempdir().expect("tmp");
-    let Some(prog) = compile(tmp.path(), "hot", &busy_program(70_000, 30_000)) else {
-        skip_unless_required("gcc is not installed");
+    let Some(prog) = hot_program(tmp.path()) else {
         return;
     };
     let mut target = Command::new(&prog).spawn().expect("start");

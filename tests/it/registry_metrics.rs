@@ -106,8 +106,8 @@ fn a_dry_run_says_what_each_point_runs() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let line = |point: usize, f: &str| {
         format!(
-            "point {point} f={f}: exec `cat {WRK}/{f}.stdout` (read by the wrk adapter) · primary: throughput requests_per_s, \
-             latency first of latency_p99_ms / latency_avg_ms"
+            "point {point} f={f}: exec: output read by the wrk adapter · command = [\"cat\", \"{WRK}/{f}.stdout\"], \
+             adapter = \"wrk\" · primary: throughput requests_per_s, latency first of latency_p99_ms / latency_avg_ms"
         )
     };
     assert!(text.contains(&line(1, "plain")), "{text}");

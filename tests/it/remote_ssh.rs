@@ -163,7 +163,10 @@ fn server() -> Option<Server> {
     std::fs::write(d.join("sshd_config"), config).ok()?;
     let _ = std::fs::create_dir_all("/run/sshd");
     // A directory of this machine the server does not see (an empty tmpfs over it in sshd's own
-    // mount namespace, gone with sshd): a path that exists here but not on the server.
+    // mount namespace, gone with sshd): a path that exists here but not on the server. The
+    // server's run list (/run/perflab) is its own too, as on another host: a `perflab run` of
+    // another test on this machine cannot clean up after the server's killed agent before the
+    // server's next agent does.
     let hidden = d.join("hidden");
     std::fs::create_dir(&hidden).ok()?;
     let mut cmd = if netns {
@@ -174,7 +177,10 @@ fn server() -> Option<Server> {
         Command::new("unshare")
     };
     cmd.args(["--mount", "--propagation", "private", "sh", "-c"])
-        .arg("mount -t tmpfs perflab-it16-hidden \"$0\" && exec /usr/sbin/sshd \"$@\"")
+        .arg(
+            "mount -t tmpfs perflab-it16-hidden \"$0\" && mkdir -p /run/perflab && \
+             mount -t tmpfs -o mode=0700 perflab-it16-runs /run/perflab && exec /usr/sbin/sshd \"$@\"",
+        )
         .arg(&hidden)
         .args(["-D", "-e", "-f"])
         .arg(d.join("sshd_config"))
@@ -266,6 +272,22 @@ fn hosts_cmd(action: &str, plan: &Path) -> std::process::Output {
         .arg(plan)
         .output()
         .expect("perflab hosts")
+}
+
+/// The scenarios of `perflab run` with a target or an exec on the server, each in its own module.
+fn scenarios_of_a_run(srv: &Server, key: &Path) {
+    install_into_the_per_version_cache(srv, key);
+    crate::remote_run::target_on_the_server(srv, key);
+    crate::remote_programs::perflab_is_the_agents_own_binary(srv, key);
+    crate::remote_programs::a_missing_program_is_said_before_the_run(srv, key);
+    crate::remote_run::channel_lost_mid_trial(srv, key);
+    crate::remote_run::exec_on_the_server(srv, key);
+    crate::remote_run::ctrl_c_leaves_nothing_on_the_server(srv, key);
+    crate::remote_agent_killed::the_next_agent_cleans_up_after_a_killed_one(srv, key);
+    crate::remote_run::hosts_monitored_and_reported(srv, key);
+    crate::remote_profile::the_servers_target_is_profiled_through_its_agent(srv, key);
+    crate::remote_clock::clock_changed_between_trials(srv, key);
+    crate::remote_clock::matrix_of_hosts(srv, key);
 }
 
 /// One sshd serves every scenario, one after the other.
@@ -398,17 +420,7 @@ fn remote_hosts_over_a_real_sshd() {
         "a run directory was made"
     );
 
-    install_into_the_per_version_cache(&srv, &key);
-    crate::remote_run::target_on_the_server(&srv, &key);
-    crate::remote_programs::perflab_is_the_agents_own_binary(&srv, &key);
-    crate::remote_programs::a_missing_program_is_said_before_the_run(&srv, &key);
-    crate::remote_run::channel_lost_mid_trial(&srv, &key);
-    crate::remote_run::exec_on_the_server(&srv, &key);
-    crate::remote_run::ctrl_c_leaves_nothing_on_the_server(&srv, &key);
-    crate::remote_agent_killed::the_next_agent_cleans_up_after_a_killed_one(&srv, &key);
-    crate::remote_run::hosts_monitored_and_reported(&srv, &key);
-    crate::remote_clock::clock_changed_between_trials(&srv, &key);
-    crate::remote_clock::matrix_of_hosts(&srv, &key);
+    scenarios_of_a_run(&srv, &key);
 
     // A refused key, an unreachable host and a host without perflab: one clear line each.
     let cases = [

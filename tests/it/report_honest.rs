@@ -74,7 +74,12 @@ fn compare_of_two_runs_finds_the_20_pct_improvement() {
         .filter(|c| c["parameter"] == "run")
         .collect();
     // 6 matrix points × 1 metric, each run against the other at fixed variant and concurrency (the
-    // other metric is the same constant in both runs: nothing to compare, so no row).
+    // other metric is the same constant in both runs: nothing to compare, so no row), and the
+    // target's costs per request (its process tree was sampled), compared as any metric.
+    let runs: Vec<_> = runs
+        .into_iter()
+        .filter(|c| !c["metric"].as_str().unwrap().starts_with("target_"))
+        .collect();
     assert_eq!(runs.len(), 6);
     for c in runs {
         assert_eq!((c["a"].as_str(), c["b"].as_str()), (Some("a"), Some("b")));
@@ -266,7 +271,9 @@ fn too_few_samples_are_said_plainly() {
         .iter()
         .filter(|c| c["parameter"] == "run")
         .collect();
-    assert_eq!(runs.len(), 6);
+    // One metric per point, and the target's costs per request (also too few samples).
+    let costs = runs.iter().filter(|c| c["metric"].as_str().unwrap().starts_with("target_")).count();
+    assert_eq!(runs.len() - costs, 6);
     for c in runs {
         assert_eq!((c["n_a"].as_u64(), c["n_b"].as_u64()), (Some(2), Some(2)));
         assert_eq!(c["verdict"]["kind"], "too_few_samples", "{c}");

@@ -393,7 +393,7 @@ fn dry_run_lists_the_trials_in_the_order_a_real_run_follows() {
     // And once per point, what its workload runs.
     let described = text
         .lines()
-        .filter(|l| l.starts_with("point ") && l.contains(": http GET http://127.0.0.1:"));
+        .filter(|l| l.starts_with("point ") && l.contains(": http: ") && l.contains("url = \"http://127.0.0.1:"));
     assert_eq!(described.count(), 4, "4 points described:\n{text}");
     assert!(!tmp.path().join("runs").exists(), "a dry run measures nothing");
 }

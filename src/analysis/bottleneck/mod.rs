@@ -11,9 +11,11 @@
 //! anchor). [`rank`] orders findings by whom they blame ([`Culprit`]).
 //!
 //! Plus findings from outside the monitor samples: errors that appear above some value of the
-//! swept parameter ([`errors_by_parameter`], E1; [`oltp_errors`], E2), latency probes (P1) and the
-//! rules' caveats ([`CAVEATS`]).
+//! swept parameter ([`errors_by_parameter`], E1; [`oltp_errors`], E2), latency probes (P1), the
+//! diagnoses from the workload's own figures ([`diagnoses`]: round-trip bound D1, load generator
+//! too weak D2, headroom D3) and the rules' caveats ([`CAVEATS`]).
 
+pub mod diagnoses;
 pub mod docs;
 mod errors;
 mod eval;
@@ -153,7 +155,7 @@ pub struct Hit {
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Finding {
     /// The rule: "R1".."R14" (monitor samples), "E1"/"E2" (errors along the swept parameter),
-    /// "P1" (latency probes).
+    /// "P1" (latency probes), "D1".."D3" (diagnoses).
     pub rule: RuleId,
     /// The host whose samples fired it, when the report covers several hosts (`local`, `server`);
     /// absent when it covers only this machine.

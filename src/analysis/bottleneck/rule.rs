@@ -8,12 +8,14 @@ use super::Kind;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 
-/// The family of a rule id: `R` (monitor samples), `E` (errors along the sweep), `P` (probes).
+/// The family of a rule id: `R` (monitor samples), `E` (errors along the sweep), `P` (probes),
+/// `D` (diagnoses from the workload's own figures and the other findings).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Family {
     R,
     E,
     P,
+    D,
 }
 
 /// A rule's id, e.g. `R12`: ordered by family (R, E, P), then by number (so R2 < R12).
@@ -33,6 +35,9 @@ impl RuleId {
     pub const fn p(n: u16) -> RuleId {
         RuleId { family: Family::P, n }
     }
+    pub const fn d(n: u16) -> RuleId {
+        RuleId { family: Family::D, n }
+    }
 }
 
 impl fmt::Display for RuleId {
@@ -41,6 +46,7 @@ impl fmt::Display for RuleId {
             Family::R => 'R',
             Family::E => 'E',
             Family::P => 'P',
+            Family::D => 'D',
         };
         write!(f, "{letter}{}", self.n)
     }
@@ -54,6 +60,7 @@ impl std::str::FromStr for RuleId {
             Some('R') => Family::R,
             Some('E') => Family::E,
             Some('P') => Family::P,
+            Some('D') => Family::D,
             _ => return Err(format!("not a rule id: {s:?}")),
         };
         let n = chars.as_str().parse::<u16>().map_err(|_| format!("not a rule id: {s:?}"))?;
@@ -94,6 +101,10 @@ pub enum Culprit {
     LoadGenerator,
     /// Others on the host (steal, other processes).
     Host,
+    /// The load's own shape: its concurrency and the round trip set the throughput.
+    Load,
+    /// Nobody: nothing was stressed at this load.
+    Nobody,
 }
 
 impl Culprit {
@@ -104,6 +115,8 @@ impl Culprit {
             Culprit::System => "the system under test",
             Culprit::LoadGenerator => "the load generator",
             Culprit::Host => "the host",
+            Culprit::Load => "the load's concurrency",
+            Culprit::Nobody => "nobody (headroom)",
         }
     }
 }

@@ -176,7 +176,12 @@ pub static RULES: &[Rule] = &[
             knee!(M("swap_out_pages_per_s"), Gt, K(10.0), "atop, netdata"),
             t!(M("major_faults_per_s"), Gt, K(500.0), "node-mixin"),
             knee!(M("mem_used_pct"), Gt, K(90.0), "under 10 % of RAM available (node-mixin)"),
-            t!(M("psi_mem_full_avg10_pct"), Gt, K(0.0), "PSI memory full (netdata)"),
+            t!(
+                M("psi_mem_full_avg10_pct"),
+                Gt,
+                K(1.0),
+                "PSI memory full over 1 % of the time (netdata; less is a stall of milliseconds, often another cgroup at its own limit)"
+            ),
         ]),
         "atop, Netdata (swap-out); node-mixin (major faults, 10 % available); Netdata (PSI)",
     ),
@@ -429,6 +434,33 @@ pub static RULES: &[Rule] = &[
         Culprit::System,
         p1_text,
         "flent's RRUL \"latency under load\" idea; the factor and floor (p)",
+    ),
+    outside(
+        RuleId::d(1),
+        "round-trip bound",
+        "the load's concurrency",
+        Kind::Saturation,
+        Culprit::Load,
+        super::diagnoses::d1_text,
+        "Little's law (N = X × R); the 10 % margin (p)",
+    ),
+    outside(
+        RuleId::d(2),
+        "load generator too weak",
+        "load generator",
+        Kind::Utilization,
+        Culprit::LoadGenerator,
+        super::diagnoses::d2_text,
+        "the asked rate; the 5 % margin (p); R12",
+    ),
+    outside(
+        RuleId::d(3),
+        "no bottleneck at this load",
+        "headroom",
+        Kind::Utilization,
+        Culprit::Nobody,
+        super::diagnoses::d3_text,
+        "the other rules' thresholds; 1.25 × the lightest load's latency (p)",
     ),
 ];
 

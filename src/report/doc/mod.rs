@@ -38,6 +38,7 @@ pub fn build(m: &ReportModel, charts: &[(String, String)]) -> Vec<Section> {
         hosts::compared(m),
         probes::section(m),
         first,
+        summary::cost(m),
         summary::optimization(m),
         second,
         verdicts::latency_charts(charts),

@@ -112,7 +112,22 @@ fn verdict_short(v: &Verdict) -> String {
 
 /// "1234 (+5.2 %, improved)", "18/18", or the bare value for the baseline.
 fn cell_text(c: &AnswerCell) -> String {
+    let mut o = compared_text(c);
+    if let Some(f) = &c.flag {
+        o.push_str(&format!(" ⚠ {}", safe(f)));
+    }
+    o
+}
+
+/// The value with its comparison against the baseline variant's.
+fn compared_text(c: &AnswerCell) -> String {
     let mut o = c.text.clone().unwrap_or_else(|| num_ci(c.value, c.ci95));
+    if c.text_compares {
+        if let Some(v) = &c.verdict {
+            o.push_str(&format!(" (CPU: {})", verdict_short(v)));
+        }
+        return o;
+    }
     match (&c.delta_pct, &c.verdict) {
         (Some(d), Some(v)) => o.push_str(&format!(" ({}, {})", delta_pct(*d, c.ci95_pct), verdict_short(v))),
         (Some(d), None) => o.push_str(&format!(" ({})", delta_pct(*d, c.ci95_pct))),
@@ -141,6 +156,10 @@ fn answer(m: &ReportModel, chart: Option<String>) -> Vec<Block> {
     if o.answer.is_empty() {
         return vec![];
     }
+    let o = &only(o, false);
+    if o.answer.is_empty() {
+        return vec![];
+    }
     let (t, row_ids) = if o.layout == "by_x" { by_x(o) } else { by_point(o) };
     let what = if m.spec.metrics.is_empty() {
         "each point's headline throughput (first) and its workload's key figures"
@@ -166,6 +185,51 @@ fn answer(m: &ReportModel, chart: Option<String>) -> Vec<Block> {
     }
     vec![Block::Para(intro), Block::Answer { table: t, row_ids, chart }]
 }
+
+/// The overview with only the cost-per-operation cells (`cost`) or only the others: the answer
+/// table on the first screen holds the figures the plan asked, the target's cost per operation has
+/// a table of its own in the same shape after the system's.
+fn only(o: &Overview, cost: bool) -> Overview {
+    let mut o = o.clone();
+    o.answer.retain(|c| (c.metric == crate::analysis::cost::CPU_US_PER_OP) == cost);
+    o
+}
+
+/// The target's cost per operation (CPU time, context switches and memory in flight per request,
+/// transaction or I/O) at each point, in the answer table's shape, each variant against the
+/// baseline where the plan compares.
+pub fn cost(m: &ReportModel) -> Option<Section> {
+    let o = &only(&m.overview, true);
+    if o.answer.is_empty() {
+        return None;
+    }
+    let (t, row_ids) = if o.layout == "by_x" { by_x(o) } else { by_point(o) };
+    let against = match &o.baseline {
+        Some(b) => format!(
+            " Each against {} = {} at the same point (Δ %); the verdict is the CPU time's.",
+            safe(o.compare.as_deref().unwrap_or("")),
+            safe(b)
+        ),
+        None => String::new(),
+    };
+    let intro = format!(
+        "What each operation cost the target: its CPU time, its context switches and its memory in flight per operation, from the target's process samples over the load phase (the mean over the repetitions).{against} Each point's figures with their 95 % CI are under Metrics per point."
+    );
+    Some(Section::new(
+        COST,
+        vec![
+            Block::Para(intro),
+            Block::Answer {
+                table: t,
+                row_ids,
+                chart: None,
+            },
+        ],
+    ))
+}
+
+/// The title of [`cost`]'s section.
+pub const COST: &str = "Cost per operation";
 
 /// A row per figure, compared value and dimensions; a column per x value.
 fn by_x(o: &Overview) -> (Table, Vec<String>) {

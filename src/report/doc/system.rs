@@ -127,7 +127,9 @@ pub fn headline(m: &ReportModel) -> Option<(&PointReport, Vec<&PhaseRow>)> {
 /// resource the plan loaded. None when the workload has no such resource or every device of it
 /// carried nothing.
 fn loaded_resource(p: &PointReport) -> Option<&PhaseRow> {
-    let prefix = crate::model::figures::of(&p.workload).map(|f| f.resource).filter(|r| !r.is_empty())?;
+    let prefix = crate::model::figures::of(&p.workload)
+        .map(|f| f.resource)
+        .filter(|r| !r.is_empty())?;
     let of_it = |r: &&PhaseRow| r.metric.starts_with(prefix) && !p.idle_devices.contains(&r.metric);
     if p.system.iter().filter(of_it).any(load_moved) {
         return None;
@@ -277,7 +279,10 @@ mod tests {
             row("net_lo_tx_mbitps", 30_000.0, 31_500.0),
             row("net_eth0_rx_mbitps", 0.0, 0.0),
         ];
-        assert_eq!(loaded_resource(&point("net", rows.clone())).map(|r| r.metric.as_str()), Some("net_lo_tx_mbitps"));
+        assert_eq!(
+            loaded_resource(&point("net", rows.clone())).map(|r| r.metric.as_str()),
+            Some("net_lo_tx_mbitps")
+        );
         // A CPU load has no such resource; a moved interface row is already in the table.
         assert!(loaded_resource(&point("cpu", rows.clone())).is_none());
         let mut moved = rows;

@@ -68,7 +68,14 @@ fn sweep_chart_blocks(charts: &[(String, String)]) -> Vec<Block> {
 
 /// One paragraph per knee (what was saturated there), or one saying there is none.
 fn knees(s: &Scaling) -> Vec<Block> {
+    let flat = s
+        .why_flat
+        .iter()
+        .map(|(v, why)| Block::Para(safe(&format!("Flat along {} ({v}): {why}.", s.parameter))));
     if s.knees.is_empty() {
+        if !s.why_flat.is_empty() {
+            return flat.collect();
+        }
         return vec![Block::Para("No knee: throughput kept growing by ≥ 5 % per step.".into())];
     }
     s.knees
@@ -87,6 +94,7 @@ fn knees(s: &Scaling) -> Vec<Block> {
                 safe(&saturated)
             ))
         })
+        .chain(flat)
         .collect()
 }
 
@@ -171,7 +179,7 @@ pub fn findings(m: &ReportModel) -> Section {
         "A rule fires when its condition holds in ≥ 50 % of a point's load-phase samples; (p) marks a \
          threshold proposed here with no published anchor; the per-point evidence is in the appendix. \
          Findings are ranked: errors and the target's own limits first, then the system under test's \
-         resources, then the load generator and the host. Caveats: {} A saturated load generator \
+         resources, then the load generator and the host, then the load's own concurrency and headroom (D1, D3). Caveats: {} A saturated load generator \
          measures itself.",
         CAVEATS.join(" ")
     )));

@@ -6,20 +6,11 @@ use super::report::CpuReport;
 use crate::util::Cancel;
 use crate::workload::driver::coordinator::Hooks;
 use crate::workload::driver::ops::{self, Spec};
-use crate::workload::driver::schedule::Arrival;
 use std::time::Duration;
 
 /// Run the cpu load: `warmup` (not measured), then `duration`.
 pub fn run(p: &Prepared, warmup: Duration, duration: Duration, cancel: &Cancel, hooks: Hooks<'_>) -> anyhow::Result<CpuReport> {
-    let spec = Spec {
-        workers: p.workers,
-        rate: None,
-        arrival: Arrival::Constant,
-        seed: 1,
-        warmup,
-        duration,
-        ops: None,
-    };
+    let spec = Spec::closed(p.workers, warmup, duration);
     let prepared = p.clone();
     let run = ops::run("cpu", &spec, move |id, _| Ok(CpuOp::new(&prepared, id)), cancel, hooks)?;
     Ok(CpuReport::new(p, run, cancel.is_cancelled()))

@@ -7,9 +7,10 @@ use super::config::Prepared;
 use super::methods::{ALL, VERSION};
 use super::op::CpuOp;
 use crate::workload::driver::interval::Tick;
+use crate::workload::driver::ops::OpTail;
 use crate::workload::driver::ops::Run;
-use crate::workload::result::{quantile, quantile_metrics};
-use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use crate::workload::result::quantile;
+use crate::workload::{Better, Metric, MetricKind, WorkloadResult};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::fmt::Write;
@@ -244,28 +245,13 @@ impl CpuReport {
             m.push(per_cpu(format!("{}_ops_per_cpu_s", w.name), w.ops_per_cpu_s));
         }
         m.push(Metric::new("methods_version", "", f64::from(VERSION), Better::Neither).with_kind(MetricKind::Gauge));
-        m.push(Metric::new("ops", "", self.work.ops as f64, Better::Neither));
-        m.push(Metric::new("errors", "", self.errors as f64, Better::Lower));
-        m.extend(quantile_metrics(
-            &self.latency,
-            [("op_p50_us", 0.5), ("op_p99_us", 0.99)],
-            "us",
-            1.0,
-        ));
-        if !self.latency.is_empty() {
-            r.histograms.push(NamedHistogram {
-                name: "op".into(),
-                hist: self.latency.clone(),
-            });
-        }
-        r.metrics.retain(|m| m.value.is_finite());
-        for t in &self.series {
-            r.series.push(SeriesPoint {
-                t_s: t.t_s,
-                name: "ops_per_s".into(),
-                value: t.requests_per_s,
-            });
-        }
+        let tail = OpTail {
+            ops: self.work.ops,
+            errors: self.errors,
+            latency: &self.latency,
+            series: &self.series,
+        };
+        tail.finish(&mut r, &[("op_p50_us", 0.5), ("op_p99_us", 0.99)], "us", 1.0);
         r
     }
 }

@@ -40,15 +40,26 @@ impl Workload for CpuWorkload {
         "cpu".into()
     }
 
-    fn describe(&self) -> String {
-        format!(
-            "cpu: {} worker(s) at {} % of a CPU each, method {} (methods v{}), {} CPU(s) allowed",
+    /// Worker `j` is segment `j mod N`'s (the closed model's workers).
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        let n = segment.share(self.p.workers as u64) as usize;
+        if n == 0 {
+            return Err(format!(
+                "{} workers cannot be split into {} segments: each segment needs at least one",
+                self.p.workers, segment.count
+            ));
+        }
+        self.p.workers = n;
+        Ok(())
+    }
+
+    fn facts(&self) -> Option<String> {
+        Some(format!(
+            "{} worker(s) on {} CPU(s) allowed, methods v{}",
             self.p.workers,
-            self.p.load_pct,
-            self.p.method.name(),
-            super::methods::VERSION,
-            self.p.cpus
-        )
+            self.p.cpus,
+            super::methods::VERSION
+        ))
     }
 
     fn primary(&self) -> Primary {
@@ -61,11 +72,9 @@ impl Workload for CpuWorkload {
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
-        let hooks = Hooks {
-            on_load_start,
-            on_tick: &mut |_, _| {},
-        };
-        let report = super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)?;
+        let report = Hooks::cutover_only(on_load_start, |hooks| {
+            super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)
+        })?;
         Ok(report.to_result())
     }
 }

@@ -38,15 +38,15 @@ impl Workload for DiskWorkload {
         "disk".into()
     }
 
-    fn describe(&self) -> String {
+    fn facts(&self) -> Option<String> {
         let p = &self.p;
         let engine = match super::engine::choose(p) {
             Ok(e) => e.note().map_or(e.name().to_string(), |n| format!("sync ({n})")),
             Err(e) => format!("{e:#}"),
         };
         let keep = if p.keep { "kept" } else { "removed after the run" };
-        format!(
-            "disk: {} of {} × QD {} × {} job(s) on {} ({}, {}, {}, laid out before the run and {keep}), engine {engine}{}",
+        Some(format!(
+            "{} of {} B × QD {} × {} job(s) on {} ({}, {} = {} B, {}, laid out before the run and {keep}), engine {engine}",
             p.rw.name(),
             p.bs,
             p.iodepth,
@@ -54,9 +54,9 @@ impl Workload for DiskWorkload {
             p.target.path().display(),
             p.fs,
             crate::workload::mem::size::human(p.size),
+            p.size,
             if p.direct { "direct" } else { "buffered" },
-            p.ops.map(|n| format!(", {n} operations")).unwrap_or_default()
-        )
+        ))
     }
 
     fn primary(&self) -> Primary {
@@ -87,11 +87,9 @@ impl Workload for DiskWorkload {
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
-        let hooks = Hooks {
-            on_load_start,
-            on_tick: &mut |_, _| {},
-        };
-        let report = super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)?;
+        let report = Hooks::cutover_only(on_load_start, |hooks| {
+            super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)
+        })?;
         Ok(report.to_result())
     }
 }

@@ -105,6 +105,18 @@ pub struct Hooks<'a> {
     pub on_tick: &'a mut dyn FnMut(&Tick, &Histogram<u64>),
 }
 
+impl Hooks<'_> {
+    /// Run `f` with hooks told of the cutover only (a plan's trial: the series comes back in
+    /// the result).
+    pub fn cutover_only<R>(on_load_start: &mut dyn FnMut(), f: impl FnOnce(Hooks<'_>) -> R) -> R {
+        let mut no_tick = |_: &Tick, _: &Histogram<u64>| {};
+        f(Hooks {
+            on_load_start,
+            on_tick: &mut no_tick,
+        })
+    }
+}
+
 /// Run `threads` workers (thread names `<name>-worker-<id>`): `worker(id, tx)` runs one worker's
 /// loop, sends an [`Interval`](super::interval::Interval) per measured second on `tx`, and returns
 /// its result when `stop` is set or its work is done. `stop` is set when `cancel` is.

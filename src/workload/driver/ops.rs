@@ -7,7 +7,8 @@ use super::coordinator::{drive, Finished, Hooks, Timing};
 use super::interval::{Interval, Message, Tick};
 use super::schedule::{Arrival, Schedule, LATE_TOLERANCE, QUEUE_CAP};
 use crate::util::Cancel;
-use crate::workload::result::latency_histogram;
+use crate::workload::result::{latency_histogram, quantile_metrics};
+use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::Sender;
@@ -63,6 +64,60 @@ pub struct Spec {
     pub duration: Duration,
     /// Stop after this many measured operations (over all workers).
     pub ops: Option<u64>,
+    /// The open model's slice of the global schedule this run sends (the whole load but for
+    /// `perflab run --segment`); the closed model's workers and `ops` are the kind's to split.
+    pub segment: crate::model::Segment,
+}
+
+impl Spec {
+    /// The closed model: `workers` workers, each doing its next operation as soon as the last
+    /// ends, for `duration` after `warmup`.
+    pub fn closed(workers: usize, warmup: Duration, duration: Duration) -> Spec {
+        Spec {
+            workers,
+            rate: None,
+            arrival: Arrival::Constant,
+            seed: 1,
+            warmup,
+            duration,
+            ops: None,
+            segment: crate::model::Segment::WHOLE,
+        }
+    }
+}
+
+/// The end of an op-driven kind's result (cpu, mem), the same for each: its operations and
+/// errors, the quantiles of its operations' latency (the histogram kept whole as `op`), finite
+/// metrics only, and its operations per second as the series.
+pub struct OpTail<'a> {
+    pub ops: u64,
+    pub errors: u64,
+    pub latency: &'a Histogram<u64>,
+    pub series: &'a [Tick],
+}
+
+impl OpTail<'_> {
+    /// Append to `r`: `quantiles` as `(name, q)` in `unit` (the histogram's values divided by `per`).
+    pub fn finish(self, r: &mut WorkloadResult, quantiles: &[(&str, f64)], unit: &str, per: f64) {
+        let m = &mut r.metrics;
+        m.push(Metric::new("ops", "", self.ops as f64, Better::Neither));
+        m.push(Metric::new("errors", "", self.errors as f64, Better::Lower));
+        m.extend(quantile_metrics(self.latency, quantiles.iter().copied(), unit, per));
+        if !self.latency.is_empty() {
+            r.histograms.push(NamedHistogram {
+                name: "op".into(),
+                hist: self.latency.clone(),
+            });
+        }
+        r.metrics.retain(|m| m.value.is_finite());
+        for t in self.series {
+            r.series.push(SeriesPoint {
+                t_s: t.t_s,
+                name: "ops_per_s".into(),
+                value: t.requests_per_s,
+            });
+        }
+    }
 }
 
 /// One worker's counts (or all of them merged), of the measured phase. A failed operation is
@@ -182,7 +237,7 @@ where
 /// One worker's loop.
 fn work<O: Operation>(ctx: &Ctx, id: usize, mut op: O, tx: Sender<Message>) -> Worked<O> {
     let s = &ctx.spec;
-    let mut schedule = s.rate.map(|r| Schedule::new(r, s.workers, s.arrival, s.seed, id));
+    let mut schedule = s.rate.map(|r| Schedule::segmented(r, s.workers, s.arrival, s.seed, id, s.segment));
     let mut next = schedule.as_ref().map(|sc| sc.first(ctx.timing.start));
     let mut stats = OpStats::new();
     let mut iv = Interval::new(0);
@@ -306,6 +361,7 @@ mod tests {
             warmup: Duration::from_millis(100),
             duration: Duration::from_millis(1500),
             ops,
+            segment: crate::model::Segment::WHOLE,
         }
     }
 

@@ -70,17 +70,11 @@ impl Workload for ExecWorkload {
         }
     }
 
-    fn describe(&self) -> String {
-        let how = match self.adapter {
-            Some(a) => format!("read by the {} adapter", a.name()),
+    fn facts(&self) -> Option<String> {
+        Some(match self.adapter {
+            Some(a) => format!("output read by the {} adapter", a.name()),
             None => "no adapter: exit status, wall and CPU time".into(),
-        };
-        let warmup = match (&self.cfg.warmup_command, self.cfg.warmup_run) {
-            (Some(w), _) => format!(", after `{}` unmeasured", w.display()),
-            (None, true) => ", run once unmeasured first".into(),
-            (None, false) => String::new(),
-        };
-        format!("exec `{}` ({how}){warmup}", self.cfg.command.display())
+        })
     }
 
     fn primary(&self) -> Primary {

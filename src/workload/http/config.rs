@@ -215,6 +215,40 @@ pub struct Prepared {
     pub body: bytes::Bytes,
     /// Poll for responses instead of sleeping (the mio path only).
     pub busy_poll: bool,
+    /// The slice of the load this run sends (`perflab run --segment`; the whole load otherwise).
+    pub segment: crate::model::Segment,
+}
+
+impl Prepared {
+    /// Only `segment`'s slice: in the closed model its share of the connections (connection `j` is
+    /// segment `j mod N`'s), in the open model its arrivals of the one global schedule (the rate
+    /// stays the whole load's: the schedule takes the slice), and its share of `requests`.
+    pub fn segmented(&self, segment: crate::model::Segment) -> Result<Prepared, String> {
+        let mut p = self.clone();
+        p.segment = segment;
+        if p.rate.is_none() {
+            let n = segment.share(self.connections as u64) as usize;
+            if n == 0 {
+                return Err(format!(
+                    "{} connections cannot be split into {} segments: each segment needs at least one",
+                    self.connections, segment.count
+                ));
+            }
+            p.connections = n;
+            p.threads = p.threads.min(n);
+        }
+        if let Some(total) = self.requests {
+            let n = segment.share(total);
+            if n == 0 {
+                return Err(format!(
+                    "{total} requests cannot be split into {} segments: each segment needs at least one",
+                    segment.count
+                ));
+            }
+            p.requests = Some(n);
+        }
+        Ok(p)
+    }
 }
 
 /// The most connections: each needs a file descriptor, and the open-file limit is checked too.
@@ -465,5 +499,6 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         headers,
         body: body.into(),
         busy_poll: c.busy_poll,
+        segment: crate::model::Segment::WHOLE,
     })
 }

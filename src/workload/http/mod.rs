@@ -20,6 +20,7 @@ pub mod response;
 mod shared;
 mod sys;
 mod template;
+mod text;
 mod timer;
 pub mod tls;
 mod worker;
@@ -51,6 +52,7 @@ const METRICS: &[&str] = &[
     "reconnects",
     "loadgen_cpu_us_per_req",
     "loadgen_busiest_thread_pct",
+    "connections",
 ];
 const HISTOGRAM_QUANTILES: &[&str] = &[
     "latency_p*_ms",
@@ -91,13 +93,8 @@ impl Workload for HttpWorkload {
         "http".into()
     }
 
-    fn describe(&self) -> String {
+    fn facts(&self) -> Option<String> {
         let c = &self.cfg;
-        let streams = if c.streams > 1 {
-            format!(" × {} streams", c.streams)
-        } else {
-            String::new()
-        };
         let model = match c.rate {
             Some(r) => {
                 let arrival = match c.arrival {
@@ -108,15 +105,12 @@ impl Workload for HttpWorkload {
             }
             None => "closed model".into(),
         };
-        let stop = c.requests.map(|n| format!(", at most {n} requests")).unwrap_or_default();
-        format!(
-            "http {} {} ({}) over {} connection(s){streams}, {} thread(s), {model}{stop}",
-            c.method,
-            c.url,
-            c.protocol.name(),
-            c.connections,
-            c.threads
-        )
+        let seg = if c.segment.is_whole() {
+            String::new()
+        } else {
+            format!(", segment {} over {} connection(s)", c.segment, c.connections)
+        };
+        Some(format!("{}, {} thread(s), {model}{seg}", c.protocol.name(), c.threads))
     }
 
     fn primary(&self) -> Primary {
@@ -126,6 +120,11 @@ impl Workload for HttpWorkload {
 
     fn metrics(&self) -> Produces {
         Produces::only([METRICS, HISTOGRAM_QUANTILES])
+    }
+
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.cfg = self.cfg.segmented(segment)?;
+        Ok(())
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {

@@ -1,15 +1,15 @@
-//! What a run measured, and how it is shown: the ab-like summary, the JSON document
-//! (`perflab.http/1`, docs/http-json.md) and the runner's `WorkloadResult`.
+//! What a run measured, as one document ([`HttpJson`], `perflab.http/1`, docs/http-json.md): its
+//! serialization is `--json`, and `text.rs` reads the same document as the ab-like summary and
+//! the runner's `WorkloadResult`.
 
 use super::config::Prepared;
 use super::conn::ErrorClass;
 use super::worker::{Stats, LATE_TOLERANCE};
-use crate::workload::result::{quantile, value_at};
-use crate::workload::{Better, Metric, NamedHistogram, SeriesPoint, WorkloadResult};
+use crate::workload::result::quantile;
+use crate::workload::{NamedHistogram, WorkloadResult};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::time::Duration;
 
 /// A reason to doubt the figures: the load generator may have been the bottleneck.
@@ -128,55 +128,10 @@ impl HttpReport {
             .collect()
     }
 
-    /// The runner's view.
+    /// The runner's view: the document's metrics, series and errors, and the histograms
+    /// (merged exactly across trials, so kept whole).
     pub fn to_result(&self) -> WorkloadResult {
-        let mut r = WorkloadResult::default();
-        let ms = |h: &Histogram<u64>, q: f64| quantile(h, q, 1000.0);
-        let lat = &self.stats.latency;
-        let m = &mut r.metrics;
-        m.push(Metric::new("requests_per_s", "req/s", self.requests_per_s(), Better::Higher));
-        m.push(Metric::new(
-            "transfer_mb_s",
-            "MB/s",
-            self.stats.body_bytes as f64 / 1_048_576.0 / self.measured.as_secs_f64().max(1e-9),
-            Better::Higher,
-        ));
-        if !lat.is_empty() {
-            for (name, q) in [
-                ("latency_p50_ms", 0.5),
-                ("latency_p90_ms", 0.9),
-                ("latency_p99_ms", 0.99),
-                ("latency_p999_ms", 0.999),
-            ] {
-                m.push(Metric::new(name, "ms", ms(lat, q), Better::Lower));
-            }
-            m.push(Metric::new("latency_mean_ms", "ms", lat.mean() / 1000.0, Better::Lower));
-            // The spread of the latency (ab's "+/-sd"), from the histogram.
-            m.push(Metric::new("latency_sd_ms", "ms", lat.stdev() / 1000.0, Better::Lower));
-            m.push(Metric::new("latency_max_ms", "ms", lat.max() as f64 / 1000.0, Better::Lower));
-        }
-        m.push(Metric::new("error_rate_pct", "%", self.error_rate_pct(), Better::Lower));
-        // The measured run's total time (its requests over its throughput), seconds.
-        m.push(Metric::new("total_time_s", "s", self.measured.as_secs_f64(), Better::Neither));
-        m.push(Metric::new("requests", "", self.stats.responses as f64, Better::Neither));
-        m.push(Metric::new("errors", "", self.errors() as f64, Better::Lower));
-        if let Some(rate) = self.target_rate {
-            m.push(Metric::new("target_rate_per_s", "req/s", rate, Better::Neither));
-            m.push(Metric::new("late_sends", "", self.stats.late as f64, Better::Lower));
-            m.push(Metric::new("dropped_sends", "", self.stats.dropped as f64, Better::Lower));
-        }
-        m.push(Metric::new("reconnects", "", self.stats.reconnects as f64, Better::Neither));
-        if let Some(c) = self.cpu_us_per_request() {
-            m.push(Metric::new("loadgen_cpu_us_per_req", "µs", c, Better::Lower));
-        }
-        if !self.thread_busy.is_empty() {
-            m.push(Metric::new(
-                "loadgen_busiest_thread_pct",
-                "%",
-                self.busiest_thread() * 100.0,
-                Better::Neither,
-            ));
-        }
+        let mut r = self.document().to_result();
         for (name, h) in [
             ("latency", &self.stats.latency),
             ("service_time", &self.stats.service),
@@ -191,144 +146,12 @@ impl HttpReport {
                 });
             }
         }
-        for t in &self.series {
-            r.series.push(SeriesPoint {
-                t_s: t.t_s,
-                name: "requests_per_s".into(),
-                value: t.requests_per_s,
-            });
-            if t.p99_ms.is_finite() {
-                r.series.push(SeriesPoint {
-                    t_s: t.t_s,
-                    name: "latency_p99_ms".into(),
-                    value: t.p99_ms,
-                });
-            }
-        }
-        r.errors = self.error_counts().into_iter().map(|(n, c, _)| (n.to_string(), c)).collect();
-        for (s, n) in self.status_counts() {
-            if s >= 400 {
-                r.errors.push((format!("status_{s}"), n));
-            }
-        }
-        if self.stats.responses == 0 {
-            r.failure = Some(match self.error_counts().first() {
-                Some((class, n, ex)) => format!("no response: {n} {class} error(s), e.g. {}", ex.as_deref().unwrap_or("")),
-                None => "no response".into(),
-            });
-        }
         r
     }
 
-    /// The summary an ab user recognises.
+    /// The summary an ab user recognises (from the document).
     pub fn summary(&self) -> String {
-        let mut s = String::new();
-        let st = &self.stats;
-        let secs = self.measured.as_secs_f64();
-        let _ = writeln!(s, "Target:                 {}", self.url);
-        let _ = writeln!(
-            s,
-            "Protocol:               {}{}",
-            self.protocol,
-            if self.tls { " over TLS" } else { "" }
-        );
-        let _ = writeln!(s, "Connections:            {} on {} thread(s)", self.connections, self.threads);
-        let _ = writeln!(
-            s,
-            "Time taken:             {secs:.3} s{}",
-            if self.interrupted { " (interrupted)" } else { "" }
-        );
-        let _ = writeln!(s, "Complete requests:      {}", st.responses);
-        let _ = writeln!(s, "Failed requests:        {}", self.errors() + self.http_errors());
-        for (class, n, ex) in self.error_counts() {
-            let _ = writeln!(s, "   {class}: {n} (first: {})", ex.unwrap_or_default());
-        }
-        if self.http_errors() > 0 {
-            for (code, n) in self.status_counts().into_iter().filter(|(c, _)| *c >= 400) {
-                let _ = writeln!(s, "   status {code}: {n}");
-            }
-        }
-        if st.inflight_at_stop > 0 {
-            let _ = writeln!(s, "In flight at stop:      {} (not counted)", st.inflight_at_stop);
-        }
-        let _ = writeln!(s, "Reconnects:             {}", st.reconnects);
-        let _ = writeln!(s, "Requests per second:    {:.2} [#/sec] (mean)", self.requests_per_s());
-        if let Some(rate) = self.target_rate {
-            let _ = writeln!(
-                s,
-                "Target rate:            {rate:.2} [#/sec]; achieved {:.2}",
-                self.requests_per_s()
-            );
-            let _ = writeln!(
-                s,
-                "Late sends:             {} (more than {} ms after their intended time)",
-                st.late,
-                LATE_TOLERANCE.as_millis()
-            );
-            let _ = writeln!(s, "Dropped sends:          {} (never sent)", st.dropped);
-        }
-        let _ = writeln!(
-            s,
-            "Transfer rate:          {:.2} [Kbytes/sec] received (bodies)",
-            st.body_bytes as f64 / 1024.0 / secs.max(1e-9)
-        );
-        if let Some(c) = self.cpu_us_per_request() {
-            let _ = writeln!(
-                s,
-                "Client CPU:             {c:.1} µs per request ({:.3} s user+sys; busiest thread {:.0} %{})",
-                self.cpu.as_secs_f64(),
-                self.busiest_thread() * 100.0,
-                if self.busy_poll {
-                    format!("; busy polling, {:.3} s of it polling for nothing", st.spin.as_secs_f64())
-                } else {
-                    String::new()
-                }
-            );
-        }
-        for w in &self.warnings {
-            let _ = writeln!(s, "WARNING:                {}", w.message);
-        }
-        if st.latency.is_empty() {
-            return s;
-        }
-        let _ = writeln!(s, "\nConnection Times (ms)\n              min  mean[+/-sd] median   max");
-        let row = |name: &str, h: &Histogram<u64>| {
-            let f = |v: f64| v / 1000.0;
-            format!(
-                "{name:<9} {:>7.2} {:>6.2} {:>5.2} {:>7.2} {:>7.2}\n",
-                f(h.min() as f64),
-                f(h.mean()),
-                f(h.stdev()),
-                f(value_at(h, 0.5) as f64),
-                f(h.max() as f64)
-            )
-        };
-        if !st.connect.is_empty() {
-            s.push_str(&row("Connect:", &st.connect));
-        }
-        if !st.tls_handshake.is_empty() {
-            s.push_str(&row("TLS:", &st.tls_handshake));
-        }
-        s.push_str(&row("Waiting:", &st.ttfb));
-        s.push_str(&row("Service:", &st.service));
-        s.push_str(&row("Total:", &st.latency));
-        let from = if self.target_rate.is_some() {
-            "from the intended send time"
-        } else {
-            "from the send"
-        };
-        let _ = writeln!(s, "\nPercentage of the requests served within a certain time (ms), {from}");
-        for p in PERCENTILES {
-            let v = quantile(&st.latency, p / 100.0, 1000.0);
-            let label = if p == 100.0 {
-                format!("{p:>5}%")
-            } else {
-                format!("{:>5}%", trim(p))
-            };
-            let suffix = if p == 100.0 { " (longest request)" } else { "" };
-            let _ = writeln!(s, " {label} {v:>9.2}{suffix}");
-        }
-        s
+        self.document().summary()
     }
 
     /// The `perflab.http/1` document, typed.
@@ -474,7 +297,7 @@ impl PercentilesJson {
         (!h.is_empty()).then(|| PercentilesJson {
             percentiles: PERCENTILES
                 .iter()
-                .map(|p| (format!("p{}", trim(*p)), quantile(h, p / 100.0, 1000.0)))
+                .map(|p| (percentile_key(*p), quantile(h, p / 100.0, 1000.0)))
                 .collect(),
             min: h.min() as f64 / 1000.0,
             mean: h.mean() / 1000.0,
@@ -482,6 +305,11 @@ impl PercentilesJson {
             count: h.len(),
         })
     }
+}
+
+/// `p99.9`, `p100`: a percentile's key in the document.
+pub fn percentile_key(p: f64) -> String {
+    format!("p{}", format!("{p}").trim_end_matches(".0"))
 }
 
 /// A reason to doubt the figures.
@@ -498,11 +326,6 @@ pub struct SecondJson {
     pub requests_per_s: f64,
     pub errors: u64,
     pub p99_ms: Option<f64>,
-}
-
-fn trim(p: f64) -> String {
-    let s = format!("{p}");
-    s.trim_end_matches(".0").to_string()
 }
 
 #[cfg(test)]

@@ -121,7 +121,7 @@ impl Stats {
 
 /// Worker `id`'s open-model schedule (the driver's), None in the closed model (no rate).
 pub fn schedule(cfg: &Prepared, id: usize) -> Option<Schedule> {
-    Some(Schedule::new(cfg.rate?, cfg.threads, cfg.arrival, cfg.seed, id))
+    Some(Schedule::segmented(cfg.rate?, cfg.threads, cfg.arrival, cfg.seed, id, cfg.segment))
 }
 
 #[cfg(test)]
@@ -142,8 +142,43 @@ mod tests {
     fn the_closed_model_has_no_schedule_and_the_open_one_shares_the_rate_over_the_threads() {
         assert!(schedule(&cfg(None), 0).is_none());
         let mut s = schedule(&cfg(Some(400.0)), 1).expect("open model");
-        assert_eq!(s.gap(), Duration::from_millis(10));
         let t0 = Instant::now();
         assert_eq!(s.first(t0) - t0, Duration::from_micros(2500));
+        assert_eq!(s.gap(), Duration::from_millis(10));
+    }
+
+    #[test]
+    fn a_segment_takes_its_share_of_connections_and_requests_and_its_arrivals() {
+        let seg = |i, n| crate::model::Segment::new(i, n).unwrap();
+        let mut c = HttpConfig::new("http://127.0.0.1:9/");
+        c.connections = 10;
+        c.threads = Some(4);
+        c.requests = Some(1001);
+        let p = prepare(&c).expect("valid config");
+        let parts: Vec<Prepared> = (0..3).map(|i| p.segmented(seg(i, 3)).expect("splits")).collect();
+        // Closed model: connections 0, 3, 6, 9 | 1, 4, 7 | 2, 5, 8; requests 334 + 334 + 333.
+        assert_eq!(parts.iter().map(|q| q.connections).collect::<Vec<_>>(), [4, 3, 3]);
+        assert_eq!(parts.iter().map(|q| q.threads).collect::<Vec<_>>(), [4, 3, 3]);
+        assert_eq!(parts.iter().map(|q| q.requests.unwrap()).sum::<u64>(), 1001);
+        assert!(p
+            .segmented(seg(10, 11))
+            .unwrap_err()
+            .contains("10 connections cannot be split into 11"));
+        c.connections = 100;
+        c.requests = Some(5);
+        assert!(prepare(&c)
+            .unwrap()
+            .segmented(seg(5, 6))
+            .unwrap_err()
+            .contains("5 requests cannot be split into 6"));
+        // Open model: every segment keeps its connections and threads, the schedule takes the slice.
+        let mut open = cfg(Some(400.0));
+        open = open.segmented(seg(1, 2)).expect("splits");
+        assert_eq!((open.connections, open.threads), (4, 4));
+        let t0 = Instant::now();
+        let mut s = schedule(&open, 0).expect("open model");
+        // Arrival 1 of the global 2.5 ms grid, then every 2 × 4 arrivals.
+        assert_eq!(s.first(t0) - t0, Duration::from_micros(2500));
+        assert_eq!(s.gap(), Duration::from_millis(20));
     }
 }

@@ -8,9 +8,9 @@ use super::patterns::PATTERNS;
 use super::size::human;
 use super::stream::KERNELS;
 use crate::workload::driver::interval::Tick;
+use crate::workload::driver::ops::OpTail;
 use crate::workload::driver::ops::Run;
-use crate::workload::result::quantile_metrics;
-use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use crate::workload::{Better, Metric, MetricKind, WorkloadResult};
 use hdrhistogram::Histogram;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -419,24 +419,13 @@ impl MemReport {
     pub fn to_result(&self) -> WorkloadResult {
         let mut r = WorkloadResult::default();
         self.found_metrics(&mut r.metrics);
-        let m = &mut r.metrics;
-        m.push(Metric::new("ops", "", self.ops as f64, Better::Neither));
-        m.push(Metric::new("errors", "", self.errors as f64, Better::Lower));
-        m.extend(quantile_metrics(&self.latency, [("op_p99_ms", 0.99)], "ms", 1000.0));
-        if !self.latency.is_empty() {
-            r.histograms.push(NamedHistogram {
-                name: "op".into(),
-                hist: self.latency.clone(),
-            });
-        }
-        r.metrics.retain(|m| m.value.is_finite());
-        for t in &self.series {
-            r.series.push(SeriesPoint {
-                t_s: t.t_s,
-                name: "ops_per_s".into(),
-                value: t.requests_per_s,
-            });
-        }
+        let tail = OpTail {
+            ops: self.ops,
+            errors: self.errors,
+            latency: &self.latency,
+            series: &self.series,
+        };
+        tail.finish(&mut r, &[("op_p99_ms", 0.99)], "ms", 1000.0);
         r
     }
 }

@@ -52,10 +52,33 @@ impl Workload for MemWorkload {
         format!("mem:{}", self.mode.name())
     }
 
-    fn describe(&self) -> String {
-        match &self.mode {
+    /// Bandwidth: worker `j` is segment `j mod N`'s; touch and latency run one worker, which
+    /// only the whole load has.
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        if segment.is_whole() {
+            return Ok(());
+        }
+        let super::config::Mode::Bandwidth { workers, .. } = &mut self.mode else {
+            return Err(format!(
+                "mode = \"{}\" runs one worker: it cannot be split into segments",
+                self.mode.name()
+            ));
+        };
+        let n = segment.share(*workers as u64) as usize;
+        if n == 0 {
+            return Err(format!(
+                "{workers} workers cannot be split into {} segments: each segment needs at least one",
+                segment.count
+            ));
+        }
+        *workers = n;
+        Ok(())
+    }
+
+    fn facts(&self) -> Option<String> {
+        Some(match &self.mode {
             Mode::Touch { bytes, verify } => format!(
-                "mem touch: allocate and touch {}, hold it through the load phase{}",
+                "touch: allocate and touch {}, hold it through the load phase{}",
                 human(*bytes),
                 if *verify { ", then memtester's pattern tests over it" } else { "" }
             ),
@@ -65,19 +88,19 @@ impl Workload for MemWorkload {
                 method: m @ (Method::Read | Method::Write),
                 ..
             } => format!(
-                "mem bandwidth: a sequential {} of every 8-byte word of one block of {} per worker, {workers} worker(s), one pass per operation",
+                "bandwidth: a sequential {} of every 8-byte word of one block of {} per worker, {workers} worker(s), one pass per operation",
                 m.name(),
                 human(*array_bytes)
             ),
             Mode::Bandwidth {
                 workers, array_bytes, llc, ..
             } => format!(
-                "mem bandwidth: STREAM copy/scale/add/triad, {workers} worker(s) × 3 arrays of {} (last-level cache {}), best of the iterations",
+                "bandwidth: STREAM copy/scale/add/triad, {workers} worker(s) × 3 arrays of {} (last-level cache {}), best of the iterations",
                 human(*array_bytes),
                 llc.map_or("unknown".into(), human)
             ),
-            Mode::Latency { bytes } => format!("mem latency: a dependent random pointer chase over {}", human(*bytes)),
-        }
+            Mode::Latency { bytes } => format!("latency: a dependent random pointer chase over {}", human(*bytes)),
+        })
     }
 
     fn primary(&self) -> Primary {
@@ -100,11 +123,9 @@ impl Workload for MemWorkload {
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
-        let hooks = Hooks {
-            on_load_start,
-            on_tick: &mut |_, _| {},
-        };
-        let report = super::engine::run(&self.mode, spec.warmup, spec.load, cancel, hooks)?;
+        let report = Hooks::cutover_only(on_load_start, |hooks| {
+            super::engine::run(&self.mode, spec.warmup, spec.load, cancel, hooks)
+        })?;
         Ok(report.to_result())
     }
 }

@@ -9,7 +9,6 @@ use super::{stream, udp};
 use crate::util::Cancel;
 use crate::workload::driver::coordinator::{drive, Driven, Hooks, Timing};
 use crate::workload::driver::ops::{self, Spec};
-use crate::workload::driver::schedule::Arrival;
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,15 +49,7 @@ pub fn run(p: &Prepared, warmup: Duration, duration: Duration, cancel: &Cancel, 
             measured_until(split(d, Body::Udp), timing, ended)
         }
         NetMode::Rr | NetMode::Crr => {
-            let spec = Spec {
-                workers: p.streams,
-                rate: None,
-                arrival: Arrival::Constant,
-                seed: 1,
-                warmup,
-                duration,
-                ops: None,
-            };
+            let spec = Spec::closed(p.streams, warmup, duration);
             let pp = p.clone();
             let run = ops::run("net", &spec, move |_, _| Ok(RrOp::new(&pp)), cancel, hooks)?;
             let mut connections = 0;

@@ -1,6 +1,6 @@
 //! The `perflab.load.net/1` document (docs/load.md), typed: [`NetJson`] is the schema, made from a
-//! [`NetReport`] by [`NetReport::document`]; the summary and the trial's metrics read the same
-//! figures from the report.
+//! [`NetReport`] by [`NetReport::document`]; the summary (`text.rs`) and the trial's metrics
+//! (`metrics.rs`) read the same document.
 
 use super::report::{gbps, loss_pct, Body, NetReport};
 use serde::Serialize;
@@ -107,6 +107,9 @@ pub struct RrJson {
     pub transactions_per_s: f64,
     pub connections: u64,
     pub rtt_us: RttUs,
+    /// Not in the document (serde skips it): the round trips timed, 0 when `rtt_us` means nothing.
+    #[serde(skip)]
+    pub timed: u64,
 }
 
 /// A round trip's time, µs.
@@ -210,6 +213,7 @@ impl NetReport {
                         p99: q(0.99),
                         max: r.stats.latency.max(),
                     },
+                    timed: r.stats.latency.len(),
                 };
                 match p.mode {
                     super::config::NetMode::Crr => ModeJson::Crr(rr),

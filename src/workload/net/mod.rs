@@ -17,6 +17,7 @@ pub mod rr;
 pub mod seconds;
 pub mod sock;
 pub mod stream;
+mod text;
 pub mod udp;
 pub mod workload;
 

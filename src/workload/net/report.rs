@@ -10,7 +10,6 @@ use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::OpStats;
 use crate::workload::result::quantile;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::time::Duration;
 
 pub const SCHEMA: &str = "perflab.load.net/1";
@@ -204,114 +203,9 @@ impl NetReport {
         }
     }
 
+    /// The summary (from the document).
     pub fn summary(&self) -> String {
-        let mut o = String::new();
-        let p = &self.p;
-        let secs = self.secs();
-        let _ = writeln!(
-            o,
-            "net {} to {}: {} stream(s), size {} B, {:.1} s measured{}",
-            p.mode.name(),
-            p.target,
-            p.streams,
-            p.size,
-            secs,
-            if self.interrupted { " (interrupted)" } else { "" }
-        );
-        match &self.body {
-            Body::Stream(v) => {
-                let (u, d) = self.stream_bytes();
-                let _ = writeln!(
-                    o,
-                    "  throughput:  {:.2} Gbit/s ({} bytes; {})",
-                    gbps(u + d, secs),
-                    u + d,
-                    p.direction.name()
-                );
-                if u > 0 && d > 0 {
-                    let _ = writeln!(o, "    upload {:.2} Gbit/s, download {:.2} Gbit/s", gbps(u, secs), gbps(d, secs));
-                }
-                if let Some(sb) = self.server_bytes() {
-                    let _ = writeln!(o, "  server received: {sb} bytes (warm-up included)");
-                }
-                for (i, s) in v.iter().enumerate() {
-                    let _ = writeln!(
-                        o,
-                        "    stream {i} {:<8} {:.2} Gbit/s, {} retransmits, RTT mean {:.0} µs, max {} µs",
-                        if s.upload { "upload" } else { "download" },
-                        gbps(s.bytes, secs),
-                        s.retransmits,
-                        s.rtt_mean_us,
-                        s.rtt_max_us
-                    );
-                }
-            }
-            Body::Udp(_) => {
-                let t = self.udp();
-                let _ = writeln!(
-                    o,
-                    "  sent:        {:.3} Gbit/s, {} datagrams (asked {:.3} Gbit/s)",
-                    gbps(t.sent_bytes, secs),
-                    t.sent,
-                    p.rate / 1e9
-                );
-                let _ = writeln!(
-                    o,
-                    "  received:    {:.3} Gbit/s, {} datagrams",
-                    gbps(t.received_bytes, secs),
-                    t.received
-                );
-                let _ = writeln!(
-                    o,
-                    "  loss:        {} ({:.2} %), out of order {}, jitter {:.3} ms",
-                    t.lost,
-                    loss_pct(&t),
-                    t.out_of_order,
-                    t.jitter_ms
-                );
-            }
-            Body::Rr(r) => {
-                let _ = writeln!(
-                    o,
-                    "  transactions: {:.0}/s ({} in all, {} connections)",
-                    r.stats.ops as f64 / secs,
-                    r.stats.ops,
-                    r.connections
-                );
-                if !r.stats.latency.is_empty() {
-                    let _ = writeln!(
-                        o,
-                        "  round trip:  p50 {:.0} µs, p90 {:.0} µs, p99 {:.0} µs, max {} µs",
-                        Self::rr_us(r, 0.5),
-                        Self::rr_us(r, 0.9),
-                        Self::rr_us(r, 0.99),
-                        r.stats.latency.max()
-                    );
-                }
-            }
-        }
-        match &self.body {
-            Body::Rr(_) => {
-                let _ = writeln!(
-                    o,
-                    "  client CPU:  {:.0} % of a CPU, {:.1} µs per transaction",
-                    self.cpu_pct(),
-                    self.cpu_us_per_transaction()
-                );
-            }
-            _ => {
-                let _ = writeln!(
-                    o,
-                    "  client CPU:  {:.0} % of a CPU, {:.3} CPU-s per GB",
-                    self.cpu_pct(),
-                    self.cpu_s_per_gb()
-                );
-            }
-        }
-        if let Some(f) = self.failure() {
-            let _ = writeln!(o, "  failed:      {f}");
-        }
-        o
+        self.document().summary()
     }
 }
 

@@ -16,30 +16,27 @@ impl NetWorkload {
     }
 }
 
-/// The dry run's line for these settings.
-pub fn describe(p: &Prepared) -> String {
+/// What the dry run says of these settings besides the keys: the mode's shape, sizes in bytes.
+fn facts(p: &Prepared) -> String {
     let buf = p.buffer.map(|b| format!(", socket buffers {b} B")).unwrap_or_default();
     match p.mode {
         NetMode::Stream => format!(
-            "net stream to {}: {} TCP stream(s) {}, writes of {} B{}{}{}",
-            p.target,
+            "{} TCP stream(s) {} to {}, writes of {} B{}{}{}",
             p.streams,
             p.direction.name(),
+            p.target,
             p.size,
             p.bytes.map(|b| format!(", exactly {b} bytes (no warm-up)")).unwrap_or_default(),
             buf,
             if p.zerocopy { ", MSG_ZEROCOPY" } else { "" }
         ),
         NetMode::Udp => format!(
-            "net udp to {}: {} sender(s), {} B datagrams at {} bit/s in all{buf}",
-            p.target, p.streams, p.size, p.rate
+            "{} UDP sender(s) to {}, {} B datagrams at {} bit/s in all{buf}",
+            p.streams, p.target, p.size, p.rate
         ),
-        NetMode::Rr => format!(
-            "net rr to {}: round trips of {} B on {} connection(s){buf}",
-            p.target, p.size, p.streams
-        ),
+        NetMode::Rr => format!("round trips of {} B to {} on {} connection(s){buf}", p.size, p.target, p.streams),
         NetMode::Crr => format!(
-            "net crr to {}: a connection per round trip of {} B, {} at a time{buf}",
+            "a connection to {} per round trip of {} B, {} at a time{buf}",
             p.target, p.size, p.streams
         ),
     }
@@ -50,8 +47,8 @@ impl Workload for NetWorkload {
         "net".into()
     }
 
-    fn describe(&self) -> String {
-        describe(&self.p)
+    fn facts(&self) -> Option<String> {
+        Some(facts(&self.p))
     }
 
     fn primary(&self) -> Primary {
@@ -79,11 +76,9 @@ impl Workload for NetWorkload {
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
-        let hooks = Hooks {
-            on_load_start,
-            on_tick: &mut |_, _| {},
-        };
-        let report = super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)?;
+        let report = Hooks::cutover_only(on_load_start, |hooks| {
+            super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)
+        })?;
         Ok(report.to_result())
     }
 }

@@ -53,6 +53,29 @@ impl Stmt {
             Stmt::PointSelect | Stmt::SimpleRange | Stmt::SumRange | Stmt::OrderRange | Stmt::DistinctRange
         )
     }
+
+    /// Its position in [`Stmt::ALL`] (its slot in a connection's prepared set and in the stats).
+    pub fn slot(self) -> usize {
+        Stmt::ALL.iter().position(|s| *s == self).unwrap_or(0)
+    }
+
+    /// Its SQL on `sbtest<table>`, the `n`th parameter (from 1) written by `mark`: `?1` for
+    /// SQLite, `$1` for PostgreSQL, `?` for MySQL (which binds in the order the marks stand).
+    pub fn sql(self, table: u32, mark: fn(u8) -> String) -> String {
+        let t = format!("sbtest{table}");
+        let (p1, p2) = (mark(1), mark(2));
+        match self {
+            Stmt::PointSelect => format!("SELECT c FROM {t} WHERE id = {p1}"),
+            Stmt::SimpleRange => format!("SELECT c FROM {t} WHERE id BETWEEN {p1} AND {p2}"),
+            Stmt::SumRange => format!("SELECT SUM(k) FROM {t} WHERE id BETWEEN {p1} AND {p2}"),
+            Stmt::OrderRange => format!("SELECT c FROM {t} WHERE id BETWEEN {p1} AND {p2} ORDER BY c"),
+            Stmt::DistinctRange => format!("SELECT DISTINCT c FROM {t} WHERE id BETWEEN {p1} AND {p2} ORDER BY c"),
+            Stmt::IndexUpdate => format!("UPDATE {t} SET k = k + 1 WHERE id = {p1}"),
+            Stmt::NonIndexUpdate => format!("UPDATE {t} SET c = {p2} WHERE id = {p1}"),
+            Stmt::Delete => format!("DELETE FROM {t} WHERE id = {p1}"),
+            Stmt::Insert => format!("INSERT INTO {t} (id, k, c, pad) VALUES ({p1}, {p2}, {}, {})", mark(3), mark(4)),
+        }
+    }
 }
 
 /// A statement's parameters, in the order of the `?N` placeholders above.

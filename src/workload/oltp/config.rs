@@ -158,9 +158,48 @@ pub struct Settings {
     pub cleanup: bool,
     pub seed: u64,
     pub rand: RandType,
+    /// The slice of the load this run sends (`perflab run --segment`; the whole load otherwise).
+    pub segment: crate::model::Segment,
 }
 
 impl Settings {
+    /// Only `segment`'s slice: in the closed model its share of the threads (connection `j` is
+    /// segment `j mod N`'s), in the open model its arrivals of the one global schedule, and its
+    /// share of `transactions`. `cleanup` and `prepare = "always"` are refused: one segment would
+    /// drop or reload tables the others still use.
+    pub fn segmented(&self, segment: crate::model::Segment) -> Result<Settings, String> {
+        let mut s = self.clone();
+        s.segment = segment;
+        if segment.is_whole() {
+            return Ok(s);
+        }
+        if self.cleanup {
+            return Err("cleanup = true cannot run in segments: one segment would drop the tables the others still use".into());
+        }
+        if self.prepare == PrepareMode::Always {
+            return Err("prepare = \"always\" cannot run in segments: each segment would reload the tables the others use (prepare once, then run the segments with prepare = \"auto\" or \"never\")".into());
+        }
+        if self.rate.is_none() {
+            s.threads = segment.share(self.threads as u64) as usize;
+            if s.threads == 0 {
+                return Err(format!(
+                    "{} threads cannot be split into {} segments: each segment needs at least one",
+                    self.threads, segment.count
+                ));
+            }
+        }
+        if let Some(total) = self.transactions {
+            s.transactions = Some(segment.share(total));
+            if s.transactions == Some(0) {
+                return Err(format!(
+                    "{total} transactions cannot be split into {} segments: each segment needs at least one",
+                    segment.count
+                ));
+            }
+        }
+        Ok(s)
+    }
+
     /// BEGIN/COMMIT around each transaction.
     pub fn in_transaction(&self) -> bool {
         self.scenario.transactional() && !self.skip_trx
@@ -255,6 +294,7 @@ pub fn prepare(c: &OltpConfig) -> anyhow::Result<Settings> {
         cleanup: c.cleanup,
         seed: c.seed.unwrap_or(1),
         rand,
+        segment: crate::model::Segment::WHOLE,
     })
 }
 

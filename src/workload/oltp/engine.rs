@@ -29,6 +29,7 @@ pub fn run(
         warmup,
         duration,
         ops: s.transactions,
+        segment: s.segment,
     };
     let (settings, database) = (s.clone(), db.clone());
     let run = ops::run(

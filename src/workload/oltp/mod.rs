@@ -28,6 +28,7 @@ pub mod report;
 pub mod scenario;
 pub mod sqlite;
 pub mod stats;
+mod text;
 pub mod tls;
 pub mod workload;
 

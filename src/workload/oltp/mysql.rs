@@ -150,24 +150,10 @@ impl Database for Mysql {
     }
 }
 
-/// The SQL of a statement on `sbtest<table>` in MySQL's dialect.
+/// The SQL of a statement on `sbtest<table>` in MySQL's dialect (`?`, bound in the order the
+/// marks stand: `UPDATE ... SET c = ? WHERE id = ?` takes (c, id)).
 fn sql(stmt: Stmt, table: u32) -> String {
-    match stmt {
-        Stmt::PointSelect => format!("SELECT c FROM sbtest{table} WHERE id = ?"),
-        Stmt::SimpleRange => format!("SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ?"),
-        Stmt::SumRange => format!("SELECT SUM(k) FROM sbtest{table} WHERE id BETWEEN ? AND ?"),
-        Stmt::OrderRange => format!("SELECT c FROM sbtest{table} WHERE id BETWEEN ? AND ? ORDER BY c"),
-        Stmt::DistinctRange => format!("SELECT DISTINCT c FROM sbtest{table} WHERE id BETWEEN ? AND ? ORDER BY c"),
-        Stmt::IndexUpdate => format!("UPDATE sbtest{table} SET k = k + 1 WHERE id = ?"),
-        // `?2` comes first in the contract's order: the parameters are sent as (c, id).
-        Stmt::NonIndexUpdate => format!("UPDATE sbtest{table} SET c = ? WHERE id = ?"),
-        Stmt::Delete => format!("DELETE FROM sbtest{table} WHERE id = ?"),
-        Stmt::Insert => format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES (?, ?, ?, ?)"),
-    }
-}
-
-fn slot(stmt: Stmt) -> usize {
-    Stmt::ALL.iter().position(|s| *s == stmt).unwrap_or(0)
+    stmt.sql(table, |_| "?".into())
 }
 
 /// Append a COM_STMT_EXECUTE with the parameters in the order of the `?` marks of [`sql`].
@@ -262,7 +248,7 @@ impl MyConn {
 
     /// The server's id of a statement, prepared on first use.
     fn statement(&mut self, table: u32, stmt: Stmt) -> Result<u32, DbError> {
-        let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + slot(stmt);
+        let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + stmt.slot();
         if let Some(Some(id)) = self.stmts.get(index) {
             return Ok(*id);
         }

@@ -82,26 +82,9 @@ impl Database for Postgres {
     }
 }
 
-/// The SQL of a statement on `sbtest<table>` in PostgreSQL's dialect.
+/// The SQL of a statement on `sbtest<table>` in PostgreSQL's dialect (`$1`, `$2`, ...).
 fn sql(stmt: Stmt, table: u32) -> String {
-    match stmt {
-        Stmt::PointSelect => format!("SELECT c FROM sbtest{table} WHERE id = $1"),
-        Stmt::SimpleRange => format!("SELECT c FROM sbtest{table} WHERE id BETWEEN $1 AND $2"),
-        Stmt::SumRange => format!("SELECT SUM(k) FROM sbtest{table} WHERE id BETWEEN $1 AND $2"),
-        Stmt::OrderRange => format!("SELECT c FROM sbtest{table} WHERE id BETWEEN $1 AND $2 ORDER BY c"),
-        Stmt::DistinctRange => {
-            format!("SELECT DISTINCT c FROM sbtest{table} WHERE id BETWEEN $1 AND $2 ORDER BY c")
-        }
-        Stmt::IndexUpdate => format!("UPDATE sbtest{table} SET k = k + 1 WHERE id = $1"),
-        Stmt::NonIndexUpdate => format!("UPDATE sbtest{table} SET c = $2 WHERE id = $1"),
-        Stmt::Delete => format!("DELETE FROM sbtest{table} WHERE id = $1"),
-        Stmt::Insert => format!("INSERT INTO sbtest{table} (id, k, c, pad) VALUES ($1, $2, $3, $4)"),
-    }
-}
-
-/// The position of a statement in [`Stmt::ALL`] (its slot in a connection's prepared set).
-fn slot(stmt: Stmt) -> usize {
-    Stmt::ALL.iter().position(|s| *s == stmt).unwrap_or(0)
+    stmt.sql(table, |n| format!("${n}"))
 }
 
 /// A text literal for the bulk load's INSERT (`standard_conforming_strings` is on).
@@ -273,7 +256,7 @@ impl Conn for PgConn {
     }
 
     fn exec(&mut self, table: u32, stmt: Stmt, args: &[Arg]) -> Result<u64, DbError> {
-        let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + slot(stmt);
+        let index = (table.max(1) as usize - 1) * Stmt::ALL.len() + stmt.slot();
         self.name.clear();
         self.name.push('s');
         push_decimal(&mut self.name, index as i64);
@@ -406,7 +389,7 @@ mod tests {
 
     #[test]
     fn every_statement_has_its_own_slot_and_sql() {
-        let slots: std::collections::HashSet<usize> = Stmt::ALL.iter().map(|s| slot(*s)).collect();
+        let slots: std::collections::HashSet<usize> = Stmt::ALL.iter().map(|s| s.slot()).collect();
         assert_eq!(slots.len(), Stmt::ALL.len());
         assert_eq!(sql(Stmt::NonIndexUpdate, 3), "UPDATE sbtest3 SET c = $2 WHERE id = $1");
         for v in [0, 7, -7, 1234567890, i64::MIN, i64::MAX] {

@@ -9,10 +9,9 @@ use super::stats::{stmt_index, stmt_name, OltpStats};
 use crate::workload::driver::interval::Tick;
 use crate::workload::driver::ops::{OpStats, Run};
 use crate::workload::result::quantile;
-use crate::workload::{Better, Metric, MetricKind, NamedHistogram, SeriesPoint, WorkloadResult};
+use crate::workload::{NamedHistogram, SeriesPoint, WorkloadResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
-use std::fmt::Write;
 use std::time::Duration;
 
 /// The JSON schema's name and version.
@@ -106,76 +105,9 @@ impl OltpReport {
         None
     }
 
+    /// The summary a sysbench user recognises (from the document).
     pub fn summary(&self) -> String {
-        let mut s = String::new();
-        let (r, w, o) = self.stats.queries();
-        let (qt, qr, qw, qo) = self.qps();
-        let model = match self.rate {
-            Some(r) => format!("open model at {r} transactions/s"),
-            None => "closed model".into(),
-        };
-        let _ = writeln!(
-            s,
-            "oltp {} on {}: {} thread(s), {model}, {:.1} s measured{}",
-            self.scenario,
-            self.db,
-            self.threads,
-            self.measured.as_secs_f64(),
-            if self.interrupted { " (interrupted)" } else { "" }
-        );
-        let _ = writeln!(s, "SQL statistics:");
-        let _ = writeln!(s, "    queries performed:  read {r}, write {w}, other {o}, total {}", r + w + o);
-        let _ = writeln!(
-            s,
-            "    transactions:       {} ({:.2} per sec.)",
-            self.stats.transactions,
-            self.tps()
-        );
-        let _ = writeln!(
-            s,
-            "    queries:            {:.2} per sec. (read {qr:.2}, write {qw:.2}, other {qo:.2})",
-            qt
-        );
-        let _ = writeln!(
-            s,
-            "    failed transactions: {} ({:.2} per sec.)",
-            self.calls.errors,
-            self.calls.errors as f64 / self.secs()
-        );
-        let _ = writeln!(
-            s,
-            "    retries: {}, reconnects: {}, rows read: {}",
-            self.stats.retries, self.stats.reconnects, self.stats.rows_read
-        );
-        if !self.calls.latency.is_empty() {
-            let _ = writeln!(
-                s,
-                "Latency (ms) of a transaction: p50 {:.2}, p95 {:.2}, p99 {:.2}, max {:.2}",
-                self.latency_ms(0.5),
-                self.latency_ms(0.95),
-                self.latency_ms(0.99),
-                self.calls.latency.max() as f64 / 1000.0
-            );
-        }
-        if self.stats.errors.is_empty() {
-            let _ = writeln!(s, "Errors: none");
-        } else {
-            let _ = writeln!(s, "Errors:");
-            for (c, e) in &self.stats.errors {
-                let _ = writeln!(s, "    {:<22} {:>8}  first: {}", c.name(), e.count, example(&e.first));
-            }
-        }
-        if self.rate.is_some() && (self.calls.late > 0 || self.calls.dropped > 0) {
-            let _ = writeln!(
-                s,
-                "Open model: {} late, {} dropped of {} intended",
-                self.calls.late, self.calls.dropped, self.calls.scheduled
-            );
-        }
-        if let Some(f) = self.failure() {
-            let _ = writeln!(s, "Failed: {}", example(&f));
-        }
-        s
+        self.document().summary()
     }
 
     /// The `perflab.load.oltp/1` document, typed.
@@ -241,6 +173,11 @@ impl OltpReport {
             reconnects: self.stats.reconnects,
             rows_read: self.stats.rows_read,
             failure: self.failure(),
+            latency_mean_ms: (!self.calls.latency.is_empty()).then(|| self.calls.latency.mean() / 1000.0),
+            late: self.calls.late,
+            dropped: self.calls.dropped,
+            scheduled: self.calls.scheduled,
+            client_cpu_s: self.cpu_s,
         }
     }
 
@@ -249,39 +186,10 @@ impl OltpReport {
         serde_json::to_value(self.document()).unwrap_or_default()
     }
 
+    /// The trial's result: the document's metrics, and the histograms and series beside it.
     pub fn to_result(&self) -> WorkloadResult {
-        let mut r = WorkloadResult::default();
-        let m = &mut r.metrics;
-        let t = self.secs();
-        let (qt, qr, qw, qo) = self.qps();
-        let (reads, writes, others) = self.stats.queries();
-        m.push(Metric::new("transactions_per_s", "trx/s", self.tps(), Better::Higher));
-        for (name, v) in [
-            ("queries_per_s", qt),
-            ("reads_per_s", qr),
-            ("writes_per_s", qw),
-            ("others_per_s", qo),
-        ] {
-            m.push(Metric::new(name, "queries/s", v, Better::Higher));
-        }
-        m.push(Metric::new("transactions", "", self.stats.transactions as f64, Better::Neither));
-        m.push(Metric::new("queries", "", (reads + writes + others) as f64, Better::Neither));
-        m.push(Metric::new("failed_transactions", "", self.calls.errors as f64, Better::Lower));
+        let mut r = self.document().to_result();
         if !self.calls.latency.is_empty() {
-            for (name, q) in [
-                ("latency_p50_ms", 0.5),
-                ("latency_p95_ms", 0.95),
-                ("latency_p99_ms", 0.99),
-                ("latency_max_ms", 1.0),
-            ] {
-                m.push(Metric::new(name, "ms", self.latency_ms(q), Better::Lower));
-            }
-            m.push(Metric::new(
-                "latency_mean_ms",
-                "ms",
-                self.calls.latency.mean() / 1000.0,
-                Better::Lower,
-            ));
             r.histograms.push(NamedHistogram {
                 name: "latency".into(),
                 hist: self.calls.latency.clone(),
@@ -289,53 +197,13 @@ impl OltpReport {
         }
         for k in Stmt::ALL {
             let st = &self.stats.stmts[stmt_index(k)];
-            if st.latency.is_empty() {
-                continue;
-            }
-            let name = stmt_name(k);
-            m.push(Metric::new(
-                format!("stmt_{name}_p99_ms"),
-                "ms",
-                quantile(&st.latency, 0.99, 1000.0),
-                Better::Lower,
-            ));
-            m.push(Metric::new(
-                format!("stmt_{name}_per_s"),
-                "queries/s",
-                st.ok as f64 / t,
-                Better::Neither,
-            ));
-            r.histograms.push(NamedHistogram {
-                name: format!("stmt_{name}"),
-                hist: st.latency.clone(),
-            });
-        }
-        m.push(Metric::new("errors", "", self.stats.errors_total() as f64, Better::Lower));
-        for c in CLASSES {
-            let n = self.stats.errors_of(c);
-            m.push(Metric::new(format!("errors_{}", c.name()), "", n as f64, Better::Lower));
-            m.push(Metric::new(
-                format!("errors_{}_per_s", c.name()),
-                "errors/s",
-                n as f64 / t,
-                Better::Lower,
-            ));
-            if let Some(e) = self.stats.errors.get(&c) {
-                r.errors.push((format!("{} (first: {})", c.name(), example(&e.first)), e.count));
+            if !st.latency.is_empty() {
+                r.histograms.push(NamedHistogram {
+                    name: format!("stmt_{}", stmt_name(k)),
+                    hist: st.latency.clone(),
+                });
             }
         }
-        m.push(Metric::new("retries", "", self.stats.retries as f64, Better::Lower));
-        m.push(Metric::new("reconnects", "", self.stats.reconnects as f64, Better::Lower));
-        m.push(Metric::new("rows_read_per_s", "rows/s", self.stats.rows_read as f64 / t, Better::Neither).with_kind(MetricKind::Rate));
-        if self.stats.transactions > 0 {
-            let cpu_us = self.cpu_s * 1e6 / self.stats.transactions as f64;
-            m.push(Metric::new("client_cpu_us_per_trx", "us", cpu_us, Better::Lower).with_kind(MetricKind::Gauge));
-        }
-        if self.rate.is_some() {
-            m.push(Metric::new("late_sends", "", self.calls.late as f64, Better::Lower));
-            m.push(Metric::new("dropped_sends", "", self.calls.dropped as f64, Better::Lower));
-        }
-        r.metrics.retain(|m| m.value.is_finite());
         for tick in &self.series {
             r.series.push(SeriesPoint {
                 t_s: tick.t_s,
@@ -343,7 +211,6 @@ impl OltpReport {
                 value: tick.requests_per_s,
             });
         }
-        r.failure = self.failure();
         r
     }
 }
@@ -353,7 +220,7 @@ impl OltpReport {
 pub const EXAMPLE_CHARS: usize = 300;
 
 /// A first message as shown: on one line, cut at [`EXAMPLE_CHARS`] characters with "…".
-fn example(message: &str) -> String {
+pub(super) fn example(message: &str) -> String {
     crate::util::text::clip_to(message, EXAMPLE_CHARS)
 }
 
@@ -421,6 +288,20 @@ pub struct OltpJson {
     pub reconnects: u64,
     pub rows_read: u64,
     pub failure: Option<String>,
+    /// Not in the document (serde skips them): what the metrics and the summary read beside it.
+    /// The mean transaction latency, ms; `None` when no transaction was measured.
+    #[serde(skip)]
+    pub latency_mean_ms: Option<f64>,
+    /// The open model's late, dropped and intended sends.
+    #[serde(skip)]
+    pub late: u64,
+    #[serde(skip)]
+    pub dropped: u64,
+    #[serde(skip)]
+    pub scheduled: u64,
+    /// This process's CPU time over the run, s.
+    #[serde(skip)]
+    pub client_cpu_s: f64,
 }
 
 /// Queries by sysbench's classes.

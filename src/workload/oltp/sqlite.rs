@@ -26,20 +26,9 @@ pub const BUSY_TIMEOUT: Duration = Duration::from_secs(1);
 /// Prepared statements kept per connection (9 statements × up to 64 tables).
 const STATEMENT_CACHE: usize = 1024;
 
-/// The text of a statement on `sbtest<table>`.
+/// The text of a statement on `sbtest<table>` (`?1`, `?2`, ... for its parameters).
 pub fn sql(stmt: Stmt, table: u32) -> String {
-    let t = format!("sbtest{table}");
-    match stmt {
-        Stmt::PointSelect => format!("SELECT c FROM {t} WHERE id = ?1"),
-        Stmt::SimpleRange => format!("SELECT c FROM {t} WHERE id BETWEEN ?1 AND ?2"),
-        Stmt::SumRange => format!("SELECT SUM(k) FROM {t} WHERE id BETWEEN ?1 AND ?2"),
-        Stmt::OrderRange => format!("SELECT c FROM {t} WHERE id BETWEEN ?1 AND ?2 ORDER BY c"),
-        Stmt::DistinctRange => format!("SELECT DISTINCT c FROM {t} WHERE id BETWEEN ?1 AND ?2 ORDER BY c"),
-        Stmt::IndexUpdate => format!("UPDATE {t} SET k = k + 1 WHERE id = ?1"),
-        Stmt::NonIndexUpdate => format!("UPDATE {t} SET c = ?2 WHERE id = ?1"),
-        Stmt::Delete => format!("DELETE FROM {t} WHERE id = ?1"),
-        Stmt::Insert => format!("INSERT INTO {t} (id, k, c, pad) VALUES (?1, ?2, ?3, ?4)"),
-    }
+    stmt.sql(table, |n| format!("?{n}"))
 }
 
 /// A SQLite database file.

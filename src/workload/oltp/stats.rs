@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// The index of a statement kind in [`Stmt::ALL`].
 pub fn stmt_index(s: Stmt) -> usize {
-    Stmt::ALL.iter().position(|x| *x == s).unwrap_or(0)
+    s.slot()
 }
 
 /// The name of a statement kind in metric and histogram names (`stmt_point_select`).

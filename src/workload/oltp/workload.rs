@@ -78,25 +78,23 @@ impl Workload for OltpWorkload {
         "oltp".into()
     }
 
-    fn describe(&self) -> String {
+    fn facts(&self) -> Option<String> {
         let s = &self.s;
         let db = match &s.db {
             Some(u) => super::redact_url(u),
             None => format!("sqlite:<run directory>/{DEFAULT_FILE}"),
         };
         let model = match s.rate {
-            Some(r) => format!("at {r} transactions/s"),
+            Some(r) => format!("open model at {r} transactions/s"),
             None => "closed model".into(),
         };
-        format!(
-            "oltp: {} on {db}, {} table(s) × {} rows, {} thread(s) (connections), {model}, prepare {}{}",
+        Some(format!(
+            "{} on {db}, {} table(s) × {} rows, {} connection(s), {model}",
             s.scenario.name(),
             s.tables,
             s.table_size,
             s.threads,
-            s.prepare.name(),
-            if s.cleanup { ", tables dropped at the end" } else { "" }
-        )
+        ))
     }
 
     fn primary(&self) -> Primary {
@@ -106,6 +104,11 @@ impl Workload for OltpWorkload {
 
     fn metrics(&self) -> Produces {
         Produces::only([METRICS])
+    }
+
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.s = Arc::new(self.s.segmented(segment)?);
+        Ok(())
     }
 
     fn setup(&mut self, ctx: &SetupCtx, cancel: &Cancel) -> anyhow::Result<()> {

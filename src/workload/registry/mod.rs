@@ -3,8 +3,9 @@
 //! Each kind ([`WorkloadKind`]) declares its keys (name, type, default, one line of doc: the plan's
 //! key check, did-you-mean hints and the key tables of docs/plan.md come from them) and builds its
 //! [`Workload`] from a plan table, with `file:line:col` errors. The workload it builds checks what it
-//! needs before the run ([`Workload::preflight`]), describes itself for `perflab run --dry-run`
-//! ([`Workload::describe`]) and names its headline figures ([`Workload::primary`]); its metrics carry
+//! needs before the run ([`Workload::preflight`]), says the facts its keys do not for `perflab run
+//! --dry-run` ([`Workload::facts`], after which [`describe`] lists the keys the plan set) and names
+//! its headline figures ([`Workload::primary`]); its metrics carry
 //! their [`MetricKind`](crate::workload::MetricKind).
 //!
 //! A built-in kind declares its settings once, with `settings!`: one struct that a plan's table
@@ -98,9 +99,38 @@ pub fn build_exec_on(
     exec::build_on(table, loc, runner)
 }
 
-/// The dry run's line for a built workload: what runs and its headline figures.
-pub fn describe(w: &dyn Workload) -> String {
-    format!("{} · primary: {}", w.describe(), w.primary().describe())
+/// The dry run's line for a workload of kind `kind` built from `table`, the same for every kind:
+/// `kind: ` its one line of derived facts ([`Workload::facts`], what the keys do not say), then each
+/// key the table sets as `name = value` in the plan's words and in the kind's declaration order
+/// (`host` last), then its headline figures. Values pass `redactor` before they are cut, so that no
+/// part of a secret shows.
+pub fn describe(kind: &str, table: &toml::Table, w: &dyn Workload, redactor: &crate::util::redact::Redactor) -> String {
+    let declared = by_name(kind).map_or(&[][..], |k| k.keys());
+    let names = declared.iter().map(|k| k.name).chain(["host"]);
+    let set: Vec<String> = names
+        .filter_map(|name| Some(format!("{name} = {}", plan_words(table.get(name)?, redactor))))
+        .collect();
+    let mut parts: Vec<String> = w.facts().into_iter().collect();
+    if !set.is_empty() {
+        parts.push(set.join(", "));
+    }
+    parts.push(format!("primary: {}", w.primary().describe()));
+    format!("{kind}: {}", parts.join(" · "))
+}
+
+/// Longer values are cut in the dry run's line.
+const VALUE_CHARS: usize = 120;
+
+/// A value as a plan writes it (`"hash"`, `50`, `["-c", "1"]`), secrets redacted, on one line.
+fn plan_words(v: &toml::Value, redactor: &crate::util::redact::Redactor) -> String {
+    let written = match v {
+        toml::Value::Table(t) => {
+            let inner: Vec<String> = t.iter().map(|(k, v)| format!("{k} = {}", plan_words(v, redactor))).collect();
+            format!("{{ {} }}", inner.join(", "))
+        }
+        other => other.to_string(),
+    };
+    crate::util::text::clip_to(&redactor.apply(&written), VALUE_CHARS)
 }
 
 /// The Markdown key table of a kind, exactly as docs/plan.md carries it (a test checks that).
@@ -140,6 +170,36 @@ mod tests {
                 }
             }
         }
+    }
+
+    struct Here;
+    impl Locator for Here {
+        fn at(&self, _: Option<&str>) -> String {
+            "plan.toml".into()
+        }
+    }
+
+    #[test]
+    fn the_dry_run_line_says_the_facts_then_the_set_keys_in_declaration_order_redacted() {
+        let table: toml::Table = toml::from_str("method = \"hash\"\nload = 50\nworkers = 1").expect("toml");
+        let w = build("cpu", &table, &Here).expect("built");
+        let line = describe("cpu", &table, w.as_ref(), &crate::util::redact::Redactor::new(["hash".to_string()]));
+        let facts = w.facts().expect("cpu has facts");
+        assert!(
+            line.starts_with(&format!(
+                "cpu: {facts} · workers = 1, load = 50, method = \"[redacted]\" · primary: "
+            )),
+            "{line}"
+        );
+        // A long value is cut (after its opening quote and `echo `: 6 characters).
+        let long: toml::Table = toml::from_str(&format!("command = \"echo {}\"", "x".repeat(500))).expect("toml");
+        let w = build("exec", &long, &Here).expect("built");
+        let line = describe("exec", &long, w.as_ref(), &crate::util::redact::Redactor::default());
+        assert!(
+            line.contains(&format!("command = \"echo {}… · primary", "x".repeat(VALUE_CHARS - 6))),
+            "{line}"
+        );
+        assert!(!line.contains(&"x".repeat(VALUE_CHARS)), "{line}");
     }
 
     #[test]
