@@ -6,14 +6,14 @@
 //! says so in the log (a `skipped` event) as soon as it can. Serializing happens on the writer's
 //! thread, not the publisher's.
 
-use super::event::Event;
+use super::event::{Event, HostNow};
 use crate::store::EventLog;
 use crate::util::redact::Redactor;
 use crate::util::time::unix_now;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 /// Events waiting for the writer at most (an hour of a 1 Hz run's events and more).
@@ -24,16 +24,51 @@ enum Msg {
     Close,
 }
 
+/// The monitor's latest sample of this machine, kept in memory (not in the log: a live view in
+/// this process reads it; the log's `second` events carry its key figures, [`HostNow`]).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LatestSample {
+    pub trial: usize,
+    pub phase: String,
+    /// Seconds since the trial started.
+    pub t_s: f64,
+    pub values: Vec<(String, f64)>,
+}
+
 /// What publishes events: cheap to clone, never blocks. [`Publisher::off`] publishes nothing.
 #[derive(Clone)]
 pub struct Publisher {
     inner: Option<(SyncSender<Msg>, Arc<AtomicU64>)>,
+    latest: Arc<Mutex<Option<LatestSample>>>,
 }
 
 impl Publisher {
     /// A publisher that drops everything (no feed).
     pub fn off() -> Publisher {
-        Publisher { inner: None }
+        Publisher {
+            inner: None,
+            latest: Arc::default(),
+        }
+    }
+
+    /// Keep `s` as the monitor's latest sample (in memory only).
+    pub fn sample(&self, s: LatestSample) {
+        if self.inner.is_some() {
+            if let Ok(mut l) = self.latest.lock() {
+                *l = Some(s);
+            }
+        }
+    }
+
+    /// The monitor's latest sample, if one was taken.
+    pub fn latest_sample(&self) -> Option<LatestSample> {
+        self.latest.lock().ok().and_then(|l| l.clone())
+    }
+
+    /// The latest sample's key figures (none before the first).
+    pub fn host_now(&self) -> Option<HostNow> {
+        let l = self.latest.lock().ok()?;
+        l.as_ref().map(|s| HostNow::of(&s.values))
     }
 
     /// Publish `e` now; dropped (and counted) when the writer is behind.
@@ -76,6 +111,7 @@ impl Feed {
         Ok(Feed {
             publisher: Publisher {
                 inner: Some((tx.clone(), skipped)),
+                latest: Arc::default(),
             },
             tx: Some(tx),
             writer: Some(writer),
@@ -98,7 +134,7 @@ impl Feed {
     /// Write what is queued and stop the writer; returns the error that stopped it early, if any
     /// (the log is then short of the events after it; the run itself goes on).
     pub fn close(&mut self) -> Option<String> {
-        self.publisher = Publisher::off();
+        self.publisher.inner = None;
         if let Some(tx) = self.tx.take() {
             // Blocking here is fine: the run is over, and the writer drains what is queued.
             let _ = tx.send(Msg::Close);
@@ -153,15 +189,9 @@ fn write_batch(log: &mut EventLog, batch: &[(f64, Event)], redactor: &Redactor) 
     }
     let rows: Vec<(f64, Option<usize>, &str, String)> = batch
         .iter()
-        .map(|(t, e)| Ok((*t, e.trial(), e.kind(), redact(redactor, serde_json::to_string(e)?))))
+        .map(|(t, e)| Ok((*t, e.trial(), e.kind(), redact(redactor, e.stored_body()?))))
         .collect::<anyhow::Result<_>>()?;
     log.append(&rows)?;
-    // A stored trial's samples are in its packed series from now on.
-    for (_, e) in batch {
-        if let Event::TrialEnd { trial, .. } = e {
-            log.drop_samples(*trial)?;
-        }
-    }
     Ok(())
 }
 

@@ -5,5 +5,5 @@
 pub mod event;
 pub mod feed;
 
-pub use event::{Event, Figure, PlannedPoint, PlannedTrial};
-pub use feed::{Feed, Publisher};
+pub use event::{Event, Figure, HostNow, PlannedPoint, PlannedTrial};
+pub use feed::{Feed, LatestSample, Publisher};

@@ -317,20 +317,21 @@ fn warmup_and_load(
 }
 
 /// What tells the live feed each second of a load on perflab's driver: the second's responses,
-/// errors, throughput and latency quantiles.
+/// errors and latency quantiles, with the monitor's latest key figures.
 fn seconds(feed: Publisher, trial: usize) -> crate::workload::driver::coordinator::Watcher {
+    use crate::live::event::significant;
     Box::new(move |t, h| {
-        let q = |q: f64| (t.responses > 0).then(|| crate::workload::result::quantile(h, q, 1000.0));
+        let q = |q: f64| (t.responses > 0).then(|| significant(crate::workload::result::quantile(h, q, 1000.0), 4));
         feed.publish(Event::Second {
             trial,
-            t_s: t.t_s,
-            span_s: t.span_s,
+            t_s: (t.t_s * 1000.0).round() / 1000.0,
+            span_s: (t.span_s * 1000.0).round() / 1000.0,
             responses: t.responses,
             errors: t.errors,
-            per_s: t.requests_per_s,
             p50_ms: q(0.5),
             p99_ms: q(0.99),
             p999_ms: q(0.999),
+            host: feed.host_now(),
         });
     })
 }
@@ -372,7 +373,7 @@ fn start_monitor(
     let (feed, trial) = (spec.feed.clone(), spec.id);
     crate::monitor::spawn(mcfg, cancel.clone(), move |s| {
         if feed.is_on() {
-            feed.publish(Event::Sample {
+            feed.sample(crate::live::LatestSample {
                 trial,
                 phase: tag.get().name().to_string(),
                 t_s: s.unix_s - started_unix,

@@ -15,10 +15,9 @@ CREATE TABLE IF NOT EXISTS event (
     seq INTEGER PRIMARY KEY,         -- order of publication, from 1
     unix_s REAL NOT NULL,            -- when it was published
     trial_id INTEGER,                -- the trial it is about (NULL: the run's)
-    kind TEXT NOT NULL,              -- run_start | trial_start | phase | second | sample | trial_end | ci | skipped | run_end
+    kind TEXT NOT NULL,              -- run_start | trial_start | phase | second | trial_end | ci | skipped | run_end
     body TEXT NOT NULL               -- the event as JSON (docs/live.md)
 );
-CREATE INDEX IF NOT EXISTS event_by_trial ON event(trial_id, kind);
 "#;
 
 /// One stored event.
@@ -58,15 +57,6 @@ impl EventLog {
             }
         }
         tx.commit()?;
-        Ok(())
-    }
-
-    /// Drop trial `trial`'s `sample` events: once the trial is stored, its samples are in the
-    /// store's packed series (and a view reads them from there), so the log keeps only what is
-    /// nowhere else.
-    pub fn drop_samples(&mut self, trial: usize) -> anyhow::Result<()> {
-        self.conn
-            .execute("DELETE FROM event WHERE trial_id = ?1 AND kind = 'sample'", [trial as i64])?;
         Ok(())
     }
 }
