@@ -4,6 +4,9 @@
 
 pub mod event;
 pub mod feed;
+pub mod metrics;
+pub mod server;
+pub mod watch;
 
 pub use event::{Event, Figure, HostNow, PlannedPoint, PlannedTrial};
 pub use feed::{Feed, LatestSample, Publisher};

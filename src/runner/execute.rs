@@ -36,6 +36,8 @@ pub struct RunOptions {
     pub retry_failed: bool,
     pub quiet: bool,
     pub fail_fast: bool,
+    /// `--live[=ADDR:PORT]`: serve the live page on this listener while the run runs.
+    pub live: Option<std::net::TcpListener>,
 }
 
 #[derive(Debug)]
@@ -233,6 +235,12 @@ pub fn execute_with(
         .filter(|t| !resumed.done.contains(&t.id))
         .collect();
     let feed = super::publish::start_feed(&dir, &exp, &todo, &resumed.done);
+    // The live page: stops with the run (`perflab watch` serves a finished run).
+    let _live = opts
+        .live
+        .as_ref()
+        .map(|l| crate::live::watch::serve(l, &dir, Some(feed.publisher().clone())))
+        .transpose()?;
     let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
     for n in &notes {
         progress.note(&exp.redactor.apply(&format!("note: {n}")));
