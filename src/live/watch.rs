@@ -46,9 +46,10 @@ pub fn serve(listener: &TcpListener, dir: &std::path::Path, publisher: Option<su
 }
 
 pub fn run(args: WatchArgs) -> anyhow::Result<i32> {
-    let cancel = crate::util::Cancel::on_signals()?;
+    parse_addr(&args.live)?;
     // The store's checks (a directory that is no run says so in one line).
     drop(crate::store::Store::open(&args.run)?);
+    let cancel = crate::util::Cancel::on_signals()?;
     let _server = serve(&bind(&args.live)?, &args.run, None)?;
     while !cancel.is_cancelled() {
         cancel.sleep(std::time::Duration::from_millis(200));

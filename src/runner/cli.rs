@@ -71,6 +71,9 @@ pub struct DemoArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     check_runs_dir(&args.runs_dir)?;
+    if let Some(a) = &args.live {
+        crate::live::watch::parse_addr(a)?;
+    }
     let cancel = if args.dry_run {
         None
     } else {

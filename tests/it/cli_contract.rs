@@ -19,6 +19,7 @@ const TESTED: &[&str] = &[
     "probe",
     "profile",
     "run",
+    "watch",
     "demo",
     "report",
     "compare",
@@ -288,6 +289,16 @@ fn run() {
         (&["run", "--resume", "/nonexistent"], "not a perflab run directory"),
         (&["run", "--runs-dir", file, plan], "is not a directory"),
         (&["run"], "<PLAN>"),
+        (&["run", "--live=nowhere", plan], "--live nowhere: not an address"),
+    ]);
+}
+
+#[test]
+fn watch() {
+    refused(&[
+        (&["watch", "/nonexistent"], "not a perflab run directory"),
+        (&["watch", "--live", "nowhere", "/nonexistent"], "--live nowhere: not an address"),
+        (&["watch"], "<RUN>"),
     ]);
 }
 
