@@ -217,7 +217,9 @@ fn collect(
                 e.3 += iv.errors;
                 if e.0 == threads {
                     if let Some((_, h, n, errs)) = pending.remove(&iv.sec) {
-                        let t = tick(iv.sec, &h, n, errs, now.duration_since(measure_from));
+                        // Its span from now, not from before the wait: a second is whole once
+                        // every worker has sent it (the stale instant made it ~0.9 s).
+                        let t = tick(iv.sec, &h, n, errs, Instant::now().duration_since(measure_from));
                         tell(&mut hooks, &t, &h);
                         series.push(t);
                     }
@@ -251,5 +253,43 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
         } else {
             f64::NAN
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::driver::interval::Interval;
+
+    #[test]
+    fn a_whole_second_s_tick_spans_a_whole_second() {
+        // The measured phase began 0.95 s ago: the coordinator's first look at the clock is
+        // before second 0 ends, the worker's interval of it comes after.
+        let measure_from = Instant::now() - Duration::from_millis(950);
+        let timing = Timing {
+            start: measure_from,
+            measure_from,
+            end: None,
+        };
+        let (tx, rx) = mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let over = measure_from + Duration::from_millis(1010);
+            std::thread::sleep(over.saturating_duration_since(Instant::now()));
+            let mut iv = Interval::new(0);
+            iv.responses = 400;
+            tx.send(Message::Interval(iv)).expect("send");
+            tx.send(Message::Finished).expect("send");
+        });
+        let stop = AtomicBool::new(false);
+        let (mut start, mut on_tick) = (|| {}, |_: &Tick, _: &Histogram<u64>| {});
+        let hooks = Hooks {
+            on_load_start: &mut start,
+            on_tick: &mut on_tick,
+        };
+        let (series, _) = collect(1, timing, &stop, &Cancel::new(), hooks, &rx);
+        worker.join().expect("worker");
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].span_s, 1.0, "{:?}", series[0]);
+        assert_eq!(series[0].requests_per_s, 400.0);
     }
 }
