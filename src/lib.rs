@@ -5,7 +5,7 @@
 //! `monitor` (samplers) and `workload` (http, built-ins, exec + tool adapters) → `store` (SQLite) →
 //! `analysis` (statistics, comparison, scaling, bottlenecks) → `report` (terminal, Markdown, HTML, SVG).
 //! `serve` is the built-in target; `probe` measures latency with small probes (icmp, tcp, http, udp,
-//! command); `cli` maps subcommands onto the library.
+//! command); `cli` maps subcommands onto the library; `live` is the run's event feed, which live views read.
 
 #![warn(clippy::undocumented_unsafe_blocks)]
 // No function over 150 lines (the threshold is in clippy.toml); CI runs clippy with -D warnings.
@@ -16,6 +16,7 @@ pub mod analysis;
 pub mod cli;
 pub mod dist;
 pub mod error;
+pub mod live;
 pub mod model;
 pub mod monitor;
 pub mod plan;

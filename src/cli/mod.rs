@@ -29,6 +29,8 @@ pub enum Command {
     Profile(crate::profile::cli::ProfileArgs),
     /// Run an experiment from a plan file
     Run(crate::runner::cli::RunArgs),
+    /// Watch a run (live or finished) on the live page: its events, trials and metrics, from its store
+    Watch(crate::live::watch::WatchArgs),
     /// Run the embedded demo plan and write its report
     Demo(crate::runner::cli::DemoArgs),
     /// Merge the run directories of a load's segments (`run --segment i/N`) into one run
@@ -111,6 +113,7 @@ pub fn main() -> i32 {
         Command::Probe(a) => crate::probe::cli::run(a),
         Command::Profile(a) => crate::profile::cli::run(a),
         Command::Run(a) => crate::runner::cli::run(a),
+        Command::Watch(a) => crate::live::watch::run(a),
         Command::Demo(a) => crate::runner::cli::demo(a),
         Command::Merge(a) => crate::dist::cli::run(a),
         Command::Report(a) => crate::report::cli::report(a),

@@ -33,6 +33,10 @@ pub struct RunArgs {
     /// Stop the run at the first failed trial
     #[arg(long)]
     pub fail_fast: bool,
+    /// Serve the live page, its events and /metrics while the run runs (default 127.0.0.1 and a
+    /// free port, printed at the start; another address than loopback needs the token printed then)
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, require_equals = true, default_missing_value = crate::live::watch::DEFAULT_ADDR)]
+    pub live: Option<String>,
     /// Copy this perflab to the plan's `[hosts]` first (per-version cache, SHA-256 checked)
     #[arg(long)]
     pub install_agent: bool,
@@ -67,6 +71,9 @@ pub struct DemoArgs {
 
 pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     check_runs_dir(&args.runs_dir)?;
+    if let Some(a) = &args.live {
+        crate::live::watch::parse_addr(a)?;
+    }
     let cancel = if args.dry_run {
         None
     } else {
@@ -126,6 +133,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
         retry_failed: args.retry_failed,
         quiet,
         fail_fast: args.fail_fast,
+        live: args.live.as_deref().map(crate::live::watch::bind).transpose()?,
     };
     let outcome = execute(exp, &opts, &cancel)?;
     if !hosts.is_empty() {
@@ -249,6 +257,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         retry_failed: false,
         quiet: args.quiet,
         fail_fast: false,
+        live: None,
     };
     let outcome = execute(exp, &opts, &cancel)?;
     print_outcome(&outcome, None, plan.secrets.redactor());

@@ -15,6 +15,7 @@ use super::resume::Resumed;
 use super::seam::{Clock, Phased, TrialRunner, WallClock};
 use super::sut::Sut;
 use super::trial::TrialSpec;
+use crate::live::Publisher;
 use crate::model::{TrialFailure, TrialInfo};
 use crate::plan::{Repetitions, ResolvedTarget};
 use crate::store::{reserve, RunInfo, RunStatus, Store, StoredTrial};
@@ -35,6 +36,8 @@ pub struct RunOptions {
     pub retry_failed: bool,
     pub quiet: bool,
     pub fail_fast: bool,
+    /// `--live[=ADDR:PORT]`: serve the live page on this listener while the run runs.
+    pub live: Option<std::net::TcpListener>,
 }
 
 #[derive(Debug)]
@@ -194,6 +197,8 @@ struct Session {
     declared: Vec<Primary>,
     runner: Box<dyn TrialRunner>,
     clock: Rc<dyn Clock>,
+    /// The live feed: the run's events, appended to its store as they happen.
+    feed: crate::live::Feed,
 }
 
 pub fn execute(exp: Experiment, opts: &RunOptions, cancel: &Cancel) -> anyhow::Result<RunOutcome> {
@@ -229,6 +234,13 @@ pub fn execute_with(
         .into_iter()
         .filter(|t| !resumed.done.contains(&t.id))
         .collect();
+    let feed = super::publish::start_feed(&dir, &exp, &todo, &resumed.done);
+    // The live page: stops with the run (`perflab watch` serves a finished run).
+    let _live = opts
+        .live
+        .as_ref()
+        .map(|l| crate::live::watch::serve(l, &dir, Some(feed.publisher().clone())))
+        .transpose()?;
     let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
     for n in &notes {
         progress.note(&exp.redactor.apply(&format!("note: {n}")));
@@ -252,6 +264,7 @@ pub fn execute_with(
         declared,
         runner,
         clock,
+        feed,
     };
     let ran = stored_notes.and_then(|()| s.run_trials(&mut exp, todo.into(), opts, cancel));
     if cancel.is_cancelled() {
@@ -289,6 +302,7 @@ impl Session {
                 next_id = next_id.max(t.id + 1);
                 let label = self.labels.get(&t.point).cloned().unwrap_or_default();
                 self.progress.start_trial(&format!("{label} #{}", t.repetition));
+                super::publish::trial_start(self.feed.publisher(), &t, &label);
                 let (rec, hosts) = self.run_one(exp, &mut t, cancel);
                 if cancel.is_cancelled() {
                     // An interrupted trial is not finished: it is not stored, and --resume runs it again.
@@ -312,6 +326,7 @@ impl Session {
                 // system: glibc keeps it in their arenas otherwise, and the run's memory would
                 // creep up trial after trial with the fragments of each.
                 drop(hosts);
+                super::publish::trial_end(self.feed.publisher(), &rec, &t.workload.primary());
                 let rec = crate::store::TrialRecord {
                     samples: Vec::new(),
                     ..rec
@@ -330,7 +345,7 @@ impl Session {
             }
             // Adaptive repetitions: another round for the points whose CI is still too wide.
             let trials = self.store.trials()?;
-            let more = plan_more(exp, &trials, &mut self.stop_reasons);
+            let more = plan_more(exp, &trials, &mut self.stop_reasons, self.feed.publisher());
             if more.is_empty() {
                 return Ok(());
             }
@@ -385,6 +400,7 @@ impl Session {
             hosts: &t.hosts,
             monitor: &exp.monitor_hosts,
             profile: exp.profile.as_ref(),
+            feed: self.feed.publisher(),
         };
         let (mut rec, hosts) = if let Some(e) = setup_err.map(|e| TrialFailure::Setup(format!("{e:#}"))).or(kept_err) {
             let info = TrialInfo {
@@ -455,14 +471,16 @@ impl Session {
             }
         };
         let status = if failure.is_some() { RunStatus::Failed } else { status };
+        let trials = self.store.trials().unwrap_or_default();
+        let trials_failed = trials.iter().filter(|t| !t.ok()).count();
+        let counts = (trials.len() - trials_failed, trials_failed);
+        super::publish::run_end(&mut self.feed, status, counts, &thresholds_failed, failure.as_deref());
         if let Err(e) = self.store.checkpoint() {
             eprintln!("perflab: warning: {}: {e:#}", dir.display());
         }
         if stored {
             self.ledger.close();
         }
-        let trials = self.store.trials().unwrap_or_default();
-        let trials_failed = trials.iter().filter(|t| !t.ok()).count();
         Ok(RunOutcome {
             dir,
             status,
@@ -518,7 +536,7 @@ fn final_writes(
 }
 
 /// Which points need one more repetition (adaptive policy), recording why the others stopped.
-fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<usize, String>) -> Vec<(usize, u32)> {
+fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<usize, String>, feed: &Publisher) -> Vec<(usize, u32)> {
     let Repetitions::Adaptive { min, max, ci_pct, metric } = &exp.repetitions else {
         return vec![];
     };
@@ -555,6 +573,7 @@ fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<us
         } else {
             more.push((p.id, reps + 1));
         }
+        super::publish::ci(feed, p.id, metric, hw, *ci_pct, reps, reasons.get(&p.id));
     }
     more
 }

@@ -17,6 +17,7 @@ pub mod preflight;
 mod probes;
 mod profiles;
 pub mod progress;
+mod publish;
 pub mod reclaim;
 pub mod remote_exec;
 pub mod remote_monitor;

@@ -155,6 +155,7 @@ fn run(exp: Experiment, runs: &Path, resume: Option<&Path>, interrupt_at: Option
         quiet: true,
         fail_fast: false,
         retry_failed: false,
+        live: None,
     };
     let out = execute_with(exp, &opts, &Cancel::new(), Box::new(trials), clock.clone()).expect("run");
     let order = log.borrow().clone();

@@ -5,6 +5,7 @@ use super::ledger::Ledger;
 use super::phase::{CurrentPhase, Phase};
 use super::remote_monitor::{self, HostMonitors, HostSamples};
 use super::sut::Sut;
+use crate::live::{Event, Publisher};
 use crate::model::{PhaseSpan, TrialFailure, TrialInfo};
 use crate::monitor::{MonitorConfig, ProcessSelector};
 use crate::plan::{Phases, ResolvedTarget};
@@ -36,6 +37,8 @@ pub struct TrialSpec<'a> {
     pub monitor: &'a crate::plan::MonitorHosts,
     /// `[profile]`: profiles of the target taken during the load phase.
     pub profile: Option<&'a crate::plan::ProfileSpec>,
+    /// The live feed: the trial's phases, its load's seconds and the monitor's samples.
+    pub feed: &'a Publisher,
 }
 
 /// Progress notifications for the progress bar.
@@ -53,6 +56,9 @@ struct Clock {
     current: Option<(Phase, f64)>,
     /// Ends the monitor's interval at each phase boundary.
     marker: Option<crate::monitor::Marker>,
+    /// Each phase change goes on the live feed.
+    feed: Publisher,
+    trial: usize,
 }
 
 impl Clock {
@@ -68,6 +74,11 @@ impl Clock {
         self.current = Some((p, now));
         shared.set(p);
         obs.phase(p);
+        self.feed.publish(Event::Phase {
+            trial: self.trial,
+            phase: p.name().to_string(),
+            t_s: now,
+        });
     }
     /// The samples up to now belong to the phase that is ending.
     fn mark(&self) {
@@ -100,6 +111,8 @@ pub fn run_trial(
         phases: Vec::new(),
         current: None,
         marker: None,
+        feed: spec.feed.clone(),
+        trial: spec.id,
     };
     let mut rec = new_record(spec, workload.name(), started_unix);
     clock.enter(Phase::Setup, &shared, obs);
@@ -268,14 +281,16 @@ fn warmup_and_load(
             profiles.load_started(target.as_deref_mut(), clock.now());
             load_started = true;
         };
-        workload.run(
-            RunSpec {
-                warmup: spec.phases.warmup,
-                load: spec.phases.load,
-            },
-            cancel,
-            &mut on_load,
-        )
+        let run_spec = RunSpec {
+            warmup: spec.phases.warmup,
+            load: spec.phases.load,
+        };
+        if spec.feed.is_on() {
+            let watch = seconds(spec.feed.clone(), spec.id);
+            crate::workload::driver::coordinator::watching(watch, || workload.run(run_spec, cancel, &mut on_load))
+        } else {
+            workload.run(run_spec, cancel, &mut on_load)
+        }
     };
     if !load_started {
         load.clock.enter(Phase::Load, shared, obs);
@@ -299,6 +314,26 @@ fn warmup_and_load(
     if rec.failure.is_none() {
         rec.failure = died(target, Phase::Load);
     }
+}
+
+/// What tells the live feed each second of a load on perflab's driver: the second's responses,
+/// errors and latency quantiles, with the monitor's latest key figures.
+fn seconds(feed: Publisher, trial: usize) -> crate::workload::driver::coordinator::Watcher {
+    use crate::live::event::significant;
+    Box::new(move |t, h| {
+        let q = |q: f64| (t.responses > 0).then(|| significant(crate::workload::result::quantile(h, q, 1000.0), 4));
+        feed.publish(Event::Second {
+            trial,
+            t_s: (t.t_s * 1000.0).round() / 1000.0,
+            span_s: (t.span_s * 1000.0).round() / 1000.0,
+            responses: t.responses,
+            errors: t.errors,
+            p50_ms: q(0.5),
+            p99_ms: q(0.99),
+            p999_ms: q(0.999),
+            host: feed.host_now(),
+        });
+    })
 }
 
 /// The record of a trial that has not run yet.
@@ -335,7 +370,16 @@ fn start_monitor(
         ..MonitorConfig::default()
     };
     let tag = phase.clone();
+    let (feed, trial) = (spec.feed.clone(), spec.id);
     crate::monitor::spawn(mcfg, cancel.clone(), move |s| {
+        if feed.is_on() {
+            feed.sample(crate::live::LatestSample {
+                trial,
+                phase: tag.get().name().to_string(),
+                t_s: s.unix_s - started_unix,
+                values: s.values.clone(),
+            });
+        }
         if let Ok(mut v) = sink.lock() {
             v.push(TaggedSample {
                 phase: tag.get().name().to_string(),

@@ -31,7 +31,7 @@ pub fn to_csv(store: &Store, out_dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
             continue;
         }
         // The probe tables exist only in runs whose plan had probes.
-        if matches!(*table, "probe" | "probe_sample" | "profile") && !table_exists(store, table)? {
+        if matches!(*table, "probe" | "probe_sample" | "profile" | "event") && !table_exists(store, table)? {
             continue;
         }
         let path = out_dir.join(format!("{table}.csv"));

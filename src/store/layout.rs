@@ -317,6 +317,19 @@ pub const TABLES: &[Table] = &[
         5,
         LAST,
     ),
+    t(
+        "event",
+        "events",
+        &[
+            c("seq", Int),
+            c("unix_s", Real),
+            n("trial_id", Int),
+            c("kind", Text),
+            c("body", Text),
+        ],
+        6,
+        LAST,
+    ),
 ];
 
 /// The tables (with their columns) a store of `version` has.

@@ -6,6 +6,7 @@ mod check;
 pub mod cli;
 mod codec;
 mod damage;
+pub mod events;
 pub mod export;
 mod hosts;
 mod layout;
@@ -25,6 +26,7 @@ mod summary;
 mod write;
 
 pub use codec::{decode_histogram, encode_histogram};
+pub use events::{EventLog, EventRow};
 pub use probes::{ProbeRecord, ProbeRow};
 pub use profiles::ProfileRecord;
 pub use read::{Measured, StoredPoint, StoredRun, StoredThreshold, StoredTrial};

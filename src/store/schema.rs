@@ -5,12 +5,13 @@
 //! kind is then inferred from the metric's name and unit); 3 packs the monitor samples (`metric_dict`,
 //! `sample_clock`, `sample_series` in place of `sample`) and adds `phase_summary`; 4 adds
 //! `trial.failure_kind` (which `model::TrialFailure` a failure is; filled from the text on upgrade); 5 adds
-//! `profile` (the folded stacks of the trials' load phases, `store/profiles.rs`).
+//! `profile` (the folded stacks of the trials' load phases, `store/profiles.rs`); 6 adds `event` (the
+//! run's event log, `store/events.rs`).
 
 use crate::model::TrialFailure;
 use rusqlite::{Connection, OptionalExtension};
 
-pub const SCHEMA_VERSION: i64 = 5;
+pub const SCHEMA_VERSION: i64 = 6;
 
 /// The oldest version this perflab still reads.
 pub const OLDEST_READABLE: i64 = 1;
@@ -169,12 +170,14 @@ pub const TABLES: &[&str] = &[
     "probe",
     "probe_sample",
     "profile",
+    "event",
 ];
 
 pub fn create(conn: &Connection) -> anyhow::Result<()> {
     conn.execute_batch(DDL)?;
     conn.execute_batch(PACKED)?;
     conn.execute_batch(super::profiles::DDL)?;
+    conn.execute_batch(super::events::DDL)?;
     conn.execute(
         "INSERT INTO meta (key, value) VALUES ('schema_version', ?1)",
         [SCHEMA_VERSION.to_string()],
@@ -226,7 +229,7 @@ pub fn check(conn: &Connection, dir: &std::path::Path) -> anyhow::Result<i64> {
 /// `perflab store upgrade`). Rows written before keep NULL in the new columns of version 2; the
 /// samples of a store older than 3 are packed, trial by trial, and their summaries computed; the
 /// failures of a store older than 4 get the kind their text tells; a store older than 5 gets the (empty)
-/// profile table. Returns whether the
+/// profile table, one older than 6 the (empty) event log. Returns whether the
 /// samples were repacked (the file then has free pages worth a `VACUUM`).
 pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
     if from >= SCHEMA_VERSION {
@@ -246,6 +249,9 @@ pub fn upgrade(conn: &mut Connection, from: i64) -> anyhow::Result<bool> {
     }
     if from < 5 {
         tx.execute_batch(super::profiles::DDL)?;
+    }
+    if from < 6 {
+        tx.execute_batch(super::events::DDL)?;
     }
     tx.execute(
         "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",

@@ -20,6 +20,7 @@ const TESTED: &[&str] = &[
     "profile",
     "dist",
     "run",
+    "watch",
     "demo",
     "merge",
     "report",
@@ -318,6 +319,16 @@ fn run() {
         (&["run", "--resume", "/nonexistent"], "not a perflab run directory"),
         (&["run", "--runs-dir", file, plan], "is not a directory"),
         (&["run"], "<PLAN>"),
+        (&["run", "--live=nowhere", plan], "--live nowhere: not an address"),
+    ]);
+}
+
+#[test]
+fn watch() {
+    refused(&[
+        (&["watch", "/nonexistent"], "not a perflab run directory"),
+        (&["watch", "--live", "nowhere", "/nonexistent"], "--live nowhere: not an address"),
+        (&["watch"], "<RUN>"),
     ]);
 }
 

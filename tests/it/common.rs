@@ -62,6 +62,7 @@ pub fn run_shortened(
         quiet: true,
         fail_fast: false,
         retry_failed: false,
+        live: None,
     };
     execute(exp, &opts, &perflab::util::Cancel::new()).unwrap_or_else(|e| panic!("{label}: {e:#}"))
 }

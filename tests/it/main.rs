@@ -38,6 +38,8 @@ mod fuzz_common;
 mod fuzz_plan;
 mod http_protocols;
 mod http_truth;
+mod live_feed;
+mod live_server;
 mod load_builtin;
 mod load_cpu;
 mod load_disk;

@@ -47,6 +47,7 @@ fn run(text: &str, runs: &std::path::Path) -> perflab::runner::execute::RunOutco
         retry_failed: false,
         quiet: true,
         fail_fast: false,
+        live: None,
     };
     execute(exp, &opts, &Cancel::new()).expect("execute")
 }

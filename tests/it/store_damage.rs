@@ -191,7 +191,10 @@ fn each_kind_of_damage_is_one_line_and_exit_3_from_every_command_and_store_check
     let said = String::from_utf8_lossy(&o.stdout);
     assert_eq!(o.status.code(), Some(0), "{said}{}", String::from_utf8_lossy(&o.stderr));
     assert!(
-        said.contains("perflab.db: sound: schema version 5, 1 trial(s) of 1 point(s), run complete"),
+        said.contains(&format!(
+            "perflab.db: sound: schema version {}, 1 trial(s) of 1 point(s), run complete",
+            perflab::store::SCHEMA_VERSION
+        )),
         "{said}"
     );
     let mut kinds = CORPUS

@@ -153,6 +153,11 @@ fn every_table_exports_to_csv_with_every_row() {
     s.write_threshold("requests_per_s > 1000", 0, Some(1234.5), "mean of 2 trials", true)
         .unwrap();
     s.finish_run(RunStatus::Complete, 2000.0).unwrap();
+    // The event log, written by a run's feed through its own connection.
+    let mut log = perflab::store::EventLog::open(s.dir()).unwrap();
+    log.append(&[(2000.0, None, "skipped", r#"{"kind":"skipped","count":1}"#.to_string())])
+        .unwrap();
+    drop(log);
     let out = dir.path().join("csv");
     let files = perflab::store::export::to_csv(&s, &out).unwrap();
     // Two trials of `record`: 2 phases, 1 metric, 1 histogram, 1 series point, 1 sample with 2
@@ -174,6 +179,7 @@ fn every_table_exports_to_csv_with_every_row() {
         ("raw_output", 2),
         ("threshold", 1),
         ("profile", 2),
+        ("event", 1),
     ];
     // One CSV per table, and each profile's stacks as folded text.
     assert_eq!(files.len(), want.len() + 2, "{files:?}");

@@ -8,10 +8,44 @@ use crate::util::cut::Cut;
 use crate::util::Cancel;
 use crate::workload::result::latency_histogram;
 use hdrhistogram::Histogram;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+
+thread_local! {
+    /// Who else is told each second of a load driven on this thread ([`watching`]).
+    static WATCH: RefCell<Option<Watcher>> = const { RefCell::new(None) };
+}
+
+/// Told each second of the series (the tick and its merged latency histogram).
+pub type Watcher = Box<dyn FnMut(&Tick, &Histogram<u64>)>;
+
+/// Run `body` with `watch` told every second of the series that a load driven on this thread
+/// makes, besides its caller's own hooks: the runner's live feed, without each workload passing it
+/// through. The watcher before is put back when `body` returns (or unwinds).
+pub fn watching<R>(watch: Watcher, body: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Watcher>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let prev = self.0.take();
+            let _ = WATCH.try_with(|w| *w.borrow_mut() = prev);
+        }
+    }
+    let _restore = Restore(WATCH.with(|w| w.replace(Some(watch))));
+    body()
+}
+
+/// The tick to the caller's hook, then to the watcher of this thread, if any.
+fn tell(hooks: &mut Hooks<'_>, t: &Tick, h: &Histogram<u64>) {
+    (hooks.on_tick)(t, h);
+    WATCH.with(|w| {
+        if let Some(f) = w.borrow_mut().as_mut() {
+            f(t, h);
+        }
+    });
+}
 
 /// When the run started, when its measured phase starts and when it ends.
 #[derive(Clone, Copy, Debug)]
@@ -148,7 +182,7 @@ fn collect(
     timing: Timing,
     stop: &AtomicBool,
     cancel: &Cancel,
-    hooks: Hooks<'_>,
+    mut hooks: Hooks<'_>,
     rx: &mpsc::Receiver<Message>,
 ) -> (Vec<Tick>, Instant) {
     let measure_from = timing.measure_from;
@@ -183,8 +217,10 @@ fn collect(
                 e.3 += iv.errors;
                 if e.0 == threads {
                     if let Some((_, h, n, errs)) = pending.remove(&iv.sec) {
-                        let t = tick(iv.sec, &h, n, errs, now.duration_since(measure_from));
-                        (hooks.on_tick)(&t, &h);
+                        // Its span from now, not from before the wait: a second is whole once
+                        // every worker has sent it (the stale instant made it ~0.9 s).
+                        let t = tick(iv.sec, &h, n, errs, Instant::now().duration_since(measure_from));
+                        tell(&mut hooks, &t, &h);
                         series.push(t);
                     }
                 }
@@ -197,7 +233,7 @@ fn collect(
     // The last, partial second.
     for (sec, (_, h, n, errs)) in pending {
         let t = tick(sec, &h, n, errs, ended.duration_since(measure_from));
-        (hooks.on_tick)(&t, &h);
+        tell(&mut hooks, &t, &h);
         series.push(t);
     }
     (series, ended)
@@ -217,5 +253,43 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
         } else {
             f64::NAN
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::driver::interval::Interval;
+
+    #[test]
+    fn a_whole_second_s_tick_spans_a_whole_second() {
+        // The measured phase began 0.95 s ago: the coordinator's first look at the clock is
+        // before second 0 ends, the worker's interval of it comes after.
+        let measure_from = Instant::now() - Duration::from_millis(950);
+        let timing = Timing {
+            start: measure_from,
+            measure_from,
+            end: None,
+        };
+        let (tx, rx) = mpsc::channel();
+        let worker = std::thread::spawn(move || {
+            let over = measure_from + Duration::from_millis(1010);
+            std::thread::sleep(over.saturating_duration_since(Instant::now()));
+            let mut iv = Interval::new(0);
+            iv.responses = 400;
+            tx.send(Message::Interval(iv)).expect("send");
+            tx.send(Message::Finished).expect("send");
+        });
+        let stop = AtomicBool::new(false);
+        let (mut start, mut on_tick) = (|| {}, |_: &Tick, _: &Histogram<u64>| {});
+        let hooks = Hooks {
+            on_load_start: &mut start,
+            on_tick: &mut on_tick,
+        };
+        let (series, _) = collect(1, timing, &stop, &Cancel::new(), hooks, &rx);
+        worker.join().expect("worker");
+        assert_eq!(series.len(), 1);
+        assert_eq!(series[0].span_s, 1.0, "{:?}", series[0]);
+        assert_eq!(series[0].requests_per_s, 400.0);
     }
 }

@@ -1,0 +1,317 @@
+//! The events a run publishes (docs/live.md): serialized as JSON with their `kind`, one row each
+//! in the store's event log.
+
+use serde::{Deserialize, Serialize};
+
+/// One trial of the plan, as the run starts.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedTrial {
+    pub trial: usize,
+    pub point: usize,
+    pub repetition: u32,
+}
+
+/// One point of the plan's matrix.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PlannedPoint {
+    pub point: usize,
+    pub label: String,
+    /// Its parameters as JSON (`{"concurrency": 10}`).
+    pub params: serde_json::Value,
+}
+
+/// A workload's headline figure at the end of a trial.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Figure {
+    pub name: String,
+    pub value: f64,
+    pub unit: String,
+}
+
+/// The key figures of this machine's latest monitor sample (rounded to 0.1), carried by each
+/// `second` event: the full sample stays in memory ([`super::Publisher::latest_sample`]) and, once
+/// the trial is stored, in its packed series.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostNow {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mem_used_mb: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loadgen_cpu_pct: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_cpu_pct: Option<f64>,
+}
+
+impl HostNow {
+    /// The key figures of a monitor sample's `values`.
+    pub fn of(values: &[(String, f64)]) -> HostNow {
+        let get = |n: &str| values.iter().find(|(k, _)| k == n).map(|(_, v)| (v * 10.0).round() / 10.0);
+        HostNow {
+            cpu_pct: get("cpu_busy_pct"),
+            mem_used_mb: get("mem_used_mb"),
+            loadgen_cpu_pct: get("proc_loadgen_cpu_pct"),
+            target_cpu_pct: get("proc_target_cpu_pct"),
+        }
+    }
+}
+
+/// `x` to `digits` significant digits (what a live view needs, in fewer bytes).
+pub fn significant(x: f64, digits: i32) -> f64 {
+    if x == 0.0 || !x.is_finite() {
+        return x;
+    }
+    let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
+    (x * scale).round() / scale
+}
+
+/// A number in the fewest characters JSON reads back to it (`5` for 5.0).
+fn short(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
+}
+
+/// What the run publishes, in order.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    /// The run starts (or resumes): the plan's trials still to run and its points.
+    RunStart {
+        plan: String,
+        dir: String,
+        /// Trials this run (or this resumption) will run, in order (adaptive rounds add more).
+        trials: Vec<PlannedTrial>,
+        points: Vec<PlannedPoint>,
+        /// Trials stored before (a resumed run).
+        done: Vec<usize>,
+        /// The phases' lengths, seconds.
+        baseline_s: f64,
+        warmup_s: f64,
+        load_s: f64,
+        recovery_s: f64,
+        /// The monitor's sampling interval, seconds.
+        interval_s: f64,
+    },
+    /// A trial starts.
+    TrialStart {
+        trial: usize,
+        point: usize,
+        repetition: u32,
+        label: String,
+    },
+    /// The trial enters a phase (`setup`, `baseline`, `warmup`, `load`, `recovery`), `t_s` seconds
+    /// after the trial started.
+    Phase { trial: usize, phase: String, t_s: f64 },
+    /// One second of the workload's measured load (the load generator's own per-second series:
+    /// workloads on perflab's load driver publish it; an `exec` tool does not). `t_s` counts from
+    /// the start of the load phase; the last second may be shorter (`span_s`, left out when 1).
+    /// Latencies in ms to 4 significant digits (the histogram's own precision is 3), with this
+    /// machine's latest monitor sample's key figures: all kept small, one row a second.
+    Second {
+        trial: usize,
+        t_s: f64,
+        #[serde(default = "one", skip_serializing_if = "is_one")]
+        span_s: f64,
+        responses: u64,
+        errors: u64,
+        p50_ms: Option<f64>,
+        p99_ms: Option<f64>,
+        p999_ms: Option<f64>,
+        /// This machine's CPU busy % and memory used (MiB), perflab's own process's CPU %
+        /// (`proc_loadgen_cpu_pct`) and the target's tree's (`proc_target_cpu_pct`), from the
+        /// monitor's latest sample; absent before the first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        host: Option<HostNow>,
+    },
+    /// A trial ended and is stored: whether it succeeded, why not, its headline figures and its
+    /// phases' spans (seconds since it started).
+    TrialEnd {
+        trial: usize,
+        ok: bool,
+        failure: Option<String>,
+        figures: Vec<Figure>,
+        phases: Vec<(String, f64, f64)>,
+    },
+    /// Adaptive repetitions: a point's confidence interval after a round, against its target.
+    Ci {
+        point: usize,
+        metric: Option<String>,
+        half_width_pct: Option<f64>,
+        target_pct: f64,
+        repetitions: u32,
+        /// Why its repetitions stopped (none: another round runs).
+        stopped: Option<String>,
+    },
+    /// The feed could not keep up: this many events were dropped (never the runner waiting).
+    Skipped { count: u64 },
+    /// The run ended: its status, the trials, the thresholds that broke.
+    RunEnd {
+        status: String,
+        trials_ok: usize,
+        trials_failed: usize,
+        thresholds_failed: Vec<String>,
+        failure: Option<String>,
+    },
+}
+
+impl Event {
+    /// The event as the store keeps it (the row's `body`): JSON, except a `second`, kept as a
+    /// bare array `[t_s, responses, errors, p50_ms, p99_ms, p999_ms, cpu_pct, mem_used_mb,
+    /// loadgen_cpu_pct, target_cpu_pct, span_s]` (trailing nulls and a `span_s` of 1 left out; its
+    /// kind and trial are the row's columns): one a second, so every byte counts.
+    pub fn stored_body(&self) -> serde_json::Result<String> {
+        if let Event::Second {
+            t_s,
+            span_s,
+            responses,
+            errors,
+            p50_ms,
+            p99_ms,
+            p999_ms,
+            host,
+            ..
+        } = self
+        {
+            let h = host.unwrap_or_default();
+            let mut a = vec![
+                Some(*t_s),
+                Some(*responses as f64),
+                Some(*errors as f64),
+                *p50_ms,
+                *p99_ms,
+                *p999_ms,
+                h.cpu_pct,
+                h.mem_used_mb,
+                h.loadgen_cpu_pct,
+                h.target_cpu_pct,
+                (*span_s != 1.0).then_some(*span_s),
+            ];
+            while a.last() == Some(&None) {
+                a.pop();
+            }
+            let cells: Vec<String> = a.iter().map(|v| v.map_or("null".into(), short)).collect();
+            return Ok(format!("[{}]", cells.join(",")));
+        }
+        serde_json::to_string(self)
+    }
+
+    /// An event read back from a row of the store's log (its `kind`, `trial` and `body`).
+    pub fn from_stored(kind: &str, trial: Option<i64>, body: &str) -> serde_json::Result<Event> {
+        if kind != "second" {
+            return serde_json::from_str(body);
+        }
+        let a: Vec<Option<f64>> = serde_json::from_str(body)?;
+        let at = |i: usize| a.get(i).copied().flatten();
+        let host = HostNow {
+            cpu_pct: at(6),
+            mem_used_mb: at(7),
+            loadgen_cpu_pct: at(8),
+            target_cpu_pct: at(9),
+        };
+        Ok(Event::Second {
+            trial: trial.unwrap_or(0).max(0) as usize,
+            t_s: at(0).unwrap_or(0.0),
+            span_s: at(10).unwrap_or(1.0),
+            responses: at(1).unwrap_or(0.0) as u64,
+            errors: at(2).unwrap_or(0.0) as u64,
+            p50_ms: at(3),
+            p99_ms: at(4),
+            p999_ms: at(5),
+            host: (host != HostNow::default()).then_some(host),
+        })
+    }
+
+    /// The event's `kind` (the store's column).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Event::RunStart { .. } => "run_start",
+            Event::TrialStart { .. } => "trial_start",
+            Event::Phase { .. } => "phase",
+            Event::Second { .. } => "second",
+            Event::TrialEnd { .. } => "trial_end",
+            Event::Ci { .. } => "ci",
+            Event::Skipped { .. } => "skipped",
+            Event::RunEnd { .. } => "run_end",
+        }
+    }
+
+    /// The trial it is about.
+    pub fn trial(&self) -> Option<usize> {
+        match self {
+            Event::TrialStart { trial, .. } | Event::Phase { trial, .. } | Event::Second { trial, .. } | Event::TrialEnd { trial, .. } => {
+                Some(*trial)
+            }
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_event_is_json_with_its_kind() {
+        let e = Event::Phase {
+            trial: 3,
+            phase: "load".into(),
+            t_s: 1.5,
+        };
+        let j = serde_json::to_string(&e).unwrap();
+        assert_eq!(j, r#"{"kind":"phase","trial":3,"phase":"load","t_s":1.5}"#);
+        assert_eq!(serde_json::from_str::<Event>(&j).unwrap(), e);
+        assert_eq!(e.kind(), "phase");
+        assert_eq!(e.trial(), Some(3));
+    }
+
+    #[test]
+    fn a_second_is_small_and_reads_back() {
+        let e = Event::Second {
+            trial: 2,
+            t_s: 5.0,
+            span_s: 1.0,
+            responses: 400,
+            errors: 0,
+            p50_ms: Some(significant(0.123456, 4)),
+            p99_ms: Some(significant(12.34567, 4)),
+            p999_ms: None,
+            host: Some(HostNow::of(&[("cpu_busy_pct".into(), 37.26), ("mem_used_mb".into(), 2048.04)])),
+        };
+        let j = serde_json::to_string(&e).unwrap();
+        assert_eq!(
+            j,
+            r#"{"kind":"second","trial":2,"t_s":5.0,"responses":400,"errors":0,"p50_ms":0.1235,"p99_ms":12.35,"p999_ms":null,"host":{"cpu_pct":37.3,"mem_used_mb":2048.0}}"#
+        );
+        assert_eq!(serde_json::from_str::<Event>(&j).unwrap(), e);
+        let stored = e.stored_body().unwrap();
+        assert_eq!(stored, "[5,400,0,0.1235,12.35,null,37.3,2048]");
+        assert_eq!(Event::from_stored("second", Some(2), &stored).unwrap(), e);
+        let last = Event::Second {
+            trial: 2,
+            t_s: 5.0,
+            span_s: 0.25,
+            responses: 400,
+            errors: 0,
+            p50_ms: Some(0.1235),
+            p99_ms: Some(12.35),
+            p999_ms: None,
+            host: None,
+        };
+        let stored = last.stored_body().unwrap();
+        assert_eq!(stored, "[5,400,0,0.1235,12.35,null,null,null,null,null,0.25]");
+        assert_eq!(Event::from_stored("second", Some(2), &stored).unwrap(), last);
+        assert_eq!(significant(123456.0, 3), 123000.0);
+        assert_eq!(significant(-0.0098765, 2), -0.0099);
+    }
+}

@@ -1,0 +1,313 @@
+//! `/metrics`: the run's current state, folded from its events, in the OpenMetrics text format
+//! (docs/live.md names the families). Labels: `run` (the plan's name), the current point's
+//! parameters, `host` (this machine), `phase`.
+
+use super::event::{Event, Figure, HostNow};
+use super::feed::LatestSample;
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// What the events say so far.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LiveState {
+    pub run: String,
+    pub planned: usize,
+    /// Trials stored ok / failed (the run's and, resumed, those stored before).
+    pub ok: usize,
+    pub failed: usize,
+    /// Each point's parameters, by point id.
+    pub params: BTreeMap<usize, Vec<(String, String)>>,
+    /// The trial running (or the last one) and its point.
+    pub trial: Option<(usize, usize)>,
+    pub phase: String,
+    /// The current trial's latest second.
+    pub second: Option<Second>,
+    /// The last stored trial: its id and headline figures.
+    pub last_end: Option<(usize, Vec<Figure>)>,
+    /// `complete`, `interrupted`, `failed` once the run ended.
+    pub status: Option<String>,
+}
+
+/// One second of the load, as `/metrics` shows it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Second {
+    pub per_s: f64,
+    pub errors_per_s: f64,
+    pub quantiles: Vec<(&'static str, f64)>,
+    pub host: Option<HostNow>,
+}
+
+impl LiveState {
+    pub fn fold(events: impl IntoIterator<Item = Event>) -> LiveState {
+        let mut s = LiveState::default();
+        for e in events {
+            s.apply(e);
+        }
+        s
+    }
+
+    pub fn apply(&mut self, e: Event) {
+        match e {
+            Event::RunStart {
+                plan,
+                trials,
+                points,
+                done,
+                ..
+            } => {
+                self.run = plan;
+                self.planned = trials.len() + done.len();
+                for p in points {
+                    let kv = match p.params {
+                        serde_json::Value::Object(m) => m
+                            .into_iter()
+                            .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                            .collect(),
+                        _ => Vec::new(),
+                    };
+                    self.params.insert(p.point, kv);
+                }
+                self.ok = done.len();
+            }
+            Event::TrialStart { trial, point, .. } => {
+                self.trial = Some((trial, point));
+                self.second = None;
+            }
+            Event::Phase { phase, .. } => self.phase = phase,
+            Event::Second {
+                span_s,
+                responses,
+                errors,
+                p50_ms,
+                p99_ms,
+                p999_ms,
+                host,
+                ..
+            } => {
+                let span = if span_s > 0.0 { span_s } else { 1.0 };
+                let q = [("0.5", p50_ms), ("0.99", p99_ms), ("0.999", p999_ms)];
+                self.second = Some(Second {
+                    per_s: responses as f64 / span,
+                    errors_per_s: errors as f64 / span,
+                    quantiles: q.iter().filter_map(|(n, v)| v.map(|v| (*n, v))).collect(),
+                    host,
+                });
+            }
+            Event::TrialEnd { trial, ok, figures, .. } => {
+                if ok {
+                    self.ok += 1;
+                } else {
+                    self.failed += 1;
+                }
+                self.last_end = Some((trial, figures));
+            }
+            Event::RunEnd { status, .. } => self.status = Some(status),
+            Event::Ci { .. } | Event::Skipped { .. } => {}
+        }
+    }
+}
+
+/// A label value as OpenMetrics writes it.
+fn esc(v: &str) -> String {
+    v.replace('\\', "\\\\").replace('"', "\\\"").replace('\n', "\\n")
+}
+
+/// A metric name's characters (a sample's name, a parameter's).
+fn name_part(n: &str) -> String {
+    n.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })
+        .collect()
+}
+
+fn labels(pairs: &[(String, String)]) -> String {
+    let inner: Vec<String> = pairs.iter().map(|(k, v)| format!("{}=\"{}\"", name_part(k), esc(v))).collect();
+    format!("{{{}}}", inner.join(","))
+}
+
+/// A gauge family's head.
+fn family(out: &mut String, name: &str, help: &str) {
+    let _ = writeln!(out, "# TYPE {name} gauge\n# HELP {name} {help}");
+}
+
+/// The state as OpenMetrics text; `latest` is the monitor's last sample when the run is in this
+/// process; `host` this machine's name.
+pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> String {
+    let mut out = String::new();
+    let run = vec![("run".to_string(), s.run.clone())];
+    let status = s.status.clone().unwrap_or_else(|| "running".into());
+    family(&mut out, "perflab_live_trials", "Trials of the run: planned, ok, failed.");
+    for (k, v) in [("planned", s.planned), ("ok", s.ok), ("failed", s.failed)] {
+        let mut l = run.clone();
+        l.push(("state".into(), k.into()));
+        let _ = writeln!(out, "perflab_live_trials{} {v}", labels(&l));
+    }
+    family(&mut out, "perflab_live_running", "1 while the run runs, 0 once it ended.");
+    let mut l = run.clone();
+    l.push(("status".into(), status.clone()));
+    let _ = writeln!(out, "perflab_live_running{} {}", labels(&l), u8::from(s.status.is_none()));
+    let mut at = run.clone();
+    if let Some((trial, point)) = s.trial {
+        at.push(("trial".into(), trial.to_string()));
+        at.extend(s.params.get(&point).cloned().unwrap_or_default());
+    }
+    at.push(("host".into(), host.to_string()));
+    at.push(("phase".into(), s.phase.clone()));
+    if let Some(sec) = &s.second {
+        family(
+            &mut out,
+            "perflab_live_responses_per_second",
+            "The current trial's latest second: responses per second.",
+        );
+        let _ = writeln!(out, "perflab_live_responses_per_second{} {}", labels(&at), sec.per_s);
+        family(
+            &mut out,
+            "perflab_live_errors_per_second",
+            "The current trial's latest second: errors per second.",
+        );
+        let _ = writeln!(out, "perflab_live_errors_per_second{} {}", labels(&at), sec.errors_per_s);
+        family(
+            &mut out,
+            "perflab_live_latency_milliseconds",
+            "The current trial's latest second: latency quantiles, ms.",
+        );
+        for (q, v) in &sec.quantiles {
+            let mut l = at.clone();
+            l.push(("quantile".into(), (*q).into()));
+            let _ = writeln!(out, "perflab_live_latency_milliseconds{} {v}", labels(&l));
+        }
+        if let Some(h) = sec.host {
+            let pairs = [
+                (
+                    "perflab_live_host_cpu_busy_percent",
+                    h.cpu_pct,
+                    "This machine's CPU busy, % of all CPUs.",
+                ),
+                (
+                    "perflab_live_host_memory_used_mebibytes",
+                    h.mem_used_mb,
+                    "This machine's memory used (free's used), MiB.",
+                ),
+                (
+                    "perflab_live_loadgen_cpu_percent",
+                    h.loadgen_cpu_pct,
+                    "perflab's own CPU, % of one CPU.",
+                ),
+                (
+                    "perflab_live_target_cpu_percent",
+                    h.target_cpu_pct,
+                    "The target's process tree's CPU, % of one CPU.",
+                ),
+            ];
+            for (name, v, help) in pairs {
+                if let Some(v) = v {
+                    family(&mut out, name, help);
+                    let _ = writeln!(out, "{name}{} {v}", labels(&at));
+                }
+            }
+        }
+    }
+    if let Some((trial, figures)) = &s.last_end {
+        family(
+            &mut out,
+            "perflab_live_trial_figure",
+            "The last stored trial's headline figures, as stored.",
+        );
+        for f in figures {
+            let mut l = run.clone();
+            l.push(("trial".into(), trial.to_string()));
+            l.push(("name".into(), f.name.clone()));
+            l.push(("unit".into(), f.unit.clone()));
+            let _ = writeln!(out, "perflab_live_trial_figure{} {}", labels(&l), f.value);
+        }
+    }
+    if let Some(ls) = latest.filter(|_| s.status.is_none()) {
+        family(
+            &mut out,
+            "perflab_live_sample",
+            "The monitor's latest sample of this machine, named as perflab monitor names them.",
+        );
+        let mut base = run.clone();
+        base.push(("host".into(), host.to_string()));
+        base.push(("phase".into(), ls.phase.clone()));
+        for (n, v) in &ls.values {
+            if v.is_finite() {
+                let mut l = base.clone();
+                l.push(("name".into(), n.clone()));
+                let _ = writeln!(out, "perflab_live_sample{} {v}", labels(&l));
+            }
+        }
+    }
+    out.push_str("# EOF\n");
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::live::event::{PlannedPoint, PlannedTrial};
+
+    #[test]
+    fn metrics_carry_the_latest_second_and_the_stored_figures_with_their_labels() {
+        let events = vec![
+            Event::RunStart {
+                plan: "p".into(),
+                dir: "d".into(),
+                trials: vec![PlannedTrial {
+                    trial: 0,
+                    point: 0,
+                    repetition: 1,
+                }],
+                points: vec![PlannedPoint {
+                    point: 0,
+                    label: "c=2".into(),
+                    params: serde_json::json!({"connections": 2, "model": "pool"}),
+                }],
+                done: vec![],
+                baseline_s: 1.0,
+                warmup_s: 1.0,
+                load_s: 1.0,
+                recovery_s: 1.0,
+                interval_s: 1.0,
+            },
+            Event::TrialStart {
+                trial: 0,
+                point: 0,
+                repetition: 1,
+                label: "c=2".into(),
+            },
+            Event::Phase {
+                trial: 0,
+                phase: "load".into(),
+                t_s: 2.0,
+            },
+            Event::Second {
+                trial: 0,
+                t_s: 0.0,
+                span_s: 0.5,
+                responses: 200,
+                errors: 1,
+                p50_ms: Some(0.25),
+                p99_ms: Some(3.5),
+                p999_ms: None,
+                host: Some(HostNow {
+                    cpu_pct: Some(40.5),
+                    ..HostNow::default()
+                }),
+            },
+        ];
+        let s = LiveState::fold(events);
+        let text = render(&s, None, "vm");
+        let at = r#"{run="p",trial="0",connections="2",model="pool",host="vm",phase="load"}"#;
+        assert!(text.contains(&format!("perflab_live_responses_per_second{at} 400\n")), "{text}");
+        assert!(text.contains(&format!("perflab_live_errors_per_second{at} 2\n")), "{text}");
+        assert!(text.contains(r#"perflab_live_latency_milliseconds{run="p",trial="0",connections="2",model="pool",host="vm",phase="load",quantile="0.99"} 3.5"#));
+        assert!(text.contains(&format!("perflab_live_host_cpu_busy_percent{at} 40.5\n")));
+        assert!(text.contains("perflab_live_trials{run=\"p\",state=\"planned\"} 1\n"));
+        assert!(text.ends_with("# EOF\n"));
+        // Every family is declared once, before its samples.
+        let types: Vec<&str> = text.lines().filter(|l| l.starts_with("# TYPE ")).collect();
+        let mut uniq = types.clone();
+        uniq.dedup();
+        assert_eq!(types, uniq);
+    }
+}

@@ -1,0 +1,195 @@
+//! The live feed: a short plan's events, read back from its store, equal the stored trials'
+//! figures (each trial's per-second responses sum to its request count; its last phase event and
+//! the phases its end carries are the stored phase spans); a writer held up by a locked store never
+//! holds the publisher back, and says how many events it dropped.
+
+use perflab::live::{Event, Feed};
+use perflab::store::{EventRow, Store};
+use std::process::Command;
+
+use crate::common::{free_port, only_run_dir, write_plan};
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+
+fn plan(port: u16) -> String {
+    format!(
+        r#"name = "live-feed"
+repetitions = 2
+
+[target]
+command = ["{BIN}", "serve", "--port", "{port}", "--model", "pool", "--workers", "2"]
+ready = {{ tcp = "127.0.0.1:{port}", timeout = "10s" }}
+stop = {{ signal = "SIGTERM", grace = "3s" }}
+
+[workload]
+type = "http"
+url = "http://127.0.0.1:{port}/bytes/100"
+connections = 2
+rate = 400
+
+[phases]
+baseline = "300ms"
+warmup = "200ms"
+load = "2500ms"
+recovery = "300ms"
+interval = "250ms"
+"#
+    )
+}
+
+/// Equal to within what reading a number back from JSON may move it.
+fn same(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-12 * a.abs().max(b.abs()).max(1.0)
+}
+
+fn parse(rows: &[EventRow]) -> Vec<Event> {
+    rows.iter()
+        .map(|r| {
+            let e = Event::from_stored(&r.kind, r.trial, &r.body).unwrap_or_else(|e| panic!("event {}: {e}: {}", r.seq, r.body));
+            assert_eq!(e.kind(), r.kind, "event {}'s kind column", r.seq);
+            assert_eq!(e.trial().map(|t| t as i64), r.trial, "event {}'s trial column", r.seq);
+            e
+        })
+        .collect()
+}
+
+#[test]
+fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let plan = write_plan(tmp.path(), &plan(free_port()));
+    let runs = tmp.path().join("runs");
+    let out = Command::new(BIN)
+        .args(["run", "--quiet", "--runs-dir"])
+        .arg(&runs)
+        .arg(&plan)
+        .output()
+        .expect("run perflab");
+    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    let dir = only_run_dir(&runs);
+    let store = Store::open(&dir).expect("open");
+    let rows = store.events(0).expect("events");
+    assert!(rows.windows(2).all(|w| w[0].seq < w[1].seq), "in order of publication");
+    let events = parse(&rows);
+    let trials = store.trials().expect("trials");
+    assert_eq!(trials.len(), 2);
+
+    match events.first() {
+        Some(Event::RunStart { trials: planned, plan, .. }) => {
+            assert_eq!(plan, "live-feed");
+            let ids: Vec<usize> = planned.iter().map(|t| t.trial).collect();
+            assert_eq!(ids, trials.iter().map(|t| t.id).collect::<Vec<_>>(), "the plan's trials");
+        }
+        other => panic!("the first event is the run's start: {other:?}"),
+    }
+    match events.last() {
+        Some(Event::RunEnd {
+            status,
+            trials_ok,
+            trials_failed,
+            ..
+        }) => assert_eq!((status.as_str(), *trials_ok, *trials_failed), ("complete", 2, 0)),
+        other => panic!("the last event is the run's end: {other:?}"),
+    }
+    assert!(!events.iter().any(|e| matches!(e, Event::Skipped { .. })), "nothing skipped");
+    // The log only grows: it leaves no free pages in the store, and it is a small part of it.
+    let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).expect("open");
+    let free: i64 = db.query_row("PRAGMA freelist_count", [], |r| r.get(0)).expect("freelist");
+    assert_eq!(free, 0, "free pages in the store");
+
+    for t in &trials {
+        let mine: Vec<&Event> = events.iter().filter(|e| e.trial() == Some(t.id)).collect();
+        assert!(
+            matches!(mine.first(), Some(Event::TrialStart { .. })),
+            "trial {} starts first",
+            t.id
+        );
+        // Its seconds: the load generator's own series, summing to the trial's request count.
+        let seconds: Vec<(f64, u64)> = mine
+            .iter()
+            .filter_map(|e| match e {
+                Event::Second { t_s, responses, .. } => Some((*t_s, *responses)),
+                _ => None,
+            })
+            .collect();
+        assert!(seconds.len() >= 2, "trial {}: {} seconds", t.id, seconds.len());
+        let sum: u64 = seconds.iter().map(|s| s.1).sum();
+        let requests = t.metric("requests").expect("requests");
+        assert!(requests > 0.0);
+        assert_eq!(sum as f64, requests, "trial {}: the seconds' responses sum to its requests", t.id);
+        // Its phases: the events in order, the last one the stored last span's start.
+        let phases: Vec<(&str, f64)> = mine
+            .iter()
+            .filter_map(|e| match e {
+                Event::Phase { phase, t_s, .. } => Some((phase.as_str(), *t_s)),
+                _ => None,
+            })
+            .collect();
+        let names: Vec<&str> = phases.iter().map(|p| p.0).collect();
+        assert_eq!(names, ["setup", "baseline", "warmup", "load", "recovery"], "trial {}", t.id);
+        let last = t.phases.last().expect("stored phases");
+        let (name, t_s) = *phases.last().expect("phases");
+        assert_eq!(name, last.phase.name());
+        assert!(same(t_s, last.start_s), "trial {}: {t_s} vs {}", t.id, last.start_s);
+        match mine.last() {
+            Some(Event::TrialEnd { ok, phases, figures, .. }) => {
+                assert!(*ok);
+                // (serde_json reads a number back to within an ulp or so of the one written.)
+                let names: Vec<&str> = phases.iter().map(|p| p.0.as_str()).collect();
+                let stored: Vec<&str> = t.phases.iter().map(|p| p.phase.name()).collect();
+                assert_eq!(names, stored, "trial {}'s phases as stored", t.id);
+                for (p, s) in phases.iter().zip(&t.phases) {
+                    assert!(same(p.1, s.start_s) && same(p.2, s.end_s), "trial {}: {p:?} vs {s:?}", t.id);
+                }
+                for f in figures {
+                    let stored = t.metric(&f.name).expect("stored");
+                    assert!(same(f.value, stored), "trial {}'s {}: {} vs {stored}", t.id, f.name, f.value);
+                }
+                assert!(figures.iter().any(|f| f.name == "requests_per_s"), "{figures:?}");
+            }
+            other => panic!("trial {} ends with its end: {other:?}", t.id),
+        }
+        // The monitor's samples stay out of the log; their key figures ride on the seconds.
+        assert!(
+            mine.iter()
+                .any(|e| matches!(e, Event::Second { host: Some(h), .. } if h.cpu_pct.is_some())),
+            "trial {}'s seconds carry this machine's CPU",
+            t.id
+        );
+    }
+}
+
+#[test]
+fn a_held_up_writer_never_holds_the_publisher_back_and_says_what_it_dropped() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let dir = tmp.path().join("run");
+    drop(Store::create(&dir).expect("store"));
+    // Another connection holds the store's write lock: the feed's writer waits behind it.
+    let lock = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).expect("open");
+    lock.execute_batch("BEGIN IMMEDIATE; INSERT INTO meta (key, value) VALUES ('held', 'yes');")
+        .expect("lock");
+    let mut feed = Feed::start(&dir, Default::default()).expect("feed");
+    let published = 20_000u64;
+    for i in 0..published {
+        feed.publisher().publish(Event::Phase {
+            trial: 0,
+            phase: "load".into(),
+            t_s: i as f64,
+        });
+    }
+    lock.execute_batch("COMMIT").expect("unlock");
+    assert_eq!(feed.close(), None, "the writer went on once the lock was gone");
+    // (A store with no run in it: read the log as a view would, without the store's checks.)
+    let rows = perflab::store::events::read_after(&lock, 0, usize::MAX >> 1).expect("events");
+    let events = parse(&rows);
+    let dropped: u64 = events
+        .iter()
+        .map(|e| match e {
+            Event::Skipped { count } => *count,
+            _ => 0,
+        })
+        .sum();
+    let kept = events.iter().filter(|e| matches!(e, Event::Phase { .. })).count() as u64;
+    assert!(dropped > 0, "the log says it skipped");
+    assert!(kept < published, "the queue is bounded: {kept} kept of {published}");
+    assert_eq!(kept + dropped, published, "what was kept and what the log says it dropped");
+}

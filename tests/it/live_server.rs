@@ -1,0 +1,249 @@
+//! The live server: `perflab run --live` on a short plan, read with a plain TCP client while it
+//! runs: `/events` (server-sent events, resumed with Last-Event-ID) and `/metrics` (OpenMetrics)
+//! carry the figures the store keeps for its trials; then `perflab watch` serves the finished run
+//! and headless Chromium shows the whole of it, with nothing fetched from elsewhere.
+
+use perflab::store::Store;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::common::{free_port, only_run_dir, write_plan};
+
+const BIN: &str = env!("CARGO_BIN_EXE_perflab");
+
+fn plan(port: u16) -> String {
+    format!(
+        r#"name = "live-server"
+repetitions = 2
+
+[target]
+command = ["{BIN}", "serve", "--port", "{port}", "--model", "pool", "--workers", "2"]
+ready = {{ tcp = "127.0.0.1:{port}", timeout = "10s" }}
+stop = {{ signal = "SIGTERM", grace = "3s" }}
+
+[workload]
+type = "http"
+url = "http://127.0.0.1:{port}/bytes/100"
+connections = 2
+rate = 300
+
+[phases]
+baseline = "200ms"
+warmup = "200ms"
+load = "2500ms"
+recovery = "200ms"
+interval = "500ms"
+"#
+    )
+}
+
+/// Kills the child it holds (a process this test started) on every exit path.
+struct Kill(Child);
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Connect to the live server, waiting (bounded) for it to listen.
+fn connect(port: u16) -> TcpStream {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => {
+                s.set_read_timeout(Some(Duration::from_secs(60))).expect("timeout");
+                return s;
+            }
+            Err(e) if Instant::now() > deadline => panic!("the live server never listened: {e}"),
+            Err(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    }
+}
+
+/// GET `path` (with `extra` headers); the response's head, and a reader at its body.
+fn get(port: u16, path: &str, extra: &str) -> (String, BufReader<TcpStream>) {
+    let mut s = connect(port);
+    write!(s, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{extra}\r\n").expect("request");
+    let mut r = BufReader::new(s);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        r.read_line(&mut line).expect("head");
+        if line == "\r\n" || line.is_empty() {
+            return (head, r);
+        }
+        head.push_str(&line);
+    }
+}
+
+/// The next server-sent event: (id, kind, data).
+fn next_event(r: &mut BufReader<TcpStream>) -> (i64, String, serde_json::Value) {
+    let (mut id, mut kind) = (0, String::new());
+    loop {
+        let mut line = String::new();
+        assert!(r.read_line(&mut line).expect("event") > 0, "the stream ended");
+        let line = line.trim_end();
+        // (The body is chunked: its chunk sizes are lines of their own, skipped as noise here.)
+        if let Some(v) = line.strip_prefix("id: ") {
+            id = v.parse().expect("id");
+        } else if let Some(v) = line.strip_prefix("event: ") {
+            kind = v.to_string();
+        } else if let Some(v) = line.strip_prefix("data: ") {
+            return (id, kind, serde_json::from_str(v).expect("data is JSON"));
+        }
+    }
+}
+
+/// `/metrics` while the run runs: the whole body (chunked or not), ending with `# EOF`.
+fn metrics(port: u16) -> String {
+    let (head, mut r) = get(port, "/metrics", "Connection: close\r\n");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("application/openmetrics-text"), "{head}");
+    let mut body = String::new();
+    r.read_to_string(&mut body).expect("body");
+    assert!(body.trim_end().ends_with("# EOF"), "{body}");
+    body
+}
+
+fn metric_value(text: &str, prefix: &str) -> f64 {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(prefix))
+        .unwrap_or_else(|| panic!("{prefix} in {text}"));
+    line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("a value")
+}
+
+#[test]
+fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_whole() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let plan = write_plan(tmp.path(), &plan(free_port()));
+    let runs = tmp.path().join("runs");
+    let live = free_port();
+    let child = Command::new(BIN)
+        .args(["run", "--quiet", &format!("--live=127.0.0.1:{live}"), "--runs-dir"])
+        .arg(&runs)
+        .arg(&plan)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run perflab");
+    let mut run = Kill(child);
+
+    // Every event from the first, as they come; /metrics and a resumed stream once trial 0 is stored.
+    let (head, mut events) = get(live, "/events", "");
+    assert!(head.starts_with("HTTP/1.1 200") && head.contains("text/event-stream"), "{head}");
+    let mut seen = Vec::new();
+    let mut during = None;
+    loop {
+        let (id, kind, data) = next_event(&mut events);
+        seen.push((id, kind.clone(), data.clone()));
+        if kind == "trial_end" && during.is_none() {
+            let m = metrics(live);
+            let (rhead, mut resumed) = get(live, "/events", &format!("Last-Event-ID: {}\r\n", id - 1));
+            assert!(rhead.starts_with("HTTP/1.1 200"), "{rhead}");
+            let (rid, rkind, _) = next_event(&mut resumed);
+            assert_eq!((rid, rkind.as_str()), (id, "trial_end"), "Last-Event-ID resumes after it");
+            during = Some(m);
+        }
+        if kind == "run_end" {
+            break;
+        }
+    }
+    let status = run.0.wait().expect("wait");
+    let mut err = String::new();
+    run.0.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+    assert_eq!(status.code(), Some(0), "stderr: {err}");
+    assert!(
+        err.contains(&format!("live: http://127.0.0.1:{live}/")),
+        "the address is printed: {err}"
+    );
+
+    let dir = only_run_dir(&runs);
+    let trials = Store::open(&dir).expect("open").trials().expect("trials");
+    assert_eq!(trials.len(), 2);
+    assert!(
+        seen.windows(2).all(|w| w[0].0 + 1 == w[1].0),
+        "every event, in order, from the first"
+    );
+    assert_eq!(seen[0].1, "run_start");
+    for t in &trials {
+        let requests = t.metric("requests").expect("requests");
+        let sum: f64 = seen
+            .iter()
+            .filter(|(_, k, d)| k == "second" && d["trial"] == t.id)
+            .map(|(_, _, d)| d["responses"].as_f64().expect("responses"))
+            .sum();
+        assert_eq!(sum, requests, "trial {}: the streamed seconds sum to its stored requests", t.id);
+        let end = seen
+            .iter()
+            .find(|(_, k, d)| k == "trial_end" && d["trial"] == t.id)
+            .expect("its end");
+        let rps = end.2["figures"]
+            .as_array()
+            .expect("figures")
+            .iter()
+            .find(|f| f["name"] == "requests_per_s")
+            .expect("rps");
+        let (streamed, stored) = (rps["value"].as_f64().expect("value"), t.metric("requests_per_s").expect("stored"));
+        // (serde_json reads a number back to within an ulp or so of the one written.)
+        assert!(
+            (streamed - stored).abs() <= 1e-12 * stored.abs(),
+            "trial {}: {streamed} vs {stored}",
+            t.id
+        );
+    }
+    // /metrics while trial 1 ran: trial 0's stored figures, and the run's counts.
+    let m = during.expect("metrics read during the run");
+    let first = &trials[0];
+    let labels = format!(
+        "perflab_live_trial_figure{{run=\"live-server\",trial=\"{}\",name=\"requests\",",
+        first.id
+    );
+    assert_eq!(Some(metric_value(&m, &labels)), first.metric("requests"), "{m}");
+    assert_eq!(
+        metric_value(&m, "perflab_live_trials{run=\"live-server\",state=\"ok\"}"),
+        1.0,
+        "{m}"
+    );
+    assert!(
+        m.contains("perflab_live_responses_per_second{") || m.contains("perflab_live_sample{"),
+        "{m}"
+    );
+
+    watched_in_chromium(&dir, tmp.path());
+}
+
+/// `perflab watch` serves the finished run; headless Chromium renders all of it.
+fn watched_in_chromium(dir: &std::path::Path, tmp: &std::path::Path) {
+    let Some(bin) = crate::report_browser::chromium() else {
+        crate::common::skip_unless_required("chromium is not installed (Debian package `chromium`)");
+        return;
+    };
+    let port = free_port();
+    let child = Command::new(BIN)
+        .args(["watch", "--live", &format!("127.0.0.1:{port}")])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("perflab watch");
+    let _watch = Kill(child);
+    drop(connect(port));
+    let dom = crate::report_browser::headless(bin, &tmp.join("chromium"))
+        .args(["--virtual-time-budget=5000", "--dump-dom", &format!("http://127.0.0.1:{port}/")])
+        .output()
+        .expect("chromium");
+    assert!(dom.status.success(), "chromium failed: {}", String::from_utf8_lossy(&dom.stderr));
+    let dom = String::from_utf8_lossy(&dom.stdout);
+    assert!(dom.contains("run complete: 2 ok, 0 failed"), "the run's end: {dom}");
+    assert!(dom.contains(r#"<span id="trials-done">2</span>"#), "both trials: {dom}");
+    assert_eq!(dom.matches(r#"class="trial-ended""#).count(), 2, "both trials' rows");
+    assert!(dom.contains(r#"id="report-link" href="report""#), "the report's link");
+    assert!(dom.contains("uplot"), "the charts are drawn");
+    for external in [r#"src="http"#, r#"href="http"#, r#"src="//"#] {
+        assert!(!dom.contains(external), "nothing from elsewhere: {external}");
+    }
+}
