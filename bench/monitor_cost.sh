@@ -19,6 +19,9 @@
 #   match  : perflab monitor --only proc --match TREE       vs  pidstat -h -l -u -r -d -w -C TREE
 #            (the same tree found by its command line among every process: pidstat reads them all)
 #   both   : perflab monitor --pid ROOT / --match TREE (what a trial of `perflab run` samples)
+#   no taskstats: the --match collectors again without CAP_NET_ADMIN (setpriv), so without the
+#            taskstats request per followed process per tick (whole-process context switches): the
+#            difference is that request's cost (root only; skipped where setpriv is missing)
 # CPU is user + sys from bash's `time` (ms resolution) around /usr/bin/time (which gives max RSS);
 # the wrapper's own cost, measured on `sleep`, is subtracted. The load average is printed with
 # every round.
@@ -44,7 +47,7 @@ BEFORE="${PERFLAB_BEFORE:-}"
 [ -z "$BEFORE" ] || [ -x "$BEFORE" ] || { echo "monitor_cost.sh: PERFLAB_BEFORE=$BEFORE is not an executable" >&2; exit 2; }
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
-PERFLAB="$ROOT/target/release/perflab"
+PERFLAB="${PERFLAB:-$ROOT/target/release/perflab}"
 SADC=""
 for p in /usr/lib/sysstat/sadc /usr/lib64/sa/sadc /usr/libexec/sysstat/sadc; do [ -x "$p" ] && SADC=$p && break; done
 if [ -z "$SADC" ] || ! command -v pidstat >/dev/null || [ ! -x /usr/bin/time ]; then
@@ -116,6 +119,11 @@ echo "sysstat $("$SADC" -V 2>&1 | awk '/version/ { print $NF; exit }'), perflab 
 echo "processes on the machine: $(ls -d /proc/[0-9]* | wc -l) ($OTHERS started here); tree followed: $PIDS"
 NAMES="sys1 sys10 proc1 proc10 match1 both1 both10 bothm1 sadc pidstat pidstatc"
 [ -z "$BEFORE" ] || NAMES="$NAMES bmatch1 bbothm1"
+NOTS=""
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    NOTS="setpriv --inh-caps=-net_admin --bounding-set=-net_admin"
+    NAMES="$NAMES match1nt bothm1nt"
+fi
 ms() { awk '{ printf "%.0f", ($1 + $2) * 1000 }' "$T/$1.cpu"; }
 for r in $(seq "$ROUNDS"); do
     echo "round $r: load average at start $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -131,6 +139,10 @@ for r in $(seq "$ROUNDS"); do
     job both1 "$PERFLAB" monitor -q -i 1s -c "$N1" --pid "$TREE" --csv "$T/both1.csv"
     job both10 "$PERFLAB" monitor -q -i 100ms -c "$N10" --pid "$TREE" --csv "$T/both10.csv"
     job bothm1 "$PERFLAB" monitor -q -i 1s -c "$N1" --match "$PAT" --csv "$T/bothm1.csv"
+    if [ -n "$NOTS" ]; then
+        job match1nt $NOTS "$PERFLAB" monitor -q -i 1s -c "$N1" --only proc --match "$PAT" --csv "$T/match1nt.csv"
+        job bothm1nt $NOTS "$PERFLAB" monitor -q -i 1s -c "$N1" --match "$PAT" --csv "$T/bothm1nt.csv"
+    fi
     if [ -n "$BEFORE" ]; then
         job bmatch1 "$BEFORE" monitor -q -i 1s -c "$N1" --only proc --match "$PAT" --csv "$T/bmatch1.csv"
         job bbothm1 "$BEFORE" monitor -q -i 1s -c "$N1" --match "$PAT" --csv "$T/bbothm1.csv"
@@ -174,6 +186,10 @@ rows match1 "perflab monitor --only proc --match (tree among all)" 1 "$N1"
 rows both1 "perflab monitor --pid (system + tree)" 1 "$N1"
 rows both10 "perflab monitor --pid (system + tree)" 10 "$N10"
 rows bothm1 "perflab monitor --match (system + tree among all)" 1 "$N1"
+if [ -n "$NOTS" ]; then
+    rows match1nt "no taskstats: --only proc --match" 1 "$N1"
+    rows bothm1nt "no taskstats: --match (system + tree among all)" 1 "$N1"
+fi
 if [ -n "$BEFORE" ]; then
     rows bmatch1 "before: --only proc --match" 1 "$N1"
     rows bbothm1 "before: --match (system + tree among all)" 1 "$N1"
@@ -186,6 +202,7 @@ echo "  system, 10 Hz, per sample:  $(ratio "$PER_sys10" "$PER_sadc") x sadc's"
 echo "  process, 1 Hz, CPU:         $(ratio "$PCT_proc1" "$PCT_pidstat") x pidstat   RSS: $(ratio "$RSS_proc1" "$RSS_pidstat") x"
 echo "  process, 10 Hz, per sample: $(ratio "$PER_proc10" "$PER_pidstat") x pidstat's"
 echo "  match, 1 Hz, CPU:           $(ratio "$PCT_match1" "$PCT_pidstatc") x pidstat -C"
+[ -z "$NOTS" ] || echo "  taskstats (3 followed processes, 1 Hz): $(awk -v a="$PCT_match1" -v b="$PCT_match1nt" 'BEGIN { printf "%+.3f", a - b }') % of a core (--only proc --match), $(awk -v a="$PCT_bothm1" -v b="$PCT_bothm1nt" 'BEGIN { printf "%+.3f", a - b }') % (system + match)"
 [ -z "$BEFORE" ] || echo "  match, 1 Hz, after/before:  $(ratio "$PCT_match1" "$PCT_bmatch1") x (--only proc), $(ratio "$PCT_bothm1" "$PCT_bbothm1") x (system + match)"
 echo
 echo "Goals at 1 Hz ($(ls -d /proc/[0-9]* | wc -l) processes on the machine)"

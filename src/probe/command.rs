@@ -2,7 +2,7 @@
 //! measures. A shell line runs with `sh -c` (one plain word runs as a program); an argv runs
 //! without a shell. The command runs in its
 //! own process group with no input and its output discarded, and dies with perflab, the whole group
-//! (`PR_SET_PDEATHSIG` for the process perflab starts, and the probe's `guard` for the rest); exit 0 is a reply, any other exit is failed with its status (128 + N for
+//! (the probe's `guard`; without one, `PR_SET_PDEATHSIG` for the process perflab starts); exit 0 is a reply, any other exit is failed with its status (128 + N for
 //! signal N), and a command still running at the timeout has its group killed and is a loss. An
 //! abort (Ctrl-C) kills the group at once, and the probe is no sample.
 
@@ -77,11 +77,16 @@ impl Exchange for Run {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .process_group(0);
-        // Dies with perflab, even by SIGKILL (the probe's thread, which forks it, lives until it is
-        // reaped).
-        crate::util::process::die_with_parent(&mut cmd);
         if self.guard.is_none() {
             self.guard = Guard::start();
+        }
+        if self.guard.is_none() {
+            // Without a guard, the process perflab starts at least dies with perflab, even by
+            // SIGKILL (the probe's thread, which forks it, lives until it is reaped). With one,
+            // the guard kills the whole group, that process included, and the command is started
+            // without a code hook between fork and exec, which lets std use posix_spawn (a
+            // vfork) instead of a fork of perflab's whole address space.
+            crate::util::process::die_with_parent(&mut cmd);
         }
         let guard = &mut self.guard;
         let outcome = match cmd.spawn() {

@@ -2,8 +2,8 @@
 //! tag of each sample, and the loops that drive an [`Exchange`] or a [`Datagram`].
 
 use super::result::ProbeResult;
-use super::sys::{self, Stop};
-use super::{Datagram, Driver, Exchange, Observer, Opened, Outcome, PhaseFn, ProbeSpec, Received, Sample, Traffic};
+use super::sys::Stop;
+use super::{Datagram, Exchange, Exchanged, Observer, Outcome, PhaseFn, PhaseTag, ProbeSpec, Received, Sample, Traffic};
 use crate::util::cut::cut_here;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -22,43 +22,20 @@ pub(crate) struct Ctx {
     pub observer: Option<Observer>,
 }
 
-/// Run one probe to its end (count, duration or stop) and return what it measured.
-pub(crate) fn run(ctx: Ctx, opened: Opened) -> ProbeResult {
+/// Run one exchange probe (a command) on the calling thread to its end (count, duration or
+/// stop) and return what it measured.
+pub(crate) fn run(ctx: Ctx, mut ex: Box<dyn Exchange>, detail: String, parts: &'static [&'static str]) -> ProbeResult {
     let started_unix_s = crate::util::time::unix_now();
-    let mut rec = Recorder {
-        start: Instant::now(),
-        samples: Vec::with_capacity(expected_samples(&ctx.spec)),
-        observer: ctx.observer.clone(),
-        index: ctx.index,
-        late: 0,
-        duplicates: 0,
-        stray: 0,
-        failure: None,
-    };
+    let mut rec = Recorder::new(ctx.index, &ctx.spec, ctx.observer.clone());
     let mut sched = Schedule::new(rec.start, &ctx.spec);
-    match opened.driver {
-        Driver::Exchange(mut e) => exchange_loop(&ctx, e.as_mut(), &mut sched, &mut rec),
-        Driver::Datagram(mut d) => datagram_loop(&ctx, d.as_mut(), &mut sched, &mut rec),
-    }
-    ProbeResult {
-        detail: opened.detail,
-        part_names: opened.parts,
-        started_unix_s,
-        elapsed: rec.start.elapsed(),
-        skipped: sched.skipped,
-        late: rec.late,
-        duplicates: rec.duplicates,
-        stray: rec.stray,
-        failure: rec.failure,
-        samples: rec.samples,
-        spec: ctx.spec,
-    }
+    exchange_loop(&ctx, ex.as_mut(), &mut sched, &mut rec);
+    rec.result(ctx.spec, &sched, detail, parts, started_unix_s)
 }
 
 /// Room for the samples a probe will take, so that its vector does not grow (and copy) while it
 /// runs: its count, or its duration over its interval, at most 65 536 (~8 MiB of address space,
 /// whose pages are touched only as samples fill them; a longer probe grows by doubling past that).
-fn expected_samples(spec: &ProbeSpec) -> usize {
+pub(crate) fn expected_samples(spec: &ProbeSpec) -> usize {
     let by_time = spec.max_duration().as_nanos() / spec.interval.as_nanos().max(1) + 1;
     (spec.max_count() as u128).min(by_time).min(1 << 16) as usize
 }
@@ -126,24 +103,74 @@ impl Schedule {
 }
 
 /// The samples and the counts they cannot hold.
-struct Recorder {
-    start: Instant,
-    samples: Vec<Sample>,
+pub(crate) struct Recorder {
+    pub start: Instant,
+    pub samples: Vec<Sample>,
     observer: Option<Observer>,
     index: usize,
-    late: u64,
-    duplicates: u64,
-    stray: u64,
-    failure: Option<String>,
+    pub late: u64,
+    pub duplicates: u64,
+    pub stray: u64,
+    pub failure: Option<String>,
 }
 
 impl Recorder {
-    fn t_s(&self, at: Instant) -> f64 {
+    pub fn new(index: usize, spec: &ProbeSpec, observer: Option<Observer>) -> Recorder {
+        Recorder {
+            start: Instant::now(),
+            samples: Vec::with_capacity(expected_samples(spec)),
+            observer,
+            index,
+            late: 0,
+            duplicates: 0,
+            stray: 0,
+            failure: None,
+        }
+    }
+
+    pub fn t_s(&self, at: Instant) -> f64 {
         at.duration_since(self.start).as_secs_f64()
     }
 
+    /// A sample for the probe sent at `at` in `phase`, settled with `done`.
+    pub fn push(&mut self, at: Instant, phase: PhaseTag, done: Exchanged) {
+        self.samples.push(Sample {
+            seq: self.samples.len() as u64,
+            t_s: self.t_s(at),
+            phase,
+            outcome: done.outcome,
+            parts: done.parts,
+            traffic: done.traffic,
+        });
+        self.settled(self.samples.len() as u64 - 1);
+    }
+
+    /// What the probe measured, once it has ended.
+    pub fn result(
+        self,
+        spec: ProbeSpec,
+        sched: &Schedule,
+        detail: String,
+        part_names: &'static [&'static str],
+        started_unix_s: f64,
+    ) -> ProbeResult {
+        ProbeResult {
+            detail,
+            part_names,
+            started_unix_s,
+            elapsed: self.start.elapsed(),
+            skipped: sched.skipped,
+            late: self.late,
+            duplicates: self.duplicates,
+            stray: self.stray,
+            failure: self.failure,
+            samples: self.samples,
+            spec,
+        }
+    }
+
     /// Tell the observer that sample `seq` is settled.
-    fn settled(&self, seq: u64) {
+    pub fn settled(&self, seq: u64) {
         if let (Some(o), Some(s)) = (&self.observer, self.samples.get(seq as usize)) {
             o(self.index, s);
         }
@@ -170,31 +197,23 @@ fn exchange_loop(ctx: &Ctx, ex: &mut dyn Exchange, sched: &mut Schedule, rec: &m
         // Cut at a stop (RunningProbes::stop) while still waiting: no answer by the end, a loss.
         let outcome = if cut_here().is_some() { Outcome::Timeout } else { done.outcome };
         sched.sent();
-        rec.samples.push(Sample {
-            seq: rec.samples.len() as u64,
-            t_s: rec.t_s(at),
-            phase,
-            outcome,
-            parts: done.parts,
-            traffic: done.traffic,
-        });
-        rec.settled(rec.samples.len() as u64 - 1);
+        rec.push(at, phase, Exchanged { outcome, ..done });
     }
 }
 
 /// A datagram probe awaiting its reply.
-struct Flight {
-    seq: u64,
-    at: Instant,
-    tx_ns: i64,
-    deadline: Instant,
-    done: bool,
+pub(crate) struct Flight {
+    pub seq: u64,
+    pub at: Instant,
+    pub tx_ns: i64,
+    pub deadline: Instant,
+    pub done: bool,
 }
 
 /// The round trip: the kernel's receive time less the send time where the kernel stamped the
 /// reply (no wake-up delay in it, as ping measures), else the time userspace saw it. A kernel time
 /// that disagrees with the monotonic clock (a wall-clock step) is not used.
-fn round_trip(f: &Flight, at: Instant, kernel_ns: Option<i64>) -> Duration {
+pub(crate) fn round_trip(f: &Flight, at: Instant, kernel_ns: Option<i64>) -> Duration {
     let mono = at.saturating_duration_since(f.at);
     match kernel_ns.map(|k| k - f.tx_ns) {
         Some(d) if d >= 0 && (d as u128) <= mono.as_nanos() + 1_000_000 => Duration::from_nanos(d as u64),
@@ -202,151 +221,55 @@ fn round_trip(f: &Flight, at: Instant, kernel_ns: Option<i64>) -> Duration {
     }
 }
 
-fn datagram_loop(ctx: &Ctx, dg: &mut dyn Datagram, sched: &mut Schedule, rec: &mut Recorder) {
-    let timeout = ctx.spec.timeout;
-    let mut flights: VecDeque<Flight> = VecDeque::new();
-    let mut sending = true;
-    let mut errors_in_a_row = 0u32;
-    // Look for the reply right after a send (no sleep) while that finds it, as on loopback where
-    // the reply is queued before send returns; try again every 64 probes.
-    let mut look = false;
-    let mut look_pays = true;
-    loop {
-        let now = Instant::now();
-        let mut due = None;
-        if sending {
-            due = sched.next_due(now);
-            sending = due.is_some();
-        }
-        if let Some(d) = due.filter(|d| *d <= now) {
-            let _ = d;
-            let phase = (ctx.phase)();
-            let at = Instant::now();
-            let tx_ns = sys::realtime_ns();
-            let seq = rec.samples.len() as u64;
-            let (outcome, traffic, done) = match dg.send(seq, tx_ns) {
-                Ok(t) => (Outcome::Timeout, t, false),
-                Err(e) => (Outcome::Error(format!("send: {e}")), Traffic::default(), true),
-            };
-            sched.sent();
-            rec.samples.push(Sample {
-                seq,
-                t_s: rec.t_s(at),
-                phase,
-                outcome,
-                parts: Vec::new(),
-                traffic,
-            });
-            flights.push_back(Flight {
-                seq,
-                at,
-                tx_ns,
-                deadline: (at + timeout).min(sched.end + END_GRACE),
-                done,
-            });
-            if done {
-                rec.settled(seq);
-            }
-            look = look_pays || seq.is_multiple_of(64);
-            continue;
-        }
-        // Settled flights leave from the front; an unanswered one leaves at its deadline as a loss,
-        // once the socket has been read: a reply that came in time but is not read yet still counts.
-        let mut read = false;
-        while let Some(f) = flights.front() {
-            if !f.done && f.deadline > now {
-                break;
-            }
-            if !f.done && !read {
-                read = true;
-                drain(dg, rec, &mut flights, &mut errors_in_a_row, usize::MAX);
-                continue;
-            }
-            if !f.done {
-                rec.settled(f.seq);
-            }
-            flights.pop_front();
-        }
-        if !sending && flights.is_empty() {
-            break;
-        }
-        let wake = match (due, flights.front()) {
-            (Some(d), Some(f)) => d.min(f.deadline),
-            (Some(d), None) => d,
-            (None, Some(f)) => f.deadline,
-            (None, None) => now,
-        };
-        let fds = [dg.fd(), ctx.stop.fd()];
-        let fds = if sending { &fds[..] } else { &fds[..1] };
-        let looked = std::mem::take(&mut look);
-        let mask = if looked {
-            1
-        } else {
-            match sys::poll_in(fds, Some(wake.saturating_duration_since(now))) {
-                Ok(m) => m,
-                Err(e) => {
-                    rec.failure = Some(format!("waiting for replies: {e}"));
-                    break;
-                }
-            }
-        };
-        if mask & 2 != 0 && sending {
-            sending = false;
-            if ctx.stop.is_aborted() {
-                break;
-            }
-            // Stopped: the probes in flight get at most END_GRACE more.
-            let bound = Instant::now() + END_GRACE;
-            for f in flights.iter_mut() {
-                f.deadline = f.deadline.min(bound);
-            }
-        }
-        if mask & 1 != 0 {
-            // One datagram per wake: the wait is level-triggered and returns at once if more wait.
-            let n = drain(dg, rec, &mut flights, &mut errors_in_a_row, 1);
-            if looked {
-                look_pays = n > 0;
-            }
-        }
-        if rec.failure.is_some() {
-            break;
-        }
-    }
-    // Anything still in flight after a failure ends with it; after an abort it is no sample (it
-    // had neither its answer nor its timeout).
-    for f in flights.iter().filter(|f| !f.done) {
-        if let Some(why) = &rec.failure {
-            rec.samples[f.seq as usize].outcome = Outcome::Error(why.clone());
-        }
-    }
-    if ctx.stop.is_aborted() {
-        let unsettled: std::collections::HashSet<u64> = flights
-            .iter()
-            .filter(|f| !f.done && f.deadline > Instant::now())
-            .map(|f| f.seq)
-            .collect();
-        rec.samples.retain(|s| !unsettled.contains(&s.seq));
-    }
+/// How much of what waits on a datagram socket [`drain`] reads.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Drain {
+    /// One datagram, if one is there (a look right after a send).
+    One,
+    /// Up to the reply to the newest probe in flight, or until none is left: in the usual case
+    /// (one reply per probe, each before the next send) that is one read, without the read that
+    /// finds the socket empty. Anything left behind (reordered replies, duplicates) is read at the
+    /// next datagram's arrival or before any probe is declared lost.
+    ToNewest,
+    /// Until the socket is empty.
+    All,
 }
 
-/// Read up to `max` datagrams waiting on the socket; returns how many were read. A socket that
-/// fails a thousand times in a row ends the probe.
-fn drain(dg: &mut dyn Datagram, rec: &mut Recorder, flights: &mut VecDeque<Flight>, errors_in_a_row: &mut u32, max: usize) -> usize {
+/// Read datagrams waiting on the socket, as `how` says; returns how many were read. An error (a
+/// socket's pending error comes once) does not end the reading, since the poller is
+/// edge-triggered and says nothing more until new data comes; a socket that fails a thousand
+/// times in a row ends the probe.
+pub(crate) fn drain(
+    dg: &mut dyn Datagram,
+    rec: &mut Recorder,
+    flights: &mut VecDeque<Flight>,
+    errors_in_a_row: &mut u32,
+    how: Drain,
+) -> usize {
     let mut n = 0;
-    while n < max {
+    loop {
         match dg.recv() {
             Ok(None) => break,
             Ok(Some(r)) => {
                 *errors_in_a_row = 0;
                 n += 1;
+                let newest = flights.back().map(|f| f.seq);
+                let answered = match &r {
+                    Received::Reply { seq, .. } => Some(*seq),
+                    _ => None,
+                };
                 settle(rec, flights, r);
+                let last = answered.is_some() && answered == newest && flights.back().is_some_and(|f| f.done);
+                if how == Drain::One || (how == Drain::ToNewest && last) {
+                    break;
+                }
             }
             Err(e) => {
                 *errors_in_a_row += 1;
                 if *errors_in_a_row > 1000 {
                     rec.failure = Some(format!("receiving replies: {e}"));
+                    break;
                 }
-                break;
             }
         }
     }
@@ -354,7 +277,7 @@ fn drain(dg: &mut dyn Datagram, rec: &mut Recorder, flights: &mut VecDeque<Fligh
 }
 
 /// Match one received datagram to its probe.
-fn settle(rec: &mut Recorder, flights: &mut VecDeque<Flight>, r: Received) {
+pub(crate) fn settle(rec: &mut Recorder, flights: &mut VecDeque<Flight>, r: Received) {
     match r {
         Received::Stray => rec.stray += 1,
         Received::Error(what) => {
@@ -519,14 +442,7 @@ mod tests {
             stop: Arc::new(Stop::new().unwrap()),
             observer: None,
         };
-        let r = run(
-            ctx,
-            Opened {
-                driver: Driver::Exchange(Box::new(Tick(clock.clone()))),
-                detail: "fake".into(),
-                parts: &[],
-            },
-        );
+        let r = run(ctx, Box::new(Tick(clock.clone())), "fake".into(), &[]);
         assert_eq!(r.samples.len(), 10);
         assert_eq!(clock.load(Ordering::SeqCst), 100);
         assert_eq!(calls.load(Ordering::SeqCst), 10, "one phase call per probe");

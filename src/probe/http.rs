@@ -6,14 +6,14 @@
 //! of `perflab http`, and so is the response's parser: a status >= 400 is an answer that failed; a
 //! body is read to its Content-Length, its last chunk, or the connection's end when unframed.
 
-use super::{sys, tcp, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Traffic};
+use super::{sys, tcp, Driver, Exchanged, Flow, Opened, Outcome, ProbeSpec, Ready, Traffic};
 use crate::workload::http::response::{Fed, HeadCache, Parser};
 use crate::workload::http::{prepare, tls, HttpConfig};
 use anyhow::Context;
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The parts of an http probe's time, in order.
 pub const PARTS: &[&str] = &["dns", "connect", "tls", "wait", "transfer"];
@@ -37,13 +37,14 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
             p.path,
             if p.tls.is_some() { "TLS" } else { "TCP" }
         ),
-        driver: Driver::Exchange(Box::new(Get {
+        driver: Driver::Flow(Box::new(Get {
             literal: host.parse::<IpAddr>().ok().map(|ip| SocketAddr::new(ip, port)),
             host,
             port,
             request: p.request,
             tls: p.tls,
             buf: vec![0; 64 << 10],
+            current: None,
         })),
         parts: PARTS,
     })
@@ -57,6 +58,8 @@ struct Get {
     request: Vec<u8>,
     tls: Option<tls::Client>,
     buf: Vec<u8>,
+    /// The GET in progress.
+    current: Option<Conn>,
 }
 
 /// Why a probe gave no answer.
@@ -72,153 +75,299 @@ fn io_fail(step: &str, e: &io::Error) -> Fail {
     }
 }
 
-impl Exchange for Get {
-    fn exchange(&mut self, timeout: Duration) -> Exchanged {
+/// Where a GET is.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    Connecting,
+    Handshake,
+    Sending,
+    Reading,
+}
+
+/// One GET on its connection: `marks` are t0, name resolved, connected, TLS done, first byte,
+/// last byte.
+struct Conn {
+    sock: TcpStream,
+    tls: Option<rustls::ClientConnection>,
+    stage: Stage,
+    marks: [Instant; 6],
+    /// Bytes of the request written (plain http).
+    sent: usize,
+    response: Response,
+}
+
+impl Flow for Get {
+    fn begin(&mut self) -> Result<RawFd, Exchanged> {
         let t0 = Instant::now();
-        let mut marks = [t0; 6];
-        let mut traffic = Traffic::default();
-        let outcome = match self.get(t0 + timeout, &mut marks, &mut traffic) {
-            Ok(status) => {
-                let rtt = marks[5] - t0;
-                if status >= 400 {
-                    Outcome::Failed {
-                        rtt,
-                        status: status as i32,
-                    }
-                } else {
-                    Outcome::Reply { rtt }
-                }
+        let addr = match self.literal {
+            Some(a) => Ok(a),
+            None => (self.host.as_str(), self.port)
+                .to_socket_addrs()
+                .map_err(|e| format!("dns: {e}"))
+                .and_then(|mut a| a.next().ok_or_else(|| format!("dns: {} has no address", self.host))),
+        };
+        let resolved = Instant::now();
+        let sock = addr.and_then(|a| {
+            sys::connect_start(&a).map_err(|e| match tcp::connect_error(&e) {
+                Outcome::Error(s) => s,
+                _ => "connect failed".into(),
+            })
+        });
+        match sock {
+            Ok(sock) => {
+                let fd = sock.as_raw_fd();
+                let mut marks = [t0; 6];
+                marks[1] = resolved;
+                self.current = Some(Conn {
+                    sock,
+                    tls: None,
+                    stage: Stage::Connecting,
+                    marks,
+                    sent: 0,
+                    response: Response::default(),
+                });
+                Ok(fd)
             }
+            Err(e) => Err(Exchanged {
+                outcome: Outcome::Error(e),
+                parts: Vec::new(),
+                traffic: Traffic::default(),
+            }),
+        }
+    }
+
+    fn ready(&mut self, r: Ready) -> Option<Exchanged> {
+        let c = self.current.as_mut()?;
+        let status = match c.advance(r, &self.request, self.tls.as_ref(), &mut self.buf) {
+            Ok(None) => return None,
+            Ok(Some(status)) => Ok(status),
+            Err(f) => Err(f),
+        };
+        let c = self.current.take()?;
+        let t0 = c.marks[0];
+        let outcome = match status {
+            Ok(status) if status >= 400 => Outcome::Failed {
+                rtt: c.marks[5] - t0,
+                status: status as i32,
+            },
+            Ok(_) => Outcome::Reply { rtt: c.marks[5] - t0 },
             Err(Fail::Timeout) => Outcome::Timeout,
             Err(Fail::Error(e)) => Outcome::Error(e),
         };
         let parts = match outcome {
-            Outcome::Reply { .. } | Outcome::Failed { .. } => marks.windows(2).map(|w| w[1] - w[0]).collect(),
+            Outcome::Reply { .. } | Outcome::Failed { .. } => c.marks.windows(2).map(|w| w[1] - w[0]).collect(),
             _ => Vec::new(),
         };
-        Exchanged { outcome, parts, traffic }
+        Some(Exchanged {
+            outcome,
+            parts,
+            traffic: c.traffic(),
+        })
+    }
+
+    fn give_up(&mut self) -> Exchanged {
+        let traffic = self.current.take().map(|c| c.traffic()).unwrap_or_default();
+        Exchanged {
+            outcome: Outcome::Timeout,
+            parts: Vec::new(),
+            traffic,
+        }
     }
 }
 
-impl Get {
-    /// One GET; `marks` are t0, name resolved, connected, TLS done, first byte, last byte.
-    fn get(&mut self, deadline: Instant, marks: &mut [Instant; 6], traffic: &mut Traffic) -> Result<u16, Fail> {
-        let addr = match self.literal {
-            Some(a) => a,
-            None => (self.host.as_str(), self.port)
-                .to_socket_addrs()
-                .map_err(|e| Fail::Error(format!("dns: {e}")))?
-                .next()
-                .ok_or_else(|| Fail::Error(format!("dns: {} has no address", self.host)))?,
-        };
-        marks[1] = Instant::now();
-        let left = deadline
-            .checked_duration_since(marks[1])
-            .filter(|d| !d.is_zero())
-            .ok_or(Fail::Timeout)?;
-        let mut sock = sys::connect_stream(&addr, left).map_err(|e| match tcp::connect_error(&e) {
-            Outcome::Timeout => Fail::Timeout,
-            o => Fail::Error(match o {
-                Outcome::Error(s) => s,
-                _ => "connect failed".into(),
-            }),
-        })?;
-        marks[2] = Instant::now();
-        // Reads and writes block, each bounded by the time left (SO_RCVTIMEO, SO_SNDTIMEO).
-        sock.set_nonblocking(false).map_err(|e| Fail::Error(format!("socket: {e}")))?;
-        let fd = sock.as_raw_fd();
-        let r = match &self.tls {
-            None => {
-                // One write of the whole request: no small write waits behind another (Nagle),
-                // so no TCP_NODELAY to set.
-                marks[3] = marks[2];
-                set_timeout(fd, libc::SO_SNDTIMEO, deadline)?;
-                sock.write_all(&self.request).map_err(|e| io_fail("send", &e))?;
-                read_response(&mut sock, false, fd, deadline, &mut self.buf, marks)
-            }
-            Some(client) => {
-                let _ = sock.set_nodelay(true);
-                let mut conn = rustls::ClientConnection::new(client.config.clone(), client.name.clone())
-                    .map_err(|e| Fail::Error(format!("tls: {e}")))?;
-                while conn.is_handshaking() {
-                    set_timeouts(fd, deadline)?;
-                    conn.complete_io(&mut sock).map_err(|e| io_fail("tls", &e))?;
-                }
-                marks[3] = Instant::now();
-                let mut stream = rustls::Stream::new(&mut conn, &mut sock);
-                set_timeouts(fd, deadline)?;
-                stream.write_all(&self.request).map_err(|e| io_fail("send", &e))?;
-                stream.flush().map_err(|e| io_fail("send", &e))?;
-                read_response(&mut stream, true, fd, deadline, &mut self.buf, marks)
-            }
-        };
-        *traffic = tcp::traffic_of(&sock);
-        r
-    }
-}
-
-/// Give the socket's reads and writes the time left until `deadline`; none left is a timeout.
-fn set_timeouts(fd: RawFd, deadline: Instant) -> Result<(), Fail> {
-    set_timeout(fd, libc::SO_RCVTIMEO, deadline)?;
-    set_timeout(fd, libc::SO_SNDTIMEO, deadline)
-}
-
-/// Give the socket's reads (`SO_RCVTIMEO`) or writes (`SO_SNDTIMEO`) the time left until
-/// `deadline`; none left is a timeout.
-fn set_timeout(fd: RawFd, opt: libc::c_int, deadline: Instant) -> Result<(), Fail> {
-    let left = deadline
-        .checked_duration_since(Instant::now())
-        .filter(|d| !d.is_zero())
-        .ok_or(Fail::Timeout)?;
-    let tv = libc::timeval {
-        tv_sec: left.as_secs() as libc::time_t,
-        tv_usec: left.subsec_micros().max(1) as libc::suseconds_t,
-    };
-    sys::setsockopt(fd, libc::SOL_SOCKET, opt, &tv).map_err(|e| Fail::Error(format!("socket: {e}")))
-}
-
-/// Read one response (over TLS or not) to its end, framed by the load generator's own parser
-/// (Content-Length, chunked, or the connection's end); marks[4] at the first byte, marks[5] at the
-/// last.
-fn read_response(r: &mut dyn Read, tls: bool, fd: RawFd, deadline: Instant, buf: &mut [u8], marks: &mut [Instant; 6]) -> Result<u16, Fail> {
-    let mut parser = Parser::default();
-    let mut head: Vec<u8> = Vec::new();
-    let mut cache = HeadCache::default();
-    let mut first = true;
-    loop {
-        // A TLS read may write (a key update): give writes the time left too.
-        if tls {
-            set_timeouts(fd, deadline)?;
+impl Conn {
+    /// The connection's traffic: none before it was made.
+    fn traffic(&self) -> Traffic {
+        if self.stage == Stage::Connecting {
+            Traffic::default()
         } else {
-            set_timeout(fd, libc::SO_RCVTIMEO, deadline)?;
+            tcp::traffic_of(&self.sock)
         }
-        let n = match r.read(buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => 0,
-            Err(e) => return Err(io_fail("receive", &e)),
-        };
-        let now = Instant::now();
-        if n == 0 {
-            return match parser.at_eof() {
-                Ok(()) => {
-                    marks[5] = now;
-                    Ok(parser.status)
-                }
-                Err(_) => Err(Fail::Error("the server closed the connection before the response ended".into())),
-            };
-        }
-        if first {
-            marks[4] = now;
-            first = false;
-        }
-        match parser.feed_read(&buf[..n], &mut head, &mut cache) {
-            Ok(Fed::Done { .. }) => {
-                marks[5] = now;
-                return Ok(parser.status);
+    }
+
+    /// Go as far as the socket lets: the status once the response has ended, None when the
+    /// socket would block.
+    fn advance(&mut self, r: Ready, request: &[u8], client: Option<&tls::Client>, buf: &mut [u8]) -> Result<Option<u16>, Fail> {
+        if self.stage == Stage::Connecting {
+            if r.error {
+                return Err(match tcp::connect_error(&sys::connect_failure(&self.sock)) {
+                    Outcome::Error(s) => Fail::Error(s),
+                    _ => Fail::Error("connect failed".into()),
+                });
             }
-            Ok(Fed::More) => {}
-            Err(e) => return Err(Fail::Error(format!("bad response: {e}"))),
+            if !r.writable {
+                return Ok(None);
+            }
+            self.marks[2] = Instant::now();
+            match client {
+                None => {
+                    // One write of the whole request: no small write waits behind another
+                    // (Nagle), so no TCP_NODELAY to set.
+                    self.marks[3] = self.marks[2];
+                    self.stage = Stage::Sending;
+                }
+                Some(client) => {
+                    let _ = self.sock.set_nodelay(true);
+                    let conn = rustls::ClientConnection::new(client.config.clone(), client.name.clone())
+                        .map_err(|e| Fail::Error(format!("tls: {e}")))?;
+                    self.tls = Some(conn);
+                    self.stage = Stage::Handshake;
+                }
+            }
+        }
+        match self.tls.as_mut() {
+            None => self.advance_plain(request, buf),
+            Some(conn) => advance_tls(
+                conn,
+                &mut self.sock,
+                &mut self.stage,
+                &mut self.marks,
+                request,
+                &mut self.response,
+                buf,
+            ),
+        }
+    }
+
+    fn advance_plain(&mut self, request: &[u8], buf: &mut [u8]) -> Result<Option<u16>, Fail> {
+        while self.stage == Stage::Sending {
+            match self.sock.write(&request[self.sent..]) {
+                Ok(n) => {
+                    self.sent += n;
+                    if self.sent == request.len() {
+                        // The response cannot be there yet: its arrival is the next readiness
+                        // (edge-triggered, it comes even if it arrived before this returns).
+                        self.stage = Stage::Reading;
+                        return Ok(None);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_fail("send", &e)),
+            }
+        }
+        self.response.read(&mut self.sock, buf, &mut self.marks)
+    }
+}
+
+/// The TLS side of [`Conn::advance`]: the handshake, the request, the response, each as far as
+/// the socket lets.
+fn advance_tls(
+    conn: &mut rustls::ClientConnection,
+    sock: &mut TcpStream,
+    stage: &mut Stage,
+    marks: &mut [Instant; 6],
+    request: &[u8],
+    response: &mut Response,
+    buf: &mut [u8],
+) -> Result<Option<u16>, Fail> {
+    if *stage == Stage::Handshake {
+        while conn.is_handshaking() {
+            match conn.complete_io(sock) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_fail("tls", &e)),
+            }
+        }
+        marks[3] = Instant::now();
+        conn.writer().write_all(request).map_err(|e| io_fail("send", &e))?;
+        *stage = Stage::Sending;
+    }
+    if *stage == Stage::Sending {
+        while conn.wants_write() {
+            match conn.write_tls(sock) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(io_fail("send", &e)),
+            }
+        }
+        *stage = Stage::Reading;
+    }
+    response.read(&mut TlsReader { conn, sock }, buf, marks)
+}
+
+/// The plaintext of a TLS connection on a non-blocking socket: what rustls has decrypted, then
+/// more records read from the socket (WouldBlock when it has none; its end as 0).
+struct TlsReader<'a> {
+    conn: &'a mut rustls::ClientConnection,
+    sock: &'a mut TcpStream,
+}
+
+impl Read for TlsReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.conn.reader().read(buf) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                other => return other,
+            }
+            // A read may have to write (a key update).
+            while self.conn.wants_write() {
+                self.conn.write_tls(self.sock)?;
+            }
+            if self.conn.read_tls(self.sock)? > 0 {
+                self.conn
+                    .process_new_packets()
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            } else {
+                // The socket's end: the reader now says whether the peer closed cleanly.
+                self.conn
+                    .process_new_packets()
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                return match self.conn.reader().read(buf) {
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(0),
+                    other => other,
+                };
+            }
+        }
+    }
+}
+
+/// A response read as it comes, framed by the load generator's own parser (Content-Length,
+/// chunked, or the connection's end).
+#[derive(Default)]
+struct Response {
+    parser: Parser,
+    head: Vec<u8>,
+    cache: HeadCache,
+    started: bool,
+}
+
+impl Response {
+    /// Read what `r` has: the status once the response has ended (marks[4] at its first byte,
+    /// marks[5] at its last), None when `r` would block.
+    fn read(&mut self, r: &mut dyn Read, buf: &mut [u8], marks: &mut [Instant; 6]) -> Result<Option<u16>, Fail> {
+        loop {
+            let n = match r.read(buf) {
+                Ok(n) => n,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => 0,
+                Err(e) => return Err(io_fail("receive", &e)),
+            };
+            let now = Instant::now();
+            if n == 0 {
+                return match self.parser.at_eof() {
+                    Ok(()) => {
+                        marks[5] = now;
+                        Ok(Some(self.parser.status))
+                    }
+                    Err(_) => Err(Fail::Error("the server closed the connection before the response ended".into())),
+                };
+            }
+            if !self.started {
+                marks[4] = now;
+                self.started = true;
+            }
+            match self.parser.feed_read(&buf[..n], &mut self.head, &mut self.cache) {
+                Ok(Fed::Done { .. }) => {
+                    marks[5] = now;
+                    return Ok(Some(self.parser.status));
+                }
+                Ok(Fed::More) => {}
+                Err(e) => return Err(Fail::Error(format!("bad response: {e}"))),
+            }
         }
     }
 }
@@ -240,14 +389,14 @@ mod tests {
     }
 
     fn read_all(bytes: &[u8], step: usize) -> Result<u16, String> {
-        let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("a socket for the timeouts");
         let mut buf = vec![0; 64 << 10];
         let mut marks = [Instant::now(); 6];
-        let deadline = Instant::now() + Duration::from_secs(5);
-        read_response(&mut Reads(bytes, step), false, sock.as_raw_fd(), deadline, &mut buf, &mut marks).map_err(|e| match e {
-            Fail::Timeout => "timeout".into(),
-            Fail::Error(e) => e,
-        })
+        match Response::default().read(&mut Reads(bytes, step), &mut buf, &mut marks) {
+            Ok(Some(status)) => Ok(status),
+            Ok(None) => Err("would block".into()),
+            Err(Fail::Timeout) => Err("timeout".into()),
+            Err(Fail::Error(e)) => Err(e),
+        }
     }
 
     #[test]

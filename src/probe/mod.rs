@@ -33,6 +33,7 @@ mod guard;
 mod http;
 mod icmp;
 mod result;
+mod sched;
 pub mod spec;
 mod summary;
 mod sys;
@@ -142,7 +143,7 @@ pub(crate) struct Exchanged {
     pub traffic: Traffic,
 }
 
-/// A kind that sends one probe and waits for its answer (tcp, http, command).
+/// A kind that sends one probe and waits for its answer, blocking its thread (command).
 pub(crate) trait Exchange: Send {
     /// Take one measurement, waiting at most `timeout` for it.
     fn exchange(&mut self, timeout: Duration) -> Exchanged;
@@ -175,10 +176,36 @@ pub(crate) trait Datagram: Send {
     fn recv(&mut self) -> io::Result<Option<Received>>;
 }
 
+/// What the poller saw on a [`Flow`]'s socket.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Ready {
+    pub readable: bool,
+    pub writable: bool,
+    /// An error or a hang-up (a refused connect shows as both).
+    pub error: bool,
+}
+
+/// A kind whose probe is one non-blocking exchange on a socket of its own (tcp, http), driven by
+/// the probe scheduler's poller: begun, advanced at each readiness of its socket, given up at its
+/// deadline. One probe at a time.
+pub(crate) trait Flow: Send {
+    /// Begin one probe: the socket to watch (readable and writable, edge-triggered), or the outcome
+    /// at once (a refusal, a name that does not resolve).
+    fn begin(&mut self) -> Result<RawFd, Exchanged>;
+    /// The socket is ready: the outcome when the exchange is over (its socket closed), else None.
+    fn ready(&mut self, r: Ready) -> Option<Exchanged>;
+    /// The deadline passed without an answer: close the socket; a loss.
+    fn give_up(&mut self) -> Exchanged;
+}
+
 /// How a kind is driven.
 pub(crate) enum Driver {
+    /// On a thread of its own (command: its fork, exec and wait stay off the scheduler's thread).
     Exchange(Box<dyn Exchange>),
+    /// On the probe scheduler's thread.
     Datagram(Box<dyn Datagram>),
+    /// On the probe scheduler's thread.
+    Flow(Box<dyn Flow>),
 }
 
 /// A kind opened for a spec: its driver, a few words on how it measures, its part names.
@@ -222,14 +249,34 @@ impl ProbeSet {
         self.opened.get(index).map_or("", |o| o.detail.as_str())
     }
 
-    /// Run each probe on its own thread until its count or duration is reached or
-    /// [`RunningProbes::stop`], telling `observer` (if any) of each sample as its outcome is known.
+    /// Run the probes until each reaches its count or duration or [`RunningProbes::stop`],
+    /// telling `observer` (if any) of each sample as its outcome is known. Every icmp, udp, tcp and
+    /// http probe runs on one thread, `probes`, driven by one poller; each command probe runs on
+    /// a thread of its own (its fork, exec and wait never hold up the others).
     pub fn run(self, phase: PhaseFn, observer: Option<Observer>) -> anyhow::Result<RunningProbes> {
         let stop = Arc::new(sys::Stop::new()?);
         let cut = Cut::new();
         let done = Arc::new((Mutex::new(Done::default()), Condvar::new()));
-        let mut threads = Vec::new();
-        for (index, (spec, o)) in self.specs.iter().cloned().zip(self.opened).enumerate() {
+        let mut running = RunningProbes {
+            threads: Vec::new(),
+            specs: self.specs.clone(),
+            stop: stop.clone(),
+            cut: cut.clone(),
+            done: done.clone(),
+        };
+        let mut shared = Vec::new();
+        for (index, (spec, o)) in self.specs.into_iter().zip(self.opened).enumerate() {
+            let driver = match o.driver {
+                Driver::Exchange(e) => e,
+                d => {
+                    shared.push(sched::Member {
+                        index,
+                        spec,
+                        opened: Opened { driver: d, ..o },
+                    });
+                    continue;
+                }
+            };
             let ctx = engine::Ctx {
                 index,
                 spec,
@@ -237,33 +284,36 @@ impl ProbeSet {
                 stop: stop.clone(),
                 observer: observer.clone(),
             };
-            let (done, cut) = (done.clone(), cut.clone());
-            let t = std::thread::Builder::new().name(format!("probe-{index}")).spawn(move || {
-                // The probe's sockets and commands, severed by an abort.
-                let _in = cut.enter();
-                let r = engine::run(ctx, o);
-                let (n, cv) = &*done;
-                n.lock().unwrap_or_else(|p| p.into_inner()).finished += 1;
-                cv.notify_all();
-                r
-            });
-            match t {
-                Ok(t) => threads.push(t),
-                Err(e) => {
-                    stop.set();
-                    threads.into_iter().for_each(|t| drop(t.join()));
-                    return Err(e.into());
-                }
-            }
+            let (detail, parts) = (o.detail, o.parts);
+            let d = done.clone();
+            let c = cut.clone();
+            running.spawn(format!("probe-{index}"), vec![index], move || {
+                // The command's process group, killed by an abort.
+                let _in = c.enter();
+                let r = engine::run(ctx, driver, detail, parts);
+                finished(&d, 1);
+                vec![r]
+            })?;
         }
-        Ok(RunningProbes {
-            threads,
-            specs: self.specs,
-            stop,
-            cut,
-            done,
-        })
+        if !shared.is_empty() {
+            let indices = shared.iter().map(|m| m.index).collect();
+            let n = shared.len();
+            let (d, s) = (done.clone(), stop.clone());
+            running.spawn("probes".into(), indices, move || {
+                let r = sched::run(shared, &phase, &s, observer.as_ref());
+                finished(&d, n);
+                r
+            })?;
+        }
+        Ok(running)
     }
+}
+
+/// `n` more probes have finished.
+fn finished(done: &(Mutex<Done>, Condvar), n: usize) {
+    let (m, cv) = done;
+    m.lock().unwrap_or_else(|p| p.into_inner()).finished += n;
+    cv.notify_all();
 }
 
 /// How many probes have finished, and whether a [`Bell`] rang.
@@ -288,7 +338,8 @@ impl Bell {
 
 /// Probes running on their threads.
 pub struct RunningProbes {
-    threads: Vec<JoinHandle<ProbeResult>>,
+    /// Each thread with the indices of the probes it runs, which it returns in that order.
+    threads: Vec<(JoinHandle<Vec<ProbeResult>>, Vec<usize>)>,
     specs: Vec<ProbeSpec>,
     stop: Arc<sys::Stop>,
     cut: Cut,
@@ -302,9 +353,9 @@ impl RunningProbes {
         let (n, cv) = &*self.done;
         let guard = n.lock().unwrap_or_else(|p| p.into_inner());
         let (guard, _) = cv
-            .wait_timeout_while(guard, d, |n| n.finished < self.threads.len() && !n.rung)
+            .wait_timeout_while(guard, d, |n| n.finished < self.specs.len() && !n.rung)
             .unwrap_or_else(|p| p.into_inner());
-        guard.finished >= self.threads.len()
+        guard.finished >= self.specs.len()
     }
 
     /// What ends a [`RunningProbes::wait_finished`] early.
@@ -330,14 +381,37 @@ impl RunningProbes {
         self.join()
     }
 
+    /// Start a thread that runs the probes `indices`; on failure, the threads started so far are
+    /// stopped and joined.
+    fn spawn(&mut self, name: String, indices: Vec<usize>, f: impl FnOnce() -> Vec<ProbeResult> + Send + 'static) -> anyhow::Result<()> {
+        match std::thread::Builder::new().name(name).spawn(f) {
+            Ok(t) => {
+                self.threads.push((t, indices));
+                Ok(())
+            }
+            Err(e) => {
+                self.stop.abort();
+                std::mem::take(&mut self.threads).into_iter().for_each(|(t, _)| drop(t.join()));
+                Err(e.into())
+            }
+        }
+    }
+
     fn join(mut self) -> Vec<ProbeResult> {
-        std::mem::take(&mut self.threads)
-            .into_iter()
-            .zip(std::mem::take(&mut self.specs))
-            .map(|(t, spec)| {
-                t.join()
-                    .unwrap_or_else(|_| ProbeResult::failed(spec, "the probe's thread panicked"))
-            })
+        let specs = std::mem::take(&mut self.specs);
+        let mut out: Vec<Option<ProbeResult>> = vec![None; specs.len()];
+        for (t, indices) in std::mem::take(&mut self.threads) {
+            let results = t.join().unwrap_or_default();
+            for (i, r) in indices
+                .into_iter()
+                .zip(results.into_iter().map(Some).chain(std::iter::repeat(None)))
+            {
+                out[i] = r;
+            }
+        }
+        out.into_iter()
+            .zip(specs)
+            .map(|(r, spec)| r.unwrap_or_else(|| ProbeResult::failed(spec, "the probe's thread panicked")))
             .collect()
     }
 }

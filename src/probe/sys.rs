@@ -1,10 +1,9 @@
 //! The system calls the probes need beyond std: a stop signal that `ppoll` can wait on (an
 //! eventfd), waiting for readable descriptors with microsecond timeouts, receiving a datagram with
 //! the kernel's receive timestamp (`SO_TIMESTAMPNS`, as iputils ping does), raw sockets, a TCP
-//! connect without mode switches, a TCP socket's segment and byte counts (`TCP_INFO`), and waiting
+//! connect without mode switches, a nanosecond timer for the poller, a TCP socket's segment and byte counts (`TCP_INFO`), and waiting
 //! for a child's exit (pidfd).
 
-use crate::util::cut::Watched;
 use std::io;
 use std::mem::{size_of, size_of_val, zeroed};
 use std::net::{SocketAddr, TcpStream};
@@ -275,14 +274,13 @@ pub fn connect(fd: RawFd, addr: &SocketAddr) -> io::Result<()> {
     Ok(())
 }
 
-/// A TCP connection to `addr`, made in at most `timeout`: a non-blocking, close-on-exec socket
-/// (one system call, where std's `connect_timeout` adds two `ioctl`s to switch the mode), the
-/// connect, and a wait for it to finish. The stream stays non-blocking. A refusal is
-/// `ConnectionRefused`; no answer within `timeout` is `TimedOut`.
-pub fn connect_stream(addr: &SocketAddr, timeout: Duration) -> io::Result<Watched<TcpStream>> {
+/// A TCP connection to `addr` begun: a non-blocking, close-on-exec socket (one system call, where
+/// std's `connect_timeout` adds two `ioctl`s to switch the mode) and its `connect`, which the
+/// poller then sees end (writable: connected; an error or a hang-up: [`connect_failure`]). A
+/// refusal at once is `ConnectionRefused`.
+pub fn connect_start(addr: &SocketAddr) -> io::Result<TcpStream> {
     let domain = if addr.is_ipv4() { libc::AF_INET } else { libc::AF_INET6 };
-    // Held by the probe thread's cut: an abort ends a connect or a read that waits on the peer.
-    let fd = Watched::new(socket(domain, libc::SOCK_STREAM, 0)?);
+    let fd = socket(domain, libc::SOCK_STREAM, 0)?;
     let (ss, len) = sockaddr(addr);
     // SAFETY: ss holds a valid sockaddr of length len; fd is our live socket.
     let r = unsafe { libc::connect(fd.as_raw_fd(), (&ss as *const libc::sockaddr_storage).cast(), len) };
@@ -291,38 +289,53 @@ pub fn connect_stream(addr: &SocketAddr, timeout: Duration) -> io::Result<Watche
         if e.raw_os_error() != Some(libc::EINPROGRESS) {
             return Err(e);
         }
-        let deadline = std::time::Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            if left.is_zero() {
-                return Err(io::ErrorKind::TimedOut.into());
-            }
-            let revents = poll_one(fd.as_raw_fd(), libc::POLLOUT, left)?;
-            if revents & (libc::POLLERR | libc::POLLHUP) != 0 {
-                return Err(socket_error(fd.as_raw_fd()).unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into()));
-            }
-            if revents & libc::POLLOUT != 0 {
-                break;
-            }
-        }
     }
-    Ok(fd.map(TcpStream::from))
+    Ok(TcpStream::from(fd))
 }
 
-/// Wait up to `timeout` for `events` on one descriptor; the events that came (0 on timeout or a signal).
-fn poll_one(fd: RawFd, events: libc::c_short, timeout: Duration) -> io::Result<libc::c_short> {
-    let mut p = libc::pollfd { fd, events, revents: 0 };
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs().min(i32::MAX as u64) as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: one live pollfd and a live timespec.
-    let r = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        return if e.kind() == io::ErrorKind::Interrupted { Ok(0) } else { Err(e) };
+/// Why a connect that the poller saw end with an error or a hang-up failed (refused when the
+/// socket does not say).
+pub fn connect_failure(s: &TcpStream) -> io::Error {
+    socket_error(s.as_raw_fd()).unwrap_or_else(|| io::ErrorKind::ConnectionRefused.into())
+}
+
+/// A one-shot timer the poller can wait on (a timerfd on the monotonic clock, nanosecond
+/// precision, where the poller's own timeout counts whole milliseconds).
+pub struct Timer(OwnedFd);
+
+impl Timer {
+    pub fn new() -> io::Result<Timer> {
+        // SAFETY: timerfd_create takes no pointers; the result is checked before use.
+        let fd = unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd is a fresh descriptor that nothing else owns.
+        Ok(Timer(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
-    Ok(p.revents)
+
+    pub fn fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
+
+    /// Ring once, `d` from now (at least a nanosecond: zero would disarm it). Setting it again
+    /// replaces the time, and its count of expiries starts again from zero, so it needs no read.
+    pub fn set(&self, d: Duration) -> io::Result<()> {
+        let d = d.max(Duration::from_nanos(1));
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec {
+                tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            },
+        };
+        // SAFETY: a live itimerspec; the old value is not asked for.
+        let r = unsafe { libc::timerfd_settime(self.0.as_raw_fd(), 0, &spec, std::ptr::null_mut()) };
+        if r < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
 }
 
 /// A socket's pending error (`SO_ERROR`), if any.
@@ -417,16 +430,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn connect_stream_connects_and_a_closed_port_is_refused() {
+    fn connect_start_connects_and_a_closed_port_is_refused() {
         let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = l.local_addr().unwrap();
-        let s = connect_stream(&addr, Duration::from_secs(5)).expect("connects to a listener");
+        let s = connect_start(&addr).expect("connects to a listener");
         let (peer, _) = l.accept().unwrap();
         assert_eq!(peer.peer_addr().unwrap(), s.local_addr().unwrap());
         drop((s, peer, l));
-        // The listener is gone: nothing listens on its port now.
-        let e = connect_stream(&addr, Duration::from_secs(5)).expect_err("refused");
+        // The listener is gone: nothing listens on its port now. On loopback the refusal comes
+        // at once or as the connect's error, which the poll then shows.
+        let e = match connect_start(&addr) {
+            Err(e) => e,
+            Ok(s) => {
+                let mut p = libc::pollfd {
+                    fd: s.as_raw_fd(),
+                    events: libc::POLLOUT,
+                    revents: 0,
+                };
+                // SAFETY: one live pollfd.
+                assert_eq!(unsafe { libc::poll(&mut p, 1, 5000) }, 1);
+                assert_ne!(p.revents & (libc::POLLERR | libc::POLLHUP), 0);
+                connect_failure(&s)
+            }
+        };
         assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+    }
+
+    #[test]
+    fn the_timer_rings_once_after_its_time() {
+        let t = Timer::new().unwrap();
+        let t0 = std::time::Instant::now();
+        t.set(Duration::from_millis(20)).unwrap();
+        assert_eq!(poll_in(&[t.fd()], Some(Duration::from_secs(5))).unwrap(), 1);
+        assert!(t0.elapsed() >= Duration::from_millis(20));
+        // Set again (without a read), it is quiet until its new time.
+        t.set(Duration::from_secs(60)).unwrap();
+        assert_eq!(poll_in(&[t.fd()], Some(Duration::ZERO)).unwrap(), 0);
     }
 
     #[test]

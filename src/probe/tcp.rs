@@ -1,16 +1,18 @@
 //! `tcp`: the time to connect to HOST:PORT (SYN sent to the handshake done), as tcping measures.
-//! The name is resolved once, at the start; each probe opens a new connection and closes it.
+//! The name is resolved once, at the start; each probe opens a new connection (non-blocking, its
+//! end seen by the probe scheduler's poller) and closes it.
 
 use super::spec::resolve_host_port;
-use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Traffic};
+use super::{sys, Driver, Exchanged, Flow, Opened, Outcome, ProbeSpec, Ready, Traffic};
 use std::io;
 use std::net::{SocketAddr, TcpStream};
-use std::time::{Duration, Instant};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Instant;
 
 pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     let addr = resolve_host_port(&spec.target.to_string(), spec.kind)?;
     Ok(Opened {
-        driver: Driver::Exchange(Box::new(Tcp { addr })),
+        driver: Driver::Flow(Box::new(Tcp { addr, current: None })),
         detail: format!("connect to {addr}"),
         parts: &[],
     })
@@ -18,22 +20,50 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
 
 struct Tcp {
     addr: SocketAddr,
+    /// The connect in progress and when it began.
+    current: Option<(TcpStream, Instant)>,
 }
 
-impl Exchange for Tcp {
-    fn exchange(&mut self, timeout: Duration) -> Exchanged {
+impl Flow for Tcp {
+    fn begin(&mut self) -> Result<RawFd, Exchanged> {
         let t0 = Instant::now();
-        let (outcome, traffic) = match sys::connect_stream(&self.addr, timeout) {
+        match sys::connect_start(&self.addr) {
             Ok(s) => {
-                let rtt = t0.elapsed();
-                (Outcome::Reply { rtt }, traffic_of(&s))
+                let fd = s.as_raw_fd();
+                self.current = Some((s, t0));
+                Ok(fd)
             }
-            Err(e) => (connect_error(&e), Traffic::default()),
+            Err(e) => Err(Exchanged {
+                outcome: connect_error(&e),
+                parts: Vec::new(),
+                traffic: Traffic::default(),
+            }),
+        }
+    }
+
+    fn ready(&mut self, r: Ready) -> Option<Exchanged> {
+        let (s, t0) = self.current.as_ref()?;
+        let (outcome, traffic) = if r.error {
+            (connect_error(&sys::connect_failure(s)), Traffic::default())
+        } else if r.writable {
+            (Outcome::Reply { rtt: t0.elapsed() }, traffic_of(s))
+        } else {
+            return None;
         };
-        Exchanged {
+        self.current = None;
+        Some(Exchanged {
             outcome,
             parts: Vec::new(),
             traffic,
+        })
+    }
+
+    fn give_up(&mut self) -> Exchanged {
+        self.current = None;
+        Exchanged {
+            outcome: Outcome::Timeout,
+            parts: Vec::new(),
+            traffic: Traffic::default(),
         }
     }
 }

@@ -413,3 +413,40 @@ fn cli_ctrl_c_ends_with_the_summary_and_exit_130() {
     assert_eq!(status.code(), Some(130), "{rest}");
     assert!(rest.contains("--- tcp ") && rest.contains("loss"), "{rest}");
 }
+
+/// The https probe's handshake, request and response run non-blocking on the probes' shared
+/// thread: against perflab serve with the test certificate, trusted through --cacert, each GET is a
+/// reply whose parts add up and include the handshake; without the certificate trusted, an error.
+#[test]
+fn https_probes_shake_hands_without_blocking_and_an_untrusted_certificate_is_an_error() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/tls");
+    let server = serve::start(serve::ServeConfig {
+        threads: 1,
+        tls: Some((dir.join("localhost.crt"), dir.join("localhost.key"))),
+        ..serve::ServeConfig::default()
+    })
+    .unwrap();
+    let url = format!("https://localhost:{}/", server.addr().port());
+    let mut trusted = spec(Kind::Http, &url, 5, 3, 30_000);
+    trusted.cacert = Some(dir.join("localhost.crt").to_string_lossy().into_owned());
+    let untrusted = spec(Kind::Http, &url, 5, 1, 30_000);
+    let running = ProbeSet::start(vec![trusted, untrusted], Arc::new(|| PhaseTag::new("t"))).unwrap();
+    assert!(running.wait_finished(Duration::from_secs(120)));
+    let r = running.stop();
+    assert_eq!(r[0].samples.len(), 3);
+    for s in &r[0].samples {
+        assert!(matches!(s.outcome, Outcome::Reply { .. }), "{:?}", s.outcome);
+        assert!(s.parts[2] > Duration::ZERO, "a handshake takes time: {:?}", s.parts);
+        assert_eq!(s.parts.iter().sum::<Duration>(), s.outcome.rtt().unwrap());
+        assert!(
+            s.traffic.bytes_in > 300,
+            "the server's handshake and response came: {:?}",
+            s.traffic
+        );
+    }
+    match &r[1].samples[0].outcome {
+        Outcome::Error(e) => assert!(e.starts_with("tls: "), "{e}"),
+        o => panic!("an untrusted certificate: {o:?}"),
+    }
+    server.shutdown().unwrap();
+}

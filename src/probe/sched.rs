@@ -1,0 +1,516 @@
+//! The probe scheduler: every icmp, udp, tcp and http probe of a set on one thread, driven by one
+//! poller (mio's epoll) over all their sockets, the stop flag and one timer (a timerfd, for
+//! nanosecond wake-ups where epoll's own timeout counts milliseconds). Each probe keeps its own
+//! absolute schedule, timeouts and samples (the engine's [`Schedule`] and [`Recorder`]); the thread
+//! sleeps until the earliest thing any probe is due to do, or until a socket is ready.
+//!
+//! A datagram probe (icmp, udp) has one socket for the whole run, registered once; a flow probe
+//! (tcp, http) registers each probe's new socket, whose close takes it out of the poller again.
+//! The poller is edge-triggered: a readiness is read or written until the socket would block (a
+//! datagram socket's up to the reply to the newest probe, see [`Drain::ToNewest`]).
+
+use super::engine::{self, Drain, Flight, Recorder, Schedule, END_GRACE};
+use super::result::ProbeResult;
+use super::sys::{self, Stop, Timer};
+use super::{Datagram, Driver, Exchanged, Flow, Observer, Opened, Outcome, PhaseFn, PhaseTag, ProbeSpec, Ready, Sample, Traffic};
+use mio::unix::SourceFd;
+use mio::{Events, Interest, Poll, Registry, Token};
+use std::collections::VecDeque;
+use std::time::Instant;
+
+const STOP: Token = Token(usize::MAX);
+const TIMER: Token = Token(usize::MAX - 1);
+
+/// A probe of the set, opened, for the scheduler's thread.
+pub(crate) struct Member {
+    pub index: usize,
+    pub spec: ProbeSpec,
+    pub opened: Opened,
+}
+
+/// Run the members to their ends (count, duration, stop) on the calling thread; their results in
+/// the order given.
+pub(crate) fn run(members: Vec<Member>, phase: &PhaseFn, stop: &Stop, observer: Option<&Observer>) -> Vec<ProbeResult> {
+    let started_unix_s = crate::util::time::unix_now();
+    let mut probes: Vec<Probe> = members.into_iter().map(|m| Probe::new(m, observer)).collect();
+    if let Err(e) = drive(&mut probes, phase, stop) {
+        for p in probes.iter_mut().filter(|p| !p.finished) {
+            p.fail(&format!("the probes' poller: {e}"));
+        }
+    }
+    probes.into_iter().map(|p| p.result(started_unix_s)).collect()
+}
+
+/// The loop: each probe does what is due, the timer is set to the earliest next thing, the
+/// poller waits; readiness goes to its probe, the stop flag to all.
+fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<()> {
+    let mut poll = Poll::new()?;
+    let registry = poll.registry().try_clone()?;
+    let timer = Timer::new()?;
+    registry.register(&mut SourceFd(&stop.fd()), STOP, Interest::READABLE)?;
+    registry.register(&mut SourceFd(&timer.fd()), TIMER, Interest::READABLE)?;
+    for (i, p) in probes.iter_mut().enumerate() {
+        if let Way::Datagram { dg, .. } = &p.way {
+            registry.register(&mut SourceFd(&dg.fd()), Token(i), Interest::READABLE)?;
+        }
+    }
+    let mut events = Events::with_capacity(64);
+    let mut armed: Option<Instant> = None;
+    let mut stopping = false;
+    loop {
+        let mut wake: Option<Instant> = None;
+        for (i, p) in probes.iter_mut().enumerate().filter(|(_, p)| !p.finished) {
+            match p.tick(Token(i), &registry, phase) {
+                Some(w) => wake = Some(wake.map_or(w, |x| x.min(w))),
+                None => p.finished = true,
+            }
+        }
+        let Some(wake) = wake else { return Ok(()) };
+        let now = Instant::now();
+        let timeout = if wake <= now {
+            Some(std::time::Duration::ZERO)
+        } else {
+            if armed != Some(wake) {
+                timer.set(wake - now)?;
+                armed = Some(wake);
+            }
+            None
+        };
+        if let Err(e) = poll.poll(&mut events, timeout) {
+            if e.kind() != std::io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+        for ev in events.iter() {
+            match ev.token() {
+                TIMER => armed = None,
+                STOP => {
+                    if stop.is_aborted() {
+                        probes.iter_mut().for_each(Probe::abort);
+                        return Ok(());
+                    }
+                    if !std::mem::replace(&mut stopping, true) {
+                        probes.iter_mut().for_each(Probe::stop);
+                    }
+                }
+                Token(i) => {
+                    let r = Ready {
+                        readable: ev.is_readable() || ev.is_read_closed(),
+                        writable: ev.is_writable(),
+                        error: ev.is_error() || (ev.is_write_closed() && !ev.is_writable()),
+                    };
+                    if let Some(p) = probes.get_mut(i).filter(|p| !p.finished) {
+                        p.ready(r);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A flow probe's exchange in progress.
+struct Current {
+    at: Instant,
+    phase: PhaseTag,
+    deadline: Instant,
+}
+
+enum Way {
+    Flow {
+        flow: Box<dyn Flow>,
+        current: Option<Current>,
+    },
+    Datagram {
+        dg: Box<dyn Datagram>,
+        flights: VecDeque<Flight>,
+        errors_in_a_row: u32,
+        /// Whether reading right after a send finds the reply (loopback: it is there before the
+        /// send returns), which saves a wait; tried again every 64 probes when it did not.
+        look_pays: bool,
+    },
+}
+
+/// One probe on the scheduler's thread.
+struct Probe {
+    spec: ProbeSpec,
+    detail: String,
+    parts: &'static [&'static str],
+    rec: Recorder,
+    sched: Schedule,
+    sending: bool,
+    finished: bool,
+    way: Way,
+}
+
+impl Probe {
+    fn new(m: Member, observer: Option<&Observer>) -> Probe {
+        let rec = Recorder::new(m.index, &m.spec, observer.cloned());
+        let sched = Schedule::new(rec.start, &m.spec);
+        let way = match m.opened.driver {
+            Driver::Flow(flow) => Way::Flow { flow, current: None },
+            Driver::Datagram(dg) => Way::Datagram {
+                dg,
+                flights: VecDeque::new(),
+                errors_in_a_row: 0,
+                look_pays: true,
+            },
+            Driver::Exchange(_) => unreachable!("exchange probes run on threads of their own"),
+        };
+        Probe {
+            spec: m.spec,
+            detail: m.opened.detail,
+            parts: m.opened.parts,
+            rec,
+            sched,
+            sending: true,
+            finished: false,
+            way,
+        }
+    }
+
+    fn result(self, started_unix_s: f64) -> ProbeResult {
+        self.rec.result(self.spec, &self.sched, self.detail, self.parts, started_unix_s)
+    }
+
+    /// Send what is due and end what has passed its deadline; the next time this probe has
+    /// something to do, or None once it has ended.
+    fn tick(&mut self, token: Token, registry: &Registry, phase: &PhaseFn) -> Option<Instant> {
+        match &mut self.way {
+            Way::Flow { flow, current } => flow_tick(
+                flow.as_mut(),
+                current,
+                &self.spec,
+                &mut self.sched,
+                &mut self.rec,
+                &mut self.sending,
+                token,
+                registry,
+                phase,
+            ),
+            Way::Datagram {
+                dg,
+                flights,
+                errors_in_a_row,
+                look_pays,
+            } => {
+                let mut d = Dgram {
+                    dg: dg.as_mut(),
+                    flights,
+                    errors_in_a_row,
+                    look_pays,
+                };
+                d.tick(&self.spec, &mut self.sched, &mut self.rec, &mut self.sending, phase)
+            }
+        }
+    }
+
+    /// Its socket is ready.
+    fn ready(&mut self, r: Ready) {
+        match &mut self.way {
+            Way::Flow { flow, current } => {
+                if let Some(c) = current.as_ref() {
+                    if let Some(done) = flow.ready(r) {
+                        let (at, phase) = (c.at, c.phase.clone());
+                        *current = None;
+                        self.sched.sent();
+                        self.rec.push(at, phase, done);
+                    }
+                }
+            }
+            Way::Datagram {
+                dg,
+                flights,
+                errors_in_a_row,
+                ..
+            } => {
+                if r.readable || r.error {
+                    engine::drain(dg.as_mut(), &mut self.rec, flights, errors_in_a_row, Drain::ToNewest);
+                }
+            }
+        }
+    }
+
+    /// Stop sending; what is in flight gets at most [`END_GRACE`] more.
+    fn stop(&mut self) {
+        self.sending = false;
+        let bound = Instant::now() + END_GRACE;
+        match &mut self.way {
+            Way::Flow { current, .. } => {
+                if let Some(c) = current.as_mut() {
+                    c.deadline = c.deadline.min(bound);
+                }
+            }
+            Way::Datagram { flights, .. } => {
+                for f in flights.iter_mut() {
+                    f.deadline = f.deadline.min(bound);
+                }
+            }
+        }
+    }
+
+    /// End at once (Ctrl-C): what is in flight had neither its answer nor its timeout, and is no
+    /// sample.
+    fn abort(&mut self) {
+        self.finished = true;
+        match &mut self.way {
+            Way::Flow { flow, current } => {
+                if current.take().is_some() {
+                    drop(flow.give_up());
+                }
+            }
+            Way::Datagram { flights, .. } => {
+                let now = Instant::now();
+                let unsettled: std::collections::HashSet<u64> =
+                    flights.iter().filter(|f| !f.done && f.deadline > now).map(|f| f.seq).collect();
+                self.rec.samples.retain(|s| !unsettled.contains(&s.seq));
+            }
+        }
+    }
+
+    /// The poller failed: what is in flight ends with that error.
+    fn fail(&mut self, why: &str) {
+        self.rec.failure = Some(why.to_string());
+        match &mut self.way {
+            Way::Flow { flow, current } => {
+                if let Some(c) = current.take() {
+                    let gave_up = flow.give_up();
+                    self.sched.sent();
+                    self.rec.push(
+                        c.at,
+                        c.phase,
+                        Exchanged {
+                            outcome: Outcome::Error(why.to_string()),
+                            ..gave_up
+                        },
+                    );
+                }
+            }
+            Way::Datagram { flights, .. } => fail_flights(flights, &mut self.rec),
+        }
+    }
+}
+
+/// After a failure, the datagrams still in flight end with it.
+fn fail_flights(flights: &VecDeque<Flight>, rec: &mut Recorder) {
+    if let Some(why) = rec.failure.clone() {
+        for f in flights.iter().filter(|f| !f.done) {
+            rec.samples[f.seq as usize].outcome = Outcome::Error(why.clone());
+            rec.settled(f.seq);
+        }
+    }
+}
+
+/// A flow probe's turn: its exchange given up at its deadline; the next one begun when due.
+#[allow(clippy::too_many_arguments)]
+fn flow_tick(
+    flow: &mut dyn Flow,
+    current: &mut Option<Current>,
+    spec: &ProbeSpec,
+    sched: &mut Schedule,
+    rec: &mut Recorder,
+    sending: &mut bool,
+    token: Token,
+    registry: &Registry,
+    phase: &PhaseFn,
+) -> Option<Instant> {
+    loop {
+        let now = Instant::now();
+        if let Some(c) = current.as_ref() {
+            if c.deadline > now {
+                return Some(c.deadline);
+            }
+            let done = flow.give_up();
+            let c = current.take()?;
+            sched.sent();
+            rec.push(c.at, c.phase, done);
+            continue;
+        }
+        if !*sending {
+            return None;
+        }
+        let Some(due) = sched.next_due(now) else {
+            *sending = false;
+            return None;
+        };
+        if due > now {
+            return Some(due);
+        }
+        let at = Instant::now();
+        let tag = phase();
+        // The probe's duration bounds its wait too: at most END_GRACE past its end.
+        let deadline = (at + spec.timeout).min(sched.end + END_GRACE);
+        match flow.begin() {
+            Ok(fd) => {
+                if let Err(e) = registry.register(&mut SourceFd(&fd), token, Interest::READABLE | Interest::WRITABLE) {
+                    let gave_up = flow.give_up();
+                    sched.sent();
+                    let outcome = Outcome::Error(format!("the probes' poller: {e}"));
+                    rec.push(at, tag, Exchanged { outcome, ..gave_up });
+                    continue;
+                }
+                *current = Some(Current { at, phase: tag, deadline });
+            }
+            Err(done) => {
+                sched.sent();
+                rec.push(at, tag, done);
+            }
+        }
+    }
+}
+
+/// A datagram probe's state, borrowed for its turn.
+struct Dgram<'a> {
+    dg: &'a mut dyn Datagram,
+    flights: &'a mut VecDeque<Flight>,
+    errors_in_a_row: &'a mut u32,
+    look_pays: &'a mut bool,
+}
+
+impl Dgram<'_> {
+    /// Send what is due (sends and replies apart: a slow reply never delays the next send); settle
+    /// the flights whose deadline passed, once the socket has been read (a reply that came in time
+    /// but is not read yet still counts).
+    fn tick(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, sending: &mut bool, phase: &PhaseFn) -> Option<Instant> {
+        let mut due = None;
+        loop {
+            let now = Instant::now();
+            if *sending {
+                due = sched.next_due(now);
+                *sending = due.is_some();
+            }
+            match due {
+                Some(d) if d <= now => self.send(spec, sched, rec, phase),
+                _ => break,
+            }
+            if rec.failure.is_some() {
+                break;
+            }
+        }
+        let now = Instant::now();
+        let mut read = false;
+        while let Some(f) = self.flights.front() {
+            if !f.done && f.deadline > now {
+                break;
+            }
+            if !f.done && !read {
+                read = true;
+                engine::drain(self.dg, rec, self.flights, self.errors_in_a_row, Drain::All);
+                continue;
+            }
+            if !f.done {
+                rec.settled(f.seq);
+            }
+            self.flights.pop_front();
+        }
+        if rec.failure.is_some() {
+            fail_flights(self.flights, rec);
+            return None;
+        }
+        let front = self.flights.front().map(|f| f.deadline);
+        match (due.filter(|_| *sending), front) {
+            (Some(d), Some(f)) => Some(d.min(f)),
+            (Some(d), None) | (None, Some(d)) => Some(d),
+            (None, None) => None,
+        }
+    }
+
+    fn send(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, phase: &PhaseFn) {
+        let tag = phase();
+        let at = Instant::now();
+        let tx_ns = sys::realtime_ns();
+        let seq = rec.samples.len() as u64;
+        let (outcome, traffic, done) = match self.dg.send(seq, tx_ns) {
+            Ok(t) => (Outcome::Timeout, t, false),
+            Err(e) => (Outcome::Error(format!("send: {e}")), Traffic::default(), true),
+        };
+        sched.sent();
+        rec.samples.push(Sample {
+            seq,
+            t_s: rec.t_s(at),
+            phase: tag,
+            outcome,
+            parts: Vec::new(),
+            traffic,
+        });
+        self.flights.push_back(Flight {
+            seq,
+            at,
+            tx_ns,
+            deadline: (at + spec.timeout).min(sched.end + END_GRACE),
+            done,
+        });
+        if done {
+            rec.settled(seq);
+        } else if *self.look_pays || seq.is_multiple_of(64) {
+            let n = engine::drain(self.dg, rec, self.flights, self.errors_in_a_row, Drain::One);
+            *self.look_pays = n > 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::probe::{Kind, Outcome, PhaseTag, ProbeSet, ProbeSpec};
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    fn spec(kind: Kind, target: &str, count: u64, timeout: Duration) -> ProbeSpec {
+        let mut s = ProbeSpec::new(kind, target);
+        s.interval = Duration::from_millis(5);
+        s.count = Some(count);
+        s.timeout = timeout;
+        s
+    }
+
+    #[test]
+    fn a_server_that_never_answers_holds_up_no_other_probe_on_the_shared_thread() {
+        // Connects succeed through the listeners' backlogs; the http one is never answered.
+        let open = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let silent = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        // An echo for the udp probe, until its socket's 10 s timeout after the last datagram.
+        let echo = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let echo_addr = echo.local_addr().unwrap();
+        echo.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 2048];
+            while let Ok((n, from)) = echo.recv_from(&mut buf) {
+                let _ = echo.send_to(&buf[..n], from);
+            }
+        });
+        let specs = vec![
+            spec(
+                Kind::Http,
+                &format!("http://{}/", silent.local_addr().unwrap()),
+                1,
+                Duration::from_secs(600),
+            ),
+            spec(Kind::Tcp, &open.local_addr().unwrap().to_string(), 20, Duration::from_secs(30)),
+            spec(Kind::Udp, &echo_addr.to_string(), 20, Duration::from_secs(30)),
+        ];
+        let seen = Arc::new(Mutex::new([0u64; 3]));
+        let s = seen.clone();
+        let observer: crate::probe::Observer = Arc::new(move |i, _| s.lock().unwrap()[i] += 1);
+        let running = ProbeSet::open(specs)
+            .unwrap()
+            .run(Arc::new(|| PhaseTag::new("t")), Some(observer))
+            .unwrap();
+        // The tcp and udp probes reach their counts while the GET waits (its timeout is 10 minutes).
+        for _ in 0..6000 {
+            if seen.lock().unwrap()[1..] == [20, 20] {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(*seen.lock().unwrap(), [0, 20, 20]);
+        let r = running.abort();
+        assert!(r[0].samples.is_empty(), "the GET in flight at the abort is no sample");
+        for p in &r[1..] {
+            assert_eq!(p.samples.len(), 20, "{}", p.spec.label());
+            assert!(
+                p.samples.iter().all(|s| matches!(s.outcome, Outcome::Reply { .. })),
+                "{:?}",
+                p.samples
+            );
+        }
+    }
+}
