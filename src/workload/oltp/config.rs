@@ -9,7 +9,7 @@ crate::workload::registry::spec::settings! {
     #[derive(Clone, Debug, Default)]
     #[serde(deny_unknown_fields)]
     pub struct OltpConfig {
-        /// the database; a password in the URL is kept out of the store, the report and every message; TLS keys as libpq's (`?sslmode=verify-full&sslrootcert=ca.pem`, `channel_binding`) and the mysql client's (`?ssl-mode=REQUIRED&ssl-ca=ca.pem`), see docs/load.md, "TLS"
+        /// the database; a password in the URL is kept out of the store, the report and every message; TLS keys as libpq's (`?sslmode=verify-full&sslrootcert=ca.pem`, `channel_binding`) and the mysql client's (`?ssl-mode=REQUIRED&ssl-ca=ca.pem`), see [load.md](load.md#tls)
         #[key("string (`\"sqlite:PATH\"`, `\"postgres://user:password@host:port/db\"`, `\"mysql://...\"`)", "a SQLite file `oltp.db` in the run directory")]
         #[serde(default)]
         #[arg(long)]
