@@ -385,6 +385,7 @@ fn cell(key: &Key, variant: &str, at: &str, dims: Vec<String>, f: Figure, before
         verdict: None,
         flag: None,
         text_compares: false,
+        n: f.trials.len(),
     };
     if let Some(b) = before {
         c.before = Some(b.value);

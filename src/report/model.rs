@@ -334,4 +334,8 @@ pub struct AnswerCell {
     /// `text` already says each part's Δ % (the cost cell): the summary adds only the verdict.
     #[serde(skip)]
     pub text_compares: bool,
+    /// The repetitions behind `value`: the charts draw its CI only where the tables show one
+    /// (`fmt::ci_shown`: from 3 values, and no wider than the value).
+    #[serde(skip)]
+    pub n: usize,
 }

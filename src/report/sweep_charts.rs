@@ -27,6 +27,13 @@ struct Series {
     pts: Vec<Pt>,
 }
 
+/// A cell's 95 % CI where the tables show one (from 3 repetitions, no wider than the value): a
+/// band or an error bar drawn from 2 values would be the t-distribution's 12.7 standard errors,
+/// dwarfing the line, where the table says "–".
+fn drawn_ci(c: &AnswerCell) -> Option<f64> {
+    super::fmt::ci_shown(c.value, c.ci95, c.n).ok()
+}
+
 struct Panel {
     title: String,
     series: Vec<Series>,
@@ -81,7 +88,7 @@ pub fn render(m: &ReportModel) -> anyhow::Result<Vec<(String, String)>> {
         let panels = panels(&cells, &[(key, Stroke::Solid)], compare);
         let title = format!("{key} vs {x}");
         let caption = format!(
-            "{key} ({unit}) of each {} at every {x}{}: the mean over the repetitions, the band its 95 % CI{}.",
+            "{key} ({unit}) of each {} at every {x}{}: the mean over the repetitions, the band its 95 % CI where 3 or more repetitions give one{}.",
             compare.unwrap_or("point"),
             axis.note(),
             split_note(&panels),
@@ -184,7 +191,7 @@ fn answer_chart(m: &ReportModel) -> anyhow::Result<Option<(String, String)>> {
                 let pts: Vec<Pt> = heads
                     .iter()
                     .filter(|c| c.unit == *u && c.variant == *v && row_label(c) == *l && (!by_x || c.at == *at))
-                    .map(|c| (xv(c), c.value, c.ci95))
+                    .map(|c| (xv(c), c.value, drawn_ci(c)))
                     .collect();
                 let mut name: Vec<String> = Vec::new();
                 if o.compare.is_some() {
@@ -252,7 +259,7 @@ fn answer_chart(m: &ReportModel) -> anyhow::Result<Option<(String, String)>> {
             format!("{x}{}", axis.note()),
             format!("{what} vs {x}"),
             format!(
-                "The answer's headline, {what} ({unit}), of each {} at every {x}: the mean over the repetitions, the band its 95 % CI.",
+                "The answer's headline, {what} ({unit}), of each {} at every {x}: the mean over the repetitions, the band its 95 % CI where 3 or more repetitions give one.",
                 o.compare.as_deref().unwrap_or("line")
             ),
         )
@@ -336,7 +343,7 @@ fn panels(cells: &[&AnswerCell], keys: &[(&str, Stroke)], compare: Option<&str>)
                     let pts: Vec<Pt> = cells
                         .iter()
                         .filter(|c| c.at == *g && c.variant == *v && row_label(c) == *key)
-                        .filter_map(|c| c.x.as_deref().map(|x| (xvalue(x), c.value, c.ci95)))
+                        .filter_map(|c| c.x.as_deref().map(|x| (xvalue(x), c.value, drawn_ci(c))))
                         .collect();
                     if pts.is_empty() {
                         continue;
@@ -509,88 +516,5 @@ fn draw_panel(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn cell(metric: &str, variant: &str, at: &str, x: &str, value: f64) -> AnswerCell {
-        AnswerCell {
-            metric: metric.into(),
-            label: metric.into(),
-            part: None,
-            figure: metric.into(),
-            headline: true,
-            text: None,
-            row: String::new(),
-            point: String::new(),
-            dims: Vec::new(),
-            unit: "req/s".into(),
-            variant: variant.into(),
-            at: at.into(),
-            x: Some(x.into()),
-            value,
-            sd: None,
-            ci95: None,
-            before: None,
-            delta_pct: None,
-            ci95_pct: None,
-            verdict: None,
-            flag: None,
-            text_compares: false,
-        }
-    }
-
-    #[test]
-    fn groups_an_order_of_magnitude_apart_get_a_panel_each() {
-        let cells = [
-            cell("rps", "pool", "size=37", "2", 9000.0),
-            cell("rps", "threads", "size=37", "2", 8000.0),
-            cell("rps", "pool", "size=10485760", "2", 40.0),
-            cell("rps", "threads", "size=10485760", "2", 41.0),
-        ];
-        let refs: Vec<&AnswerCell> = cells.iter().collect();
-        let p = panels(&refs, &[("rps", Stroke::Solid)], Some("model"));
-        assert_eq!(p.len(), 2);
-        assert_eq!(p[0].title, "size=37");
-        assert_eq!(
-            p[1].series.iter().map(|s| s.label.as_str()).collect::<Vec<_>>(),
-            ["pool", "threads"]
-        );
-        // Same scale: one panel, the group in the label.
-        let close = [
-            cell("rps", "pool", "size=37", "2", 9000.0),
-            cell("rps", "pool", "size=1000", "2", 3000.0),
-        ];
-        let refs: Vec<&AnswerCell> = close.iter().collect();
-        let p = panels(&refs, &[("rps", Stroke::Solid)], Some("model"));
-        assert_eq!(p.len(), 1);
-        assert_eq!(p[0].series[1].label, "pool, size=1000");
-    }
-
-    #[test]
-    fn a_text_x_parameter_gets_bars() {
-        let cells = [
-            cell("iops", "before", "", "sequential", 900.0),
-            cell("iops", "after", "", "sequential", 950.0),
-            cell("iops", "before", "", "random", 120.0),
-            cell("iops", "after", "", "random", 180.0),
-        ];
-        let refs: Vec<&AnswerCell> = cells.iter().collect();
-        let xs: Vec<XValue> = cells.iter().map(|c| xvalue(c.x.as_deref().unwrap())).collect();
-        let axis = XAxis::new(&xs, None);
-        assert_eq!(axis.kind, XKind::Categorical);
-        let p = panels(&refs, &[("iops", Stroke::Solid)], Some("variant"));
-        let svg = draw("iops vs pattern", "iops", "pattern", &axis, &p, Some("variant")).unwrap();
-        let texts: Vec<&str> = svg.lines().map(str::trim).collect();
-        assert!(texts.contains(&"sequential") && texts.contains(&"random"), "{svg}");
-        // Four bars (filled rectangles in the two series' colours), no polyline.
-        let bars = svg.matches("fill=\"#1F77B4\"").count() + svg.matches("fill=\"#FF7F0E\"").count();
-        assert!(bars >= 4, "{svg}");
-        assert!(!svg.contains("stroke-width=\"2\" points="), "bars, not lines: {svg}");
-    }
-
-    #[test]
-    fn percentile_keys() {
-        assert!(is_percentile("p99") && is_percentile("p99.9") && is_percentile("p50"));
-        assert!(!is_percentile("pool") && !is_percentile("requests_per_s"));
-    }
-}
+#[path = "sweep_charts_tests.rs"]
+mod tests;
