@@ -12,8 +12,15 @@ use crate::common::{free_port, only_run_dir, write_plan};
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 fn plan(port: u16) -> String {
+    http_plan("live-feed", port, 400, ["300ms", "300ms", "250ms"])
+}
+
+/// A 2-repetition open-model http plan against `perflab serve` (a pool of 2 workers) on `port`,
+/// 2.5 s of load at `rate`; `edges` are its baseline, recovery and sampling interval.
+pub fn http_plan(name: &str, port: u16, rate: u32, edges: [&str; 3]) -> String {
+    let [baseline, recovery, interval] = edges;
     format!(
-        r#"name = "live-feed"
+        r#"name = "{name}"
 repetitions = 2
 
 [target]
@@ -25,14 +32,14 @@ stop = {{ signal = "SIGTERM", grace = "3s" }}
 type = "http"
 url = "http://127.0.0.1:{port}/bytes/100"
 connections = 2
-rate = 400
+rate = {rate}
 
 [phases]
-baseline = "300ms"
+baseline = "{baseline}"
 warmup = "200ms"
 load = "2500ms"
-recovery = "300ms"
-interval = "250ms"
+recovery = "{recovery}"
+interval = "{interval}"
 "#
     )
 }

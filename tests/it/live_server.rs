@@ -14,29 +14,7 @@ use crate::common::{free_port, only_run_dir, write_plan};
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 fn plan(port: u16) -> String {
-    format!(
-        r#"name = "live-server"
-repetitions = 2
-
-[target]
-command = ["{BIN}", "serve", "--port", "{port}", "--model", "pool", "--workers", "2"]
-ready = {{ tcp = "127.0.0.1:{port}", timeout = "10s" }}
-stop = {{ signal = "SIGTERM", grace = "3s" }}
-
-[workload]
-type = "http"
-url = "http://127.0.0.1:{port}/bytes/100"
-connections = 2
-rate = 300
-
-[phases]
-baseline = "200ms"
-warmup = "200ms"
-load = "2500ms"
-recovery = "200ms"
-interval = "500ms"
-"#
-    )
+    crate::live_feed::http_plan("live-server", port, 300, ["200ms", "200ms", "500ms"])
 }
 
 /// Kills the child it holds (a process this test started) on every exit path.
