@@ -14,17 +14,25 @@ pub struct MergeArgs {
     /// Formats of the merged run's report, comma-separated: md, html, json, csv, png
     #[arg(long, default_value = "md,html,json,csv")]
     pub format: String,
+    /// Merge what is there when a segment is missing, began late, did not complete (left out) or
+    /// its own load generator saturated, marked PARTIAL in the run and its report (without it,
+    /// any of these refuses the merge)
+    #[arg(long)]
+    pub allow_partial: bool,
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     let formats = crate::report::Formats::parse(&args.format)?;
-    let merged = super::merge(&args.runs, &args.out)?;
+    let merged = super::merge(&args.runs, &args.out, args.allow_partial)?;
     println!(
         "merged {} segments ({} trial(s)) into {}",
         merged.segments,
         merged.trials,
         merged.dir.display()
     );
+    if merged.notes[0].starts_with("PARTIAL") {
+        eprintln!("warning: {}", merged.notes[0]);
+    }
     for n in merged.notes.iter().skip(1) {
         println!("note: {n}");
     }

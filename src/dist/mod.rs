@@ -21,6 +21,7 @@ pub mod cli;
 pub mod engines;
 mod figures;
 pub mod k8s;
+mod saturation;
 mod segments;
 pub mod slurm;
 mod write;

@@ -36,9 +36,19 @@ fn refuse(msg: String) -> anyhow::Error {
     crate::error::usage(format!("cannot merge: {msg}"))
 }
 
-/// The order of the marks by segment, once each checked to be `0..N-1` of one split and one plan
-/// started at one T0 in time; or the one line saying why not.
-fn order(marks: &[Marked]) -> Result<Vec<usize>, String> {
+/// What `order` found: the marks' order by segment, and what makes the merge partial (a missing
+/// segment, one that began later than its tolerance), each one line; merged only with
+/// `--allow-partial`.
+#[derive(Debug, PartialEq)]
+struct Order {
+    order: Vec<usize>,
+    partial: Vec<String>,
+}
+
+/// The order of the marks by segment, once each checked to be of one split (each segment at most
+/// once) and one plan started at one T0; or the one line saying why not. Missing and late segments
+/// are not refused here: they are `partial`.
+fn order(marks: &[Marked]) -> Result<Order, String> {
     let first = marks.first().ok_or("no run directory given")?;
     let n = first.mark.count;
     for m in marks {
@@ -70,16 +80,14 @@ fn order(marks: &[Marked]) -> Result<Vec<usize>, String> {
         }
         *slot = Some(k);
     }
+    let mut partial = Vec::new();
     let missing: Vec<String> = (0..n)
         .filter(|i| slots[*i as usize].is_none())
         .map(|i| format!("{i}/{n}"))
         .collect();
     if !missing.is_empty() {
         let (s, verb) = if missing.len() > 1 { ("s", "are") } else { ("", "is") };
-        return Err(format!(
-            "segment{s} {} {verb} missing: give the run directories of all {n} segments",
-            missing.join(", ")
-        ));
+        partial.push(format!("segment{s} {} of {n} {verb} missing", missing.join(", ")));
     }
     let order: Vec<usize> = slots.into_iter().flatten().collect();
     let zero = &marks[order[0]];
@@ -101,19 +109,30 @@ fn order(marks: &[Marked]) -> Result<Vec<usize>, String> {
         }
         if let (Some(late), Some(tol)) = (m.mark.late_s, m.mark.tolerance_s) {
             if late > tol {
-                return Err(format!(
+                partial.push(format!(
                     "{} began {late:.3} s after its --start-at, more than the {tol:.3} s allowed",
                     m.name()
                 ));
             }
         }
     }
-    Ok(order)
+    Ok(Order { order, partial })
+}
+
+/// The segments to merge, in order, and what makes them less than the whole load as planned
+/// (empty: the whole load).
+pub struct MergeInput {
+    pub segments: Vec<SegmentRun>,
+    /// One line each: a missing segment, one that began late, did not complete (left out), or
+    /// whose load generator saturated. Merged only with `--allow-partial`.
+    pub partial: Vec<String>,
 }
 
 /// Read every run directory and check that together they are one split load, whole: the
-/// segments in order, or one line (exit code 2) naming what is wrong.
-pub fn check_segments(dirs: &[PathBuf]) -> anyhow::Result<Vec<SegmentRun>> {
+/// segments in order, or one line (exit code 2) naming what is wrong. With `allow_partial`, a
+/// missing, late, incomplete or saturated segment is not refused but said in `partial` (an
+/// incomplete one is left out); a doubled segment, another plan, split or start never merge.
+pub fn check_segments(dirs: &[PathBuf], allow_partial: bool) -> anyhow::Result<MergeInput> {
     let mut runs = Vec::new();
     for dir in dirs {
         let store = Store::open(dir)?;
@@ -127,17 +146,26 @@ pub fn check_segments(dirs: &[PathBuf]) -> anyhow::Result<Vec<SegmentRun>> {
         runs.push((dir.clone(), store, mark, run));
     }
     let marks: Vec<Marked> = runs.iter().map(|(dir, _, mark, _)| Marked { dir, mark }).collect();
-    let order = order(&marks).map_err(refuse)?;
+    let Order { order, mut partial } = order(&marks).map_err(refuse)?;
+    let waive = |partial: &[String]| -> anyhow::Result<()> {
+        match partial.first() {
+            Some(p) if !allow_partial => Err(refuse(format!("{p} (--allow-partial merges what is there, marked partial)"))),
+            _ => Ok(()),
+        }
+    };
+    waive(&partial)?;
     let mut slots: Vec<Option<(PathBuf, Store, SegmentMark, StoredRun)>> = runs.into_iter().map(Some).collect();
     let mut out: Vec<SegmentRun> = Vec::new();
     for k in order {
         let (dir, store, mark, run) = slots[k].take().expect("each index once");
         let name = format!("segment {} ({})", mark.segment, dir.display());
         if run.status != RunStatus::Complete {
-            return Err(refuse(format!(
+            partial.push(format!(
                 "{name} did not complete (its run is {}): its share of the load is not all there",
                 run.status.as_str()
-            )));
+            ));
+            waive(&partial[partial.len() - 1..])?;
+            continue;
         }
         let trials = store.trials()?;
         if let Some(zero) = out.first() {
@@ -151,6 +179,12 @@ pub fn check_segments(dirs: &[PathBuf]) -> anyhow::Result<Vec<SegmentRun>> {
                 )));
             }
         }
+        if let Some(at) = super::saturation::saturated(&store, run.ncpu, &trials)? {
+            partial.push(format!(
+                "{name}'s own load generator saturated {at}: it did not send its share as planned"
+            ));
+            waive(&partial[partial.len() - 1..])?;
+        }
         out.push(SegmentRun {
             dir,
             store,
@@ -159,7 +193,10 @@ pub fn check_segments(dirs: &[PathBuf]) -> anyhow::Result<Vec<SegmentRun>> {
             trials,
         });
     }
-    Ok(out)
+    if out.is_empty() {
+        return Err(refuse("no segment completed: nothing to merge".to_string()));
+    }
+    Ok(MergeInput { segments: out, partial })
 }
 
 #[cfg(test)]
@@ -180,10 +217,15 @@ mod tests {
         }
     }
 
+    /// The order, or the first reason the merge is refused or partial.
     fn check(marks: &[SegmentMark]) -> Result<Vec<usize>, String> {
         let dirs: Vec<PathBuf> = (0..marks.len()).map(|k| PathBuf::from(format!("runs/s{k}"))).collect();
         let m: Vec<Marked> = dirs.iter().zip(marks).map(|(dir, mark)| Marked { dir, mark }).collect();
-        order(&m)
+        let o = order(&m)?;
+        match o.partial.into_iter().next() {
+            Some(p) => Err(p),
+            None => Ok(o.order),
+        }
     }
 
     #[test]
@@ -192,7 +234,18 @@ mod tests {
         assert_eq!(check(&[mark(1, 2, "p", t0), mark(0, 2, "p", t0)]), Ok(vec![1, 0]));
         assert_eq!(check(&[mark(0, 1, "p", None)]), Ok(vec![0]));
         let missing = check(&[mark(0, 3, "p", t0), mark(2, 3, "p", t0)]).unwrap_err();
-        assert!(missing.contains("segment 1/3 is missing"), "{missing}");
+        assert!(missing.contains("segment 1/3 of 3 is missing"), "{missing}");
+        // Not refused by the order itself: partial, and the others in order.
+        let dirs = [PathBuf::from("a"), PathBuf::from("b")];
+        let ms = [mark(2, 3, "p", t0), mark(0, 3, "p", t0)];
+        let m: Vec<Marked> = dirs.iter().zip(&ms).map(|(dir, mark)| Marked { dir, mark }).collect();
+        assert_eq!(
+            order(&m),
+            Ok(Order {
+                order: vec![1, 0],
+                partial: vec!["segment 1/3 of 3 is missing".to_string()]
+            })
+        );
         let twice = check(&[mark(0, 2, "p", t0), mark(0, 2, "p", t0)]).unwrap_err();
         assert!(twice.contains("segment 0/2 is given twice: runs/s0 and runs/s1"), "{twice}");
         let plans = check(&[mark(0, 2, "p", t0), mark(1, 2, "q", t0)]).unwrap_err();

@@ -4,7 +4,7 @@
 //! monitor samples kept as a host of their own (`segment-0`, ...).
 
 use super::figures::merge_trial;
-use super::segments::{check_segments, SegmentRun};
+use super::segments::{check_segments, MergeInput, SegmentRun};
 use crate::model::{TrialInfo, WorkloadResult, LOCAL_HOST};
 use crate::runner::experiment::PointInfo;
 use crate::store::{MergedMark, MergedSegment, RunInfo, RunStatus, Store, StoredTrial, TrialRecord, DB_FILE};
@@ -32,9 +32,11 @@ fn host_name(index: u32) -> String {
 
 /// Merge the segments' run directories `dirs` into a new run directory `out`: refused with one
 /// line (exit code 2) when they are not the segments `0..N-1` of one plan and start, or when `out`
-/// already holds a run; on any failure, nothing is left of `out` if this made it.
-pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
-    let segments = check_segments(dirs)?;
+/// already holds a run; on any failure, nothing is left of `out` if this made it. With
+/// `allow_partial`, what is there of a load that is not whole (a segment missing, late, incomplete
+/// or saturated) is merged and marked partial: the mark, the notes and the report's first line say so.
+pub fn merge(dirs: &[PathBuf], out: &Path, allow_partial: bool) -> anyhow::Result<Merged> {
+    let MergeInput { segments, partial } = check_segments(dirs, allow_partial)?;
     if out.join(DB_FILE).exists() {
         return Err(crate::error::usage(format!(
             "cannot merge: {} already holds a run; choose another --out",
@@ -42,14 +44,14 @@ pub fn merge(dirs: &[PathBuf], out: &Path) -> anyhow::Result<Merged> {
         )));
     }
     let made = !out.exists();
-    let result = write(&segments, out);
+    let result = write(&segments, partial, out);
     if result.is_err() && made {
         let _ = std::fs::remove_dir_all(out);
     }
     result
 }
 
-fn write(segs: &[SegmentRun], out: &Path) -> anyhow::Result<Merged> {
+fn write(segs: &[SegmentRun], partial: Vec<String>, out: &Path) -> anyhow::Result<Merged> {
     let zero = &segs[0];
     let mut store = Store::create(out)?;
     std::fs::write(out.join("plan.toml"), &zero.run.plan_source)
@@ -71,7 +73,7 @@ fn write(segs: &[SegmentRun], out: &Path) -> anyhow::Result<Merged> {
     if let Some(p) = zero.store.primary()? {
         store.write_primary(&p)?;
     }
-    let mark = merged_mark(segs);
+    let mark = merged_mark(segs, partial);
     store.write_merged(&mark)?;
     store.write_hosts(&hosts(segs)?)?;
     let mut notes = vec![merged_note(&mark)];
@@ -188,8 +190,9 @@ fn copy_samples(s: &SegmentRun, id: usize, store: &mut Store) -> anyhow::Result<
     Ok(())
 }
 
-fn merged_mark(segs: &[SegmentRun]) -> MergedMark {
+fn merged_mark(segs: &[SegmentRun], partial: Vec<String>) -> MergedMark {
     MergedMark {
+        partial,
         count: segs[0].mark.count,
         plan_sha256: segs[0].mark.plan_sha256.clone(),
         start_at_unix: segs[0].mark.start_at_unix,
@@ -217,7 +220,17 @@ fn merged_note(m: &MergedMark) -> String {
             None => format!("{} on {}", s.segment, s.hostname),
         })
         .collect();
-    format!("{} segments merged: {}", m.count, each.join(", "))
+    if m.partial.is_empty() {
+        format!("{} segments merged: {}", m.count, each.join(", "))
+    } else {
+        format!(
+            "PARTIAL: {} of {} segments merged ({}), with --allow-partial although {}",
+            m.segments.len(),
+            m.count,
+            each.join(", "),
+            m.partial.join("; ")
+        )
+    }
 }
 
 /// The merged run's hosts (`meta.hosts`): one per segment, its machine as its run row gives it,

@@ -213,7 +213,17 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
     let mut facts = run_facts(&name, &run, &trials);
     facts.segments = store.merged()?.map(|m| {
         let each: Vec<String> = m.segments.iter().map(|s| format!("{} on {}", s.segment, s.hostname)).collect();
-        format!("{} segments ({})", m.count, each.join(", "))
+        if m.partial.is_empty() {
+            format!("{} segments ({})", m.count, each.join(", "))
+        } else {
+            format!(
+                "{} of {} segments ({}), PARTIAL: {}",
+                m.segments.len(),
+                m.count,
+                each.join(", "),
+                m.partial.join("; ")
+            )
+        }
     });
     r.facts.push(facts);
     if r.spec.is_none() {

@@ -42,8 +42,12 @@ pub struct MergedMark {
     pub plan_sha256: String,
     /// The common start, Unix seconds; None when the segments had none.
     pub start_at_unix: Option<f64>,
-    /// One per segment, in order.
+    /// One per segment merged, in order.
     pub segments: Vec<MergedSegment>,
+    /// Why the merge is not the whole load as planned, one line each (a segment missing, late,
+    /// incomplete or saturated), merged with `--allow-partial`; empty for a whole load.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub partial: Vec<String>,
 }
 
 /// One segment of a merged run: where its run directory was, which machine ran it, how late.
@@ -114,6 +118,7 @@ mod tests {
             count: 1,
             plan_sha256: m.plan_sha256.clone(),
             start_at_unix: None,
+            partial: Vec::new(),
             segments: vec![MergedSegment {
                 segment: "0/1".into(),
                 host: "segment-0".into(),

@@ -1,7 +1,8 @@
 //! `perflab merge`: the run directories of two segments of one http load (made by
 //! `dist_segment`'s two-segment run, which calls [`merged_equals_the_union`]) merge into one
 //! run whose counts are the segments' sum and whose percentiles are those of the union of their
-//! latencies; a missing segment and segments of two plans are refused with one line.
+//! latencies; a missing segment and segments of two plans are refused with one line, as are a
+//! segment killed mid-run and one that began late, which `--allow-partial` merges marked PARTIAL.
 
 use perflab::store::Store;
 use std::path::{Path, PathBuf};
@@ -12,13 +13,28 @@ use crate::common;
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 fn merge(dirs: &[&Path], out: &Path) -> std::process::Output {
+    merge_with(dirs, out, &[])
+}
+
+fn merge_with(dirs: &[&Path], out: &Path, flags: &[&str]) -> std::process::Output {
     Command::new(BIN)
         .arg("merge")
         .args(dirs)
         .arg("--out")
         .arg(out)
+        .args(flags)
         .output()
         .expect("run perflab merge")
+}
+
+/// A copy of the run directory `from`'s store in `tmp/name`, changed by the SQL `change`.
+fn altered(tmp: &Path, from: &Path, name: &str, change: &str) -> PathBuf {
+    let dir = tmp.join(name);
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::copy(from.join("perflab.db"), dir.join("perflab.db")).expect("copy the store");
+    let db = rusqlite::Connection::open(dir.join("perflab.db")).expect("open");
+    db.execute_batch(change).expect("alter the copy");
+    dir
 }
 
 /// Merge the two segments' run directories `seg` (0/2 then 1/2, `requests` in all) into `tmp`,
@@ -65,7 +81,7 @@ pub fn merged_equals_the_union(tmp: &Path, seg: &[PathBuf], requests: f64) {
 }
 
 fn refusals(tmp: &Path, seg: &[PathBuf], out: &Path) {
-    common::one_line_exit_2(&merge(&[&seg[0]], &tmp.join("m1")), "segment 1/2 is missing");
+    common::one_line_exit_2(&merge(&[&seg[0]], &tmp.join("m1")), "segment 1/2 of 2 is missing");
     common::one_line_exit_2(&merge(&[&seg[0], &seg[1]], out), "already holds a run");
     // Segment 1 of another plan: its store says so by its plan's hash.
     let other = tmp.join("other");
@@ -83,4 +99,41 @@ fn refusals(tmp: &Path, seg: &[PathBuf], out: &Path) {
     let two = tmp.join("m2");
     common::one_line_exit_2(&merge(&[&seg[0], &other], &two), "ran different plans");
     assert!(!two.exists() && !tmp.join("m1").exists(), "a refused merge leaves nothing");
+    partial(tmp, seg);
+}
+
+/// A segment killed mid-run (its run still `running`, as a SIGKILL leaves it) and one that began
+/// later than its tolerance are refused, naming them; `--allow-partial` merges what is there,
+/// marked PARTIAL on the report's first line, the killed segment left out of the totals.
+fn partial(tmp: &Path, seg: &[PathBuf]) {
+    let killed = altered(tmp, &seg[1], "killed", "UPDATE run SET status = 'running', ended_unix = NULL");
+    let out = tmp.join("m3");
+    let refused = merge(&[&seg[0], &killed], &out);
+    common::one_line_exit_2(&refused, "cannot merge: segment 1/2 (");
+    let line = String::from_utf8_lossy(&refused.stderr);
+    assert!(line.contains("killed) did not complete (its run is running)"), "{line}");
+    assert!(line.contains("--allow-partial"), "{line}");
+    let late = altered(
+        tmp,
+        &seg[1],
+        "late",
+        "UPDATE meta SET value = json_set(value, '$.late_s', 5.0, '$.tolerance_s', 0.5) WHERE key = 'segment'",
+    );
+    common::one_line_exit_2(&merge(&[&seg[0], &late], &out), "began 5.000 s after its --start-at");
+    assert!(!out.exists(), "a refused merge leaves nothing");
+
+    let done = merge_with(&[&seg[0], &killed], &out, &["--allow-partial", "--format", "md"]);
+    assert_eq!(done.status.code(), Some(0), "{}", String::from_utf8_lossy(&done.stderr));
+    let warned = String::from_utf8_lossy(&done.stderr);
+    assert!(warned.contains("warning: PARTIAL: 1 of 2 segments merged"), "{warned}");
+    let merged = Store::open(&out).expect("the partial merge is a run");
+    let zero = Store::open(&seg[0]).expect("segment 0");
+    let requests = |s: &Store| s.trials().expect("trials")[0].metric("requests").expect("requests");
+    assert_eq!(requests(&merged), requests(&zero), "the killed segment is left out of the totals");
+    let mark = merged.merged().expect("read").expect("mark");
+    assert_eq!(mark.segments.len(), 1);
+    assert!(mark.partial[0].contains("did not complete"), "{:?}", mark.partial);
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report");
+    assert!(report.contains("merged from 1 of 2 segments (0/2 on "), "{report}");
+    assert!(report.contains("PARTIAL: segment 1/2 ("), "{report}");
 }
