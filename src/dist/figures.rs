@@ -98,9 +98,17 @@ fn rule(m: &Metric, histograms: &[&str]) -> Rule {
 }
 
 /// The work a segment's trial did, to weigh its levels by: its requests, transactions or
-/// operations (with its errors for an error figure); None when it counted none of them.
+/// operations (a disk trial's reads and writes), a net trial's datagrams or bytes (with its errors for an error figure); None when it counted none of them.
 fn work(t: &StoredTrial, metric: &str) -> Option<f64> {
-    let done = ["requests", "transactions", "ops"].iter().find_map(|n| t.metric(n))?;
+    // net: a stream's bytes, udp's datagrams sent (its loss and jitter are per datagram).
+    let done = ["requests", "transactions", "ops", "datagrams_sent", "bytes"]
+        .iter()
+        .find_map(|n| t.metric(n))
+        .or_else(|| {
+            // A disk trial counts its reads and writes apart.
+            let (r, w) = (t.metric("read_ops"), t.metric("write_ops"));
+            (r.is_some() || w.is_some()).then(|| r.unwrap_or(0.0) + w.unwrap_or(0.0))
+        })?;
     let errors = if metric.contains("error") {
         t.metric("errors").unwrap_or(0.0)
     } else {
@@ -162,8 +170,10 @@ fn merge_metric(first: &Metric, parts: &[&StoredTrial], rule: &Rule, hists: &[Na
             let weights: Option<Vec<f64>> = values.iter().map(|(_, t)| work(t, &first.name)).collect();
             match weights.filter(|w| w.iter().sum::<f64>() > 0.0) {
                 Some(w) => Some(vals().zip(&w).map(|(v, w)| v * w).sum::<f64>() / w.iter().sum::<f64>()),
-                None if values.is_empty() => None,
-                None => Some(vals().sum::<f64>() / values.len() as f64),
+                // One segment's level is the level; an unweighted mean of several is no exact
+                // figure of the whole (left out, and named).
+                None if values.len() == 1 => vals().next(),
+                None => None,
             }
         }
         Rule::LeftOut => None,
@@ -209,6 +219,29 @@ fn merge_series(parts: &[&StoredTrial], left_out: &mut Vec<String>) -> Vec<Serie
     out
 }
 
+/// The figures of one numbered part of a segment's load (`stream3_gbit_per_s` of net,
+/// `worker1_load_pct` of cpu) renamed to the number that part has in the whole load: stream `k`
+/// of segment `i/N` is the whole load's stream `i + k N` (`Segment::global`), so that the merge
+/// keeps each part apart instead of adding different streams that share a local number.
+pub fn number_globally(t: &mut StoredTrial, segment: crate::model::Segment) {
+    if segment.is_whole() {
+        return;
+    }
+    let rename = |name: &mut String| {
+        for prefix in ["stream", "worker"] {
+            let Some(rest) = name.strip_prefix(prefix) else { continue };
+            let digits = rest.chars().take_while(|c| c.is_ascii_digit()).count();
+            let (Ok(k), Some(tail)) = (rest[..digits].parse::<u64>(), rest[digits..].strip_prefix('_')) else {
+                continue;
+            };
+            *name = format!("{prefix}{}_{tail}", segment.global(k));
+            return;
+        }
+    };
+    t.metrics.iter_mut().for_each(|m| rename(&mut m.name));
+    t.series.iter_mut().for_each(|p| rename(&mut p.name));
+}
+
 /// One trial's figures added up over its segments' trials (`parts`, one per segment).
 pub fn merge_trial(parts: &[&StoredTrial]) -> MergedFigures {
     let mut out = MergedFigures::default();
@@ -225,8 +258,9 @@ pub fn merge_trial(parts: &[&StoredTrial]) -> MergedFigures {
             out.left_out.push(m.name.clone());
             continue;
         }
-        if let Some(value) = merge_metric(m, parts, &r, &histograms).filter(|v| v.is_finite()) {
-            out.metrics.push(Metric { value, ..m.clone() });
+        match merge_metric(m, parts, &r, &histograms).filter(|v| v.is_finite()) {
+            Some(value) => out.metrics.push(Metric { value, ..m.clone() }),
+            None => out.left_out.push(m.name.clone()),
         }
     }
     out.series = merge_series(parts, &mut out.left_out);

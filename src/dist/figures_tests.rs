@@ -137,3 +137,64 @@ fn one_segment_merges_to_itself() {
         assert!((metric(&merged, &m.name) - m.value).abs() <= 1e-9 * m.value.abs(), "{}", m.name);
     }
 }
+
+/// A udp trial of a net segment: `sent` datagrams, `lost` of them, each of `streams` senders
+/// sending the same share (its per-stream figure `streamK_gbit_per_s` = 0.1 × (K + 1) here).
+fn udp(sent: f64, lost: f64, streams: u64) -> StoredTrial {
+    let mut metrics = vec![
+        Metric::new("datagrams_sent", "", sent, Better::Neither).with_kind(MetricKind::Count),
+        Metric::new("lost", "", lost, Better::Lower).with_kind(MetricKind::Count),
+        Metric::new("loss_pct", "%", 100.0 * lost / sent, Better::Lower),
+    ];
+    for k in 0..streams {
+        metrics
+            .push(Metric::new(format!("stream{k}_gbit_per_s"), "Gbit/s", 0.1 * (k + 1) as f64, Better::Higher).with_kind(MetricKind::Rate));
+    }
+    StoredTrial {
+        info: TrialInfo::default(),
+        metrics,
+        histograms: Vec::new(),
+        series: Vec::new(),
+        errors: Vec::new(),
+    }
+}
+
+#[test]
+fn net_segments_keep_each_stream_apart_and_weigh_the_loss_by_datagrams() {
+    use crate::model::Segment;
+    let (mut a, mut b) = (udp(23742.0, 54.0, 3), udp(11882.0, 22.0, 2));
+    number_globally(&mut a, Segment::new(0, 2).unwrap());
+    number_globally(&mut b, Segment::new(1, 2).unwrap());
+    let merged = merge_trial(&[&a, &b]);
+    // The loss of the whole load: every datagram lost over every one sent (not the mean of the
+    // two segments' percentages, 0.206 %).
+    assert!((metric(&merged, "loss_pct") - 100.0 * 76.0 / 35624.0).abs() < 1e-9);
+    // Segment 0's streams 0, 1, 2 are the whole load's 0, 2, 4; segment 1's 0, 1 are 1, 3.
+    let streams: Vec<(String, f64)> = merged
+        .metrics
+        .iter()
+        .filter(|m| m.name.starts_with("stream"))
+        .map(|m| (m.name.clone(), m.value))
+        .collect();
+    let want = [
+        ("stream0", 0.1),
+        ("stream2", 0.2),
+        ("stream4", 0.3),
+        ("stream1", 0.1),
+        ("stream3", 0.2),
+    ];
+    assert_eq!(streams.len(), 5, "{streams:?}");
+    for (name, v) in want {
+        let got = streams.iter().find(|(n, _)| n == &format!("{name}_gbit_per_s")).expect(name).1;
+        assert!((got - v).abs() < 1e-12, "{name}: {got}");
+    }
+    // A level of segments that counted no work to weigh it by: not averaged, left out and named.
+    let level = |v: f64| StoredTrial {
+        metrics: vec![Metric::new("cpu_pct", "%", v, Better::Lower)],
+        ..udp(1.0, 0.0, 0)
+    };
+    let (c, d) = (level(10.0), level(30.0));
+    let merged = merge_trial(&[&c, &d]);
+    assert!(merged.left_out.iter().any(|l| l == "cpu_pct"), "{:?}", merged.left_out);
+    assert_eq!(metric(&merge_trial(&[&c]), "cpu_pct"), 10.0, "one segment's level is the level");
+}

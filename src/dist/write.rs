@@ -3,7 +3,7 @@
 //! (`meta.merged`, and a note the report shows: "2 segments merged: ..."), with each segment's
 //! monitor samples kept as a host of their own (`segment-0`, ...).
 
-use super::figures::merge_trial;
+use super::figures::{merge_trial, number_globally};
 use super::segments::{check_segments, MergeInput, SegmentRun};
 use crate::model::{TrialInfo, WorkloadResult, LOCAL_HOST};
 use crate::runner::experiment::PointInfo;
@@ -79,7 +79,15 @@ fn write(segs: &[SegmentRun], partial: Vec<String>, out: &Path) -> anyhow::Resul
     let mut notes = vec![merged_note(&mark)];
     let mut left_out: Vec<String> = Vec::new();
     for (k, t) in zero.trials.iter().enumerate() {
-        let parts: Vec<&StoredTrial> = segs.iter().map(|s| &s.trials[k]).collect();
+        let numbered: Vec<StoredTrial> = segs
+            .iter()
+            .map(|s| {
+                let mut t = s.trials[k].clone();
+                number_globally(&mut t, segment_of(&s.mark));
+                t
+            })
+            .collect();
+        let parts: Vec<&StoredTrial> = numbered.iter().collect();
         let figures = merge_trial(&parts);
         for l in figures.left_out {
             if !left_out.contains(&l) {
@@ -188,6 +196,11 @@ fn copy_samples(s: &SegmentRun, id: usize, store: &mut Store) -> anyhow::Result<
         }
     }
     Ok(())
+}
+
+/// The segment a mark names (a mark that does not name one is read as the whole load).
+fn segment_of(m: &crate::store::SegmentMark) -> crate::model::Segment {
+    crate::model::Segment::new(m.index, m.count).unwrap_or(crate::model::Segment::WHOLE)
 }
 
 fn merged_mark(segs: &[SegmentRun], partial: Vec<String>) -> MergedMark {

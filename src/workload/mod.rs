@@ -95,7 +95,7 @@ pub trait Workload: Send {
     /// in one line (the default: `exec` runs a tool whose load perflab does not drive).
     fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
         Err(format!(
-            "the `{}` workload cannot be split into segments ({segment}): perflab splits the loads it drives itself (http, oltp, cpu, mem bandwidth)",
+            "the `{}` workload cannot be split into segments ({segment}): perflab splits the loads it drives itself (http, oltp, net, disk, cpu, mem bandwidth)",
             self.name()
         ))
     }

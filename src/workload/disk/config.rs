@@ -175,6 +175,10 @@ pub struct Prepared {
     pub keep: bool,
     pub engine: EngineChoice,
     pub ops: Option<u64>,
+    /// The slice of the whole load these jobs are (`perflab run --segment`): job `j` here is the
+    /// whole load's job `segment.global(j)` of `whole_jobs`, with that job's offsets.
+    pub segment: crate::model::Segment,
+    pub whole_jobs: usize,
     /// The file system the target lives on (`ext4`, `tmpfs`, ...), as far as it is known.
     pub fs: String,
 }
@@ -276,8 +280,38 @@ pub fn prepare(c: &DiskConfig) -> anyhow::Result<Prepared> {
         keep: c.keep,
         engine,
         ops: c.ops,
+        segment: crate::model::Segment::WHOLE,
+        whole_jobs: jobs,
         fs,
     })
+}
+
+impl Prepared {
+    /// Only `segment`'s slice: its share of the jobs (job `j` is segment `j mod N`'s) and of `ops`.
+    pub fn segmented(&self, segment: crate::model::Segment) -> Result<Prepared, String> {
+        let mut p = self.clone();
+        let n = segment.share(self.jobs as u64) as usize;
+        if n == 0 {
+            return Err(format!(
+                "{} jobs cannot be split into {} segments: each segment needs at least one",
+                self.jobs, segment.count
+            ));
+        }
+        if let Some(total) = self.ops {
+            let k = segment.share(total);
+            if k == 0 {
+                return Err(format!(
+                    "{total} operations cannot be split into {} segments: each segment needs at least one",
+                    segment.count
+                ));
+            }
+            p.ops = Some(k);
+        }
+        p.jobs = n;
+        p.whole_jobs = self.jobs;
+        p.segment = segment;
+        Ok(p)
+    }
 }
 
 fn bounded(key: &str, v: Option<u64>, min: u64, max: u64) -> anyhow::Result<usize> {

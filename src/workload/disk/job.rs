@@ -171,9 +171,25 @@ pub struct Pattern {
     read_pct: f64,
 }
 
+/// Stream `id` of `of` of a segment's jobs as the whole load's stream and stream count.
+fn whole_stream(p: &Prepared, id: usize, of: usize) -> (usize, usize) {
+    if p.segment.is_whole() {
+        return (id, of);
+    }
+    let per_job = (of / p.jobs.max(1)).max(1);
+    let (job, slot) = (id / per_job, id % per_job);
+    (
+        p.segment.global(job as u64) as usize * per_job + slot,
+        p.whole_jobs.max(p.jobs) * per_job,
+    )
+}
+
 impl Pattern {
-    /// Stream `id` of `of`: sequential streams start at their share of the file.
+    /// Stream `id` of `of`: sequential streams start at their share of the file. In a segment
+    /// (`p.segment`), the stream is the one the whole load's job has: stream `id` belongs to job
+    /// `id / (of / jobs)` here, the whole load's job `segment.global(job)`.
     pub fn new(p: &Prepared, id: usize, of: usize) -> Pattern {
+        let (id, of) = whole_stream(p, id, of);
         let blocks = p.size / p.bs;
         Pattern {
             rng: Rng::seeded(id as u64 + 1),
@@ -343,6 +359,40 @@ pub fn outcome(read: bool, offset: u64, want: u64, res: i64) -> Result<u64, Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_segments_streams_are_the_whole_loads_each_once() {
+        let whole = crate::workload::disk::config::prepare(&crate::workload::disk::config::DiskConfig {
+            rw: Some("randread".into()),
+            size: Some(crate::workload::mem::size::SizeSpec::Bytes(64 * 4096)),
+            jobs: Some(5),
+            iodepth: Some(3),
+            ops: Some(1001),
+            ..Default::default()
+        })
+        .expect("prepared");
+        // One stream per job (io_uring) or per operation in flight (the synchronous engine).
+        for per_job in [1, 3] {
+            let of = whole.jobs * per_job;
+            let mut streams = Vec::new();
+            let mut ops = 0;
+            for index in 0..2 {
+                let seg = whole.segmented(crate::model::Segment::new(index, 2).unwrap()).unwrap();
+                ops += seg.ops.unwrap();
+                for id in 0..seg.jobs * per_job {
+                    let (g, n) = whole_stream(&seg, id, seg.jobs * per_job);
+                    assert_eq!(n, of);
+                    streams.push(g);
+                }
+            }
+            streams.sort_unstable();
+            assert_eq!(streams, (0..of).collect::<Vec<_>>(), "{per_job} per job");
+            assert_eq!(ops, 1001);
+        }
+        assert_eq!(whole_stream(&whole, 4, 15), (4, 15), "the whole load is itself");
+        let err = whole.segmented(crate::model::Segment::new(5, 6).unwrap()).unwrap_err();
+        assert!(err.contains("5 jobs cannot be split into 6 segments"), "{err}");
+    }
 
     #[test]
     fn sequential_streams_wrap_and_random_offsets_stay_in_the_file() {

@@ -38,6 +38,13 @@ impl Workload for DiskWorkload {
         "disk".into()
     }
 
+    /// Job `j` is segment `j mod N`'s, with the offsets of that job of the whole load; `ops` are
+    /// split to sum to the whole.
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.p = self.p.segmented(segment)?;
+        Ok(())
+    }
+
     fn facts(&self) -> Option<String> {
         let p = &self.p;
         let engine = match super::engine::choose(p) {

@@ -42,6 +42,31 @@ fn facts(p: &Prepared) -> String {
     }
 }
 
+/// `p` cut to `segment`'s slice (see [`Workload::segment`]).
+fn segmented(p: &Prepared, segment: crate::model::Segment) -> Result<Prepared, String> {
+    let mut out = p.clone();
+    let n = segment.share(p.streams as u64) as usize;
+    if n == 0 {
+        return Err(format!(
+            "{} streams cannot be split into {} segments: each segment needs at least one",
+            p.streams, segment.count
+        ));
+    }
+    if let Some(total) = p.bytes {
+        let b = segment.share(total);
+        if b == 0 {
+            return Err(format!(
+                "{total} bytes cannot be split into {} segments: each segment needs at least one",
+                segment.count
+            ));
+        }
+        out.bytes = Some(b);
+    }
+    out.rate = p.rate * n as f64 / p.streams as f64;
+    out.streams = n;
+    Ok(out)
+}
+
 impl Workload for NetWorkload {
     fn name(&self) -> String {
         "net".into()
@@ -49,6 +74,13 @@ impl Workload for NetWorkload {
 
     fn facts(&self) -> Option<String> {
         Some(facts(&self.p))
+    }
+
+    /// Stream (sender, connection) `j` is segment `j mod N`'s; `bytes` are split to sum to the
+    /// whole; udp's rate over all senders becomes the part of it this segment's senders send.
+    fn segment(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.p = segmented(&self.p, segment)?;
+        Ok(())
     }
 
     fn primary(&self) -> Primary {
@@ -80,5 +112,34 @@ impl Workload for NetWorkload {
             super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)
         })?;
         Ok(report.to_result())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Segment;
+
+    #[test]
+    fn segments_split_the_streams_the_bytes_and_the_udp_rate_to_sum_to_the_whole() {
+        let whole = Prepared {
+            target: "127.0.0.1:5201".parse().unwrap(),
+            mode: NetMode::Udp,
+            streams: 5,
+            direction: super::super::config::Direction::Upload,
+            size: 1400,
+            rate: 1e9,
+            bytes: Some(10_000_001),
+            buffer: None,
+            zerocopy: false,
+        };
+        let parts: Vec<Prepared> = (0..2).map(|i| segmented(&whole, Segment::new(i, 2).unwrap()).unwrap()).collect();
+        assert_eq!(parts.iter().map(|p| p.streams).collect::<Vec<_>>(), [3, 2]);
+        assert_eq!(parts.iter().map(|p| p.bytes.unwrap()).sum::<u64>(), 10_000_001);
+        assert!((parts.iter().map(|p| p.rate).sum::<f64>() - 1e9).abs() < 1e-3);
+        // Each sender sends at the whole load's per-sender rate.
+        assert!((parts[0].rate / 3.0 - whole.rate / 5.0).abs() < 1e-6);
+        let err = segmented(&whole, Segment::new(5, 6).unwrap()).unwrap_err();
+        assert!(err.contains("5 streams cannot be split into 6 segments"), "{err}");
     }
 }
