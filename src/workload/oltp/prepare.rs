@@ -57,6 +57,9 @@ pub fn prepare(db: &dyn Database, s: &Settings, cancel: &Cancel, progress: bool)
     let _armed = cut.arm(cancel, None);
     let _in = cut.enter();
     let t0 = Instant::now();
+    if s.prepare == PrepareMode::Auto && s.segment.index > 0 {
+        return wait_for_segment_zero(db, s, cancel, progress);
+    }
     let tables = to_load(db, s)?;
     if tables.is_empty() {
         return Ok(Prepared::default());
@@ -128,6 +131,46 @@ pub fn prepare(db: &dyn Database, s: &Settings, cancel: &Cancel, progress: bool)
     })
 }
 
+/// How long a segment other than the first waits for the first to load the tables.
+const SEGMENT_WAIT: Duration = Duration::from_secs(3600);
+
+/// A segment other than the first (`perflab run --segment i/N`, i > 0) with `prepare = "auto"`
+/// loads nothing: segment 0 loads what is missing, and this one waits until every table has its
+/// `table_size` rows (checked twice a second, an hour at most, a Ctrl-C ending it), so that N
+/// segments sharing one database never load the same table at once.
+fn wait_for_segment_zero(db: &dyn Database, s: &Settings, cancel: &Cancel, progress: bool) -> anyhow::Result<Prepared> {
+    let t0 = Instant::now();
+    let mut said = false;
+    loop {
+        let missing = to_load(db, s)?;
+        if missing.is_empty() {
+            return Ok(Prepared::default());
+        }
+        if progress && !said {
+            eprintln!(
+                "oltp: segment {} waits for segment 0/{} to load {} table(s) in {}",
+                s.segment,
+                s.segment.count,
+                missing.len(),
+                db.describe()
+            );
+            said = true;
+        }
+        if t0.elapsed() >= SEGMENT_WAIT {
+            anyhow::bail!(
+                "segment {}: the tables of {} were still not loaded after {} s (segment 0/{} loads them with prepare = \"auto\")",
+                s.segment,
+                db.describe(),
+                SEGMENT_WAIT.as_secs(),
+                s.segment.count
+            );
+        }
+        if cancel.sleep(Duration::from_millis(500)) {
+            anyhow::bail!("interrupted while waiting for segment 0/{} to load the tables", s.segment.count);
+        }
+    }
+}
+
 /// sysbench's rows of table `t`: ids 1..=table_size, k drawn like the ids, c and pad digits.
 fn load_table(c: &mut dyn super::backend::Conn, s: &Settings, t: u32, cancel: &Cancel, done: &AtomicU64) -> anyhow::Result<()> {
     c.create_table(t).map_err(err)?;
@@ -164,4 +207,44 @@ pub fn cleanup(db: &dyn Database, s: &Settings, cancel: &Cancel) -> anyhow::Resu
         c.drop_table(t).map_err(err)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Segment;
+
+    #[test]
+    fn a_later_segment_waits_for_the_first_to_load_the_tables_and_loads_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared.db");
+        let c = super::super::config::OltpConfig {
+            table_size: Some(3000),
+            tables: Some(2),
+            threads: Some(2),
+            ..Default::default()
+        };
+        let whole = super::super::config::prepare(&c).unwrap();
+        let seg = |i| whole.segmented(Segment::new(i, 2).unwrap()).unwrap();
+        let (s0, s1) = (seg(0), seg(1));
+        let cancel = Cancel::new();
+        let db1 = super::super::sqlite::open(path.to_str().unwrap()).unwrap();
+        let db0 = super::super::sqlite::open(path.to_str().unwrap()).unwrap();
+        let waited = std::thread::scope(|scope| {
+            let waiter = scope.spawn(|| prepare(db1.as_ref(), &s1, &cancel, false));
+            // Segment 1 is waiting (nothing loaded yet); segment 0 loads both tables.
+            std::thread::sleep(Duration::from_millis(300));
+            let loaded = prepare(db0.as_ref(), &s0, &cancel, false).expect("segment 0 loads");
+            assert_eq!(loaded.loaded, vec![1, 2]);
+            waiter.join().unwrap()
+        });
+        assert_eq!(waited.expect("segment 1 waited"), Prepared::default(), "segment 1 loaded nothing");
+        // A Ctrl-C ends the wait.
+        let other = dir.path().join("empty.db");
+        let db = super::super::sqlite::open(other.to_str().unwrap()).unwrap();
+        let stop = Cancel::new();
+        stop.cancel();
+        let e = prepare(db.as_ref(), &s1, &stop, false).unwrap_err();
+        assert!(e.to_string().contains("interrupted while waiting for segment 0/2"), "{e}");
+    }
 }
