@@ -3,44 +3,10 @@
 //! and the next interval starts from the new value.
 
 use super::files::Files;
+pub use super::files::Root;
 use super::parse::{self, DiskLine, NetLine, Stat};
 use super::Group;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
-
-/// Where the files are read from (`/` live, a fixture directory in tests).
-#[derive(Clone, Debug)]
-pub struct Root(pub PathBuf);
-
-impl Root {
-    pub fn live() -> Root {
-        Root(PathBuf::from("/"))
-    }
-    /// The whole file, read in large chunks: a `/proc` file has no size, and `read_to_string`
-    /// would start with small probing reads (six system calls for a 2 KiB file instead of two).
-    pub fn read(&self, rel: &str) -> Option<String> {
-        use std::io::Read;
-        let mut f = std::fs::File::open(self.0.join(rel)).ok()?;
-        let mut buf = vec![0u8; 8192];
-        let mut len = 0;
-        loop {
-            if len == buf.len() {
-                buf.resize(buf.len() * 2, 0);
-            }
-            match f.read(&mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
-        buf.truncate(len);
-        String::from_utf8(buf).ok()
-    }
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.0.join(rel)
-    }
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
