@@ -7,6 +7,7 @@
 
 mod cgroup_cpu;
 pub mod cli;
+pub mod files;
 pub mod output;
 pub mod parse;
 mod proc_table;
@@ -144,6 +145,7 @@ impl Sample {
 pub struct Sampler {
     cfg: MonitorConfig,
     sel: Selection,
+    files: files::Files,
     prev: Option<(Instant, Snapshot)>,
     procs: process::ProcessTracker,
     started: Instant,
@@ -165,22 +167,20 @@ impl Sampler {
         Ok(Sampler {
             cfg: cfg.clone(),
             sel,
+            files: files::Files::new(cfg.root.clone()),
             prev: None,
             procs: process::ProcessTracker::new(cfg.root.clone(), procs),
             started: Instant::now(),
         })
     }
 
-    fn wants(&self, g: Group) -> bool {
-        self.cfg.only.as_ref().is_none_or(|o| o.contains(&g))
-    }
-
     /// Read now; the figures since the previous call (None for the first, priming read).
     pub fn sample(&mut self) -> anyhow::Result<Option<Sample>> {
         let now = Instant::now();
         let unix_s = crate::util::time::unix_now();
-        let wants = |g: Group| self.wants(g);
-        let snap = Snapshot::read(&self.cfg.root, &wants, &self.sel);
+        let only = &self.cfg.only;
+        let wants = |g: Group| only.as_ref().is_none_or(|o| o.contains(&g));
+        let snap = Snapshot::read_from(&mut self.files, &wants, &self.sel);
         let mut values = Vec::new();
         let first = self.prev.is_none();
         let dt = self.prev.as_ref().map(|(t, _)| now.duration_since(*t).as_secs_f64()).unwrap_or(0.0);

@@ -51,6 +51,20 @@ pub fn colon_kv(text: &str) -> BTreeMap<String, u64> {
         .collect()
 }
 
+/// `colon_kv` keeping only `keys` (no allocation for the others).
+pub fn colon_kv_only(text: &str, keys: &[&str]) -> BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            let k = k.trim();
+            if !keys.contains(&k) {
+                return None;
+            }
+            Some((k.to_string(), v.split_ascii_whitespace().next()?.parse().ok()?))
+        })
+        .collect()
+}
+
 /// Free pages held in the per-CPU page lists (`/proc/zoneinfo`, the `count:` lines of every zone's
 /// `pagesets`). MemFree leaves them out; on 6.x kernels they can hold hundreds of MB.
 pub fn zoneinfo_pcp_pages(text: &str) -> Option<u64> {
@@ -71,6 +85,20 @@ pub fn space_kv(text: &str) -> BTreeMap<String, u64> {
         .filter_map(|l| {
             let mut it = l.split_ascii_whitespace();
             Some((it.next()?.to_string(), it.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// `space_kv` keeping only `keys` (no allocation for the others).
+pub fn space_kv_only(text: &str, keys: &[&str]) -> BTreeMap<String, u64> {
+    text.lines()
+        .filter_map(|l| {
+            let mut it = l.split_ascii_whitespace();
+            let k = it.next()?;
+            if !keys.contains(&k) {
+                return None;
+            }
+            Some((k.to_string(), it.next()?.parse().ok()?))
         })
         .collect()
 }

@@ -7,9 +7,13 @@
 //! new process under a reused pid), and a pattern is tried once per new process, on its
 //! `/proc/PID/cmdline`, the answer remembered. A process outside every tree keeps its parent until
 //! that parent ends, so when a listing finds a pid gone, its children's `stat` is read again (they
-//! have been reparented). The followed processes' `stat` is read every tick by the caller. Trees
-//! that need no pattern can instead be walked from their roots through the kernel's children lists
-//! (`walk`), without listing `/proc` at all.
+//! have been reparented). The followed processes' `stat` is read every tick by the caller.
+//!
+//! Small trees are instead walked every tick from their roots through the kernel's children lists
+//! (`walk`): a process forked inside a tree is found at the next tick without listing `/proc`.
+//! Their roots are the selectors' pids and the processes matching a pattern; for these, `/proc` is
+//! listed (`discover`) at the first tick and then at most every `DISCOVER_EVERY`, when a process
+//! may have started since.
 
 use super::parse::{self, PidStat};
 use super::system::Root;
@@ -19,6 +23,8 @@ use std::time::{Duration, Instant};
 
 /// How often `/proc` is listed again when nothing says a process started or ended.
 const RELIST: Duration = Duration::from_secs(5);
+/// When trees are walked, the least time between two listings of `/proc` for new matches.
+const DISCOVER_EVERY: Duration = Duration::from_secs(3);
 
 /// One process: its `stat` line (as last read), the inode of its `/proc` entry, and which
 /// selectors' patterns its command line matched when it first appeared.
@@ -41,6 +47,11 @@ pub(super) struct ProcTable {
     gone: Vec<i32>,
     /// Pids whose `stat` was read during the current tick.
     pub fresh: HashSet<i32>,
+    /// When `discover` last listed `/proc`, whether a process may have started since, and the
+    /// least time between two of its listings.
+    discovered: Option<Instant>,
+    pending: bool,
+    pub discover_every: Duration,
 }
 
 impl ProcTable {
@@ -53,14 +64,43 @@ impl ProcTable {
             listed: None,
             gone: Vec::new(),
             fresh: HashSet::new(),
+            discovered: None,
+            pending: false,
+            discover_every: DISCOVER_EVERY,
         }
+    }
+
+    /// While trees are walked (see [`ProcTable::walk`]): list `/proc` for processes whose command
+    /// line matches a pattern, at the first call and then at most every `discover_every`, when a
+    /// process may have started since (`moved`, from [`ProcTable::moved`]). A process forked
+    /// inside a followed tree needs no listing: the walk finds it. True when the listing changed
+    /// the table.
+    pub fn discover(&mut self, moved: bool) -> bool {
+        self.pending |= moved;
+        let due = match self.discovered {
+            None => true,
+            Some(t) => self.pending && t.elapsed() >= self.discover_every,
+        };
+        // Reparented processes need no new `stat`: the walk follows the children lists.
+        self.gone.clear();
+        if !due || self.patterns.is_empty() {
+            return false;
+        }
+        self.discovered = Some(Instant::now());
+        self.pending = false;
+        self.list(false)
+    }
+
+    /// The pids whose command line matched some pattern.
+    pub fn matched(&self) -> Vec<i32> {
+        self.entries.iter().filter(|(_, e)| !e.hits.is_empty()).map(|(p, _)| *p).collect()
     }
 
     /// Bring the table up to date for this tick: list `/proc` if a process may have started or
     /// ended, and read `followed` again. True when the set of processes or a parent link changed.
     pub fn refresh(&mut self, followed: &HashSet<i32>) -> bool {
         self.fresh.clear();
-        let mut changed = self.moved() && self.list();
+        let mut changed = self.moved() && self.list(true);
         for pid in followed {
             changed |= self.reread(*pid);
         }
@@ -158,9 +198,9 @@ impl ProcTable {
         }
     }
 
-    /// List `/proc`: add the new pids, drop the gone ones, and read again the children of the
-    /// gone ones. True when anything changed.
-    fn list(&mut self) -> bool {
+    /// List `/proc`: add the new pids, drop the gone ones, and (`orphans`) read again the
+    /// children of the gone ones. True when anything changed.
+    fn list(&mut self, orphans: bool) -> bool {
         let Ok(dir) = std::fs::read_dir(self.root.path("proc")) else {
             return false;
         };
@@ -187,7 +227,9 @@ impl ProcTable {
             self.forget(pid);
         }
         changed |= self.entries.len() != before;
-        if !self.gone.is_empty() {
+        if !orphans {
+            self.gone.clear();
+        } else if !self.gone.is_empty() {
             let gone: HashSet<i32> = std::mem::take(&mut self.gone).into_iter().collect();
             let orphans: Vec<i32> = self
                 .entries

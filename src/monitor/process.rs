@@ -1,11 +1,14 @@
 //! Per-process figures, aggregated over whole process trees (pidstat's formulas).
 //!
-//! The process table (`proc_table`) is listed only when a process may have started or ended, each
-//! new process's command line is matched once, and each tick reads `/proc/PID/{stat,status,io}` of
-//! the followed processes only. The trees are worked out again only when the table changed. With
-//! no pattern (`--pid`, and `perflab run`'s selections) and a kernel that shows each thread's
-//! children (`/proc/PID/task/TID/children`), the trees are walked from their roots instead, and
-//! `/proc` is not listed at all. Each
+//! Each tick reads `/proc/PID/{stat,status,io}` of the followed processes only. With a kernel that
+//! shows each thread's children (`/proc/PID/task/TID/children`) and trees of at most
+//! `WALK_MAX_THREADS` threads, the trees are walked from their roots each tick (a process forked
+//! inside one is counted at the next tick); the roots are the selectors' pids (`--pid`, and
+//! `perflab run`'s selections: `/proc` is never listed) and the processes whose command line
+//! matches a pattern (`--match`: each new process's command line is matched once, when a listing
+//! of `/proc` finds it, and `/proc` is listed at most every few seconds). Larger trees are found
+//! from the process table (`proc_table`), listed whenever a process may have started or ended,
+//! and worked out again only when the table changed. Each
 //! selector sums its members: its pids, the processes whose command line matches its pattern, and
 //! all their descendants, less any subtree that another selector roots (so the load generator's
 //! figures never include the target it started).
@@ -92,8 +95,7 @@ pub struct ProcessTracker {
     /// the pids in some tree.
     members: Option<Vec<Vec<i32>>>,
     followed: HashSet<i32>,
-    /// No selector has a pattern and the kernel shows children lists: the trees can be walked
-    /// from their roots instead of listing `/proc`.
+    /// The kernel shows children lists: the trees can be walked from their roots.
     walkable: bool,
     /// Per selector, its cgroup's throttling counters at the previous tick.
     throttles: Vec<Throttle>,
@@ -118,7 +120,7 @@ impl ProcessTracker {
             .filter_map(|(i, s)| Some((i, s.pattern.clone()?)))
             .collect();
         let table = ProcTable::new(root.clone(), patterns);
-        let walkable = selectors.iter().all(|s| s.pattern.is_none()) && table.can_walk();
+        let walkable = table.can_walk();
         ProcessTracker {
             table,
             walkable,
@@ -240,32 +242,27 @@ impl ProcessTracker {
         self.members = (!ended).then_some(members);
     }
 
-    /// The members found from the selectors' pids through the kernel's children lists (no pattern:
-    /// no need to list `/proc`), walked again only when a process may have started or ended.
+    /// The members found from the selectors' roots (their pids, the processes matching their
+    /// pattern) through the kernel's children lists, walked again only when a process may have
+    /// started or ended.
     fn walked(&mut self) -> Vec<Vec<i32>> {
         self.table.new_tick();
         let moved = self.table.moved();
-        let mut changed = false;
+        let mut changed = self.table.discover(moved);
         for pid in &self.followed {
             changed |= self.table.reread(*pid);
+        }
+        // A matched process that ended, or whose pid now belongs to another process.
+        for pid in self.table.matched() {
+            changed |= self.table.reread(pid);
         }
         if let Some(m) = self.members.take().filter(|_| !moved && !changed) {
             return m;
         }
-        let roots: Vec<Vec<i32>> = self
-            .selectors
-            .iter()
-            .map(|s| {
-                s.pids
-                    .iter()
-                    .copied()
-                    .filter(|p| {
-                        self.table.reread(*p);
-                        self.table.entries.contains_key(p)
-                    })
-                    .collect()
-            })
-            .collect();
+        for pid in self.selectors.iter().flat_map(|s| &s.pids) {
+            self.table.reread(*pid);
+        }
+        let roots: Vec<Vec<i32>> = (0..self.selectors.len()).map(|i| self.roots_of(i)).collect();
         (0..roots.len()).map(|i| self.table.walk(&roots[i], &fenced(&roots, i))).collect()
     }
 
@@ -394,5 +391,86 @@ mod tests {
         let mut all = tree(&[1], &children, &HashSet::new());
         all.sort_unstable();
         assert_eq!(all, [1, 2, 3, 4]);
+    }
+
+    /// A fake `/proc` holding this process (its command line matches too: never counted), with
+    /// children lists, so that the trees are walked.
+    struct Fake(tempfile::TempDir);
+    impl Fake {
+        fn new() -> Fake {
+            let d = tempfile::tempdir().unwrap();
+            let f = Fake(d);
+            f.loadavg(3, 100);
+            f.process(1, 0, 1, "init", &[]);
+            f.process(std::process::id() as i32, 1, 2, "perflab monitor --match worker", &[]);
+            f
+        }
+        fn loadavg(&self, threads: u64, last: u64) {
+            std::fs::create_dir_all(self.0.path().join("proc")).unwrap();
+            std::fs::write(self.0.path().join("proc/loadavg"), format!("0.00 0.00 0.00 1/{threads} {last}\n")).unwrap();
+        }
+        fn process(&self, pid: i32, ppid: i32, start: u64, cmd: &str, children: &[i32]) {
+            let dir = self.0.path().join(format!("proc/{pid}"));
+            std::fs::create_dir_all(dir.join(format!("task/{pid}"))).unwrap();
+            let stat = format!("{pid} (x) S {ppid} 1 1 0 -1 0 0 0 0 0 7 3 0 0 20 0 1 0 {start} 1000 25 0");
+            std::fs::write(dir.join("stat"), stat).unwrap();
+            std::fs::write(dir.join("cmdline"), cmd.replace(' ', "\0")).unwrap();
+            let list: String = children.iter().map(|c| format!("{c} ")).collect();
+            std::fs::write(dir.join(format!("task/{pid}/children")), list).unwrap();
+        }
+        fn end(&self, pid: i32) {
+            std::fs::remove_dir_all(self.0.path().join(format!("proc/{pid}"))).unwrap();
+        }
+        /// A tracker of the processes matching `worker`, listing `/proc` only at its first tick.
+        fn tracker(&self) -> ProcessTracker {
+            let sel = ProcessSelector::matching("match", regex::Regex::new("worker").unwrap());
+            let mut t = ProcessTracker::new(Root(self.0.path().into()), vec![sel]);
+            assert!(t.walkable, "the fake shows children lists");
+            t.table.discover_every = std::time::Duration::from_secs(3600);
+            t.sample(1.0, true, &mut Vec::new());
+            t
+        }
+    }
+
+    fn count(t: &mut ProcessTracker) -> f64 {
+        let mut out = Vec::new();
+        t.sample(1.0, false, &mut out);
+        out.iter().find(|(n, _)| n == "proc_match_count").map(|(_, v)| *v).unwrap()
+    }
+
+    #[test]
+    fn a_matched_process_that_ends_or_whose_pid_is_reused_leaves_at_the_next_tick() {
+        let f = Fake::new();
+        f.process(10, 1, 50, "worker --a", &[11]);
+        f.process(11, 10, 51, "sleep 9", &[]);
+        f.process(20, 1, 60, "worker --b", &[]);
+        let mut t = f.tracker();
+        assert_eq!(count(&mut t), 3.0, "10 and its child 11, 20; not this process");
+        f.end(20);
+        assert_eq!(count(&mut t), 2.0, "20 ended");
+        // Pid 10 ends and its pid is taken by a process that does not match; 11 is reparented.
+        f.end(10);
+        f.process(10, 1, 90, "sleep 5", &[]);
+        f.process(11, 1, 51, "sleep 9", &[]);
+        assert_eq!(count(&mut t), 0.0, "pid 10 is another process now");
+        assert!(t.table.entries[&10].hits.is_empty());
+    }
+
+    #[test]
+    fn a_child_forked_by_a_matched_process_is_counted_at_the_next_tick_without_listing_proc() {
+        let f = Fake::new();
+        f.process(10, 1, 50, "worker", &[]);
+        let mut t = f.tracker();
+        assert_eq!(count(&mut t), 1.0);
+        // 10 forks 12; an unrelated worker 30 starts too.
+        f.process(12, 10, 70, "sleep 9", &[]);
+        f.process(10, 1, 50, "worker", &[12]);
+        f.process(30, 1, 71, "worker --other", &[]);
+        f.loadavg(5, 30);
+        assert_eq!(count(&mut t), 2.0, "the child is walked to");
+        assert!(!t.table.entries.contains_key(&30), "/proc was not listed");
+        // The next listing finds 30.
+        t.table.discover_every = std::time::Duration::ZERO;
+        assert_eq!(count(&mut t), 3.0);
     }
 }

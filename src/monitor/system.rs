@@ -2,44 +2,11 @@
 //! two snapshots. A counter that went backward makes that figure missing for the interval (never 0),
 //! and the next interval starts from the new value.
 
+use super::files::Files;
+pub use super::files::Root;
 use super::parse::{self, DiskLine, NetLine, Stat};
 use super::Group;
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-
-/// Where the files are read from (`/` live, a fixture directory in tests).
-#[derive(Clone, Debug)]
-pub struct Root(pub PathBuf);
-
-impl Root {
-    pub fn live() -> Root {
-        Root(PathBuf::from("/"))
-    }
-    /// The whole file, read in large chunks: a `/proc` file has no size, and `read_to_string`
-    /// would start with small probing reads (six system calls for a 2 KiB file instead of two).
-    pub fn read(&self, rel: &str) -> Option<String> {
-        use std::io::Read;
-        let mut f = std::fs::File::open(self.0.join(rel)).ok()?;
-        let mut buf = vec![0u8; 8192];
-        let mut len = 0;
-        loop {
-            if len == buf.len() {
-                buf.resize(buf.len() * 2, 0);
-            }
-            match f.read(&mut buf[len..]) {
-                Ok(0) => break,
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(_) => return None,
-            }
-        }
-        buf.truncate(len);
-        String::from_utf8(buf).ok()
-    }
-    pub fn path(&self, rel: &str) -> PathBuf {
-        self.0.join(rel)
-    }
-}
 
 #[derive(Clone, Debug, Default)]
 pub struct Snapshot {
@@ -64,108 +31,88 @@ pub struct Selection {
     pub per_cpu: bool,
 }
 
+/// The `/proc/meminfo` and `/proc/vmstat` fields the figures use (the others are not kept).
+const MEMINFO_KEYS: [&str; 10] = [
+    "MemTotal",
+    "MemFree",
+    "MemAvailable",
+    "Buffers",
+    "Cached",
+    "Slab",
+    "SReclaimable",
+    "AnonPages",
+    "SwapTotal",
+    "SwapFree",
+];
+const VMSTAT_KEYS: [&str; 4] = ["pswpin", "pswpout", "pgfault", "pgmajfault"];
+
 impl Snapshot {
+    /// One reading of `root`'s files (each opened for this reading only).
     pub fn read(root: &Root, groups: &dyn Fn(Group) -> bool, sel: &Selection) -> Snapshot {
+        Snapshot::read_from(&mut Files::new(root.clone()), groups, sel)
+    }
+
+    /// One reading through `files` (kept open from one tick to the next on the live system).
+    pub fn read_from(files: &mut Files, groups: &dyn Fn(Group) -> bool, sel: &Selection) -> Snapshot {
         let mut s = Snapshot::default();
         if groups(Group::Cpu) || groups(Group::Load) {
-            s.stat = root.read("proc/stat").map(|t| parse::stat(&t)).unwrap_or_default();
-            s.loadavg = root.read("proc/loadavg").and_then(|t| parse::loadavg(&t));
+            s.stat = files.with("proc/stat", parse::stat).unwrap_or_default();
+            s.loadavg = files.with("proc/loadavg", parse::loadavg).flatten();
         }
         if groups(Group::Mem) {
-            s.meminfo = root.read("proc/meminfo").map(|t| parse::colon_kv(&t)).unwrap_or_default();
+            s.meminfo = files
+                .with("proc/meminfo", |t| parse::colon_kv_only(t, &MEMINFO_KEYS))
+                .unwrap_or_default();
             // Kept as a pseudo-field in kB, like the others.
             // SAFETY: sysconf only reads a configuration value; it takes no pointers, and an unknown
             // name returns -1 (clamped to 1 here).
             let page_kb = unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(1) as u64 / 1024;
-            if let Some(pages) = root.read("proc/zoneinfo").and_then(|t| parse::zoneinfo_pcp_pages(&t)) {
+            if let Some(pages) = files.with("proc/zoneinfo", parse::zoneinfo_pcp_pages).flatten() {
                 s.meminfo.insert(PCP_FREE.into(), pages * page_kb);
             }
-            s.vmstat = root.read("proc/vmstat").map(|t| parse::space_kv(&t)).unwrap_or_default();
+            s.vmstat = files
+                .with("proc/vmstat", |t| parse::space_kv_only(t, &VMSTAT_KEYS))
+                .unwrap_or_default();
         }
         if groups(Group::Disk) {
-            let all = root.read("proc/diskstats").map(|t| parse::diskstats(&t)).unwrap_or_default();
-            s.disks = all.into_iter().filter(|d| wanted_disk(root, d, sel)).collect();
+            let all = files.with("proc/diskstats", parse::diskstats).unwrap_or_default();
+            s.disks = all.into_iter().filter(|d| wanted_disk(files, d, sel)).collect();
         }
         if groups(Group::Net) {
-            let all = root.read("proc/net/dev").map(|t| parse::net_dev(&t)).unwrap_or_default();
+            let all = files.with("proc/net/dev", parse::net_dev).unwrap_or_default();
             s.nets = all
                 .into_iter()
                 .filter(|n| sel.nets.is_empty() || sel.nets.contains(&n.name))
                 .collect();
         }
         if groups(Group::Tcp) {
-            s.tcp = root.read("proc/net/snmp").map(|t| parse::snmp_tcp(&t)).unwrap_or_default();
+            s.tcp = files.with("proc/net/snmp", parse::snmp_tcp).unwrap_or_default();
         }
         if groups(Group::Psi) {
-            for res in ["cpu", "memory", "io"] {
-                if let Some(t) = root.read(&format!("proc/pressure/{res}")) {
-                    let short = if res == "memory" { "mem" } else { res };
-                    for (kind, avg10, total) in parse::pressure(&t) {
-                        s.psi.push((format!("{short}_{kind}"), avg10, total));
-                    }
+            for (rel, short) in [
+                ("proc/pressure/cpu", "cpu"),
+                ("proc/pressure/memory", "mem"),
+                ("proc/pressure/io", "io"),
+            ] {
+                for (kind, avg10, total) in files.with(rel, parse::pressure).unwrap_or_default() {
+                    s.psi.push((format!("{short}_{kind}"), avg10, total));
                 }
             }
         }
         if groups(Group::Temp) {
-            s.temps = temperatures(root);
+            s.temps = files.temperatures();
         }
         s
     }
 }
 
-fn wanted_disk(root: &Root, d: &DiskLine, sel: &Selection) -> bool {
+fn wanted_disk(files: &mut Files, d: &DiskLine, sel: &Selection) -> bool {
     if !sel.disks.is_empty() {
         return sel.disks.contains(&d.name);
     }
-    let whole = root.path(&format!("sys/block/{}", d.name)).exists();
     let virtual_dev = ["loop", "ram", "zram", "nbd"].iter().any(|p| d.name.starts_with(p));
     let ever_used = d.f[0] + d.f[4] > 0;
-    (whole || sel.partitions) && !virtual_dev && ever_used
-}
-
-fn temperatures(root: &Root) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    for dir in read_dir(&root.path("sys/class/thermal")) {
-        let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        if !name.starts_with("thermal_zone") {
-            continue;
-        }
-        let kind = std::fs::read_to_string(dir.join("type"))
-            .map(|t| t.trim().to_string())
-            .unwrap_or(name.clone());
-        if let Some(mc) = std::fs::read_to_string(dir.join("temp"))
-            .ok()
-            .and_then(|t| t.trim().parse::<f64>().ok())
-        {
-            out.push((format!("temp_{}_c", clean(&kind)), mc / 1000.0));
-        }
-    }
-    for dir in read_dir(&root.path("sys/class/hwmon")) {
-        let chip = std::fs::read_to_string(dir.join("name"))
-            .map(|t| t.trim().to_string())
-            .unwrap_or_default();
-        for f in read_dir(&dir) {
-            let fname = f.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-            if let Some(idx) = fname.strip_prefix("temp").and_then(|r| r.strip_suffix("_input")) {
-                if let Some(mc) = std::fs::read_to_string(&f).ok().and_then(|t| t.trim().parse::<f64>().ok()) {
-                    out.push((format!("temp_{}_{}_c", clean(&chip), idx), mc / 1000.0));
-                }
-            }
-        }
-    }
-    out
-}
-
-fn read_dir(p: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(p).into_iter().flatten().flatten().map(|e| e.path()).collect();
-    v.sort();
-    v
-}
-
-fn clean(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '_' })
-        .collect()
+    (sel.partitions || files.whole_disk(&d.name)) && !virtual_dev && ever_used
 }
 
 /// Δ of a counter. A counter that wrapped (it was in the top half of its 32- or 64-bit range and is

@@ -1,6 +1,7 @@
 //! The probe scheduler: every icmp, udp, tcp and http probe of a set on one thread, driven by one
-//! poller (mio's epoll) over all their sockets, the stop flag and one timer (a timerfd, for
-//! nanosecond wake-ups where epoll's own timeout counts milliseconds). Each probe keeps its own
+//! poller (mio's epoll) over all their sockets, the stop flag and one timer (a timerfd, for the
+//! sends' nanosecond wake-ups where epoll's own timeout counts milliseconds; a deadline that comes
+//! first is epoll's timeout, one `timerfd_settime` less per tcp/http probe). Each probe keeps its own
 //! absolute schedule, timeouts and samples (the engine's [`Schedule`] and [`Recorder`]); the thread
 //! sleeps until the earliest thing any probe is due to do, or until a socket is ready.
 //!
@@ -58,23 +59,33 @@ fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<
     let mut armed: Option<Instant> = None;
     let mut stopping = false;
     loop {
-        let mut wake: Option<Instant> = None;
+        let (mut send, mut deadline): (Option<Instant>, Option<Instant>) = (None, None);
         for (i, p) in probes.iter_mut().enumerate().filter(|(_, p)| !p.finished) {
             match p.tick(Token(i), &registry, phase) {
-                Some(w) => wake = Some(wake.map_or(w, |x| x.min(w))),
+                Some(w) => {
+                    let slot = if w.send { &mut send } else { &mut deadline };
+                    *slot = Some(slot.map_or(w.at, |x| x.min(w.at)));
+                }
                 None => p.finished = true,
             }
         }
-        let Some(wake) = wake else { return Ok(()) };
+        let Some(earliest) = send.into_iter().chain(deadline).min() else {
+            return Ok(());
+        };
         let now = Instant::now();
-        let timeout = if wake <= now {
+        let timeout = if earliest <= now {
             Some(std::time::Duration::ZERO)
         } else {
-            if armed != Some(wake) {
-                timer.set(wake - now)?;
-                armed = Some(wake);
+            if let Some(s) = send.filter(|s| armed != Some(*s)) {
+                timer.set(s - now)?;
+                armed = Some(s);
             }
-            None
+            // A deadline before the next send needs no timer: epoll's timeout, in whole
+            // milliseconds rounded up, is soon enough to give an exchange up.
+            deadline.filter(|d| send.is_none_or(|s| *d < s)).map(|d| {
+                let ns = (d - now).as_nanos().div_ceil(1_000_000);
+                std::time::Duration::from_millis(ns.min(u64::MAX as u128) as u64)
+            })
         };
         if let Err(e) = poll.poll(&mut events, timeout) {
             if e.kind() != std::io::ErrorKind::Interrupted {
@@ -106,6 +117,14 @@ fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<
             }
         }
     }
+}
+
+/// When a probe next has something to do: a send (`send`, kept to the nanosecond by the timer) or
+/// only a deadline.
+#[derive(Clone, Copy)]
+struct Wake {
+    at: Instant,
+    send: bool,
 }
 
 /// A flow probe's exchange in progress.
@@ -174,7 +193,7 @@ impl Probe {
 
     /// Send what is due and end what has passed its deadline; the next time this probe has
     /// something to do, or None once it has ended.
-    fn tick(&mut self, token: Token, registry: &Registry, phase: &PhaseFn) -> Option<Instant> {
+    fn tick(&mut self, token: Token, registry: &Registry, phase: &PhaseFn) -> Option<Wake> {
         match &mut self.way {
             Way::Flow { flow, current } => flow_tick(
                 flow.as_mut(),
@@ -312,12 +331,15 @@ fn flow_tick(
     token: Token,
     registry: &Registry,
     phase: &PhaseFn,
-) -> Option<Instant> {
+) -> Option<Wake> {
     loop {
         let now = Instant::now();
         if let Some(c) = current.as_ref() {
             if c.deadline > now {
-                return Some(c.deadline);
+                return Some(Wake {
+                    at: c.deadline,
+                    send: false,
+                });
             }
             let done = flow.give_up();
             let c = current.take()?;
@@ -333,7 +355,7 @@ fn flow_tick(
             return None;
         };
         if due > now {
-            return Some(due);
+            return Some(Wake { at: due, send: true });
         }
         let at = Instant::now();
         let tag = phase();
@@ -370,7 +392,7 @@ impl Dgram<'_> {
     /// Send what is due (sends and replies apart: a slow reply never delays the next send); settle
     /// the flights whose deadline passed, once the socket has been read (a reply that came in time
     /// but is not read yet still counts).
-    fn tick(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, sending: &mut bool, phase: &PhaseFn) -> Option<Instant> {
+    fn tick(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, sending: &mut bool, phase: &PhaseFn) -> Option<Wake> {
         let mut due = None;
         loop {
             let now = Instant::now();
@@ -408,8 +430,12 @@ impl Dgram<'_> {
         }
         let front = self.flights.front().map(|f| f.deadline);
         match (due.filter(|_| *sending), front) {
-            (Some(d), Some(f)) => Some(d.min(f)),
-            (Some(d), None) | (None, Some(d)) => Some(d),
+            (Some(d), Some(f)) => Some(Wake {
+                at: d.min(f),
+                send: d <= f,
+            }),
+            (Some(d), None) => Some(Wake { at: d, send: true }),
+            (None, Some(f)) => Some(Wake { at: f, send: false }),
             (None, None) => None,
         }
     }
