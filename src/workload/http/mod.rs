@@ -23,6 +23,8 @@ mod template;
 mod text;
 mod timer;
 pub mod tls;
+mod uring;
+mod uring_ring;
 mod worker;
 
 pub use config::{HttpConfig, Prepared, Protocol};
