@@ -32,6 +32,7 @@ pub use diagnosis::diagnose;
 pub use engine::run;
 pub use report::{HttpReport, Tick, Warning, PERCENTILES};
 pub use template::prepare;
+pub use uring::probe as uring_permitted;
 pub use worker::Stats;
 
 use crate::util::Cancel;

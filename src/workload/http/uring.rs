@@ -62,7 +62,7 @@ struct Worker {
     cqes: Vec<(u64, i32, u32)>,
 }
 
-/// Can this process use io_uring? (For `--engine uring` to refuse with the reason.)
+/// Can this process use io_uring? The error says why not (for `--engine uring` to refuse with it).
 pub fn probe() -> Result<(), String> {
     rg::probe()
 }
