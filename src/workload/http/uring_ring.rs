@@ -55,9 +55,18 @@ pub fn ring(conns: usize) -> std::io::Result<IoUring> {
         .or_else(|_| IoUring::new(n))
 }
 
-/// Can this process use io_uring? The error says why not (a sysctl, seccomp in a container).
+/// Can this process use io_uring as the engine does (a ring, a fixed-file table, a provided-buffer
+/// ring)? The error says why not (a sysctl, seccomp in a container, a kernel before 5.19).
 pub fn probe() -> Result<(), String> {
-    IoUring::new(8).map(drop).map_err(|e| e.to_string())
+    let check = || -> std::io::Result<()> {
+        let r = ring(1)?;
+        r.submitter().register_files_sparse(1)?;
+        let b = BufRing::new(&r, 16, 64)?;
+        drop(r);
+        drop(b);
+        Ok(())
+    };
+    check().map_err(|e| e.to_string())
 }
 
 /// The buffer group of the provided-buffer ring.
