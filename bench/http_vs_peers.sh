@@ -10,6 +10,9 @@
 #                           nothing of ours running, is less than P % busy over 2 s (default 25)
 #            --port N       nginx port (default: the first free one from 18080)
 #            --no-rss       leave out the RSS of a long run against a short one
+#            --uring        keep-alive only, 5 repetitions (unless --quick), the io_uring engine
+#                           (perflab http --engine uring) beside the epoll one, wrk and ab -k, with the
+#                           uring/epoll ratios and the goals judged for both engines; no RSS rows
 #   PERFLAB_BEFORE=/path/to/perflab bench/http_vs_peers.sh
 #                           also runs that binary (an older build, e.g. of the commit before a change)
 #                           as the client "before", in the same repetitions, taking turns with the
@@ -27,20 +30,26 @@
 # (nginx, wrk, apache2-utils, time) are installed with apt-get -y.
 set -euo pipefail
 
-REPS=3 DUR=5 RSS_SHORT=10 RSS_LONG=60 MAX_BUSY=25 PORT="" RSS=1
+REPS=3 DUR=5 RSS_SHORT=10 RSS_LONG=60 MAX_BUSY=25 PORT="" RSS=1 URING=0 QUICK=0
 CS=(10 50 100)
+MODES=(ka close)
 while [ $# -gt 0 ]; do
     case "$1" in
-        --quick) REPS=1 DUR=2 RSS_SHORT=2 RSS_LONG=6 ;;
+        --quick) REPS=1 DUR=2 RSS_SHORT=2 RSS_LONG=6 QUICK=1 ;;
+        --uring) URING=1 ;;
         --max-busy) MAX_BUSY="$2"; shift ;;
         --port) PORT="$2"; shift ;;
         --no-rss) RSS=0 ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "http_vs_peers.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
 
+if [ "$URING" = 1 ]; then
+    MODES=(ka) RSS=0
+    [ "$QUICK" = 1 ] || REPS=5
+fi
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PERFLAB="$ROOT/target/release/perflab"
 BEFORE="${PERFLAB_BEFORE:-}"
@@ -142,6 +151,7 @@ cmd() {
         perflab/ka) echo "$PERFLAB http -q -c $c -d ${d}s $URL" ;;
         perflab/close) echo "$PERFLAB http -q --no-keepalive -c $c -d ${d}s $URL" ;;
         perflabN/ka) echo "$PERFLAB http -q -t $(nproc) -c $c -d ${d}s $URL" ;;
+        uring/ka) echo "$PERFLAB http --engine uring -q -c $c -d ${d}s $URL" ;;
         perflabN/close) echo "$PERFLAB http -q -t 1 --no-keepalive -c $c -d ${d}s $URL" ;;
         before/ka) echo "$BEFORE http -q -c $c -d ${d}s $URL" ;;
         before/close) echo "$BEFORE http -q --no-keepalive -c $c -d ${d}s $URL" ;;
@@ -163,7 +173,7 @@ run() {
             n=$(awk '/requests in/ { print $1 }' "$out")
             rps=$(awk '/^Requests\/sec:/ { print $2 }' "$out")
             err=$(awk '/Non-2xx/ { e += $NF } /Socket errors/ { gsub(",", ""); e += $4 + $6 + $8 + $10 } END { print e + 0 }' "$out") ;;
-        ab|perflab|perflabN|before)
+        ab|perflab|perflabN|uring|before)
             n=$(awk '/^Complete requests:/ { print $3 }' "$out")
             rps=$(awk '/^Requests per second:/ { print $4 }' "$out")
             err=$(awk '/^Failed requests:/ { e += $3 } /^Non-2xx responses:/ { e += $3 } END { print e + 0 }' "$out") ;;
@@ -184,6 +194,11 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 # to show why the defaults are what they are when the client shares the cores with the server.
 TOOLS=(wrk ab perflab perflabN)
 [ -n "$BEFORE" ] && TOOLS=(wrk ab perflab before)
+if [ "$URING" = 1 ]; then
+    "$PERFLAB" http --engine uring -q -n 10 -c 1 "$URL" >/dev/null 2>&1 ||
+        { echo "http_vs_peers.sh: perflab http --engine uring does not run here:" >&2; "$PERFLAB" http --engine uring -q -n 10 -c 1 "$URL" >&2 || true; exit 1; }
+    TOOLS=(wrk ab perflab uring)
+fi
 echo "perflab http vs wrk and ab — $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) CPUs, $(uname -r)"
 echo "target: nginx $("$NGINX" -v 2>&1 | sed 's/.*\///') (2 workers, reuseport) at $URL (800 B), $REPS x ${DUR}s per cell, medians"
 echo "clients: $(wrk -v 2>&1 | head -1 | cut -d' ' -f1-2), ab $(ab -V | awk '/Version/ { print $5; exit }'), perflab $($PERFLAB --version | awk '{ print $2 }')"
@@ -192,7 +207,7 @@ BUSY=$(busy)
 echo "at start: $(conditions)"
 echo
 declare -A RPS CPU
-for mode in ka close; do
+for mode in "${MODES[@]}"; do
     echo "== $([ $mode = ka ] && echo keep-alive || echo 'Connection: close') =="
     for rep in $(seq "$REPS"); do
         wait_quiet
@@ -227,7 +242,8 @@ label() {
         wrk/close) echo "wrk -t2 -H 'Connection: close'" ;;
         ab/ka) echo "ab -k" ;;
         ab/close) echo "ab" ;;
-        perflab/ka) echo "perflab http" ;;
+        perflab/ka) echo "perflab http$([ "$URING" = 1 ] && echo ' (epoll)')" ;;
+        uring/ka) echo "perflab http --engine uring" ;;
         perflab/close) echo "perflab http --no-keepalive" ;;
         perflabN/ka) echo "(extra) perflab http -t $(nproc)" ;;
         perflabN/close) echo "(extra) perflab http -t 1 --no-k.." ;;
@@ -256,7 +272,7 @@ table() {
     echo
 }
 table ka "Keep-alive"
-table close "Connection: close"
+[ "$URING" = 1 ] || table close "Connection: close"
 
 verdict() { awk -v a="$1" -v op="$2" -v b="$3" 'BEGIN { ok = (op == ">=") ? (a >= b) : (a <= b); print ok ? "PASS" : "MISS" }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
@@ -291,6 +307,37 @@ if [ "$RSS" = 1 ]; then
     RS=$(rss "$RSS_SHORT")
     RL=$(rss "$RSS_LONG")
     printf '  %3s s run: %6s KiB max RSS\n  %3s s run: %6s KiB max RSS\n\n' "$RSS_SHORT" "$RS" "$RSS_LONG" "$RL"
+fi
+
+# --- uring against epoll ------------------------------------------------------------------------
+if [ "$URING" = 1 ]; then
+    echo "io_uring against epoll (medians of $REPS x ${DUR}s): uring/epoll ratios"
+    printf '| %-6s | %-10s | %-10s | %-6s | %-10s | %-10s | %-6s |\n' c "epoll r/s" "uring r/s" ratio "epoll us" "uring us" ratio
+    printf '|%s|\n' "--------|------------|------------|--------|------------|------------|--------"
+    for c in "${CS[@]}"; do
+        printf '| %-6s | %-10s | %-10s | %-6s | %-10s | %-10s | %-6s |\n' "$c" \
+            "${MR[ka,perflab,$c]}" "${MR[ka,uring,$c]}" "$(ratio "${MR[ka,uring,$c]}" "${MR[ka,perflab,$c]}")" \
+            "${MC[ka,perflab,$c]}" "${MC[ka,uring,$c]}" "$(ratio "${MC[ka,uring,$c]}" "${MC[ka,perflab,$c]}")"
+    done
+    echo "(uring stays behind --engine unless its req/s ratio is above 1 at every c)"
+    echo
+    echo "Goals of both engines, medians of $REPS x ${DUR}s"
+    printf '| %-46s | %-24s | %-4s |\n' goal measured result
+    printf '|%s|%s|%s|\n' "------------------------------------------------" "--------------------------" "------"
+    for tool in perflab uring; do
+        name=$([ $tool = perflab ] && echo epoll || echo uring)
+        for c in "${CS[@]}"; do
+            r=$(ratio "${MR[ka,$tool,$c]}" "${MR[ka,wrk,$c]}")
+            printf '| %-46s | %-24s | %-4s |\n' "$name: req/s >= 1.25 x wrk, c=$c" "$r x" "$(verdict "$r" '>=' 1.25)"
+        done
+        for c in "${CS[@]}"; do
+            r=$(ratio "${MC[ka,$tool,$c]}" "${MC[ka,ab,$c]}")
+            printf '| %-46s | %-24s | %-4s |\n' "$name: client CPU/req <= 0.7 x ab -k, c=$c" "${MC[ka,$tool,$c]} vs ${MC[ka,ab,$c]} us = $r x" "$(verdict "$r" '<=' 0.70)"
+        done
+    done
+    echo
+    echo "at end: load $(cut -d' ' -f1-3 /proc/loadavg)"
+    exit 0
 fi
 
 # --- goals ----------------------------------------------------------------------------------

@@ -27,12 +27,18 @@ fn server(f: impl FnOnce(&mut ServeConfig)) -> ServerHandle {
 }
 
 fn load(s: &ServerHandle, f: impl FnOnce(&mut HttpConfig)) -> HttpReport {
+    load_on(s, false, f)
+}
+
+/// `load` on the epoll engine, or on the io_uring one (`perflab http --engine uring`).
+fn load_on(s: &ServerHandle, uring: bool, f: impl FnOnce(&mut HttpConfig)) -> HttpReport {
     let mut cfg = HttpConfig::new(&format!("http://{}/", s.addr()));
     cfg.connections = 4;
     cfg.threads = Some(2);
     cfg.timeout = Some("10s".into());
     f(&mut cfg);
-    let prepared = http::prepare(&cfg).expect("valid configuration");
+    let mut prepared = http::prepare(&cfg).expect("valid configuration");
+    prepared.uring = uring;
     http::run(&prepared, Duration::ZERO, &Cancel::new(), &mut || {}, &mut |_, _| {}).expect("the run completes")
 }
 
@@ -416,5 +422,52 @@ fn busy_polling_counts_the_same_and_keeps_its_polling_apart_from_work() {
     assert!(
         e.contains("busy polling (--busy-poll; busy_poll in a plan) works with plain HTTP/1.1 only"),
         "{e}"
+    );
+}
+
+#[test]
+fn the_io_uring_engine_counts_exactly_what_the_server_served() {
+    if let Err(e) = http::uring_permitted() {
+        crate::common::skip_unless_required(&format!("this process may not use io_uring ({e})"));
+        return;
+    }
+    let _g = lock();
+    // Keep-alive; a connection per request; a server closing every 10th response (the multishot
+    // receive of each dropped socket ends, the new one gets its own).
+    for (keepalive, close_after) in [(true, None), (false, None), (true, Some(10))] {
+        let s = server(|c| c.close_after = close_after);
+        let r = load_on(&s, true, |c| {
+            c.requests = Some(1000);
+            c.keepalive = keepalive;
+        });
+        let served = s.shutdown().expect("shutdown");
+        let what = format!("keepalive={keepalive} close_after={close_after:?}");
+        assert_eq!(r.errors(), 0, "{what}: {:?}", r.error_counts());
+        assert_eq!((r.stats.responses, served), (1000, 1000), "{what}: client and server counts");
+        assert_eq!(r.status_counts(), vec![(200, 1000)], "{what}");
+        assert_eq!(r.stats.latency.len(), 1000, "{what}");
+        if close_after.is_some() {
+            assert!(r.stats.reconnects >= 96, "{what}: reconnects {}", r.stats.reconnects);
+        }
+    }
+    // The open model: 300 sends at 600/s, each recorded from its intended time, and served once.
+    let s = server(|_| {});
+    let r = load_on(&s, true, |c| {
+        c.requests = Some(300);
+        c.rate = Some(600.0);
+    });
+    let served = s.shutdown().expect("shutdown");
+    assert_eq!((r.stats.scheduled, r.stats.responses, served, r.errors()), (300, 300, 300, 0));
+    assert_eq!((r.stats.latency.len(), r.stats.service.len()), (300, 300));
+    // HTTPS and HTTP/2 do not run on io_uring: one line, exit 2, nothing sent.
+    let out = Command::new(env!("CARGO_BIN_EXE_perflab"))
+        .args(["http", "--engine", "uring", "-n", "1", "https://127.0.0.1:9/"])
+        .output()
+        .expect("run perflab http");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(
+        err.trim(),
+        "perflab: error: --engine uring: only plain HTTP/1.1 runs on io_uring (not https:// or --http2)"
     );
 }

@@ -32,6 +32,28 @@ pub struct HttpArgs {
     /// No live progress line
     #[arg(short, long)]
     pub quiet: bool,
+    /// The plain-HTTP/1.1 engine: epoll (the default) or uring (io_uring; kept for comparison,
+    /// bench/http_vs_peers.sh --uring)
+    #[arg(long, hide = true, value_name = "NAME")]
+    pub engine: Option<String>,
+}
+
+/// `--engine`: true for io_uring, which only plain HTTP/1.1 runs on and which this process must be
+/// allowed to use.
+fn engine(name: Option<&str>, p: &super::config::Prepared) -> anyhow::Result<bool> {
+    match name {
+        None | Some("epoll") => Ok(false),
+        Some("uring") => {
+            if p.tls.is_some() || p.protocol != super::config::Protocol::Http1 {
+                return Err(crate::error::usage(
+                    "--engine uring: only plain HTTP/1.1 runs on io_uring (not https:// or --http2)",
+                ));
+            }
+            super::uring::probe().map_err(|e| anyhow::anyhow!("--engine uring: this process may not use io_uring ({e})"))?;
+            Ok(true)
+        }
+        Some(e) => Err(crate::error::usage(format!("--engine must be epoll or uring, not {e:?}"))),
+    }
 }
 
 pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
@@ -39,7 +61,8 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
     if cfg.requests.is_none() && cfg.duration.is_none() {
         return Err(crate::error::usage("give -n REQUESTS or -d DURATION (or both)"));
     }
-    let prepared = prepare(cfg)?;
+    let mut prepared = prepare(cfg)?;
+    prepared.uring = engine(a.engine.as_deref(), &prepared)?;
     let warmup = a
         .warmup
         .as_deref()

@@ -215,6 +215,9 @@ pub struct Prepared {
     pub body: bytes::Bytes,
     /// Poll for responses instead of sleeping (the mio path only).
     pub busy_poll: bool,
+    /// Plain HTTP/1.1 on the io_uring engine instead of epoll (`perflab http --engine uring`, a
+    /// hidden option; never from a plan).
+    pub uring: bool,
     /// The slice of the load this run sends (`perflab run --segment`; the whole load otherwise).
     pub segment: crate::model::Segment,
 }
@@ -499,6 +502,7 @@ pub fn prepare(c: &HttpConfig) -> anyhow::Result<Prepared> {
         headers,
         body: body.into(),
         busy_poll: c.busy_poll,
+        uring: false,
         segment: crate::model::Segment::WHOLE,
     })
 }

@@ -40,6 +40,8 @@ pub fn run(
         let cap = (sh.cfg.max_inflight / threads + usize::from(id < sh.cfg.max_inflight % threads)).max(1);
         if sh.cfg.tls.is_some() || sh.cfg.protocol != super::config::Protocol::Http1 {
             super::async_engine::run(sh, id, n, cap, tx)
+        } else if sh.cfg.uring {
+            super::uring::run(sh, id, n, cap, tx)
         } else {
             worker::run(sh, id, n, cap, tx)
         }

@@ -23,6 +23,8 @@ mod template;
 mod text;
 mod timer;
 pub mod tls;
+mod uring;
+mod uring_ring;
 mod worker;
 
 pub use config::{HttpConfig, Prepared, Protocol};
@@ -30,6 +32,7 @@ pub use diagnosis::diagnose;
 pub use engine::run;
 pub use report::{HttpReport, Tick, Warning, PERCENTILES};
 pub use template::prepare;
+pub use uring::probe as uring_permitted;
 pub use worker::Stats;
 
 use crate::util::Cancel;
