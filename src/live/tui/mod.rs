@@ -87,8 +87,13 @@ impl View {
             restore();
             signal_hook::low_level::unregister(hup_id);
             if let Some(why) = lost {
-                eprintln!("perflab: the terminal is gone ({why}): stopping the run as Ctrl-C does");
+                // The run stops first: saying so may fail on a terminal that is gone (never a panic).
                 quit.quit();
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "perflab: the terminal is gone ({why}): stopping the run as Ctrl-C does"
+                );
             }
         })?;
         Ok(View {
@@ -127,6 +132,9 @@ fn show(mut terminal: ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: &
     let mut feed = Reader::new(dir);
     let mut board = Board::default();
     let mut ui = Ui::default();
+    // Polled by us before crossterm reads: crossterm 0.29 reads a hung-up terminal in an endless
+    // loop (each read gives 0 bytes), so it is asked only when the terminal has input.
+    let tty = std::fs::File::open("/dev/tty").ok();
     while !stop.load(Ordering::SeqCst) {
         if hup.load(Ordering::SeqCst) {
             return Some("hang-up".into());
@@ -142,7 +150,12 @@ fn show(mut terminal: ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: &
             if left.is_zero() || stop.load(Ordering::SeqCst) {
                 break;
             }
-            match event::poll(left.min(Duration::from_millis(50))) {
+            match input(tty.as_ref(), left.min(Duration::from_millis(50))) {
+                Input::None => continue,
+                Input::HungUp => return Some("hang-up".into()),
+                Input::Ready => {}
+            }
+            match event::poll(Duration::ZERO) {
                 Ok(false) => continue,
                 Ok(true) => {}
                 Err(e) => return Some(format!("cannot read it: {e}")),
@@ -165,6 +178,43 @@ fn show(mut terminal: ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: &
         std::thread::sleep(frame_end.saturating_duration_since(Instant::now()));
     }
     None
+}
+
+enum Input {
+    None,
+    Ready,
+    HungUp,
+}
+
+/// Whether the terminal has input within `wait`, or has hung up (poll(2) on `/dev/tty`; without
+/// it, crossterm's own poll).
+fn input(tty: Option<&std::fs::File>, wait: Duration) -> Input {
+    use std::os::fd::AsRawFd;
+    let Some(tty) = tty else {
+        return match event::poll(wait) {
+            Ok(true) => Input::Ready,
+            Ok(false) => Input::None,
+            Err(_) => Input::HungUp,
+        };
+    };
+    let mut fds = [libc::pollfd {
+        fd: tty.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: `fds` is a local array of exactly one initialised pollfd (the count passed), alive for
+    // the whole call; poll(2) writes only its `revents`. The fd belongs to `tty`, open meanwhile.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, wait.as_millis().min(1000) as i32) };
+    let r = fds[0].revents;
+    if n < 0 {
+        Input::None
+    } else if r & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Input::HungUp
+    } else if r & libc::POLLIN != 0 {
+        Input::Ready
+    } else {
+        Input::None
+    }
 }
 
 fn press_quit(quit: &Quit, ui: &mut Ui) {
