@@ -6,6 +6,7 @@ pub mod event;
 pub mod feed;
 pub mod metrics;
 pub mod server;
+pub mod tui;
 pub mod watch;
 
 pub use event::{Event, Figure, HostNow, PlannedPoint, PlannedTrial};

@@ -14,8 +14,12 @@ pub struct WatchArgs {
     pub run: PathBuf,
     /// Serve the page on ADDR:PORT (default 127.0.0.1 and a free port; any other address than
     /// loopback needs the token printed at the start)
-    #[arg(long, value_name = "ADDR:PORT", default_value = DEFAULT_ADDR)]
-    pub live: String,
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub live: Option<String>,
+    /// Show the run in the terminal instead of serving the page (with --live, both); `q` or
+    /// Ctrl-C ends the view, `+`/`-` change the history window
+    #[arg(long)]
+    pub tui: bool,
 }
 
 /// `--live`'s value as an address (`127.0.0.1:8080`, `[::1]:0`, `0.0.0.0:9000`; a bare port is
@@ -46,12 +50,25 @@ pub fn serve(listener: &TcpListener, dir: &std::path::Path, publisher: Option<su
 }
 
 pub fn run(args: WatchArgs) -> anyhow::Result<i32> {
-    parse_addr(&args.live)?;
+    let live = match (&args.live, args.tui) {
+        (Some(a), _) => Some(a.as_str()),
+        (None, false) => Some(DEFAULT_ADDR),
+        (None, true) => None,
+    };
+    live.map(parse_addr).transpose()?;
+    if args.tui {
+        super::tui::check_terminal()?;
+    }
     // The store's checks (a directory that is no run says so in one line).
     drop(crate::store::Store::open(&args.run)?);
     let cancel = crate::util::Cancel::on_signals()?;
-    let _server = serve(&bind(&args.live)?, &args.run, None)?;
-    while !cancel.is_cancelled() {
+    let _server = live.map(|a| serve(&bind(a)?, &args.run, None)).transpose()?;
+    // The view ends on `q` or Ctrl-C (it sets `cancel`), or when its terminal goes.
+    let view = args
+        .tui
+        .then(|| super::tui::View::start(&args.run, super::tui::Quit::Cancel(cancel.clone())))
+        .transpose()?;
+    while !cancel.is_cancelled() && !view.as_ref().is_some_and(super::tui::View::ended) {
         cancel.sleep(std::time::Duration::from_millis(200));
     }
     Ok(0)

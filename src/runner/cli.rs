@@ -37,6 +37,12 @@ pub struct RunArgs {
     /// free port, printed at the start; another address than loopback needs the token printed then)
     #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, require_equals = true, default_missing_value = crate::live::watch::DEFAULT_ADDR)]
     pub live: Option<String>,
+    /// Show the run in the terminal (its trials, the current trial's per-second throughput and
+    /// latency, the machine's CPU and memory) instead of the progress bar: `q` or Ctrl-C stops the
+    /// run as Ctrl-C does, `+`/`-` change the history window. Needs stdout to be a terminal; not
+    /// with --quiet or --json
+    #[arg(long)]
+    pub tui: bool,
     /// Copy this perflab to the plan's `[hosts]` first (per-version cache, SHA-256 checked)
     #[arg(long)]
     pub install_agent: bool,
@@ -73,6 +79,14 @@ pub fn run(args: RunArgs) -> anyhow::Result<i32> {
     check_runs_dir(&args.runs_dir)?;
     if let Some(a) = &args.live {
         crate::live::watch::parse_addr(a)?;
+    }
+    if args.tui && !args.dry_run {
+        if args.quiet || args.json {
+            return Err(crate::error::usage(
+                "--tui cannot be used with --quiet or --json: it draws the run on the terminal",
+            ));
+        }
+        crate::live::tui::check_terminal()?;
     }
     let cancel = if args.dry_run {
         None
@@ -134,6 +148,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
         quiet,
         fail_fast: args.fail_fast,
         live: args.live.as_deref().map(crate::live::watch::bind).transpose()?,
+        tui: args.tui,
     };
     let outcome = execute(exp, &opts, &cancel)?;
     if !hosts.is_empty() {
@@ -258,6 +273,7 @@ pub fn demo(args: DemoArgs) -> anyhow::Result<i32> {
         quiet: args.quiet,
         fail_fast: false,
         live: None,
+        tui: false,
     };
     let outcome = execute(exp, &opts, &cancel)?;
     print_outcome(&outcome, None, plan.secrets.redactor());

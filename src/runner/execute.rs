@@ -38,6 +38,8 @@ pub struct RunOptions {
     pub fail_fast: bool,
     /// `--live[=ADDR:PORT]`: serve the live page on this listener while the run runs.
     pub live: Option<std::net::TcpListener>,
+    /// `--tui`: show the run in the terminal (instead of the progress bar) while it runs.
+    pub tui: bool,
 }
 
 #[derive(Debug)]
@@ -241,7 +243,13 @@ pub fn execute_with(
         .as_ref()
         .map(|l| crate::live::watch::serve(l, &dir, Some(feed.publisher().clone())))
         .transpose()?;
-    let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet);
+    // The terminal view: ends (the terminal restored) when the run ends, whichever way.
+    let tui = opts
+        .tui
+        .then(|| crate::live::tui::View::start(&dir, crate::live::tui::Quit::Interrupt))
+        .transpose()?;
+    let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet || tui.is_some());
+    let progress = if tui.is_some() { progress.silent() } else { progress };
     for n in &notes {
         progress.note(&exp.redactor.apply(&format!("note: {n}")));
     }

@@ -22,6 +22,8 @@ pub struct Progress {
     label: String,
     per_trial: Duration,
     started: Instant,
+    /// Nothing at all on stderr (the terminal view shows the run, failures included).
+    silent: bool,
 }
 
 impl Progress {
@@ -48,7 +50,14 @@ impl Progress {
             label: String::new(),
             per_trial,
             started: Instant::now(),
+            silent: false,
         }
+    }
+
+    /// Print nothing, not even a failed trial's line (`--tui`: the view shows it, and the run's
+    /// summary after it).
+    pub fn silent(self) -> Progress {
+        Progress { silent: true, ..self }
     }
 
     pub fn start_trial(&mut self, label: &str) {
@@ -63,7 +72,7 @@ impl Progress {
             b.println(line);
         } else if self.lines {
             eprintln!("{}", self.log_line(line));
-        } else if line.starts_with('✗') {
+        } else if line.starts_with('✗') && !self.silent {
             // Quiet: no progress, but a failed trial's reason is said as it happens.
             eprintln!("{line}");
         }

@@ -156,6 +156,7 @@ fn run(exp: Experiment, runs: &Path, resume: Option<&Path>, interrupt_at: Option
         fail_fast: false,
         retry_failed: false,
         live: None,
+        tui: false,
     };
     let out = execute_with(exp, &opts, &Cancel::new(), Box::new(trials), clock.clone()).expect("run");
     let order = log.borrow().clone();

@@ -63,6 +63,7 @@ pub fn run_shortened(
         fail_fast: false,
         retry_failed: false,
         live: None,
+        tui: false,
     };
     execute(exp, &opts, &perflab::util::Cancel::new()).unwrap_or_else(|e| panic!("{label}: {e:#}"))
 }

@@ -40,6 +40,7 @@ mod http_protocols;
 mod http_truth;
 mod live_feed;
 mod live_server;
+mod live_tui;
 mod load_builtin;
 mod load_cpu;
 mod load_disk;

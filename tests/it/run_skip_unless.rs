@@ -48,6 +48,7 @@ fn run(text: &str, runs: &std::path::Path) -> perflab::runner::execute::RunOutco
         quiet: true,
         fail_fast: false,
         live: None,
+        tui: false,
     };
     execute(exp, &opts, &Cancel::new()).expect("execute")
 }

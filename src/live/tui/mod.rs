@@ -1,0 +1,268 @@
+//! The terminal view (`perflab run --tui`, `perflab watch RUN_DIR --tui`): the run's events, read
+//! from its store as the live page reads them, folded into a [`Board`] and drawn at most four times
+//! a second ([`draw`]).
+//!
+//! The view runs on its own thread and owns the terminal (raw mode, the alternate screen). The
+//! terminal is restored on every way out: the view's end ([`View`] dropped: the run ended, or
+//! returned an error through `?`), a panic anywhere (ratatui's hook), SIGTERM (the run stops as on
+//! Ctrl-C, then the view ends). A terminal that goes away (SIGHUP, an error reading or drawing)
+//! stops the run as Ctrl-C does, and the view ends: it never spins.
+
+pub mod board;
+pub mod draw;
+
+use crate::util::Cancel;
+use board::Board;
+use draw::Ui;
+use ratatui::crossterm::event::{self, Event as TermEvent, KeyCode, KeyEventKind, KeyModifiers};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// One frame at most this often.
+const FRAME: Duration = Duration::from_millis(250);
+
+/// Terminal events taken per frame at most (a terminal that floods, or a broken one that always
+/// says it has one, cannot make the view spin).
+const MAX_INPUT_PER_FRAME: usize = 64;
+
+/// What `q` and Ctrl-C do.
+#[derive(Clone, Debug)]
+pub enum Quit {
+    /// What Ctrl-C does to `perflab run`: SIGINT to this process (the run stops, its finished
+    /// trials stored, exit 130; again, it hurries the cleanup).
+    Interrupt,
+    /// Set this flag (`perflab watch`: the view ends).
+    Cancel(Cancel),
+}
+
+impl Quit {
+    fn quit(&self) {
+        match self {
+            // SAFETY: kill(2) on our own pid with a valid signal number has no memory effects; the
+            // handler `perflab run` installed (Cancel::on_signals_hurrying) takes it.
+            Quit::Interrupt => unsafe {
+                libc::kill(libc::getpid(), libc::SIGINT);
+            },
+            Quit::Cancel(c) => c.cancel(),
+        }
+    }
+}
+
+/// `--tui` needs stdout to be a terminal: the one line saying why not.
+pub fn check_terminal() -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if std::io::stdout().is_terminal() {
+        Ok(())
+    } else {
+        Err(crate::error::usage(
+            "--tui needs a terminal and stdout is not one (leave --tui out: the plain progress is for logs and pipes)",
+        ))
+    }
+}
+
+/// The view on its thread: ends (and restores the terminal) when dropped.
+pub struct View {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl View {
+    /// Show run directory `dir`'s events in the terminal until dropped; `q`/Ctrl-C do `quit`.
+    pub fn start(dir: &Path, quit: Quit) -> anyhow::Result<View> {
+        let stop = Arc::new(AtomicBool::new(false));
+        // A hung-up terminal: SIGHUP no longer ends perflab at once (the run would leave its
+        // targets running); the view sees it and stops the run as Ctrl-C does.
+        let hup = Arc::new(AtomicBool::new(false));
+        let hup_id = signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())?;
+        let terminal = ratatui::try_init().map_err(|e| {
+            restore();
+            anyhow::anyhow!("--tui: cannot take the terminal: {e}")
+        })?;
+        let (dir, flag) = (dir.to_path_buf(), stop.clone());
+        let thread = std::thread::Builder::new().name("perflab-tui".into()).spawn(move || {
+            let lost = show(terminal, &dir, &quit, &flag, &hup);
+            restore();
+            signal_hook::low_level::unregister(hup_id);
+            if let Some(why) = lost {
+                // The run stops first: saying so may fail on a terminal that is gone (never a panic).
+                quit.quit();
+                use std::io::Write;
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "perflab: the terminal is gone ({why}): stopping the run as Ctrl-C does"
+                );
+            }
+        })?;
+        Ok(View {
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// Whether the view ended by itself (its terminal is gone).
+    pub fn ended(&self) -> bool {
+        self.thread.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+}
+
+impl Drop for View {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            if t.join().is_err() {
+                // The view panicked: ratatui's hook restored the terminal; once more does no harm.
+                restore();
+            }
+        }
+    }
+}
+
+/// Raw mode off, the main screen back, the cursor shown (each harmless when already so).
+fn restore() {
+    let _ = ratatui::try_restore();
+    let _ = ratatui::crossterm::execute!(std::io::stdout(), ratatui::crossterm::cursor::Show);
+}
+
+/// The view's loop: read the new events, draw, take the keys until the next frame. Returns why the
+/// terminal was lost, if it was.
+fn show(mut terminal: ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: &AtomicBool, hup: &AtomicBool) -> Option<String> {
+    let mut feed = Reader::new(dir);
+    let mut board = Board::default();
+    let mut ui = Ui::default();
+    // Polled by us before crossterm reads: crossterm 0.29 reads a hung-up terminal in an endless
+    // loop (each read gives 0 bytes), so it is asked only when the terminal has input.
+    let tty = std::fs::File::open("/dev/tty").ok();
+    while !stop.load(Ordering::SeqCst) {
+        if hup.load(Ordering::SeqCst) {
+            return Some("hang-up".into());
+        }
+        let frame_end = Instant::now() + FRAME;
+        feed.read_into(&mut board);
+        ui.now_unix_s = crate::util::time::unix_now();
+        if let Err(e) = terminal.draw(|f| draw::draw(f, &board, &ui)) {
+            return Some(format!("cannot draw: {e}"));
+        }
+        for _ in 0..MAX_INPUT_PER_FRAME {
+            let left = frame_end.saturating_duration_since(Instant::now());
+            if left.is_zero() || stop.load(Ordering::SeqCst) {
+                break;
+            }
+            match input(tty.as_ref(), left.min(Duration::from_millis(50))) {
+                Input::None => continue,
+                Input::HungUp => return Some("hang-up".into()),
+                Input::Ready => {}
+            }
+            match event::poll(Duration::ZERO) {
+                Ok(false) => continue,
+                Ok(true) => {}
+                Err(e) => return Some(format!("cannot read it: {e}")),
+            }
+            match event::read() {
+                Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => match k.code {
+                    KeyCode::Char('q') => press_quit(quit, &mut ui),
+                    KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => press_quit(quit, &mut ui),
+                    KeyCode::Char('+') => ui.widen(true),
+                    KeyCode::Char('-') => ui.widen(false),
+                    KeyCode::Char('p') => {
+                        ui.message = Some("the runner cannot hold a trial yet: q stops the run".into());
+                    }
+                    _ => {}
+                },
+                Ok(_) => {}
+                Err(e) => return Some(format!("cannot read it: {e}")),
+            }
+        }
+        std::thread::sleep(frame_end.saturating_duration_since(Instant::now()));
+    }
+    None
+}
+
+enum Input {
+    None,
+    Ready,
+    HungUp,
+}
+
+/// Whether the terminal has input within `wait`, or has hung up (poll(2) on `/dev/tty`; without
+/// it, crossterm's own poll).
+fn input(tty: Option<&std::fs::File>, wait: Duration) -> Input {
+    use std::os::fd::AsRawFd;
+    let Some(tty) = tty else {
+        return match event::poll(wait) {
+            Ok(true) => Input::Ready,
+            Ok(false) => Input::None,
+            Err(_) => Input::HungUp,
+        };
+    };
+    let mut fds = [libc::pollfd {
+        fd: tty.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // SAFETY: `fds` is a local array of exactly one initialised pollfd (the count passed), alive for
+    // the whole call; poll(2) writes only its `revents`. The fd belongs to `tty`, open meanwhile.
+    let n = unsafe { libc::poll(fds.as_mut_ptr(), 1, wait.as_millis().min(1000) as i32) };
+    let r = fds[0].revents;
+    if n < 0 {
+        Input::None
+    } else if r & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+        Input::HungUp
+    } else if r & libc::POLLIN != 0 {
+        Input::Ready
+    } else {
+        Input::None
+    }
+}
+
+fn press_quit(quit: &Quit, ui: &mut Ui) {
+    if matches!(quit, Quit::Interrupt) {
+        ui.message = Some("stopping: the finished trials are kept (q again skips the grace periods)".into());
+    }
+    quit.quit();
+}
+
+/// The run's event log, read from where the last read ended.
+struct Reader {
+    dir: PathBuf,
+    conn: Option<rusqlite::Connection>,
+    after: i64,
+}
+
+impl Reader {
+    fn new(dir: &Path) -> Reader {
+        Reader {
+            dir: dir.to_path_buf(),
+            conn: None,
+            after: 0,
+        }
+    }
+
+    /// Fold every event stored since the last read into `board` (a store that cannot be read now
+    /// is tried again at the next frame).
+    fn read_into(&mut self, board: &mut Board) {
+        if self.conn.is_none() {
+            let flags = rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY;
+            self.conn = rusqlite::Connection::open_with_flags(self.dir.join(crate::store::DB_FILE), flags)
+                .and_then(|c| c.busy_timeout(Duration::from_millis(200)).map(|()| c))
+                .ok();
+        }
+        let Some(conn) = &self.conn else { return };
+        loop {
+            let Ok(rows) = crate::store::events::read_after(conn, self.after, 1000) else {
+                return;
+            };
+            for r in &rows {
+                if let Ok(e) = crate::live::Event::from_stored(&r.kind, r.trial, &r.body) {
+                    board.apply(e, r.unix_s);
+                }
+                self.after = r.seq;
+            }
+            if rows.len() < 1000 {
+                return;
+            }
+        }
+    }
+}
