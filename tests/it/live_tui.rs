@@ -2,7 +2,8 @@
 //! 80×24 window; the screen shows the trial counter advancing and the per-second throughput; a
 //! resize to 20×5 and back mid-run draws without a panic; `q` stops the run as Ctrl-C does (exit
 //! 130, the finished trials stored, status `interrupted`) and leaves the terminal as it was (`stty
-//! -a` before and after). `--tui` where stdout is no terminal, or with --quiet, is refused.
+//! -a` before and after). A terminal that goes away mid-run (its tmux server killed) stops the run
+//! as Ctrl-C does, without a panic. `--tui` where stdout is no terminal, or with --quiet, is refused.
 
 use crate::common::{free_port, one_line_exit_2, only_run_dir, skip_unless_required, write_plan};
 use crate::live_feed::http_plan;
@@ -153,6 +154,48 @@ fn perflab_run_tui_in_tmux_shows_the_run_survives_a_resize_and_q_stops_it_as_ctr
     assert!(trials.iter().all(|t| t.failure.is_none()), "the finished trials are whole");
     let status = store.run().expect("run").status;
     assert_eq!(status.as_str(), "interrupted");
+}
+
+#[test]
+fn a_terminal_lost_mid_run_stops_it_as_ctrl_c_without_a_panic() {
+    if Command::new("tmux").arg("-V").output().is_err() {
+        skip_unless_required("tmux is not installed (Debian package tmux)");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tmp");
+    let body = http_plan("live-tui-lost", free_port(), 200, ["300ms", "250ms", "500ms"]).replace("load = \"2500ms\"", "load = \"1500ms\"");
+    let plan = write_plan(tmp.path(), &body);
+    // The shell outlives the hang-up (it ignores SIGHUP; perflab takes it back) to write the exit
+    // code; perflab's stderr stays the lost terminal, where a print would fail.
+    let run = tmp.path().join("lost.sh");
+    let text = format!(
+        "trap '' HUP\n'{BIN}' run --tui --runs-dir runs '{}'\necho $? > rc.tmp\nmv rc.tmp rc.txt\n",
+        plan.display()
+    );
+    std::fs::write(&run, text).expect("script");
+    let tmux = Tmux {
+        sock: tmp.path().join("tmux.sock"),
+    };
+    let dir = tmp.path().to_str().expect("utf-8 path");
+    let cmd = format!("sh '{}'", run.display());
+    let out = tmux.cmd(&["new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", "-c", dir, &cmd]);
+    assert!(out.status.success(), "tmux: {}", String::from_utf8_lossy(&out.stderr));
+    let mut last = String::new();
+    let shown = wait(Duration::from_secs(30), || {
+        last = tmux.screen();
+        last.contains("· load")
+    });
+    assert!(shown, "the view never showed a load phase:\n{last}");
+    tmux.cmd(&["kill-server"]);
+    let rc = tmp.path().join("rc.txt");
+    assert!(
+        wait(Duration::from_secs(30), || rc.exists()),
+        "perflab did not end after the hang-up"
+    );
+    // 130 as on Ctrl-C (a panic on a failed print is 101, a panic while panicking 134).
+    assert_eq!(std::fs::read_to_string(&rc).unwrap_or_default().trim(), "130");
+    let store = perflab::store::Store::open(only_run_dir(&tmp.path().join("runs"))).expect("store");
+    assert_eq!(store.run().expect("run").status.as_str(), "interrupted");
 }
 
 #[test]

@@ -83,17 +83,25 @@ impl View {
         })?;
         let (dir, flag) = (dir.to_path_buf(), stop.clone());
         let thread = std::thread::Builder::new().name("perflab-tui".into()).spawn(move || {
-            let lost = show(terminal, &dir, &quit, &flag, &hup);
+            let mut terminal = terminal;
+            let lost = show(&mut terminal, &dir, &quit, &flag, &hup);
+            if lost.is_some() {
+                // Dropping the terminal prints when it cannot show the cursor again: on the lost
+                // terminal that print would fail, and a failed print is a panic. Everything
+                // printed from now on goes nowhere instead (the run's summary too).
+                to_dev_null();
+            }
+            drop(terminal);
             restore();
             signal_hook::low_level::unregister(hup_id);
             if let Some(why) = lost {
-                // The run stops first: saying so may fail on a terminal that is gone (never a panic).
-                quit.quit();
                 use std::io::Write;
+                // Said where it can be read (stderr redirected to a file).
                 let _ = writeln!(
                     std::io::stderr(),
                     "perflab: the terminal is gone ({why}): stopping the run as Ctrl-C does"
                 );
+                quit.quit();
             }
         })?;
         Ok(View {
@@ -120,6 +128,26 @@ impl Drop for View {
     }
 }
 
+/// Standard output and error, where they are a terminal (a character device: not a file or a
+/// pipe the user redirected them to), pointed at /dev/null: a terminal that is gone takes no more
+/// text, and `isatty` may no longer say what it was.
+fn to_dev_null() {
+    use std::os::fd::AsRawFd;
+    let Ok(null) = std::fs::OpenOptions::new().write(true).open("/dev/null") else {
+        return;
+    };
+    for fd in [libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+        // SAFETY: fstat writes into the zeroed stat buffer we own, for a descriptor number; dup2
+        // takes two descriptors (`null` is open for the call's length) and touches no memory.
+        unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            if libc::fstat(fd, &mut st) == 0 && st.st_mode & libc::S_IFMT == libc::S_IFCHR {
+                libc::dup2(null.as_raw_fd(), fd);
+            }
+        }
+    }
+}
+
 /// Raw mode off, the main screen back, the cursor shown (each harmless when already so).
 fn restore() {
     let _ = ratatui::try_restore();
@@ -128,7 +156,7 @@ fn restore() {
 
 /// The view's loop: read the new events, draw, take the keys until the next frame. Returns why the
 /// terminal was lost, if it was.
-fn show(mut terminal: ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: &AtomicBool, hup: &AtomicBool) -> Option<String> {
+fn show(terminal: &mut ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: &AtomicBool, hup: &AtomicBool) -> Option<String> {
     let mut feed = Reader::new(dir);
     let mut board = Board::default();
     let mut ui = Ui::default();
