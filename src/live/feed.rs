@@ -151,7 +151,8 @@ impl Drop for Feed {
     }
 }
 
-/// The writer: wait for an event, take what else is queued, append it all in one transaction.
+/// The writer: wait for an event, take what else is queued (up to `CAPACITY`), append it all in
+/// one transaction.
 fn write_loop(mut log: EventLog, rx: &Receiver<Msg>, skipped: &AtomicU64, redactor: &Redactor) -> Option<String> {
     let mut batch: Vec<(f64, Event)> = Vec::new();
     loop {
@@ -162,7 +163,9 @@ fn write_loop(mut log: EventLog, rx: &Receiver<Msg>, skipped: &AtomicU64, redact
             }
             Ok(Msg::Close) | Err(_) => true,
         };
-        while !closing {
+        // At most a queue's worth per transaction: a writer that drains as fast as events come
+        // would otherwise gather them in memory without bound while its write waits.
+        while !closing && batch.len() < CAPACITY {
             match rx.try_recv() {
                 Ok(Msg::Event(t, e)) => batch.push((t, e)),
                 Ok(Msg::Close) => closing = true,
