@@ -211,7 +211,9 @@ fn load_run(r: &mut Runs, ri: usize, dir: &Path, label_runs: bool) -> anyhow::Re
         });
     }
     let mut facts = run_facts(&name, &run, &trials);
-    facts.segments = store.merged()?.map(|m| {
+    let merged = store.merged()?;
+    facts.partial = merged.as_ref().map(|m| m.partial.clone()).unwrap_or_default();
+    facts.segments = merged.map(|m| {
         let each: Vec<String> = m.segments.iter().map(|s| format!("{} on {}", s.segment, s.hostname)).collect();
         if m.partial.is_empty() {
             format!("{} segments ({})", m.count, each.join(", "))
@@ -292,6 +294,7 @@ fn run_facts(name: &str, run: &StoredRun, trials: &[StoredTrial]) -> RunFacts {
         limit_mechanism: limited.and_then(|t| t.limit_mechanism.clone()),
         limit_proof: limited.and_then(|t| t.limit_proof.clone()),
         segments: None,
+        partial: Vec::new(),
     }
 }
 

@@ -43,6 +43,9 @@ pub struct RunFacts {
     /// A run merged from a split load's segments (`perflab merge`): which, where (`2 segments
     /// (0/2 on client1, 1/2 on client2)`); None for any other run.
     pub segments: Option<String>,
+    /// Why a merged run is not the whole load (`perflab merge --allow-partial`): one line each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub partial: Vec<String>,
 }
 
 #[derive(Clone, Debug, Serialize)]

@@ -108,6 +108,14 @@ fn optimization(i: &Inputs, answer: &[AnswerCell]) -> Vec<AnswerCell> {
 /// Validity warnings, each one line.
 fn warnings(i: &Inputs) -> Vec<String> {
     let mut w: Vec<String> = i.notes.iter().filter(|n| n.contains("one and the same run")).cloned().collect();
+    for r in i.runs.iter().filter(|r| !r.partial.is_empty()) {
+        w.push(format!(
+            "PARTIAL: run {} merged only part of the load (--allow-partial): {}. Its counts and rates are \
+             those of the segments merged, not the whole load's.",
+            safe(&r.run),
+            safe(&r.partial.join("; "))
+        ));
+    }
     let failed: usize = i.runs.iter().map(|r| r.trials_failed).sum();
     let total: usize = i.runs.iter().map(|r| r.trials_ok + r.trials_failed).sum();
     if failed > 0 {

@@ -136,4 +136,9 @@ fn partial(tmp: &Path, seg: &[PathBuf]) {
     let report = std::fs::read_to_string(out.join("report.md")).expect("report");
     assert!(report.contains("merged from 1 of 2 segments (0/2 on "), "{report}");
     assert!(report.contains("PARTIAL: segment 1/2 ("), "{report}");
+    // And a warning of its own on the first screen.
+    assert!(
+        report.contains("merged only part of the load (--allow-partial): segment 1/2 ("),
+        "{report}"
+    );
 }
