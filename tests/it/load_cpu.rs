@@ -21,7 +21,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 const OTHERS_PCT: f64 = 1.0;
 
 /// Tries at a quiet window before the background is allowed for.
-const ATTEMPTS: usize = 3;
+const ATTEMPTS: usize = 2;
 
 /// Busy and total jiffies of the whole machine (/proc/stat's `cpu` line: busy is all but idle and
 /// iowait; total is user … steal, guest time being inside user and nice already).

@@ -152,7 +152,7 @@ fn touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
         let plan = write_plan(
             tmp.path(),
             "name = \"touch-used-memory\"\n\n[workload]\ntype = \"mem\"\nmode = \"touch\"\nsize = \"1G\"\n\n\
-         [phases]\nbaseline = \"3s\"\nwarmup = \"0s\"\nload = \"8s\"\nrecovery = \"3s\"\ninterval = \"250ms\"\n",
+         [phases]\nbaseline = \"2s\"\nwarmup = \"0s\"\nload = \"6s\"\nrecovery = \"2s\"\ninterval = \"250ms\"\n",
         );
         let runs = tmp.path().join("runs");
         let out = Command::new(BIN)
@@ -222,16 +222,16 @@ fn load_mem_touch_of_1_gib_moves_the_monitors_used_memory_by_1_gib() {
             .spawn()
             .expect("perflab monitor");
         let t0 = Instant::now();
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_secs(2));
         let started = t0.elapsed().as_secs_f64();
         let load = Command::new(BIN)
-            // 8 s: time enough to touch 1 GiB on a busy machine (under 2 s here; a touch not done by the end of the
+            // 6 s: time enough to touch 1 GiB on a busy machine (under 2 s here; a touch not done by the end of the
             // load phase is exit code 1, rightly: the size was never held).
-            .args(["load", "mem", "touch", "-s", "1G", "--warmup", "0s", "-d", "8s", "-q", "--json"])
+            .args(["load", "mem", "touch", "-s", "1G", "--warmup", "0s", "-d", "6s", "-q", "--json"])
             .output()
             .expect("perflab load mem");
         let ended = t0.elapsed().as_secs_f64();
-        std::thread::sleep(Duration::from_secs(3));
+        std::thread::sleep(Duration::from_secs(2));
         let _ = monitor.kill();
         let out = monitor.wait_with_output().expect("monitor output");
         assert_eq!(load.status.code(), Some(0), "{}", String::from_utf8_lossy(&load.stderr));

@@ -121,6 +121,10 @@ fn the_demo_report_opens_with_its_summary_and_keeps_the_long_tables_in_the_appen
         assert!(other > 0.0 && other <= 900.0, "the compared variant's first row ends at {other} px");
         assert!(text.contains("concurrency = 2") && text.contains("thread-per-connection"), "{text}");
     }
+    // The seed's shape on both first screens (report.md's first lines, report.html at 1400×900).
+    let screens = tmp.path().join("first-screen");
+    std::fs::create_dir_all(&screens).unwrap();
+    crate::examples_first_screen::the_demo_shows_each_model_against_the_pool(&run, &screens);
 }
 
 #[test]
