@@ -95,6 +95,60 @@ fn run_quietly(cmd: &mut Command, what: &str, log: &Path) {
     }
 }
 
+/// Bootstrap MariaDB's system tables into `data`. The bootstrap failed once during a full
+/// parallel `cargo test` on 2 busy vCPUs, saying nothing more than "Installation of system tables
+/// failed": it is tried up to three times, into an empty data directory each time.
+fn install_mariadb(install: &Path, data: &Path, cwd: &Path) {
+    for attempt in 1..=3 {
+        let _ = std::fs::remove_dir_all(data);
+        let mut cmd = Command::new(install);
+        cmd.arg("--no-defaults")
+            .arg(format!("--datadir={}", data.display()))
+            .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
+            .current_dir(cwd);
+        if is_root() {
+            cmd.arg("--user=root");
+        }
+        if attempt == 3 {
+            run_quietly(&mut cmd, "mariadb-install-db", &cwd.join("install.log"));
+        } else if cmd.output().is_ok_and(|o| o.status.success()) {
+            break;
+        } else {
+            eprintln!("NOTE: mariadb-install-db failed (attempt {attempt} of 3): trying again");
+        }
+    }
+}
+
+/// The test process's bootstrapped MariaDB data directory (made once, removed when the process
+/// exits), or None where it could not be made.
+fn mariadb_template(install: &Path) -> Option<&'static Path> {
+    static TEMPLATE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    fn root() -> PathBuf {
+        std::env::temp_dir().join(format!("perflab-my-template-{}", std::process::id()))
+    }
+    extern "C" fn remove_template() {
+        let _ = std::fs::remove_dir_all(root());
+    }
+    TEMPLATE
+        .get_or_init(|| {
+            let root = root();
+            let _ = std::fs::remove_dir_all(&root);
+            std::fs::create_dir_all(&root).ok()?;
+            // SAFETY: atexit takes a plain C function; remove_template only reads a OnceLock.
+            unsafe { libc::atexit(remove_template) };
+            let data = root.join("data");
+            install_mariadb(install, &data, &root);
+            data.is_dir().then_some(data)
+        })
+        .as_deref()
+}
+
+/// `cp -a FROM TO`: a copy that keeps owners and modes.
+fn copy_dir(from: &Path, to: &Path) -> bool {
+    let _ = std::fs::remove_dir_all(to);
+    Command::new("cp").arg("-a").arg(from).arg(to).status().is_ok_and(|s| s.success())
+}
+
 impl Server {
     /// A scratch PostgreSQL, or None (said loudly) when its binaries are not installed.
     pub fn postgres() -> Option<Server> {
@@ -184,26 +238,10 @@ impl Server {
         };
         let dir = tempfile::Builder::new().prefix("perflab-my-").tempdir().expect("scratch dir");
         let data = dir.path().join("data");
-        // The system tables' bootstrap failed once during a full parallel `cargo test` on 2 busy
-        // vCPUs, saying nothing more than "Installation of system tables failed": it is tried up
-        // to three times, into an empty data directory each time.
-        for attempt in 1..=3 {
-            let _ = std::fs::remove_dir_all(&data);
-            let mut cmd = Command::new(&install);
-            cmd.arg("--no-defaults")
-                .arg(format!("--datadir={}", data.display()))
-                .args(["--auth-root-authentication-method=normal", "--skip-test-db"])
-                .current_dir(dir.path());
-            if is_root() {
-                cmd.arg("--user=root");
-            }
-            if attempt == 3 {
-                run_quietly(&mut cmd, "mariadb-install-db", &dir.path().join("install.log"));
-            } else if cmd.output().is_ok_and(|o| o.status.success()) {
-                break;
-            } else {
-                eprintln!("NOTE: mariadb-install-db failed (attempt {attempt} of 3): trying again");
-            }
+        // A copy of one data directory bootstrapped once per test process (mariadb-install-db
+        // takes seconds; a copy a few tenths), or a bootstrap of its own where none could be made.
+        if !mariadb_template(&install).is_some_and(|t| copy_dir(t, &data)) {
+            install_mariadb(&install, &data, dir.path());
         }
 
         let port = crate::common::free_port();
