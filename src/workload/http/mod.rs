@@ -15,6 +15,7 @@ mod diagnosis;
 mod engine;
 mod h2;
 pub mod hdrlog;
+mod pace;
 mod report;
 pub mod response;
 mod shared;

@@ -7,13 +7,12 @@
 //! (to the nanosecond, so the open model needs no timerfd) for the next completions.
 
 use super::conn::{ErrorClass, State};
+use super::pace::Pace;
 use super::response::{Fed, HeadCache, Parser};
-use super::shared::{us, Schedule};
+use super::shared::us;
 use super::uring_ring::{self as rg, BufRing, Op};
-use super::worker::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
-use crate::workload::result::latency_histogram;
+use super::worker::{Message, Shared, Stats, LATE_TOLERANCE};
 use io_uring::{cqueue, opcode, squeue, types, IoUring};
-use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -41,24 +40,16 @@ struct Worker {
     // Declared first so that it is dropped first: the kernel lets go of the buffers and sockets.
     ring: IoUring,
     bufs: BufRing,
-    sh: Arc<Shared>,
     /// The target's address, boxed: each connect submission points at it.
     addr: Box<socket2::SockAddr>,
     conns: Vec<UConn>,
     idle: Vec<usize>,
-    stats: Stats,
-    queue: VecDeque<Instant>,
-    next_arrival: Option<Instant>,
-    schedule: Option<Schedule>,
+    /// The schedule, the figures and the per-second intervals.
+    p: Pace,
     inflight: usize,
     max_inflight: usize,
-    exhausted: bool,
     any_down: bool,
     heads: HeadCache,
-    open: bool,
-    sec: u32,
-    interval: Interval,
-    tx: Sender<Message>,
     cqes: Vec<(u64, i32, u32)>,
 }
 
@@ -75,7 +66,6 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
     ring.submitter().register_files_sparse(n.max(1) as u32)?;
     let count = (2 * n + 8).next_power_of_two().clamp(16, 1 << 15) as u16;
     let bufs = BufRing::new(&ring, count, BUF_SIZE)?;
-    let schedule = super::shared::schedule(&sh.cfg, id);
     let mut w = Worker {
         ring,
         bufs,
@@ -95,29 +85,15 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
             })
             .collect(),
         idle: Vec::with_capacity(n),
-        stats: Stats::new(),
-        queue: VecDeque::new(),
-        next_arrival: schedule.as_ref().map(|s| s.first(sh.start)),
-        schedule,
         inflight: 0,
         max_inflight,
-        exhausted: false,
         any_down: true,
         heads: HeadCache::default(),
-        open: sh.cfg.rate.is_some(),
-        sec: 0,
-        interval: Interval {
-            sec: 0,
-            latency: latency_histogram(),
-            responses: 0,
-            errors: 0,
-        },
-        tx,
         cqes: Vec::with_capacity(256),
-        sh,
+        p: Pace::new(sh, id, tx),
     };
     w.main_loop()?;
-    Ok(std::mem::take(&mut w.stats))
+    Ok(std::mem::take(&mut w.p.stats))
 }
 
 impl Worker {
@@ -125,18 +101,18 @@ impl Worker {
         let mut last_scan = Instant::now();
         loop {
             let now = Instant::now();
-            if self.sh.stop.load(Ordering::Relaxed) || self.sh.deadline.is_some_and(|d| now >= d) {
+            if self.p.sh.stop.load(Ordering::Relaxed) || self.p.sh.deadline.is_some_and(|d| now >= d) {
                 break;
             }
-            if self.exhausted && self.inflight == 0 {
+            if self.p.exhausted && self.inflight == 0 {
                 break;
             }
             self.reconnect_due(now)?;
-            self.arrivals(now);
+            self.p.arrivals(now);
             self.dispatch(now)?;
-            self.flush_interval(now, false);
+            self.p.flush_interval(now, false);
             self.bufs.publish();
-            let busy_poll = self.sh.cfg.busy_poll;
+            let busy_poll = self.p.sh.cfg.busy_poll;
             let timeout = if busy_poll { Duration::ZERO } else { self.timeout(now) };
             let polled = busy_poll.then(Instant::now);
             self.enter(timeout)?;
@@ -147,7 +123,7 @@ impl Worker {
                 // As on the epoll path: let whatever shares this core run; this time is not work.
                 // SAFETY: sched_yield takes no arguments, touches no memory of ours and cannot fail.
                 unsafe { libc::sched_yield() };
-                self.stats.spin += t.elapsed();
+                self.p.stats.spin += t.elapsed();
             }
             let cqes = std::mem::take(&mut self.cqes);
             for &(data, res, flags) in &cqes {
@@ -160,16 +136,8 @@ impl Worker {
             }
         }
         let end = Instant::now();
-        for c in &self.conns {
-            if c.state == State::Busy && c.measured {
-                self.stats.inflight_at_stop += 1;
-            }
-        }
-        self.stats.dropped += self.queue.iter().filter(|t| **t >= self.sh.measure_from).count() as u64;
-        if !self.open {
-            self.stats.service = self.stats.latency.clone();
-        }
-        self.flush_interval(end, true);
+        let unanswered = self.conns.iter().filter(|c| c.state == State::Busy && c.measured).count();
+        self.p.finish(end, unanswered as u64);
         Ok(())
     }
 
@@ -202,65 +170,8 @@ impl Worker {
     }
 
     fn timeout(&self, now: Instant) -> Duration {
-        let mut t = Duration::from_millis(50);
-        if let Some(a) = self.next_arrival {
-            t = t.min(a.saturating_duration_since(now));
-        }
-        if let Some(d) = self.sh.deadline {
-            t = t.min(d.saturating_duration_since(now));
-        }
-        if now >= self.sh.measure_from {
-            let next = self.sh.measure_from + Duration::from_secs(self.sec as u64 + 1);
-            t = t.min(next.saturating_duration_since(now));
-        } else {
-            t = t.min(self.sh.measure_from - now);
-        }
         // A zero wait would be a busy poll: wait at least a microsecond.
-        t.max(Duration::from_micros(1))
-    }
-
-    fn flush_interval(&mut self, now: Instant, last: bool) {
-        if now < self.sh.measure_from {
-            return;
-        }
-        let elapsed = now.duration_since(self.sh.measure_from).as_secs() as u32;
-        while self.sec < elapsed || last {
-            let next = Interval {
-                sec: self.sec + 1,
-                latency: latency_histogram(),
-                responses: 0,
-                errors: 0,
-            };
-            let done = std::mem::replace(&mut self.interval, next);
-            let _ = self.tx.send(Message::Interval(done));
-            self.sec += 1;
-            if last {
-                break;
-            }
-        }
-    }
-
-    /// Open model: the intended send times that have come.
-    fn arrivals(&mut self, now: Instant) {
-        while let Some(t) = self.next_arrival {
-            if t > now || self.sh.deadline.is_some_and(|d| t >= d) {
-                break;
-            }
-            if t >= self.sh.measure_from {
-                if !self.sh.claim() {
-                    self.next_arrival = None;
-                    self.exhausted = true;
-                    break;
-                }
-                self.stats.scheduled += 1;
-            }
-            if self.queue.len() < super::shared::QUEUE_CAP {
-                self.queue.push_back(t);
-            } else if t >= self.sh.measure_from {
-                self.stats.dropped += 1;
-            }
-            self.next_arrival = self.schedule.as_mut().map(|s| t + s.gap());
-        }
+        self.p.timeout(now).max(Duration::from_micros(1))
     }
 
     fn dispatch(&mut self, now: Instant) -> std::io::Result<()> {
@@ -279,17 +190,17 @@ impl Worker {
 
     /// Start the next request on idle connection `i`; false when there is nothing to send.
     fn send(&mut self, i: usize, now: Instant) -> std::io::Result<bool> {
-        let intended = if self.open {
-            match self.queue.pop_front() {
+        let intended = if self.p.open {
+            match self.p.queue.pop_front() {
                 Some(t) => t,
                 None => return Ok(false),
             }
         } else {
-            if self.exhausted {
+            if self.p.exhausted {
                 return Ok(false);
             }
-            if now >= self.sh.measure_from && !self.sh.claim() {
-                self.exhausted = true;
+            if now >= self.p.sh.measure_from && !self.p.sh.claim() {
+                self.p.exhausted = true;
                 return Ok(false);
             }
             now
@@ -297,16 +208,16 @@ impl Worker {
         let c = &mut self.conns[i];
         c.intended = intended;
         c.sent = now;
-        c.measured = intended >= self.sh.measure_from;
+        c.measured = intended >= self.p.sh.measure_from;
         c.first_byte = false;
         c.head.clear();
-        c.parser.reset(self.sh.cfg.method == "HEAD");
+        c.parser.reset(self.p.sh.cfg.method == "HEAD");
         c.state = State::Busy;
         self.inflight += 1;
         if c.measured && now.duration_since(intended) > LATE_TOLERANCE {
-            self.stats.late += 1;
+            self.p.stats.late += 1;
         }
-        let e = rg::send(i as u32, &self.sh.cfg.request, rg::tag(c.gen, i, Op::Send));
+        let e = rg::send(i as u32, &self.p.sh.cfg.request, rg::tag(c.gen, i, Op::Send));
         self.push(&e)?;
         Ok(true)
     }
@@ -322,7 +233,7 @@ impl Worker {
             Err(e) => {
                 c.state = State::Down(now + Duration::from_millis(10));
                 self.any_down = true;
-                self.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
+                self.p.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
                 return Ok(());
             }
         };
@@ -330,7 +241,7 @@ impl Worker {
         self.ring.submitter().register_files_update(i as u32, &[sock.as_raw_fd()])?;
         c.sock = Some(sock.into());
         c.state = State::Connecting;
-        self.stats.connections_opened += 1;
+        self.p.stats.connections_opened += 1;
         let e = opcode::Connect::new(types::Fixed(i as u32), self.addr.as_ptr().cast(), self.addr.len())
             .build()
             .user_data(rg::tag(c.gen, i, Op::Connect));
@@ -353,28 +264,6 @@ impl Worker {
             }
         }
         Ok(())
-    }
-
-    /// A failed connect is a failed request, as on the epoll path.
-    fn connect_failed(&mut self, class: ErrorClass, msg: &str) {
-        let now = Instant::now();
-        let measured = if self.open {
-            self.queue.pop_front().is_some_and(|t| t >= self.sh.measure_from)
-        } else if now >= self.sh.measure_from && !self.exhausted {
-            let claimed = self.sh.claim();
-            self.exhausted |= !claimed;
-            claimed
-        } else {
-            false
-        };
-        if measured {
-            self.count_error(class, msg);
-        }
-    }
-
-    fn count_error(&mut self, class: ErrorClass, msg: &str) {
-        self.stats.count_error(class, msg);
-        self.interval.errors += 1;
     }
 
     /// Drop connection `i` and connect again after `delay`. Shutting the socket down ends its
@@ -408,20 +297,21 @@ impl Worker {
     fn fail(&mut self, i: usize, class: ErrorClass, msg: &str) -> std::io::Result<()> {
         let c = &self.conns[i];
         if c.state == State::Busy && c.measured {
-            self.count_error(class, msg);
+            self.p.count_error(class, msg);
         }
-        self.stats.reconnects += 1;
+        self.p.stats.reconnects += 1;
         self.drop_conn(i, Duration::from_millis(1))
     }
 
     fn timeouts(&mut self, now: Instant) -> std::io::Result<()> {
-        let limit = self.sh.cfg.timeout;
+        let limit = self.p.sh.cfg.timeout;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             match c.state {
                 State::Connecting if now.duration_since(c.connect_started) > limit => {
                     self.drop_conn(i, Duration::from_millis(10))?;
-                    self.connect_failed(ErrorClass::ConnectTimeout, "no connection within the timeout");
+                    self.p
+                        .connect_failed(ErrorClass::ConnectTimeout, "no connection within the timeout");
                 }
                 State::Busy if now.duration_since(c.sent) > limit => {
                     self.fail(i, ErrorClass::ReadTimeout, "no complete response within the timeout")?;
@@ -469,13 +359,13 @@ impl Worker {
         if res < 0 {
             let e = std::io::Error::from_raw_os_error(-res);
             self.drop_conn(i, Duration::from_millis(10))?;
-            self.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
+            self.p.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
             return Ok(());
         }
         let now = Instant::now();
         let c = &mut self.conns[i];
-        if now >= self.sh.measure_from {
-            let _ = self.stats.connect.record(us(now - c.connect_started));
+        if now >= self.p.sh.measure_from {
+            let _ = self.p.stats.connect.record(us(now - c.connect_started));
         }
         c.state = State::Idle;
         let e = rg::recv(i as u32, rg::tag(c.gen, i, Op::Recv));
@@ -489,7 +379,7 @@ impl Worker {
         if self.conns[i].state != State::Busy {
             return Ok(());
         }
-        let len = self.sh.cfg.request.len();
+        let len = self.p.sh.cfg.request.len();
         if usize::try_from(res).is_ok_and(|n| n == len) {
             // A kernel without IOSQE_CQE_SKIP_SUCCESS (before 5.17) reports the sends that went.
             return Ok(());
@@ -512,7 +402,7 @@ impl Worker {
             // Idle: the server closed the connection (or broke it): connect again, no error.
             if state == State::Idle && res <= 0 {
                 self.idle.retain(|x| *x != i);
-                self.stats.reconnects += 1;
+                self.p.stats.reconnects += 1;
                 self.drop_conn(i, Duration::ZERO)?;
             }
             return Ok(());
@@ -534,7 +424,7 @@ impl Worker {
         if !c.first_byte {
             c.first_byte = true;
             if c.measured {
-                let _ = self.stats.ttfb.record(us(now.saturating_duration_since(c.sent)));
+                let _ = self.p.stats.ttfb.record(us(now.saturating_duration_since(c.sent)));
             }
         }
         let Some(b) = bid else { return Ok(()) };
@@ -550,24 +440,14 @@ impl Worker {
     fn complete(&mut self, i: usize, eof: bool, now: Instant) -> std::io::Result<()> {
         let c = &mut self.conns[i];
         if c.measured {
-            let st = &mut self.stats;
-            let lat = us(now.saturating_duration_since(c.intended));
-            let _ = st.latency.record(lat);
-            if self.open {
-                let _ = st.service.record(us(now.saturating_duration_since(c.sent)));
-            }
-            let _ = self.interval.latency.record(lat);
-            self.interval.responses += 1;
-            st.responses += 1;
-            st.status[(c.parser.status as usize).min(599)] += 1;
-            st.body_bytes += c.parser.body_bytes;
+            self.p.answered(now, c.intended, c.sent, &c.parser);
         }
-        let close = eof || c.parser.close || !self.sh.cfg.keepalive;
+        let close = eof || c.parser.close || !self.p.sh.cfg.keepalive;
         self.inflight -= 1;
         if close {
             c.state = State::Down(now);
-            if self.sh.cfg.keepalive {
-                self.stats.reconnects += 1;
+            if self.p.sh.cfg.keepalive {
+                self.p.stats.reconnects += 1;
             }
             self.drop_conn(i, Duration::ZERO)
         } else {

@@ -3,14 +3,13 @@
 //! read into one buffer per worker, and the clock is read once per event.
 
 use super::conn::{Conn, ErrorClass, State, BUF};
+use super::pace::Pace;
 use super::response::{Fed, HeadCache};
-use super::shared::{us, Schedule};
+use super::shared::us;
 pub use super::shared::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
 use super::sys;
 use super::timer::Timer;
-use crate::workload::result::latency_histogram;
 use mio::{Events, Interest, Poll, Token};
-use std::collections::VecDeque;
 use std::io::Read;
 use std::sync::atomic::Ordering;
 use std::sync::mpsc::Sender;
@@ -18,29 +17,19 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 struct Worker {
-    sh: Arc<Shared>,
     poll: Poll,
     conns: Vec<Conn>,
     idle: Vec<usize>,
-    stats: Stats,
-    /// Open model: intended send times not yet sent.
-    queue: VecDeque<Instant>,
-    next_arrival: Option<Instant>,
-    schedule: Option<Schedule>,
+    /// The schedule, the figures and the per-second intervals.
+    p: Pace,
     inflight: usize,
     max_inflight: usize,
-    exhausted: bool,
     /// Some connection may be down (waiting to reconnect); when false the scan is skipped.
     any_down: bool,
     /// The worker's read buffer, shared by its connections.
     rbuf: Box<[u8]>,
     /// The last response head, to recognise the next one without parsing it.
     heads: HeadCache,
-    /// Open model: the service time differs from the latency, so it has its own histogram.
-    open: bool,
-    sec: u32,
-    interval: Interval,
-    tx: Sender<Message>,
     /// Open model: wakes the loop at the next send time.
     timer: Option<Timer>,
 }
@@ -50,7 +39,6 @@ const TIMER: Token = Token(usize::MAX - 1);
 /// Run one worker with `n` connections until the run ends.
 pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender<Message>) -> std::io::Result<Stats> {
     let now = Instant::now();
-    let schedule = super::shared::schedule(&sh.cfg, id);
     let poll = Poll::new()?;
     let timer = match sh.cfg.rate {
         Some(_) => Some(Timer::new(poll.registry(), TIMER)?),
@@ -61,29 +49,15 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
         timer,
         conns: (0..n).map(|_| Conn::new(now)).collect(),
         idle: Vec::with_capacity(n),
-        stats: Stats::new(),
-        queue: VecDeque::new(),
-        next_arrival: schedule.as_ref().map(|s| s.first(sh.start)),
-        schedule,
         inflight: 0,
         max_inflight,
-        exhausted: false,
         any_down: true,
         rbuf: vec![0u8; BUF].into_boxed_slice(),
         heads: HeadCache::default(),
-        open: sh.cfg.rate.is_some(),
-        sec: 0,
-        interval: Interval {
-            sec: 0,
-            latency: latency_histogram(),
-            responses: 0,
-            errors: 0,
-        },
-        tx,
-        sh,
+        p: Pace::new(sh, id, tx),
     };
     w.main_loop()?;
-    Ok(w.stats)
+    Ok(w.p.stats)
 }
 
 impl Worker {
@@ -92,20 +66,20 @@ impl Worker {
         let mut last_scan = Instant::now();
         loop {
             let now = Instant::now();
-            if self.sh.stop.load(Ordering::Relaxed) || self.sh.deadline.is_some_and(|d| now >= d) {
+            if self.p.sh.stop.load(Ordering::Relaxed) || self.p.sh.deadline.is_some_and(|d| now >= d) {
                 break;
             }
-            if self.exhausted && self.inflight == 0 {
+            if self.p.exhausted && self.inflight == 0 {
                 break;
             }
             self.reconnect_due(now);
-            self.arrivals(now);
+            self.p.arrivals(now);
             self.dispatch(now);
-            self.flush_interval(now, false);
-            let busy_poll = self.sh.cfg.busy_poll;
-            let timeout = if busy_poll { Duration::ZERO } else { self.timeout(now) };
+            self.p.flush_interval(now, false);
+            let busy_poll = self.p.sh.cfg.busy_poll;
+            let timeout = if busy_poll { Duration::ZERO } else { self.p.timeout(now) };
             // epoll waits in whole ms (rounded up): the timerfd wakes the loop when a send is due.
-            if let (Some(a), Some(t)) = (self.next_arrival, self.timer.as_mut()) {
+            if let (Some(a), Some(t)) = (self.p.next_arrival, self.timer.as_mut()) {
                 t.arm(a);
             }
             let polled = busy_poll.then(Instant::now);
@@ -120,7 +94,7 @@ impl Worker {
                 // SAFETY: sched_yield takes no arguments, touches no memory of ours and cannot fail
                 // on Linux.
                 unsafe { libc::sched_yield() };
-                self.stats.spin += t.elapsed();
+                self.p.stats.spin += t.elapsed();
             }
             for ev in events.iter() {
                 let i = ev.token().0;
@@ -138,82 +112,9 @@ impl Worker {
             }
         }
         let end = Instant::now();
-        for c in &self.conns {
-            if c.state == State::Busy && c.measured {
-                self.stats.inflight_at_stop += 1;
-            }
-        }
-        self.stats.dropped += self.queue.iter().filter(|t| **t >= self.sh.measure_from).count() as u64;
-        if !self.open {
-            // Closed model: each request is sent when it is due, so its service time is its latency.
-            self.stats.service = self.stats.latency.clone();
-        }
-        self.flush_interval(end, true);
+        let unanswered = self.conns.iter().filter(|c| c.state == State::Busy && c.measured).count();
+        self.p.finish(end, unanswered as u64);
         Ok(())
-    }
-
-    fn timeout(&self, now: Instant) -> Duration {
-        let mut t = Duration::from_millis(50);
-        if let Some(a) = self.next_arrival {
-            t = t.min(a.saturating_duration_since(now));
-        }
-        if let Some(d) = self.sh.deadline {
-            t = t.min(d.saturating_duration_since(now));
-        }
-        if now >= self.sh.measure_from {
-            let next = self.sh.measure_from + Duration::from_secs(self.sec as u64 + 1);
-            t = t.min(next.saturating_duration_since(now));
-        } else {
-            t = t.min(self.sh.measure_from - now);
-        }
-        t
-    }
-
-    /// Send each finished second of measurement to the coordinator.
-    fn flush_interval(&mut self, now: Instant, last: bool) {
-        if now < self.sh.measure_from {
-            return;
-        }
-        let elapsed = now.duration_since(self.sh.measure_from).as_secs() as u32;
-        while self.sec < elapsed || last {
-            let done = std::mem::replace(
-                &mut self.interval,
-                Interval {
-                    sec: self.sec + 1,
-                    latency: latency_histogram(),
-                    responses: 0,
-                    errors: 0,
-                },
-            );
-            let _ = self.tx.send(Message::Interval(done));
-            self.sec += 1;
-            if last {
-                break;
-            }
-        }
-    }
-
-    /// Open model: the intended send times that have come.
-    fn arrivals(&mut self, now: Instant) {
-        while let Some(t) = self.next_arrival {
-            if t > now || self.sh.deadline.is_some_and(|d| t >= d) {
-                break;
-            }
-            if t >= self.sh.measure_from {
-                if !self.sh.claim() {
-                    self.next_arrival = None;
-                    self.exhausted = true;
-                    break;
-                }
-                self.stats.scheduled += 1;
-            }
-            if self.queue.len() < super::shared::QUEUE_CAP {
-                self.queue.push_back(t);
-            } else if t >= self.sh.measure_from {
-                self.stats.dropped += 1;
-            }
-            self.next_arrival = self.schedule.as_mut().map(|s| t + s.gap());
-        }
     }
 
     fn dispatch(&mut self, now: Instant) {
@@ -232,17 +133,17 @@ impl Worker {
     /// Start the next request on idle connection `i` (`now`: this event's clock reading); false when
     /// there is nothing to send.
     fn send(&mut self, i: usize, now: Instant) -> bool {
-        let intended = if self.sh.cfg.rate.is_some() {
-            match self.queue.pop_front() {
+        let intended = if self.p.sh.cfg.rate.is_some() {
+            match self.p.queue.pop_front() {
                 Some(t) => t,
                 None => return false,
             }
         } else {
-            if self.exhausted {
+            if self.p.exhausted {
                 return false;
             }
-            if now >= self.sh.measure_from && !self.sh.claim() {
-                self.exhausted = true;
+            if now >= self.p.sh.measure_from && !self.p.sh.claim() {
+                self.p.exhausted = true;
                 return false;
             }
             now
@@ -250,22 +151,22 @@ impl Worker {
         let c = &mut self.conns[i];
         c.intended = intended;
         c.sent = now;
-        c.measured = intended >= self.sh.measure_from;
+        c.measured = intended >= self.p.sh.measure_from;
         c.first_byte = false;
         c.written = 0;
         c.head.clear();
-        c.parser.reset(self.sh.cfg.method == "HEAD");
+        c.parser.reset(self.p.sh.cfg.method == "HEAD");
         c.state = State::Busy;
         self.inflight += 1;
         if c.measured && now.duration_since(intended) > LATE_TOLERANCE {
-            self.stats.late += 1;
+            self.p.stats.late += 1;
         }
         self.write(i);
         true
     }
 
     fn write(&mut self, i: usize) {
-        let req = &self.sh.cfg.request;
+        let req = &self.p.sh.cfg.request;
         let c = &mut self.conns[i];
         let Some(s) = c.stream.as_mut() else { return };
         while c.written < req.len() {
@@ -286,7 +187,7 @@ impl Worker {
         let now = Instant::now();
         let c = &mut self.conns[i];
         c.connect_started = now;
-        match mio::net::TcpStream::connect(self.sh.cfg.addr) {
+        match mio::net::TcpStream::connect(self.p.sh.cfg.addr) {
             Ok(mut s) => {
                 let _ = s.set_nodelay(true);
                 if self
@@ -301,12 +202,12 @@ impl Worker {
                 }
                 c.stream = Some(s);
                 c.state = State::Connecting;
-                self.stats.connections_opened += 1;
+                self.p.stats.connections_opened += 1;
             }
             Err(e) => {
                 c.state = State::Down(now + Duration::from_millis(10));
                 self.any_down = true;
-                self.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
+                self.p.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
             }
         }
     }
@@ -326,32 +227,6 @@ impl Worker {
                 }
             }
         }
-    }
-
-    /// A failed connect is a failed request: the closed model claims a slot for it, the open model
-    /// takes the oldest waiting request.
-    fn connect_failed(&mut self, class: ErrorClass, msg: &str) {
-        let now = Instant::now();
-        let measured = if self.sh.cfg.rate.is_some() {
-            match self.queue.pop_front() {
-                Some(t) => t >= self.sh.measure_from,
-                None => false,
-            }
-        } else if now >= self.sh.measure_from && !self.exhausted {
-            let claimed = self.sh.claim();
-            self.exhausted |= !claimed;
-            claimed
-        } else {
-            false
-        };
-        if measured {
-            self.count_error(class, msg);
-        }
-    }
-
-    fn count_error(&mut self, class: ErrorClass, msg: &str) {
-        self.stats.count_error(class, msg);
-        self.interval.errors += 1;
     }
 
     /// Drop connection `i` and connect again (after `delay`).
@@ -375,20 +250,21 @@ impl Worker {
     fn fail(&mut self, i: usize, class: ErrorClass, msg: &str) {
         let c = &self.conns[i];
         if c.state == State::Busy && c.measured {
-            self.count_error(class, msg);
+            self.p.count_error(class, msg);
         }
-        self.stats.reconnects += 1;
+        self.p.stats.reconnects += 1;
         self.drop_conn(i, Duration::from_millis(1));
     }
 
     fn timeouts(&mut self, now: Instant) {
-        let limit = self.sh.cfg.timeout;
+        let limit = self.p.sh.cfg.timeout;
         for i in 0..self.conns.len() {
             let c = &self.conns[i];
             match c.state {
                 State::Connecting if now.duration_since(c.connect_started) > limit => {
                     self.drop_conn(i, Duration::from_millis(10));
-                    self.connect_failed(ErrorClass::ConnectTimeout, "no connection within the timeout");
+                    self.p
+                        .connect_failed(ErrorClass::ConnectTimeout, "no connection within the timeout");
                 }
                 State::Busy if now.duration_since(c.sent) > limit => {
                     self.fail(i, ErrorClass::ReadTimeout, "no complete response within the timeout");
@@ -406,7 +282,7 @@ impl Worker {
                 match s.take_error() {
                     Ok(Some(e)) | Err(e) => {
                         self.drop_conn(i, Duration::from_millis(10));
-                        self.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
+                        self.p.connect_failed(ErrorClass::of_io(&e, true), &e.to_string());
                         return;
                     }
                     Ok(None) => {}
@@ -415,8 +291,8 @@ impl Worker {
                     return; // not connected yet
                 }
                 let now = Instant::now();
-                if now >= self.sh.measure_from {
-                    let _ = self.stats.connect.record(us(now - c.connect_started));
+                if now >= self.p.sh.measure_from {
+                    let _ = self.p.stats.connect.record(us(now - c.connect_started));
                 }
                 c.state = State::Idle;
                 self.idle.push(i);
@@ -432,13 +308,13 @@ impl Worker {
                     );
                     if closed {
                         self.idle.retain(|x| *x != i);
-                        self.stats.reconnects += 1;
+                        self.p.stats.reconnects += 1;
                         self.drop_conn(i, Duration::ZERO);
                     }
                 }
             }
             State::Busy => {
-                if writable && self.conns[i].written < self.sh.cfg.request.len() {
+                if writable && self.conns[i].written < self.p.sh.cfg.request.len() {
                     self.write(i);
                 }
                 if (readable || read_closed) && self.conns[i].state == State::Busy {
@@ -471,7 +347,7 @@ impl Worker {
                     if !c.first_byte {
                         c.first_byte = true;
                         if c.measured {
-                            let _ = self.stats.ttfb.record(us(now.saturating_duration_since(c.sent)));
+                            let _ = self.p.stats.ttfb.record(us(now.saturating_duration_since(c.sent)));
                         }
                     }
                     let data = &self.rbuf[..n];
@@ -504,24 +380,14 @@ impl Worker {
         let c = &mut self.conns[i];
         c.responses += 1;
         if c.measured {
-            let st = &mut self.stats;
-            let lat = us(now.saturating_duration_since(c.intended));
-            let _ = st.latency.record(lat);
-            if self.open {
-                let _ = st.service.record(us(now.saturating_duration_since(c.sent)));
-            }
-            let _ = self.interval.latency.record(lat);
-            self.interval.responses += 1;
-            st.responses += 1;
-            st.status[(c.parser.status as usize).min(599)] += 1;
-            st.body_bytes += c.parser.body_bytes;
+            self.p.answered(now, c.intended, c.sent, &c.parser);
         }
-        let close = eof || c.parser.close || !self.sh.cfg.keepalive;
+        let close = eof || c.parser.close || !self.p.sh.cfg.keepalive;
         self.inflight -= 1;
         if close {
             c.state = State::Down(now);
-            if self.sh.cfg.keepalive {
-                self.stats.reconnects += 1;
+            if self.p.sh.cfg.keepalive {
+                self.p.stats.reconnects += 1;
             }
             self.drop_conn(i, Duration::ZERO);
         } else {
