@@ -71,51 +71,15 @@ if [ ${#need[@]} -gt 0 ]; then
     $SUDO apt-get -y -q install "${need[@]}" >/dev/null ||
         { $SUDO apt-get -q update >/dev/null && $SUDO apt-get -y -q install "${need[@]}" >/dev/null; }
 fi
-NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
 if [ ! -x "$PERFLAB" ]; then
     echo "building the release binary"
     (cd "$ROOT" && cargo build --release -q)
 fi
 
 # --- nginx ----------------------------------------------------------------------------------
-T="$(mktemp -d /tmp/perflab-bench.XXXXXX)"
-chmod 755 "$T"   # nginx's workers run as an unprivileged user
-cleanup() {
-    if [ -s "$T/nginx.pid" ]; then
-        kill -QUIT "$(cat "$T/nginx.pid")" 2>/dev/null || true
-        for _ in 1 2 3 4 5 6 7 8 9 10; do [ -e "$T/nginx.pid" ] || break; sleep 0.2; done
-    fi
-    rm -rf "$T"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-if [ -z "$PORT" ]; then
-    PORT=18080
-    while ! port_free "$PORT"; do PORT=$((PORT + 1)); done
-fi
-mkdir -p "$T/www" "$T/tmp"
-head -c 800 /dev/zero | tr '\0' 'x' >"$T/www/index.html"
-chmod 644 "$T/www/index.html"
-cat >"$T/nginx.conf" <<EOF
-worker_processes 2;
-pid $T/nginx.pid;
-error_log $T/error.log;
-events { worker_connections 8192; }
-http {
-    access_log off;
-    sendfile on; tcp_nopush on; tcp_nodelay on;
-    keepalive_requests 100000000;
-    keepalive_timeout 120s;
-    client_body_temp_path $T/tmp; proxy_temp_path $T/tmp; fastcgi_temp_path $T/tmp;
-    uwsgi_temp_path $T/tmp; scgi_temp_path $T/tmp;
-    server { listen 127.0.0.1:$PORT reuseport; root $T/www; }
-}
-EOF
-"$NGINX" -p "$T" -c "$T/nginx.conf" -g 'daemon on;'
-URL="http://127.0.0.1:$PORT/index.html"
-for _ in $(seq 50); do port_free "$PORT" || break; sleep 0.1; done
+# shellcheck source=bench/nginx.sh
+. "$ROOT/bench/nginx.sh"
+start_nginx 18080
 size=$(curl -s -o /dev/null -w '%{size_download}' "$URL" 2>/dev/null || echo "?")
 [ "$size" = "800" ] || { echo "nginx does not serve 800 bytes at $URL (got '$size')" >&2; exit 1; }
 
