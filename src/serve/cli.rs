@@ -171,7 +171,7 @@ pub fn run(a: ServeArgs) -> anyhow::Result<i32> {
         cancel.sleep(std::time::Duration::from_millis(200));
     }
     let served = server.shutdown()?;
-    writeln!(out, "served {served} requests")?;
+    writeln!(out, "{served}")?;
     if let Some(e) = echo {
         let c = e.shutdown();
         writeln!(out, "echoed {} of {} udp datagrams ({} dropped)", c.echoed, c.received, c.dropped)?;

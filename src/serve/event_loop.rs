@@ -52,14 +52,15 @@ async fn accept_loop(
         tokio::select! {
             _ = stop.changed() => break,
             r = listener.accept() => {
-                let Ok((stream, _)) = r else { continue };
+                let Ok((stream, peer)) = r else { continue };
                 let _ = stream.set_nodelay(true);
+                let source = shared.source(peer.ip());
                 let s = shared.clone();
                 let mut stop2 = stop.clone();
                 let tls = tls.clone();
                 tokio::spawn(async move {
                     let responses = Arc::new(AtomicU64::new(0));
-                    let svc = hyper::service::service_fn(move |req| answer(req, s.clone(), responses.clone()));
+                    let svc = hyper::service::service_fn(move |req| answer(req, s.clone(), responses.clone(), source.clone()));
                     let builder = auto::Builder::new(TokioExecutor::new());
                     match tls {
                         None => {
@@ -93,6 +94,7 @@ async fn answer(
     req: Request<hyper::body::Incoming>,
     shared: Arc<Shared>,
     responses: Arc<AtomicU64>,
+    source: Arc<AtomicU64>,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
     let mut d = shared.cfg.delay.draw();
     if let Some(s) = &shared.cfg.stall {
@@ -118,6 +120,7 @@ async fn answer(
         resp = resp.header("connection", "close");
     }
     shared.served.fetch_add(1, Ordering::Relaxed);
+    source.fetch_add(1, Ordering::Relaxed);
     let body = if head { Bytes::new() } else { body };
     Ok(resp
         .body(Full::new(body))

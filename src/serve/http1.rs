@@ -17,6 +17,7 @@ pub fn serve_connection(mut stream: TcpStream, shared: &Shared) {
     let mut buf: Vec<u8> = Vec::with_capacity(8192);
     let mut out: Vec<u8> = Vec::with_capacity(8192);
     let mut responses = 0u64;
+    let source = stream.peer_addr().ok().map(|a| shared.source(a.ip()));
     loop {
         // Parse every complete request in the buffer (pipelining), answering in order.
         loop {
@@ -66,6 +67,9 @@ pub fn serve_connection(mut stream: TcpStream, shared: &Shared) {
                 return;
             }
             shared.served.fetch_add(1, Ordering::Relaxed);
+            if let Some(s) = &source {
+                s.fetch_add(1, Ordering::Relaxed);
+            }
             if close {
                 let _ = stream.flush();
                 let _ = stream.shutdown(std::net::Shutdown::Write);

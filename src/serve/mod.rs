@@ -75,8 +75,38 @@ pub(crate) struct Shared {
     pub cfg: ServeConfig,
     pub content: content::Content,
     pub served: AtomicU64,
+    /// The responses served to each client address (one counter per address, shared by its
+    /// connections: a split load's sources, counted apart).
+    sources: std::sync::Mutex<std::collections::BTreeMap<IpAddr, Arc<AtomicU64>>>,
     pub stop: AtomicBool,
     pub started: std::time::Instant,
+}
+
+impl Shared {
+    /// The response counter of the client at `ip` (taken once per connection).
+    pub fn source(&self, ip: IpAddr) -> Arc<AtomicU64> {
+        let mut m = self.sources.lock().unwrap_or_else(|e| e.into_inner());
+        m.entry(ip).or_default().clone()
+    }
+}
+
+/// What a server served: its responses, and how many went to each client address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Served {
+    pub responses: u64,
+    pub by_source: Vec<(IpAddr, u64)>,
+}
+
+impl std::fmt::Display for Served {
+    /// `served N requests`, then `: n1 to ADDR1, n2 to ADDR2` when more than one client was served.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "served {} requests", self.responses)?;
+        if self.by_source.len() > 1 {
+            let parts: Vec<String> = self.by_source.iter().map(|(ip, n)| format!("{n} to {ip}")).collect();
+            write!(f, ": {}", parts.join(", "))?;
+        }
+        Ok(())
+    }
 }
 
 pub struct ServerHandle {
@@ -94,6 +124,7 @@ pub fn start(cfg: ServeConfig) -> anyhow::Result<ServerHandle> {
         content: content::Content::new(cfg.size),
         cfg: cfg.clone(),
         served: AtomicU64::new(0),
+        sources: Default::default(),
         stop: AtomicBool::new(false),
         started: std::time::Instant::now(),
     });
@@ -119,10 +150,14 @@ impl ServerHandle {
         self.shared.served.load(Ordering::Relaxed)
     }
 
-    /// Stop accepting, close connections, join the threads; returns the number of responses served.
-    pub fn shutdown(self) -> anyhow::Result<u64> {
+    /// Stop accepting, close connections, join the threads; returns what was served.
+    pub fn shutdown(self) -> anyhow::Result<Served> {
         self.shared.stop.store(true, Ordering::SeqCst);
         (self.stopper)();
-        Ok(self.shared.served.load(Ordering::Relaxed))
+        let sources = self.shared.sources.lock().unwrap_or_else(|e| e.into_inner());
+        Ok(Served {
+            responses: self.shared.served.load(Ordering::Relaxed),
+            by_source: sources.iter().map(|(ip, n)| (*ip, n.load(Ordering::Relaxed))).collect(),
+        })
     }
 }

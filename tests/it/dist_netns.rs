@@ -152,7 +152,7 @@ fn two_namespaces_split_one_load_and_the_merge_counts_what_the_server_served() {
         let out = s.wait_with_output().expect("segment");
         assert_eq!(out.status.code(), Some(0), "segment {i}: {}", String::from_utf8_lossy(&out.stderr));
     }
-    let served = stop_and_count(&mut lab);
+    let (served, by_source) = stop_and_count(&mut lab);
     let merged = tmp.path().join("merged");
     let dirs: Vec<_> = (0..2).map(|i| common::only_run_dir(&tmp.path().join(format!("seg{i}")))).collect();
     let out = Command::new(BIN)
@@ -172,10 +172,26 @@ fn two_namespaces_split_one_load_and_the_merge_counts_what_the_server_served() {
     assert_eq!(served, requests, "the server served what the merge counts");
     assert_eq!(t[0].metric("errors"), Some(0.0));
     each_segment_sent_its_share(&dirs, requests);
+    // The server counted each namespace's requests apart: segment i's slice came from namespace i.
+    for i in 0..2u64 {
+        let share = requests / 2 + u64::from(i < requests % 2);
+        let source = format!("10.213.31.{}", 4 * i + 1);
+        assert_eq!(by_source.get(&source), Some(&share), "served to {source}: {by_source:?}");
+    }
+    // The merged percentiles are those of every recorded latency, one histogram.
+    let mut union = perflab::model::latency_histogram();
+    for d in &dirs {
+        let s = Store::open(d).expect("segment").trials().expect("trials");
+        let h = s[0].histograms.iter().find(|h| h.name == "latency").expect("latency histogram");
+        union.add(&h.hist).expect("add");
+    }
+    assert_eq!(union.len(), requests);
+    assert_eq!(t[0].metric("latency_p99_ms"), Some(union.value_at_quantile(0.99) as f64 / 1000.0));
 }
 
-/// Stop the server (SIGTERM: it prints `served N requests`) and read N.
-fn stop_and_count(lab: &mut Lab) -> u64 {
+/// Stop the server (SIGTERM: it prints `served N requests: n1 to ADDR1, n2 to ADDR2`) and read N
+/// and each source's count.
+fn stop_and_count(lab: &mut Lab) -> (u64, std::collections::BTreeMap<String, u64>) {
     let mut serve = lab.serve.take().expect("server");
     // SAFETY: kill takes two integers; the pid is the nsenter this test started, which passes the
     // signal on by exec'ing perflab serve in its place.
@@ -183,10 +199,22 @@ fn stop_and_count(lab: &mut Lab) -> u64 {
     let mut text = String::new();
     serve.stdout.take().expect("stdout").read_to_string(&mut text).expect("read");
     let _ = serve.wait();
-    let n = text
-        .lines()
-        .find_map(|l| l.strip_prefix("served ")?.split_whitespace().next()?.parse().ok());
-    n.unwrap_or_else(|| panic!("no `served N requests` line: {text}"))
+    let line = text.lines().find(|l| l.starts_with("served ")).unwrap_or_default();
+    let n = line.strip_prefix("served ").and_then(|l| l.split_whitespace().next()?.parse().ok());
+    let n = n.unwrap_or_else(|| panic!("no `served N requests` line: {text}"));
+    let sources = line
+        .split_once(": ")
+        .map(|(_, parts)| {
+            parts
+                .split(", ")
+                .filter_map(|p| {
+                    let (count, addr) = p.split_once(" to ")?;
+                    Some((addr.to_string(), count.parse().ok()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    (n, sources)
 }
 
 /// Requests 0, 2, 4, ... are segment 0's.

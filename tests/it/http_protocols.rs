@@ -62,7 +62,7 @@ fn https_with_cacert_counts_exactly_on_both_sides() {
     assert_eq!(r.stats.connections_opened, 4);
     assert_eq!(r.stats.tls_handshake.len(), 4);
     assert_eq!(r.stats.body_bytes, 500 * 37);
-    assert_eq!(srv.shutdown().unwrap(), 500);
+    assert_eq!(srv.shutdown().unwrap().responses, 500);
 }
 
 #[test]
@@ -78,7 +78,7 @@ fn https_without_keepalive_shakes_hands_for_every_request() {
     // last request, as on the HTTP/1.1 path, to find there is nothing left to send).
     assert!((100..=102).contains(&r.stats.connections_opened), "{}", r.stats.connections_opened);
     assert_eq!(r.stats.tls_handshake.len(), r.stats.connections_opened);
-    assert_eq!(srv.shutdown().unwrap(), 100);
+    assert_eq!(srv.shutdown().unwrap().responses, 100);
 }
 
 #[test]
@@ -96,7 +96,7 @@ fn h2c_with_streams_counts_exactly_on_both_sides() {
     // Twenty streams at once on two connections, none reopened.
     assert_eq!(r.stats.connections_opened, 2);
     assert_eq!(r.stats.tls_handshake.len(), 0);
-    assert_eq!(srv.shutdown().unwrap(), 1000);
+    assert_eq!(srv.shutdown().unwrap().responses, 1000);
 }
 
 #[test]
@@ -115,7 +115,7 @@ fn https_h2_by_alpn_counts_exactly_and_says_h2() {
     assert_eq!(j["tls"], true);
     assert_eq!(j["tls_handshake_ms"]["count"], 2);
     assert!(r.summary().contains("Protocol:               h2 over TLS"));
-    assert_eq!(srv.shutdown().unwrap(), 600);
+    assert_eq!(srv.shutdown().unwrap().responses, 600);
 }
 
 #[test]
@@ -130,7 +130,7 @@ fn h2c_open_model_sends_every_scheduled_request() {
     assert_eq!(r.stats.responses, 100);
     assert_eq!(r.stats.dropped, 0);
     assert_eq!(r.json()["open_model"]["scheduled"], 100);
-    assert_eq!(srv.shutdown().unwrap(), 100);
+    assert_eq!(srv.shutdown().unwrap().responses, 100);
 }
 
 #[test]
@@ -152,7 +152,7 @@ fn an_untrusted_certificate_is_a_tls_error_unless_insecure() {
         assert_eq!(r.stats.responses, 20);
         assert_eq!(r.errors(), 0);
     }
-    assert_eq!(srv.shutdown().unwrap(), 40);
+    assert_eq!(srv.shutdown().unwrap().responses, 40);
 }
 
 #[test]

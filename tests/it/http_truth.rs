@@ -51,7 +51,7 @@ fn a_20ms_delay_gives_a_p50_between_20_and_40_ms() {
     let _g = lock();
     let s = server(|c| c.delay = Delay::Fixed(Duration::from_millis(20)));
     let r = load(&s, |c| c.requests = Some(200));
-    s.shutdown().expect("shutdown");
+    s.shutdown().expect("shutdown").responses;
     assert_eq!((r.stats.responses, r.errors()), (200, 0));
     let p50 = ms(&r.stats.latency, 0.5);
     assert!((20.0..40.0).contains(&p50), "p50 = {p50} ms");
@@ -66,7 +66,7 @@ fn n_1000_counts_exactly_1000_on_both_sides() {
             c.requests = Some(1000);
             c.keepalive = keepalive;
         });
-        let served = s.shutdown().expect("shutdown");
+        let served = s.shutdown().expect("shutdown").responses;
         assert_eq!(r.stats.responses, 1000, "client count, keepalive={keepalive}");
         assert_eq!(r.errors(), 0, "keepalive={keepalive}: {:?}", r.error_counts());
         assert_eq!(r.status_counts(), vec![(200, 1000)]);
@@ -92,7 +92,7 @@ fn open_model_through_a_500ms_stall_separates_intended_from_service_time() {
         c.rate = Some(200.0);
         c.duration = Some("3s".into());
     });
-    s.shutdown().expect("shutdown");
+    s.shutdown().expect("shutdown").responses;
     assert_eq!(r.errors(), 0, "{:?}", r.error_counts());
     let intended = ms(&r.stats.latency, 0.99);
     let service = ms(&r.stats.service, 0.99);
@@ -112,7 +112,7 @@ fn a_server_closing_every_10_requests_loses_and_doubles_nothing() {
             c.model = model;
         });
         let r = load(&s, |c| c.requests = Some(1000));
-        let served = s.shutdown().expect("shutdown");
+        let served = s.shutdown().expect("shutdown").responses;
         assert_eq!(r.errors(), 0, "{model:?}: {:?}", r.error_counts());
         assert_eq!(r.stats.responses, 1000, "{model:?}: client count");
         assert_eq!(served, 1000, "{model:?}: server count");
@@ -249,7 +249,7 @@ fn hdr_log_parses_back_and_holds_every_completed_request() {
         .arg(&path)
         .output()
         .expect("run perflab http");
-    s.shutdown().expect("shutdown");
+    s.shutdown().expect("shutdown").responses;
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let completed = j["requests"].as_u64().expect("requests");
@@ -321,7 +321,7 @@ fn self_diagnosis_reports_cpu_per_request_and_warns_when_behind_or_sharing_cores
         c.threads = Some(1);
     });
     let closed = load(&s, |c| c.requests = Some(20));
-    s.shutdown().expect("shutdown");
+    s.shutdown().expect("shutdown").responses;
     assert!(r.stats.late * 100 > r.stats.scheduled || r.stats.dropped > 0);
     assert!(kinds(&r).contains(&"client_behind_schedule"), "{:?}", r.warnings);
     // The target runs inside this test process, on the same CPUs.
@@ -388,7 +388,7 @@ fn exit_codes_follow_the_documented_rule() {
     std::thread::sleep(Duration::from_millis(700));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let out = child.wait_with_output().expect("wait");
-    s.shutdown().expect("shutdown");
+    s.shutdown().expect("shutdown").responses;
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("(interrupted)") && text.contains("Complete requests:"), "{text}");
@@ -404,7 +404,7 @@ fn busy_polling_counts_the_same_and_keeps_its_polling_apart_from_work() {
         c.threads = Some(1);
         c.busy_poll = true;
     });
-    let served = s.shutdown().expect("shutdown");
+    let served = s.shutdown().expect("shutdown").responses;
     assert_eq!((r.stats.responses, r.errors(), served), (200, 0, 200));
     assert!(ms(&r.stats.latency, 0.5) >= 2.0, "p50 {} ms", ms(&r.stats.latency, 0.5));
     // Every request waited 2 ms for the server, which the worker spent polling for nothing: that time
@@ -440,7 +440,7 @@ fn the_io_uring_engine_counts_exactly_what_the_server_served() {
             c.requests = Some(1000);
             c.keepalive = keepalive;
         });
-        let served = s.shutdown().expect("shutdown");
+        let served = s.shutdown().expect("shutdown").responses;
         let what = format!("keepalive={keepalive} close_after={close_after:?}");
         assert_eq!(r.errors(), 0, "{what}: {:?}", r.error_counts());
         assert_eq!((r.stats.responses, served), (1000, 1000), "{what}: client and server counts");
@@ -456,7 +456,7 @@ fn the_io_uring_engine_counts_exactly_what_the_server_served() {
         c.requests = Some(300);
         c.rate = Some(600.0);
     });
-    let served = s.shutdown().expect("shutdown");
+    let served = s.shutdown().expect("shutdown").responses;
     assert_eq!((r.stats.scheduled, r.stats.responses, served, r.errors()), (300, 300, 300, 0));
     assert_eq!((r.stats.latency.len(), r.stats.service.len()), (300, 300));
     // HTTPS and HTTP/2 do not run on io_uring: one line, exit 2, nothing sent.

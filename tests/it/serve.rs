@@ -31,7 +31,7 @@ fn each_model_counts_the_requests_it_served() {
         cfg.timeout = Some("10s".into());
         let prepared = http::prepare(&cfg).expect("valid");
         let r = http::run(&prepared, Duration::ZERO, &Cancel::new(), &mut || {}, &mut |_, _| {}).expect("run");
-        let served = s.shutdown().expect("shutdown");
+        let served = s.shutdown().expect("shutdown").responses;
         assert_eq!(r.stats.responses, 500, "{model:?}: {:?}", r.error_counts());
         assert_eq!(served, 500, "{model:?}");
     }
@@ -53,7 +53,7 @@ fn bytes_1000000_is_exactly_one_million_bytes_in_every_model() {
     for model in MODELS {
         let s = start(model);
         let (head, body) = get(s.addr(), "/bytes/1000000");
-        s.shutdown().expect("shutdown");
+        s.shutdown().expect("shutdown").responses;
         assert!(head.starts_with("HTTP/1.1 200"), "{model:?}: {head}");
         assert!(
             head.to_ascii_lowercase().contains("content-length: 1000000\r\n"),
