@@ -51,7 +51,7 @@ fn a_20ms_delay_gives_a_p50_between_20_and_40_ms() {
     let _g = lock();
     let s = server(|c| c.delay = Delay::Fixed(Duration::from_millis(20)));
     let r = load(&s, |c| c.requests = Some(200));
-    s.shutdown().expect("shutdown").responses;
+    s.shutdown().expect("shutdown");
     assert_eq!((r.stats.responses, r.errors()), (200, 0));
     let p50 = ms(&r.stats.latency, 0.5);
     assert!((20.0..40.0).contains(&p50), "p50 = {p50} ms");
@@ -92,7 +92,7 @@ fn open_model_through_a_500ms_stall_separates_intended_from_service_time() {
         c.rate = Some(200.0);
         c.duration = Some("3s".into());
     });
-    s.shutdown().expect("shutdown").responses;
+    s.shutdown().expect("shutdown");
     assert_eq!(r.errors(), 0, "{:?}", r.error_counts());
     let intended = ms(&r.stats.latency, 0.99);
     let service = ms(&r.stats.service, 0.99);
@@ -249,7 +249,7 @@ fn hdr_log_parses_back_and_holds_every_completed_request() {
         .arg(&path)
         .output()
         .expect("run perflab http");
-    s.shutdown().expect("shutdown").responses;
+    s.shutdown().expect("shutdown");
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let j: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let completed = j["requests"].as_u64().expect("requests");
@@ -321,7 +321,7 @@ fn self_diagnosis_reports_cpu_per_request_and_warns_when_behind_or_sharing_cores
         c.threads = Some(1);
     });
     let closed = load(&s, |c| c.requests = Some(20));
-    s.shutdown().expect("shutdown").responses;
+    s.shutdown().expect("shutdown");
     assert!(r.stats.late * 100 > r.stats.scheduled || r.stats.dropped > 0);
     assert!(kinds(&r).contains(&"client_behind_schedule"), "{:?}", r.warnings);
     // The target runs inside this test process, on the same CPUs.
@@ -388,7 +388,7 @@ fn exit_codes_follow_the_documented_rule() {
     std::thread::sleep(Duration::from_millis(700));
     nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).expect("SIGINT");
     let out = child.wait_with_output().expect("wait");
-    s.shutdown().expect("shutdown").responses;
+    s.shutdown().expect("shutdown");
     assert_eq!(out.status.code(), Some(130));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("(interrupted)") && text.contains("Complete requests:"), "{text}");

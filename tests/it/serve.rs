@@ -53,7 +53,7 @@ fn bytes_1000000_is_exactly_one_million_bytes_in_every_model() {
     for model in MODELS {
         let s = start(model);
         let (head, body) = get(s.addr(), "/bytes/1000000");
-        s.shutdown().expect("shutdown").responses;
+        s.shutdown().expect("shutdown");
         assert!(head.starts_with("HTTP/1.1 200"), "{model:?}: {head}");
         assert!(
             head.to_ascii_lowercase().contains("content-length: 1000000\r\n"),
