@@ -161,15 +161,18 @@ fn probes_end_at_their_duration_and_on_ctrl_c_whatever_the_peer_does() {
 #[test]
 fn load_oltp_ends_on_ctrl_c_and_within_its_connect_timeout_whatever_the_server_does() {
     // None of these peers speaks a database protocol: the load never starts, and the preparation
-    // ends at the client's connect timeout (10 s, the "duration" here) or at once.
+    // ends at the client's connect timeout (3 s here, the "duration"; 10 s by default) or at once.
     let cases = [
         Case::new(
             "load oltp postgres".into(),
-            &["load", "oltp", "--db", "postgres://u:p@{addr}/x", "-q"],
+            &["load", "oltp", "--db", "postgres://u:p@{addr}/x?connect_timeout=3", "-q"],
         ),
-        Case::new("load oltp mysql".into(), &["load", "oltp", "--db", "mysql://u:p@{addr}/x", "-q"]),
+        Case::new(
+            "load oltp mysql".into(),
+            &["load", "oltp", "--db", "mysql://u:p@{addr}/x?connect-timeout=3", "-q"],
+        ),
     ];
-    let problems = against_peers(&cases, &["-d", "1s"], Duration::from_secs(10), &["-d", "60s"]);
+    let problems = against_peers(&cases, &["-d", "1s"], Duration::from_secs(3), &["-d", "60s"]);
     // An interrupted preparation prints one line on stderr, no summary (nothing was measured).
     let problems = problems.into_iter().filter(|p| !p.contains("no summary after Ctrl-C")).collect();
     assert_none(problems);
