@@ -22,8 +22,29 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
+    // Ctrl-C or SIGTERM (any number of them) lets the merge and its report finish writing, then
+    // removes the merged run: an interrupted merge leaves no run, never half of one.
+    let cancel = crate::util::Cancel::on_signals_hurrying()?;
+    let made = !args.out.exists();
+    let interrupted = || {
+        if made {
+            let _ = std::fs::remove_dir_all(&args.out);
+        }
+        eprintln!("perflab: interrupted: nothing merged into {}", args.out.display());
+        Ok(130)
+    };
     let formats = crate::report::Formats::parse(&args.format)?;
     let merged = super::merge(&args.runs, &args.out, args.allow_partial)?;
+    if cancel.is_cancelled() {
+        return interrupted();
+    }
+    let paths = {
+        let dirs: Vec<&Path> = vec![merged.dir.as_path()];
+        crate::report::write(&dirs, &merged.dir, formats, false).map_err(|e| crate::store::explain(&dirs, e))?
+    };
+    if cancel.is_cancelled() {
+        return interrupted();
+    }
     println!(
         "merged {} segments ({} trial(s)) into {}",
         merged.segments,
@@ -36,8 +57,6 @@ pub fn run(args: MergeArgs) -> anyhow::Result<i32> {
     for n in merged.notes.iter().skip(1) {
         println!("note: {n}");
     }
-    let dirs: Vec<&Path> = vec![merged.dir.as_path()];
-    let paths = crate::report::write(&dirs, &merged.dir, formats, false).map_err(|e| crate::store::explain(&dirs, e))?;
     print!("{}", paths.summary);
     for (_, p) in &paths.files {
         println!("wrote {}", p.display());

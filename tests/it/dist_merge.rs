@@ -100,6 +100,45 @@ fn refusals(tmp: &Path, seg: &[PathBuf], out: &Path) {
     common::one_line_exit_2(&merge(&[&seg[0], &other], &two), "ran different plans");
     assert!(!two.exists() && !tmp.join("m1").exists(), "a refused merge leaves nothing");
     partial(tmp, seg);
+    interrupted(tmp, seg);
+}
+
+/// Ctrl-C at any moment of a merge leaves either no merged run (exit 130) or, when the merge had
+/// ended, the whole of it (exit 0, its report written): never half a run.
+fn interrupted(tmp: &Path, seg: &[PathBuf]) {
+    let mut stopped = 0;
+    for (k, ms) in [5u64, 30, 80, 150, 300].into_iter().enumerate() {
+        let out = tmp.join(format!("mi{k}"));
+        let child = Command::new(BIN)
+            .arg("merge")
+            .args(seg)
+            .arg("--out")
+            .arg(&out)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run perflab merge");
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+        // SAFETY: kill takes two integers; the pid is the merge this test started.
+        unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+        let o = child.wait_with_output().expect("merge ends");
+        let err = String::from_utf8_lossy(&o.stderr);
+        match o.status.code() {
+            Some(130) => {
+                stopped += 1;
+                assert!(!out.exists(), "an interrupted merge left {}: {err}", out.display());
+                assert!(err.contains("interrupted: nothing merged"), "{err}");
+            }
+            Some(0) => {
+                assert!(out.join("report.md").is_file(), "a finished merge has its report");
+                Store::open(&out).expect("a finished merge is a run");
+            }
+            // Before perflab took the signal (still starting): nothing was written yet.
+            None => assert!(!out.exists(), "a merge killed while starting left {}", out.display()),
+            c => panic!("merge after Ctrl-C at {ms} ms: exit {c:?}: {err}"),
+        }
+    }
+    eprintln!("{stopped} of 5 merges stopped by Ctrl-C");
 }
 
 /// A segment killed mid-run (its run still `running`, as a SIGKILL leaves it) and one that began
