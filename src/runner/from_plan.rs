@@ -201,3 +201,7 @@ fn split_mark(plan: &Plan) -> Option<crate::store::MergedMark> {
         partial: Vec::new(),
     })
 }
+
+#[cfg(test)]
+#[path = "from_plan_tests.rs"]
+mod tests;

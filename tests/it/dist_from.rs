@@ -8,16 +8,19 @@
 use crate::remote_ssh::Server;
 use perflab::store::Store;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 /// serve's port here.
 const SERVE_PORT: u16 = 18231;
 
-fn plan(srv: &Server, key: &Path, requests: u64) -> std::path::PathBuf {
+/// The plan: `load` is `requests = N` or a time, over `repetitions` trials.
+fn plan(srv: &Server, key: &Path, load: &str, repetitions: u32) -> std::path::PathBuf {
     let here = srv.local_addr();
     let body = format!(
         r#"name = "split"
+repetitions = {repetitions}
 
 [hosts]
 {one}
@@ -35,20 +38,21 @@ stop = {{ signal = "SIGTERM", grace = "5s" }}
 type = "http"
 url = "http://{here}:{SERVE_PORT}/"
 connections = 3
-requests = {requests}
+{load}
 from = ["local", "client1", "client2"]
 
 [phases]
 baseline = "100ms"
 warmup = 0
-load = "5s"
+load = "{secs}s"
 recovery = "100ms"
 interval = "100ms"
 "#,
+        secs = if load.starts_with("requests") { 5 } else { 1 },
         one = srv.toml_host("client1", key, BIN),
         two = srv.toml_host("client2", key, BIN),
     );
-    let dir = srv.dir.path().join("plan-from");
+    let dir = srv.dir.path().join(format!("plan-from-{repetitions}"));
     std::fs::create_dir_all(&dir).expect("plan dir");
     crate::common::write_plan(&dir, &body)
 }
@@ -65,7 +69,7 @@ pub fn load_from_the_plans_hosts(srv: &Server, key: &Path) {
     let out = Command::new(BIN)
         .args(["run", "-q", "--runs-dir"])
         .arg(&runs)
-        .arg(plan(srv, key, requests))
+        .arg(plan(srv, key, &format!("requests = {requests}"), 1))
         .output()
         .expect("perflab run");
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -100,4 +104,96 @@ pub fn load_from_the_plans_hosts(srv: &Server, key: &Path) {
         report.contains("merged from 3 segments (0/3 on local, 1/3 on client1, 2/3 on client2)"),
         "{report}"
     );
+}
+
+/// The agents running under the test's sshd now (`perflab` processes descended from it).
+fn agents(srv: &Server) -> Vec<i32> {
+    let parent = |pid: i32| -> Option<(String, i32)> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let (head, rest) = stat.rsplit_once(')')?;
+        let comm = head.split_once('(')?.1.to_string();
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        (!matches!(fields.first(), Some(&"Z") | Some(&"X"))).then_some((comm, fields.get(1)?.parse().ok()?))
+    };
+    let sshd = srv.sshd_pid() as i32;
+    let pids = std::fs::read_dir("/proc").into_iter().flatten().flatten();
+    pids.filter_map(|e| e.file_name().to_string_lossy().parse::<i32>().ok())
+        .filter(|&pid| {
+            let Some((comm, mut up)) = parent(pid) else { return false };
+            if comm != "perflab" {
+                return false;
+            }
+            while up > 1 {
+                if up == sshd {
+                    return true;
+                }
+                up = parent(up).map_or(0, |(_, p)| p);
+            }
+            false
+        })
+        .collect()
+}
+
+/// Whether the run `pid` has started its target (`perflab serve`, its child): the hosts were
+/// checked, the first trial is under way.
+fn target_started(pid: u32) -> bool {
+    let children = std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children")).unwrap_or_default();
+    children.split_whitespace().any(|c| {
+        let comm = std::fs::read_to_string(format!("/proc/{c}/comm")).unwrap_or_default();
+        comm.trim() == "perflab"
+    })
+}
+
+/// Wait up to 20 s until the run `pid` has its target and a trial's two agents, none of them in
+/// `before`; false if it never does.
+fn wait_for_agents(srv: &Server, pid: u32, before: &[i32]) -> bool {
+    let end = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < end {
+        if target_started(pid) && agents(srv).iter().filter(|a| !before.contains(a)).count() >= 2 {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    false
+}
+
+/// An agent killed mid-trial fails that trial with one line naming its segment and host, and the
+/// run goes on to the next trial (new agents); Ctrl-C during that one stops the segments everywhere
+/// (no agent left on the server) and exits 130.
+pub fn a_lost_agent_and_ctrl_c(srv: &Server, key: &Path) {
+    let runs = srv.dir.path().join("runs-from-lost");
+    let mut child = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(plan(srv, key, "", 2))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("perflab run");
+    assert!(wait_for_agents(srv, child.id(), &[]), "two agents start for the first trial");
+    std::thread::sleep(Duration::from_millis(500));
+    let first = agents(srv);
+    // SAFETY: kill takes two integers; the pid is an agent this test's run started.
+    unsafe { libc::kill(first[0], libc::SIGKILL) };
+    assert!(wait_for_agents(srv, child.id(), &first), "two new agents for the second trial");
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: kill takes two integers; the pid is the perflab run this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().expect("perflab run ends");
+    assert_eq!(status.code(), Some(130), "an interrupted run");
+    let end = Instant::now() + Duration::from_secs(10);
+    while !agents(srv).is_empty() && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(agents(srv).is_empty(), "agents left on the server after Ctrl-C: {:?}", agents(srv));
+    let trials = Store::open(crate::common::only_run_dir(&runs))
+        .expect("store")
+        .trials()
+        .expect("trials");
+    let why = trials[0].failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
+    assert!(
+        why.contains("segment 1/3 on client1: host `client1`") || why.contains("segment 2/3 on client2: host `client2`"),
+        "trial 0: {why}"
+    );
+    eprintln!("[workload] from, an agent killed: trial 0 failed with: {why}; Ctrl-C in trial 1: exit 130, no agent left");
 }
