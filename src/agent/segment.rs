@@ -7,6 +7,7 @@
 use super::{Clock, Out};
 use crate::model::Segment;
 use crate::remote::protocol::{encode_histogram, SegmentDone};
+use crate::runner::from_hosts::NoFile;
 use crate::util::Cancel;
 use crate::workload::{RunSpec, SetupCtx};
 use std::sync::{Arc, Mutex};
@@ -41,15 +42,6 @@ impl Running {
         for (_, t) in all {
             let _ = t.join();
         }
-    }
-}
-
-/// The workload's keys are not in a plan file here: its errors name the key alone.
-struct NoFile;
-
-impl crate::workload::registry::Locator for NoFile {
-    fn at(&self, key: Option<&str>) -> String {
-        key.map_or("[workload]".into(), |k| format!("[workload] {k}"))
     }
 }
 

@@ -77,8 +77,8 @@ impl FromHosts {
     }
 }
 
-/// The agents' errors name keys only.
-struct NoFile;
+/// A workload table that is not in a plan file (the one an agent gets): its errors name the key.
+pub struct NoFile;
 
 impl crate::workload::registry::Locator for NoFile {
     fn at(&self, key: Option<&str>) -> String {
