@@ -2,7 +2,8 @@
 //! docs/agent.md) on stdin and answers on stdout: its versions and the host's facts, clock
 //! exchanges, targets started (own process group, cgroup limits through the runner's own code),
 //! readiness from the target's log, stops (signal, grace, SIGKILL), sampling on an absolute
-//! schedule, and exec commands run to their end.
+//! schedule, exec commands run to their end, and a slice of a plan's workload run in-process
+//! (`segment`, for `[workload] from`).
 //!
 //! When the channel closes for any reason (end of input, a read error, `bye`), the agent stops
 //! every target it started, removes their cgroups, kills what its exec commands left, runs nothing
@@ -16,6 +17,7 @@ mod exec;
 mod facts;
 mod own_binary;
 mod profiles;
+mod segment;
 
 use crate::monitor::{BackgroundSampler, MonitorConfig, ProcessSelector};
 use crate::plan::{LogPattern, Ready, ResolvedTarget};
@@ -84,6 +86,8 @@ struct Agent {
     cleaned: Vec<String>,
     /// The profiles of a target's load phase (perf stopped when they are dropped).
     profiles: profiles::Profiles,
+    /// The workload segments running (`[workload] from`).
+    segments: segment::Running,
 }
 
 /// Serve requests from `input` until it ends, then clean up. Returns the exit code.
@@ -100,6 +104,7 @@ pub fn serve(input: impl BufRead, out: Out) -> i32 {
         ledger: Ledger::open_agent().unwrap_or_else(Ledger::none),
         cleaned,
         profiles: profiles::Profiles::default(),
+        segments: segment::Running::default(),
     };
     for line in input.lines() {
         let Ok(line) = line else { break };
@@ -196,6 +201,28 @@ impl Agent {
                 pid.and_then(|pid| self.profiles.start(&kind, &scope, pid, frequency_hz, &call_graph))
                     .map(|_| serde_json::Value::Null)
             }
+            Request::Segment {
+                kind,
+                table,
+                index,
+                count,
+                start_at_unix,
+                tolerance_s,
+                warmup_s,
+                load_s,
+            } => {
+                let ask = segment::Ask {
+                    kind,
+                    table,
+                    segment: (index, count),
+                    start_at_unix,
+                    tolerance_s,
+                    warmup_s,
+                    load_s,
+                };
+                segment::spawn(id, ask, self.clock.clone(), self.out.clone(), &self.segments);
+                return None;
+            }
             Request::ProfileEnable => self.profiles.enable().map(|_| serde_json::Value::Null),
             Request::ProfileDisable => self.profiles.disable().map(|_| serde_json::Value::Null),
             Request::ProfileStop => self.profiles.stop().and_then(json),
@@ -290,6 +317,8 @@ impl Agent {
         if let Some(s) = self.sampler.take() {
             let _ = s.stop();
         }
+        // The load this agent sends stops first.
+        self.segments.stop_all();
         // perf goes (and a tracefs it mounted) before the targets it profiled.
         self.profiles = profiles::Profiles::default();
         for (name, t) in std::mem::take(&mut self.targets) {

@@ -2,7 +2,7 @@
 //! i/N`, docs/distributed.md) put back together, and the files that run them on a cluster.
 //!
 //! - `perflab merge DIR... --out DIR` checks that the run directories are the segments `0..N-1` of
-//!   one plan started at one T0 (`segments.rs`), adds each trial's results up (`figures.rs`:
+//!   one plan started at one T0 (`segments.rs`), adds each trial's results up (`runner/merge_figures.rs`,
 //!   histograms bucket by bucket, counters summed, per-second series aligned on T0 and summed) and
 //!   writes one ordinary run directory (`write.rs`) that `perflab report` and `perflab compare` read
 //!   as any other.
@@ -19,14 +19,13 @@
 
 pub mod cli;
 pub mod engines;
-mod figures;
 pub mod k8s;
 mod saturation;
 mod segments;
 pub mod slurm;
 mod write;
 
-pub use figures::{merge_trial, MergedFigures};
+pub use crate::runner::merge_figures::{merge_trial, MergedFigures};
 pub use segments::{check_segments, SegmentRun};
 pub use write::{merge, Merged};
 

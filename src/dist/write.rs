@@ -3,10 +3,10 @@
 //! (`meta.merged`, and a note the report shows: "2 segments merged: ..."), with each segment's
 //! monitor samples kept as a host of their own (`segment-0`, ...).
 
-use super::figures::{merge_trial, number_globally};
 use super::segments::{check_segments, MergeInput, SegmentRun};
 use crate::model::{TrialInfo, WorkloadResult, LOCAL_HOST};
 use crate::runner::experiment::PointInfo;
+use crate::runner::merge_figures::{merge_trial, number_globally};
 use crate::store::{MergedMark, MergedSegment, RunInfo, RunStatus, Store, StoredTrial, TrialRecord, DB_FILE};
 use anyhow::Context;
 use std::path::{Path, PathBuf};

@@ -129,3 +129,29 @@ pub fn hosts(table: Option<&Table>, src: &Source) -> anyhow::Result<Vec<HostSpec
     }
     Ok(out)
 }
+
+/// `[workload] from = ["local", "client1", ...]`: the machines that send the load's segments, in
+/// segment order (segment `i` on `from[i]`); None for `local`, this machine. One line in the
+/// plan's words when it is not a list of distinct names of `[hosts]` (or `local`).
+pub fn load_from(v: &Value, hosts: &[HostSpec]) -> Result<Vec<Option<HostSpec>>, String> {
+    let Value::Array(items) = v else {
+        return Err(format!(
+            "expected a list of host names (from = [\"local\", \"client1\"]), found {}",
+            super::values::describe(v)
+        ));
+    };
+    if items.is_empty() {
+        return Err("the list is empty: name the machines that send the load (\"local\" is this one)".into());
+    }
+    let mut out = Vec::new();
+    let mut seen: Vec<&str> = Vec::new();
+    for item in items {
+        let name = item.as_str().unwrap_or("");
+        if seen.contains(&name) {
+            return Err(format!("`{name}` is named twice: each machine sends one segment"));
+        }
+        seen.push(name);
+        out.push(super::target::host_named(Some(item), hosts)?);
+    }
+    Ok(out)
+}

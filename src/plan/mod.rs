@@ -27,7 +27,7 @@ mod variant_settings;
 
 pub use expand::{dry_run_listing, dry_run_listing_with, estimate, expand, trial_for};
 pub use host_programs::{on_host as programs_on_host, NeededProgram};
-pub use hosts::{HostSpec, HOST_KEYS};
+pub use hosts::{load_from, HostSpec, HOST_KEYS};
 pub use monitor::MonitorHosts;
 pub use probes::MAX_PROBES;
 pub use profile::{ProfileScope, ProfileSpec};

@@ -86,6 +86,19 @@ pub enum Request {
     /// Stop perf and answer with the profiles (`model::Profile`, times in seconds since the
     /// window opened on the host).
     ProfileStop,
+    /// Run slice `index` of `count` of a workload (`[workload] from`): built from `table` (the
+    /// trial's `[workload]` as TOML text) as a plan's, begun at `start_at_unix` on the agent's
+    /// clock, refused when later than `tolerance_s`; answered with [`SegmentDone`] when it ends.
+    Segment {
+        kind: String,
+        table: String,
+        index: u32,
+        count: u32,
+        start_at_unix: f64,
+        tolerance_s: f64,
+        warmup_s: f64,
+        load_s: f64,
+    },
     /// Stop everything the agent started and exit.
     Bye,
 }
@@ -232,6 +245,46 @@ pub struct ExecResult {
     pub max_rss_kb: u64,
 }
 
+/// The agent's answer to `segment`: what its slice of the load measured (times on its clock).
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct SegmentDone {
+    /// How long after its start the slice began, seconds.
+    pub late_s: f64,
+    pub started_unix: f64,
+    /// When the measured load began, seconds after `started_unix` (None: never).
+    pub load_start_s: Option<f64>,
+    pub ended_unix: f64,
+    pub metrics: Vec<crate::model::Metric>,
+    /// Each histogram by name, in HdrHistogram's V2 + DEFLATE format, base64.
+    pub histograms: Vec<(String, String)>,
+    pub series: Vec<crate::model::SeriesPoint>,
+    pub errors: Vec<(String, u64)>,
+    pub raw: Vec<String>,
+    pub failure: Option<String>,
+}
+
+/// A histogram as [`SegmentDone`] carries it.
+pub fn encode_histogram(h: &hdrhistogram::Histogram<u64>) -> anyhow::Result<String> {
+    use base64::Engine as _;
+    use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+    let mut buf = Vec::new();
+    V2DeflateSerializer::new()
+        .serialize(h, &mut buf)
+        .map_err(|e| anyhow::anyhow!("cannot encode a histogram: {e:?}"))?;
+    Ok(base64::engine::general_purpose::STANDARD.encode(buf))
+}
+
+/// A histogram [`SegmentDone`] carried.
+pub fn decode_histogram(text: &str) -> anyhow::Result<hdrhistogram::Histogram<u64>> {
+    use base64::Engine as _;
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(text)
+        .map_err(|e| anyhow::anyhow!("a histogram is not base64: {e}"))?;
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut std::io::Cursor::new(bytes))
+        .map_err(|e| anyhow::anyhow!("cannot decode a histogram: {e:?}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,5 +308,16 @@ mod tests {
         assert!(matches!(r, Line::Reply(Reply { id: 1, ok: true, .. })));
         let e: Line = serde_json::from_str(r#"{"event":"sample","unix_s":1.5,"elapsed_s":1.0,"values":[["cpu_busy_pct",3.0]]}"#).unwrap();
         assert!(matches!(e, Line::Event(Event::Sample { .. })));
+    }
+
+    #[test]
+    fn a_segments_histogram_comes_back_bucket_for_bucket() {
+        let mut h = crate::model::latency_histogram();
+        for v in [1u64, 250, 999, 1_000_003, 3_000_000_000] {
+            h.record(v).unwrap();
+        }
+        let back = decode_histogram(&encode_histogram(&h).unwrap()).unwrap();
+        assert_eq!(back, h);
+        assert!(decode_histogram("not base64!").is_err());
     }
 }

@@ -1,7 +1,5 @@
 //! Executing an experiment: every trial in order, stored one transaction at a time; adaptive
-//! repetitions; variant hooks; kept targets; thresholds; Ctrl-C and `--resume`.
-//!
-//! Whatever ends the run (its last trial, Ctrl-C, a trial the store could not keep because the
+//! repetitions; variant hooks; kept targets; thresholds; Ctrl-C and `--resume`. Whatever ends the run (its last trial, Ctrl-C, a trial the store could not keep because the
 //! disk is full), what it started is stopped, the variant's teardown runs and the status is stored
 //! (`complete`, `interrupted`, or `failed` with the reason). Until then, the run's ledger records
 //! what it started, for the next perflab should this one be killed.
@@ -128,6 +126,7 @@ fn create_run(dir: &Path, exp: &Experiment, started: f64) -> anyhow::Result<Stor
     if let Some(m) = &exp.segment {
         store.write_segment(m)?;
     }
+    exp.split.as_ref().map(|m| store.write_merged(m)).transpose()?;
     for p in &exp.points {
         store.write_point(p.id, &p.label, &p.params_json, 0, None)?;
     }

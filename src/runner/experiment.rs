@@ -63,4 +63,7 @@ pub struct Experiment {
     pub profile: Option<crate::plan::ProfileSpec>,
     /// `perflab run --segment`: the slice of the load this run is, marked in its store.
     pub segment: Option<crate::store::SegmentMark>,
+    /// `[workload] from`: every trial split over these machines and merged, marked in its store
+    /// as a merged run is (the report's first line says so).
+    pub split: Option<crate::store::MergedMark>,
 }

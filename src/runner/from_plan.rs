@@ -68,6 +68,7 @@ pub fn build(plan: &Plan, trials: &[Trial], plan_file: &str) -> anyhow::Result<E
         monitor_hosts: plan.monitor_hosts.clone(),
         profile: plan.profile.clone(),
         segment: None,
+        split: split_mark(plan),
     })
 }
 
@@ -130,6 +131,10 @@ fn build_workload(plan: &Plan, hosts: &[crate::plan::HostSpec], table: &toml::Ta
         .map_err(|m| registry::located(&loc, Some("host"), &format!("[workload] host: {m}")))?;
     let mut table = table.clone();
     table.remove("host");
+    let from = table.remove("from");
+    if let Some(from) = from {
+        return split_from(plan, hosts, &from, host.is_some(), table);
+    }
     match host {
         None => registry::build(&plan.workload.kind, &table, &loc),
         Some(_) if plan.workload.kind != "exec" => Err(registry::located(
@@ -140,3 +145,63 @@ fn build_workload(plan: &Plan, hosts: &[crate::plan::HostSpec], table: &toml::Ta
         Some(h) => registry::build_exec_on(&table, &loc, Box::new(super::remote_exec::RemoteExec { host: h })),
     }
 }
+
+/// `[workload] from`: the trial's load split over the machines it names, each error at the key.
+fn split_from(
+    plan: &Plan,
+    hosts: &[crate::plan::HostSpec],
+    from: &toml::Value,
+    has_host: bool,
+    table: toml::Table,
+) -> anyhow::Result<Box<dyn crate::workload::Workload>> {
+    let loc = PlanLocator(plan);
+    let refuse = |m: &str| registry::located(&loc, Some("from"), &format!("[workload] from: {m}"));
+    let kind = &plan.workload.kind;
+    if kind == "exec" {
+        return Err(refuse(
+            "an exec workload cannot be split over machines (perflab does not drive the tool's load): use `host` to run it on one",
+        ));
+    }
+    if has_host {
+        return Err(refuse("give `from` (the machines that send the load) or `host`, not both"));
+    }
+    let machines = crate::plan::load_from(from, hosts).map_err(|m| refuse(&m))?;
+    let whole = registry::build(kind, &table, &loc)?;
+    let at = loc.at(Some("from"));
+    let w = super::from_hosts::FromHosts::new(whole, machines, kind, table, at).map_err(|m| refuse(&m))?;
+    Ok(Box::new(w))
+}
+
+/// The store's mark of a plan whose load is split by `[workload] from`: its segments and machines.
+fn split_mark(plan: &Plan) -> Option<crate::store::MergedMark> {
+    let names: Vec<&str> = plan
+        .workload
+        .table
+        .get("from")?
+        .as_array()?
+        .iter()
+        .filter_map(|v| v.as_str())
+        .collect();
+    let count = names.len() as u32;
+    Some(crate::store::MergedMark {
+        count,
+        plan_sha256: crate::store::plan_sha256(plan.secrets.redacted_source()),
+        start_at_unix: None,
+        segments: names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| crate::store::MergedSegment {
+                segment: format!("{i}/{count}"),
+                host: (*n).to_string(),
+                hostname: (*n).to_string(),
+                dir: String::new(),
+                late_s: None,
+            })
+            .collect(),
+        partial: Vec::new(),
+    })
+}
+
+#[cfg(test)]
+#[path = "from_plan_tests.rs"]
+mod tests;

@@ -7,11 +7,13 @@
 pub mod cli;
 pub mod execute;
 pub mod experiment;
+pub mod from_hosts;
 pub mod from_plan;
 pub mod hooks;
 pub mod hosts;
 pub mod ledger;
 pub mod limits;
+pub mod merge_figures;
 pub mod phase;
 pub mod preflight;
 mod probes;

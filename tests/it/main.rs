@@ -24,6 +24,7 @@ mod common;
 #[allow(dead_code)]
 mod db_servers;
 mod dist_files;
+mod dist_from;
 mod dist_merge;
 mod dist_netns;
 mod dist_segment;

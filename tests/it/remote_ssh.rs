@@ -237,6 +237,16 @@ impl Server {
         crate::common::write_plan(self.dir.path(), &body)
     }
 
+    /// This machine's address as the server reaches it (the root namespace's end of the veth
+    /// pair, or 127.0.0.1 without a namespace).
+    pub(crate) fn local_addr(&self) -> &'static str {
+        if self.netns {
+            HOST_ADDR
+        } else {
+            "127.0.0.1"
+        }
+    }
+
     /// The pid of the test's sshd (the agents it starts are its descendants).
     pub(crate) fn sshd_pid(&self) -> u32 {
         self.sshd.id()
@@ -285,6 +295,8 @@ fn scenarios_of_a_run(srv: &Server, key: &Path) {
     crate::remote_run::ctrl_c_leaves_nothing_on_the_server(srv, key);
     crate::remote_agent_killed::the_next_agent_cleans_up_after_a_killed_one(srv, key);
     crate::remote_run::hosts_monitored_and_reported(srv, key);
+    crate::dist_from::load_from_the_plans_hosts(srv, key);
+    crate::dist_from::a_lost_agent_and_ctrl_c(srv, key);
     crate::remote_profile::the_servers_target_is_profiled_through_its_agent(srv, key);
     crate::remote_clock::clock_changed_between_trials(srv, key);
     crate::remote_clock::matrix_of_hosts(srv, key);

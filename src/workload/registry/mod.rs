@@ -106,7 +106,7 @@ pub fn build_exec_on(
 /// part of a secret shows.
 pub fn describe(kind: &str, table: &toml::Table, w: &dyn Workload, redactor: &crate::util::redact::Redactor) -> String {
     let declared = by_name(kind).map_or(&[][..], |k| k.keys());
-    let names = declared.iter().map(|k| k.name).chain(["host"]);
+    let names = declared.iter().map(|k| k.name).chain(["host", "from"]);
     let set: Vec<String> = names
         .filter_map(|name| Some(format!("{name} = {}", plan_words(table.get(name)?, redactor))))
         .collect();

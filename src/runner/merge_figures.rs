@@ -1,4 +1,5 @@
-//! One trial's figures added up over its segments: the histograms bucket by bucket (exact: the
+//! One trial's figures added up over its segments (`perflab merge`, and a plan's `[workload] from`
+//! per trial): the histograms bucket by bucket (exact: the
 //! percentiles of the union are read from the merged histogram, never averaged), the counts and
 //! rates summed, the per-second series aligned on the load's common start and summed, the errors
 //! summed per class. What cannot be added up exactly (a quantile with no histogram to merge, a
@@ -277,5 +278,5 @@ pub fn merge_trial(parts: &[&StoredTrial]) -> MergedFigures {
 }
 
 #[cfg(test)]
-#[path = "figures_tests.rs"]
+#[path = "merge_figures_tests.rs"]
 mod tests;

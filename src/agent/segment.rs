@@ -1,0 +1,113 @@
+//! The agent's `segment`: one slice of a plan's workload (`[workload] from`) run in-process on a
+//! thread of its own, begun at the controller's common start (on this agent's clock), its figures
+//! (metrics, histograms, series, errors) sent back as the request's reply for the controller to
+//! merge. Closing the channel stops it (the workload's own Ctrl-C path), and the agent waits for
+//! it before it exits.
+
+use super::{Clock, Out};
+use crate::model::Segment;
+use crate::remote::protocol::{encode_histogram, SegmentDone};
+use crate::runner::from_hosts::NoFile;
+use crate::util::Cancel;
+use crate::workload::{RunSpec, SetupCtx};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// What a `segment` request asks.
+pub struct Ask {
+    pub kind: String,
+    pub table: String,
+    pub segment: (u32, u32),
+    pub start_at_unix: f64,
+    pub tolerance_s: f64,
+    pub warmup_s: f64,
+    pub load_s: f64,
+}
+
+/// One segment running: its stop and its thread.
+type One = (Cancel, JoinHandle<()>);
+
+/// The segments running now.
+#[derive(Clone, Default)]
+pub struct Running(Arc<Mutex<Vec<One>>>);
+
+impl Running {
+    /// Stop every segment and wait for its thread (a workload returns soon after its cancel).
+    pub fn stop_all(&self) {
+        let all = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
+        for (c, _) in &all {
+            c.cancel();
+        }
+        for (_, t) in all {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Run the slice on a thread and reply to request `id` when it ends.
+pub fn spawn(id: u64, ask: Ask, clock: Clock, out: Out, running: &Running) {
+    let cancel = Cancel::new();
+    let c = cancel.clone();
+    let t = std::thread::spawn(move || {
+        let r = run(&ask, &clock, &c).and_then(|r| Ok(serde_json::to_value(r)?));
+        out.reply(id, r);
+    });
+    let mut all = running.0.lock().unwrap_or_else(|p| p.into_inner());
+    all.retain(|(_, t)| !t.is_finished());
+    all.push((cancel, t));
+}
+
+fn secs(s: f64) -> Duration {
+    Duration::try_from_secs_f64(s.max(0.0)).unwrap_or_default()
+}
+
+fn run(ask: &Ask, clock: &Clock, cancel: &Cancel) -> anyhow::Result<SegmentDone> {
+    let table: toml::Table = toml::from_str(&ask.table).map_err(|e| anyhow::anyhow!("the workload's table does not parse: {e}"))?;
+    let segment = Segment::new(ask.segment.0, ask.segment.1).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut w = crate::workload::registry::build(&ask.kind, &table, &NoFile)?;
+    w.segment(segment).map_err(|e| anyhow::anyhow!("segment {segment}: {e}"))?;
+    w.setup(&SetupCtx::default(), cancel)?;
+    // Wait for the start in steps that still see the channel close; the last stretch at once.
+    loop {
+        let left = ask.start_at_unix - clock.now();
+        if cancel.is_cancelled() {
+            anyhow::bail!("segment {segment}: stopped before its start");
+        }
+        if left <= 0.0 {
+            break;
+        }
+        std::thread::sleep(secs(left.min(0.05)));
+    }
+    let started = clock.now();
+    let late = started - ask.start_at_unix;
+    if late > ask.tolerance_s {
+        anyhow::bail!(
+            "began {late:.3} s after the trial's common start, more than the {:.3} s allowed: nothing was run",
+            ask.tolerance_s
+        );
+    }
+    let mut load_at = None;
+    let spec = RunSpec {
+        warmup: secs(ask.warmup_s),
+        load: secs(ask.load_s),
+    };
+    let r = w.run(spec, cancel, &mut || load_at = Some(clock.now() - started))?;
+    let histograms = r
+        .histograms
+        .iter()
+        .map(|h| Ok((h.name.clone(), encode_histogram(&h.hist)?)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    Ok(SegmentDone {
+        late_s: late,
+        started_unix: started,
+        load_start_s: load_at,
+        ended_unix: clock.now(),
+        metrics: r.metrics,
+        histograms,
+        series: r.series,
+        errors: r.errors,
+        raw: r.raw,
+        failure: r.failure,
+    })
+}
