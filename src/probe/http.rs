@@ -6,13 +6,13 @@
 //! of `perflab http`, and so is the response's parser: a status >= 400 is an answer that failed; a
 //! body is read to its Content-Length, its last chunk, or the connection's end when unframed.
 
-use super::{sys, tcp, Driver, Exchanged, Flow, Opened, Outcome, ProbeSpec, Ready, Traffic};
+use super::{sys, tcp, Begun, Driver, Exchanged, Flow, Opened, Outcome, ProbeSpec, Ready, Traffic};
 use crate::workload::http::response::{Fed, HeadCache, Parser};
 use crate::workload::http::{prepare, tls, HttpConfig};
 use anyhow::Context;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::time::Instant;
 
 /// The parts of an http probe's time, in order.
@@ -97,7 +97,7 @@ struct Conn {
 }
 
 impl Flow for Get {
-    fn begin(&mut self) -> Result<RawFd, Exchanged> {
+    fn begin(&mut self) -> Begun {
         let t0 = Instant::now();
         let addr = match self.literal {
             Some(a) => Ok(a),
@@ -126,9 +126,9 @@ impl Flow for Get {
                     sent: 0,
                     response: Response::default(),
                 });
-                Ok(fd)
+                Begun::Wait(fd)
             }
-            Err(e) => Err(Exchanged {
+            Err(e) => Begun::Done(Exchanged {
                 outcome: Outcome::Error(e),
                 parts: Vec::new(),
                 traffic: Traffic::default(),

@@ -32,6 +32,7 @@ pub mod figures;
 mod guard;
 mod http;
 mod icmp;
+mod poller;
 mod result;
 mod sched;
 pub mod spec;
@@ -190,12 +191,20 @@ pub(crate) struct Ready {
 /// deadline. One probe at a time.
 pub(crate) trait Flow: Send {
     /// Begin one probe: the socket to watch (readable and writable, edge-triggered), or the outcome
-    /// at once (a refusal, a name that does not resolve).
-    fn begin(&mut self) -> Result<RawFd, Exchanged>;
+    /// at once (a refusal, a name that does not resolve, a connect done within its call).
+    fn begin(&mut self) -> Begun;
     /// The socket is ready: the outcome when the exchange is over (its socket closed), else None.
     fn ready(&mut self, r: Ready) -> Option<Exchanged>;
     /// The deadline passed without an answer: close the socket; a loss.
     fn give_up(&mut self) -> Exchanged;
+}
+
+/// What [`Flow::begin`] did.
+pub(crate) enum Begun {
+    /// The exchange goes on: the poller is to watch this socket.
+    Wait(RawFd),
+    /// The exchange is over already.
+    Done(Exchanged),
 }
 
 /// How a kind is driven.

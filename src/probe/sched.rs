@@ -1,26 +1,24 @@
 //! The probe scheduler: every icmp, udp, tcp and http probe of a set on one thread, driven by one
-//! poller (mio's epoll) over all their sockets, the stop flag and one timer (a timerfd, for the
-//! sends' nanosecond wake-ups where epoll's own timeout counts milliseconds; a deadline that comes
-//! first is epoll's timeout, one `timerfd_settime` less per tcp/http probe). Each probe keeps its own
+//! poller (epoll, see [`Poller`]) over all their sockets and the stop flag, whose wait ends at the
+//! earliest send or deadline to the nanosecond (a timer set only while an answer is awaited). Each probe keeps its own
 //! absolute schedule, timeouts and samples (the engine's [`Schedule`] and [`Recorder`]); the thread
 //! sleeps until the earliest thing any probe is due to do, or until a socket is ready.
 //!
 //! A datagram probe (icmp, udp) has one socket for the whole run, registered once; a flow probe
-//! (tcp, http) registers each probe's new socket, whose close takes it out of the poller again.
+//! (tcp, http) registers each probe's new socket (unless its exchange ended within its first
+//! system calls: a connect to this machine), whose close takes it out of the poller again.
 //! The poller is edge-triggered: a readiness is read or written until the socket would block (a
 //! datagram socket's up to the reply to the newest probe, see [`Drain::ToNewest`]).
 
 use super::engine::{self, Drain, Flight, Recorder, Schedule, END_GRACE};
+use super::poller::{self, Poller};
 use super::result::ProbeResult;
-use super::sys::{self, Stop, Timer};
-use super::{Datagram, Driver, Exchanged, Flow, Observer, Opened, Outcome, PhaseFn, PhaseTag, ProbeSpec, Ready, Sample, Traffic};
-use mio::unix::SourceFd;
-use mio::{Events, Interest, Poll, Registry, Token};
+use super::sys::{self, Stop};
+use super::{Begun, Datagram, Driver, Exchanged, Flow, Observer, Opened, Outcome, PhaseFn, PhaseTag, ProbeSpec, Ready, Sample, Traffic};
 use std::collections::VecDeque;
 use std::time::Instant;
 
-const STOP: Token = Token(usize::MAX);
-const TIMER: Token = Token(usize::MAX - 1);
+const STOP: usize = usize::MAX;
 
 /// A probe of the set, opened, for the scheduler's thread.
 pub(crate) struct Member {
@@ -42,59 +40,34 @@ pub(crate) fn run(members: Vec<Member>, phase: &PhaseFn, stop: &Stop, observer: 
     probes.into_iter().map(|p| p.result(started_unix_s)).collect()
 }
 
-/// The loop: each probe does what is due, the timer is set to the earliest next thing, the
-/// poller waits; readiness goes to its probe, the stop flag to all.
+/// The loop: each probe does what is due, the poller waits until the earliest next thing;
+/// readiness goes to its probe, the stop flag to all.
 fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<()> {
-    let mut poll = Poll::new()?;
-    let registry = poll.registry().try_clone()?;
-    let timer = Timer::new()?;
-    registry.register(&mut SourceFd(&stop.fd()), STOP, Interest::READABLE)?;
-    registry.register(&mut SourceFd(&timer.fd()), TIMER, Interest::READABLE)?;
+    poller::exact_wakeups();
+    let mut poll = Poller::new()?;
+    poll.add(stop.fd(), STOP, false)?;
     for (i, p) in probes.iter_mut().enumerate() {
         if let Way::Datagram { dg, .. } = &p.way {
-            registry.register(&mut SourceFd(&dg.fd()), Token(i), Interest::READABLE)?;
+            poll.add(dg.fd(), i, false)?;
         }
     }
-    let mut events = Events::with_capacity(64);
-    let mut armed: Option<Instant> = None;
     let mut stopping = false;
     loop {
-        let (mut send, mut deadline): (Option<Instant>, Option<Instant>) = (None, None);
+        let mut earliest: Option<Instant> = None;
         for (i, p) in probes.iter_mut().enumerate().filter(|(_, p)| !p.finished) {
-            match p.tick(Token(i), &registry, phase) {
-                Some(w) => {
-                    let slot = if w.send { &mut send } else { &mut deadline };
-                    *slot = Some(slot.map_or(w.at, |x| x.min(w.at)));
-                }
+            match p.tick(i, &poll, phase) {
+                Some(at) => earliest = Some(earliest.map_or(at, |x| x.min(at))),
                 None => p.finished = true,
             }
         }
-        let Some(earliest) = send.into_iter().chain(deadline).min() else {
+        let Some(earliest) = earliest else {
             return Ok(());
         };
-        let now = Instant::now();
-        let timeout = if earliest <= now {
-            Some(std::time::Duration::ZERO)
-        } else {
-            if let Some(s) = send.filter(|s| armed != Some(*s)) {
-                timer.set(s - now)?;
-                armed = Some(s);
-            }
-            // A deadline before the next send needs no timer: epoll's timeout, in whole
-            // milliseconds rounded up, is soon enough to give an exchange up.
-            deadline.filter(|d| send.is_none_or(|s| *d < s)).map(|d| {
-                let ns = (d - now).as_nanos().div_ceil(1_000_000);
-                std::time::Duration::from_millis(ns.min(u64::MAX as u128) as u64)
-            })
-        };
-        if let Err(e) = poll.poll(&mut events, timeout) {
-            if e.kind() != std::io::ErrorKind::Interrupted {
-                return Err(e);
-            }
-        }
-        for ev in events.iter() {
-            match ev.token() {
-                TIMER => armed = None,
+        // Waiting for an answer (most often it comes before the next send): the timer is set for
+        // the send and the wait has no timeout; else the wait's own timeout is the sleep.
+        let answer_due = probes.iter().any(|p| !p.finished && p.in_flight());
+        for ev in poll.wait(Some(earliest), answer_due)? {
+            match ev.token {
                 STOP => {
                     if stop.is_aborted() {
                         probes.iter_mut().for_each(Probe::abort);
@@ -104,7 +77,7 @@ fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<
                         probes.iter_mut().for_each(Probe::stop);
                     }
                 }
-                Token(i) => {
+                i => {
                     let r = Ready {
                         readable: ev.is_readable() || ev.is_read_closed(),
                         writable: ev.is_writable(),
@@ -117,14 +90,6 @@ fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<
             }
         }
     }
-}
-
-/// When a probe next has something to do: a send (`send`, kept to the nanosecond by the timer) or
-/// only a deadline.
-#[derive(Clone, Copy)]
-struct Wake {
-    at: Instant,
-    send: bool,
 }
 
 /// A flow probe's exchange in progress.
@@ -192,8 +157,8 @@ impl Probe {
     }
 
     /// Send what is due and end what has passed its deadline; the next time this probe has
-    /// something to do, or None once it has ended.
-    fn tick(&mut self, token: Token, registry: &Registry, phase: &PhaseFn) -> Option<Wake> {
+    /// something to do (a send or a deadline), or None once it has ended.
+    fn tick(&mut self, token: usize, poll: &Poller, phase: &PhaseFn) -> Option<Instant> {
         match &mut self.way {
             Way::Flow { flow, current } => flow_tick(
                 flow.as_mut(),
@@ -203,7 +168,7 @@ impl Probe {
                 &mut self.rec,
                 &mut self.sending,
                 token,
-                registry,
+                poll,
                 phase,
             ),
             Way::Datagram {
@@ -220,6 +185,14 @@ impl Probe {
                 };
                 d.tick(&self.spec, &mut self.sched, &mut self.rec, &mut self.sending, phase)
             }
+        }
+    }
+
+    /// An exchange of this probe awaits its answer.
+    fn in_flight(&self) -> bool {
+        match &self.way {
+            Way::Flow { current, .. } => current.is_some(),
+            Way::Datagram { flights, .. } => flights.iter().any(|f| !f.done),
         }
     }
 
@@ -328,18 +301,15 @@ fn flow_tick(
     sched: &mut Schedule,
     rec: &mut Recorder,
     sending: &mut bool,
-    token: Token,
-    registry: &Registry,
+    token: usize,
+    poll: &Poller,
     phase: &PhaseFn,
-) -> Option<Wake> {
+) -> Option<Instant> {
     loop {
         let now = Instant::now();
         if let Some(c) = current.as_ref() {
             if c.deadline > now {
-                return Some(Wake {
-                    at: c.deadline,
-                    send: false,
-                });
+                return Some(c.deadline);
             }
             let done = flow.give_up();
             let c = current.take()?;
@@ -355,15 +325,15 @@ fn flow_tick(
             return None;
         };
         if due > now {
-            return Some(Wake { at: due, send: true });
+            return Some(due);
         }
         let at = Instant::now();
         let tag = phase();
         // The probe's duration bounds its wait too: at most END_GRACE past its end.
         let deadline = (at + spec.timeout).min(sched.end + END_GRACE);
         match flow.begin() {
-            Ok(fd) => {
-                if let Err(e) = registry.register(&mut SourceFd(&fd), token, Interest::READABLE | Interest::WRITABLE) {
+            Begun::Wait(fd) => {
+                if let Err(e) = poll.add(fd, token, true) {
                     let gave_up = flow.give_up();
                     sched.sent();
                     let outcome = Outcome::Error(format!("the probes' poller: {e}"));
@@ -372,7 +342,7 @@ fn flow_tick(
                 }
                 *current = Some(Current { at, phase: tag, deadline });
             }
-            Err(done) => {
+            Begun::Done(done) => {
                 sched.sent();
                 rec.push(at, tag, done);
             }
@@ -392,7 +362,7 @@ impl Dgram<'_> {
     /// Send what is due (sends and replies apart: a slow reply never delays the next send); settle
     /// the flights whose deadline passed, once the socket has been read (a reply that came in time
     /// but is not read yet still counts).
-    fn tick(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, sending: &mut bool, phase: &PhaseFn) -> Option<Wake> {
+    fn tick(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, sending: &mut bool, phase: &PhaseFn) -> Option<Instant> {
         let mut due = None;
         loop {
             let now = Instant::now();
@@ -429,15 +399,7 @@ impl Dgram<'_> {
             return None;
         }
         let front = self.flights.front().map(|f| f.deadline);
-        match (due.filter(|_| *sending), front) {
-            (Some(d), Some(f)) => Some(Wake {
-                at: d.min(f),
-                send: d <= f,
-            }),
-            (Some(d), None) => Some(Wake { at: d, send: true }),
-            (None, Some(f)) => Some(Wake { at: f, send: false }),
-            (None, None) => None,
-        }
+        due.filter(|_| *sending).into_iter().chain(front).min()
     }
 
     fn send(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, phase: &PhaseFn) {

@@ -380,9 +380,23 @@ pub fn setsockopt<T>(fd: RawFd, level: libc::c_int, name: libc::c_int, value: &T
     Ok(())
 }
 
-/// Segments and payload bytes a TCP socket has sent and received so far (TCP_INFO):
-/// (segments out, segments in, bytes out, bytes in). Zeros where the kernel does not say.
-pub fn tcp_counts(s: &TcpStream) -> (u64, u64, u64, u64) {
+/// What `TCP_INFO` says of a TCP socket.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TcpInfo {
+    /// The handshake is done (`TCP_ESTABLISHED`).
+    pub established: bool,
+    pub segs_out: u64,
+    pub segs_in: u64,
+    /// Bytes sent and acknowledged (the SYN counts as one).
+    pub bytes_acked: u64,
+    pub bytes_received: u64,
+}
+
+/// A TCP socket's state and its segment and byte counts so far (`TCP_INFO`, one system call);
+/// None where the kernel does not say.
+pub fn tcp_info(s: &TcpStream) -> Option<TcpInfo> {
+    /// `TCP_ESTABLISHED` in `tcpi_state` (include/net/tcp_states.h).
+    const ESTABLISHED: u8 = 1;
     // SAFETY: tcp_info is plain data; getsockopt writes at most len bytes into it.
     let mut info: libc::tcp_info = unsafe { zeroed() };
     let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -396,15 +410,13 @@ pub fn tcp_counts(s: &TcpStream) -> (u64, u64, u64, u64) {
             &mut len,
         )
     };
-    if r < 0 {
-        return (0, 0, 0, 0);
-    }
-    (
-        info.tcpi_segs_out as u64,
-        info.tcpi_segs_in as u64,
-        info.tcpi_bytes_acked,
-        info.tcpi_bytes_received,
-    )
+    (r == 0).then_some(TcpInfo {
+        established: info.tcpi_state == ESTABLISHED,
+        segs_out: info.tcpi_segs_out as u64,
+        segs_in: info.tcpi_segs_in as u64,
+        bytes_acked: info.tcpi_bytes_acked,
+        bytes_received: info.tcpi_bytes_received,
+    })
 }
 
 /// A descriptor that becomes readable when process `pid` (our child) exits; None where pidfds are

@@ -1,0 +1,263 @@
+//! The probe scheduler's poller: one edge-triggered epoll over every probe's sockets, the stop flag
+//! and one timerfd. A wait ends at an instant to the nanosecond in one of two ways, whichever costs
+//! the prober less: a sleep with nothing in flight is `epoll_pwait2`'s own timeout (Linux 5.11;
+//! one system call, as a C loop's `clock_nanosleep`), while a wait for a reply first sets the
+//! timerfd for the next send and then waits without a timeout, so that the reply's wake-up starts
+//! and cancels no kernel timer of its own (on a VM, reprogramming the timer device costs more than
+//! the `timerfd_settime`). Where the kernel lacks `epoll_pwait2` (or a sandbox forbids it), the
+//! timerfd gives the nanoseconds for every wait.
+
+use super::sys::Timer;
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Instant;
+
+/// The token of the fallback timer's events, which [`Poller::wait`] keeps to itself.
+const TIMER: u64 = u64::MAX - 1;
+
+/// What the poller saw on one descriptor (mio's reading of epoll's flags).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Event {
+    pub token: usize,
+    flags: u32,
+}
+
+impl Event {
+    fn has(&self, f: libc::c_int) -> bool {
+        self.flags & f as u32 != 0
+    }
+    pub fn is_readable(&self) -> bool {
+        self.has(libc::EPOLLIN | libc::EPOLLPRI)
+    }
+    pub fn is_writable(&self) -> bool {
+        self.has(libc::EPOLLOUT)
+    }
+    pub fn is_error(&self) -> bool {
+        self.has(libc::EPOLLERR)
+    }
+    pub fn is_read_closed(&self) -> bool {
+        self.has(libc::EPOLLHUP) || (self.has(libc::EPOLLIN) && self.has(libc::EPOLLRDHUP))
+    }
+    pub fn is_write_closed(&self) -> bool {
+        self.has(libc::EPOLLHUP) || (self.has(libc::EPOLLOUT) && self.has(libc::EPOLLERR)) || self.flags == libc::EPOLLERR as u32
+    }
+}
+
+pub(crate) struct Poller {
+    ep: OwnedFd,
+    events: Vec<libc::epoll_event>,
+    /// A timerfd registered in the epoll, and the instant it is set for (None: not set, or rung).
+    timer: Timer,
+    armed: Option<Instant>,
+    /// `epoll_pwait2` works here.
+    pwait2: bool,
+}
+
+impl Poller {
+    pub fn new() -> io::Result<Poller> {
+        // SAFETY: epoll_create1 takes no pointers; the result is checked before use.
+        let fd = unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let p = Poller {
+            // SAFETY: fd is a fresh descriptor that nothing else owns.
+            ep: unsafe { OwnedFd::from_raw_fd(fd) },
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; 64],
+            timer: Timer::new()?,
+            armed: None,
+            pwait2: true,
+        };
+        // Edge-triggered: each expiry is one event, and setting it again needs no read.
+        p.ctl(p.timer.fd(), (libc::EPOLLIN | libc::EPOLLET) as u32, TIMER)?;
+        Ok(p)
+    }
+
+    /// Watch `fd` (edge-triggered) for reading, and for writing if `write`, its events tagged
+    /// `token`. Closing the descriptor takes it out of the poller.
+    pub fn add(&self, fd: RawFd, token: usize, write: bool) -> io::Result<()> {
+        let mut flags = libc::EPOLLET | libc::EPOLLIN | libc::EPOLLRDHUP;
+        if write {
+            flags |= libc::EPOLLOUT;
+        }
+        self.ctl(fd, flags as u32, token as u64)
+    }
+
+    fn ctl(&self, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+        let mut ev = libc::epoll_event { events, u64: token };
+        // SAFETY: ev is a live epoll_event; the kernel copies it.
+        if unsafe { libc::epoll_ctl(self.ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Wait until a watched descriptor is ready or `until` comes (None: no limit); the events seen
+    /// (none at the time, or on a signal). `by_timer`: a readiness is expected well before `until`
+    /// (a reply): the timerfd is set for `until` (unless it is already) and the wait has no timeout.
+    pub fn wait(&mut self, until: Option<Instant>, by_timer: bool) -> io::Result<impl Iterator<Item = Event> + '_> {
+        let n = match until {
+            Some(u) if self.armed != Some(u) && (by_timer || !self.pwait2) => self.wait_with_timer(u),
+            Some(u) if self.armed != Some(u) => match self.pwait2(Some(u)) {
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) => {
+                    self.pwait2 = false;
+                    self.wait_with_timer(u)
+                }
+                r => r,
+            },
+            // Nothing to wait for but readiness, or the timer is set for that instant already.
+            _ => self.epoll_wait(-1),
+        };
+        let n = match n {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
+            r => r?,
+        };
+        if self.events[..n].iter().any(|e| e.u64 == TIMER) {
+            self.armed = None;
+        }
+        Ok(self.events[..n].iter().filter(|e| e.u64 != TIMER).map(|e| Event {
+            token: e.u64 as usize,
+            flags: e.events,
+        }))
+    }
+
+    fn pwait2(&mut self, until: Option<Instant>) -> io::Result<usize> {
+        let ts = until.map(|u| {
+            let d = u.saturating_duration_since(Instant::now());
+            libc::timespec {
+                tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
+                tv_nsec: d.subsec_nanos() as libc::c_long,
+            }
+        });
+        let tsp = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        // SAFETY: events is a live buffer of the length given; tsp is null or a live timespec; no
+        // signal mask.
+        let n = unsafe {
+            libc::syscall(
+                libc::SYS_epoll_pwait2,
+                self.ep.as_raw_fd(),
+                self.events.as_mut_ptr(),
+                self.events.len() as libc::c_int,
+                tsp,
+                std::ptr::null::<libc::sigset_t>(),
+                0usize,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(n as usize)
+    }
+
+    /// The timer set for `until` (at once if that has passed), then a wait without a timeout.
+    fn wait_with_timer(&mut self, until: Instant) -> io::Result<usize> {
+        let now = Instant::now();
+        if until <= now {
+            return self.epoll_wait(0);
+        }
+        self.timer.set(until - now)?;
+        self.armed = Some(until);
+        self.epoll_wait(-1)
+    }
+
+    fn epoll_wait(&mut self, timeout_ms: libc::c_int) -> io::Result<usize> {
+        // SAFETY: events is a live buffer of the length given.
+        let n = unsafe {
+            libc::epoll_wait(
+                self.ep.as_raw_fd(),
+                self.events.as_mut_ptr(),
+                self.events.len() as libc::c_int,
+                timeout_ms,
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(n as usize)
+    }
+
+    /// Use the timer for every wait from now on (for its test).
+    #[cfg(test)]
+    fn without_pwait2(mut self) -> Poller {
+        self.pwait2 = false;
+        self
+    }
+}
+
+/// Let this thread's timed waits end when asked, not up to 50 µs later (the default timer slack,
+/// which lets the kernel gather wake-ups): the probes' sends keep to their schedule as they did
+/// with a timerfd, which has no slack.
+pub(crate) fn exact_wakeups() {
+    // SAFETY: prctl with integer arguments only; a failure leaves the default slack.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::time::Duration;
+
+    /// The three ways a wait ends at its instant: epoll_pwait2's timeout, the timer set for a
+    /// reply's wait, the timer where epoll_pwait2 is missing.
+    fn all() -> Vec<(&'static str, Poller, bool)> {
+        vec![
+            ("epoll_pwait2", Poller::new().unwrap(), false),
+            ("the timer for a reply's wait", Poller::new().unwrap(), true),
+            ("the fallback timer", Poller::new().unwrap().without_pwait2(), false),
+        ]
+    }
+
+    #[test]
+    fn a_wait_ends_at_its_instant_and_not_before() {
+        for (how, mut p, by_timer) in all() {
+            for ms in [3u64, 12] {
+                let t0 = Instant::now();
+                let n = p.wait(Some(t0 + Duration::from_millis(ms)), by_timer).unwrap().count();
+                assert_eq!(n, 0, "{how}: nothing is watched");
+                assert!(t0.elapsed() >= Duration::from_millis(ms), "{how}: woke before its {ms} ms");
+            }
+            // An instant already past: at once.
+            assert_eq!(p.wait(Some(Instant::now()), by_timer).unwrap().count(), 0, "{how}");
+        }
+    }
+
+    #[test]
+    fn readiness_comes_with_its_token_once_per_edge() {
+        for (how, mut p, by_timer) in all() {
+            let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+            b.set_nonblocking(true).unwrap();
+            p.add(b.as_raw_fd(), 7, false).unwrap();
+            a.write_all(b"x").unwrap();
+            let far = Instant::now() + Duration::from_secs(5);
+            let ev: Vec<Event> = p.wait(Some(far), by_timer).unwrap().collect();
+            assert_eq!(ev.len(), 1, "{how}");
+            assert_eq!(ev[0].token, 7, "{how}");
+            assert!(ev[0].is_readable() && !ev[0].is_writable() && !ev[0].is_error(), "{how}: {ev:?}");
+            // Edge-triggered: not again until something new comes.
+            let soon = Instant::now() + Duration::from_millis(2);
+            assert_eq!(p.wait(Some(soon), by_timer).unwrap().count(), 0, "{how}");
+            drop(a);
+            let ev: Vec<Event> = p.wait(Some(far), by_timer).unwrap().collect();
+            assert!(ev.len() == 1 && ev[0].is_read_closed(), "{how}: {ev:?}");
+        }
+    }
+
+    #[test]
+    fn the_timer_moves_with_the_instant_and_is_never_an_event() {
+        let mut p = Poller::new().unwrap();
+        // Set for 10 s, then asked for 5 ms: the timer is set again, the wait ends at 5 ms.
+        let t0 = Instant::now();
+        let far = t0 + Duration::from_secs(10);
+        assert_eq!(p.wait(Some(t0), true).unwrap().count(), 0);
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        p.add(b.as_raw_fd(), 1, true).unwrap();
+        assert_eq!(p.wait(Some(far), true).unwrap().count(), 1, "writable at once");
+        assert_eq!(p.armed, Some(far));
+        let near = Instant::now() + Duration::from_millis(5);
+        assert_eq!(p.wait(Some(near), true).unwrap().count(), 0, "the timer's ring is no event");
+        assert!(Instant::now() >= near);
+        assert_eq!(p.armed, None, "rung: set again next time");
+        drop(a);
+    }
+}
