@@ -190,8 +190,36 @@ fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_who
         m.contains("perflab_live_responses_per_second{") || m.contains("perflab_live_sample{"),
         "{m}"
     );
+    metrics_parse_as_openmetrics(&m, &seen, first);
 
     watched_in_chromium(&dir, tmp.path());
+}
+
+/// `/metrics` read during the run, through a strict OpenMetrics parser: its values are those of
+/// the events streamed (the trial's stored figures, the run's counts, a second's rates).
+fn metrics_parse_as_openmetrics(m: &str, seen: &[(i64, String, serde_json::Value)], first: &perflab::store::StoredTrial) {
+    use crate::live_openmetrics::{find, parse};
+    let Some(samples) = parse(m) else { return };
+    let id = first.id.to_string();
+    let requests = find(&samples, "perflab_live_trial_figure", &[("trial", &id), ("name", "requests")]).expect("requests");
+    assert_eq!(Some(requests.value), first.metric("requests"));
+    let rps = find(&samples, "perflab_live_trial_figure", &[("trial", &id), ("name", "requests_per_s")]).expect("rps");
+    let stored = first.metric("requests_per_s").expect("stored rps");
+    assert!((rps.value - stored).abs() <= 1e-12 * stored, "{} vs {stored}", rps.value);
+    let count = |state: &str| find(&samples, "perflab_live_trials", &[("run", "live-server"), ("state", state)]).map(|s| s.value);
+    assert_eq!((count("planned"), count("ok"), count("failed")), (Some(2.0), Some(1.0), Some(0.0)));
+    let running = find(&samples, "perflab_live_running", &[("status", "running")]).expect("running");
+    assert_eq!(running.value, 1.0);
+    // A second's rates are those of a `second` event of the trial it names.
+    if let Some(s) = find(&samples, "perflab_live_responses_per_second", &[]) {
+        let trial: i64 = s.label("trial").expect("trial label").parse().expect("trial id");
+        assert!(
+            seen.iter().any(|(_, k, d)| k == "second"
+                && d["trial"] == trial
+                && d["responses"].as_f64().expect("responses") / d["span_s"].as_f64().unwrap_or(1.0) == s.value),
+            "{s:?} is no second of trial {trial}"
+        );
+    }
 }
 
 /// `perflab watch` serves the finished run; headless Chromium renders all of it.
