@@ -53,7 +53,8 @@ pub fn parse(text: &str) -> Option<Vec<Sample>> {
         "the OpenMetrics parser rejects the text: {}\n{text}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let rows: Vec<(String, Vec<(String, String)>, f64)> = serde_json::from_slice(&out.stdout).expect("the parser's JSON");
+    type Row = (String, Vec<(String, String)>, f64);
+    let rows: Vec<Row> = serde_json::from_slice(&out.stdout).expect("the parser's JSON");
     Some(
         rows.into_iter()
             .map(|(name, labels, value)| Sample { name, labels, value })
