@@ -23,6 +23,8 @@ pub struct LiveState {
     pub phase: String,
     /// The current trial's latest second.
     pub second: Option<Second>,
+    /// The rate the current trial's open-model load asks.
+    pub asked_per_s: Option<f64>,
     /// The last stored trial: its id and headline figures.
     pub last_end: Option<(usize, Vec<Figure>)>,
     /// `complete`, `interrupted`, `failed` once the run ended.
@@ -70,9 +72,12 @@ impl LiveState {
                 }
                 self.ok = done.len();
             }
-            Event::TrialStart { trial, point, .. } => {
+            Event::TrialStart {
+                trial, point, asked_per_s, ..
+            } => {
                 self.trial = Some((trial, point));
                 self.second = None;
+                self.asked_per_s = asked_per_s;
             }
             Event::Phase { phase, .. } => self.phase = phase,
             Event::Second {
@@ -221,6 +226,14 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
             "The current trial's latest second: responses per second.",
         );
         let _ = writeln!(out, "perflab_live_responses_per_second{} {}", labels(&at), num(sec.per_s));
+        if let Some(a) = s.asked_per_s {
+            family(
+                &mut out,
+                "perflab_live_asked_per_second",
+                "The rate the current trial's open-model load asks, per second.",
+            );
+            let _ = writeln!(out, "perflab_live_asked_per_second{} {}", labels(&at), num(a));
+        }
         family(
             &mut out,
             "perflab_live_errors_per_second",
@@ -353,6 +366,7 @@ mod tests {
                 point: 0,
                 repetition: 1,
                 label: "c=2".into(),
+                asked_per_s: None,
             },
             Event::Phase {
                 trial: 0,
@@ -497,6 +511,7 @@ mod tests {
             point: 0,
             repetition: 1,
             label: "x".into(),
+            asked_per_s: None,
         };
         let second = Event::Second {
             trial: 0,

@@ -76,7 +76,7 @@ pub fn run(args: WatchArgs) -> anyhow::Result<i32> {
     // The view ends on `q` or Ctrl-C (it sets `cancel`), or when its terminal goes.
     let view = args
         .tui
-        .then(|| super::tui::View::start(&args.run, super::tui::Quit::Cancel(cancel.clone())))
+        .then(|| super::tui::View::start(&args.run, super::tui::Quit::Cancel(cancel.clone()), None))
         .transpose()?;
     while !cancel.is_cancelled() && !view.as_ref().is_some_and(super::tui::View::ended) {
         cancel.sleep(std::time::Duration::from_millis(200));

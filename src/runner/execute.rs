@@ -246,7 +246,7 @@ pub fn execute_with(
     // The terminal view: ends (the terminal restored) when the run ends, whichever way.
     let tui = opts
         .tui
-        .then(|| crate::live::tui::View::start(&dir, crate::live::tui::Quit::Interrupt))
+        .then(|| crate::live::tui::View::start(&dir, crate::live::tui::Quit::Interrupt, Some(feed.publisher().hold_flag())))
         .transpose()?;
     let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet || tui.is_some());
     let progress = if tui.is_some() { progress.silent() } else { progress };
@@ -304,6 +304,8 @@ impl Session {
         let mut next_id = self.done.iter().copied().max().map_or(0, |m| m + 1);
         loop {
             while let Some(mut t) = queue.pop_front() {
+                // Held from a view (`p`): the next trial waits until released (or Ctrl-C).
+                self.feed.publisher().wait_while_held(cancel);
                 if cancel.is_cancelled() || self.failed_fast {
                     break;
                 }
