@@ -103,6 +103,13 @@ impl Publisher {
         waited
     }
 
+    /// Before each trial: wait while a view holds the run (`p`); whether to go on (not once
+    /// `cancel` is set).
+    pub fn ready_for_a_trial(&self, cancel: &crate::util::Cancel) -> bool {
+        self.wait_while_held(cancel);
+        !cancel.is_cancelled()
+    }
+
     /// Whether events go anywhere.
     pub fn is_on(&self) -> bool {
         self.inner.is_some()

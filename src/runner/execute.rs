@@ -304,9 +304,7 @@ impl Session {
         let mut next_id = self.done.iter().copied().max().map_or(0, |m| m + 1);
         loop {
             while let Some(mut t) = queue.pop_front() {
-                // Held from a view (`p`): the next trial waits until released (or Ctrl-C).
-                self.feed.publisher().wait_while_held(cancel);
-                if cancel.is_cancelled() || self.failed_fast {
+                if !self.feed.publisher().ready_for_a_trial(cancel) || self.failed_fast {
                     break;
                 }
                 next_id = next_id.max(t.id + 1);
