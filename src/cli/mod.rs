@@ -105,8 +105,15 @@ pub fn main() -> i32 {
         stop_on_a_closed_stdout();
     }
     let result = match cli.command {
+        Command::Monitor(a) if a.remote.host.is_some() && a.listen.is_some() => Err(crate::error::usage(
+            "--listen serves this machine's samples: it does not go with --host",
+        )),
         Command::Monitor(a) if a.remote.host.is_some() => crate::remote::monitor(a),
-        Command::Monitor(a) => crate::monitor::cli::run(a),
+        Command::Monitor(a) => match a.listen.clone() {
+            None => crate::monitor::cli::run(a),
+            Some(addr) => crate::live::exporter::Exporter::start(&addr)
+                .and_then(|exporter| crate::monitor::cli::run_with(a, &mut |s| exporter.latest.set(s.unix_s, &s.values))),
+        },
         Command::Http(a) => crate::workload::http::cli::run(a),
         Command::Load(a) => crate::workload::load_cli::run(a),
         Command::Serve(a) => crate::serve::cli::run(a),

@@ -103,12 +103,16 @@ pub enum Event {
         /// The monitor's sampling interval, seconds.
         interval_s: f64,
     },
-    /// A trial starts.
+    /// A trial starts. `asked_per_s`: the rate an open-model load asks (requests per second;
+    /// absent for a closed model): one figure for the whole trial, so kept here rather than in
+    /// each `second`, which carries what was achieved.
     TrialStart {
         trial: usize,
         point: usize,
         repetition: u32,
         label: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        asked_per_s: Option<f64>,
     },
     /// The trial enters a phase (`setup`, `baseline`, `warmup`, `load`, `recovery`), `t_s` seconds
     /// after the trial started.

@@ -11,7 +11,7 @@ use crate::store::EventLog;
 use crate::util::redact::Redactor;
 use crate::util::time::unix_now;
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -40,6 +40,8 @@ pub struct LatestSample {
 pub struct Publisher {
     inner: Option<(SyncSender<Msg>, Arc<AtomicU64>)>,
     latest: Arc<Mutex<Option<LatestSample>>>,
+    /// Set by a view (`p` in the terminal view): the runner waits before the next trial.
+    hold: Arc<AtomicBool>,
 }
 
 impl Publisher {
@@ -48,6 +50,7 @@ impl Publisher {
         Publisher {
             inner: None,
             latest: Arc::default(),
+            hold: Arc::default(),
         }
     }
 
@@ -84,6 +87,29 @@ impl Publisher {
         }
     }
 
+    /// The flag that holds the next trial while set (the terminal view's `p`).
+    pub fn hold_flag(&self) -> Arc<AtomicBool> {
+        self.hold.clone()
+    }
+
+    /// Before a trial: wait while the run is held (checked every 100 ms; `cancel` ends the wait).
+    /// Whether it waited.
+    pub fn wait_while_held(&self, cancel: &crate::util::Cancel) -> bool {
+        let mut waited = false;
+        while self.hold.load(Ordering::SeqCst) && !cancel.is_cancelled() {
+            waited = true;
+            cancel.sleep(std::time::Duration::from_millis(100));
+        }
+        waited
+    }
+
+    /// Before each trial: wait while a view holds the run (`p`); whether to go on (not once
+    /// `cancel` is set).
+    pub fn ready_for_a_trial(&self, cancel: &crate::util::Cancel) -> bool {
+        self.wait_while_held(cancel);
+        !cancel.is_cancelled()
+    }
+
     /// Whether events go anywhere.
     pub fn is_on(&self) -> bool {
         self.inner.is_some()
@@ -112,6 +138,7 @@ impl Feed {
             publisher: Publisher {
                 inner: Some((tx.clone(), skipped)),
                 latest: Arc::default(),
+                hold: Arc::default(),
             },
             tx: Some(tx),
             writer: Some(writer),
@@ -203,4 +230,34 @@ fn write_batch(log: &mut EventLog, batch: &[(f64, Event)], redactor: &Redactor) 
 fn redact(redactor: &Redactor, body: String) -> String {
     let body = if redactor.is_empty() { body } else { redactor.apply(&body) };
     crate::store::redact(&body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Publisher;
+    use crate::util::Cancel;
+    use std::sync::atomic::Ordering;
+    use std::time::Duration;
+
+    #[test]
+    fn a_held_run_waits_until_released_or_cancelled() {
+        let p = Publisher::off();
+        let cancel = Cancel::new();
+        assert!(!p.wait_while_held(&cancel), "not held: no wait");
+        let hold = p.hold_flag();
+        hold.store(true, Ordering::SeqCst);
+        let release = std::thread::spawn({
+            let hold = hold.clone();
+            move || {
+                std::thread::sleep(Duration::from_millis(150));
+                hold.store(false, Ordering::SeqCst);
+            }
+        });
+        assert!(p.wait_while_held(&cancel), "held: waits");
+        assert!(!hold.load(Ordering::SeqCst), "until released");
+        release.join().unwrap();
+        hold.store(true, Ordering::SeqCst);
+        cancel.cancel();
+        assert!(!p.wait_while_held(&cancel), "Ctrl-C: no wait, though held");
+    }
 }

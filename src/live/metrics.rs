@@ -6,6 +6,7 @@ use super::event::{Event, Figure, HostNow};
 use super::feed::LatestSample;
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::sync::{Arc, Mutex};
 
 /// What the events say so far.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -22,6 +23,8 @@ pub struct LiveState {
     pub phase: String,
     /// The current trial's latest second.
     pub second: Option<Second>,
+    /// The rate the current trial's open-model load asks.
+    pub asked_per_s: Option<f64>,
     /// The last stored trial: its id and headline figures.
     pub last_end: Option<(usize, Vec<Figure>)>,
     /// `complete`, `interrupted`, `failed` once the run ended.
@@ -61,7 +64,7 @@ impl LiveState {
                     let kv = match p.params {
                         serde_json::Value::Object(m) => m
                             .into_iter()
-                            .map(|(k, v)| (k, v.as_str().map_or_else(|| v.to_string(), str::to_string)))
+                            .map(|(k, v)| (param_label(&k), v.as_str().map_or_else(|| v.to_string(), str::to_string)))
                             .collect(),
                         _ => Vec::new(),
                     };
@@ -69,9 +72,12 @@ impl LiveState {
                 }
                 self.ok = done.len();
             }
-            Event::TrialStart { trial, point, .. } => {
+            Event::TrialStart {
+                trial, point, asked_per_s, ..
+            } => {
                 self.trial = Some((trial, point));
                 self.second = None;
+                self.asked_per_s = asked_per_s;
             }
             Event::Phase { phase, .. } => self.phase = phase,
             Event::Second {
@@ -119,9 +125,70 @@ fn name_part(n: &str) -> String {
         .collect()
 }
 
+/// The labels perflab itself writes: a point's parameter of the same name is written `param_NAME`
+/// (a label twice is no OpenMetrics).
+const OWN_LABELS: [&str; 9] = ["run", "trial", "host", "phase", "quantile", "state", "status", "name", "unit"];
+
+/// A parameter's label name: OpenMetrics' `[a-zA-Z_][a-zA-Z0-9_]*`, clear of perflab's own.
+fn param_label(k: &str) -> String {
+    let n = name_part(k);
+    if n.is_empty() || n.starts_with(|c: char| c.is_ascii_digit()) || n.starts_with("__") || OWN_LABELS.contains(&n.as_str()) {
+        format!("param_{n}")
+    } else {
+        n
+    }
+}
+
 fn labels(pairs: &[(String, String)]) -> String {
     let inner: Vec<String> = pairs.iter().map(|(k, v)| format!("{}=\"{}\"", name_part(k), esc(v))).collect();
     format!("{{{}}}", inner.join(","))
+}
+
+/// A value as OpenMetrics writes it (`+Inf`, `-Inf`, `NaN`; Rust's shortest exact form otherwise).
+fn num(v: f64) -> String {
+    if v.is_nan() {
+        "NaN".into()
+    } else if v.is_infinite() {
+        if v > 0.0 { "+Inf" } else { "-Inf" }.into()
+    } else {
+        format!("{v}")
+    }
+}
+
+/// The `perflab_*_sample` family: each figure of a monitor sample, by its name (as `perflab
+/// monitor` names them), after `base`'s labels; non-finite figures are left out.
+fn sample_family(out: &mut String, family_name: &str, help: &str, base: &[(String, String)], values: &[(String, f64)]) {
+    family(out, family_name, help);
+    for (n, v) in values {
+        if v.is_finite() {
+            let mut l = base.to_vec();
+            l.push(("name".into(), n.clone()));
+            let _ = writeln!(out, "{family_name}{} {}", labels(&l), num(*v));
+        }
+    }
+}
+
+/// One monitor sample as OpenMetrics text (`perflab monitor --listen`): `perflab_monitor_sample`
+/// with `host` and `name` labels, and the sample's time (`perflab_monitor_sample_time_seconds`,
+/// Unix seconds), so that a scrape says which sample it read.
+pub fn render_sample(values: &[(String, f64)], unix_s: f64, host: &str) -> String {
+    let mut out = String::new();
+    let base = vec![("host".to_string(), host.to_string())];
+    family(
+        &mut out,
+        "perflab_monitor_sample_time_seconds",
+        "When the latest sample was taken, Unix seconds.",
+    );
+    let _ = writeln!(out, "perflab_monitor_sample_time_seconds{} {}", labels(&base), num(unix_s));
+    sample_family(
+        &mut out,
+        "perflab_monitor_sample",
+        "The latest sample of this machine, named as perflab monitor names its columns.",
+        &base,
+        values,
+    );
+    out.push_str("# EOF\n");
+    out
 }
 
 /// A gauge family's head.
@@ -158,13 +225,21 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
             "perflab_live_responses_per_second",
             "The current trial's latest second: responses per second.",
         );
-        let _ = writeln!(out, "perflab_live_responses_per_second{} {}", labels(&at), sec.per_s);
+        let _ = writeln!(out, "perflab_live_responses_per_second{} {}", labels(&at), num(sec.per_s));
+        if let Some(a) = s.asked_per_s {
+            family(
+                &mut out,
+                "perflab_live_asked_per_second",
+                "The rate the current trial's open-model load asks, per second.",
+            );
+            let _ = writeln!(out, "perflab_live_asked_per_second{} {}", labels(&at), num(a));
+        }
         family(
             &mut out,
             "perflab_live_errors_per_second",
             "The current trial's latest second: errors per second.",
         );
-        let _ = writeln!(out, "perflab_live_errors_per_second{} {}", labels(&at), sec.errors_per_s);
+        let _ = writeln!(out, "perflab_live_errors_per_second{} {}", labels(&at), num(sec.errors_per_s));
         family(
             &mut out,
             "perflab_live_latency_milliseconds",
@@ -173,7 +248,7 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
         for (q, v) in &sec.quantiles {
             let mut l = at.clone();
             l.push(("quantile".into(), (*q).into()));
-            let _ = writeln!(out, "perflab_live_latency_milliseconds{} {v}", labels(&l));
+            let _ = writeln!(out, "perflab_live_latency_milliseconds{} {}", labels(&l), num(*v));
         }
         if let Some(h) = sec.host {
             let pairs = [
@@ -201,7 +276,7 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
             for (name, v, help) in pairs {
                 if let Some(v) = v {
                     family(&mut out, name, help);
-                    let _ = writeln!(out, "{name}{} {v}", labels(&at));
+                    let _ = writeln!(out, "{name}{} {}", labels(&at), num(v));
                 }
             }
         }
@@ -217,28 +292,45 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
             l.push(("trial".into(), trial.to_string()));
             l.push(("name".into(), f.name.clone()));
             l.push(("unit".into(), f.unit.clone()));
-            let _ = writeln!(out, "perflab_live_trial_figure{} {}", labels(&l), f.value);
+            let _ = writeln!(out, "perflab_live_trial_figure{} {}", labels(&l), num(f.value));
         }
     }
     if let Some(ls) = latest.filter(|_| s.status.is_none()) {
-        family(
-            &mut out,
-            "perflab_live_sample",
-            "The monitor's latest sample of this machine, named as perflab monitor names them.",
-        );
         let mut base = run.clone();
         base.push(("host".into(), host.to_string()));
         base.push(("phase".into(), ls.phase.clone()));
-        for (n, v) in &ls.values {
-            if v.is_finite() {
-                let mut l = base.clone();
-                l.push(("name".into(), n.clone()));
-                let _ = writeln!(out, "perflab_live_sample{} {v}", labels(&l));
-            }
-        }
+        sample_family(
+            &mut out,
+            "perflab_live_sample",
+            "The monitor's latest sample of this machine, named as perflab monitor names them.",
+            &base,
+            &ls.values,
+        );
     }
     out.push_str("# EOF\n");
     out
+}
+
+/// The latest sample (its Unix time and figures), shared between the sampler and the server.
+#[derive(Clone, Default)]
+pub struct Latest(Arc<Mutex<Option<TimedSample>>>);
+
+/// A sample's Unix time and figures.
+type TimedSample = (f64, Vec<(String, f64)>);
+
+impl Latest {
+    /// Keep this sample as the latest.
+    pub fn set(&self, unix_s: f64, values: &[(String, f64)]) {
+        if let Ok(mut l) = self.0.lock() {
+            *l = Some((unix_s, values.to_vec()));
+        }
+    }
+}
+
+/// The latest sample as OpenMetrics text, once there is one.
+pub fn render_latest(latest: &Latest, host: &str) -> Option<String> {
+    let l = latest.0.lock().ok()?;
+    l.as_ref().map(|(t, v)| render_sample(v, *t, host))
 }
 
 #[cfg(test)]
@@ -274,6 +366,7 @@ mod tests {
                 point: 0,
                 repetition: 1,
                 label: "c=2".into(),
+                asked_per_s: None,
             },
             Event::Phase {
                 trial: 0,
@@ -304,10 +397,144 @@ mod tests {
         assert!(text.contains(&format!("perflab_live_host_cpu_busy_percent{at} 40.5\n")));
         assert!(text.contains("perflab_live_trials{run=\"p\",state=\"planned\"} 1\n"));
         assert!(text.ends_with("# EOF\n"));
+        strict(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         // Every family is declared once, before its samples.
         let types: Vec<&str> = text.lines().filter(|l| l.starts_with("# TYPE ")).collect();
         let mut uniq = types.clone();
         uniq.dedup();
         assert_eq!(types, uniq);
+    }
+
+    /// A strict reading of OpenMetrics text (what a scraper checks): families declared once,
+    /// `TYPE` before their samples, samples of a family together, label names valid and unique,
+    /// values numbers, `# EOF` last. The samples: (name, labels, value).
+    type Parsed = (String, Vec<(String, String)>, f64);
+
+    pub(crate) fn strict(text: &str) -> Result<Vec<Parsed>, String> {
+        let valid = |n: &str| {
+            !n.is_empty() && !n.starts_with(|c: char| c.is_ascii_digit()) && n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        };
+        let (mut families, mut current, mut out) = (Vec::<String>::new(), String::new(), Vec::new());
+        let body = text.strip_suffix("# EOF\n").ok_or("no `# EOF` at the end")?;
+        for line in body.lines() {
+            if let Some(rest) = line.strip_prefix("# TYPE ") {
+                let (name, kind) = rest.split_once(' ').ok_or(format!("TYPE: {line}"))?;
+                if families.iter().any(|f| f == name) || !valid(name) || kind != "gauge" {
+                    return Err(format!("family declared twice or badly: {line}"));
+                }
+                families.push(name.to_string());
+                current = name.to_string();
+            } else if let Some(rest) = line.strip_prefix("# HELP ") {
+                if !rest.starts_with(&format!("{current} ")) {
+                    return Err(format!("HELP of another family: {line}"));
+                }
+            } else {
+                let (head, value) = line.rsplit_once(' ').ok_or(format!("no value: {line}"))?;
+                let value: f64 = match value {
+                    "+Inf" => f64::INFINITY,
+                    "-Inf" => f64::NEG_INFINITY,
+                    v => v.parse().map_err(|_| format!("not a number: {line}"))?,
+                };
+                let (name, rest) = head.split_once('{').ok_or(format!("no labels: {line}"))?;
+                if name != current {
+                    return Err(format!("a sample outside its family: {line}"));
+                }
+                let inner = rest.strip_suffix('}').ok_or(format!("labels unclosed: {line}"))?;
+                let mut labels: Vec<(String, String)> = Vec::new();
+                for kv in inner.split("\",").filter(|kv| !kv.is_empty()) {
+                    let (k, v) = kv.split_once("=\"").ok_or(format!("label: {kv} in {line}"))?;
+                    if !valid(k) || labels.iter().any(|(n, _)| n == k) {
+                        return Err(format!("label name {k} invalid or twice: {line}"));
+                    }
+                    labels.push((k.to_string(), v.trim_end_matches('"').to_string()));
+                }
+                out.push((name.to_string(), labels, value));
+            }
+        }
+        Ok(out)
+    }
+
+    #[test]
+    fn a_monitor_sample_reads_back_strictly_as_its_figures() {
+        let values = vec![
+            ("cpu_busy_pct".to_string(), 12.5),
+            ("mem_used_mb".to_string(), 2048.25),
+            ("temp_c".to_string(), f64::NAN),
+            ("net_lo_rx_bytes_per_s".to_string(), 1.5e-7),
+        ];
+        let text = render_sample(&values, 1_764_000_000.25, "vm");
+        let samples = strict(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        assert_eq!(
+            samples[0],
+            (
+                "perflab_monitor_sample_time_seconds".into(),
+                vec![("host".into(), "vm".into())],
+                1_764_000_000.25
+            )
+        );
+        let read: Vec<(String, f64)> = samples[1..]
+            .iter()
+            .map(|(n, l, v)| {
+                assert_eq!(n, "perflab_monitor_sample");
+                assert_eq!(l[0], ("host".to_string(), "vm".to_string()));
+                (l[1].1.clone(), *v)
+            })
+            .collect();
+        let finite: Vec<(String, f64)> = values.into_iter().filter(|(_, v)| v.is_finite()).collect();
+        assert_eq!(read, finite, "every finite figure, exactly");
+    }
+
+    #[test]
+    fn parameters_named_as_perflabs_own_labels_are_kept_apart() {
+        let start = Event::RunStart {
+            plan: "p".into(),
+            dir: "d".into(),
+            trials: vec![PlannedTrial {
+                trial: 0,
+                point: 0,
+                repetition: 1,
+            }],
+            points: vec![PlannedPoint {
+                point: 0,
+                label: "x".into(),
+                params: serde_json::json!({"host": "db1", "1st": 1, "phase": "x"}),
+            }],
+            done: vec![],
+            baseline_s: 1.0,
+            warmup_s: 1.0,
+            load_s: 1.0,
+            recovery_s: 1.0,
+            interval_s: 1.0,
+        };
+        let tstart = Event::TrialStart {
+            trial: 0,
+            point: 0,
+            repetition: 1,
+            label: "x".into(),
+            asked_per_s: None,
+        };
+        let second = Event::Second {
+            trial: 0,
+            t_s: 0.0,
+            span_s: 1.0,
+            responses: 10,
+            errors: 0,
+            p50_ms: Some(f64::INFINITY),
+            p99_ms: None,
+            p999_ms: None,
+            host: None,
+        };
+        let text = render(&LiveState::fold([start, tstart, second]), None, "vm");
+        let samples = strict(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+        let rps = samples.iter().find(|s| s.0 == "perflab_live_responses_per_second").expect("rps");
+        assert!(
+            rps.1.contains(&("param_host".into(), "db1".into())) && rps.1.contains(&("host".into(), "vm".into())),
+            "{text}"
+        );
+        assert!(
+            rps.1.contains(&("param_1st".into(), "1".into())) && rps.1.contains(&("param_phase".into(), "x".into())),
+            "{text}"
+        );
+        assert!(text.contains("quantile=\"0.5\"} +Inf\n"), "{text}");
     }
 }

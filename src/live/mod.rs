@@ -3,6 +3,7 @@
 //! another terminal reads the run from its start.
 
 pub mod event;
+pub mod exporter;
 pub mod feed;
 pub mod metrics;
 pub mod server;

@@ -37,6 +37,8 @@ pub struct Served {
     pub publisher: Option<Publisher>,
     /// This machine's name (the `host` label).
     pub host: String,
+    /// `perflab monitor --listen`: only `/metrics`, this latest sample's (no run directory).
+    pub sample: Option<super::metrics::Latest>,
 }
 
 /// A running server: stops when dropped.
@@ -50,15 +52,32 @@ pub struct Server {
 impl Server {
     /// Serve run directory `dir` on `listener`. A non-loopback address gets a fresh token.
     pub fn start(listener: std::net::TcpListener, dir: &Path, publisher: Option<Publisher>) -> anyhow::Result<Server> {
+        Server::serve(listener, |token| Served {
+            dir: dir.to_path_buf(),
+            token,
+            publisher,
+            host: hostname(),
+            sample: None,
+        })
+    }
+
+    /// Serve only `/metrics` from `latest` (`perflab monitor --listen`).
+    pub fn start_sample(listener: std::net::TcpListener, latest: super::metrics::Latest) -> anyhow::Result<Server> {
+        Server::serve(listener, |token| Served {
+            dir: PathBuf::new(),
+            token,
+            publisher: None,
+            host: hostname(),
+            sample: Some(latest),
+        })
+    }
+
+    /// Serve what `served` (given the token, if the address needs one) says on `listener`.
+    fn serve(listener: std::net::TcpListener, served: impl FnOnce(Option<String>) -> Served) -> anyhow::Result<Server> {
         listener.set_nonblocking(true)?;
         let addr = listener.local_addr()?;
         let token = (!addr.ip().is_loopback()).then(new_token).transpose()?;
-        let ctx = Arc::new(Served {
-            dir: dir.to_path_buf(),
-            token: token.clone(),
-            publisher,
-            host: hostname(),
-        });
+        let ctx = Arc::new(served(token.clone()));
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
         let (tx, rx) = tokio::sync::watch::channel(false);
         let thread = std::thread::Builder::new().name("perflab-live".into()).spawn(move || {
@@ -211,6 +230,21 @@ pub fn answer<B>(req: &Request<B>, ctx: &Served) -> Response<LiveBody> {
         r.headers_mut().insert("allow", "GET".parse().expect("header"));
         return r;
     }
+    if let Some(latest) = &ctx.sample {
+        return match (req.uri().path(), super::metrics::render_latest(latest, &ctx.host)) {
+            ("/metrics", Some(t)) => plain(StatusCode::OK, "application/openmetrics-text; version=1.0.0; charset=utf-8", t),
+            ("/metrics", None) => plain(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "text/plain",
+                "no sample yet: the first comes after one --interval\n",
+            ),
+            _ => plain(
+                StatusCode::NOT_FOUND,
+                "text/plain",
+                "not found: perflab monitor serves /metrics only\n",
+            ),
+        };
+    }
     match req.uri().path() {
         "/" => plain(StatusCode::OK, "text/html; charset=utf-8", page()),
         "/events" => events(req, ctx),
@@ -330,6 +364,7 @@ mod tests {
             token: token.map(str::to_string),
             publisher: None,
             host: "h".into(),
+            sample: None,
         }
     }
 
@@ -372,5 +407,37 @@ mod tests {
             );
         }
         assert_eq!(answer(&get("/nope"), &c).status(), StatusCode::NOT_FOUND);
+    }
+
+    #[test]
+    fn a_monitor_server_serves_its_latest_sample_at_metrics_only_and_needs_the_token_elsewhere() {
+        let latest = super::super::metrics::Latest::default();
+        let mut c = ctx(None);
+        c.sample = Some(latest.clone());
+        assert_eq!(
+            answer(&get("/metrics"), &c).status(),
+            StatusCode::SERVICE_UNAVAILABLE,
+            "before the first sample"
+        );
+        latest.set(1_764_000_000.5, &[("cpu_busy_pct".into(), 3.25)]);
+        let r = answer(&get("/metrics"), &c);
+        assert_eq!(r.status(), StatusCode::OK);
+        assert!(
+            r.body()
+                .text()
+                .contains("perflab_monitor_sample{host=\"h\",name=\"cpu_busy_pct\"} 3.25\n"),
+            "{}",
+            r.body().text()
+        );
+        assert_eq!(answer(&get("/"), &c).status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            answer(&Request::post("/metrics").body(()).expect("request"), &c).status(),
+            StatusCode::METHOD_NOT_ALLOWED
+        );
+        c.token = Some("t0k".into());
+        let r = answer(&get("/metrics"), &c);
+        assert_eq!(r.status(), StatusCode::UNAUTHORIZED);
+        assert!(!r.body().text().contains("cpu_busy"));
+        assert_eq!(answer(&get("/metrics?token=t0k"), &c).status(), StatusCode::OK);
     }
 }

@@ -25,17 +25,27 @@ pub struct WatchArgs {
 /// `--live`'s value as an address (`127.0.0.1:8080`, `[::1]:0`, `0.0.0.0:9000`; a bare port is
 /// on loopback).
 pub fn parse_addr(s: &str) -> anyhow::Result<SocketAddr> {
+    parse_addr_for("--live", s)
+}
+
+/// `flag`'s value as an address, as [`parse_addr`] reads it.
+pub fn parse_addr_for(flag: &str, s: &str) -> anyhow::Result<SocketAddr> {
     if let Ok(port) = s.parse::<u16>() {
         return Ok(SocketAddr::from(([127, 0, 0, 1], port)));
     }
     s.parse()
-        .map_err(|_| crate::error::usage(format!("--live {s}: not an address: give ADDR:PORT (127.0.0.1:8080) or a port")))
+        .map_err(|_| crate::error::usage(format!("{flag} {s}: not an address: give ADDR:PORT (127.0.0.1:8080) or a port")))
 }
 
 /// Listen on `--live`'s address (before the run starts: a taken port is said before anything runs).
 pub fn bind(addr: &str) -> anyhow::Result<TcpListener> {
-    let a = parse_addr(addr)?;
-    TcpListener::bind(a).map_err(|e| crate::error::usage(format!("--live {addr}: cannot listen there: {e}")))
+    bind_for("--live", addr)
+}
+
+/// Listen on `flag`'s address.
+pub fn bind_for(flag: &str, addr: &str) -> anyhow::Result<TcpListener> {
+    let a = parse_addr_for(flag, addr)?;
+    TcpListener::bind(a).map_err(|e| crate::error::usage(format!("{flag} {addr}: cannot listen there: {e}")))
 }
 
 /// Start the live server of run directory `dir` on `listener` and say where it is (and its
@@ -66,7 +76,7 @@ pub fn run(args: WatchArgs) -> anyhow::Result<i32> {
     // The view ends on `q` or Ctrl-C (it sets `cancel`), or when its terminal goes.
     let view = args
         .tui
-        .then(|| super::tui::View::start(&args.run, super::tui::Quit::Cancel(cancel.clone())))
+        .then(|| super::tui::View::start(&args.run, super::tui::Quit::Cancel(cancel.clone()), None))
         .transpose()?;
     while !cancel.is_cancelled() && !view.as_ref().is_some_and(super::tui::View::ended) {
         cancel.sleep(std::time::Duration::from_millis(200));

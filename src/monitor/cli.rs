@@ -49,6 +49,10 @@ pub struct MonitorArgs {
     /// No live table (only the files)
     #[arg(long, short)]
     pub quiet: bool,
+    /// Serve the latest sample at http://ADDR:PORT/metrics in the OpenMetrics text format
+    /// (127.0.0.1:PORT by default; any other address needs the token printed at the start)
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub listen: Option<String>,
     #[command(flatten)]
     pub remote: RemoteArgs,
 }
@@ -210,6 +214,11 @@ fn open(p: &PathBuf) -> anyhow::Result<Box<dyn Write + Send>> {
 }
 
 pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
+    run_with(a, &mut |_| {})
+}
+
+/// [`run`], handing each sample to `on_sample` as it is taken (`--listen` serves it).
+pub fn run_with(a: MonitorArgs, on_sample: &mut dyn FnMut(&super::Sample)) -> anyhow::Result<i32> {
     let mut s = setup(&a)?;
     let cancel = Cancel::on_signals()?;
     let waker = SignalWaker::new()?;
@@ -234,6 +243,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<i32> {
             continue;
         };
         note_gone(&sample, &mut alive);
+        on_sample(&sample);
         if s.table {
             // Per-CPU figures are always in the files; the table shows them only with --cpu.
             let shown = if a.cpu { sample.clone() } else { without_per_cpu(&sample) };

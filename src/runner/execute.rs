@@ -245,7 +245,7 @@ pub fn execute_with(
     // The terminal view: ends (the terminal restored) when the run ends, whichever way.
     let tui = opts
         .tui
-        .then(|| crate::live::tui::View::start(&dir, crate::live::tui::Quit::Interrupt))
+        .then(|| crate::live::tui::View::start(&dir, crate::live::tui::Quit::Interrupt, Some(feed.publisher().hold_flag())))
         .transpose()?;
     let progress = Progress::new(todo.len(), exp.phases.total(), opts.quiet || tui.is_some());
     let progress = if tui.is_some() { progress.silent() } else { progress };
@@ -303,7 +303,7 @@ impl Session {
         let mut next_id = self.done.iter().copied().max().map_or(0, |m| m + 1);
         loop {
             while let Some(mut t) = queue.pop_front() {
-                if cancel.is_cancelled() || self.failed_fast {
+                if !self.feed.publisher().ready_for_a_trial(cancel) || self.failed_fast {
                     break;
                 }
                 next_id = next_id.max(t.id + 1);

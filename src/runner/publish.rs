@@ -50,6 +50,7 @@ pub fn trial_start(feed: &Publisher, t: &PreparedTrial, label: &str) {
         point: t.point,
         repetition: t.repetition,
         label: label.to_string(),
+        asked_per_s: t.workload.asked_rate(),
     });
 }
 

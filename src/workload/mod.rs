@@ -66,6 +66,12 @@ pub trait Workload: Send {
         None
     }
 
+    /// The rate an open-model load asks, operations per second (none for a closed model): the
+    /// live views show it beside what each second achieved.
+    fn asked_rate(&self) -> Option<f64> {
+        None
+    }
+
     /// Its headline throughput and latency metrics.
     fn primary(&self) -> Primary;
 

@@ -109,6 +109,8 @@ fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_who
         .spawn()
         .expect("run perflab");
     let mut run = Kill(child);
+    // Meanwhile, `perflab monitor --listen` (its 3 s overlap the run's).
+    let monitor = std::thread::spawn(monitor_listens);
 
     // Every event from the first, as they come; /metrics and a resumed stream once trial 0 is stored.
     let (head, mut events) = get(live, "/events", "");
@@ -190,8 +192,121 @@ fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_who
         m.contains("perflab_live_responses_per_second{") || m.contains("perflab_live_sample{"),
         "{m}"
     );
+    metrics_parse_as_openmetrics(&m, &seen, first);
 
     watched_in_chromium(&dir, tmp.path());
+    monitor.join().expect("monitor --listen");
+}
+
+/// `perflab monitor --listen 127.0.0.1:0 --duration 3s`: its `/metrics`, through the strict
+/// parser, carries the figures of the sample it names by time, exactly as `--jsonl` writes them.
+fn monitor_listens() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let jsonl = tmp.path().join("m.jsonl");
+    let child = Command::new(BIN)
+        .args([
+            "monitor",
+            "--quiet",
+            "--listen",
+            "127.0.0.1:0",
+            "--duration",
+            "3s",
+            "--interval",
+            "500ms",
+            "--jsonl",
+        ])
+        .arg(&jsonl)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("perflab monitor");
+    let mut m = Kill(child);
+    let mut err = BufReader::new(m.0.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    err.read_line(&mut line).expect("stderr");
+    let port: u16 = line
+        .trim()
+        .strip_prefix("perflab: monitor: serving http://127.0.0.1:")
+        .and_then(|r| r.strip_suffix("/metrics"))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the address is printed: {line}"));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let body = loop {
+        let (head, mut r) = get(port, "/metrics", "Connection: close\r\n");
+        let mut body = String::new();
+        r.read_to_string(&mut body).expect("body");
+        if head.starts_with("HTTP/1.1 200") {
+            assert!(head.contains("application/openmetrics-text"), "{head}");
+            break body;
+        }
+        assert!(head.starts_with("HTTP/1.1 503") && Instant::now() < deadline, "{head}{body}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let (post, _) = {
+        let mut s = connect(port);
+        write!(s, "POST /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n").expect("request");
+        let mut r = BufReader::new(s);
+        let mut head = String::new();
+        r.read_line(&mut head).expect("head");
+        (head, r)
+    };
+    assert!(post.starts_with("HTTP/1.1 405"), "GET only: {post}");
+    let status = m.0.wait().expect("wait");
+    assert_eq!(status.code(), Some(0));
+    let Some(samples) = crate::live_openmetrics::parse(&body) else {
+        return;
+    };
+    let at = crate::live_openmetrics::find(&samples, "perflab_monitor_sample_time_seconds", &[])
+        .expect("time")
+        .value;
+    let text = std::fs::read_to_string(&jsonl).expect("jsonl");
+    let rec: serde_json::Value = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
+        .find(|r| r["unix_s"].as_f64() == Some(at))
+        .unwrap_or_else(|| panic!("the sample of {at} is written: {text}"));
+    let figures = rec.as_object().expect("object");
+    let served: Vec<_> = samples.iter().filter(|s| s.name == "perflab_monitor_sample").collect();
+    assert!(served.len() > 10, "{body}");
+    for s in served {
+        let name = s.label("name").expect("name");
+        assert_eq!(figures.get(name).and_then(serde_json::Value::as_f64), Some(s.value), "{name}");
+    }
+    assert!(
+        figures.contains_key("cpu_busy_pct") && served_has(&samples, "mem_used_mb"),
+        "{body}"
+    );
+}
+
+fn served_has(samples: &[crate::live_openmetrics::Sample], name: &str) -> bool {
+    crate::live_openmetrics::find(samples, "perflab_monitor_sample", &[("name", name)]).is_some()
+}
+
+/// `/metrics` read during the run, through a strict OpenMetrics parser: its values are those of
+/// the events streamed (the trial's stored figures, the run's counts, a second's rates).
+fn metrics_parse_as_openmetrics(m: &str, seen: &[(i64, String, serde_json::Value)], first: &perflab::store::StoredTrial) {
+    use crate::live_openmetrics::{find, parse};
+    let Some(samples) = parse(m) else { return };
+    let id = first.id.to_string();
+    let requests = find(&samples, "perflab_live_trial_figure", &[("trial", &id), ("name", "requests")]).expect("requests");
+    assert_eq!(Some(requests.value), first.metric("requests"));
+    let rps = find(&samples, "perflab_live_trial_figure", &[("trial", &id), ("name", "requests_per_s")]).expect("rps");
+    let stored = first.metric("requests_per_s").expect("stored rps");
+    assert!((rps.value - stored).abs() <= 1e-12 * stored, "{} vs {stored}", rps.value);
+    let count = |state: &str| find(&samples, "perflab_live_trials", &[("run", "live-server"), ("state", state)]).map(|s| s.value);
+    assert_eq!((count("planned"), count("ok"), count("failed")), (Some(2.0), Some(1.0), Some(0.0)));
+    let running = find(&samples, "perflab_live_running", &[("status", "running")]).expect("running");
+    assert_eq!(running.value, 1.0);
+    // A second's rates are those of a `second` event of the trial it names.
+    if let Some(s) = find(&samples, "perflab_live_responses_per_second", &[]) {
+        let trial: i64 = s.label("trial").expect("trial label").parse().expect("trial id");
+        assert!(
+            seen.iter().any(|(_, k, d)| k == "second"
+                && d["trial"] == trial
+                && d["responses"].as_f64().expect("responses") / d["span_s"].as_f64().unwrap_or(1.0) == s.value),
+            "{s:?} is no second of trial {trial}"
+        );
+    }
 }
 
 /// `perflab watch` serves the finished run; headless Chromium renders all of it.

@@ -40,6 +40,8 @@ mod fuzz_plan;
 mod http_protocols;
 mod http_truth;
 mod live_feed;
+#[allow(dead_code)]
+mod live_openmetrics;
 mod live_server;
 mod live_tui;
 mod load_builtin;

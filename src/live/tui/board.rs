@@ -43,6 +43,8 @@ pub struct Current {
     /// When the phase began, seconds since the trial started, and when that event was stored (Unix s).
     pub phase_t_s: f64,
     pub phase_unix_s: f64,
+    /// The rate an open-model load asks (none for a closed model).
+    pub asked_per_s: Option<f64>,
 }
 
 /// The run as its events tell it.
@@ -136,6 +138,7 @@ impl Board {
                 point,
                 repetition,
                 label,
+                asked_per_s,
             } => {
                 self.trials.insert(trial, (point, repetition, Cell::Running));
                 self.current = Some(Current {
@@ -145,6 +148,7 @@ impl Board {
                     label: if label.is_empty() { format!("point {point}") } else { label },
                     phase: "setup".into(),
                     phase_unix_s: unix_s,
+                    asked_per_s,
                     ..Current::default()
                 });
             }
@@ -298,6 +302,7 @@ mod tests {
                 point: 0,
                 repetition: 1,
                 label: "connections=10".into(),
+                asked_per_s: None,
             },
             100.5,
         );
@@ -341,6 +346,7 @@ mod tests {
                 point: 0,
                 repetition: 2,
                 label: String::new(),
+                asked_per_s: None,
             },
             801.0,
         );

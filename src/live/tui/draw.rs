@@ -202,7 +202,18 @@ fn now_panel(b: &Board) -> Paragraph<'static> {
         }
         None => lines.push(row("load", "no second measured yet".into())),
     }
-    lines.push(row("asked", "– (not in the feed yet)".into()));
+    let asked = b
+        .current
+        .as_ref()
+        .and_then(|c| c.asked_per_s.filter(|_| b.seconds_of == Some(c.trial)));
+    lines.push(row(
+        "asked",
+        match (asked, s) {
+            (Some(a), Some(s)) if a > 0.0 => format!("{}/s · achieved {:.1} %", num(a), 100.0 * s.per_s / a),
+            (Some(a), _) => format!("{}/s", num(a)),
+            (None, _) => "– (a closed model: as fast as it answers)".into(),
+        },
+    ));
     if let Some(h) = b.host {
         lines.push(row(
             "host CPU",

@@ -40,6 +40,7 @@ fn board() -> Board {
             point: 0,
             repetition: 1,
             label: "connections=10".into(),
+            asked_per_s: None,
         },
         Event::TrialEnd {
             trial: 0,
@@ -64,6 +65,7 @@ fn board() -> Board {
             point: 0,
             repetition: 2,
             label: "connections=10".into(),
+            asked_per_s: Some(400.0),
         },
         Event::Phase {
             trial: 1,
@@ -127,7 +129,7 @@ fn an_80_by_24_terminal_shows_every_panel() {
         "│connections=10 ✓ ▶            ││throughput  410/s                             │",
         "│connections=20 · ·            ││errors      0.00/s · 1 in the trial           │",
         "│                              ││latency ms  p50 0.250 · p99 2.10              │",
-        "│                              ││asked       – (not in the feed yet)           │",
+        "│                              ││asked       400/s · achieved 102.5 %          │",
         "│                              ││host CPU    35.5 % · memory used 2048.0 MiB   │",
         "│                              ││perflab CPU 12.0 % · target 40.1 %            │",
         "└──────────────────────────────┘└──────────────────────────────────────────────┘",

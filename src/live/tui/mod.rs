@@ -10,6 +10,7 @@
 
 pub mod board;
 pub mod draw;
+mod stderr;
 
 use crate::util::Cancel;
 use board::Board;
@@ -70,21 +71,28 @@ pub struct View {
 }
 
 impl View {
-    /// Show run directory `dir`'s events in the terminal until dropped; `q`/Ctrl-C do `quit`.
-    pub fn start(dir: &Path, quit: Quit) -> anyhow::Result<View> {
+    /// Show run directory `dir`'s events in the terminal until dropped; `q`/Ctrl-C do `quit`, `p`
+    /// sets and clears `hold` (the run's: its next trial waits while set; none for a watched run).
+    pub fn start(dir: &Path, quit: Quit, hold: Option<Arc<AtomicBool>>) -> anyhow::Result<View> {
         let stop = Arc::new(AtomicBool::new(false));
         // A hung-up terminal: SIGHUP no longer ends perflab at once (the run would leave its
         // targets running); the view sees it and stops the run as Ctrl-C does.
         let hup = Arc::new(AtomicBool::new(false));
+        let hup_before = stderr::sighup_disposition();
         let hup_id = signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())?;
         let terminal = ratatui::try_init().map_err(|e| {
             restore();
             anyhow::anyhow!("--tui: cannot take the terminal: {e}")
         })?;
+        // What is written on stderr meanwhile (a warning) would be drawn over the view and lost
+        // with its screen: it is shown in the view, and written out once the view ends.
+        let captured = stderr::Capture::start();
         let (dir, flag) = (dir.to_path_buf(), stop.clone());
         let thread = std::thread::Builder::new().name("perflab-tui".into()).spawn(move || {
             let mut terminal = terminal;
-            let lost = show(&mut terminal, &dir, &quit, &flag, &hup);
+            let lines = captured.as_ref().map(stderr::Capture::lines);
+            let lost = show(&mut terminal, &dir, &quit, hold.as_deref(), lines.as_ref(), &flag, &hup);
+            let kept = captured.map(stderr::Capture::stop).unwrap_or_default();
             if lost.is_some() {
                 // Dropping the terminal prints when it cannot show the cursor again: on the lost
                 // terminal that print would fail, and a failed print is a panic. Everything
@@ -94,6 +102,18 @@ impl View {
             drop(terminal);
             restore();
             signal_hook::low_level::unregister(hup_id);
+            {
+                use std::io::Write;
+                let mut err = std::io::stderr().lock();
+                for l in &kept {
+                    let _ = writeln!(err, "{l}");
+                }
+            }
+            if lost.is_none() {
+                // The view is over: a hang-up does again what it did before it (a lost terminal
+                // keeps it caught: the run is stopping and must not be cut short).
+                stderr::restore_sighup(hup_before);
+            }
             if let Some(why) = lost {
                 use std::io::Write;
                 // Said where it can be read (stderr redirected to a file).
@@ -156,7 +176,15 @@ fn restore() {
 
 /// The view's loop: read the new events, draw, take the keys until the next frame. Returns why the
 /// terminal was lost, if it was.
-fn show(terminal: &mut ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: &AtomicBool, hup: &AtomicBool) -> Option<String> {
+fn show(
+    terminal: &mut ratatui::DefaultTerminal,
+    dir: &Path,
+    quit: &Quit,
+    hold: Option<&AtomicBool>,
+    warnings: Option<&stderr::Lines>,
+    stop: &AtomicBool,
+    hup: &AtomicBool,
+) -> Option<String> {
     let mut feed = Reader::new(dir);
     let mut board = Board::default();
     let mut ui = Ui::default();
@@ -169,6 +197,9 @@ fn show(terminal: &mut ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: 
         }
         let frame_end = Instant::now() + FRAME;
         feed.read_into(&mut board);
+        if let Some(w) = warnings.and_then(stderr::Lines::news) {
+            ui.message = Some(w);
+        }
         ui.now_unix_s = crate::util::time::unix_now();
         if let Err(e) = terminal.draw(|f| draw::draw(f, &board, &ui)) {
             return Some(format!("cannot draw: {e}"));
@@ -194,9 +225,7 @@ fn show(terminal: &mut ratatui::DefaultTerminal, dir: &Path, quit: &Quit, stop: 
                     KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => press_quit(quit, &mut ui),
                     KeyCode::Char('+') => ui.widen(true),
                     KeyCode::Char('-') => ui.widen(false),
-                    KeyCode::Char('p') => {
-                        ui.message = Some("the runner cannot hold a trial yet: q stops the run".into());
-                    }
+                    KeyCode::Char('p') => press_hold(hold, &mut ui),
                     _ => {}
                 },
                 Ok(_) => {}
@@ -243,6 +272,21 @@ fn input(tty: Option<&std::fs::File>, wait: Duration) -> Input {
     } else {
         Input::None
     }
+}
+
+/// `p`: hold the run's next trial, or release it.
+fn press_hold(hold: Option<&AtomicBool>, ui: &mut Ui) {
+    ui.message = Some(match hold {
+        None => "a watched run is held from the terminal that runs it".into(),
+        Some(h) => {
+            let held = !h.fetch_xor(true, Ordering::SeqCst);
+            if held {
+                "held: the next trial waits (p releases it)".into()
+            } else {
+                "released".into()
+            }
+        }
+    });
 }
 
 fn press_quit(quit: &Quit, ui: &mut Ui) {

@@ -97,6 +97,10 @@ impl Workload for HttpWorkload {
         "http".into()
     }
 
+    fn asked_rate(&self) -> Option<f64> {
+        self.cfg.rate
+    }
+
     fn facts(&self) -> Option<String> {
         let c = &self.cfg;
         let model = match c.rate {

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# What watching a run live costs it: the same http plan (loopback, `perflab serve` as the target,
+# closed model, 2 connections, one trial) run plainly, with `--live` and a client reading /events
+# (curl -N, as a page would), and with `--tui` (under tmux, 4 frames a second), in alternating
+# rounds. Per mode, the medians over the rounds of:
+#   - the load generator's throughput (the trial's requests_per_s), and its ratio to the plain run's
+#     (goal >= 0.99);
+#   - perflab's own CPU under load (proc_loadgen_cpu_pct, % of one core: its load workers and,
+#     with --live/--tui, the server, the feed and the view), and the extra over the plain run's,
+#     scaled to the same throughput (goal <= 1 % of a core);
+#   - the event log's share of the store (its rows' bytes against the store's, after VACUUM).
+# The machine's load average is printed before each round: a busy machine moves every figure.
+#
+#   bench/live_cost.sh             # 5 rounds of 20 s of load
+#   bench/live_cost.sh --quick     # 2 rounds of 5 s
+#   options: --rounds N --load S
+set -euo pipefail
+
+ROUNDS=5
+LOAD=20
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --quick) ROUNDS=2; LOAD=5 ;;
+        --rounds) ROUNDS="$2"; shift ;;
+        --load) LOAD="$2"; shift ;;
+        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        *) echo "live_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
+    esac
+    shift
+done
+for tool in curl tmux sqlite3; do
+    command -v "$tool" >/dev/null || { echo "live_cost.sh: needs $tool" >&2; exit 2; }
+done
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+PERFLAB="$ROOT/target/release/perflab"
+if [ ! -x "$PERFLAB" ]; then
+    echo "building the release binary"
+    (cd "$ROOT" && cargo build --release -q)
+fi
+T="$(mktemp -d /tmp/perflab-livecost.XXXXXX)"
+SOCK="$T/tmux.sock"
+CURL=""
+cleanup() {
+    [ -n "$CURL" ] && kill "$CURL" 2>/dev/null
+    tmux -S "$SOCK" kill-server 2>/dev/null || true
+    rm -rf "$T"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+plan() { # $1: target port
+    cat <<PLAN
+name = "live-cost"
+repetitions = 1
+
+[target]
+command = ["$PERFLAB", "serve", "--port", "$1", "--model", "pool", "--workers", "2"]
+ready = { tcp = "127.0.0.1:$1", timeout = "10s" }
+stop = { signal = "SIGTERM", grace = "3s" }
+
+[workload]
+type = "http"
+url = "http://127.0.0.1:$1/bytes/100"
+connections = 2
+
+[phases]
+baseline = "1s"
+warmup = "1s"
+load = "${LOAD}s"
+recovery = "1s"
+interval = "1s"
+PLAN
+}
+
+# One run in mode $1 (plain, live, tui); prints "rps cpu_pct log_bytes store_bytes".
+run_once() {
+    local mode=$1 runs="$T/runs-$1-$2" p="$T/plan-$1-$2.toml"
+    plan "$(free_port)" > "$p"
+    case "$mode" in
+        plain) "$PERFLAB" run --quiet --runs-dir "$runs" "$p" > /dev/null ;;
+        live)
+            local lp; lp=$(free_port)
+            "$PERFLAB" run --quiet "--live=127.0.0.1:$lp" --runs-dir "$runs" "$p" > /dev/null 2>&1 &
+            local pid=$!
+            for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$lp/" && break; sleep 0.1; done
+            curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
+            CURL=$!
+            wait "$pid"
+            kill "$CURL" 2>/dev/null || true; wait "$CURL" 2>/dev/null || true; CURL=""
+            ;;
+        tui)
+            rm -f "$T/rc"
+            tmux -S "$SOCK" new-session -d -x 120 -y 40 \
+                "'$PERFLAB' run --tui --runs-dir '$runs' '$p'; echo \$? > '$T/rc'"
+            while [ ! -s "$T/rc" ]; do sleep 0.2; done
+            ;;
+    esac
+    local db; db=$(ls "$runs"/*/perflab.db | head -1)
+    cp "$db" "$T/v.db"
+    sqlite3 "$T/v.db" "VACUUM;"
+    local rps cpu log store
+    rps=$(sqlite3 "$T/v.db" "SELECT value FROM metric WHERE name = 'requests_per_s';")
+    cpu=$(sqlite3 "$T/v.db" "SELECT s.under_load FROM phase_summary s JOIN metric_dict d ON d.id = s.metric_id WHERE d.name = 'proc_loadgen_cpu_pct';")
+    log=$(sqlite3 "$T/v.db" "SELECT SUM(LENGTH(body) + LENGTH(kind) + 24) FROM event;")
+    store=$(stat -c %s "$T/v.db")
+    echo "$rps $cpu $log $store"
+}
+
+declare -A R
+for i in $(seq "$ROUNDS"); do
+    echo "round $i of $ROUNDS: load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    for mode in plain live tui; do
+        R[$mode]+="$(run_once "$mode" "$i")"$'\n'
+    done
+done
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+col() { printf '%s' "${R[$1]}" | awk -v c="$2" 'NF { print $c }' | median; }
+
+base_rps=$(col plain 1); base_cpu=$(col plain 2)
+echo
+echo "== medians of $ROUNDS rounds, ${LOAD} s of load each (closed model, 2 connections, loopback) =="
+printf '%-6s %12s %8s %14s %18s %12s\n' mode req/s ratio perflab_cpu_% extra_cpu_%_core log_share_%
+for mode in plain live tui; do
+    rps=$(col "$mode" 1); cpu=$(col "$mode" 2)
+    share=$(printf '%s' "${R[$mode]}" | awk 'NF { print 100 * $3 / $4 }' | median)
+    awk -v m="$mode" -v r="$rps" -v c="$cpu" -v br="$base_rps" -v bc="$base_cpu" -v s="$share" 'BEGIN {
+        printf "%-6s %12.0f %8.4f %14.1f %18.2f %12.2f\n", m, r, r / br, c, c - bc * r / br, s }'
+done
