@@ -338,29 +338,34 @@ mod tests {
     use super::*;
     use crate::live::event::{PlannedPoint, PlannedTrial};
 
+    /// A one-trial run's start, its point labelled `label` with `params`.
+    fn run_start(label: &str, params: serde_json::Value) -> Event {
+        Event::RunStart {
+            plan: "p".into(),
+            dir: "d".into(),
+            trials: vec![PlannedTrial {
+                trial: 0,
+                point: 0,
+                repetition: 1,
+            }],
+            points: vec![PlannedPoint {
+                point: 0,
+                label: label.into(),
+                params,
+            }],
+            done: vec![],
+            baseline_s: 1.0,
+            warmup_s: 1.0,
+            load_s: 1.0,
+            recovery_s: 1.0,
+            interval_s: 1.0,
+        }
+    }
+
     #[test]
     fn metrics_carry_the_latest_second_and_the_stored_figures_with_their_labels() {
         let events = vec![
-            Event::RunStart {
-                plan: "p".into(),
-                dir: "d".into(),
-                trials: vec![PlannedTrial {
-                    trial: 0,
-                    point: 0,
-                    repetition: 1,
-                }],
-                points: vec![PlannedPoint {
-                    point: 0,
-                    label: "c=2".into(),
-                    params: serde_json::json!({"connections": 2, "model": "pool"}),
-                }],
-                done: vec![],
-                baseline_s: 1.0,
-                warmup_s: 1.0,
-                load_s: 1.0,
-                recovery_s: 1.0,
-                interval_s: 1.0,
-            },
+            run_start("c=2", serde_json::json!({"connections": 2, "model": "pool"})),
             Event::TrialStart {
                 trial: 0,
                 point: 0,
@@ -486,26 +491,7 @@ mod tests {
 
     #[test]
     fn parameters_named_as_perflabs_own_labels_are_kept_apart() {
-        let start = Event::RunStart {
-            plan: "p".into(),
-            dir: "d".into(),
-            trials: vec![PlannedTrial {
-                trial: 0,
-                point: 0,
-                repetition: 1,
-            }],
-            points: vec![PlannedPoint {
-                point: 0,
-                label: "x".into(),
-                params: serde_json::json!({"host": "db1", "1st": 1, "phase": "x"}),
-            }],
-            done: vec![],
-            baseline_s: 1.0,
-            warmup_s: 1.0,
-            load_s: 1.0,
-            recovery_s: 1.0,
-            interval_s: 1.0,
-        };
+        let start = run_start("x", serde_json::json!({"host": "db1", "1st": 1, "phase": "x"}));
         let tstart = Event::TrialStart {
             trial: 0,
             point: 0,
