@@ -57,12 +57,6 @@ interval = "100ms"
     crate::common::write_plan(&dir, &body)
 }
 
-/// The served count serve prints on its way out (`served N requests`).
-fn served(stdout: &str) -> Option<u64> {
-    let line = stdout.lines().find(|l| l.starts_with("served "))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 pub fn load_from_the_plans_hosts(srv: &Server, key: &Path) {
     let requests = 1501;
     let runs = srv.dir.path().join("runs-from");
@@ -80,7 +74,7 @@ pub fn load_from_the_plans_hosts(srv: &Server, key: &Path) {
     assert_eq!(t.metric("requests"), Some(requests as f64), "the merged count");
     assert_eq!(t.metric("errors"), Some(0.0));
     let stdout = t.stdout_tail.clone().unwrap_or_default();
-    assert_eq!(served(&stdout), Some(requests), "serve's count: {stdout:?}");
+    assert_eq!(crate::remote_run::served(&stdout), Some(requests), "serve's count: {stdout:?}");
     // Each machine sent its slice: request k is segment k mod 3's.
     let raw = store.raw_output(t.id).expect("raw lines");
     for (i, host) in ["local", "client1", "client2"].iter().enumerate() {

@@ -77,10 +77,18 @@ fn script(tmp: &Path, plan: &Path) -> PathBuf {
     p
 }
 
+/// Is tmux here (said loudly where it is not)?
+fn has_tmux() -> bool {
+    let here = Command::new("tmux").arg("-V").output().is_ok();
+    if !here {
+        skip_unless_required("tmux is not installed (Debian package tmux)");
+    }
+    here
+}
+
 #[test]
 fn perflab_run_tui_in_tmux_shows_the_run_survives_a_resize_and_q_stops_it_as_ctrl_c() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        skip_unless_required("tmux is not installed (Debian package tmux)");
+    if !has_tmux() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");
@@ -158,8 +166,7 @@ fn perflab_run_tui_in_tmux_shows_the_run_survives_a_resize_and_q_stops_it_as_ctr
 
 #[test]
 fn a_terminal_lost_mid_run_stops_it_as_ctrl_c_without_a_panic() {
-    if Command::new("tmux").arg("-V").output().is_err() {
-        skip_unless_required("tmux is not installed (Debian package tmux)");
+    if !has_tmux() {
         return;
     }
     let tmp = tempfile::tempdir().expect("tmp");

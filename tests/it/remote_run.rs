@@ -51,7 +51,7 @@ interval = "100ms"
 }
 
 /// The served count serve prints on its way out (`served N requests`).
-fn served(stdout: &str) -> Option<u64> {
+pub fn served(stdout: &str) -> Option<u64> {
     let line = stdout.lines().find(|l| l.starts_with("served "))?;
     line.split_whitespace().nth(1)?.parse().ok()
 }
