@@ -10,42 +10,21 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
-/// `SO_TIMESTAMPNS` (= `SCM_TIMESTAMPNS`) on the Linux architectures with the generic socket
-/// constants (x86, x86-64, arm, aarch64, riscv); libc does not export it for them.
-#[cfg(not(any(
+/// The Linux architectures with the generic socket constants (x86, x86-64, arm, aarch64, riscv),
+/// for which libc does not export the two below.
+const GENERIC_SOCKET_CONSTANTS: bool = cfg!(not(any(
     target_arch = "mips",
     target_arch = "mips64",
     target_arch = "sparc64",
     target_arch = "powerpc",
     target_arch = "powerpc64"
-)))]
-const SO_TIMESTAMPNS: Option<libc::c_int> = Some(35);
-#[cfg(any(
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc64",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-))]
-const SO_TIMESTAMPNS: Option<libc::c_int> = None;
+)));
 
-/// `SO_ATTACH_FILTER` on the same architectures (libc does not export it for Linux either).
-#[cfg(not(any(
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc64",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-)))]
-const SO_ATTACH_FILTER: Option<libc::c_int> = Some(26);
-#[cfg(any(
-    target_arch = "mips",
-    target_arch = "mips64",
-    target_arch = "sparc64",
-    target_arch = "powerpc",
-    target_arch = "powerpc64"
-))]
-const SO_ATTACH_FILTER: Option<libc::c_int> = None;
+/// `SO_TIMESTAMPNS` (= `SCM_TIMESTAMPNS`), where its number is known.
+const SO_TIMESTAMPNS: Option<libc::c_int> = if GENERIC_SOCKET_CONSTANTS { Some(35) } else { None };
+
+/// `SO_ATTACH_FILTER`, where its number is known.
+const SO_ATTACH_FILTER: Option<libc::c_int> = if GENERIC_SOCKET_CONSTANTS { Some(26) } else { None };
 
 /// The wall clock in nanoseconds since the Unix epoch (`CLOCK_REALTIME`, the clock of the kernel's
 /// receive timestamps).

@@ -313,18 +313,7 @@ impl Books {
 
     /// Send each finished second to the driver (`last`: and the partial one).
     pub fn flush(&mut self, now: Instant, last: bool) {
-        if now < self.measure_from {
-            return;
-        }
-        let elapsed = now.duration_since(self.measure_from).as_secs() as u32;
-        while self.iv.sec < elapsed || last {
-            let next = Interval::new(self.iv.sec + 1);
-            let done = std::mem::replace(&mut self.iv, next);
-            let _ = self.tx.send(Message::Interval(done));
-            if last {
-                break;
-            }
-        }
+        crate::workload::driver::interval::flush(&mut self.iv, self.measure_from, now, last, &self.tx);
     }
 
     /// The job is over: the last interval and the kernel's counters over the measured phase.

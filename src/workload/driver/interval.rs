@@ -2,6 +2,8 @@
 //! whole run the coordinator makes of them ([`Tick`]).
 
 use hdrhistogram::Histogram;
+use std::sync::mpsc::Sender;
+use std::time::Instant;
 
 /// One second of one worker's measured operations.
 pub struct Interval {
@@ -19,6 +21,23 @@ impl Interval {
             latency: crate::workload::result::latency_histogram(),
             responses: 0,
             errors: 0,
+        }
+    }
+}
+
+/// Sends each finished second of measurement to the coordinator (`last`: and the partial one),
+/// leaving `iv` the interval of the second under way; nothing before `measure_from`.
+pub fn flush(iv: &mut Interval, measure_from: Instant, now: Instant, last: bool, tx: &Sender<Message>) {
+    if now < measure_from {
+        return;
+    }
+    let elapsed = now.duration_since(measure_from).as_secs() as u32;
+    while iv.sec < elapsed || last {
+        let next = Interval::new(iv.sec + 1);
+        let done = std::mem::replace(iv, next);
+        let _ = tx.send(Message::Interval(done));
+        if last {
+            break;
         }
     }
 }

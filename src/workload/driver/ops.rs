@@ -4,7 +4,7 @@
 
 use super::clock::us;
 use super::coordinator::{drive, Finished, Hooks, Timing};
-use super::interval::{Interval, Message, Tick};
+use super::interval::{flush, Interval, Message, Tick};
 use super::schedule::{Arrival, Schedule, LATE_TOLERANCE, QUEUE_CAP};
 use crate::util::Cancel;
 use crate::workload::result::{latency_histogram, quantile_metrics};
@@ -246,7 +246,7 @@ fn work<O: Operation>(ctx: &Ctx, id: usize, mut op: O, tx: Sender<Message>) -> W
         if ctx.stop.load(Ordering::Relaxed) || now >= ctx.deadline {
             break;
         }
-        flush(ctx, &mut iv, now, false, &tx);
+        flush(&mut iv, ctx.timing.measure_from, now, false, &tx);
         if op.idle() {
             std::thread::sleep(ctx.deadline.saturating_duration_since(now).min(Duration::from_millis(50)));
             now = Instant::now();
@@ -312,24 +312,8 @@ fn work<O: Operation>(ctx: &Ctx, id: usize, mut op: O, tx: Sender<Message>) -> W
             }
         }
     }
-    flush(ctx, &mut iv, Instant::now(), true, &tx);
+    flush(&mut iv, ctx.timing.measure_from, Instant::now(), true, &tx);
     Worked { op, stats }
-}
-
-/// Send each finished second of measurement to the coordinator (`last`: and the partial one).
-fn flush(ctx: &Ctx, iv: &mut Interval, now: Instant, last: bool, tx: &Sender<Message>) {
-    if now < ctx.timing.measure_from {
-        return;
-    }
-    let elapsed = now.duration_since(ctx.timing.measure_from).as_secs() as u32;
-    while iv.sec < elapsed || last {
-        let next = Interval::new(iv.sec + 1);
-        let done = std::mem::replace(iv, next);
-        let _ = tx.send(Message::Interval(done));
-        if last {
-            break;
-        }
-    }
 }
 
 #[cfg(test)]

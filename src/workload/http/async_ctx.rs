@@ -5,7 +5,6 @@
 use super::conn::ErrorClass;
 use super::shared::us;
 use super::worker::{Interval, Message, Shared, Stats, LATE_TOLERANCE};
-use crate::workload::result::latency_histogram;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering;
@@ -33,8 +32,8 @@ pub struct Ctx {
 
 pub(super) struct State {
     pub(super) stats: Stats,
+    /// The second under way (its `sec` counts the measured seconds sent).
     pub(super) interval: Interval,
-    pub(super) sec: u32,
     /// Open model: intended send times not yet sent.
     pub(super) queue: VecDeque<Instant>,
     /// No more requests will be started.
@@ -199,24 +198,7 @@ impl Ctx {
 
     /// Send each finished second of measurement to the coordinator.
     pub(super) fn flush_interval(&self, now: Instant, last: bool) {
-        if now < self.sh.measure_from {
-            return;
-        }
-        let elapsed = now.duration_since(self.sh.measure_from).as_secs() as u32;
         let s = &mut *self.st.borrow_mut();
-        while s.sec < elapsed || last {
-            let next = Interval {
-                sec: s.sec + 1,
-                latency: latency_histogram(),
-                responses: 0,
-                errors: 0,
-            };
-            let done = std::mem::replace(&mut s.interval, next);
-            let _ = self.tx.send(Message::Interval(done));
-            s.sec += 1;
-            if last {
-                break;
-            }
-        }
+        super::shared::flush(&mut s.interval, self.sh.measure_from, now, last, &self.tx);
     }
 }

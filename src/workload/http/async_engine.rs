@@ -9,7 +9,6 @@
 use super::async_ctx::{Ctx, State};
 use super::config::Protocol;
 use super::worker::{Interval, Message, Shared, Stats};
-use crate::workload::result::latency_histogram;
 use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::rc::Rc;
@@ -25,13 +24,7 @@ pub fn run(sh: Arc<Shared>, id: usize, n: usize, max_inflight: usize, tx: Sender
     let ctx = Rc::new(Ctx {
         st: RefCell::new(State {
             stats: Stats::new(),
-            interval: Interval {
-                sec: 0,
-                latency: latency_histogram(),
-                responses: 0,
-                errors: 0,
-            },
-            sec: 0,
+            interval: Interval::new(0),
             queue: VecDeque::new(),
             exhausted: false,
             inflight: 0,
@@ -102,7 +95,7 @@ async fn drive(ctx: Rc<Ctx>, id: usize, n: usize) {
 /// One `Interval` a second to the coordinator.
 async fn ticker(ctx: Rc<Ctx>) {
     loop {
-        let sec = ctx.st.borrow().sec;
+        let sec = ctx.st.borrow().interval.sec;
         tokio::time::sleep_until((ctx.sh.measure_from + Duration::from_secs(sec as u64 + 1)).into()).await;
         ctx.flush_interval(Instant::now(), false);
     }

@@ -6,7 +6,6 @@
 use super::conn::ErrorClass;
 use super::response::Parser;
 use super::shared::{us, Interval, Message, Schedule, Shared, Stats};
-use crate::workload::result::latency_histogram;
 use std::collections::VecDeque;
 use std::sync::mpsc::Sender;
 use std::sync::Arc;
@@ -23,7 +22,7 @@ pub(super) struct Pace {
     pub exhausted: bool,
     /// Open model: the service time differs from the latency, so it has its own histogram.
     pub open: bool,
-    sec: u32,
+    /// The second under way (its `sec` counts the measured seconds sent).
     pub interval: Interval,
     tx: Sender<Message>,
 }
@@ -38,13 +37,7 @@ impl Pace {
             schedule,
             exhausted: false,
             open: sh.cfg.rate.is_some(),
-            sec: 0,
-            interval: Interval {
-                sec: 0,
-                latency: latency_histogram(),
-                responses: 0,
-                errors: 0,
-            },
+            interval: Interval::new(0),
             tx,
             sh,
         }
@@ -61,7 +54,7 @@ impl Pace {
             t = t.min(d.saturating_duration_since(now));
         }
         if now >= self.sh.measure_from {
-            let next = self.sh.measure_from + Duration::from_secs(self.sec as u64 + 1);
+            let next = self.sh.measure_from + Duration::from_secs(self.interval.sec as u64 + 1);
             t = t.min(next.saturating_duration_since(now));
         } else {
             t = t.min(self.sh.measure_from - now);
@@ -71,24 +64,7 @@ impl Pace {
 
     /// Send each finished second of measurement to the coordinator.
     pub fn flush_interval(&mut self, now: Instant, last: bool) {
-        if now < self.sh.measure_from {
-            return;
-        }
-        let elapsed = now.duration_since(self.sh.measure_from).as_secs() as u32;
-        while self.sec < elapsed || last {
-            let next = Interval {
-                sec: self.sec + 1,
-                latency: latency_histogram(),
-                responses: 0,
-                errors: 0,
-            };
-            let done = std::mem::replace(&mut self.interval, next);
-            let _ = self.tx.send(Message::Interval(done));
-            self.sec += 1;
-            if last {
-                break;
-            }
-        }
+        super::shared::flush(&mut self.interval, self.sh.measure_from, now, last, &self.tx);
     }
 
     /// Open model: the intended send times that have come.

@@ -29,7 +29,7 @@ impl Shared {
 }
 
 pub use crate::workload::driver::clock::us;
-pub use crate::workload::driver::interval::{Interval, Message};
+pub use crate::workload::driver::interval::{flush, Interval, Message};
 pub use crate::workload::driver::schedule::{Schedule, LATE_TOLERANCE, QUEUE_CAP};
 
 /// A worker's totals.
