@@ -6,13 +6,14 @@
 
 use super::{Clock, Out};
 use crate::model::Segment;
-use crate::remote::protocol::{encode_histogram, SegmentDone};
+use crate::remote::protocol::{encode_histogram, LoadgenSeconds, SegmentDone};
 use crate::runner::from_hosts::NoFile;
 use crate::util::Cancel;
 use crate::workload::{RunSpec, SetupCtx};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// What a `segment` request asks.
 pub struct Ask {
@@ -92,7 +93,19 @@ fn run(ask: &Ask, clock: &Clock, cancel: &Cancel) -> anyhow::Result<SegmentDone>
         warmup: secs(ask.warmup_s),
         load: secs(ask.load_s),
     };
-    let r = w.run(spec, cancel, &mut || load_at = Some(clock.now() - started))?;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut sampler = None;
+    let r = w.run(spec, cancel, &mut || {
+        load_at = Some(clock.now() - started);
+        let stop = stop.clone();
+        sampler = Some(std::thread::spawn(move || own_cpu_each_second(&stop)));
+    });
+    stop.store(true, Ordering::Relaxed);
+    let loadgen = sampler.and_then(|t| t.join().ok()).map(|seconds| LoadgenSeconds {
+        cpus: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
+        seconds,
+    });
+    let r = r?;
     let histograms = r
         .histograms
         .iter()
@@ -109,5 +122,33 @@ fn run(ask: &Ask, clock: &Clock, cancel: &Cancel) -> anyhow::Result<SegmentDone>
         errors: r.errors,
         raw: r.raw,
         failure: r.failure,
+        loadgen,
     })
+}
+
+/// This process's CPU (% of one core) and thread count each whole second until `stop` (at most a
+/// day of seconds): the segment's load generator as the monitor samples the controller's.
+fn own_cpu_each_second(stop: &AtomicBool) -> Vec<(f64, f64)> {
+    let cpu = crate::workload::driver::clock::process_cpu;
+    let mut out = Vec::new();
+    let (mut t0, mut c0) = (Instant::now(), cpu());
+    while !stop.load(Ordering::Relaxed) && out.len() < 24 * 3600 {
+        std::thread::sleep(Duration::from_millis(100));
+        let now = Instant::now();
+        let wall = now.duration_since(t0).as_secs_f64();
+        if wall >= 1.0 {
+            let c = cpu();
+            out.push(((c - c0).as_secs_f64() / wall * 100.0, threads() as f64));
+            (t0, c0) = (now, c);
+        }
+    }
+    out
+}
+
+/// This process's threads (`Threads:` of /proc/self/status; 1 when unreadable).
+fn threads() -> u32 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Threads:")?.trim().parse().ok()))
+        .unwrap_or(1)
 }

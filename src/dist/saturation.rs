@@ -4,7 +4,7 @@
 //! through the rule the report uses for the same question (R12, "the load generator itself
 //! saturated": its CPU at 90 % or more of the cores it could use, in the load phase).
 
-use crate::analysis::bottleneck::{evaluate_trials, Context, RuleId};
+use crate::analysis::bottleneck::{load_generator_saturated, Context};
 use crate::analysis::table::SampleTable;
 use crate::store::{Store, StoredTrial, LOCAL_HOST};
 
@@ -21,15 +21,7 @@ pub fn saturated(store: &Store, ncpu: u32, trials: &[StoredTrial]) -> anyhow::Re
         }
         let mut read =
             |i: usize, wanted: &dyn Fn(&str) -> bool, t: &mut SampleTable| store.read_sample_table(group[i].id, LOCAL_HOST, wanted, t);
-        let findings = evaluate_trials(&p.label, group.len(), false, &ctx, &mut read)?;
-        for f in findings.iter().filter(|f| f.rule == RuleId::r(12)) {
-            for e in &f.evidence {
-                at.push(format!(
-                    "at {} (its CPU {:.0} % in the load phase, the limit {:.0} %)",
-                    e.point, e.mean, e.threshold
-                ));
-            }
-        }
+        at.extend(load_generator_saturated(&p.label, group.len(), &ctx, &mut read)?);
     }
     Ok(if at.is_empty() { None } else { Some(at.join(", ")) })
 }

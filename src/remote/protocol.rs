@@ -261,6 +261,20 @@ pub struct SegmentDone {
     pub errors: Vec<(String, u64)>,
     pub raw: Vec<String>,
     pub failure: Option<String>,
+    /// The agent's own CPU each second of the load, for the segment's own R12 (none from an
+    /// older agent, or when the load never began).
+    #[serde(default)]
+    pub loadgen: Option<LoadgenSeconds>,
+}
+
+/// What a segment's load generator (the agent's process) used, each second of its load: what the
+/// monitor samples as `proc_loadgen_cpu_pct` and `proc_loadgen_threads` on the controller's machine.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct LoadgenSeconds {
+    /// The CPUs the agent's process could use (its affinity and CPU limit).
+    pub cpus: u32,
+    /// (CPU % of one core, threads) for each whole second of the load.
+    pub seconds: Vec<(f64, f64)>,
 }
 
 /// A histogram as [`SegmentDone`] carries it.

@@ -10,7 +10,7 @@
 use super::merge_figures::{merge_trial, number_globally};
 use crate::model::{MetricKind, NamedHistogram, Phase, PhaseSpan, Segment, TrialInfo, WorkloadResult};
 use crate::plan::HostSpec;
-use crate::remote::protocol::{decode_histogram, Request, SegmentDone};
+use crate::remote::protocol::{decode_histogram, LoadgenSeconds, Request, SegmentDone};
 use crate::remote::{Channel, Offset};
 use crate::store::StoredTrial;
 use crate::util::time::unix_now;
@@ -95,6 +95,9 @@ struct Part {
     load_start_s: Option<f64>,
     ended_unix: f64,
     result: WorkloadResult,
+    /// A remote segment's load generator, each second of its load (this machine's is sampled by
+    /// the run's monitor and judged in the report).
+    loadgen: Option<LoadgenSeconds>,
 }
 
 impl Part {
@@ -116,6 +119,29 @@ impl Part {
         };
         number_globally(&mut t, self.segment);
         t
+    }
+
+    /// "segment 1/2 on client1: its own load generator saturated at ... : the merged load is
+    /// not the plan's" when rule R12 fires on its seconds, as `perflab merge` refuses such a segment.
+    fn saturated(&self) -> Option<String> {
+        let l = self.loadgen.as_ref()?;
+        let ctx = crate::analysis::bottleneck::Context::of(l.cpus.max(1));
+        let mut read = |_: usize, _: &dyn Fn(&str) -> bool, t: &mut crate::analysis::table::SampleTable| {
+            for (k, (cpu, threads)) in l.seconds.iter().enumerate() {
+                let values = [("proc_loadgen_cpu_pct", *cpu), ("proc_loadgen_threads", *threads)];
+                t.push_row(k as f64 + 0.5, crate::analysis::phases::LOAD, values);
+            }
+            Ok(())
+        };
+        let label = format!("segment {}", self.segment);
+        let at = crate::analysis::bottleneck::load_generator_saturated(&label, 1, &ctx, &mut read).ok()?;
+        let first = at.first()?;
+        Some(format!(
+            "segment {} on {}: its own load generator saturated {}: it sent less than its share, late, so the merged load is not the plan's",
+            self.segment,
+            self.host,
+            first.trim_start_matches(&format!("at {label} "))
+        ))
     }
 
     /// `segment 1/3 on client1: began 0.002 s after the trial's start; requests 334, errors 0`.
@@ -179,6 +205,7 @@ fn remote_part(segment: Segment, host: &str, offset: f64, d: SegmentDone) -> any
         started_unix: d.started_unix - offset,
         load_start_s: d.load_start_s,
         ended_unix: d.ended_unix - offset,
+        loadgen: d.loadgen,
         result: WorkloadResult {
             metrics: d.metrics,
             histograms,
@@ -239,6 +266,7 @@ impl FromHosts {
             load_start_s: load_at,
             ended_unix: unix_now(),
             result,
+            loadgen: None,
         }))
     }
 
@@ -314,6 +342,7 @@ impl FromHosts {
                 let f = p.result.failure.as_ref()?;
                 Some(format!("segment {} on {}: {f}", p.segment, p.host))
             }))
+            .chain(parts.iter().filter_map(Part::saturated))
             .next();
         WorkloadResult {
             metrics: figures.metrics,
@@ -405,5 +434,41 @@ impl Workload for FromHosts {
             failures.push("interrupted".into());
         }
         Ok(FromHosts::merged(&parts, failures))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A remote segment 1/2 whose agent (2 threads, 2 CPUs) used `cpu` % each of 6 seconds.
+    fn part(cpu: f64) -> Part {
+        Part {
+            segment: Segment::new(1, 2).unwrap(),
+            host: "client1".into(),
+            late_s: 0.001,
+            started_unix: 1_700_000_000.0,
+            load_start_s: Some(0.0),
+            ended_unix: 1_700_000_006.0,
+            result: WorkloadResult::default(),
+            loadgen: Some(LoadgenSeconds {
+                cpus: 2,
+                seconds: vec![(cpu, 2.0); 6],
+            }),
+        }
+    }
+
+    #[test]
+    fn a_remote_segment_whose_load_generator_saturated_fails_the_trial_naming_it() {
+        let said = part(196.0).saturated().expect("196 % of 2 cores is saturated (R12: 90 % of them)");
+        assert_eq!(
+            said,
+            "segment 1/2 on client1: its own load generator saturated (its CPU 196 % in the load phase, the limit 180 %): \
+             it sent less than its share, late, so the merged load is not the plan's"
+        );
+        assert_eq!(part(120.0).saturated(), None, "120 % of 2 cores is not saturated");
+        let merged = FromHosts::merged(&[part(196.0)], vec![]);
+        assert_eq!(merged.failure.as_deref(), Some(said.as_str()));
+        assert!(FromHosts::merged(&[part(120.0)], vec![]).failure.is_none());
     }
 }

@@ -386,3 +386,22 @@ pub fn evaluate_trials(
     let fired = stream::point(label, trials, oom_killed, ctx, read)?;
     Ok(assemble(&[label], &[fired]))
 }
+
+/// Where the load generator itself saturated (rule R12, with its own threshold: its CPU at 90 % or
+/// more of the cores it could use in the load phase) over the `trials` trials of point `label`
+/// that `read` gives: "at c=100 (its CPU 196 % in the load phase, the limit 180 %)", one line for
+/// each time it fired; empty when it never did.
+pub fn load_generator_saturated(label: &str, trials: usize, ctx: &Context, read: &mut stream::Read<'_>) -> anyhow::Result<Vec<String>> {
+    let findings = evaluate_trials(label, trials, false, ctx, read)?;
+    Ok(findings
+        .iter()
+        .filter(|f| f.rule == RuleId::r(12))
+        .flat_map(|f| &f.evidence)
+        .map(|e| {
+            format!(
+                "at {} (its CPU {:.0} % in the load phase, the limit {:.0} %)",
+                e.point, e.mean, e.threshold
+            )
+        })
+        .collect())
+}
