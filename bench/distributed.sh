@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A load split over 1, 2 and 3 load machines (network namespaces, each segment pinned to one
-# core) against one target (`perflab serve --delay 20ms` in a namespace of its own), merged by
-# `perflab merge`. For each N: the merged throughput against N × the throughput of one segment
+# core) against one target (`perflab serve --delay 20ms` in a namespace of its own), two ways:
+# `segments`, N `perflab run --segment i/N --start-at T0` merged by `perflab merge`; `from`, one
+# `perflab run` whose `[workload] from` names N hosts reached over ssh (an sshd in each load
+# namespace, its agent pinned with it), merged per trial. For each N: the merged throughput against N × the throughput of one segment
 # alone (goal ≥ 0.95), the launch skew between the segments (the spread of how late each began
 # after the common start T0, from their stores' segment marks; goal < 10 ms), and whether the
 # merged request count equals the plan's and the count the server served (exact).
@@ -10,8 +12,9 @@
 # connections and the delay, not by the 2 CPUs the segments and the target share here: what the
 # ratio measures is what splitting and merging lose.
 #
-#   sudo bench/distributed.sh             # N = 1 2 3, 3 rounds each
-#   sudo bench/distributed.sh --reps 1    # one round
+#   sudo bench/distributed.sh                 # both ways, N = 1 2 3, 3 rounds each
+#   sudo bench/distributed.sh --reps 1        # one round
+#   sudo bench/distributed.sh --mode from     # only over ssh (or: --mode segments)
 #   PERFLAB=/path/to/perflab measures that build (default: target/release/perflab)
 #
 # Safety: the root namespace gets an `unreachable` route for the whole test subnet
@@ -20,9 +23,11 @@
 set -euo pipefail
 
 REPS=3
+MODES="segments from"
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift ;;
+        --mode) MODES="$2"; shift ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
     shift
@@ -38,11 +43,14 @@ TNS=perflab-bd-t
 LNS=(perflab-bd-0 perflab-bd-1 perflab-bd-2)
 CONNS=20       # per segment
 REQUESTS=3000  # per segment
+SSH_PORT=2232
 WORK=$(mktemp -d /tmp/perflab-bench-dist.XXXXXX)
 SERVE_PID=
+SSHD_PIDS=()
 
 cleanup() {
     [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null || true
+    for p in "${SSHD_PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
     for ns in "${LNS[@]}" "$TNS"; do ip netns del "$ns" 2>/dev/null || true; done
     ip route del unreachable "$SUBNET" 2>/dev/null || true
     rm -rf "$WORK"
@@ -90,10 +98,43 @@ stop_server() {
     sed -n 's/^served \([0-9]*\) requests.*/\1/p' "$WORK/serve.out"
 }
 
-# One round of N segments; prints "rps skew_ms requests served".
-round() {
-    local n=$1 dir="$WORK/n$1-$2"
-    mkdir -p "$dir"
+# An sshd in each load namespace (pinned to that segment's core: its agents inherit it), root
+# logging in with a key made here; the controller runs in the target's namespace, which reaches
+# every load namespace over its veth.
+start_sshds() {
+    ssh-keygen -q -t ed25519 -N '' -f "$WORK/host_key"
+    ssh-keygen -q -t ed25519 -N '' -f "$WORK/client_key"
+    cp "$WORK/client_key.pub" "$WORK/authorized_keys"
+    mkdir -p /run/sshd
+    local k
+    for k in 0 1 2; do
+        cat > "$WORK/sshd$k.conf" <<EOF
+Port $SSH_PORT
+ListenAddress 198.18.31.$((4 * k + 1))
+HostKey $WORK/host_key
+AuthorizedKeysFile $WORK/authorized_keys
+PermitRootLogin prohibit-password
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+UsePAM no
+StrictModes no
+PidFile $WORK/sshd$k.pid
+LogLevel ERROR
+EOF
+        nsenter --net=/run/netns/${LNS[$k]} taskset -c $((k % $(nproc))) /usr/sbin/sshd -D -e -f "$WORK/sshd$k.conf" 2>/dev/null &
+        SSHD_PIDS+=($!)
+    done
+    for k in 0 1 2; do
+        for _ in $(seq 50); do
+            nsenter --net=/run/netns/$TNS bash -c "exec 3<>/dev/tcp/198.18.31.$((4 * k + 1))/$SSH_PORT" 2>/dev/null && break
+            sleep 0.1
+        done
+    done
+}
+
+# The plan of a round of N segments (with `from`, over the first N load namespaces' hosts).
+write_plan() {
+    local n=$1 dir=$2 from=$3 k
     cat > "$dir/plan.toml" <<EOF
 name = "split"
 
@@ -110,6 +151,38 @@ load = "60s"
 recovery = "0s"
 interval = "1s"
 EOF
+    [ "$from" = from ] || return 0
+    local names=()
+    for ((k = 0; k < n; k++)); do names+=("\"n$k\""); done
+    sed -i "s/^requests = .*/&\nfrom = [$(IFS=,; echo "${names[*]}")]/" "$dir/plan.toml"
+    echo "[hosts]" >> "$dir/plan.toml"
+    for ((k = 0; k < n; k++)); do
+        echo "n$k = { ssh = \"root@198.18.31.$((4 * k + 1))\", port = $SSH_PORT, identity = \"$WORK/client_key\", perflab = \"$PERFLAB\", ssh_options = [\"StrictHostKeyChecking=no\", \"UserKnownHostsFile=/dev/null\", \"LogLevel=ERROR\"] }" >> "$dir/plan.toml"
+    done
+}
+
+# One round of N segments over ssh (`from`); prints "rps skew_ms requests served".
+round_from() {
+    local n=$1 dir="$WORK/from-n$1-$2"
+    mkdir -p "$dir"
+    write_plan "$n" "$dir" from
+    start_server
+    nsenter --net=/run/netns/$TNS "$PERFLAB" run --quiet --runs-dir "$dir/runs" "$dir/plan.toml" > "$dir/run.log" 2>&1 \
+        || { echo "the run failed:" >&2; cat "$dir/run.log" >&2; exit 1; }
+    local served db rps req skew
+    served=$(stop_server)
+    db="$(ls -d "$dir"/runs/*/)perflab.db"
+    rps=$(sqlite3 "$db" "SELECT m.value FROM metric m WHERE m.name = 'requests_per_s'")
+    req=$(sqlite3 "$db" "SELECT m.value FROM metric m WHERE m.name = 'requests'")
+    skew=$(sqlite3 "$db" "SELECT line FROM raw_output ORDER BY line_no" | sed -n 's/^launch skew: the segments began within \([0-9.]*\) ms.*/\1/p')
+    echo "$rps ${skew:-0.00} ${req%.*} $served"
+}
+
+# One round of N segments; prints "rps skew_ms requests served".
+round() {
+    local n=$1 dir="$WORK/n$1-$2"
+    mkdir -p "$dir"
+    write_plan "$n" "$dir" segments
     start_server
     local t0 pids=() i
     t0=$(python3 -c 'import time; print(f"{time.time() + 2:.3f}")')
@@ -136,16 +209,23 @@ EOF
 
 echo "# $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs, perflab $("$PERFLAB" --version | cut -d' ' -f2)"
 echo "# target: perflab serve --delay 20ms; each segment $CONNS connections, $REQUESTS requests, pinned to one core"
-printf "%-3s %-5s %12s %12s %10s %9s %9s %s\n" N round "merged r/s" "N x one r/s" ratio "skew ms" requests "served"
+printf "%-9s %-3s %-5s %12s %12s %10s %9s %9s %s\n" way N round "merged r/s" "N x one r/s" ratio "skew ms" requests "served"
+case " $MODES " in *" from "*) start_sshds ;; esac
 declare -A ONE
 for rep in $(seq "$REPS"); do
-    for n in 1 2 3; do
-        read -r rps skew req served < <(round "$n" "$rep")
-        [ "$n" = 1 ] && ONE[$rep]=$rps
-        ratio=$(python3 -c "print(f'{$rps / ($n * ${ONE[$rep]}):.3f}')")
-        exact=$([ "$req" = "$((REQUESTS * n))" ] && [ "$req" = "$served" ] && echo exact || echo "NOT EXACT")
-        printf "%-3s %-5s %12.1f %12.1f %10s %9s %9s %s (%s)\n" "$n" "$rep" "$rps" \
-            "$(python3 -c "print($n * ${ONE[$rep]})")" "$ratio" "$skew" "$req" "$served" "$exact"
+    for mode in $MODES; do
+        for n in 1 2 3; do
+            if [ "$mode" = from ]; then
+                read -r rps skew req served < <(round_from "$n" "$rep")
+            else
+                read -r rps skew req served < <(round "$n" "$rep")
+            fi
+            [ "$n" = 1 ] && ONE[$mode$rep]=$rps
+            ratio=$(python3 -c "print(f'{$rps / ($n * ${ONE[$mode$rep]}):.3f}')")
+            exact=$([ "$req" = "$((REQUESTS * n))" ] && [ "$req" = "$served" ] && echo exact || echo "NOT EXACT")
+            printf "%-9s %-3s %-5s %12.1f %12.1f %10s %9s %9s %s (%s)\n" "$mode" "$n" "$rep" "$rps" \
+                "$(python3 -c "print($n * ${ONE[$mode$rep]})")" "$ratio" "$skew" "$req" "$served" "$exact"
+        done
     done
 done
-echo "# goals: ratio >= 0.95, skew < 10 ms, counts exact"
+echo "# goals: ratio >= 0.95, skew < 10 ms (between namespaces of one machine, both ways), counts exact"
