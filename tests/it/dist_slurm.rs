@@ -220,6 +220,7 @@ fn slurm_runs_one_segment_per_node_and_the_merge_counts_what_the_server_served()
     let out = submit(&cluster, &plan, &shared);
     let served = lab.stop_and_count();
     let merged = shared.join("merged");
+    assert!(out.contains(&format!("the merged run: {}", merged.display())), "{out}");
     let dirs: Vec<_> = (0..2).map(|i| common::only_run_dir(&shared.join(format!("segment-{i}")))).collect();
     // Each segment ran on its own node; the server counts node nK's requests under load
     // namespace K-1's address.
