@@ -154,7 +154,9 @@ fn start_cluster() -> Cluster {
     std::fs::write(&key_path, key).expect("munge key");
     std::fs::set_permissions(&key_path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     let hostname = std::fs::read_to_string("/proc/sys/kernel/hostname").expect("hostname");
-    std::fs::write(d.join("slurm.conf"), slurm_conf(&d, hostname.trim())).expect("slurm.conf");
+    // slurmctld compares SlurmctldHost with its host name up to the first dot.
+    let short = hostname.trim().split('.').next().unwrap_or_default();
+    std::fs::write(d.join("slurm.conf"), slurm_conf(&d, short)).expect("slurm.conf");
     let mut cluster = Cluster { dir, daemons: Vec::new() };
     let m = d.join("munge");
     let path = |tool: &str| find(tool).expect("found before").display().to_string();
