@@ -48,7 +48,8 @@ impl Cluster {
     /// configuration.
     fn command(&self, program: &str) -> Command {
         let mut c = in_ns(TARGET_NS);
-        c.arg(program).env("SLURM_CONF", self.conf());
+        c.arg(program);
+        this_cluster(&mut c, &self.conf());
         c
     }
 
@@ -56,8 +57,8 @@ impl Cluster {
     fn spawn(&mut self, name: &str, mut c: Command) {
         let out = std::fs::File::create(self.dir.path().join(format!("{name}.out"))).expect("daemon output");
         let err = out.try_clone().expect("daemon output");
+        this_cluster(&mut c, &self.conf());
         let child = c
-            .env("SLURM_CONF", self.conf())
             .stdin(Stdio::null())
             .stdout(out)
             .stderr(err)
@@ -115,6 +116,18 @@ impl Drop for Cluster {
     }
 }
 
+/// `c` pointed at this cluster's configuration, without the Slurm variables of the test's own
+/// environment (when the tests run inside a Slurm job, or a user set `SBATCH_PARTITION`).
+fn this_cluster(c: &mut Command, conf: &Path) {
+    for (k, _) in std::env::vars_os() {
+        let k = k.to_string_lossy();
+        if ["SLURM_", "SBATCH_", "SRUN_", "SALLOC_"].iter().any(|p| k.starts_with(p)) {
+            c.env_remove(k.as_ref());
+        }
+    }
+    c.env("SLURM_CONF", conf);
+}
+
 /// `slurm.conf` for two nodes, `n1` and `n2` in the load namespaces, and the controller at
 /// `TARGET` on this machine's host name; everything it writes in `dir`.
 fn slurm_conf(dir: &Path, hostname: &str) -> String {
@@ -127,9 +140,10 @@ fn slurm_conf(dir: &Path, hostname: &str) -> String {
          TaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\nSelectType=select/cons_tres\n\
          SchedulerType=sched/builtin\nMpiDefault=none\nReturnToService=2\nKillWait=2\n"
     );
-    // `sbatch --wait` looks at the job 2 s after submitting it, then 8 s later: the finished job
-    // must still be known then.
-    c.push_str("MinJobAge=60\n");
+    // `sbatch --wait` looks at the job 2 s after submitting it, then 8 s and 32 s later, unless
+    // MinJobAge is short: 0 (finished jobs are never forgotten, a cluster of one test) makes it
+    // look every 2 s.
+    c.push_str("MinJobAge=0\n");
     for k in 1..=LOAD_NS.len() {
         let _ = writeln!(c, "NodeName=n{k} NodeAddr={} CPUs=1 RealMemory=100", dist_lab::source(k - 1));
     }
@@ -253,7 +267,7 @@ fn submit(cluster: &Cluster, plan: &Path, shared: &Path) -> String {
     let file = std::fs::File::create(&log).expect("submit output");
     let mut child = cluster
         .command(BIN)
-        .args(["dist", "slurm", "--nodes", "2", "--start-in", "2s", "--start-tolerance", "5s"])
+        .args(["dist", "slurm", "--nodes", "2", "--start-in", "3s", "--start-tolerance", "5s"])
         .args(["--perflab", BIN, "--sbatch=--time=1", "--submit", "--dir"])
         .arg(shared)
         .arg(plan)
