@@ -113,13 +113,7 @@ fn run_slurm(a: SlurmArgs) -> anyhow::Result<i32> {
         println!("the merged run will be {}", dir.join("merged").display());
         return Ok(0);
     }
-    let status = std::process::Command::new("sbatch")
-        .arg("--wait")
-        .arg(&script)
-        .status()
-        .map_err(|e| crate::error::usage(format!("cannot run sbatch ({e}): is Slurm installed here?")))?;
-    println!("the merged run: {}", dir.join("merged").display());
-    Ok(status.code().unwrap_or(1))
+    slurm::submit(&script, &dir)
 }
 
 fn run_k8s(a: K8sArgs) -> anyhow::Result<i32> {

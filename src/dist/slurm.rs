@@ -72,15 +72,61 @@ pub fn script(plan: &Checked, s: &Settings) -> String {
     out
 }
 
-/// Write the plan's copy and the script into the shared directory; the script's path.
+/// Write the plan's copy and the script into the shared directory; the script's path. A directory
+/// that holds an earlier job's runs (`segment-I/`, `merged/`) is refused (exit code 2): the merge
+/// of a second job there would find every segment twice.
 pub fn write(plan: &Checked, s: &Settings) -> anyhow::Result<std::path::PathBuf> {
     use anyhow::Context;
+    if let Some(used) = earlier_runs(s.dir) {
+        return Err(crate::error::usage(format!(
+            "--dir {}: it holds an earlier job's runs ({used}): give a new directory, or move them away",
+            s.dir.display()
+        )));
+    }
     std::fs::create_dir_all(s.dir).with_context(|| format!("cannot create {}", s.dir.display()))?;
     let copy = s.dir.join("plan.toml");
     crate::util::fs::write_atomic(&copy, &plan.source).with_context(|| format!("cannot write {}", copy.display()))?;
     let path = s.dir.join("perflab.sbatch");
     crate::util::fs::write_atomic(&path, script(plan, s)).with_context(|| format!("cannot write {}", path.display()))?;
     Ok(path)
+}
+
+/// The first of `dir`'s entries a job of the script writes (`segment-I`, `merged`), if any.
+fn earlier_runs(dir: &Path) -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n == "merged" || n.starts_with("segment-"))
+        .collect();
+    names.sort();
+    names.into_iter().next().map(|n| format!("{n}/"))
+}
+
+/// `sbatch --wait SCRIPT`: the job's exit code; where the merged run is, or where Slurm's output
+/// says why there is none.
+pub fn submit(script: &Path, dir: &Path) -> anyhow::Result<i32> {
+    let status = std::process::Command::new("sbatch")
+        .arg("--wait")
+        .arg(script)
+        .status()
+        .map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => "it is not on the PATH".to_string(),
+                kind => kind.to_string(),
+            };
+            crate::error::usage(format!("cannot run sbatch ({why}): is Slurm's client installed here?"))
+        })?;
+    let code = status.code().unwrap_or(1);
+    if code == 0 {
+        println!("the merged run: {}", dir.join("merged").display());
+    } else {
+        eprintln!(
+            "perflab: the Slurm job ended with exit code {code}, no merged run: Slurm's output is in {}",
+            dir.join("slurm-JOBID.out").display()
+        );
+    }
+    Ok(code)
 }
 
 #[cfg(test)]

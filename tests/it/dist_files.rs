@@ -228,4 +228,13 @@ fn the_sbatch_script_runs_the_segments_and_merges_them() {
         .collect();
     assert_eq!(segments, [6.0, 5.0], "{said}");
     assert_eq!(requests(&shared.join("merged")), 11.0, "{said}");
+    // A second job in the same directory would find every segment twice: refused before writing.
+    let again = Command::new(BIN)
+        .args(["dist", "slurm"])
+        .arg(&plan)
+        .args(["--nodes", "2", "--dir"])
+        .arg(&shared)
+        .output()
+        .unwrap();
+    crate::common::one_line_exit_2(&again, "holds an earlier job's runs (merged/)");
 }
