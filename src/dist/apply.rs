@@ -416,3 +416,23 @@ pub fn unpack(log: &str, dir: &Path) -> Result<(), String> {
         )
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_log_cut_short_or_without_a_run_is_named_and_the_last_words_are_found() {
+        let dir = std::env::temp_dir().join(format!("perflab-unpack-{}", std::process::id()));
+        let cut = format!("started\n{}\nH4sIAAAA\n", super::BEGIN);
+        assert!(super::unpack(&cut, &dir).unwrap_err().contains("containerLogMaxSize"));
+        assert!(super::unpack("perflab: error: x\n", &dir).unwrap_err().contains("no start marker"));
+        let junk = format!("{}\n!!!\n{}\n", super::BEGIN, super::END);
+        assert!(super::unpack(&junk, &dir).unwrap_err().contains("not base64"));
+        assert!(!dir.exists(), "nothing is unpacked from a bad log");
+        let log = format!(
+            "perflab: error: segment 1/2 began 2.1 s after T0\n\n{}\nAAAA\n{}\n",
+            super::BEGIN,
+            super::END
+        );
+        assert_eq!(super::last_words(&log).as_deref(), Some("error: segment 1/2 began 2.1 s after T0"));
+    }
+}

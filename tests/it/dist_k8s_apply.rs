@@ -3,7 +3,8 @@
 //! written, the common start is published in the ConfigMap, and each "pod" is the Job's own shell
 //! command run here (its paths moved into a scratch directory) against a loopback `perflab serve`,
 //! its output served as the pod's log; the merged run's requests are the segments' sum. A 403, an
-//! exec credential plugin and an unreachable server are one line each.
+//! exec credential plugin, an unreachable server and a pod that cannot pull its image are one line
+//! each; Ctrl-C while the pods are Pending deletes the Job and exits 130.
 
 use perflab::store::Store;
 use rustls::pki_types::pem::PemObject;
@@ -43,8 +44,19 @@ struct State {
     /// Each segment's log and exit code once its "pod" ended.
     ended: Vec<Option<(String, i32)>>,
     started: bool,
-    /// Answer 403 to the Job's apply.
-    forbid_jobs: bool,
+    mode: Mode,
+}
+
+/// How the fake cluster behaves.
+#[derive(Clone, Copy, Default, PartialEq)]
+enum Mode {
+    /// Pods run at once; each runs its segment once the common start is published.
+    #[default]
+    Runs,
+    /// A 403 to the Job's apply.
+    ForbidJobs,
+    /// The pods stay Pending, their container waiting for this reason ("" for none).
+    Pending(&'static str),
 }
 
 struct Fake {
@@ -63,7 +75,7 @@ impl Drop for Fake {
     }
 }
 
-fn fake(certs: &Certs, scratch: &Path, forbid_jobs: bool) -> Fake {
+fn fake(certs: &Certs, scratch: &Path, mode: Mode) -> Fake {
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(certs.path("server.crt"))
         .unwrap()
         .collect::<Result<_, _>>()
@@ -82,7 +94,7 @@ fn fake(certs: &Certs, scratch: &Path, forbid_jobs: bool) -> Fake {
     let port = listener.local_addr().unwrap().port();
     let state = Arc::new(Mutex::new(State {
         ended: vec![None; AGENTS],
-        forbid_jobs,
+        mode,
         ..State::default()
     }));
     let stop = Arc::new(AtomicBool::new(false));
@@ -182,7 +194,7 @@ fn answer(state: &Arc<Mutex<State>>, req: &Req, scratch: &Path) -> (u16, Vec<u8>
         }
         ("PATCH", p) if p == format!("/api/v1{ns}persistentvolumeclaims/{NAME}-results") => (201, req.body.clone()),
         ("PATCH", p) if p == format!("/apis/batch/v1{ns}jobs/{NAME}") => {
-            if st.forbid_jobs {
+            if st.mode == Mode::ForbidJobs {
                 return status(403, "Forbidden");
             }
             st.job = Some(serde_json::from_slice(&req.body).unwrap());
@@ -208,10 +220,11 @@ fn answer(state: &Arc<Mutex<State>>, req: &Req, scratch: &Path) -> (u16, Vec<u8>
             assert_eq!(req.path, format!("/api/v1{ns}pods?labelSelector=perflab%2Frun%3D{NAME}"));
             let items: Vec<Value> = (0..AGENTS)
                 .map(|i| {
-                    let (phase, state) = match &st.ended[i] {
-                        None => ("Running", json!({"running": {}})),
-                        Some((_, 0)) => ("Succeeded", json!({"terminated": {"exitCode": 0}})),
-                        Some((_, rc)) => ("Failed", json!({"terminated": {"exitCode": rc}})),
+                    let (phase, state) = match (&st.ended[i], st.mode) {
+                        (_, Mode::Pending(why)) => ("Pending", json!({"waiting": {"reason": why, "message": "fake: no such image"}})),
+                        (None, _) => ("Running", json!({"running": {}})),
+                        (Some((_, 0)), _) => ("Succeeded", json!({"terminated": {"exitCode": 0}})),
+                        (Some((_, rc)), _) => ("Failed", json!({"terminated": {"exitCode": rc}})),
                     };
                     json!({"metadata": {"name": format!("{NAME}-{i}-x7k2p"),
                                         "annotations": {"batch.kubernetes.io/job-completion-index": i.to_string()}},
@@ -299,15 +312,18 @@ fn kubeconfig(dir: &Path, port: u16, certs: &Certs, user: &str, insecure: bool) 
 }
 
 fn apply(kubeconfig: &Path, plan: &Path, out: &Path) -> std::process::Output {
-    Command::new(BIN)
-        .args(["dist", "k8s"])
+    apply_cmd(kubeconfig, plan, out).output().expect("run perflab dist k8s --apply")
+}
+
+fn apply_cmd(kubeconfig: &Path, plan: &Path, out: &Path) -> Command {
+    let mut c = Command::new(BIN);
+    c.args(["dist", "k8s"])
         .arg(plan)
         .args(["--agents", "2", "--image", "registry.example/perflab:1", "--apply"])
         .args(["--start-in", "1s", "--wait", "20s", "--start-tolerance", "30s", "--out"])
         .arg(out)
-        .env("KUBECONFIG", kubeconfig)
-        .output()
-        .expect("run perflab dist k8s --apply")
+        .env("KUBECONFIG", kubeconfig);
+    c
 }
 
 #[test]
@@ -317,7 +333,7 @@ fn apply_runs_the_segments_publishes_the_start_collects_the_logs_and_merges() {
     let port = free_port();
     let _served = crate::dist_segment::serve(port);
     let plan = write_plan(tmp.path(), &crate::dist_segment::http_plan(port, "connections = 3\nrequests = 11"));
-    let server = fake(&certs, tmp.path(), false);
+    let server = fake(&certs, tmp.path(), Mode::Runs);
     let kc = kubeconfig(tmp.path(), server.port, &certs, &format!("    token: {TOKEN}"), false);
     let out = tmp.path().join("k8s");
     let o = apply(&kc, &plan, &out);
@@ -368,7 +384,7 @@ fn a_refused_job_an_exec_plugin_and_no_server_are_one_line_each() {
     let Some(certs) = Certs::make() else { return };
     let tmp = tempfile::tempdir().unwrap();
     let plan = write_plan(tmp.path(), &crate::dist_segment::http_plan(9, "requests = 2"));
-    let server = fake(&certs, tmp.path(), true);
+    let server = fake(&certs, tmp.path(), Mode::ForbidJobs);
     let one_line = |o: &std::process::Output, code: i32, words: &[&str]| {
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(code), "{err}");
@@ -391,4 +407,47 @@ fn a_refused_job_an_exec_plugin_and_no_server_are_one_line_each() {
     let kc = kubeconfig(tmp.path(), free_port(), &certs, &format!("    token: {TOKEN}"), false);
     let o = apply(&kc, &plan, &tmp.path().join("c"));
     one_line(&o, 1, &["cannot reach the Kubernetes API server https://localhost:"]);
+}
+
+#[test]
+fn a_pod_that_cannot_start_is_named_and_ctrl_c_deletes_the_job() {
+    let Some(certs) = Certs::make() else { return };
+    let tmp = tempfile::tempdir().unwrap();
+    let plan = write_plan(tmp.path(), &crate::dist_segment::http_plan(9, "requests = 2"));
+    let token = format!("    token: {TOKEN}");
+    let deleted = |s: &Fake| s.state.lock().unwrap().requests.iter().any(|r| r.method == "DELETE");
+
+    let server = fake(&certs, tmp.path(), Mode::Pending("ImagePullBackOff"));
+    let kc = kubeconfig(tmp.path(), server.port, &certs, &token, false);
+    let o = apply(&kc, &plan, &tmp.path().join("a"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("pod perflab-split-0-x7k2p is Pending (ImagePullBackOff: fake: no such image)"),
+        "{err}"
+    );
+    assert!(deleted(&server), "the Job of pods that cannot start is deleted");
+    drop(server);
+
+    let server = fake(&certs, tmp.path(), Mode::Pending(""));
+    let kc = kubeconfig(tmp.path(), server.port, &certs, &token, false);
+    let child = apply_cmd(&kc, &plan, &tmp.path().join("b"))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Bounded: the pods are listed within seconds of the start.
+    for _ in 0..400 {
+        if server.state.lock().unwrap().requests.iter().any(|r| r.path.contains("/pods?")) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), nix::sys::signal::Signal::SIGINT).unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("interrupted: deleted job perflab-split in namespace load"), "{err}");
+    assert!(deleted(&server));
 }
