@@ -63,7 +63,8 @@ pub struct K8sArgs {
     /// once every pod runs
     #[arg(long, value_name = "T0")]
     pub start_at: Option<String>,
-    /// How long a pod waits for the common start before it gives up (exit code 4)
+    /// How long a pod waits for the common start before it gives up (exit code 4); with --apply
+    /// also how long the pods may take to all run
     #[arg(long, default_value = "10m", value_parser = crate::util::duration::parse)]
     pub wait: std::time::Duration,
     /// A segment that begins later than this after the common start runs nothing
@@ -75,9 +76,22 @@ pub struct K8sArgs {
     /// The size of the claim written when --claim is not given
     #[arg(long, default_value = "1Gi")]
     pub storage: String,
-    /// Where to write the objects, one JSON file each (default: ./perflab-k8s-PLAN_NAME)
+    /// Where to write the objects, one JSON file each (default: ./perflab-k8s-PLAN_NAME); with
+    /// --apply also the segments' run directories (segment-I) and the merged run (merged)
     #[arg(long, short = 'o')]
     pub out: Option<PathBuf>,
+    /// Apply the objects with your kubeconfig ($KUBECONFIG or ~/.kube/config), wait (up to --wait)
+    /// for the pods to run, publish the common start, follow the Job, read each segment's run from
+    /// its pod's log and merge them into OUT/merged
+    #[arg(long)]
+    pub apply: bool,
+    /// The kubeconfig context to use with --apply (default: its current context)
+    #[arg(long, requires = "apply")]
+    pub context: Option<String>,
+    /// With --apply: how long after every pod runs the common start is (the kubelet takes up to
+    /// about a minute to show a ConfigMap's change to the pods)
+    #[arg(long, default_value = "90s", value_parser = crate::util::duration::parse, requires = "apply")]
+    pub start_in: std::time::Duration,
 }
 
 pub fn run(a: DistArgs) -> anyhow::Result<i32> {
@@ -123,7 +137,18 @@ fn run_k8s(a: K8sArgs) -> anyhow::Result<i32> {
     if a.image.trim().is_empty() {
         return Err(crate::error::usage("--image is empty: give the container image with perflab"));
     }
+    if a.apply && a.start_at.is_some() {
+        return Err(crate::error::usage(
+            "--start-at and --apply do not go together: --apply publishes the common start once every pod runs (--start-in)",
+        ));
+    }
     let plan = super::check(&a.plan, a.agents)?;
+    // The kubeconfig is read before anything is written or sent.
+    let target = if a.apply {
+        Some(super::kubeconfig::load(a.context.as_deref())?)
+    } else {
+        None
+    };
     let settings = k8s::Settings {
         agents: a.agents,
         image: &a.image,
@@ -143,6 +168,18 @@ fn run_k8s(a: K8sArgs) -> anyhow::Result<i32> {
         println!("wrote {}", p.display());
     }
     let name = format!("perflab-{}", super::dns_label(&plan.name, 40));
+    if let Some(target) = target {
+        let options = super::apply::Options {
+            name: &name,
+            agents: a.agents,
+            namespace: a.namespace.as_deref(),
+            wait: a.wait,
+            start_in: a.start_in,
+            out: &dir,
+            format: "md,html,json,csv",
+        };
+        return super::apply::run(&k8s::objects(&plan, &settings), target, &options);
+    }
     let d = dir.display();
     let claim = if a.claim.is_none() {
         format!(" -f {d}/01-results-claim.json")

@@ -8,7 +8,8 @@
 //! - an Indexed Job: N completions, all at once, pods spread over nodes, no retry of a segment
 //!   (`backoffLimitPerIndex: 0`: a retried segment would start late and count twice); each pod
 //!   waits for `start-at` to appear in the ConfigMap (bounded), then runs its segment
-//!   (`--segment auto` reads `JOB_COMPLETION_INDEX` of `PERFLAB_SEGMENTS`);
+//!   (`--segment auto` reads `JOB_COMPLETION_INDEX` of `PERFLAB_SEGMENTS`) and prints the run
+//!   directory it made to its log, where `--apply` collects it (`apply.rs`);
 //! - the merge Job, applied after the load Job completed: `perflab merge` over the claim.
 
 use super::Checked;
@@ -253,15 +254,23 @@ fn volumes(name: &str, claim: &str) -> (Vec<Volume>, Vec<VolumeMount>) {
     (vols, mounts)
 }
 
-/// The pod's shell: wait (bounded) for the common start in the ConfigMap, then run the segment.
+/// The pod's shell: wait (bounded) for the common start in the ConfigMap, run the segment, then
+/// print the run directory it made to the log (a gzip'd tar in base64 between two markers), where
+/// `--apply` reads it.
 fn segment_command(s: &Settings) -> Vec<String> {
     let script = format!(
         "i=0; while [ ! -s /perflab/start-at ] && [ \"$i\" -lt {wait} ]; do sleep 1; i=$((i+1)); done; \
          if [ ! -s /perflab/start-at ]; then echo \"perflab: no start-at in the ConfigMap after {wait}s\" >&2; exit 4; fi; \
-         exec perflab run /perflab/plan.toml --segment auto --start-at \"$(cat /perflab/start-at)\" \
-         --start-tolerance {tol}ms --quiet --runs-dir \"/results/segment-$JOB_COMPLETION_INDEX\"",
+         d=\"/results/segment-$JOB_COMPLETION_INDEX\"; \
+         perflab run /perflab/plan.toml --segment auto --start-at \"$(cat /perflab/start-at)\" \
+         --start-tolerance {tol}ms --quiet --runs-dir \"$d\"; rc=$?; \
+         run=$(ls -td \"$d\"/*/ 2>/dev/null | head -n 1); \
+         if [ \"$rc\" -le 1 ] && [ -n \"$run\" ]; then echo '{begin}'; tar -czf - -C \"$run\" . | base64; echo '{end}'; fi; \
+         exit $rc",
         wait = s.wait.as_secs().max(1),
-        tol = s.tolerance.as_millis().max(1)
+        tol = s.tolerance.as_millis().max(1),
+        begin = super::apply::BEGIN,
+        end = super::apply::END,
     );
     vec!["sh".into(), "-c".into(), script]
 }

@@ -13,13 +13,19 @@
 //!   merge), submitted with `sbatch --wait` by `--submit`; [`k8s`], an Indexed Job (one pod per
 //!   segment, spread over nodes, no retry of a segment), the ConfigMap holding the plan and the
 //!   common start, the claim the segments write to and the Job that merges them, built from typed
-//!   objects and written as JSON (`kubectl apply -f DIR`). The plan is checked where the files are
+//!   objects and written as JSON (`kubectl apply -f DIR`); `--apply` (`apply.rs`) applies them itself
+//!   with the user's kubeconfig (`kubeconfig.rs`) through a small blocking API client
+//!   (`kube_api.rs`), publishes the common start, follows the Job, reads each segment's run
+//!   directory from its pod's log and merges them. The plan is checked where the files are
 //!   written: it must parse, and every trial's workload must be one that can be cut into segments
 //!   (an exec workload cannot).
 
+mod apply;
 pub mod cli;
 pub mod engines;
 pub mod k8s;
+mod kube_api;
+mod kubeconfig;
 mod saturation;
 mod segments;
 pub mod slurm;

@@ -299,6 +299,11 @@ fn dist() {
             "--start-at noon: not a time",
         ),
         (&["dist", "k8s", plan, "--agents", "5", "--image", "x"], "segment"),
+        (
+            &["dist", "k8s", plan, "--agents", "2", "--image", "x", "--apply", "--start-at", "1"],
+            "--start-at and --apply do not go together",
+        ),
+        (&["dist", "k8s", plan, "--agents", "2", "--image", "x", "--context", "c"], "--apply"),
     ]);
 }
 

@@ -13,7 +13,7 @@ use common::{free_port, only_run_dir, write_plan};
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
-fn http_plan(port: u16, workload: &str) -> String {
+pub fn http_plan(port: u16, workload: &str) -> String {
     format!(
         "name = \"split\"\n\n[workload]\ntype = \"http\"\nurl = \"http://127.0.0.1:{port}/\"\n{workload}\n\n\
          [phases]\nbaseline = \"200ms\"\nwarmup = \"0s\"\nload = \"3s\"\nrecovery = \"200ms\"\ninterval = \"100ms\"\n"
@@ -25,7 +25,7 @@ fn now_unix() -> f64 {
 }
 
 /// Stops the `perflab serve` a test started, by its PID, on every exit path.
-struct Served(std::process::Child);
+pub struct Served(std::process::Child);
 
 impl Drop for Served {
     fn drop(&mut self) {
@@ -34,7 +34,7 @@ impl Drop for Served {
     }
 }
 
-fn serve(port: u16) -> Served {
+pub fn serve(port: u16) -> Served {
     let child = Command::new(BIN)
         .args(["serve", "--port", &port.to_string()])
         .stdout(Stdio::null())
