@@ -2,12 +2,18 @@
 //! ran, one row per event in the order published, so that a live view started late, or from another
 //! terminal, reads the run from its start (docs/live.md has the events' bodies).
 //!
+//! Once a trial is stored, the feed's writer packs its `second` rows into one row of kind
+//! [`PACKED_SECONDS`] ([`EventLog::pack_seconds`]): their columns as the store packs a sample series
+//! (`pack::encode_f64`), in base64. [`read_after`] gives such a row back as the rows it replaced,
+//! bit for bit, so a view reads both forms alike.
+//!
 //! The log is written by its own connection ([`EventLog`], on the feed's writer thread) while the
 //! runner's connection writes the trials: SQLite's write-ahead log lets readers go on, and each side
 //! waits its turn for the short write it makes (a batch of events, one trial).
 
 use super::Store;
-use rusqlite::{params, Connection, OptionalExtension};
+use base64::Engine as _;
+use rusqlite::{params, Connection, OptionalExtension, Row};
 use std::path::Path;
 
 pub(super) const DDL: &str = r#"
@@ -15,8 +21,8 @@ CREATE TABLE IF NOT EXISTS event (
     seq INTEGER PRIMARY KEY,         -- order of publication, from 1
     unix_s REAL NOT NULL,            -- when it was published
     trial_id INTEGER,                -- the trial it is about (NULL: the run's)
-    kind TEXT NOT NULL,              -- run_start | trial_start | phase | second | trial_end | ci | skipped | run_end
-    body TEXT NOT NULL               -- the event as JSON (docs/live.md)
+    kind TEXT NOT NULL,              -- run_start | trial_start | phase | second | seconds | trial_end | ci | skipped | run_end
+    body TEXT NOT NULL               -- the event as JSON (docs/live.md); `seconds`: a stored trial's seconds, packed
 );
 "#;
 
@@ -61,7 +67,150 @@ impl EventLog {
     }
 }
 
-/// The events after `after` (a `seq`; 0 for all), at most `limit`, in order, read from `conn`.
+/// The kind of the row that holds a stored trial's `second` rows, packed.
+pub const PACKED_SECONDS: &str = "seconds";
+
+/// The cells of a `second`'s body at most (`live::Event::stored_body`).
+const CELLS: usize = 11;
+
+/// The packed columns: `seq`, `unix_s`, the count of cells, then each cell (NaN: null).
+const COLS: usize = 3 + CELLS;
+
+/// The packed body's format byte.
+const FORMAT: u8 = 1;
+
+fn b64() -> base64::engine::GeneralPurpose {
+    base64::engine::general_purpose::STANDARD_NO_PAD
+}
+
+/// A number as a `second`'s body writes it: the fewest characters JSON reads back to it (`5` for 5.0).
+pub fn number_text(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{}", x as i64)
+    } else {
+        format!("{x}")
+    }
+}
+
+/// A `second`'s body from its cells (`[5,400,0,0.12,null]`).
+pub fn cells_text(cells: &[Option<f64>]) -> String {
+    let cells: Vec<String> = cells.iter().map(|v| v.map_or("null".into(), number_text)).collect();
+    format!("[{}]", cells.join(","))
+}
+
+/// A `second`'s body as cells, if writing them again gives the same text (else it is not packed).
+fn cells_of(body: &str) -> Option<Vec<Option<f64>>> {
+    let a: Vec<Option<f64>> = serde_json::from_str(body).ok()?;
+    (a.len() <= CELLS && a.iter().flatten().all(|v| v.is_finite()) && cells_text(&a) == body).then_some(a)
+}
+
+/// Rows (`seq`, `unix_s`, body) of `second`s as one packed body; none if one of them would not
+/// come back as it is.
+fn pack(rows: &[(i64, f64, String)]) -> Option<String> {
+    let n = rows.len();
+    let mut cols = vec![f64::NAN; n * COLS];
+    for (i, (seq, unix_s, body)) in rows.iter().enumerate() {
+        let cells = cells_of(body)?;
+        cols[i] = *seq as f64;
+        cols[n + i] = *unix_s;
+        cols[2 * n + i] = cells.len() as f64;
+        for (j, v) in cells.iter().enumerate() {
+            cols[(3 + j) * n + i] = v.unwrap_or(f64::NAN);
+        }
+    }
+    let mut blob = vec![FORMAT];
+    blob.extend(u32::try_from(n).ok()?.to_le_bytes());
+    blob.extend(super::pack::encode_f64(&cols));
+    Some(b64().encode(blob))
+}
+
+/// A packed row (of `trial`) back as the `second` rows it holds, in order.
+fn unpack(trial: Option<i64>, body: &str) -> anyhow::Result<Vec<EventRow>> {
+    let damaged = || anyhow::anyhow!("a packed row of seconds in the event log is damaged");
+    let blob = b64().decode(body).map_err(|_| damaged())?;
+    let (Some(&FORMAT), Some(n)) = (blob.first(), blob.get(1..5)) else {
+        return Err(damaged());
+    };
+    let n = u32::from_le_bytes(n.try_into().map_err(|_| damaged())?) as usize;
+    let cols = super::pack::decode_f64(&blob[5..], n.checked_mul(COLS).ok_or_else(damaged)?)?;
+    (0..n)
+        .map(|i| {
+            let k = cols[2 * n + i];
+            if !(0.0..=CELLS as f64).contains(&k) || cols[i].fract() != 0.0 {
+                return Err(damaged());
+            }
+            let cells: Vec<Option<f64>> = (0..k as usize)
+                .map(|j| Some(cols[(3 + j) * n + i]).filter(|v| !v.is_nan()))
+                .collect();
+            Ok(EventRow {
+                seq: cols[i] as i64,
+                unix_s: cols[n + i],
+                trial,
+                kind: "second".into(),
+                body: cells_text(&cells),
+            })
+        })
+        .collect()
+}
+
+fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
+    Ok(EventRow {
+        seq: r.get(0)?,
+        unix_s: r.get(1)?,
+        trial: r.get(2)?,
+        kind: r.get(3)?,
+        body: r.get(4)?,
+    })
+}
+
+impl EventLog {
+    /// Once trial `trial` is stored: its `second` rows become one row of kind [`PACKED_SECONDS`]
+    /// (at the first one's `seq`), and of its `probes` rows only the last stays, in one
+    /// transaction. Returns how many seconds it packed (none when there were fewer than two, or
+    /// one of them would not come back as it is).
+    pub fn pack_seconds(&mut self, trial: usize) -> anyhow::Result<usize> {
+        let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+        // Its probes' figures: the last (equal to its stored probe rows) stays.
+        tx.execute(
+            "DELETE FROM event WHERE trial_id = ?1 AND kind = 'probes'
+             AND seq < (SELECT MAX(seq) FROM event WHERE trial_id = ?1 AND kind = 'probes')",
+            [trial as i64],
+        )?;
+        let rows: Vec<(i64, f64, String)> = tx
+            .prepare("SELECT seq, unix_s, body FROM event WHERE trial_id = ?1 AND kind = 'second' ORDER BY seq")?
+            .query_map([trial as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+            .collect::<rusqlite::Result<_>>()?;
+        // A row after the last second (its trial's end) keeps the next `seq` from being one of
+        // the rows taken out.
+        let last: i64 = tx.query_row("SELECT COALESCE(MAX(seq), 0) FROM event", [], |r| r.get(0))?;
+        let (Some(first), Some(end)) = (rows.first(), rows.last()) else {
+            tx.commit()?;
+            return Ok(0);
+        };
+        let packed = (rows.len() >= 2 && last > end.0).then(|| pack(&rows)).flatten();
+        let Some(body) = packed else {
+            tx.commit()?;
+            return Ok(0);
+        };
+        tx.execute("DELETE FROM event WHERE trial_id = ?1 AND kind = 'second'", [trial as i64])?;
+        tx.execute(
+            "INSERT INTO event (seq, unix_s, trial_id, kind, body) VALUES (?1, ?2, ?3, ?4, ?5)",
+            params![first.0, first.1, trial as i64, PACKED_SECONDS, body],
+        )?;
+        tx.commit()?;
+        Ok(rows.len())
+    }
+
+    /// Give the free pages (the packed rows' old place) back to the file system, in a store made
+    /// with `auto_vacuum = INCREMENTAL` (an older one keeps them for its next rows).
+    pub fn shrink(&mut self) -> anyhow::Result<()> {
+        self.conn.execute_batch("PRAGMA incremental_vacuum")?;
+        Ok(())
+    }
+}
+
+/// The events after `after` (a `seq`; 0 for all), at most `limit`, in order, read from `conn`: a
+/// packed row of seconds is given as the `second` rows it holds.
 pub fn read_after(conn: &Connection, after: i64, limit: usize) -> rusqlite::Result<Vec<EventRow>> {
     let has: Option<i64> = conn
         .query_row("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event'", [], |r| {
@@ -72,16 +221,38 @@ pub fn read_after(conn: &Connection, after: i64, limit: usize) -> rusqlite::Resu
         return Ok(Vec::new());
     }
     let mut st = conn.prepare_cached("SELECT seq, unix_s, trial_id, kind, body FROM event WHERE seq > ?1 ORDER BY seq LIMIT ?2")?;
-    let rows = st.query_map(params![after, limit as i64], |r| {
-        Ok(EventRow {
-            seq: r.get(0)?,
-            unix_s: r.get(1)?,
-            trial: r.get(2)?,
-            kind: r.get(3)?,
-            body: r.get(4)?,
-        })
-    })?;
-    rows.collect()
+    let rows: Vec<EventRow> = st
+        .query_map(params![after, limit as i64], event_row)?
+        .collect::<rusqlite::Result<_>>()?;
+    // The packed row that begins at or before `after` may hold seconds after it (packs never
+    // overlap: the last one that begins there is the only one).
+    let straddling = conn
+        .prepare_cached("SELECT seq, unix_s, trial_id, kind, body FROM event WHERE seq <= ?1 AND kind = ?2 ORDER BY seq DESC LIMIT 1")?
+        .query_row(params![after, PACKED_SECONDS], event_row)
+        .optional()?;
+    if straddling.is_none() && !rows.iter().any(|r| r.kind == PACKED_SECONDS) {
+        return Ok(rows);
+    }
+    let full = rows.len() >= limit;
+    let last = rows.last().map(|r| r.seq);
+    let mut out = Vec::with_capacity(rows.len());
+    for r in straddling.into_iter().chain(rows) {
+        if r.kind != PACKED_SECONDS {
+            out.push(r);
+            continue;
+        }
+        let inner =
+            unpack(r.trial, &r.body).map_err(|e| rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into()))?;
+        out.extend(inner.into_iter().filter(|i| i.seq > after));
+    }
+    out.sort_by_key(|r| r.seq);
+    // A batch cut at `limit` ends at its last row: the seconds of a pack beyond it come with the
+    // rows between, in the next batch.
+    if let (true, Some(last)) = (full, last) {
+        out.retain(|r| r.seq <= last);
+    }
+    out.truncate(limit);
+    Ok(out)
 }
 
 impl Store {
@@ -89,5 +260,79 @@ impl Store {
     /// version 6).
     pub fn events(&self, after: i64) -> anyhow::Result<Vec<EventRow>> {
         read_after(self.conn(), after, usize::MAX >> 1).map_err(|e| self.read_error("event", None, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(conn: &Connection, limit: usize) -> Vec<EventRow> {
+        let (mut out, mut after) = (Vec::new(), 0);
+        loop {
+            let rows = read_after(conn, after, limit).unwrap();
+            let Some(last) = rows.last() else { return out };
+            after = last.seq;
+            out.extend(rows);
+        }
+    }
+
+    #[test]
+    fn a_packed_trial_reads_back_as_its_seconds_from_anywhere() {
+        let tmp = tempfile::tempdir().unwrap();
+        drop(Store::create(tmp.path()).unwrap());
+        let mut log = EventLog::open(tmp.path()).unwrap();
+        let seconds = [
+            "[0,400,0,0.1235,12.35]",
+            "[1,401,2,0.1236,12.4,null,37.3,2048,12.5,80.1]",
+            "[2,0,0,null,null,null,37.3]",
+            "[3,17,0,0.0001234,1234567,9876543210,0,-0.5,100,0,0.25]",
+        ];
+        let mut rows: Vec<(f64, Option<usize>, &str, String)> = vec![(1.0, None, "run_start", "{}".into())];
+        rows.push((2.0, Some(1), "trial_start", "{}".into()));
+        for (i, b) in seconds.iter().enumerate() {
+            rows.push((3.0 + i as f64 * 1.000123, Some(1), "second", b.to_string()));
+            if i == 1 {
+                rows.push((4.5, Some(1), "phase", "{}".into()));
+            }
+            if i % 2 == 0 {
+                rows.push((4.6 + i as f64, Some(1), "probes", format!("{{\"n\":{i}}}")));
+            }
+        }
+        log.append(&rows).unwrap();
+        // Before its end is logged, its seconds stay as they are (of its probes' figures, the
+        // last stays, whenever it is called).
+        assert_eq!(log.pack_seconds(1).unwrap(), 0, "not before its end is logged");
+        log.append(&[(9.0, Some(1), "trial_end", "{}".into()), (9.5, None, "run_end", "{}".into())])
+            .unwrap();
+        let before = all(&log.conn, 1000);
+        assert_eq!(before.len(), 10);
+        assert!(!before.iter().any(|r| r.body == r#"{"n":0}"#), "the first probes' figures went");
+        assert_eq!(log.pack_seconds(1).unwrap(), 4);
+        let kinds: Vec<String> = log
+            .conn
+            .prepare("SELECT kind FROM event ORDER BY seq")
+            .unwrap()
+            .query_map([], |r| r.get(0))
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert_eq!(
+            kinds,
+            ["run_start", "trial_start", "seconds", "phase", "probes", "trial_end", "run_end"]
+        );
+        for limit in [1, 2, 3, 1000] {
+            assert_eq!(all(&log.conn, limit), before, "in batches of {limit}");
+        }
+        for after in 0..13 {
+            let want: Vec<&EventRow> = before.iter().filter(|r| r.seq > after).collect();
+            let got = read_after(&log.conn, after, 1000).unwrap();
+            assert_eq!(got.iter().collect::<Vec<_>>(), want, "after {after}");
+        }
+        assert_eq!(log.pack_seconds(1).unwrap(), 0, "packed once");
+        log.shrink().unwrap();
+        let free: i64 = log.conn.query_row("PRAGMA freelist_count", [], |r| r.get(0)).unwrap();
+        assert_eq!(free, 0);
+        assert!(unpack(Some(1), "AQ").is_err() && unpack(Some(1), "not base64!").is_err());
     }
 }
