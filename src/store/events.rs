@@ -3,8 +3,8 @@
 //! terminal, reads the run from its start (docs/live.md has the events' bodies).
 //!
 //! Once a trial is stored, the feed's writer packs its `second` rows into one row of kind
-//! [`PACKED_SECONDS`] ([`EventLog::pack_seconds`]): their columns as the store packs a sample series
-//! (`pack::encode_f64`), in base64. [`read_after`] gives such a row back as the rows it replaced,
+//! [`PACKED_SECONDS`] ([`EventLog::pack_seconds`]): their `seq`, time and body, a line each,
+//! DEFLATE-compressed, in base64. [`read_after`] gives such a row back as the rows it replaced,
 //! bit for bit, so a view reads both forms alike.
 //!
 //! The log is written by its own connection ([`EventLog`], on the feed's writer thread) while the
@@ -14,6 +14,7 @@
 use super::Store;
 use base64::Engine as _;
 use rusqlite::{params, Connection, OptionalExtension, Row};
+use std::io::{Read, Write};
 use std::path::Path;
 
 pub(super) const DDL: &str = r#"
@@ -70,14 +71,11 @@ impl EventLog {
 /// The kind of the row that holds a stored trial's `second` rows, packed.
 pub const PACKED_SECONDS: &str = "seconds";
 
-/// The cells of a `second`'s body at most (`live::Event::stored_body`).
-const CELLS: usize = 11;
+/// The packed body's format: its first line.
+const FORMAT: &str = "seconds/1";
 
-/// The packed columns: `seq`, `unix_s`, the count of cells, then each cell (NaN: null).
-const COLS: usize = 3 + CELLS;
-
-/// The packed body's format byte.
-const FORMAT: u8 = 1;
+/// The most bytes a packed body may inflate to (a damaged one is refused, not read without end).
+const MAX_UNPACKED: u64 = 64 << 20;
 
 fn b64() -> base64::engine::GeneralPurpose {
     base64::engine::general_purpose::STANDARD_NO_PAD
@@ -98,56 +96,51 @@ pub fn cells_text(cells: &[Option<f64>]) -> String {
     format!("[{}]", cells.join(","))
 }
 
-/// A `second`'s body as cells, if writing them again gives the same text (else it is not packed).
-fn cells_of(body: &str) -> Option<Vec<Option<f64>>> {
-    let a: Vec<Option<f64>> = serde_json::from_str(body).ok()?;
-    (a.len() <= CELLS && a.iter().flatten().all(|v| v.is_finite()) && cells_text(&a) == body).then_some(a)
-}
-
-/// Rows (`seq`, `unix_s`, body) of `second`s as one packed body; none if one of them would not
-/// come back as it is.
+/// Rows (`seq`, `unix_s`, body) of `second`s as one packed body: a line each, `seq` after the
+/// previous one's, `unix_s` (the shortest text that reads back to it) and the body as it is, the
+/// whole DEFLATE-compressed (the bodies' digits repeat), in base64.
 fn pack(rows: &[(i64, f64, String)]) -> Option<String> {
-    let n = rows.len();
-    let mut cols = vec![f64::NAN; n * COLS];
-    for (i, (seq, unix_s, body)) in rows.iter().enumerate() {
-        let cells = cells_of(body)?;
-        cols[i] = *seq as f64;
-        cols[n + i] = *unix_s;
-        cols[2 * n + i] = cells.len() as f64;
-        for (j, v) in cells.iter().enumerate() {
-            cols[(3 + j) * n + i] = v.unwrap_or(f64::NAN);
+    let mut text = format!("{FORMAT}\n");
+    let mut prev = rows.first()?.0;
+    for (seq, unix_s, body) in rows {
+        if body.contains('\n') || !unix_s.is_finite() {
+            return None;
         }
+        text.push_str(&format!("{} {unix_s} {body}\n", seq - prev));
+        prev = *seq;
     }
-    let mut blob = vec![FORMAT];
-    blob.extend(u32::try_from(n).ok()?.to_le_bytes());
-    blob.extend(super::pack::encode_f64(&cols));
-    Some(b64().encode(blob))
+    let mut enc = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+    enc.write_all(text.as_bytes()).ok()?;
+    Some(b64().encode(enc.finish().ok()?))
 }
 
-/// A packed row (of `trial`) back as the `second` rows it holds, in order.
-fn unpack(trial: Option<i64>, body: &str) -> anyhow::Result<Vec<EventRow>> {
+/// A packed row (`seq` the first second's, of `trial`) back as the `second` rows it holds, in order.
+fn unpack(seq: i64, trial: Option<i64>, body: &str) -> anyhow::Result<Vec<EventRow>> {
     let damaged = || anyhow::anyhow!("a packed row of seconds in the event log is damaged");
     let blob = b64().decode(body).map_err(|_| damaged())?;
-    let (Some(&FORMAT), Some(n)) = (blob.first(), blob.get(1..5)) else {
+    let mut text = String::new();
+    flate2::read::DeflateDecoder::new(&blob[..])
+        .take(MAX_UNPACKED)
+        .read_to_string(&mut text)
+        .map_err(|_| damaged())?;
+    let mut lines = text.lines();
+    if lines.next() != Some(FORMAT) {
         return Err(damaged());
-    };
-    let n = u32::from_le_bytes(n.try_into().map_err(|_| damaged())?) as usize;
-    let cols = super::pack::decode_f64(&blob[5..], n.checked_mul(COLS).ok_or_else(damaged)?)?;
-    (0..n)
-        .map(|i| {
-            let k = cols[2 * n + i];
-            if !(0.0..=CELLS as f64).contains(&k) || cols[i].fract() != 0.0 {
+    }
+    let mut at = seq;
+    lines
+        .map(|l| {
+            let mut parts = l.splitn(3, ' ');
+            let (Some(d), Some(t), Some(body)) = (parts.next(), parts.next(), parts.next()) else {
                 return Err(damaged());
-            }
-            let cells: Vec<Option<f64>> = (0..k as usize)
-                .map(|j| Some(cols[(3 + j) * n + i]).filter(|v| !v.is_nan()))
-                .collect();
+            };
+            at = at.checked_add(d.parse::<i64>().map_err(|_| damaged())?).ok_or_else(damaged)?;
             Ok(EventRow {
-                seq: cols[i] as i64,
-                unix_s: cols[n + i],
+                seq: at,
+                unix_s: t.parse().map_err(|_| damaged())?,
                 trial,
                 kind: "second".into(),
-                body: cells_text(&cells),
+                body: body.to_string(),
             })
         })
         .collect()
@@ -166,8 +159,7 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
 impl EventLog {
     /// Once trial `trial` is stored: its `second` rows become one row of kind [`PACKED_SECONDS`]
     /// (at the first one's `seq`), and of its `probes` rows only the last stays, in one
-    /// transaction. Returns how many seconds it packed (none when there were fewer than two, or
-    /// one of them would not come back as it is).
+    /// transaction. Returns how many seconds it packed (none when there were fewer than two).
     pub fn pack_seconds(&mut self, trial: usize) -> anyhow::Result<usize> {
         let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
         // Its probes' figures: the last (equal to its stored probe rows) stays.
@@ -241,8 +233,8 @@ pub fn read_after(conn: &Connection, after: i64, limit: usize) -> rusqlite::Resu
             out.push(r);
             continue;
         }
-        let inner =
-            unpack(r.trial, &r.body).map_err(|e| rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into()))?;
+        let inner = unpack(r.seq, r.trial, &r.body)
+            .map_err(|e| rusqlite::Error::FromSqlConversionFailure(4, rusqlite::types::Type::Text, e.into()))?;
         out.extend(inner.into_iter().filter(|i| i.seq > after));
     }
     out.sort_by_key(|r| r.seq);
@@ -333,6 +325,6 @@ mod tests {
         log.shrink().unwrap();
         let free: i64 = log.conn.query_row("PRAGMA freelist_count", [], |r| r.get(0)).unwrap();
         assert_eq!(free, 0);
-        assert!(unpack(Some(1), "AQ").is_err() && unpack(Some(1), "not base64!").is_err());
+        assert!(unpack(1, Some(1), "AQ").is_err() && unpack(1, Some(1), "not base64!").is_err());
     }
 }
