@@ -318,6 +318,9 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
     out
 }
 
+/// One of a probe's counts.
+type ProbeCount = fn(&ProbeNow) -> u64;
+
 /// The current trial's probes' figures so far: each with `probe` (its name) and `kind` after `at`'s
 /// labels.
 fn probe_families(out: &mut String, probes: &[ProbeNow], at: &[(String, String)]) {
@@ -327,7 +330,7 @@ fn probe_families(out: &mut String, probes: &[ProbeNow], at: &[(String, String)]
         l.push(("kind".into(), p.kind.clone()));
         labels(&l)
     };
-    let counts: [(&str, &str, fn(&ProbeNow) -> u64); 3] = [
+    let counts: [(&str, &str, ProbeCount); 3] = [
         ("perflab_live_probe_samples", "Each probe's samples so far in the trial.", |p| p.n),
         ("perflab_live_probe_lost", "Of them, lost (no answer, or an error).", |p| p.lost),
         ("perflab_live_probe_failed", "Of them, answered with a failure.", |p| p.failed),

@@ -196,7 +196,10 @@ impl EventLog {
     /// Give the free pages (the packed rows' old place) back to the file system, in a store made
     /// with `auto_vacuum = INCREMENTAL` (an older one keeps them for its next rows).
     pub fn shrink(&mut self) -> anyhow::Result<()> {
-        self.conn.execute_batch("PRAGMA incremental_vacuum")?;
+        // One page a step: stepped until it is done.
+        let mut st = self.conn.prepare("PRAGMA incremental_vacuum")?;
+        let mut rows = st.query([])?;
+        while rows.next()?.is_some() {}
         Ok(())
     }
 }
@@ -322,9 +325,26 @@ mod tests {
             assert_eq!(got.iter().collect::<Vec<_>>(), want, "after {after}");
         }
         assert_eq!(log.pack_seconds(1).unwrap(), 0, "packed once");
+        // A longer trial: the pages its seconds took are given back.
+        let mut rows: Vec<(f64, Option<usize>, &str, String)> = (0..300)
+            .map(|i| {
+                (
+                    20.0 + f64::from(i),
+                    Some(2),
+                    "second",
+                    format!("[{i},400,0,0.1235,12.35,null,37.3,2048.1,12.5,80.1]"),
+                )
+            })
+            .collect();
+        rows.push((400.0, Some(2), "trial_end", "{}".into()));
+        log.append(&rows).unwrap();
+        let before = all(&log.conn, 1000);
+        let free = |log: &EventLog| -> i64 { log.conn.query_row("PRAGMA freelist_count", [], |r| r.get(0)).unwrap() };
+        assert_eq!(log.pack_seconds(2).unwrap(), 300);
+        assert!(free(&log) > 1, "{} pages freed", free(&log));
         log.shrink().unwrap();
-        let free: i64 = log.conn.query_row("PRAGMA freelist_count", [], |r| r.get(0)).unwrap();
-        assert_eq!(free, 0);
+        assert_eq!(free(&log), 0);
+        assert_eq!(all(&log.conn, 7), before);
         assert!(unpack(1, Some(1), "AQ").is_err() && unpack(1, Some(1), "not base64!").is_err());
     }
 }

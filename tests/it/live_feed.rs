@@ -101,7 +101,8 @@ fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
         other => panic!("the last event is the run's end: {other:?}"),
     }
     assert!(!events.iter().any(|e| matches!(e, Event::Skipped { .. })), "nothing skipped");
-    // The log only grows: it leaves no free pages in the store, and it is a small part of it.
+    // The pages a packed trial's seconds took are given back: no free pages in the store, and
+    // the log is a small part of it.
     let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).expect("open");
     let free: i64 = db.query_row("PRAGMA freelist_count", [], |r| r.get(0)).expect("freelist");
     assert_eq!(free, 0, "free pages in the store");
