@@ -56,6 +56,28 @@ impl HostNow {
     }
 }
 
+/// One probe's figures so far in the trial (the `probes` event): its samples whose outcome is
+/// known, how many were lost or failed, and the latest of them (the highest `seq`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ProbeNow {
+    /// As its metrics name it (`probe_NAME_p99_ms`).
+    pub name: String,
+    /// `icmp`, `tcp`, `http`, `udp`, `command`.
+    pub kind: String,
+    /// Samples whose outcome is known.
+    pub n: u64,
+    /// Of them, lost: no answer within the timeout, or an error.
+    pub lost: u64,
+    /// Of them, answered with a failure (an HTTP status of 400 or more, a command's non-zero exit).
+    pub failed: u64,
+    /// The latest sample: its sequence number, phase, outcome and round trip (ms, to 4
+    /// significant digits; none when lost).
+    pub seq: Option<u64>,
+    pub phase: Option<String>,
+    pub outcome: Option<String>,
+    pub rtt_ms: Option<f64>,
+}
+
 /// `x` to `digits` significant digits (what a live view needs, in fewer bytes).
 pub fn significant(x: f64, digits: i32) -> f64 {
     if x == 0.0 || !x.is_finite() {
@@ -63,15 +85,6 @@ pub fn significant(x: f64, digits: i32) -> f64 {
     }
     let scale = 10f64.powi(digits - 1 - x.abs().log10().floor() as i32);
     (x * scale).round() / scale
-}
-
-/// A number in the fewest characters JSON reads back to it (`5` for 5.0).
-fn short(x: f64) -> String {
-    if x.fract() == 0.0 && x.abs() < 1e15 {
-        format!("{}", x as i64)
-    } else {
-        format!("{x}")
-    }
 }
 
 fn one() -> f64 {
@@ -138,6 +151,9 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<HostNow>,
     },
+    /// The plan's probes' figures so far (one a second while they run, and their final ones when
+    /// they stop, equal to the stored probe rows).
+    Probes { trial: usize, probes: Vec<ProbeNow> },
     /// A trial ended and is stored: whether it succeeded, why not, its headline figures and its
     /// phases' spans (seconds since it started).
     TrialEnd {
@@ -204,8 +220,7 @@ impl Event {
             while a.last() == Some(&None) {
                 a.pop();
             }
-            let cells: Vec<String> = a.iter().map(|v| v.map_or("null".into(), short)).collect();
-            return Ok(format!("[{}]", cells.join(",")));
+            return Ok(crate::store::events::cells_text(&a));
         }
         serde_json::to_string(self)
     }
@@ -243,6 +258,7 @@ impl Event {
             Event::TrialStart { .. } => "trial_start",
             Event::Phase { .. } => "phase",
             Event::Second { .. } => "second",
+            Event::Probes { .. } => "probes",
             Event::TrialEnd { .. } => "trial_end",
             Event::Ci { .. } => "ci",
             Event::Skipped { .. } => "skipped",
@@ -253,9 +269,11 @@ impl Event {
     /// The trial it is about.
     pub fn trial(&self) -> Option<usize> {
         match self {
-            Event::TrialStart { trial, .. } | Event::Phase { trial, .. } | Event::Second { trial, .. } | Event::TrialEnd { trial, .. } => {
-                Some(*trial)
-            }
+            Event::TrialStart { trial, .. }
+            | Event::Phase { trial, .. }
+            | Event::Second { trial, .. }
+            | Event::Probes { trial, .. }
+            | Event::TrialEnd { trial, .. } => Some(*trial),
             _ => None,
         }
     }

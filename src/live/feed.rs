@@ -1,6 +1,9 @@
 //! The feed: the runner's threads publish [`Event`]s without waiting; one writer thread appends
 //! them to the run's store in batches (`store::EventLog`).
 //!
+//! Once a trial is stored (its `trial_end` written), the writer packs its `second` rows into one
+//! row (`EventLog::pack_seconds`), and at the end gives the pages they took back.
+//!
 //! Publishing is a `try_send` on a bounded channel: a writer that cannot keep up (a disk that
 //! stalls) never holds the runner back. What does not fit is dropped and counted, and the writer
 //! says so in the log (a `skipped` event) as soon as it can. Serializing happens on the writer's
@@ -206,8 +209,17 @@ fn write_loop(mut log: EventLog, rx: &Receiver<Msg>, skipped: &AtomicU64, redact
         if let Err(e) = write_batch(&mut log, &batch, redactor) {
             return Some(format!("the live event log stopped: {e:#}"));
         }
+        // A stored trial's seconds, packed into one row: its end is in the log now. A pack that
+        // fails leaves them as they were (both forms read alike).
+        for (_, e) in &batch {
+            if let Event::TrialEnd { trial, .. } = e {
+                let _ = log.pack_seconds(*trial);
+            }
+        }
         batch.clear();
         if closing {
+            // The packed rows' old pages back to the file system: the store's size is the run's.
+            let _ = log.shrink();
             return None;
         }
     }

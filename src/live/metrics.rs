@@ -2,7 +2,7 @@
 //! (docs/live.md names the families). Labels: `run` (the plan's name), the current point's
 //! parameters, `host` (this machine), `phase`.
 
-use super::event::{Event, Figure, HostNow};
+use super::event::{Event, Figure, HostNow, ProbeNow};
 use super::feed::LatestSample;
 use std::collections::BTreeMap;
 use std::fmt::Write;
@@ -25,6 +25,8 @@ pub struct LiveState {
     pub second: Option<Second>,
     /// The rate the current trial's open-model load asks.
     pub asked_per_s: Option<f64>,
+    /// The current trial's probes' figures so far (its latest `probes` event).
+    pub probes: Vec<ProbeNow>,
     /// The last stored trial: its id and headline figures.
     pub last_end: Option<(usize, Vec<Figure>)>,
     /// `complete`, `interrupted`, `failed` once the run ended.
@@ -77,6 +79,7 @@ impl LiveState {
             } => {
                 self.trial = Some((trial, point));
                 self.second = None;
+                self.probes.clear();
                 self.asked_per_s = asked_per_s;
             }
             Event::Phase { phase, .. } => self.phase = phase,
@@ -99,6 +102,7 @@ impl LiveState {
                     host,
                 });
             }
+            Event::Probes { probes, .. } => self.probes = probes,
             Event::TrialEnd { trial, ok, figures, .. } => {
                 if ok {
                     self.ok += 1;
@@ -127,7 +131,9 @@ fn name_part(n: &str) -> String {
 
 /// The labels perflab itself writes: a point's parameter of the same name is written `param_NAME`
 /// (a label twice is no OpenMetrics).
-const OWN_LABELS: [&str; 9] = ["run", "trial", "host", "phase", "quantile", "state", "status", "name", "unit"];
+const OWN_LABELS: [&str; 11] = [
+    "run", "trial", "host", "phase", "quantile", "state", "status", "name", "unit", "probe", "kind",
+];
 
 /// A parameter's label name: OpenMetrics' `[a-zA-Z_][a-zA-Z0-9_]*`, clear of perflab's own.
 fn param_label(k: &str) -> String {
@@ -281,6 +287,7 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
             }
         }
     }
+    probe_families(&mut out, &s.probes, &at);
     if let Some((trial, figures)) = &s.last_end {
         family(
             &mut out,
@@ -309,6 +316,39 @@ pub fn render(s: &LiveState, latest: Option<&LatestSample>, host: &str) -> Strin
     }
     out.push_str("# EOF\n");
     out
+}
+
+/// One of a probe's counts.
+type ProbeCount = fn(&ProbeNow) -> u64;
+
+/// The current trial's probes' figures so far: each with `probe` (its name) and `kind` after `at`'s
+/// labels.
+fn probe_families(out: &mut String, probes: &[ProbeNow], at: &[(String, String)]) {
+    let l = |p: &ProbeNow| {
+        let mut l = at.to_vec();
+        l.push(("probe".into(), p.name.clone()));
+        l.push(("kind".into(), p.kind.clone()));
+        labels(&l)
+    };
+    let counts: [(&str, &str, ProbeCount); 3] = [
+        ("perflab_live_probe_samples", "Each probe's samples so far in the trial.", |p| p.n),
+        ("perflab_live_probe_lost", "Of them, lost (no answer, or an error).", |p| p.lost),
+        ("perflab_live_probe_failed", "Of them, answered with a failure.", |p| p.failed),
+    ];
+    for (name, help, get) in counts.iter().filter(|_| !probes.is_empty()) {
+        family(out, name, help);
+        for p in probes {
+            let _ = writeln!(out, "{name}{} {}", l(p), get(p));
+        }
+    }
+    let rtt: Vec<(&ProbeNow, f64)> = probes.iter().filter_map(|p| p.rtt_ms.map(|v| (p, v))).collect();
+    if !rtt.is_empty() {
+        let name = "perflab_live_probe_rtt_milliseconds";
+        family(out, name, "Each probe's latest round trip, ms (none when it was lost).");
+        for (p, v) in rtt {
+            let _ = writeln!(out, "{name}{} {}", l(p), num(v));
+        }
+    }
 }
 
 /// The latest sample (its Unix time and figures), shared between the sampler and the server.
@@ -392,6 +432,20 @@ mod tests {
                     ..HostNow::default()
                 }),
             },
+            Event::Probes {
+                trial: 0,
+                probes: vec![ProbeNow {
+                    name: "ssh".into(),
+                    kind: "command".into(),
+                    n: 12,
+                    lost: 1,
+                    failed: 2,
+                    seq: Some(11),
+                    phase: Some("load".into()),
+                    outcome: Some("reply".into()),
+                    rtt_ms: Some(4.25),
+                }],
+            },
         ];
         let s = LiveState::fold(events);
         let text = render(&s, None, "vm");
@@ -401,6 +455,13 @@ mod tests {
         assert!(text.contains(r#"perflab_live_latency_milliseconds{run="p",trial="0",connections="2",model="pool",host="vm",phase="load",quantile="0.99"} 3.5"#));
         assert!(text.contains(&format!("perflab_live_host_cpu_busy_percent{at} 40.5\n")));
         assert!(text.contains("perflab_live_trials{run=\"p\",state=\"planned\"} 1\n"));
+        let probe = r#"{run="p",trial="0",connections="2",model="pool",host="vm",phase="load",probe="ssh",kind="command"}"#;
+        for (family, v) in [("samples", "12"), ("lost", "1"), ("failed", "2"), ("rtt_milliseconds", "4.25")] {
+            assert!(
+                text.contains(&format!("perflab_live_probe_{family}{probe} {v}\n")),
+                "{family}: {text}"
+            );
+        }
         assert!(text.ends_with("# EOF\n"));
         strict(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
         // Every family is declared once, before its samples.

@@ -10,5 +10,5 @@ pub mod server;
 pub mod tui;
 pub mod watch;
 
-pub use event::{Event, Figure, HostNow, PlannedPoint, PlannedTrial};
+pub use event::{Event, Figure, HostNow, PlannedPoint, PlannedTrial, ProbeNow};
 pub use feed::{Feed, LatestSample, Publisher};

@@ -31,7 +31,12 @@ pub const WHOLE: [&str; 3] = ["inflation", "packets_per_s", "bytes_per_s"];
 /// The name a probe's metrics carry: its plan name, else its label with anything but letters,
 /// digits and `_` made `_`.
 pub fn metric_stem(r: &ProbeResult) -> String {
-    let label = r.spec.name.clone().unwrap_or_else(|| r.spec.label());
+    spec_stem(&r.spec)
+}
+
+/// [`metric_stem`] of a probe before it ran.
+pub fn spec_stem(spec: &super::ProbeSpec) -> String {
+    let label = spec.name.clone().unwrap_or_else(|| spec.label());
     let clean: String = label
         .chars()
         .map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' })

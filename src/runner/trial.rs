@@ -195,7 +195,7 @@ pub fn run_trial(
     }
     if rec.failure.is_none() {
         clock.enter(Phase::Baseline, &shared, obs);
-        match super::probes::start(spec.probes, &spec.phases, &shared) {
+        match super::probes::start(spec.probes, &spec.phases, &shared, spec.feed, spec.id) {
             Ok(p) => probes = p,
             Err(e) => rec.failure = Some(TrialFailure::ProbesDidNotStart(format!("{e:#}"))),
         }

@@ -17,6 +17,7 @@ pub const SCHEMA_VERSION: i64 = 6;
 pub const OLDEST_READABLE: i64 = 1;
 
 const DDL: &str = r#"
+PRAGMA auto_vacuum = INCREMENTAL;
 PRAGMA journal_mode = WAL;
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE run (

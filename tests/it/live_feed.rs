@@ -1,7 +1,9 @@
 //! The live feed: a short plan's events, read back from its store, equal the stored trials'
 //! figures (each trial's per-second responses sum to its request count; its last phase event and
-//! the phases its end carries are the stored phase spans); a writer held up by a locked store never
-//! holds the publisher back, and says how many events it dropped.
+//! the phases its end carries are the stored phase spans; its probes' last figures are its stored
+//! probe rows); once a trial is stored its seconds are one packed row, read back as they were
+//! written; a writer held up by a locked store never holds the publisher back, and says how many
+//! events it dropped.
 
 use perflab::live::{Event, Feed};
 use perflab::store::{EventRow, Store};
@@ -12,7 +14,8 @@ use crate::common::{free_port, only_run_dir, write_plan};
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 fn plan(port: u16) -> String {
-    http_plan("live-feed", port, 400, ["300ms", "300ms", "250ms"])
+    let probe = format!("\n[[probes]]\nkind = \"tcp\"\nname = \"connect\"\ntarget = \"127.0.0.1:{port}\"\ninterval = \"100ms\"\n");
+    http_plan("live-feed", port, 400, ["300ms", "300ms", "250ms"]) + &probe
 }
 
 /// A 2-repetition open-model http plan against `perflab serve` (a pool of 2 workers) on `port`,
@@ -98,10 +101,22 @@ fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
         other => panic!("the last event is the run's end: {other:?}"),
     }
     assert!(!events.iter().any(|e| matches!(e, Event::Skipped { .. })), "nothing skipped");
-    // The log only grows: it leaves no free pages in the store, and it is a small part of it.
+    // The pages a packed trial's seconds took are given back: no free pages in the store, and
+    // the log is a small part of it.
     let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).expect("open");
     let free: i64 = db.query_row("PRAGMA freelist_count", [], |r| r.get(0)).expect("freelist");
     assert_eq!(free, 0, "free pages in the store");
+    // Each stored trial's seconds are one packed row (read back above as the seconds they were).
+    let count = |kind: &str| -> i64 {
+        db.query_row("SELECT COUNT(*) FROM event WHERE kind = ?1", [kind], |r| r.get(0))
+            .expect("count")
+    };
+    assert_eq!((count("second"), count("seconds"), count("probes")), (0, 2, 2), "packed");
+    let log: i64 = db
+        .query_row("SELECT SUM(LENGTH(body) + LENGTH(kind) + 24) FROM event", [], |r| r.get(0))
+        .expect("log size");
+    let file = std::fs::metadata(dir.join(perflab::store::DB_FILE)).expect("size").len();
+    assert!((log as f64) < 0.05 * file as f64, "the log: {log} B of the store's {file} B");
 
     for t in &trials {
         let mine: Vec<&Event> = events.iter().filter(|e| e.trial() == Some(t.id)).collect();
@@ -155,6 +170,31 @@ fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
             }
             other => panic!("trial {} ends with its end: {other:?}", t.id),
         }
+        // Its probes' last figures: its stored probe rows.
+        let probes = mine.iter().rev().find_map(|e| match e {
+            Event::Probes { probes, .. } => Some(probes),
+            _ => None,
+        });
+        let stored = store.probes(t.id).expect("probes");
+        let [p] = &probes.expect("the probes' figures")[..] else {
+            panic!("one probe: {probes:?}")
+        };
+        let [rec] = &stored[..] else {
+            panic!("one stored probe: {stored:?}")
+        };
+        let rows = &rec.samples;
+        let last = rows.iter().max_by_key(|r| r.seq).expect("samples");
+        let lost = rows.iter().filter(|r| r.outcome == "timeout" || r.outcome == "error").count() as u64;
+        let failed = rows.iter().filter(|r| r.outcome == "failed").count() as u64;
+        assert_eq!((p.name.as_str(), p.kind.as_str()), ("connect", "tcp"));
+        assert_eq!((p.n, p.lost, p.failed), (rows.len() as u64, lost, failed), "trial {}", t.id);
+        assert!(p.n >= 10, "trial {}: {} samples", t.id, p.n);
+        assert_eq!(p.seq, Some(last.seq));
+        assert_eq!(
+            (p.phase.as_deref(), p.outcome.as_deref()),
+            (Some(last.phase.as_str()), Some(last.outcome.as_str()))
+        );
+        assert_eq!(p.rtt_ms, last.rtt_ms.map(|ms| perflab::live::event::significant(ms, 4)));
         // The monitor's samples stay out of the log; their key figures ride on the seconds.
         assert!(
             mine.iter()

@@ -3,7 +3,7 @@
 //! window, the latest figures), so that a frame costs the same at the run's first minute and its
 //! tenth hour.
 
-use crate::live::event::{Event, Figure, HostNow};
+use crate::live::event::{Event, Figure, HostNow, ProbeNow};
 use std::collections::{BTreeMap, VecDeque};
 
 /// The history windows `+` and `-` step through, seconds.
@@ -68,6 +68,8 @@ pub struct Board {
     pub seconds: VecDeque<Sec>,
     /// The monitor's key figures carried by the latest second.
     pub host: Option<HostNow>,
+    /// The probes' figures so far: the trial they are of, and each probe's.
+    pub probes: Option<(usize, Vec<ProbeNow>)>,
     /// The last stored trial: its id, its label and repetition, its headline figures.
     pub last_end: Option<(usize, String, Vec<Figure>)>,
     /// The last failed trial and why.
@@ -223,6 +225,7 @@ impl Board {
                 self.ci.insert(point, (half_width_pct, target_pct, repetitions));
             }
             Event::Skipped { count } => self.skipped += count,
+            Event::Probes { trial, probes } => self.probes = Some((trial, probes)),
             Event::RunEnd {
                 status, thresholds_failed, ..
             } => {

@@ -110,11 +110,13 @@ pub fn draw(f: &mut Frame, b: &Board, ui: &Ui) {
     }
     let grid = b.grid();
     let top_h = (grid.len() as u16 + 2).clamp(8, 10);
-    let [head, top, thr, lat, last, foot] = Layout::vertical([
+    let probes_h = b.probes.as_ref().map_or(0, |(_, p)| p.len().min(4) as u16 + 2);
+    let [head, top, thr, lat, probes, last, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(top_h),
         Constraint::Min(3),
         Constraint::Min(3),
+        Constraint::Length(probes_h),
         Constraint::Length(4),
         Constraint::Length(1),
     ])
@@ -139,6 +141,9 @@ pub fn draw(f: &mut Frame, b: &Board, ui: &Ui) {
     f.render_widget(spark(&format!("throughput /s{of}"), &per_s, window, 1.0, Color::Cyan), thr);
     let p99: Vec<u64> = seconds.iter().map(|s| (s.p99_ms.unwrap_or(0.0) * 1000.0).round() as u64).collect();
     f.render_widget(spark(&format!("p99 ms{of}"), &p99, window, 1000.0, Color::Magenta), lat);
+    if probes_h > 0 {
+        f.render_widget(probes_panel(b), probes);
+    }
     f.render_widget(last_panel(b), last);
     let keys = format!(
         " q stop (as Ctrl-C) · +/- window {window} s · p hold{}",
@@ -235,6 +240,29 @@ fn spark(what: &str, data: &[u64], window: usize, scale: f64, color: Color) -> S
         .data(data.to_vec())
         .direction(RenderDirection::RightToLeft)
         .style(Style::new().fg(color))
+}
+
+/// The probes' figures so far: each one's latest round trip, its losses and failures.
+fn probes_panel(b: &Board) -> Paragraph<'static> {
+    let Some((trial, probes)) = &b.probes else {
+        return Paragraph::new("");
+    };
+    let lines: Vec<Line> = probes
+        .iter()
+        .map(|p| {
+            let latest = match (&p.outcome, p.rtt_ms) {
+                (Some(o), Some(ms)) if o == "reply" => format!("{} ms", num(ms)),
+                (Some(o), Some(ms)) => format!("{o} {} ms", num(ms)),
+                (Some(o), None) => o.clone(),
+                (None, _) => "–".into(),
+            };
+            Line::raw(format!(
+                "{} ({}): latest {latest} · lost {}/{} · failed {}",
+                p.name, p.kind, p.lost, p.n, p.failed
+            ))
+        })
+        .collect();
+    Paragraph::new(lines).block(Block::bordered().title(format!(" probes of trial {trial} ")))
 }
 
 fn last_panel(b: &Board) -> Paragraph<'static> {

@@ -197,3 +197,43 @@ fn plus_and_minus_step_the_history_window_within_its_bounds() {
     assert_eq!(ui.window_s(), 600);
     assert!(text(&b, &ui, 80, 24)[23].contains("window 600 s"));
 }
+
+#[test]
+fn the_probes_panel_shows_each_probes_latest_figures() {
+    let mut b = board();
+    let probe = |name: &str, outcome: &str, rtt_ms: Option<f64>| crate::live::event::ProbeNow {
+        name: name.into(),
+        kind: "tcp".into(),
+        n: 120,
+        lost: 3,
+        failed: 0,
+        seq: Some(119),
+        phase: Some("load".into()),
+        outcome: Some(outcome.into()),
+        rtt_ms,
+    };
+    b.apply(
+        Event::Probes {
+            trial: 1,
+            probes: vec![probe("connect", "reply", Some(0.125)), probe("db", "timeout", None)],
+        },
+        1014.0,
+    );
+    let got = text(&b, &ui(), 80, 30);
+    let at = got
+        .iter()
+        .position(|l| l.starts_with("┌ probes of trial 1 "))
+        .unwrap_or_else(|| panic!("\n{}", got.join("\n")));
+    assert_eq!(
+        got[at + 1],
+        "│connect (tcp): latest 0.125 ms · lost 3/120 · failed 0                        │"
+    );
+    assert_eq!(
+        got[at + 2],
+        "│db (tcp): latest timeout · lost 3/120 · failed 0                              │"
+    );
+    // A tiny window still never panics.
+    for (w, h) in [(40, 12), (80, 14), (20, 5)] {
+        assert_eq!(text(&b, &ui(), w, h).len(), h as usize);
+    }
+}
