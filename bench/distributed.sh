@@ -1,29 +1,35 @@
 #!/usr/bin/env bash
 # A load split over 1, 2 and 3 load machines (network namespaces, each segment pinned to one
-# core) against one target (`perflab serve --delay 20ms` in a namespace of its own), two ways:
+# core) against one target (`perflab serve --delay 20ms` in a namespace of its own), three ways:
 # `segments`, N `perflab run --segment i/N --start-at T0` merged by `perflab merge`; `from`, one
 # `perflab run` whose `[workload] from` names N hosts reached over ssh (an sshd in each load
-# namespace, its agent pinned with it), merged per trial. For each N: the merged throughput against N × the throughput of one segment
-# alone (goal ≥ 0.95), the launch skew between the segments (the spread of how late each began
-# after the common start T0, from their stores' segment marks; goal < 10 ms), and whether the
-# merged request count equals the plan's and the count the server served (exact).
+# namespace, its agent pinned with it), merged per trial; `slurm`, `perflab dist slurm --nodes N
+# --submit` on a Slurm cluster made here (munged, slurmctld in the target's namespace, one slurmd
+# per load namespace pinned to that segment's core), one segment per node merged by the job.
+# For each N: the merged throughput against N × the throughput of one segment alone (goal ≥ 0.95),
+# the launch skew between the segments (the spread of how late each began after the common start
+# T0, from their stores' segment marks; goal < 10 ms, < 50 ms under Slurm), and whether the merged
+# request count equals the plan's and the count the server served (exact).
 #
 # The target answers each request after 20 ms, so a segment's throughput is set by its
 # connections and the delay, not by the 2 CPUs the segments and the target share here: what the
 # ratio measures is what splitting and merging lose.
 #
-#   sudo bench/distributed.sh                 # both ways, N = 1 2 3, 3 rounds each
+#   sudo bench/distributed.sh                 # the three ways, N = 1 2 3, 3 rounds each
 #   sudo bench/distributed.sh --reps 1        # one round
-#   sudo bench/distributed.sh --mode from     # only over ssh (or: --mode segments)
+#   sudo bench/distributed.sh --mode from     # only over ssh (or: --mode segments, --mode slurm,
+#                                             # --mode "segments slurm")
 #   PERFLAB=/path/to/perflab measures that build (default: target/release/perflab)
 #
 # Safety: the root namespace gets an `unreachable` route for the whole test subnet
 # (198.18.31.0/24, the benchmarking range) before any interface is addressed; the namespaces,
-# the route and the server are removed on every exit, Ctrl-C included.
+# the route, the server, the sshds and the Slurm cluster (its jobs cancelled, its daemons stopped
+# by PID, its directory) are removed on every exit, Ctrl-C included. The cluster writes nothing
+# under /etc: its key, sockets, slurm.conf and state are in the bench's temporary directory.
 set -euo pipefail
 
 REPS=3
-MODES="segments from"
+MODES="segments from slurm"
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift ;;
@@ -35,6 +41,14 @@ done
 [ "$(id -u)" = 0 ] || { echo "needs root (network namespaces)" >&2; exit 2; }
 PERFLAB=${PERFLAB:-$(cd "$(dirname "$0")/.." && pwd)/target/release/perflab}
 [ -x "$PERFLAB" ] || { echo "no perflab at $PERFLAB (cargo build --release)" >&2; exit 2; }
+case " $MODES " in
+    *" slurm "*)
+        PATH="$PATH:/usr/sbin:/sbin"
+        missing=$(for t in munged slurmctld slurmd sbatch srun sinfo squeue scancel; do
+            command -v "$t" > /dev/null || printf ' %s' "$t"; done)
+        [ -z "$missing" ] || { echo "--mode slurm needs Slurm and MUNGE (slurmctld, slurmd, slurm-client, munge): no$missing" >&2; exit 2; }
+        ;;
+esac
 
 SUBNET=198.18.31.0/24
 TARGET=198.18.31.100
@@ -47,13 +61,43 @@ SSH_PORT=2232
 WORK=$(mktemp -d /tmp/perflab-bench-dist.XXXXXX)
 SERVE_PID=
 SSHD_PIDS=()
+SLURM_PIDS=()  # munged, slurmctld, then the slurmd's
 
 cleanup() {
-    [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null && wait "$SERVE_PID" 2>/dev/null || true
+    stop_cluster
+    # A round runs in a subshell: a server it started and did not stop is known by its PID file.
+    [ -z "$SERVE_PID" ] && [ -f "$WORK/serve.pid" ] && SERVE_PID=$(cat "$WORK/serve.pid")
+    if [ -n "$SERVE_PID" ] && kill "$SERVE_PID" 2>/dev/null; then
+        for _ in $(seq 50); do kill -0 "$SERVE_PID" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$SERVE_PID" 2>/dev/null || true
+        wait "$SERVE_PID" 2>/dev/null || true
+    fi
     for p in "${SSHD_PIDS[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
     for ns in "${LNS[@]}" "$TNS"; do ip netns del "$ns" 2>/dev/null || true; done
     ip route del unreachable "$SUBNET" 2>/dev/null || true
     rm -rf "$WORK"
+}
+
+# The cluster's jobs cancelled (all of them are this bench's), then its daemons stopped by PID,
+# the nodes before the controller before munged: SIGTERM, SIGKILL after 5 s.
+stop_cluster() {
+    [ ${#SLURM_PIDS[@]} -gt 0 ] || return 0
+    if [ -e "/run/netns/$TNS" ] && kill -0 "${SLURM_PIDS[1]:-}" 2>/dev/null; then
+        timeout 5 nsenter --net=/run/netns/$TNS scancel --user root 2>/dev/null || true
+        for _ in $(seq 50); do
+            [ -z "$(timeout 2 nsenter --net=/run/netns/$TNS squeue -h 2>/dev/null)" ] && break
+            sleep 0.1
+        done
+    fi
+    local i p
+    for ((i = ${#SLURM_PIDS[@]} - 1; i >= 0; i--)); do kill -TERM "${SLURM_PIDS[$i]}" 2>/dev/null || true; done
+    for ((i = ${#SLURM_PIDS[@]} - 1; i >= 0; i--)); do
+        p=${SLURM_PIDS[$i]}
+        for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$p" 2>/dev/null || true
+        wait "$p" 2>/dev/null || true
+    done
+    SLURM_PIDS=()
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -80,6 +124,7 @@ start_server() {
     nsenter --net=/run/netns/$TNS "$PERFLAB" serve --host 0.0.0.0 --port $PORT --delay 20ms \
         > "$WORK/serve.out" 2>/dev/null &
     SERVE_PID=$!
+    echo "$SERVE_PID" > "$WORK/serve.pid"
     for _ in $(seq 50); do
         nsenter --net=/run/netns/$TNS bash -c "exec 3<>/dev/tcp/$TARGET/$PORT" 2>/dev/null && return
         sleep 0.1
@@ -95,6 +140,7 @@ stop_server() {
     kill -0 "$SERVE_PID" 2>/dev/null && { echo "the target did not stop on SIGTERM" >&2; exit 1; }
     wait "$SERVE_PID" 2>/dev/null || true
     SERVE_PID=
+    rm -f "$WORK/serve.pid"
     sed -n 's/^served \([0-9]*\) requests.*/\1/p' "$WORK/serve.out"
 }
 
@@ -130,6 +176,107 @@ EOF
             sleep 0.1
         done
     done
+}
+
+# A Slurm cluster of this bench's own in $WORK/slurm: munged (its own key and socket), slurmctld
+# in the target's namespace (the submit host, which reaches every load namespace over its veth),
+# node nK+1 a slurmd in load namespace K with a host name of its own (a UTS namespace; `nsenter
+# --net`, not `ip netns exec`, which would remount /sys), pinned to that segment's core (its jobs'
+# steps inherit it). SLURM_CONF points every Slurm command at it; the Slurm variables of the
+# caller's environment (a bench run inside a Slurm job) are dropped. Each daemon has a session of
+# its own (setsid execs it: its PID is $!), so that a Ctrl-C lets the round's job end and the
+# cleanup stop them in order.
+start_cluster() {
+    local v k d="$WORK/slurm"
+    for v in $(compgen -e); do
+        case "$v" in SLURM_* | SBATCH_* | SRUN_* | SALLOC_*) unset "$v" ;; esac
+    done
+    # A job's srun, on its first node, talks with the slurmd of every other node: the load
+    # namespaces reach one another through the target's, which forwards between its veths.
+    nsenter --net=/run/netns/$TNS sysctl -qw net.ipv4.ip_forward=1
+    for k in 0 1 2; do
+        ip -n "${LNS[$k]}" route add "$SUBNET" via "198.18.31.$((4 * k + 2))"
+    done
+    # munged wants every directory above its socket searchable by all.
+    chmod 711 "$WORK"
+    mkdir -p "$d/munge" "$d/state" "$d"/spool/n{1,2,3}
+    chmod 711 "$d"
+    chmod 755 "$d/munge"
+    head -c 128 /dev/urandom > "$d/munge/munge.key"
+    chmod 600 "$d/munge/munge.key"
+    cat > "$d/slurm.conf" <<CONF
+ClusterName=perflabbench
+SlurmctldHost=$(hostname -s)($TARGET)
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$d/munge/socket
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=$d/state
+SlurmdSpoolDir=$d/spool/%n
+SlurmctldPidFile=$d/slurmctld.pid
+SlurmdPidFile=$d/slurmd-%n.pid
+SlurmctldLogFile=$d/slurmctld.log
+SlurmdLogFile=$d/slurmd-%n.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/cons_tres
+SchedulerType=sched/builtin
+MpiDefault=none
+ReturnToService=2
+KillWait=2
+MinJobAge=0
+CONF
+    for k in 0 1 2; do
+        echo "NodeName=n$((k + 1)) NodeAddr=198.18.31.$((4 * k + 1)) CPUs=1 RealMemory=100" >> "$d/slurm.conf"
+    done
+    echo "PartitionName=bench Nodes=n[1-3] Default=YES MaxTime=5 State=UP" >> "$d/slurm.conf"
+    export SLURM_CONF="$d/slurm.conf"
+    setsid munged -F --socket="$d/munge/socket" --key-file="$d/munge/munge.key" \
+        --log-file="$d/munge/munged.log" --pid-file="$d/munge/munged.pid" \
+        --seed-file="$d/munge/munged.seed" > "$d/munged.out" 2>&1 &
+    SLURM_PIDS+=($!)
+    for _ in $(seq 100); do [ -S "$d/munge/socket" ] && break; sleep 0.1; done
+    setsid nsenter --net=/run/netns/$TNS slurmctld -D > "$d/slurmctld.out" 2>&1 &
+    SLURM_PIDS+=($!)
+    for k in 0 1 2; do
+        setsid nsenter --net=/run/netns/${LNS[$k]} taskset -c $((k % $(nproc))) unshare --uts \
+            sh -c 'hostname "$0" && exec slurmd -D -N "$0"' "n$((k + 1))" > "$d/slurmd-n$((k + 1)).out" 2>&1 &
+        SLURM_PIDS+=($!)
+    done
+    local idle
+    for _ in $(seq 300); do
+        idle=$(nsenter --net=/run/netns/$TNS sinfo -h -N -o '%N=%T' 2>/dev/null | grep -c '=idle$' || true)
+        [ "$idle" = 3 ] && return
+        sleep 0.1
+    done
+    echo "the Slurm cluster did not start (three idle nodes within 30 s); its logs:" >&2
+    tail -n 15 "$d"/*.log "$d"/*.out >&2
+    exit 1
+}
+
+# One round of N segments as a Slurm job (`perflab dist slurm --submit`, run in the target's
+# namespace; the job's directory is shared by every node: one file system); prints
+# "rps skew_ms requests served".
+round_slurm() {
+    local n=$1 dir="$WORK/slurm-n$1-$2" i
+    mkdir -p "$dir"
+    write_plan "$n" "$dir" segments
+    start_server
+    (cd "$dir" && nsenter --net=/run/netns/$TNS "$PERFLAB" dist slurm --nodes "$n" --start-in 3s \
+        --start-tolerance 5s --perflab "$PERFLAB" --sbatch=--time=2 --submit --dir "$dir/job" \
+        "$dir/plan.toml") > "$dir/submit.log" 2>&1 \
+        || { echo "the Slurm job failed:" >&2; cat "$dir/submit.log" "$dir"/job/slurm-*.out >&2; exit 1; }
+    local served
+    served=$(stop_server)
+    local db="$dir/job/merged/perflab.db" rps req skew
+    rps=$(sqlite3 "$db" "SELECT m.value FROM metric m WHERE m.name = 'requests_per_s'")
+    req=$(sqlite3 "$db" "SELECT m.value FROM metric m WHERE m.name = 'requests'")
+    skew=$(for ((i = 0; i < n; i++)); do
+        sqlite3 "$(ls -d "$dir/job/segment-$i"/*/)perflab.db" "SELECT json_extract(value, '$.late_s') FROM meta WHERE key = 'segment'"
+    done | python3 -c 'import sys; v=[float(x) for x in sys.stdin]; print(f"{(max(v)-min(v))*1000:.2f}")')
+    echo "$rps $skew ${req%.*} $served"
 }
 
 # The plan of a round of N segments (with `from`, over the first N load namespaces' hosts).
@@ -211,12 +358,15 @@ echo "# $(date -u +%FT%TZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) CPUs
 echo "# target: perflab serve --delay 20ms; each segment $CONNS connections, $REQUESTS requests, pinned to one core"
 printf "%-9s %-3s %-5s %12s %12s %10s %9s %9s %s\n" way N round "merged r/s" "N x one r/s" ratio "skew ms" requests "served"
 case " $MODES " in *" from "*) start_sshds ;; esac
+case " $MODES " in *" slurm "*) start_cluster ;; esac
 declare -A ONE
 for rep in $(seq "$REPS"); do
     for mode in $MODES; do
         for n in 1 2 3; do
             if [ "$mode" = from ]; then
                 read -r rps skew req served < <(round_from "$n" "$rep")
+            elif [ "$mode" = slurm ]; then
+                read -r rps skew req served < <(round_slurm "$n" "$rep")
             else
                 read -r rps skew req served < <(round "$n" "$rep")
             fi
@@ -228,4 +378,4 @@ for rep in $(seq "$REPS"); do
         done
     done
 done
-echo "# goals: ratio >= 0.95, skew < 10 ms (between namespaces of one machine, both ways), counts exact"
+echo "# goals: ratio >= 0.95, skew < 10 ms between namespaces of one machine (< 50 ms under Slurm), counts exact"
