@@ -396,7 +396,7 @@ fn the_oltp_examples_show_throughput_and_latency_by_threads() {
 }
 
 /// `perflab demo`: each model at each concurrency and size against the pool, with Δ % and a
-/// verdict. Judged on the real demo's run (the summary test runs `perflab demo` itself: one run of
+/// verdict. Judged on the real demo's run (the test in demo.rs runs `perflab demo` itself: one run of
 /// the demo serves both).
 pub fn the_demo_shows_each_model_against_the_pool(dir: &Path, tmp: &Path) {
     let r = read("demo", dir, tmp);

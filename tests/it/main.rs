@@ -23,6 +23,7 @@ mod cli_packaging;
 mod common;
 #[allow(dead_code)]
 mod db_servers;
+mod demo;
 mod dist_files;
 mod dist_from;
 mod dist_k8s_apply;

@@ -195,13 +195,14 @@ pub(crate) fn wait_for_target(child: &mut std::process::Child) -> i32 {
     target
 }
 
-/// `perflab run` of two 3 s trials on the server (`cpu_quota = 1.5`) into `runs`, once its target
-/// runs there and the load is under way (1.2 s later): the run and the target's pid.
+/// `perflab run` of two 2 s trials on the server (`cpu_quota = 1.5`) into `runs`, once its target
+/// runs there and the load is under way (1.2 s later, the load spanning 0.3 to 2.3 s): the run and
+/// the target's pid.
 pub(crate) fn run_under_way(srv: &Server, key: &Path, runs: &Path) -> (std::process::Child, i32) {
     let mut child = Command::new(BIN)
         .args(["run", "-q", "--runs-dir"])
         .arg(runs)
-        .arg(plan(srv, key, "3s", 2, "cpu_quota = 1.5"))
+        .arg(plan(srv, key, "2s", 2, "cpu_quota = 1.5"))
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()

@@ -10,7 +10,7 @@ use std::process::Command;
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 /// How many times a run is tried again while other processes saturate this machine.
-const TRIES: usize = 3;
+const TRIES: usize = 2;
 
 /// The points where the machine's CPU was taken (R1 or R2 fired) while others were running on it
 /// (R11 fired there or anywhere): there the system rules fire whatever the target does.
