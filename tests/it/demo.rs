@@ -30,44 +30,13 @@ fn demo(dir: &Path) -> PathBuf {
 /// first thread-per-connection row (-1 without one), and its text;
 /// None (said loudly) without Chromium.
 fn first_screen(html: &Path, tmp: &Path) -> Option<(f64, f64, String)> {
-    let bin = ["chromium", "chromium-browser", "google-chrome"]
-        .into_iter()
-        .find(|b| Command::new(b).arg("--version").output().is_ok_and(|o| o.status.success()));
-    let Some(bin) = bin else {
-        crate::common::skip_unless_required("the first-screen check: chromium is not installed (Debian package `chromium`)");
-        return None;
-    };
-    // A copy of the page with a probe script (the report itself allows no script): it writes where
-    // the summary's first table starts into the DOM that --dump-dom prints.
-    let page = std::fs::read_to_string(html).unwrap();
-    let page: String = page
-        .lines()
-        .filter(|l| !l.contains("Content-Security-Policy"))
-        .collect::<Vec<_>>()
-        .join("\n");
+    // A probe script (the report itself allows none): it writes where the summary's first table
+    // starts into the DOM that --dump-dom prints.
     let probe = "<script>const t=document.querySelector('#summary ~ .answer table, #summary ~ table');const r=t.getBoundingClientRect();\
                  const p=document.createElement('pre');p.id='probe';const v=[...t.rows].find(x=>x.innerText.includes('thread-per-connection'));\
                  p.textContent='TO'+'P='+r.top+'|'+(v?v.getBoundingClientRect().bottom:-1)+'|'+t.innerText;\
-                 document.body.appendChild(p);</script></body>";
-    let copy = tmp.join("probe.html");
-    std::fs::write(&copy, page.replace("</body>", probe)).unwrap();
-    let o = Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-dev-shm-usage",
-            "--window-size=1400,900",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", tmp.join("profile").display()))
-        .arg(format!("file://{}", copy.display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
-    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+                 document.body.appendChild(p);</script>";
+    let dom = crate::report_browser::dom_with_script(html, tmp, probe, "the first-screen check")?;
     let probe = dom.split("TOP=").nth(1).expect("the probe ran").to_string();
     let mut parts = probe.splitn(3, '|');
     let (top, other, text) = (parts.next().unwrap(), parts.next().unwrap(), parts.next().unwrap());

@@ -6,6 +6,7 @@
 //! (a guard's Drop, and a clean-up of a killed earlier run's leftovers at the start). Where
 //! namespaces cannot be made, sshd listens on 127.0.0.1 instead, and the test says so.
 
+use crate::dist_lab::sh;
 use perflab::plan::HostSpec;
 use perflab::remote::protocol::{CommandSpec, Request, Started, TargetSpec};
 use std::path::{Path, PathBuf};
@@ -21,15 +22,6 @@ const SERVER_ADDR: &str = "10.213.16.2";
 const PORT: u16 = 2216;
 /// Where a run leaves sshd's pid, so that the next run can stop a killed run's sshd.
 const PIDFILE: &str = "/tmp/perflab-it16-sshd.pid";
-
-fn sh(args: &[&str]) -> bool {
-    Command::new(args[0])
-        .args(&args[1..])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
-}
 
 /// Stop a leftover sshd of ours (its pid file names it; its command line must be our sshd), and
 /// remove the namespace, the veth pair and the route.

@@ -440,45 +440,11 @@ pub type Edges = (f64, f64, f64);
 
 /// (left, top, right) of the answer's table and chart in headless Chromium at 1400×900.
 pub fn boxes(html: &Path, tmp: &Path) -> Option<(Edges, Edges)> {
-    let bin = ["chromium", "chromium-browser", "google-chrome"].into_iter().find(|b| {
-        std::process::Command::new(b)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    });
-    let Some(bin) = bin else {
-        crate::common::skip_unless_required("headless Chromium (Debian package chromium) for the first-screen layout");
-        return None;
-    };
-    let page = std::fs::read_to_string(html).unwrap();
-    let page: String = page
-        .lines()
-        .filter(|l| !l.contains("Content-Security-Policy"))
-        .collect::<Vec<_>>()
-        .join("\n");
     let probe = "<script>const b=e=>{const r=e.getBoundingClientRect();return r.left+','+r.top+','+r.right};\
                  const a=document.querySelector('.answer');const p=document.createElement('pre');\
                  p.textContent='BOX='+b(a.querySelector('table'))+'|'+b(a.querySelector('figure'))+'|';\
-                 document.body.appendChild(p);</script></body>";
-    let copy = tmp.join("probe.html");
-    std::fs::write(&copy, page.replace("</body>", probe)).unwrap();
-    let o = std::process::Command::new(bin)
-        .args([
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--no-first-run",
-            "--disable-background-networking",
-            "--disable-dev-shm-usage",
-            "--window-size=1400,900",
-            "--dump-dom",
-        ])
-        .arg(format!("--user-data-dir={}", tmp.join("profile").display()))
-        .arg(format!("file://{}", copy.display()))
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
-    let dom = String::from_utf8_lossy(&o.stdout).into_owned();
+                 document.body.appendChild(p);</script>";
+    let dom = crate::report_browser::dom_with_script(html, tmp, probe, "the first-screen layout")?;
     // The last "BOX=": the first is the script's own text.
     let probe = dom
         .rsplit("BOX=")

@@ -31,6 +31,32 @@ pub fn headless(bin: &str, profile: &std::path::Path) -> Command {
     c
 }
 
+/// The DOM of a copy of `html` (without its Content-Security-Policy, which allows no script) with
+/// `script` (a `<script>…</script>`) added at the end of its body, as headless Chromium at
+/// 1400×900 leaves it (`--dump-dom`); None (said, or failed under `PERFLAB_REQUIRE_ALL=1`) without
+/// Chromium, `why` naming the check that needs it.
+pub fn dom_with_script(html: &std::path::Path, tmp: &std::path::Path, script: &str, why: &str) -> Option<String> {
+    let Some(bin) = chromium() else {
+        crate::common::skip_unless_required(&format!("{why}: chromium is not installed (Debian package `chromium`)"));
+        return None;
+    };
+    let page = std::fs::read_to_string(html).unwrap();
+    let page: String = page
+        .lines()
+        .filter(|l| !l.contains("Content-Security-Policy"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let copy = tmp.join("probe.html");
+    std::fs::write(&copy, page.replace("</body>", &format!("{script}</body>"))).unwrap();
+    let o = headless(bin, &tmp.join("profile"))
+        .args(["--window-size=1400,900", "--dump-dom"])
+        .arg(format!("file://{}", copy.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
+    Some(String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
 #[test]
 fn the_html_report_renders_in_headless_chromium() {
     let Some(bin) = chromium() else {
