@@ -1,13 +1,14 @@
-//! The network-namespace lab of the split-load tests (`dist_netns`, `dist_slurm`): a target
-//! namespace running `perflab serve`, which counts the requests it served per source address, and
-//! two load namespaces, all three on one bridge (in the target namespace) of the test subnet. Before
-//! any interface gets an address, an `unreachable` route for the whole test subnet is added in the
-//! root namespace; the namespaces (with their interfaces), the route and the server are removed on
-//! every exit path (the lab's Drop, and a clean-up of a killed earlier run's leftovers first). One
-//! lab at a time on the machine (a lock file). The assertions both tests make on a merged load are
-//! here too, so that both make the same ones.
+//! The network-namespace lab of the split-load tests (`dist_netns`, `dist_slurm`, `dist_from_ns`):
+//! a target namespace running `perflab serve`, which counts the requests it served per source
+//! address, and two load namespaces, all three on one bridge (in the target namespace) of the test
+//! subnet. Before any interface gets an address, an `unreachable` route for the whole test subnet
+//! is added in the root namespace; the namespaces (with their interfaces), the route and the server
+//! are removed on every exit path (the lab's Drop, and a clean-up of a killed earlier run's
+//! leftovers first). One lab at a time on the machine (a lock file). The assertions the tests make
+//! on a merged load are here too, so that all make the same ones.
 
-use perflab::store::Store;
+use hdrhistogram::Histogram;
+use perflab::store::{Store, StoredTrial};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -174,31 +175,46 @@ pub fn plan_text(name: &str, requests: u64) -> String {
 /// run counts the whole load, as one machine sends it, and the server served exactly that; the
 /// merged p99 is the p99 of every recorded latency, one histogram.
 pub fn assert_split_load(dirs: &[PathBuf], sources: &[String], merged: &Path, requests: u64, served: &Served) {
-    let n = dirs.len() as u64;
     let t = Store::open(merged).expect("merged run").trials().expect("trials");
+    let segments: Vec<StoredTrial> = dirs
+        .iter()
+        .map(|d| Store::open(d).expect("segment").trials().expect("trials").remove(0))
+        .collect();
+    let sent: Vec<Option<f64>> = segments.iter().map(|s| s.metric("requests")).collect();
+    assert_split_counts(&t[0], &sent, sources, requests, served);
+    let mut union = perflab::model::latency_histogram();
+    for s in &segments {
+        let h = s.histograms.iter().find(|h| h.name == "latency").expect("latency histogram");
+        union.add(&h.hist).expect("add");
+    }
+    assert_p99_of_every_value(&t[0], &union, requests);
+}
+
+/// The counts of a split load: the merged trial's requests are the plan's `requests` and the
+/// server's count, with no error; segment `i` sent `sent[i]` requests, its slice (requests 0, N,
+/// 2N, ... are segment 0's), and the server counted that many from `sources[i]`.
+pub fn assert_split_counts(merged: &StoredTrial, sent: &[Option<f64>], sources: &[String], requests: u64, served: &Served) {
+    let n = sent.len() as u64;
     assert_eq!(
-        t[0].metric("requests"),
+        merged.metric("requests"),
         Some(requests as f64),
         "the whole load, as one machine sends it"
     );
     assert_eq!(served.total, requests, "the server served what the merge counts");
-    assert_eq!(t[0].metric("errors"), Some(0.0));
-    // Requests 0, N, 2N, ... are segment 0's.
-    for (i, (d, source)) in dirs.iter().zip(sources).enumerate() {
+    assert_eq!(merged.metric("errors"), Some(0.0));
+    for (i, (sent, source)) in sent.iter().zip(sources).enumerate() {
         let share = requests / n + u64::from((i as u64) < requests % n);
-        let s = Store::open(d).expect("segment").trials().expect("trials");
-        assert_eq!(s[0].metric("requests"), Some(share as f64), "segment {i}/{n}");
+        assert_eq!(*sent, Some(share as f64), "segment {i}/{n}");
         let by_source = &served.by_source;
         assert_eq!(by_source.get(source), Some(&share), "served to {source}: {by_source:?}");
     }
-    let mut union = perflab::model::latency_histogram();
-    for d in dirs {
-        let s = Store::open(d).expect("segment").trials().expect("trials");
-        let h = s[0].histograms.iter().find(|h| h.name == "latency").expect("latency histogram");
-        union.add(&h.hist).expect("add");
-    }
-    assert_eq!(union.len(), requests);
-    assert_eq!(t[0].metric("latency_p99_ms"), Some(union.value_at_quantile(0.99) as f64 / 1000.0));
+}
+
+/// The merged p99 is that of `every`, the histogram of every recorded latency of every segment,
+/// which holds one value per request.
+pub fn assert_p99_of_every_value(merged: &StoredTrial, every: &Histogram<u64>, requests: u64) {
+    assert_eq!(every.len(), requests, "one latency per request");
+    assert_eq!(merged.metric("latency_p99_ms"), Some(every.value_at_quantile(0.99) as f64 / 1000.0));
 }
 
 pub fn is_root() -> bool {

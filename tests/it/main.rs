@@ -26,6 +26,7 @@ mod db_servers;
 mod demo;
 mod dist_files;
 mod dist_from;
+mod dist_from_ns;
 mod dist_k8s_apply;
 mod dist_lab;
 mod dist_merge;
