@@ -114,6 +114,7 @@ pub fn main() -> i32 {
             Some(addr) => crate::live::exporter::Exporter::start(&addr)
                 .and_then(|exporter| crate::monitor::cli::run_with(a, &mut |s| exporter.latest.set(s.unix_s, &s.values))),
         },
+        Command::Http(a) if a.live.is_some() => crate::runner::http_live::run(a),
         Command::Http(a) => crate::workload::http::cli::run(a),
         Command::Load(a) => crate::workload::load_cli::run(a),
         Command::Serve(a) => crate::serve::cli::run(a),

@@ -216,7 +216,7 @@ fn exit_code<T>(outcome: &RunOutcome, report: &Result<T, String>) -> i32 {
 /// machine and in the `--resume` directory (their targets may hold the ports this run needs); one
 /// line each.
 /// `--runs-dir` names a directory, or a place where one can be made.
-fn check_runs_dir(dir: &Path) -> anyhow::Result<()> {
+pub(super) fn check_runs_dir(dir: &Path) -> anyhow::Result<()> {
     let mut existing = dir;
     while !existing.exists() {
         match existing.parent() {
@@ -234,7 +234,7 @@ fn check_runs_dir(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn prepare_run(resume: Option<&Path>) -> anyhow::Result<Cancel> {
+pub(super) fn prepare_run(resume: Option<&Path>) -> anyhow::Result<Cancel> {
     let cancel = Cancel::on_signals_hurrying()?;
     for line in super::reclaim::sweep() {
         eprintln!("perflab: {line}");

@@ -11,6 +11,7 @@ pub mod from_hosts;
 pub mod from_plan;
 pub mod hooks;
 pub mod hosts;
+pub mod http_live;
 pub mod ledger;
 pub mod limits;
 pub mod merge_figures;

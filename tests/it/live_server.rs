@@ -340,3 +340,63 @@ fn watched_in_chromium(dir: &std::path::Path, tmp: &std::path::Path) {
         assert!(!dom.contains(external), "nothing from elsewhere: {external}");
     }
 }
+
+/// `perflab http ... --live`: the load runs as a one-trial run (its events served while it runs,
+/// its trial stored), the summary printed is the stored trial's, and `perflab serve` served exactly
+/// those requests (`-n` ends the load, so nothing is in flight at the stop).
+#[test]
+fn http_live_serves_the_load_and_stores_what_it_prints() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let port = free_port();
+    let server = Command::new(BIN)
+        .args(["serve", "--port", &port.to_string()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start perflab serve");
+    let mut server = Kill(server);
+    connect(port);
+    let runs = tmp.path().join("runs");
+    let live = free_port();
+    let url = format!("http://127.0.0.1:{port}/");
+    let child = Command::new(BIN)
+        .args(["http", &url, "-n", "3000", "-d", "5s", "-c", "2", "--quiet"])
+        .arg(format!("--live=127.0.0.1:{live}"))
+        .arg("--runs-dir")
+        .arg(&runs)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run perflab http");
+    let mut run = Kill(child);
+    let (head, mut events) = get(live, "/events", "");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut kinds = Vec::new();
+    while kinds.last().map(String::as_str) != Some("run_end") {
+        kinds.push(next_event(&mut events).1);
+    }
+    let status = run.0.wait().expect("wait");
+    let (mut out, mut err) = (String::new(), String::new());
+    run.0.stdout.take().expect("stdout").read_to_string(&mut out).expect("stdout");
+    run.0.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
+    assert_eq!(status.code(), Some(0), "stdout: {out}\nstderr: {err}");
+    assert!(kinds.iter().any(|k| k == "trial_end"), "the trial was served live: {kinds:?}");
+    let dir = only_run_dir(&runs);
+    assert!(out.contains(&format!("stored in {}", dir.display())), "{out}");
+    let trials = Store::open(&dir).expect("open").trials().expect("trials");
+    assert_eq!(trials.len(), 1);
+    let stored = trials[0].metric("requests").expect("requests");
+    let printed: f64 = out
+        .lines()
+        .find_map(|l| l.strip_prefix("Complete requests:"))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no Complete requests line: {out}"));
+    assert_eq!((printed, stored), (3000.0, 3000.0), "{out}");
+    assert!(out.contains("Percentage of the requests served within"), "{out}");
+    // SIGTERM: serve prints `served N requests`.
+    let _ = Command::new("kill").args(["-TERM", &server.0.id().to_string()]).status();
+    let _ = server.0.wait();
+    let mut served = String::new();
+    server.0.stdout.take().expect("stdout").read_to_string(&mut served).expect("served");
+    assert!(served.contains("served 3000 requests"), "the server's count: {served}");
+}

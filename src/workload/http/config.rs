@@ -11,7 +11,7 @@ crate::workload::registry::spec::settings! {
     /// The http workload's settings: a plan's `[workload]` keys (`type = "http"`) and the options
     /// of `perflab http` (`--max-inflight` for `max_inflight`; `-H "Name: value"` for `headers`,
     /// `--no-keepalive` for `keepalive = false`).
-    #[derive(Clone, Debug)]
+    #[derive(Clone, Debug, serde::Serialize)]
     #[serde(deny_unknown_fields)]
     pub struct HttpConfig {
         /// the URL to load: `http://` or `https://`
@@ -60,7 +60,7 @@ crate::workload::registry::spec::settings! {
         pub method: Option<String>,
         /// extra request headers (Authorization and Cookie values are never stored)
         #[key("table of strings", "none")]
-        #[serde(default, deserialize_with = "header_table")]
+        #[serde(default, deserialize_with = "header_table", serialize_with = "header_map")]
         #[arg(short = 'H', long = "header", value_name = "NAME: VALUE", value_parser = header_arg)]
         pub headers: Vec<(String, String)>,
         /// the request body
@@ -126,6 +126,11 @@ fn yes() -> bool {
 /// A plan's `headers` table, in its keys' order (later duplicates of `-H` win when it is made a map).
 fn header_table<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<(String, String)>, D::Error> {
     Ok(BTreeMap::<String, String>::deserialize(d)?.into_iter().collect())
+}
+
+/// `headers` as a plan's table (later duplicates of `-H` win).
+fn header_map<S: serde::Serializer>(h: &[(String, String)], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_map(h.iter().map(|(k, v)| (k, v)).collect::<BTreeMap<_, _>>())
 }
 
 /// `-H "Name: value"`.

@@ -31,7 +31,7 @@ mod worker;
 pub use config::{HttpConfig, Prepared, Protocol};
 pub use diagnosis::diagnose;
 pub use engine::run;
-pub use report::{HttpReport, Tick, Warning, PERCENTILES};
+pub use report::{percentile_key, HttpReport, PercentilesJson, Tick, Warning, PERCENTILES};
 pub use template::prepare;
 pub use uring::probe as uring_permitted;
 pub use worker::Stats;

@@ -293,7 +293,7 @@ pub struct PercentilesJson {
 
 impl PercentilesJson {
     /// Null for an empty histogram (µs in, ms out).
-    fn of(h: &Histogram<u64>) -> Option<PercentilesJson> {
+    pub fn of(h: &Histogram<u64>) -> Option<PercentilesJson> {
         (!h.is_empty()).then(|| PercentilesJson {
             percentiles: PERCENTILES
                 .iter()
