@@ -305,10 +305,10 @@ timeout = "150ms"
     );
 }
 
-/// A store with one trial whose probe answered in 1 ms at baseline and 5 ms under load.
-fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
-    use perflab::model::{Phase, PhaseSpan, TrialInfo};
-    use perflab::store::{ProbeRecord, ProbeRow, RunInfo, RunStatus, TrialRecord};
+/// A store with a trial per point (`c=1`, `c=2`, ...) whose probe answered in 1 ms at baseline
+/// and in the point's `load_ms` under load (with one timeout); None: no probe sent under load.
+fn run_with_probe(dir: &std::path::Path, load_ms: &[Option<f64>]) {
+    use perflab::store::{RunInfo, RunStatus};
     let mut s = Store::create(dir).expect("store");
     s.write_run(&RunInfo {
         plan_name: "p".into(),
@@ -316,16 +316,26 @@ fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
         plan_source: String::new(),
         seed: 1,
         started_unix: 1_700_000_000.0,
-        planned_trials: 1,
+        planned_trials: load_ms.len(),
     })
     .expect("run");
-    s.write_point(0, "", "{}", 1, None).expect("point");
+    for (point, load_ms) in load_ms.iter().enumerate() {
+        trial_with_probe(&mut s, point, *load_ms);
+    }
+    s.finish_run(RunStatus::Complete, 1_700_000_010.0).expect("finish");
+}
+
+fn trial_with_probe(s: &mut Store, point: usize, load_ms: Option<f64>) {
+    use perflab::model::{Phase, PhaseSpan, TrialInfo};
+    use perflab::store::{ProbeRecord, ProbeRow, TrialRecord};
+    let (label, params) = (format!("c={}", point + 1), format!("{{\"c\":{}}}", point + 1));
+    s.write_point(point, &label, &params, 1, None).expect("point");
+    let under_load = match load_ms {
+        Some(ms) => std::iter::repeat_n(("load", ms), 20).chain([("load", -1.0)]).collect(),
+        None => Vec::new(),
+    };
     let mut samples = Vec::new();
-    for (i, (phase, ms)) in std::iter::repeat_n(("baseline", 1.0), 20)
-        .chain(std::iter::repeat_n(("load", load_ms), 20))
-        .chain([("load", -1.0)])
-        .enumerate()
-    {
+    for (i, (phase, ms)) in std::iter::repeat_n(("baseline", 1.0), 20).chain(under_load).enumerate() {
         samples.push(ProbeRow {
             seq: i as u64,
             phase: phase.into(),
@@ -339,10 +349,10 @@ fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
     }
     s.write_trial(&TrialRecord {
         info: TrialInfo {
-            id: 0,
-            point: 0,
+            id: point,
+            point,
             repetition: 1,
-            params_json: "{}".into(),
+            params_json: params,
             workload: "http".into(),
             failure: None,
             started_unix: 1_700_000_000.0,
@@ -367,13 +377,12 @@ fn run_with_probe(dir: &std::path::Path, load_ms: f64) {
         profiles: vec![],
     })
     .expect("trial");
-    s.finish_run(RunStatus::Complete, 1_700_000_010.0).expect("finish");
 }
 
 #[test]
 fn the_report_tables_a_probe_idle_vs_under_load_and_p1_quotes_both_medians() {
     let tmp = tempfile::tempdir().expect("tmp");
-    run_with_probe(tmp.path(), 5.0);
+    run_with_probe(tmp.path(), &[Some(5.0)]);
     let m = perflab::report::build(&[tmp.path()], false).expect("report");
     assert_eq!(m.probes.len(), 1);
     let p = &m.probes[0];
@@ -395,8 +404,25 @@ fn the_report_tables_a_probe_idle_vs_under_load_and_p1_quotes_both_medians() {
     assert_eq!(f.evidence[0].baseline, Some(1.0));
     // 1 ms → 1.5 ms: under the factor, no finding.
     let tmp = tempfile::tempdir().expect("tmp");
-    run_with_probe(tmp.path(), 1.5);
+    run_with_probe(tmp.path(), &[Some(1.5)]);
     let m = perflab::report::build(&[tmp.path()], false).expect("report");
     assert!(m.findings.iter().all(|f| f.rule != "P1"));
     assert_eq!(m.probes[0].inflation, Some(1.5));
+}
+
+/// Several points: a probe's mean per point, idle → under load; a point where none of its probes
+/// was sent under load says so.
+#[test]
+fn a_point_whose_probe_sent_nothing_under_load_says_so_in_the_table() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    run_with_probe(tmp.path(), &[Some(5.0), None]);
+    let out = tmp.path().join("rep");
+    perflab::report::write(&[tmp.path()], &out, perflab::report::Formats::parse("md").unwrap(), false).expect("report");
+    let md = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    let rows: Vec<&str> = md.lines().filter(|l| l.starts_with("| ssh (command) |")).collect();
+    assert_eq!(
+        rows,
+        ["| ssh (command) | 1.000 → 5.000 (4.762 % lost) | 1.000 → – (none sent) |"],
+        "{md}"
+    );
 }

@@ -58,8 +58,46 @@ fn one_point(m: &ReportModel) -> Block {
     table(&["probe", "phase", "n", "min", "mean", "max", "sd", "lost / failed %"], rows)
 }
 
-/// Several points: a row per probe and phase (idle, under load), the mean round trip at each
-/// point in its column, with what was not answered.
+/// A probe's mean round trip at a point in one phase, with what was not answered: "0.42",
+/// "3.1 (2.5 % lost)", "– (100 % failed)"; "– (none sent)" where the probe ran at the point but
+/// sent nothing in that phase (a load shorter than its interval); "–" where it did not run there.
+fn mean_cell(at: Option<&ProbeReport>, phase: &str) -> String {
+    match (at, at.and_then(|p| p.phase(phase))) {
+        (_, Some(x)) => format!("{}{}", opt(x.rtt.mean_ms), unanswered(x)),
+        (Some(_), None) => "– (none sent)".into(),
+        (None, None) => "–".into(),
+    }
+}
+
+/// Where a point's column and row group are: the answer table's x value and its variant (and other
+/// parameters) where every point has them, else the point's own column.
+fn places<'a>(m: &'a ReportModel, points: &[&'a str]) -> Vec<(String, String)> {
+    let by_x: Option<Vec<(String, String)>> = points
+        .iter()
+        .map(|point| {
+            let c = m.overview.answer.iter().find(|c| c.point == *point)?;
+            let x = c.x.clone().filter(|_| m.overview.x.is_some())?;
+            let mut group = Vec::new();
+            if m.overview.compare.is_some() {
+                group.push(c.variant.clone());
+            }
+            if !c.at.is_empty() {
+                group.push(c.at.clone());
+            }
+            Some((group.join(" "), x))
+        })
+        .collect();
+    by_x.unwrap_or_else(|| {
+        points
+            .iter()
+            .map(|p| (String::new(), without(p, &m.overview.set_by_variant)))
+            .collect()
+    })
+}
+
+/// Several points: a row per probe (and variant), a column per x value (or point), each cell the
+/// mean round trip idle → under load, with what was not answered: the answer table's shape, one
+/// line a row.
 fn by_point(m: &ReportModel) -> Block {
     let mut points: Vec<&str> = Vec::new();
     let mut probes: Vec<(&str, &str)> = Vec::new();
@@ -71,33 +109,54 @@ fn by_point(m: &ReportModel) -> Block {
             probes.push((&p.probe, &p.kind));
         }
     }
+    let places = places(m, &points);
+    let mut groups: Vec<&str> = Vec::new();
+    let mut columns: Vec<&str> = Vec::new();
+    for (g, x) in &places {
+        if !groups.contains(&g.as_str()) {
+            groups.push(g);
+        }
+        if !columns.contains(&x.as_str()) {
+            columns.push(x);
+        }
+    }
+    let grouped = groups.iter().any(|g| !g.is_empty());
     let mut rows = Vec::new();
     for (probe, kind) in &probes {
-        for (phase, name) in COMPARED {
-            let mut row = vec![safe(&format!("{probe} ({kind})")), name.to_string()];
-            for point in &points {
-                let ph = m
-                    .probes
-                    .iter()
-                    .find(|p| p.probe == *probe && p.point == *point)
-                    .and_then(|p| p.phase(phase));
-                row.push(ph.map_or("–".into(), |x| format!("{}{}", opt(x.rtt.mean_ms), unanswered(x))));
+        for group in &groups {
+            let mut row = vec![safe(&format!("{probe} ({kind})"))];
+            if grouped {
+                row.push(safe(group));
+            }
+            for column in &columns {
+                let point = points.iter().zip(&places).find(|(_, (g, x))| g == group && x == column);
+                let at = point.and_then(|(pt, _)| m.probes.iter().find(|p| p.probe == *probe && p.point == *pt));
+                row.push(match point {
+                    Some(_) => format!("{} → {}", mean_cell(at, "baseline"), mean_cell(at, "load")),
+                    None => "–".into(),
+                });
             }
             rows.push(row);
         }
     }
-    // Points that differ in one parameter are columns headed by its value ("10" under "concurrency").
-    let one_key = points
-        .iter()
-        .map(|p| p.split_once('=').filter(|(_, v)| !v.contains(' ')).map(|(k, _)| k))
-        .collect::<Option<Vec<&str>>>()
-        .filter(|keys| keys.iter().all(|k| *k == keys[0]))
-        .and_then(|keys| keys.first().copied());
-    let mut header = vec!["probe".to_string(), one_key.map_or("phase".into(), |k| format!("phase ({k} →)"))];
-    header.extend(points.iter().map(|p| match one_key {
-        Some(k) => safe(p.trim_start_matches(k).trim_start_matches('=')),
-        None => safe(&without(p, &m.overview.set_by_variant)),
-    }));
+    let mut header = vec!["probe".to_string()];
+    if grouped {
+        let name = match (&m.overview.compare, m.overview.dimensions.is_empty()) {
+            (Some(c), true) => c.clone(),
+            _ => "point".into(),
+        };
+        header.push(safe(&name));
+    }
+    match m.overview.x.as_deref().filter(|_| places.iter().all(|(_, x)| !x.contains('='))) {
+        // "concurrency = 10", then the other values alone, as the answer table heads them.
+        Some(x) => header.extend(
+            columns
+                .iter()
+                .enumerate()
+                .map(|(i, v)| if i == 0 { safe(&format!("{x} = {v}")) } else { safe(v) }),
+        ),
+        None => header.extend(columns.iter().map(|c| safe(c))),
+    }
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     table(&header, rows)
 }
@@ -133,9 +192,9 @@ pub fn section(m: &ReportModel) -> Option<Section> {
         )
     } else {
         (
-            "Mean round trip of the probes in ms, sent while idle (the baseline) and under load, at each point (all \
-             its trials pooled); lost = timed out or erred, failed = answered failure (a non-zero exit, HTTP ≥ \
-             400), % of the probes sent. Min, max, sd, inflation, the difference with its 95 % CI and the charts:",
+            "Mean round trip of the probes in ms, idle (the baseline) → under load, at each point (its trials \
+             pooled); lost = timed out or erred, failed = answered failure (a non-zero exit, HTTP ≥ 400), % of \
+             the probes sent. Min, max, sd, inflation, the difference with its 95 % CI and the charts:",
             by_point(m),
         )
     };
