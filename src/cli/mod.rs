@@ -116,6 +116,7 @@ pub fn main() -> i32 {
         },
         Command::Http(a) if a.live.is_some() => crate::runner::http_live::run(a),
         Command::Http(a) => crate::workload::http::cli::run(a),
+        Command::Load(a) if a.live() => a.live_load().and_then(crate::runner::load_live::run),
         Command::Load(a) => crate::workload::load_cli::run(a),
         Command::Serve(a) => crate::serve::cli::run(a),
         Command::Probe(a) => crate::probe::cli::run(a),

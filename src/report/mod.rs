@@ -17,7 +17,7 @@ mod diagnose;
 pub mod doc;
 pub mod export;
 mod findings;
-mod fmt;
+pub mod fmt;
 pub mod hosts;
 mod loaded;
 pub mod model;

@@ -2,7 +2,7 @@
 //! run --live` runs a plan: the live server, the store, the run directory), then the command's
 //! summary from the stored trial's figures, and its exit codes (src/workload/http/cli.rs).
 
-use super::execute::{execute, RunOptions};
+use super::one_trial::{OneTrial, Summary};
 use crate::error::usage;
 use crate::store::{RunStatus, StoredTrial};
 use crate::workload::http::cli::HttpArgs;
@@ -30,9 +30,7 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
     let Some(duration) = a.settings.duration.clone() else {
         return Err(usage("--live needs -d DURATION: the run's load phase"));
     };
-    crate::util::duration::parse(&duration).map_err(|e| usage(format!("--duration: {e}")))?;
-    let warmup = a.warmup.clone().unwrap_or_else(|| "0s".into());
-    crate::util::duration::parse(&warmup).map_err(|e| usage(format!("--warmup: {e}")))?;
+    super::one_trial::check(live, &a.runs_dir, &duration, a.warmup.as_deref())?;
     // Bad input (the URL, a body file) is said before anything starts.
     let prepared = crate::workload::http::prepare(&a.settings)?;
     let mut settings = a.settings.clone();
@@ -40,70 +38,31 @@ pub fn run(a: HttpArgs) -> anyhow::Result<i32> {
         // The load phase is the duration.
         settings.duration = None;
     }
-    let plan_text = plan(&settings, &duration, &warmup)?;
-    let label = "perflab http";
-    let plan = crate::plan::parse_str(&plan_text, label)?;
-    let redactor = plan.secrets.redactor().clone();
-    let cancel = super::cli::prepare_run(None)?;
-    if cancel.is_cancelled() {
-        return Ok(130);
-    }
-    let trials = crate::plan::expand(&plan);
-    let exp = super::from_plan::build(&plan, &trials, label)?;
-    let opts = RunOptions {
-        runs_dir: a.runs_dir.clone(),
-        resume: None,
-        retry_failed: false,
+    let trial = OneTrial {
+        label: "perflab http",
+        kind: "http",
+        workload: toml::Table::try_from(&settings)?,
+        load: &duration,
+        warmup: a.warmup.as_deref(),
+        live,
+        runs_dir: &a.runs_dir,
         quiet: a.quiet,
-        fail_fast: false,
-        live: Some(crate::live::watch::bind(live)?),
-        tui: false,
     };
-    let outcome = execute(exp, &opts, &cancel).map_err(|e| redactor.error(e))?;
-    let stored = crate::store::Store::open(&outcome.dir)?.trials()?;
-    let trial = stored.iter().find(|t| t.failure.is_none());
-    match trial {
-        Some(t) => print!("{}", redactor.apply(&summary(t, &prepared, outcome.status))),
-        None => println!(
-            "{}",
-            redactor.apply(&match (stored.first().and_then(|t| t.failure.as_ref()), outcome.status) {
-                (Some(f), _) => format!("the trial failed: {f}"),
-                (None, RunStatus::Interrupted) => "interrupted: the trial under way was not stored".into(),
-                (None, s) => format!("run {s}: no trial stored"),
-            })
-        ),
-    }
-    println!("stored in {}", outcome.dir.display());
-    let errors = trial.and_then(|t| t.metric("errors")).unwrap_or(0.0);
-    let requests = trial.and_then(|t| t.metric("requests")).unwrap_or(0.0);
-    Ok(if outcome.status == RunStatus::Interrupted {
-        130
-    } else if trial.is_none() || errors > 0.0 || requests == 0.0 || outcome.exit_code() != 0 {
-        1
-    } else {
-        0
-    })
+    super::one_trial::run(trial, &HttpSummary(prepared))
 }
 
-/// The one-trial plan: the settings as its `[workload]`, the phases from `-d` and `--warmup`.
-fn plan(settings: &crate::workload::http::HttpConfig, load: &str, warmup: &str) -> anyhow::Result<String> {
-    let mut workload = toml::Table::try_from(settings)?;
-    workload.insert("type".into(), "http".into());
-    let mut phases = toml::Table::new();
-    for (k, v) in [
-        ("baseline", "0s"),
-        ("warmup", warmup),
-        ("load", load),
-        ("recovery", "0s"),
-        ("interval", "1s"),
-    ] {
-        phases.insert(k.into(), v.into());
+/// `perflab http`'s summary and exit code, from the stored trial.
+struct HttpSummary(Prepared);
+
+impl Summary for HttpSummary {
+    fn summary(&self, t: &StoredTrial, status: RunStatus) -> String {
+        summary(t, &self.0, status)
     }
-    let mut doc = toml::Table::new();
-    doc.insert("name".into(), "http".into());
-    doc.insert("workload".into(), workload.into());
-    doc.insert("phases".into(), phases.into());
-    Ok(toml::to_string(&doc)?)
+
+    /// A request ended in a transport error, or none was answered.
+    fn failed(&self, t: &StoredTrial) -> bool {
+        t.metric("errors").unwrap_or(0.0) > 0.0 || t.metric("requests").unwrap_or(0.0) == 0.0
+    }
 }
 
 /// The command's summary (as `perflab http` prints it) from the stored trial's metrics and

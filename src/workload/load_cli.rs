@@ -77,17 +77,83 @@ impl clap::FromArgMatches for LoadArgs {
     }
 }
 
-pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
+/// `perflab load <kind> ... --live`: what the runner runs as a plan of one trial.
+pub struct LiveLoad {
+    /// The kind: the plan's name and its `[workload]` `type`.
+    pub kind: &'static str,
+    /// The settings given as the `[workload]` table (without `type`), checked.
+    pub workload: toml::Table,
+    /// The common flags: the phases (`-d`, `--warmup`), `--live`, `--runs-dir`, `--quiet`, `--json`.
+    pub flags: crate::workload::driver::live::LoadFlags,
+}
+
+impl LoadArgs {
+    /// Whether `--live` was given.
+    pub fn live(&self) -> bool {
+        matches!(self.matches.try_get_one::<String>("live"), Ok(Some(_)))
+    }
+
+    /// The options as a plan of one trial's parts (for `--live`); bad input is a usage error.
+    pub fn live_load(&self) -> anyhow::Result<LiveLoad> {
+        let (workload, flags) = (command(self.kind).plan)(&self.matches)?;
+        Ok(LiveLoad {
+            kind: self.kind,
+            workload,
+            flags,
+        })
+    }
+}
+
+/// The subcommand of a kind parsed from the subcommands.
+fn command(kind: &str) -> LoadCommand {
     let (_, c) = commands()
         .into_iter()
-        .find(|(name, _)| *name == a.kind)
+        .find(|(name, _)| *name == kind)
         .expect("a kind parsed from the subcommands");
-    (c.run)(&a.matches)
+    c
+}
+
+pub fn run(a: LoadArgs) -> anyhow::Result<i32> {
+    (command(a.kind).run)(&a.matches)
 }
 
 #[cfg(test)]
 mod tests {
-    use clap::Args;
+    use clap::{Args, FromArgMatches};
+
+    struct Here;
+    impl crate::workload::registry::spec::Locator for Here {
+        fn at(&self, _: Option<&str>) -> String {
+            "perflab load".into()
+        }
+    }
+
+    /// `--live`: each kind's options, as parsed, become the `[workload]` table a plan builds the
+    /// same workload from (a size as written, `--buffered` as `direct = false`, a positional).
+    #[test]
+    fn live_makes_the_options_a_workload_table_the_plan_builds() {
+        let cmd = super::LoadArgs::augment_args(clap::Command::new("load"));
+        let cases: [(&[&str], &str); 5] = [
+            (&["cpu", "-w", "1", "-l", "50", "-m", "hash"], "load = 50.0"),
+            (&["mem", "latency", "-s", "64M"], "size = \"64M\""),
+            (&["disk", "--buffered", "--bs", "8K", "-s", "1M"], "direct = false"),
+            (&["net", "127.0.0.1:5201", "-m", "rr", "-l", "1"], "size = 1"),
+            (&["oltp", "--tables", "2", "-s", "point_select"], "tables = 2"),
+        ];
+        for (args, want) in cases {
+            let m = cmd
+                .clone()
+                .try_get_matches_from(["load"].iter().chain(args).chain(&["--live"]))
+                .unwrap_or_else(|e| panic!("{args:?}: {e}"));
+            let a = super::LoadArgs::from_arg_matches(&m).expect("parsed");
+            assert!(a.live(), "{args:?}");
+            let l = a.live_load().unwrap_or_else(|e| panic!("{args:?}: {e:#}"));
+            assert_eq!(l.kind, args[0]);
+            let text = toml::to_string(&l.workload).expect("toml");
+            assert!(text.contains(want), "{args:?}: {text}");
+            crate::workload::registry::build(l.kind, &l.workload, &Here).unwrap_or_else(|e| panic!("{args:?}: {e:#}\n{text}"));
+        }
+    }
 
     /// Every kind of the registry but `http` and `exec` has a subcommand, so the help's list is
     /// the command's.

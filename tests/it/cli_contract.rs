@@ -212,6 +212,19 @@ fn load() {
         // Before any table is loaded (one line: no "preparing" first).
         (&["load", "oltp", "-d", "0s"], "--duration must be at least 1ms"),
         (&["load", "oltp", "-d", "1s", "--warmup", "x"], "--warmup: invalid duration"),
+        // --live: what a run cannot keep, and the same checks as without it, before anything runs.
+        (
+            &["load", "cpu", "-d", "1s", "--live", "--json"],
+            "--json cannot be used with --live",
+        ),
+        (
+            &["load", "oltp", "--prepare-only", "--live"],
+            "--prepare-only cannot be used with --live",
+        ),
+        (&["load", "cpu", "-w", "0", "-d", "1s", "--live"], "workers must be at least 1"),
+        (&["load", "cpu", "-d", "1ns", "--live"], "--duration must be at least 1ms"),
+        (&["load", "cpu", "-d", "1s", "--live=nowhere"], "--live nowhere: not an address"),
+        (&["load", "cpu", "-d", "1s", "--runs-dir", "x"], "--live"),
     ]);
     assert!(!dir.path().join("no").exists(), "nothing was made");
 }

@@ -400,3 +400,71 @@ fn http_live_serves_the_load_and_stores_what_it_prints() {
     server.0.stdout.take().expect("stdout").read_to_string(&mut served).expect("served");
     assert!(served.contains("served 3000 requests"), "the server's count: {served}");
 }
+
+/// `perflab load cpu ... --live`: the load runs as a one-trial run (the address it serves printed
+/// at the start, its events served while it runs), its trial is stored, and the figures printed are
+/// the stored ones (as the report shows them).
+#[test]
+fn load_live_serves_the_load_and_stores_what_it_prints() {
+    let tmp = tempfile::tempdir().expect("tmp");
+    let runs = tmp.path().join("runs");
+    let child = Command::new(BIN)
+        .args(["load", "cpu", "-d", "1s", "-w", "1", "-l", "50", "--quiet", "--live=127.0.0.1:0"])
+        .arg("--runs-dir")
+        .arg(&runs)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run perflab load cpu");
+    let mut run = Kill(child);
+    let mut err = BufReader::new(run.0.stderr.take().expect("stderr"));
+    let mut first = String::new();
+    err.read_line(&mut first).expect("the address line");
+    let port: u16 = first
+        .trim_end()
+        .strip_prefix("perflab: live: http://127.0.0.1:")
+        .and_then(|p| p.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("the address it serves: {first}"));
+    let (head, mut events) = get(port, "/events", "");
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let mut served = None;
+    loop {
+        let (_, kind, data) = next_event(&mut events);
+        if kind == "trial_end" {
+            served = data["figures"]
+                .as_array()
+                .and_then(|f| f.iter().find(|f| f["name"] == "ops_per_s"))
+                .and_then(|f| f["value"].as_f64());
+        }
+        if kind == "run_end" {
+            break;
+        }
+    }
+    let status = run.0.wait().expect("wait");
+    let (mut out, mut rest) = (String::new(), String::new());
+    run.0.stdout.take().expect("stdout").read_to_string(&mut out).expect("stdout");
+    err.read_to_string(&mut rest).expect("stderr");
+    assert_eq!(status.code(), Some(0), "stdout: {out}\nstderr: {first}{rest}");
+    let dir = only_run_dir(&runs);
+    assert!(out.contains(&format!("stored in {}", dir.display())), "{out}");
+    let trials = Store::open(&dir).expect("open").trials().expect("trials");
+    assert_eq!(trials.len(), 1);
+    assert_eq!(trials[0].workload, "cpu");
+    let stored = trials[0].metric("ops_per_s").expect("ops_per_s");
+    assert!(stored > 0.0, "{out}");
+    // (Equal to the last bit but for serde_json's parsing of the text, as above.)
+    let served = served.expect("the trial_end event's ops_per_s");
+    assert!(
+        (served - stored).abs() <= 1e-12 * stored,
+        "the trial_end event carries the stored figure: {served} vs {stored}"
+    );
+    let printed = |prefix: &str| {
+        out.lines()
+            .find_map(|l| l.trim_start().strip_prefix(prefix))
+            .map(|v| v.trim().to_string())
+            .unwrap_or_else(|| panic!("no `{prefix}` line: {out}"))
+    };
+    let want = format!("{} ops/s", perflab::report::fmt::param(stored));
+    assert_eq!(printed("ops/s:"), want, "{out}");
+    assert_eq!(printed("ops_per_s "), want, "{out}");
+}

@@ -11,4 +11,9 @@ impl LoadRun for CpuConfig {
             super::engine::run(&p, warmup, duration, cancel, hooks)
         })
     }
+
+    fn workload(self) -> anyhow::Result<toml::Table> {
+        prepare(&self)?;
+        crate::workload::registry::spec::as_table(&self)
+    }
 }

@@ -6,7 +6,7 @@ use crate::error::usage;
 
 crate::workload::registry::spec::settings! {
     /// The `cpu` workload's settings: a plan's `[workload]` keys and `perflab load cpu`'s options.
-    #[derive(Clone, Debug, Default)]
+    #[derive(Clone, Debug, Default, serde::Serialize)]
     #[serde(deny_unknown_fields)]
     pub struct CpuConfig {
         /// worker threads; more than the CPUs allowed needs `oversubscribe = true`

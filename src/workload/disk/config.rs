@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 crate::workload::registry::spec::settings! {
     /// The `disk` workload's settings: a plan's `[workload]` keys and `perflab load disk`'s options.
-    #[derive(Clone, Debug, Default)]
+    #[derive(Clone, Debug, Default, serde::Serialize)]
     #[serde(deny_unknown_fields)]
     pub struct DiskConfig {
         /// the pattern: sequential or random, reads, writes or both

@@ -51,6 +51,14 @@ pub struct LoadFlags {
     /// No live progress line
     #[arg(short, long)]
     pub quiet: bool,
+    /// Run the load as a one-trial run of the runner and serve its live page, events and /metrics
+    /// meanwhile (default 127.0.0.1 and a free port, printed at the start; another address than
+    /// loopback needs the token printed then); the run is stored under --runs-dir. Not with --json
+    #[arg(long, value_name = "ADDR:PORT", num_args = 0..=1, require_equals = true, default_missing_value = "127.0.0.1:0")]
+    pub live: Option<String>,
+    /// With --live: where the run directory is created
+    #[arg(long, value_name = "DIR", default_value = "runs", requires = "live")]
+    pub runs_dir: std::path::PathBuf,
 }
 
 impl LoadFlags {

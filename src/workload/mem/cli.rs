@@ -12,4 +12,9 @@ impl LoadRun for MemConfig {
             super::engine::run(&mode, warmup, duration, cancel, hooks)
         })
     }
+
+    fn workload(self) -> anyhow::Result<toml::Table> {
+        prepare(&self, available())?;
+        crate::workload::registry::spec::as_table(&self)
+    }
 }

@@ -6,7 +6,7 @@ use crate::error::usage;
 
 crate::workload::registry::spec::settings! {
     /// The `mem` workload's settings: a plan's `[workload]` keys and `perflab load mem`'s options.
-    #[derive(Clone, Debug, Default)]
+    #[derive(Clone, Debug, Default, serde::Serialize)]
     #[serde(deny_unknown_fields)]
     pub struct MemConfig {
         /// touch and hold a region (and verify it), memory bandwidth (STREAM, or a sequential read

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 /// A size as written: bytes or a text to parse.
-#[derive(Clone, Debug, PartialEq, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
 #[serde(untagged)]
 pub enum SizeSpec {
     Bytes(u64),

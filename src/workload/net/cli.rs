@@ -27,6 +27,11 @@ impl crate::workload::registry::spec::LoadRun for NetConfig {
     fn run(self, flags: LoadFlags) -> anyhow::Result<i32> {
         run(&self, &flags)
     }
+
+    fn workload(self) -> anyhow::Result<toml::Table> {
+        prepare(&self)?;
+        crate::workload::registry::spec::as_table(&self)
+    }
 }
 
 fn run(cfg: &NetConfig, flags: &LoadFlags) -> anyhow::Result<i32> {

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::net::SocketAddr;
 
 /// A number as written: a plain number or a text with a suffix (`"128K"`, `"1G"`).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Deserialize, serde::Serialize)]
 #[serde(untagged)]
 pub enum Amount {
     Number(u64),
@@ -25,7 +25,7 @@ impl Amount {
 
 crate::workload::registry::spec::settings! {
     /// The `net` workload's settings: a plan's `[workload]` keys and `perflab load net`'s options.
-    #[derive(Clone, Debug, Default)]
+    #[derive(Clone, Debug, Default, serde::Serialize)]
     #[serde(deny_unknown_fields)]
     pub struct NetConfig {
         /// the server, `perflab serve --net PORT`: `"HOST:PORT"` (`"127.0.0.1:5201"`, `"[::1]:5201"`, `"server:5201"`)

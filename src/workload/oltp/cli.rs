@@ -21,26 +21,23 @@ impl crate::workload::registry::spec::LoadRun for OltpArgs {
     fn run(self, flags: LoadFlags) -> anyhow::Result<i32> {
         run(self, &flags)
     }
+
+    fn workload(self) -> anyhow::Result<toml::Table> {
+        if self.prepare_only {
+            return Err(crate::error::usage(
+                "--prepare-only cannot be used with --live: a run loads the tables before its trial",
+            ));
+        }
+        check_sqlite_dir(&self.settings)?;
+        prepare(&self.settings).map_err(|e| crate::error::usage(as_flag(&format!("{e:#}"))))?;
+        crate::workload::registry::spec::as_table(&self.settings)
+    }
 }
 
 fn run(a: OltpArgs, flags: &LoadFlags) -> anyhow::Result<i32> {
     // Before the tables are loaded.
     flags.durations()?;
-    // An SQLite file is made by perflab, the directories above it are not.
-    let sqlite_dir = a
-        .settings
-        .db
-        .as_deref()
-        .and_then(|d| d.strip_prefix("sqlite:"))
-        .map(|p| p.strip_prefix("//").unwrap_or(p));
-    if let Some(dir) = sqlite_dir.map(std::path::Path::new).and_then(std::path::Path::parent) {
-        if !dir.as_os_str().is_empty() && !dir.is_dir() {
-            return Err(crate::error::usage(format!(
-                "--db: no such directory {}",
-                crate::util::text::clip(&dir.display().to_string())
-            )));
-        }
-    }
+    check_sqlite_dir(&a.settings)?;
     let s = Arc::new(prepare(&a.settings).map_err(|e| crate::error::usage(as_flag(&format!("{e:#}"))))?);
     let scratch = match &s.db {
         Some(_) => None,
@@ -79,6 +76,24 @@ fn run_with(a: &OltpArgs, flags: &LoadFlags, s: &Arc<super::config::Settings>, u
         super::prepare::cleanup(db.as_ref(), s, &cancel)?;
     }
     Ok(code)
+}
+
+/// An SQLite file is made by perflab, the directories above it are not.
+fn check_sqlite_dir(cfg: &super::config::OltpConfig) -> anyhow::Result<()> {
+    let sqlite_dir = cfg
+        .db
+        .as_deref()
+        .and_then(|d| d.strip_prefix("sqlite:"))
+        .map(|p| p.strip_prefix("//").unwrap_or(p));
+    if let Some(dir) = sqlite_dir.map(std::path::Path::new).and_then(std::path::Path::parent) {
+        if !dir.as_os_str().is_empty() && !dir.is_dir() {
+            return Err(crate::error::usage(format!(
+                "--db: no such directory {}",
+                crate::util::text::clip(&dir.display().to_string())
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `table_size must be ...` → `--table-size must be ...`: the settings' messages name the key first.

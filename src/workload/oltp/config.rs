@@ -6,7 +6,7 @@ use crate::error::usage;
 
 crate::workload::registry::spec::settings! {
     /// The `oltp` workload's settings: a plan's `[workload]` keys and `perflab load oltp`'s options.
-    #[derive(Clone, Debug, Default)]
+    #[derive(Clone, Debug, Default, serde::Serialize)]
     #[serde(deny_unknown_fields)]
     pub struct OltpConfig {
         /// the database; a password in the URL is kept out of the store, the report and every message; TLS keys as libpq's (`?sslmode=verify-full&sslrootcert=ca.pem`, `channel_binding`) and the mysql client's (`?ssl-mode=REQUIRED&ssl-ca=ca.pem`), see [load.md](load.md#tls)

@@ -86,6 +86,9 @@ pub struct LoadCommand {
     pub augment: fn(clap::Command) -> clap::Command,
     /// Runs it from the parsed options; the exit code.
     pub run: fn(&clap::ArgMatches) -> anyhow::Result<i32>,
+    /// `--live`: the parsed options as a plan's `[workload]` table (without `type`), checked as
+    /// [`run`](Self::run) checks them, and the common flags.
+    pub plan: fn(&clap::ArgMatches) -> anyhow::Result<(toml::Table, crate::workload::driver::live::LoadFlags)>,
 }
 
 /// The options of a `perflab load` subcommand, as parsed: the kind's settings `S` (with any option
@@ -93,6 +96,10 @@ pub struct LoadCommand {
 pub trait LoadRun: clap::Args + clap::FromArgMatches {
     /// Run the load; the exit code.
     fn run(self, flags: crate::workload::driver::live::LoadFlags) -> anyhow::Result<i32>;
+    /// The settings as a plan's `[workload]` table (without `type`), checked as [`run`](Self::run)
+    /// checks them (bad input: a usage error in the command's words), for `--live`, which runs
+    /// them as a one-trial plan. An option of the command alone that a plan cannot keep is refused.
+    fn workload(self) -> anyhow::Result<toml::Table>;
 }
 
 impl LoadCommand {
@@ -104,12 +111,26 @@ impl LoadCommand {
             about,
             augment: |cmd| LoadFlags::augment_args(A::augment_args(cmd)),
             run: |m| {
-                let bad = |e: clap::Error| crate::error::usage(e.to_string().trim().to_string());
                 let a = A::from_arg_matches(m).map_err(bad)?;
                 a.run(LoadFlags::from_arg_matches(m).map_err(bad)?)
             },
+            plan: |m| {
+                let flags = LoadFlags::from_arg_matches(m).map_err(bad)?;
+                Ok((A::from_arg_matches(m).map_err(bad)?.workload()?, flags))
+            },
         }
     }
+}
+
+/// A parse error of the options, as bad input.
+fn bad(e: clap::Error) -> anyhow::Error {
+    crate::error::usage(e.to_string().trim().to_string())
+}
+
+/// A kind's settings as a plan's `[workload]` table (without `type`): the options given, and the
+/// defaults the options have.
+pub fn as_table<S: serde::Serialize>(settings: &S) -> anyhow::Result<toml::Table> {
+    Ok(toml::Table::try_from(settings)?)
 }
 
 /// Where a key of the `[workload]` table is in the plan source, for error messages.

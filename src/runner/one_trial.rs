@@ -1,0 +1,115 @@
+//! A command's load (`perflab http|load ... --live`) as a plan of one trial: the command's settings
+//! become the plan's `[workload]`, its duration the load phase, and the plan runs through the runner
+//! as `perflab run --live` runs one (the live server, the store, the run directory). Then the
+//! command prints its summary from the stored trial (`http_live.rs`, `load_live.rs`).
+
+use super::execute::{execute, RunOptions};
+use crate::error::usage;
+use crate::store::{RunStatus, StoredTrial};
+use std::path::Path;
+
+/// One command's load, as the plan of one trial it makes.
+pub struct OneTrial<'a> {
+    /// The command, as messages about the plan name it (`perflab http`).
+    pub label: &'a str,
+    /// The plan's name and its `[workload]` `type` (`http`, `cpu`, ...).
+    pub kind: &'a str,
+    /// The command's settings as the `[workload]` table, without `type`.
+    pub workload: toml::Table,
+    /// The load phase (`-d`).
+    pub load: &'a str,
+    /// The warm-up phase (`--warmup`; none when not given).
+    pub warmup: Option<&'a str>,
+    /// `--live`'s address.
+    pub live: &'a str,
+    pub runs_dir: &'a Path,
+    pub quiet: bool,
+}
+
+/// What the command says of its trial: its summary, and whether it failed (exit code 1).
+pub trait Summary {
+    /// The summary, as the command prints it, from the stored trial.
+    fn summary(&self, trial: &StoredTrial, status: RunStatus) -> String;
+    /// Whether what the trial measured is a failure of the load (an error, nothing measured).
+    fn failed(&self, trial: &StoredTrial) -> bool;
+}
+
+/// `--live`'s address, `--runs-dir` and the phases, checked before anything starts (bad input: a
+/// usage error naming the option).
+pub fn check(live: &str, runs_dir: &Path, load: &str, warmup: Option<&str>) -> anyhow::Result<()> {
+    crate::live::watch::parse_addr(live)?;
+    super::cli::check_runs_dir(runs_dir)?;
+    crate::util::duration::parse(load).map_err(|e| usage(format!("--duration: {e}")))?;
+    if let Some(w) = warmup {
+        crate::util::duration::parse(w).map_err(|e| usage(format!("--warmup: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Run the trial with the live server, print the command's summary from the stored trial (or why
+/// there is none) and `stored in DIR`; the exit code: 130 when interrupted, 1 when the trial failed
+/// or `summary` says its load did, 0 otherwise.
+pub fn run(t: OneTrial, summary: &dyn Summary) -> anyhow::Result<i32> {
+    check(t.live, t.runs_dir, t.load, t.warmup)?;
+    let plan_text = plan(&t)?;
+    let plan = crate::plan::parse_str(&plan_text, t.label)?;
+    let redactor = plan.secrets.redactor().clone();
+    let cancel = super::cli::prepare_run(None)?;
+    if cancel.is_cancelled() {
+        return Ok(130);
+    }
+    let trials = crate::plan::expand(&plan);
+    let exp = super::from_plan::build(&plan, &trials, t.label)?;
+    let opts = RunOptions {
+        runs_dir: t.runs_dir.to_path_buf(),
+        resume: None,
+        retry_failed: false,
+        quiet: t.quiet,
+        fail_fast: false,
+        live: Some(crate::live::watch::bind(t.live)?),
+        tui: false,
+    };
+    let outcome = execute(exp, &opts, &cancel).map_err(|e| redactor.error(e))?;
+    let stored = crate::store::Store::open(&outcome.dir)?.trials()?;
+    let trial = stored.iter().find(|t| t.failure.is_none());
+    match trial {
+        Some(t) => print!("{}", redactor.apply(&summary.summary(t, outcome.status))),
+        None => println!(
+            "{}",
+            redactor.apply(&match (stored.first().and_then(|t| t.failure.as_ref()), outcome.status) {
+                (Some(f), _) => format!("the trial failed: {f}"),
+                (None, RunStatus::Interrupted) => "interrupted: the trial under way was not stored".into(),
+                (None, s) => format!("run {s}: no trial stored"),
+            })
+        ),
+    }
+    println!("stored in {}", outcome.dir.display());
+    Ok(if outcome.status == RunStatus::Interrupted {
+        130
+    } else if trial.is_none_or(|t| summary.failed(t)) || outcome.exit_code() != 0 {
+        1
+    } else {
+        0
+    })
+}
+
+/// The plan of one trial: the settings as its `[workload]`, the phases from `-d` and `--warmup`.
+fn plan(t: &OneTrial) -> anyhow::Result<String> {
+    let mut workload = t.workload.clone();
+    workload.insert("type".into(), t.kind.into());
+    let mut phases = toml::Table::new();
+    for (k, v) in [
+        ("baseline", "0s"),
+        ("warmup", t.warmup.unwrap_or("0s")),
+        ("load", t.load),
+        ("recovery", "0s"),
+        ("interval", "1s"),
+    ] {
+        phases.insert(k.into(), v.into());
+    }
+    let mut doc = toml::Table::new();
+    doc.insert("name".into(), t.kind.into());
+    doc.insert("workload".into(), workload.into());
+    doc.insert("phases".into(), phases.into());
+    Ok(toml::to_string(&doc)?)
+}
