@@ -104,7 +104,53 @@ pub fn main() -> i32 {
     ) {
         stop_on_a_closed_stdout();
     }
-    let result = match cli.command {
+    quiet_on_a_closed_stdout();
+    let result = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| dispatch(cli.command))) {
+        Ok(result) => result,
+        // Unwound: what the command holds (a target, a child, a cgroup) was dropped and stopped.
+        Err(payload) if closed_stdout(payload.as_ref()) => return CLOSED_STDOUT,
+        Err(payload) => std::panic::resume_unwind(payload),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("perflab: error: {}", crate::error::one_line(&e));
+            crate::error::exit_code(&e)
+        }
+    }
+}
+
+/// The exit status of a command whose stdout's reader went away: the shell's status of a tool
+/// ended by SIGPIPE.
+const CLOSED_STDOUT: i32 = 128 + libc::SIGPIPE;
+
+/// Is this panic a failed print to a stdout whose reader went away (EPIPE)?
+fn closed_stdout(payload: &(dyn std::any::Any + Send)) -> bool {
+    let text = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied());
+    text.is_some_and(|t| t.starts_with("failed printing to stdout") && t.contains("os error 32"))
+}
+
+/// The commands that keep SIGPIPE ignored (they talk to peers) end quietly with status 141 when
+/// the reader of their output goes away (`perflab load cpu | head -3`): the failed print's panic
+/// says nothing; on the main thread it unwinds to [`main`] (dropping, so stopping, what the command
+/// started), on another the process exits at once.
+fn quiet_on_a_closed_stdout() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !closed_stdout(info.payload()) {
+            default(info);
+        } else if std::thread::current().name() != Some("main") {
+            std::process::exit(CLOSED_STDOUT);
+        }
+    }));
+}
+
+/// Run the parsed command.
+fn dispatch(command: Command) -> anyhow::Result<i32> {
+    match command {
         Command::Monitor(a) if a.remote.host.is_some() && a.listen.is_some() => Err(crate::error::usage(
             "--listen serves this machine's samples: it does not go with --host",
         )),
@@ -134,13 +180,6 @@ pub fn main() -> i32 {
         Command::Agent(a) => crate::agent::cli::run(a),
         Command::Completions(a) => packaging::completions(a),
         Command::Man(a) => packaging::man(a),
-    };
-    match result {
-        Ok(code) => code,
-        Err(e) => {
-            eprintln!("perflab: error: {}", crate::error::one_line(&e));
-            crate::error::exit_code(&e)
-        }
     }
 }
 

@@ -439,7 +439,8 @@ fn agent() {
 }
 
 /// A reader that stops early (`perflab report RUN | head`): the commands that print text end as any
-/// Unix tool does (by SIGPIPE), never with a panic on the failed print (exit 101).
+/// Unix tool does (by SIGPIPE, or with its status 141), never with a panic on the failed print
+/// (exit 101).
 #[test]
 fn a_closed_stdout_ends_the_printing_commands_quietly() {
     use std::os::unix::process::ExitStatusExt;
@@ -461,4 +462,17 @@ fn a_closed_stdout_ends_the_printing_commands_quietly() {
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
         assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{args:?}: {:?} {err}", out.status);
     }
+    // A command that keeps SIGPIPE ignored (it talks to peers) ends quietly with the shell's status
+    // of a tool ended by SIGPIPE.
+    let (reader, writer) = std::io::pipe().expect("pipe");
+    drop(reader);
+    let out = Command::new(BIN)
+        .args(["load", "cpu", "-d", "100ms", "-w", "1"])
+        .stdout(writer)
+        .stderr(std::process::Stdio::piped())
+        .output()
+        .expect("perflab");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(141), "{:?} {err}", out.status);
 }
