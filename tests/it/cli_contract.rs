@@ -448,15 +448,19 @@ fn a_closed_stdout_ends_the_printing_commands_quietly() {
     let run = tmp.path().join("run");
     crate::report_common::synthetic_run(&run);
     let run = run.to_str().expect("utf-8 path");
-    for args in [&["completions", "bash"][..], &["store", "check", run][..], &["report", run][..]] {
+    // The command's output, its stdout a pipe whose reader has gone.
+    let to_a_closed_pipe = |args: &[&str]| {
         let (reader, writer) = std::io::pipe().expect("pipe");
         drop(reader);
-        let out = Command::new(BIN)
+        Command::new(BIN)
             .args(args)
             .stdout(writer)
             .stderr(std::process::Stdio::piped())
             .output()
-            .expect("perflab");
+            .expect("perflab")
+    };
+    for args in [&["completions", "bash"][..], &["store", "check", run][..], &["report", run][..]] {
+        let out = to_a_closed_pipe(args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(!err.contains("panicked"), "{args:?}: {err}");
         assert_ne!(out.status.code(), Some(101), "{args:?}: {err}");
@@ -464,14 +468,7 @@ fn a_closed_stdout_ends_the_printing_commands_quietly() {
     }
     // A command that keeps SIGPIPE ignored (it talks to peers) ends quietly with the shell's status
     // of a tool ended by SIGPIPE.
-    let (reader, writer) = std::io::pipe().expect("pipe");
-    drop(reader);
-    let out = Command::new(BIN)
-        .args(["load", "cpu", "-d", "100ms", "-w", "1"])
-        .stdout(writer)
-        .stderr(std::process::Stdio::piped())
-        .output()
-        .expect("perflab");
+    let out = to_a_closed_pipe(&["load", "cpu", "-d", "100ms", "-w", "1"]);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(141), "{:?} {err}", out.status);

@@ -122,8 +122,11 @@ interval = "100ms"
     let facts = json["hosts"]["facts"].as_array().expect("hosts.facts");
     let server = facts.iter().find(|f| f["name"] == "server").expect("the server's facts");
     let ms = |k: &str| server[k].as_f64().unwrap_or(f64::NAN);
-    assert!((ms("offset_min_ms") - 1250.0).abs() < 1.0, "{server}");
-    assert!((ms("offset_max_ms") - 3750.0).abs() < 1.0, "{server}");
+    // Each offset is right within its own measurement's uncertainty (on a busy machine, a
+    // round trip of a few ms gives more than 1 ms).
+    let within = ms("worst_uncertainty_ms") + 0.1;
+    assert!((ms("offset_min_ms") - 1250.0).abs() <= within, "{server}");
+    assert!((ms("offset_max_ms") - 3750.0).abs() <= within, "{server}");
     assert_eq!(server["clock_measurements"].as_u64(), Some(clocks.len() as u64), "{server}");
     let md = std::fs::read_to_string(run.join("report.md")).expect("report.md");
     let row = md.lines().find(|l| l.contains("| server |")).unwrap_or_default();
