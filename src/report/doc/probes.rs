@@ -16,8 +16,8 @@ fn pct(v: f64) -> String {
     param(v)
 }
 
-/// " (2.5 % lost, 100 % failed)" for a phase whose probes were not all answered; "" otherwise.
-fn unanswered(ph: &ProbePhase) -> String {
+/// "2.5 % lost, 100 % failed" for a phase whose probes were not all answered; "" otherwise.
+fn lost_failed(ph: &ProbePhase) -> String {
     let mut o = Vec::new();
     if ph.loss_pct > 0.0 {
         o.push(format!("{} % lost", pct(ph.loss_pct)));
@@ -25,11 +25,7 @@ fn unanswered(ph: &ProbePhase) -> String {
     if ph.failed_pct > 0.0 {
         o.push(format!("{} % failed", pct(ph.failed_pct)));
     }
-    if o.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", o.join(", "))
-    }
+    o.join(", ")
 }
 
 /// The phases the body compares: idle (the baseline) and under load.
@@ -58,14 +54,27 @@ fn one_point(m: &ReportModel) -> Block {
     table(&["probe", "phase", "n", "min", "mean", "max", "sd", "lost / failed %"], rows)
 }
 
-/// A probe's mean round trip at a point in one phase, with what was not answered: "0.42",
-/// "3.1 (2.5 % lost)", "– (100 % failed)"; "– (none sent)" where the probe ran at the point but
-/// sent nothing in that phase (a load shorter than its interval); "–" where it did not run there.
-fn mean_cell(at: Option<&ProbeReport>, phase: &str) -> String {
+/// A probe's mean round trip at a point in one phase ("0.42", "–") and what was not answered
+/// ("2.5 % lost", "100 % failed"; "none sent" where the probe ran at the point but sent nothing in
+/// that phase: a load shorter than its interval; "" where all were answered or it did not run there).
+fn mean_and_note(at: Option<&ProbeReport>, phase: &str) -> (String, String) {
     match (at, at.and_then(|p| p.phase(phase))) {
-        (_, Some(x)) => format!("{}{}", opt(x.rtt.mean_ms), unanswered(x)),
-        (Some(_), None) => "– (none sent)".into(),
-        (None, None) => "–".into(),
+        (_, Some(x)) => (opt(x.rtt.mean_ms), lost_failed(x)),
+        (Some(_), None) => ("–".into(), "none sent".into()),
+        (None, None) => ("–".into(), String::new()),
+    }
+}
+
+/// The cell of a probe at a point: its mean idle → under load, each with what was not answered, or
+/// the note once after both where it is the same ("– → – (100 % failed)").
+fn idle_to_load(at: Option<&ProbeReport>) -> String {
+    let (idle, idle_note) = mean_and_note(at, "baseline");
+    let (load, load_note) = mean_and_note(at, "load");
+    let with = |v: &str, note: &str| if note.is_empty() { v.to_string() } else { format!("{v} ({note})") };
+    if idle_note == load_note {
+        with(&format!("{idle} → {load}"), &idle_note)
+    } else {
+        format!("{} → {}", with(&idle, &idle_note), with(&load, &load_note))
     }
 }
 
@@ -109,6 +118,14 @@ fn by_point(m: &ReportModel) -> Block {
             probes.push((&p.probe, &p.kind));
         }
     }
+    // The probes that were answered somewhere first: a probe that never was (an ssh probe without
+    // a server) comes last, below the figures.
+    let answered = |probe: &str| {
+        m.probes
+            .iter()
+            .any(|p| p.probe == probe && p.phases.iter().any(|ph| ph.rtt.mean_ms.is_some()))
+    };
+    probes.sort_by_key(|(probe, _)| !answered(probe));
     let places = places(m, &points);
     let mut groups: Vec<&str> = Vec::new();
     let mut columns: Vec<&str> = Vec::new();
@@ -132,7 +149,7 @@ fn by_point(m: &ReportModel) -> Block {
                 let point = points.iter().zip(&places).find(|(_, (g, x))| g == group && x == column);
                 let at = point.and_then(|(pt, _)| m.probes.iter().find(|p| p.probe == *probe && p.point == *pt));
                 row.push(match point {
-                    Some(_) => format!("{} → {}", mean_cell(at, "baseline"), mean_cell(at, "load")),
+                    Some(_) => idle_to_load(at),
                     None => "–".into(),
                 });
             }
