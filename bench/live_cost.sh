@@ -13,22 +13,27 @@
 #
 #   bench/live_cost.sh             # 5 rounds of 20 s of load
 #   bench/live_cost.sh --quick     # 2 rounds of 5 s
+#   bench/live_cost.sh --pin       # perflab on CPU 0, the target on CPU 1 (taskset): the scheduler's
+#                                  # placement of their threads no longer moves the figures, and
+#                                  # what the views cost comes out of the load generator's core
 #   options: --rounds N --load S
 set -euo pipefail
 
 ROUNDS=5
 LOAD=20
+PIN=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) ROUNDS=2; LOAD=5 ;;
         --rounds) ROUNDS="$2"; shift ;;
         --load) LOAD="$2"; shift ;;
-        -h|--help) sed -n '2,19p' "$0"; exit 0 ;;
+        --pin) PIN=1 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "live_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
-for tool in curl tmux sqlite3; do
+for tool in curl tmux sqlite3 taskset; do
     command -v "$tool" >/dev/null || { echo "live_cost.sh: needs $tool" >&2; exit 2; }
 done
 
@@ -49,6 +54,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# With --pin: perflab's command prefix, and the target's (and the page's reader's) CPU.
+P=()
+TARGET_PIN=""
+if [ "$PIN" = 1 ]; then
+    P=(taskset -c 0)
+    TARGET_PIN='"taskset", "-c", "1", '
+fi
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 plan() { # $1: target port
@@ -57,7 +70,7 @@ name = "live-cost"
 repetitions = 1
 
 [target]
-command = ["$PERFLAB", "serve", "--port", "$1", "--model", "pool", "--workers", "2"]
+command = [$TARGET_PIN"$PERFLAB", "serve", "--port", "$1", "--model", "pool", "--workers", "2"]
 ready = { tcp = "127.0.0.1:$1", timeout = "10s" }
 stop = { signal = "SIGTERM", grace = "3s" }
 
@@ -80,13 +93,17 @@ run_once() {
     local mode=$1 runs="$T/runs-$1-$2" p="$T/plan-$1-$2.toml"
     plan "$(free_port)" > "$p"
     case "$mode" in
-        plain) "$PERFLAB" run --quiet --runs-dir "$runs" "$p" > /dev/null ;;
+        plain) "${P[@]}" "$PERFLAB" run --quiet --runs-dir "$runs" "$p" > /dev/null ;;
         live)
             local lp; lp=$(free_port)
-            "$PERFLAB" run --quiet "--live=127.0.0.1:$lp" --runs-dir "$runs" "$p" > /dev/null 2>&1 &
+            "${P[@]}" "$PERFLAB" run --quiet "--live=127.0.0.1:$lp" --runs-dir "$runs" "$p" > /dev/null 2>&1 &
             local pid=$!
             for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$lp/" && break; sleep 0.1; done
-            curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
+            if [ "$PIN" = 1 ]; then
+                taskset -c 1 curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
+            else
+                curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
+            fi
             CURL=$!
             wait "$pid"
             kill "$CURL" 2>/dev/null || true; wait "$CURL" 2>/dev/null || true; CURL=""
@@ -94,7 +111,7 @@ run_once() {
         tui)
             rm -f "$T/rc"
             tmux -S "$SOCK" new-session -d -x 120 -y 40 \
-                "'$PERFLAB' run --tui --runs-dir '$runs' '$p'; echo \$? > '$T/rc'"
+                "${P[*]} '$PERFLAB' run --tui --runs-dir '$runs' '$p'; echo \$? > '$T/rc'"
             while [ ! -s "$T/rc" ]; do sleep 0.2; done
             ;;
     esac
@@ -122,7 +139,9 @@ col() { printf '%s' "${R[$1]}" | awk -v c="$2" 'NF { print $c }' | median; }
 
 base_rps=$(col plain 1); base_cpu=$(col plain 2)
 echo
-echo "== medians of $ROUNDS rounds, ${LOAD} s of load each (closed model, 2 connections, loopback) =="
+pinned=""
+[ "$PIN" = 1 ] && pinned=", perflab on CPU 0 and the target on CPU 1"
+echo "== medians of $ROUNDS rounds, ${LOAD} s of load each (closed model, 2 connections, loopback$pinned) =="
 printf '%-6s %12s %8s %14s %18s %12s\n' mode req/s ratio perflab_cpu_% extra_cpu_%_core log_share_%
 for mode in plain live tui; do
     rps=$(col "$mode" 1); cpu=$(col "$mode" 2)
