@@ -34,7 +34,8 @@ pub struct RunOptions {
     pub retry_failed: bool,
     pub quiet: bool,
     pub fail_fast: bool,
-    /// `--live[=ADDR:PORT]`: serve the live page on this listener while the run runs.
+    /// `--live[=ADDR:PORT]`: serve the live page on this listener while the run runs (and until
+    /// its [`RunOutcome`] is dropped).
     pub live: Option<std::net::TcpListener>,
     /// `--tui`: show the run in the terminal (instead of the progress bar) while it runs.
     pub tui: bool,
@@ -52,6 +53,9 @@ pub struct RunOutcome {
     /// Why the run failed as a whole (status `failed`), e.g. the disk filled up and a trial could
     /// not be stored; also kept in the store (`meta` key `failure`).
     pub failure: Option<String>,
+    /// The live page's server (`--live`): it serves until the outcome is dropped, so that its
+    /// `/report` serves the report written after the run.
+    pub live: Option<crate::live::server::Server>,
 }
 
 impl RunOutcome {
@@ -225,6 +229,7 @@ pub fn execute_with(
             thresholds_failed: Vec::new(),
             notes,
             failure: None,
+            live: None,
         });
     }
     let (mut store, resumed) = open_store(&exp, opts, clock.now_unix())?;
@@ -236,8 +241,8 @@ pub fn execute_with(
         .filter(|t| !resumed.done.contains(&t.id))
         .collect();
     let feed = super::publish::start_feed(&dir, &exp, &todo, &resumed.done);
-    // The live page: stops with the run (`perflab watch` serves a finished run).
-    let _live = opts
+    // The live page: serves until the caller drops the outcome (after writing the report).
+    let live = opts
         .live
         .as_ref()
         .map(|l| crate::live::watch::serve(l, &dir, Some(feed.publisher().clone())))
@@ -287,7 +292,8 @@ pub fn execute_with(
     if let Err(e) = &teardown {
         eprintln!("perflab: warning: {}", exp.redactor.apply(&format!("{e:#}")));
     }
-    s.finish(exp, notes, cancel.is_cancelled(), ran.err().map(|e| crate::error::one_line(&e)))
+    let outcome = s.finish(exp, notes, cancel.is_cancelled(), ran.err().map(|e| crate::error::one_line(&e)))?;
+    Ok(RunOutcome { live, ..outcome })
 }
 
 impl Session {
@@ -496,6 +502,7 @@ impl Session {
             thresholds_failed,
             notes: notes.iter().map(|n| exp.redactor.apply(n)).collect(),
             failure: failure.map(|f| exp.redactor.apply(&f)),
+            live: None,
         })
     }
 }
