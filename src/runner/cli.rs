@@ -417,7 +417,7 @@ pub(super) fn report_at_end(outcome: &RunOutcome) -> Result<(Vec<PathBuf>, Strin
 /// The run's report (Markdown, HTML, JSON, CSV). A failure is said on stderr (the run's data is
 /// stored; `perflab report DIR` writes the report again) and returned.
 fn write_report(dir: &Path) -> Result<(Vec<PathBuf>, String), String> {
-    super::execute::release_freed_memory();
+    super::release_freed_memory();
     let written = crate::report::write_report(dir).map(|p| (p.files.into_iter().map(|(_, f)| f).collect(), p.summary));
     written.map_err(|e| {
         let why = crate::error::one_line(&e);

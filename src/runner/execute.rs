@@ -34,8 +34,7 @@ pub struct RunOptions {
     pub retry_failed: bool,
     pub quiet: bool,
     pub fail_fast: bool,
-    /// `--live[=ADDR:PORT]`: serve the live page on this listener while the run runs (and until
-    /// its [`RunOutcome`] is dropped).
+    /// `--live[=ADDR:PORT]`: serve the live page on this listener (until the [`RunOutcome`] is dropped).
     pub live: Option<std::net::TcpListener>,
     /// `--tui`: show the run in the terminal (instead of the progress bar) while it runs.
     pub tui: bool,
@@ -53,8 +52,7 @@ pub struct RunOutcome {
     /// Why the run failed as a whole (status `failed`), e.g. the disk filled up and a trial could
     /// not be stored; also kept in the store (`meta` key `failure`).
     pub failure: Option<String>,
-    /// The live page's server (`--live`): it serves until the outcome is dropped, so that its
-    /// `/report` serves the report written after the run.
+    /// The live page's server (`--live`): serves until dropped (`/report` too, once written).
     pub live: Option<crate::live::server::Server>,
 }
 
@@ -292,8 +290,8 @@ pub fn execute_with(
     if let Err(e) = &teardown {
         eprintln!("perflab: warning: {}", exp.redactor.apply(&format!("{e:#}")));
     }
-    let outcome = s.finish(exp, notes, cancel.is_cancelled(), ran.err().map(|e| crate::error::one_line(&e)))?;
-    Ok(RunOutcome { live, ..outcome })
+    s.finish(exp, notes, cancel.is_cancelled(), ran.err().map(|e| crate::error::one_line(&e)))
+        .map(|o| RunOutcome { live, ..o })
 }
 
 impl Session {
@@ -344,7 +342,7 @@ impl Session {
                     samples: Vec::new(),
                     ..rec
                 };
-                release_freed_memory();
+                super::release_freed_memory();
                 self.ran += 1;
                 let total = self.done.len() + self.ran + queue.len();
                 let line = summary_line(self.done.len() + self.ran, total, &label, t.repetition, &rec, &t.workload.primary());
@@ -590,17 +588,4 @@ fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<us
         super::publish::ci(feed, p.id, metric, hw, *ci_pct, reps, reasons.get(&p.id));
     }
     more
-}
-
-/// Give back to the system what the run freed (after each trial, and before the report is built).
-/// glibc keeps the memory each thread's arena freed; the threads of the next trial, or the report
-/// built on this thread, would not reuse all of it, and the run's memory would grow with the
-/// fragments of each trial.
-pub(crate) fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of glibc's own arenas to the kernel (under the
-    // arenas' locks); no memory the program holds is touched.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }
