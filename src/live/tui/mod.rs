@@ -230,10 +230,10 @@ fn show(
 
 /// The keys the terminal sent, read from `/dev/tty` and acted on. In raw mode a key is a byte (Ctrl-C
 /// is 3); an escape sequence (an arrow, a function key, Alt with a key) is no key of ours, and is
-/// skipped. Read here rather than through crossterm's events: crossterm
-/// answers a resize from a batch of readiness events that also held the terminal's, and drops that
-/// one (its poll is edge-triggered), so a key pressed after a resize would wait for the next key.
-/// `Err` when the terminal hung up (a read of 0 bytes) or cannot be read.
+/// skipped. Read here rather than through crossterm's events: crossterm answers a resize from a
+/// batch of readiness events that also held the terminal's, and drops that one (its poll is
+/// edge-triggered), so a key pressed after a resize would wait for the next key. `Err` when the
+/// terminal hung up (a read of 0 bytes) or cannot be read.
 fn read_keys(tty: &std::fs::File, quit: &Quit, hold: Option<&AtomicBool>, ui: &mut Ui) -> Result<(), String> {
     use std::io::Read;
     let mut buf = [0u8; 256];
