@@ -100,6 +100,13 @@ impl Server {
     }
 }
 
+impl std::fmt::Debug for Server {
+    /// Its address (never its token).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         // The events stored last (the run's end) reach the open streams before they close.

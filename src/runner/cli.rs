@@ -160,11 +160,7 @@ fn run_plan(plan: &crate::plan::Plan, label: &str, args: RunArgs, cancel: Option
             );
         }
     }
-    let report = if !matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
-        write_report(&outcome.dir)
-    } else {
-        Ok((Vec::new(), String::new()))
-    };
+    let report = report_at_end(&outcome);
     let reports = report.as_ref().map(|r| r.0.as_slice()).unwrap_or_default();
     if args.json {
         println!("{}", redactor.apply(&outcome_json(&outcome, reports, report.as_ref().err())));
@@ -205,7 +201,12 @@ fn segmented(exp: &mut super::experiment::Experiment, args: &RunArgs) -> anyhow:
 
 /// The run's exit code; a report that could not be written makes it at least 1.
 fn exit_code<T>(outcome: &RunOutcome, report: &Result<T, String>) -> i32 {
-    match (outcome.exit_code(), report) {
+    with_report(outcome.exit_code(), report)
+}
+
+/// A run's exit code `code`, made at least 1 by a report that could not be written.
+pub(super) fn with_report<T>(code: i32, report: &Result<T, String>) -> i32 {
+    match (code, report) {
         (0, Err(_)) => 1,
         (code, _) => code,
     }
@@ -402,10 +403,21 @@ fn shell_path(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// At the end of a run (its live page still served, so that `/report` serves what this writes):
+/// its report and the report's summary, unless it was interrupted or every trial was skipped (none
+/// then). A failure is said on stderr, as by [`write_report`].
+pub(super) fn report_at_end(outcome: &RunOutcome) -> Result<(Vec<PathBuf>, String), String> {
+    if matches!(outcome.status, RunStatus::Interrupted | RunStatus::Skipped) {
+        Ok((Vec::new(), String::new()))
+    } else {
+        write_report(&outcome.dir)
+    }
+}
+
 /// The run's report (Markdown, HTML, JSON, CSV). A failure is said on stderr (the run's data is
 /// stored; `perflab report DIR` writes the report again) and returned.
 fn write_report(dir: &Path) -> Result<(Vec<PathBuf>, String), String> {
-    super::execute::release_freed_memory();
+    super::release_freed_memory();
     let written = crate::report::write_report(dir).map(|p| (p.files.into_iter().map(|(_, f)| f).collect(), p.summary));
     written.map_err(|e| {
         let why = crate::error::one_line(&e);

@@ -34,7 +34,7 @@ pub struct RunOptions {
     pub retry_failed: bool,
     pub quiet: bool,
     pub fail_fast: bool,
-    /// `--live[=ADDR:PORT]`: serve the live page on this listener while the run runs.
+    /// `--live[=ADDR:PORT]`: serve the live page on this listener (until the [`RunOutcome`] is dropped).
     pub live: Option<std::net::TcpListener>,
     /// `--tui`: show the run in the terminal (instead of the progress bar) while it runs.
     pub tui: bool,
@@ -52,6 +52,8 @@ pub struct RunOutcome {
     /// Why the run failed as a whole (status `failed`), e.g. the disk filled up and a trial could
     /// not be stored; also kept in the store (`meta` key `failure`).
     pub failure: Option<String>,
+    /// The live page's server (`--live`): serves until dropped (`/report` too, once written).
+    pub live: Option<crate::live::server::Server>,
 }
 
 impl RunOutcome {
@@ -225,6 +227,7 @@ pub fn execute_with(
             thresholds_failed: Vec::new(),
             notes,
             failure: None,
+            live: None,
         });
     }
     let (mut store, resumed) = open_store(&exp, opts, clock.now_unix())?;
@@ -236,8 +239,8 @@ pub fn execute_with(
         .filter(|t| !resumed.done.contains(&t.id))
         .collect();
     let feed = super::publish::start_feed(&dir, &exp, &todo, &resumed.done);
-    // The live page: stops with the run (`perflab watch` serves a finished run).
-    let _live = opts
+    // The live page: serves until the caller drops the outcome (after writing the report).
+    let live = opts
         .live
         .as_ref()
         .map(|l| crate::live::watch::serve(l, &dir, Some(feed.publisher().clone())))
@@ -288,6 +291,7 @@ pub fn execute_with(
         eprintln!("perflab: warning: {}", exp.redactor.apply(&format!("{e:#}")));
     }
     s.finish(exp, notes, cancel.is_cancelled(), ran.err().map(|e| crate::error::one_line(&e)))
+        .map(|o| RunOutcome { live, ..o })
 }
 
 impl Session {
@@ -338,7 +342,7 @@ impl Session {
                     samples: Vec::new(),
                     ..rec
                 };
-                release_freed_memory();
+                super::release_freed_memory();
                 self.ran += 1;
                 let total = self.done.len() + self.ran + queue.len();
                 let line = summary_line(self.done.len() + self.ran, total, &label, t.repetition, &rec, &t.workload.primary());
@@ -496,6 +500,7 @@ impl Session {
             thresholds_failed,
             notes: notes.iter().map(|n| exp.redactor.apply(n)).collect(),
             failure: failure.map(|f| exp.redactor.apply(&f)),
+            live: None,
         })
     }
 }
@@ -583,17 +588,4 @@ fn plan_more(exp: &Experiment, trials: &[StoredTrial], reasons: &mut BTreeMap<us
         super::publish::ci(feed, p.id, metric, hw, *ci_pct, reps, reasons.get(&p.id));
     }
     more
-}
-
-/// Give back to the system what the run freed (after each trial, and before the report is built).
-/// glibc keeps the memory each thread's arena freed; the threads of the next trial, or the report
-/// built on this thread, would not reuse all of it, and the run's memory would grow with the
-/// fragments of each trial.
-pub(crate) fn release_freed_memory() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    // SAFETY: malloc_trim only returns free pages of glibc's own arenas to the kernel (under the
-    // arenas' locks); no memory the program holds is touched.
-    unsafe {
-        libc::malloc_trim(0);
-    }
 }

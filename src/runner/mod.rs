@@ -36,3 +36,16 @@ pub mod sut;
 pub mod target;
 pub mod thresholds;
 pub mod trial;
+
+/// Give back to the system what the run freed (after each trial, and before the report is built).
+/// glibc keeps the memory each thread's arena freed; the threads of the next trial, or the report
+/// built on this thread, would not reuse all of it, and the run's memory would grow with the
+/// fragments of each trial.
+pub(crate) fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free pages of glibc's own arenas to the kernel (under the
+    // arenas' locks); no memory the program holds is touched.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+}

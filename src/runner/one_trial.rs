@@ -1,7 +1,8 @@
 //! A command's load (`perflab http|load ... --live`) as a plan of one trial: the command's settings
 //! become the plan's `[workload]`, its duration the load phase, and the plan runs through the runner
-//! as `perflab run --live` runs one (the live server, the store, the run directory). Then the
-//! command prints its summary from the stored trial (`http_live.rs`, `load_live.rs`).
+//! as `perflab run --live` runs one (the live server, the store, the run directory, the report at
+//! the end). Then the command prints its summary from the stored trial (`http_live.rs`,
+//! `load_live.rs`).
 
 use super::execute::{execute, RunOptions};
 use crate::error::usage;
@@ -46,9 +47,10 @@ pub fn check(live: &str, runs_dir: &Path, load: &str, warmup: Option<&str>) -> a
     Ok(())
 }
 
-/// Run the trial with the live server, print the command's summary from the stored trial (or why
-/// there is none) and `stored in DIR`; the exit code: 130 when interrupted, 1 when the trial failed
-/// or `summary` says its load did, 0 otherwise.
+/// Run the trial with the live server, write the run's report as `perflab run` does (none when
+/// interrupted), print the command's summary from the stored trial (or why there is none), `stored
+/// in DIR` and the report's paths; the exit code: 130 when interrupted, 1 when the trial failed,
+/// `summary` says its load did or the report could not be written, 0 otherwise.
 pub fn run(t: OneTrial, summary: &dyn Summary) -> anyhow::Result<i32> {
     check(t.live, t.runs_dir, t.load, t.warmup)?;
     let plan_text = plan(&t)?;
@@ -70,6 +72,8 @@ pub fn run(t: OneTrial, summary: &dyn Summary) -> anyhow::Result<i32> {
         tui: false,
     };
     let outcome = execute(exp, &opts, &cancel).map_err(|e| redactor.error(e))?;
+    // As `perflab run` writes it, while the live page still serves it at `/report`.
+    let report = super::cli::report_at_end(&outcome);
     let stored = crate::store::Store::open(&outcome.dir)?.trials()?;
     let trial = stored.iter().find(|t| t.failure.is_none());
     match trial {
@@ -84,13 +88,18 @@ pub fn run(t: OneTrial, summary: &dyn Summary) -> anyhow::Result<i32> {
         ),
     }
     println!("stored in {}", outcome.dir.display());
-    Ok(if outcome.status == RunStatus::Interrupted {
+    if let Ok((files, _)) = &report {
+        files.iter().for_each(|p| println!("report: {}", p.display()));
+    }
+    let code = if outcome.status == RunStatus::Interrupted {
         130
     } else if trial.is_none_or(|t| summary.failed(t)) || outcome.exit_code() != 0 {
         1
     } else {
         0
-    })
+    };
+    // (The live page stops when `outcome` goes, after the report's paths are printed.)
+    Ok(super::cli::with_report(code, &report))
 }
 
 /// The plan of one trial: the settings as its `[workload]`, the phases from `-d` and `--warmup`.

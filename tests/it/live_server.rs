@@ -94,6 +94,42 @@ fn metric_value(text: &str, prefix: &str) -> f64 {
     line.rsplit(' ').next().and_then(|v| v.parse().ok()).expect("a value")
 }
 
+/// After the run's end: stdout up to the line `report: …/report.html` (the summary and `stored in`
+/// come first), then `/report`, which the live page serves until perflab exits (the server stops
+/// 0.75 s after the paths are printed): the report's HTML, the same bytes as the file. What was
+/// printed, all of it once perflab has exited.
+fn report_served(port: u16, out: &mut BufReader<std::process::ChildStdout>) -> String {
+    let mut printed = String::new();
+    let html = loop {
+        let mut line = String::new();
+        assert!(out.read_line(&mut line).expect("stdout") > 0, "no report.html line: {printed}");
+        printed.push_str(&line);
+        let file = line.trim_end().strip_prefix("report: ").filter(|f| f.ends_with("report.html"));
+        if let Some(f) = file {
+            break std::path::PathBuf::from(f);
+        }
+    };
+    let (head, mut body) = get(port, "/report", "Connection: close\r\n");
+    assert!(head.starts_with("HTTP/1.1 200") && head.contains("text/html"), "{head}");
+    let mut served = Vec::new();
+    body.read_to_end(&mut served).expect("the report");
+    assert_eq!(served, std::fs::read(&html).expect("report.html"), "/report is {}", html.display());
+    out.read_to_string(&mut printed).expect("stdout");
+    printed
+}
+
+/// The run's report, written into its directory as `perflab run` writes it, each file's path printed
+/// after the summary and `stored in DIR`.
+fn report_written(dir: &std::path::Path, out: &str) {
+    let stored = out.find("stored in").unwrap_or_else(|| panic!("{out}"));
+    for ext in ["md", "html", "json", "csv"] {
+        let file = dir.join(format!("report.{ext}"));
+        assert!(file.is_file(), "{} written: {out}", file.display());
+        let line = format!("report: {}", file.display());
+        assert!(out.find(&line).is_some_and(|at| at > stored), "`{line}` after `stored in`: {out}");
+    }
+}
+
 #[test]
 fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_whole() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -342,8 +378,9 @@ fn watched_in_chromium(dir: &std::path::Path, tmp: &std::path::Path) {
 }
 
 /// `perflab http ... --live`: the load runs as a one-trial run (its events served while it runs,
-/// its trial stored), the summary printed is the stored trial's, and `perflab serve` served exactly
-/// those requests (`-n` ends the load, so nothing is in flight at the stop).
+/// its trial stored, its report written and served at `/report`), the summary printed is the
+/// stored trial's, and `perflab serve` served exactly those requests (`-n` ends the load, so
+/// nothing is in flight at the stop).
 #[test]
 fn http_live_serves_the_load_and_stores_what_it_prints() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -375,14 +412,17 @@ fn http_live_serves_the_load_and_stores_what_it_prints() {
     while kinds.last().map(String::as_str) != Some("run_end") {
         kinds.push(next_event(&mut events).1);
     }
+    let out = report_served(live, &mut BufReader::new(run.0.stdout.take().expect("stdout")));
     let status = run.0.wait().expect("wait");
-    let (mut out, mut err) = (String::new(), String::new());
-    run.0.stdout.take().expect("stdout").read_to_string(&mut out).expect("stdout");
+    let mut err = String::new();
     run.0.stderr.take().expect("stderr").read_to_string(&mut err).expect("stderr");
     assert_eq!(status.code(), Some(0), "stdout: {out}\nstderr: {err}");
     assert!(kinds.iter().any(|k| k == "trial_end"), "the trial was served live: {kinds:?}");
     let dir = only_run_dir(&runs);
     assert!(out.contains(&format!("stored in {}", dir.display())), "{out}");
+    report_written(&dir, &out);
+    let summary = out.find("Complete requests:").expect("the summary");
+    assert!(summary < out.find("stored in").expect("stored in"), "the summary first: {out}");
     let trials = Store::open(&dir).expect("open").trials().expect("trials");
     assert_eq!(trials.len(), 1);
     let stored = trials[0].metric("requests").expect("requests");
@@ -402,8 +442,8 @@ fn http_live_serves_the_load_and_stores_what_it_prints() {
 }
 
 /// `perflab load cpu ... --live`: the load runs as a one-trial run (the address it serves printed
-/// at the start, its events served while it runs), its trial is stored, and the figures printed are
-/// the stored ones (as the report shows them).
+/// at the start, its events served while it runs), its trial is stored (its report written and
+/// served at `/report`), and the figures printed are the stored ones (as the report shows them).
 #[test]
 fn load_live_serves_the_load_and_stores_what_it_prints() {
     let tmp = tempfile::tempdir().expect("tmp");
@@ -440,13 +480,14 @@ fn load_live_serves_the_load_and_stores_what_it_prints() {
             break;
         }
     }
+    let out = report_served(port, &mut BufReader::new(run.0.stdout.take().expect("stdout")));
     let status = run.0.wait().expect("wait");
-    let (mut out, mut rest) = (String::new(), String::new());
-    run.0.stdout.take().expect("stdout").read_to_string(&mut out).expect("stdout");
+    let mut rest = String::new();
     err.read_to_string(&mut rest).expect("stderr");
     assert_eq!(status.code(), Some(0), "stdout: {out}\nstderr: {first}{rest}");
     let dir = only_run_dir(&runs);
     assert!(out.contains(&format!("stored in {}", dir.display())), "{out}");
+    report_written(&dir, &out);
     let trials = Store::open(&dir).expect("open").trials().expect("trials");
     assert_eq!(trials.len(), 1);
     assert_eq!(trials[0].workload, "cpu");

@@ -1,6 +1,7 @@
 //! The terminal view in a real terminal: tmux runs `perflab run --tui` on a short http plan in an
 //! 80×24 window; the screen shows the trial counter advancing and the per-second throughput; a
-//! resize to 20×5 and back mid-run draws without a panic; `q` stops the run as Ctrl-C does (exit
+//! resize to 20×5 and back mid-run draws without a panic; `p` holds the next trial (none starts
+//! while held, the footer says so) and `p` again releases it; `q` stops the run as Ctrl-C does (exit
 //! 130, the finished trials stored, status `interrupted`) and leaves the terminal as it was (`stty
 //! -a` before and after). A terminal that goes away mid-run (its tmux server killed) stops the run
 //! as Ctrl-C does, without a panic. `--tui` where stdout is no terminal, or with --quiet, is refused.
@@ -106,21 +107,39 @@ fn perflab_run_tui_in_tmux_shows_the_run_survives_a_resize_and_q_stops_it_as_ctr
     let out = tmux.cmd(&["new-session", "-d", "-s", "tui", "-x", "80", "-y", "24", "-c", dir, &cmd]);
     assert!(out.status.success(), "tmux: {}", String::from_utf8_lossy(&out.stderr));
 
-    // The counter from 0, then advancing; the per-second throughput on the way.
+    // The counter from 0; the per-second throughput on the way; then `p` holds the next trial.
     let (mut counts, mut per_s, mut last) = (Vec::new(), Vec::new(), String::new());
-    let advanced = wait(Duration::from_secs(30), || {
-        last = tmux.screen();
-        if let Some(n) = number_after(&last, "trials done") {
+    let mut count = |screen: &str| {
+        if let Some(n) = number_after(screen, "trials done") {
             if counts.last() != Some(&n) {
                 counts.push(n);
             }
         }
+    };
+    let measuring = wait(Duration::from_secs(30), || {
+        last = tmux.screen();
+        count(&last);
         if let Some(v) = number_after(&last, "throughput") {
             per_s.push(v);
         }
-        counts.first() == Some(&0.0) && counts.last() >= Some(&1.0) && per_s.iter().any(|v| *v > 0.0)
+        per_s.iter().any(|v| *v > 0.0)
     });
-    assert!(advanced, "counter {counts:?}, throughput {per_s:?}; the screen:\n{last}");
+    assert!(measuring, "throughput {per_s:?}; the screen:\n{last}");
+    tmux.cmd(&["send-keys", "-t", "tui", "p"]);
+    // Held: the trials started are all stored, the footer says so, the counter advanced.
+    let runs = tmp.path().join("runs");
+    let (mut started, mut stored) = (0, 0);
+    let held = wait(Duration::from_secs(30), || {
+        last = tmux.screen();
+        count(&last);
+        (started, stored) = started_and_stored(&runs);
+        let shown = number_after(&last, "trials done") == Some(stored as f64);
+        last.contains("held") && stored >= 1 && started == stored && shown
+    });
+    let held_since = Instant::now();
+    assert!(held, "{started} started, {stored} stored; the screen:\n{last}");
+    assert_eq!(counts.first(), Some(&0.0), "the counter from 0: {counts:?}");
+    assert_eq!(counts.last(), Some(&(stored as f64)), "the counter advanced: {counts:?}");
     assert!(last.contains("trials done") && last.contains("/4"), "{last}");
 
     // 20×5 mid-run: the compact view, then 80×24 again: the panels.
@@ -142,6 +161,19 @@ fn perflab_run_tui_in_tmux_shows_the_run_survives_a_resize_and_q_stops_it_as_ctr
         "80×24 again:\n{last}"
     );
 
+    // Held for 1 s (the resizes included; the runner looks every 100 ms): no trial started.
+    std::thread::sleep(Duration::from_secs(1).saturating_sub(held_since.elapsed()));
+    assert_eq!(started_and_stored(&runs), (started, stored), "nothing started while held");
+    last = tmux.screen();
+    assert!(last.contains("held"), "still held:\n{last}");
+    // `p` again: released, the next trial starts.
+    tmux.cmd(&["send-keys", "-t", "tui", "p"]);
+    let released = wait(Duration::from_secs(10), || {
+        last = tmux.screen();
+        started_and_stored(&runs).0 > started && last.contains("released")
+    });
+    assert!(released, "the next trial after p again; the screen:\n{last}");
+
     // `q`: the run stops as on Ctrl-C.
     tmux.cmd(&["send-keys", "-t", "tui", "q"]);
     let rc = tmp.path().join("rc.txt");
@@ -156,12 +188,26 @@ fn perflab_run_tui_in_tmux_shows_the_run_survives_a_resize_and_q_stops_it_as_ctr
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert_eq!(read("before.txt"), read("after.txt"), "the terminal's settings after the view");
     assert!(read("before.txt").contains("icanon"), "stty -a read: {}", read("before.txt"));
-    let store = perflab::store::Store::open(only_run_dir(&tmp.path().join("runs"))).expect("store");
+    let store = perflab::store::Store::open(only_run_dir(&runs)).expect("store");
     let trials = store.trials().expect("trials");
     assert!(!trials.is_empty() && trials.len() < 4, "{} trials stored", trials.len());
+    assert_eq!(trials.len(), stored, "the trial released and then stopped by q is not stored");
     assert!(trials.iter().all(|t| t.failure.is_none()), "the finished trials are whole");
     let status = store.run().expect("run").status;
     assert_eq!(status.as_str(), "interrupted");
+}
+
+/// The trials whose start the run's store shows (its `trial_start` events), and those stored (0, 0
+/// before the run directory is made).
+fn started_and_stored(runs: &Path) -> (usize, usize) {
+    let Some(dir) = std::fs::read_dir(runs).ok().and_then(|mut d| d.next()).and_then(Result::ok) else {
+        return (0, 0);
+    };
+    let Ok(store) = perflab::store::Store::open(dir.path()) else {
+        return (0, 0);
+    };
+    let started = store.events(0).map_or(0, |e| e.iter().filter(|e| e.kind == "trial_start").count());
+    (started, store.trials().map_or(0, |t| t.len()))
 }
 
 #[test]

@@ -188,8 +188,9 @@ fn show(
     let mut feed = Reader::new(dir);
     let mut board = Board::default();
     let mut ui = Ui::default();
-    // Polled by us before crossterm reads: crossterm 0.29 reads a hung-up terminal in an endless
-    // loop (each read gives 0 bytes), so it is asked only when the terminal has input.
+    // The keys are read by us (`read_keys`), after poll(2) says the terminal has input. Without
+    // `/dev/tty`, crossterm is asked, and only then: crossterm 0.29 reads a hung-up terminal in an
+    // endless loop (each read gives 0 bytes).
     let tty = std::fs::File::open("/dev/tty").ok();
     while !stop.load(Ordering::SeqCst) {
         if hup.load(Ordering::SeqCst) {
@@ -214,27 +215,85 @@ fn show(
                 Input::HungUp => return Some("hang-up".into()),
                 Input::Ready => {}
             }
-            match event::poll(Duration::ZERO) {
-                Ok(false) => continue,
-                Ok(true) => {}
-                Err(e) => return Some(format!("cannot read it: {e}")),
-            }
-            match event::read() {
-                Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => match k.code {
-                    KeyCode::Char('q') => press_quit(quit, &mut ui),
-                    KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => press_quit(quit, &mut ui),
-                    KeyCode::Char('+') => ui.widen(true),
-                    KeyCode::Char('-') => ui.widen(false),
-                    KeyCode::Char('p') => press_hold(hold, &mut ui),
-                    _ => {}
-                },
-                Ok(_) => {}
-                Err(e) => return Some(format!("cannot read it: {e}")),
+            let taken = match &tty {
+                Some(t) => read_keys(t, quit, hold, &mut ui),
+                None => take_events(quit, hold, &mut ui),
+            };
+            if let Err(e) = taken {
+                return Some(e);
             }
         }
         std::thread::sleep(frame_end.saturating_duration_since(Instant::now()));
     }
     None
+}
+
+/// The keys the terminal sent, read from `/dev/tty` and acted on. In raw mode a key is a byte (Ctrl-C
+/// is 3); an escape sequence (an arrow, a function key, Alt with a key) is no key of ours, and is
+/// skipped. Read here rather than through crossterm's events: crossterm answers a resize from a
+/// batch of readiness events that also held the terminal's, and drops that one (its poll is
+/// edge-triggered), so a key pressed after a resize would wait for the next key. `Err` when the
+/// terminal hung up (a read of 0 bytes) or cannot be read.
+fn read_keys(tty: &std::fs::File, quit: &Quit, hold: Option<&AtomicBool>, ui: &mut Ui) -> Result<(), String> {
+    use std::io::Read;
+    let mut buf = [0u8; 256];
+    let n = match (&*tty).read(&mut buf) {
+        Ok(0) => return Err("hang-up".into()),
+        Ok(n) => n,
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::Interrupted | std::io::ErrorKind::WouldBlock) => 0,
+        Err(e) => return Err(format!("cannot read it: {e}")),
+    };
+    let keys = &buf[..n];
+    let mut i = 0;
+    while i < n {
+        if keys[i] == 0x1b {
+            // ESC [ parameters and a final byte (0x40 to 0x7e); ESC and one byte (ESC O P, Alt+x).
+            i += 1;
+            if keys.get(i) == Some(&b'[') {
+                i += 1;
+                while i < n && !(0x40..=0x7e).contains(&keys[i]) {
+                    i += 1;
+                }
+            }
+        } else {
+            press(char::from(keys[i]), quit, hold, ui);
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
+/// Without `/dev/tty`: every event crossterm has ready (at most [`MAX_INPUT_PER_FRAME`]), the keys
+/// acted on. Why the terminal cannot be read, if it cannot.
+fn take_events(quit: &Quit, hold: Option<&AtomicBool>, ui: &mut Ui) -> Result<(), String> {
+    for _ in 0..MAX_INPUT_PER_FRAME {
+        match event::poll(Duration::ZERO) {
+            Ok(false) => return Ok(()),
+            Ok(true) => {}
+            Err(e) => return Err(format!("cannot read it: {e}")),
+        }
+        match event::read() {
+            Ok(TermEvent::Key(k)) if k.kind != KeyEventKind::Release => match k.code {
+                KeyCode::Char('c') if k.modifiers.contains(KeyModifiers::CONTROL) => press('\u{3}', quit, hold, ui),
+                KeyCode::Char(c) => press(c, quit, hold, ui),
+                _ => {}
+            },
+            Ok(_) => {}
+            Err(e) => return Err(format!("cannot read it: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// What a key does: `q` and Ctrl-C (`\u{3}`) stop, `+`/`-` change the window, `p` holds.
+fn press(key: char, quit: &Quit, hold: Option<&AtomicBool>, ui: &mut Ui) {
+    match key {
+        'q' | '\u{3}' => press_quit(quit, ui),
+        '+' => ui.widen(true),
+        '-' => ui.widen(false),
+        'p' => press_hold(hold, ui),
+        _ => {}
+    }
 }
 
 enum Input {
