@@ -239,33 +239,24 @@ fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_who
 fn monitor_listens() {
     let tmp = tempfile::tempdir().expect("tmp");
     let jsonl = tmp.path().join("m.jsonl");
-    let child = Command::new(BIN)
-        .args([
-            "monitor",
-            "--quiet",
-            "--listen",
-            "127.0.0.1:0",
-            "--duration",
-            "3s",
-            "--interval",
-            "500ms",
-            "--jsonl",
-        ])
-        .arg(&jsonl)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("perflab monitor");
-    let mut m = Kill(child);
-    let mut err = BufReader::new(m.0.stderr.take().expect("stderr"));
-    let mut line = String::new();
-    err.read_line(&mut line).expect("stderr");
-    let port: u16 = line
-        .trim()
-        .strip_prefix("perflab: monitor: serving http://127.0.0.1:")
-        .and_then(|r| r.strip_suffix("/metrics"))
-        .and_then(|p| p.parse().ok())
-        .unwrap_or_else(|| panic!("the address is printed: {line}"));
+    let (mut m, port, _err) = serving(
+        Command::new(BIN)
+            .args([
+                "monitor",
+                "--quiet",
+                "--listen",
+                "127.0.0.1:0",
+                "--duration",
+                "3s",
+                "--interval",
+                "500ms",
+                "--jsonl",
+            ])
+            .arg(&jsonl)
+            .stdout(Stdio::null()),
+        "perflab: monitor: serving http://127.0.0.1:",
+        "/metrics",
+    );
     let deadline = Instant::now() + Duration::from_secs(30);
     let body = loop {
         let (head, mut r) = get(port, "/metrics", "Connection: close\r\n");
@@ -448,23 +439,15 @@ fn http_live_serves_the_load_and_stores_what_it_prints() {
 fn load_live_serves_the_load_and_stores_what_it_prints() {
     let tmp = tempfile::tempdir().expect("tmp");
     let runs = tmp.path().join("runs");
-    let child = Command::new(BIN)
-        .args(["load", "cpu", "-d", "1s", "-w", "1", "-l", "50", "--quiet", "--live=127.0.0.1:0"])
-        .arg("--runs-dir")
-        .arg(&runs)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run perflab load cpu");
-    let mut run = Kill(child);
-    let mut err = BufReader::new(run.0.stderr.take().expect("stderr"));
-    let mut first = String::new();
-    err.read_line(&mut first).expect("the address line");
-    let port: u16 = first
-        .trim_end()
-        .strip_prefix("perflab: live: http://127.0.0.1:")
-        .and_then(|p| p.trim_end_matches('/').parse().ok())
-        .unwrap_or_else(|| panic!("the address it serves: {first}"));
+    let (mut run, port, mut err) = serving(
+        Command::new(BIN)
+            .args(["load", "cpu", "-d", "1s", "-w", "1", "-l", "50", "--quiet", "--live=127.0.0.1:0"])
+            .arg("--runs-dir")
+            .arg(&runs)
+            .stdout(Stdio::piped()),
+        "perflab: live: http://127.0.0.1:",
+        "/",
+    );
     let (head, mut events) = get(port, "/events", "");
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
     let mut served = None;
@@ -484,7 +467,7 @@ fn load_live_serves_the_load_and_stores_what_it_prints() {
     let status = run.0.wait().expect("wait");
     let mut rest = String::new();
     err.read_to_string(&mut rest).expect("stderr");
-    assert_eq!(status.code(), Some(0), "stdout: {out}\nstderr: {first}{rest}");
+    assert_eq!(status.code(), Some(0), "stdout: {out}\nstderr: {rest}");
     let dir = only_run_dir(&runs);
     assert!(out.contains(&format!("stored in {}", dir.display())), "{out}");
     report_written(&dir, &out);
@@ -508,4 +491,20 @@ fn load_live_serves_the_load_and_stores_what_it_prints() {
     let want = format!("{} ops/s", perflab::report::fmt::param(stored));
     assert_eq!(printed("ops/s:"), want, "{out}");
     assert_eq!(printed("ops_per_s "), want, "{out}");
+}
+
+/// Start `cmd` (its stderr piped) and read the port it serves from its first line on stderr,
+/// `prefix` PORT `suffix`; the rest of its stderr to read (kept open: the command writes to it).
+fn serving(cmd: &mut Command, prefix: &str, suffix: &str) -> (Kill, u16, BufReader<std::process::ChildStderr>) {
+    let mut child = Kill(cmd.stderr(Stdio::piped()).spawn().expect("start perflab"));
+    let mut err = BufReader::new(child.0.stderr.take().expect("stderr"));
+    let mut line = String::new();
+    err.read_line(&mut line).expect("the address line");
+    let port = line
+        .trim_end()
+        .strip_prefix(prefix)
+        .and_then(|r| r.strip_suffix(suffix))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("the address it serves: {line}"));
+    (child, port, err)
 }
