@@ -13,9 +13,10 @@
 #
 #   bench/live_cost.sh             # 5 rounds of 20 s of load
 #   bench/live_cost.sh --quick     # 2 rounds of 5 s
-#   bench/live_cost.sh --pin       # perflab on CPU 0, the target on CPU 1 (taskset): the scheduler's
-#                                  # placement of their threads no longer moves the figures, and
-#                                  # what the views cost comes out of the load generator's core
+#   bench/live_cost.sh --pin       # perflab (and the page's reader, tmux) on CPU 0, the target on
+#                                  # CPU 1 (taskset): the scheduler's placement of their threads no
+#                                  # longer moves the figures, and what the views cost comes out of
+#                                  # the load generator's core
 #   options: --rounds N --load S
 set -euo pipefail
 
@@ -28,7 +29,7 @@ while [ $# -gt 0 ]; do
         --rounds) ROUNDS="$2"; shift ;;
         --load) LOAD="$2"; shift ;;
         --pin) PIN=1 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
         *) echo "live_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -54,7 +55,8 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# With --pin: perflab's command prefix, and the target's (and the page's reader's) CPU.
+# With --pin: the prefix of perflab's command and of the views' other ends (the page's reader, tmux),
+# all on CPU 0; the target's, on CPU 1 (where nothing else runs).
 P=()
 TARGET_PIN=""
 if [ "$PIN" = 1 ]; then
@@ -99,18 +101,14 @@ run_once() {
             "${P[@]}" "$PERFLAB" run --quiet "--live=127.0.0.1:$lp" --runs-dir "$runs" "$p" > /dev/null 2>&1 &
             local pid=$!
             for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$lp/" && break; sleep 0.1; done
-            if [ "$PIN" = 1 ]; then
-                taskset -c 1 curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
-            else
-                curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
-            fi
+            "${P[@]}" curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
             CURL=$!
             wait "$pid"
             kill "$CURL" 2>/dev/null || true; wait "$CURL" 2>/dev/null || true; CURL=""
             ;;
         tui)
             rm -f "$T/rc"
-            tmux -S "$SOCK" new-session -d -x 120 -y 40 \
+            "${P[@]}" tmux -S "$SOCK" new-session -d -x 120 -y 40 \
                 "${P[*]} '$PERFLAB' run --tui --runs-dir '$runs' '$p'; echo \$? > '$T/rc'"
             while [ ! -s "$T/rc" ]; do sleep 0.2; done
             ;;
