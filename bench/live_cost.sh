@@ -10,6 +10,8 @@
 #     scaled to the same throughput (goal <= 1 % of a core);
 #   - the event log's share of the store (its rows' bytes against the store's, after VACUUM).
 # The machine's load average is printed before each round: a busy machine moves every figure.
+# Then the paired figures: each mode against the plain run of its own round, their median and a
+# distribution-free interval for it (how precisely the rounds pin the ratio down).
 #
 #   bench/live_cost.sh             # 5 rounds of 20 s of load
 #   bench/live_cost.sh --quick     # 2 rounds of 5 s
@@ -29,7 +31,7 @@ while [ $# -gt 0 ]; do
         --rounds) ROUNDS="$2"; shift ;;
         --load) LOAD="$2"; shift ;;
         --pin) PIN=1 ;;
-        -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "live_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -124,10 +126,15 @@ run_once() {
     echo "$rps $cpu $log $store"
 }
 
+# Each round runs the three modes one after the other, in an order that rotates from round to round
+# (a drift of the machine within a round then favours no mode); a mode's ratio is taken within its
+# round (paired), so the slow drift between rounds cancels.
 declare -A R
+ORDERS=("plain live tui" "live tui plain" "tui plain live")
 for i in $(seq "$ROUNDS"); do
-    echo "round $i of $ROUNDS: load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    for mode in plain live tui; do
+    order=${ORDERS[$(( (i - 1) % 3 ))]}
+    echo "round $i of $ROUNDS ($order): load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    for mode in $order; do
         R[$mode]+="$(run_once "$mode" "$i")"$'\n'
     done
 done
@@ -146,4 +153,34 @@ for mode in plain live tui; do
     share=$(printf '%s' "${R[$mode]}" | awk 'NF { print 100 * $3 / $4 }' | median)
     awk -v m="$mode" -v r="$rps" -v c="$cpu" -v br="$base_rps" -v bc="$base_cpu" -v s="$share" 'BEGIN {
         printf "%-6s %12.0f %8.4f %14.1f %18.2f %12.2f\n", m, r, r / br, c, c - bc * r / br, s }'
+done
+
+# The paired figures: per round, the mode's throughput over the plain run's of the same round, and
+# its extra CPU (% of a core, the plain run's scaled to the same throughput). Their median with a
+# distribution-free interval: the k-th smallest and k-th largest of n rounds bound the median with
+# probability 1 - 2 P(Binomial(n, 1/2) < k); k is the largest with that probability >= 90 %.
+paired() { # $1: mode; prints "ratio extra" per round
+    paste <(printf '%s' "${R[plain]}" | awk 'NF') <(printf '%s' "${R[$1]}" | awk 'NF') |
+        awk '{ printf "%.6f %.4f\n", $5 / $1, $6 - $2 * $5 / $1 }'
+}
+interval() { # stdin: one figure per line; prints "median low high confidence_%"
+    sort -g | awk '{ a[NR] = $1 } END {
+        n = NR; med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+        k = 1; conf = 1 - 2 * 0.5 ^ n
+        for (j = 2; j <= n / 2; j++) {
+            c = 0; b = 1
+            for (i = 0; i < j; i++) { c += b; b = b * (n - i) / (i + 1) }
+            p = 1 - 2 * c * 0.5 ^ n
+            if (p < 0.9) break
+            k = j; conf = p
+        }
+        printf "%.4f %.4f %.4f %.0f\n", med, a[k], a[n + 1 - k], 100 * conf }'
+}
+echo
+echo "== paired per round: median [interval] (distribution-free, confidence in brackets) =="
+printf '%-6s %34s %36s\n' mode "throughput / plain's" "extra CPU, % of a core"
+for mode in live tui; do
+    read -r rm rl rh rc < <(paired "$mode" | awk '{ print $1 }' | interval)
+    read -r cm cl ch cc < <(paired "$mode" | awk '{ print $2 }' | interval)
+    printf '%-6s %10s [%s .. %s] (%s %%) %10s [%s .. %s] (%s %%)\n' "$mode" "$rm" "$rl" "$rh" "$rc" "$cm" "$cl" "$ch" "$cc"
 done
