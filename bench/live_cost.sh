@@ -10,6 +10,7 @@
 #     scaled to the same throughput (goal <= 1 % of a core);
 #   - the event log's share of the store (its rows' bytes against the store's, after VACUUM).
 # The machine's load average is printed before each round: a busy machine moves every figure.
+# With perf, the views' own threads' CPU time is counted apart (exact, whatever the load's noise).
 # Then the paired figures: each mode against the plain run of its own round, their median and a
 # distribution-free interval for it (how precisely the rounds pin the ratio down).
 #
@@ -36,7 +37,9 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-for tool in curl tmux sqlite3 taskset; do
+HAVE_PERF=0
+command -v perf >/dev/null && perf stat -e task-clock true >/dev/null 2>&1 && HAVE_PERF=1
+for tool in curl tmux sqlite3 taskset bc; do
     command -v "$tool" >/dev/null || { echo "live_cost.sh: needs $tool" >&2; exit 2; }
 done
 
@@ -51,6 +54,7 @@ SOCK="$T/tmux.sock"
 CURL=""
 cleanup() {
     [ -n "$CURL" ] && kill "$CURL" 2>/dev/null
+    [ -n "$PERF" ] && kill "$PERF" 2>/dev/null
     tmux -S "$SOCK" kill-server 2>/dev/null || true
     rm -rf "$T"
 }
@@ -92,8 +96,20 @@ interval = "1s"
 PLAN
 }
 
-# One run in mode $1 (plain, live, tui); prints "rps cpu_pct log_bytes store_bytes".
+# The CPU time of each thread of process $1 until it exits (perf stat --per-thread, software
+# task-clock), into $T/threads.csv: the views' own threads (`perflab-live*`, `perflab-feed`,
+# `perflab-tui`) are named, so what they cost is counted exactly, apart from the load's noise.
+PERF=""
+threads_of() {
+    [ "$HAVE_PERF" = 1 ] && [ -n "$1" ] || return 0
+    perf stat --per-thread -e task-clock -x, -o "$T/threads.csv" -p "$1" > /dev/null 2>&1 &
+    PERF=$!
+}
+
+# One run in mode $1 (plain, live, tui); prints "rps cpu_pct log_bytes store_bytes views_ms wall_s":
+# views_ms is the views' threads' CPU time (0 for plain, or without perf), wall_s the run's time.
 run_once() {
+    local began; began=$(date +%s.%N)
     local mode=$1 runs="$T/runs-$1-$2" p="$T/plan-$1-$2.toml"
     plan "$(free_port)" > "$p"
     case "$mode" in
@@ -103,6 +119,7 @@ run_once() {
             "${P[@]}" "$PERFLAB" run --quiet "--live=127.0.0.1:$lp" --runs-dir "$runs" "$p" > /dev/null 2>&1 &
             local pid=$!
             for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$lp/" && break; sleep 0.1; done
+            threads_of "$pid"
             "${P[@]}" curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
             CURL=$!
             wait "$pid"
@@ -112,9 +129,22 @@ run_once() {
             rm -f "$T/rc"
             "${P[@]}" tmux -S "$SOCK" new-session -d -x 120 -y 40 \
                 "${P[*]} '$PERFLAB' run --tui --runs-dir '$runs' '$p'; echo \$? > '$T/rc'"
+            local pane=""
+            for _ in $(seq 50); do
+                pane=$(tmux -S "$SOCK" list-panes -F '#{pane_pid}' 2>/dev/null | head -1)
+                [ -n "$pane" ] && pgrep -P "$pane" >/dev/null && break
+                sleep 0.1
+            done
+            threads_of "$(pgrep -P "$pane" | head -1)"
             while [ ! -s "$T/rc" ]; do sleep 0.2; done
             ;;
     esac
+    local views=0
+    if [ -n "$PERF" ]; then
+        wait "$PERF" 2>/dev/null || true
+        PERF=""
+        views=$(awk -F, '$1 ~ /^ *perflab-(live|feed|tui)/ { s += $2 } END { printf "%.3f", s + 0 }' "$T/threads.csv")
+    fi
     local db; db=$(ls "$runs"/*/perflab.db | head -1)
     cp "$db" "$T/v.db"
     sqlite3 "$T/v.db" "VACUUM;"
@@ -123,7 +153,7 @@ run_once() {
     cpu=$(sqlite3 "$T/v.db" "SELECT s.under_load FROM phase_summary s JOIN metric_dict d ON d.id = s.metric_id WHERE d.name = 'proc_loadgen_cpu_pct';")
     log=$(sqlite3 "$T/v.db" "SELECT SUM(LENGTH(body) + LENGTH(kind) + 24) FROM event;")
     store=$(stat -c %s "$T/v.db")
-    echo "$rps $cpu $log $store"
+    echo "$rps $cpu $log $store $views $(echo "$(date +%s.%N) - $began" | bc -l)"
 }
 
 # Each round runs the three modes one after the other, in an order that rotates from round to round
@@ -161,7 +191,7 @@ done
 # probability 1 - 2 P(Binomial(n, 1/2) < k); k is the largest with that probability >= 90 %.
 paired() { # $1: mode; prints "ratio extra" per round
     paste <(printf '%s' "${R[plain]}" | awk 'NF') <(printf '%s' "${R[$1]}" | awk 'NF') |
-        awk '{ printf "%.6f %.4f\n", $5 / $1, $6 - $2 * $5 / $1 }'
+        awk '{ printf "%.6f %.4f\n", $7 / $1, $8 - $2 * $7 / $1 }'
 }
 interval() { # stdin: one figure per line; prints "median low high confidence_%"
     sort -g | awk '{ a[NR] = $1 } END {
@@ -184,3 +214,13 @@ for mode in live tui; do
     read -r cm cl ch cc < <(paired "$mode" | awk '{ print $2 }' | interval)
     printf '%-6s %10s [%s .. %s] (%s %%) %10s [%s .. %s] (%s %%)\n' "$mode" "$rm" "$rl" "$rh" "$rc" "$cm" "$cl" "$ch" "$cc"
 done
+if [ "$HAVE_PERF" = 1 ]; then
+    echo
+    echo "== the views' own threads (perflab-live*, perflab-feed, perflab-tui; perf's task-clock), % of a core over the run =="
+    for mode in live tui; do
+        printf '%s' "${R[$mode]}" | awk 'NF { print 100 * $5 / 1000 / $6 }' | interval |
+            awk -v m="$mode" '{ printf "%-6s %8.3f [%s .. %s] (%s %%) \n", m, $1, $2, $3, $4 }'
+    done
+else
+    echo "(perf not usable here: the views' own threads are not counted apart)"
+fi

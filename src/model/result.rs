@@ -213,13 +213,23 @@ pub struct WorkloadResult {
     pub series: Vec<SeriesPoint>,
     /// Error class → count (e.g. `connect_refused`, `status_5xx`).
     pub errors: Vec<(String, u64)>,
-    /// Lines of output kept for the record (e.g. what an adapter could not parse).
+    /// Lines of output kept for the record (what an adapter could not parse, a tool's output, a
+    /// built-in workload's own summary).
     pub raw: Vec<String>,
     /// `Some(reason)` when the workload failed (a parse failure, a non-zero exit).
     pub failure: Option<String>,
 }
 
 impl WorkloadResult {
+    /// The result with a built-in workload's own summary (the text its command, `perflab http` or
+    /// `perflab load KIND`, prints) kept as its first lines of output: the record of the run in the
+    /// tool's own words, and what `--live`, which runs the command as a trial, prints at the end.
+    pub fn with_summary(mut self, summary: &str) -> WorkloadResult {
+        let kept = self.raw.drain(..).collect::<Vec<_>>();
+        self.raw = summary.lines().map(str::to_string).chain(kept).collect();
+        self
+    }
+
     pub fn metric(&self, name: &str) -> Option<&Metric> {
         self.metrics.iter().find(|m| m.name == name)
     }

@@ -1,8 +1,8 @@
 //! A command's load (`perflab http|load ... --live`) as a plan of one trial: the command's settings
 //! become the plan's `[workload]`, its duration the load phase, and the plan runs through the runner
 //! as `perflab run --live` runs one (the live server, the store, the run directory, the report at
-//! the end). Then the command prints its summary from the stored trial (`http_live.rs`,
-//! `load_live.rs`).
+//! the end). Then the command prints its summary as it does without `--live`: the workload kept
+//! its own summary with the trial (its raw output), so the text printed is the stored one.
 
 use super::execute::{execute, RunOptions};
 use crate::error::usage;
@@ -27,14 +27,6 @@ pub struct OneTrial<'a> {
     pub quiet: bool,
 }
 
-/// What the command says of its trial: its summary, and whether it failed (exit code 1).
-pub trait Summary {
-    /// The summary, as the command prints it, from the stored trial.
-    fn summary(&self, trial: &StoredTrial, status: RunStatus) -> String;
-    /// Whether what the trial measured is a failure of the load (an error, nothing measured).
-    fn failed(&self, trial: &StoredTrial) -> bool;
-}
-
 /// `--live`'s address, `--runs-dir` and the phases, checked before anything starts (bad input: a
 /// usage error naming the option).
 pub fn check(live: &str, runs_dir: &Path, load: &str, warmup: Option<&str>) -> anyhow::Result<()> {
@@ -48,10 +40,11 @@ pub fn check(live: &str, runs_dir: &Path, load: &str, warmup: Option<&str>) -> a
 }
 
 /// Run the trial with the live server, write the run's report as `perflab run` does (none when
-/// interrupted), print the command's summary from the stored trial (or why there is none), `stored
-/// in DIR` and the report's paths; the exit code: 130 when interrupted, 1 when the trial failed,
-/// `summary` says its load did or the report could not be written, 0 otherwise.
-pub fn run(t: OneTrial, summary: &dyn Summary) -> anyhow::Result<i32> {
+/// interrupted), print the command's summary kept with the stored trial (or why there is none),
+/// `stored in DIR` and the report's paths; the exit code: 130 when interrupted, 1 when the trial
+/// failed, `failed` says its load did (an error, nothing measured) or the report could not be
+/// written, 0 otherwise.
+pub fn run(t: OneTrial, failed: &dyn Fn(&StoredTrial) -> bool) -> anyhow::Result<i32> {
     check(t.live, t.runs_dir, t.load, t.warmup)?;
     let plan_text = plan(&t)?;
     let plan = crate::plan::parse_str(&plan_text, t.label)?;
@@ -74,10 +67,17 @@ pub fn run(t: OneTrial, summary: &dyn Summary) -> anyhow::Result<i32> {
     let outcome = execute(exp, &opts, &cancel).map_err(|e| redactor.error(e))?;
     // As `perflab run` writes it, while the live page still serves it at `/report`.
     let report = super::cli::report_at_end(&outcome);
-    let stored = crate::store::Store::open(&outcome.dir)?.trials()?;
+    let store = crate::store::Store::open(&outcome.dir)?;
+    let stored = store.trials()?;
     let trial = stored.iter().find(|t| t.failure.is_none());
     match trial {
-        Some(t) => print!("{}", redactor.apply(&summary.summary(t, outcome.status))),
+        // The workload's own summary (the database session's line is the report's, not the
+        // command's).
+        Some(t) => store
+            .raw_output(t.id)?
+            .iter()
+            .filter(|l| !l.starts_with(crate::model::result::DB_SESSION_LINE))
+            .for_each(|l| println!("{}", redactor.apply(l))),
         None => println!(
             "{}",
             redactor.apply(&match (stored.first().and_then(|t| t.failure.as_ref()), outcome.status) {
@@ -93,7 +93,7 @@ pub fn run(t: OneTrial, summary: &dyn Summary) -> anyhow::Result<i32> {
     }
     let code = if outcome.status == RunStatus::Interrupted {
         130
-    } else if trial.is_none_or(|t| summary.failed(t)) || outcome.exit_code() != 0 {
+    } else if trial.is_none_or(failed) || outcome.exit_code() != 0 {
         1
     } else {
         0

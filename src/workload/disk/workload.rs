@@ -97,6 +97,6 @@ impl Workload for DiskWorkload {
         let report = Hooks::cutover_only(on_load_start, |hooks| {
             super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)
         })?;
-        Ok(report.to_result())
+        Ok(report.to_result().with_summary(&report.summary()))
     }
 }

@@ -143,6 +143,6 @@ impl Workload for HttpWorkload {
             _ => spec.load,
         });
         let report = run(&cfg, spec.warmup, cancel, on_load_start, &mut |_, _| {})?;
-        Ok(report.to_result())
+        Ok(report.to_result().with_summary(&report.summary()))
     }
 }

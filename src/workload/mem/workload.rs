@@ -126,6 +126,6 @@ impl Workload for MemWorkload {
         let report = Hooks::cutover_only(on_load_start, |hooks| {
             super::engine::run(&self.mode, spec.warmup, spec.load, cancel, hooks)
         })?;
-        Ok(report.to_result())
+        Ok(report.to_result().with_summary(&report.summary()))
     }
 }

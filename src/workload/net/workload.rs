@@ -111,7 +111,7 @@ impl Workload for NetWorkload {
         let report = Hooks::cutover_only(on_load_start, |hooks| {
             super::engine::run(&self.p, spec.warmup, spec.load, cancel, hooks)
         })?;
-        Ok(report.to_result())
+        Ok(report.to_result().with_summary(&report.summary()))
     }
 }
 

@@ -128,7 +128,7 @@ impl Workload for OltpWorkload {
             on_tick: &mut |_, _| {},
         };
         let report = super::engine::run(&self.s, &db, spec.warmup, spec.load, cancel, hooks)?;
-        let mut r = report.to_result();
+        let mut r = report.to_result().with_summary(&report.summary());
         if let Some(session) = db.session() {
             // the run's facts: how the database connections were secured and authenticated
             let shown = db.describe();
