@@ -30,7 +30,8 @@ pub struct Figure {
 
 /// The key figures of this machine's latest monitor sample (rounded to 0.1), carried by each
 /// `second` event: the full sample stays in memory ([`super::Publisher::latest_sample`]) and, once
-/// the trial is stored, in its packed series.
+/// the trial is stored, in its packed series. Besides the totals, the busiest of each kind of
+/// resource (a CPU, a disk, a network interface): where a saturation shows first.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct HostNow {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -41,17 +42,49 @@ pub struct HostNow {
     pub loadgen_cpu_pct: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target_cpu_pct: Option<f64>,
+    /// The busiest CPU's busy % (`cpuN_busy_pct`'s largest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub busiest_cpu_pct: Option<f64>,
+    /// The busiest disk's utilization (`disk_NAME_util_pct`'s largest).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disk_util_pct: Option<f64>,
+    /// The busiest network interface's busier direction, Mbit/s (the largest of every
+    /// `net_NAME_rx_mbitps` and `net_NAME_tx_mbitps`: a full-duplex link fills one direction at a
+    /// time, and loopback counts each packet both ways).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub net_mbit_s: Option<f64>,
+    /// The target's process tree's resident memory (`proc_target_rss_mb`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_rss_mb: Option<f64>,
 }
 
 impl HostNow {
     /// The key figures of a monitor sample's `values`.
     pub fn of(values: &[(String, f64)]) -> HostNow {
-        let get = |n: &str| values.iter().find(|(k, _)| k == n).map(|(_, v)| (v * 10.0).round() / 10.0);
+        let tenth = |v: f64| (v * 10.0).round() / 10.0;
+        let get = |n: &str| values.iter().find(|(k, _)| k == n).map(|(_, v)| tenth(*v));
+        let busiest = |f: &dyn Fn(&str) -> bool| {
+            values
+                .iter()
+                .filter(|(k, v)| f(k) && v.is_finite())
+                .map(|(_, v)| *v)
+                .fold(None, |m: Option<f64>, v| Some(m.map_or(v, |m| m.max(v))))
+                .map(tenth)
+        };
+        let cpu = |k: &str| {
+            k.strip_prefix("cpu")
+                .and_then(|r| r.strip_suffix("_busy_pct"))
+                .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        };
         HostNow {
             cpu_pct: get("cpu_busy_pct"),
             mem_used_mb: get("mem_used_mb"),
             loadgen_cpu_pct: get("proc_loadgen_cpu_pct"),
             target_cpu_pct: get("proc_target_cpu_pct"),
+            busiest_cpu_pct: busiest(&cpu),
+            disk_util_pct: busiest(&|k| k.starts_with("disk_") && k.ends_with("_util_pct")),
+            net_mbit_s: busiest(&|k| k.starts_with("net_") && (k.ends_with("_rx_mbitps") || k.ends_with("_tx_mbitps"))),
+            target_rss_mb: get("proc_target_rss_mb"),
         }
     }
 }
@@ -188,8 +221,9 @@ pub enum Event {
 impl Event {
     /// The event as the store keeps it (the row's `body`): JSON, except a `second`, kept as a
     /// bare array `[t_s, responses, errors, p50_ms, p99_ms, p999_ms, cpu_pct, mem_used_mb,
-    /// loadgen_cpu_pct, target_cpu_pct, span_s]` (trailing nulls and a `span_s` of 1 left out; its
-    /// kind and trial are the row's columns): one a second, so every byte counts.
+    /// loadgen_cpu_pct, target_cpu_pct, span_s, busiest_cpu_pct, disk_util_pct, net_mbit_s,
+    /// target_rss_mb]` (trailing nulls and a `span_s` of 1 left out; its kind and trial are the
+    /// row's columns): one a second, so every byte counts.
     pub fn stored_body(&self) -> serde_json::Result<String> {
         if let Event::Second {
             t_s,
@@ -216,6 +250,10 @@ impl Event {
                 h.loadgen_cpu_pct,
                 h.target_cpu_pct,
                 (*span_s != 1.0).then_some(*span_s),
+                h.busiest_cpu_pct,
+                h.disk_util_pct,
+                h.net_mbit_s,
+                h.target_rss_mb,
             ];
             while a.last() == Some(&None) {
                 a.pop();
@@ -237,6 +275,10 @@ impl Event {
             mem_used_mb: at(7),
             loadgen_cpu_pct: at(8),
             target_cpu_pct: at(9),
+            busiest_cpu_pct: at(11),
+            disk_util_pct: at(12),
+            net_mbit_s: at(13),
+            target_rss_mb: at(14),
         };
         Ok(Event::Second {
             trial: trial.unwrap_or(0).max(0) as usize,
@@ -310,6 +352,38 @@ mod tests {
             p999_ms: None,
             host: Some(HostNow::of(&[("cpu_busy_pct".into(), 37.26), ("mem_used_mb".into(), 2048.04)])),
         };
+        // The busiest CPU, disk and interface direction of a sample (not the totals' columns).
+        let h = HostNow::of(&[
+            ("cpu_busy_pct".into(), 50.0),
+            ("cpu0_busy_pct".into(), 12.04),
+            ("cpu1_busy_pct".into(), 87.96),
+            ("cpu1_user_pct".into(), 99.0),
+            ("disk_vda_util_pct".into(), 3.0),
+            ("disk_vdb_util_pct".into(), 41.26),
+            ("net_lo_rx_mbitps".into(), 120.0),
+            ("net_lo_tx_mbitps".into(), 120.0),
+            ("net_eth0_rx_mbitps".into(), 900.04),
+            ("net_eth0_rx_pkts_per_s".into(), 90000.0),
+            ("proc_target_rss_mb".into(), 35.56),
+        ]);
+        assert_eq!(
+            (h.busiest_cpu_pct, h.disk_util_pct, h.net_mbit_s, h.target_rss_mb),
+            (Some(88.0), Some(41.3), Some(900.0), Some(35.6))
+        );
+        let with = Event::Second {
+            trial: 2,
+            t_s: 6.0,
+            span_s: 1.0,
+            responses: 1,
+            errors: 0,
+            p50_ms: None,
+            p99_ms: None,
+            p999_ms: None,
+            host: Some(h),
+        };
+        let stored = with.stored_body().unwrap();
+        assert_eq!(stored, "[6,1,0,null,null,null,50,null,null,null,null,88,41.3,900,35.6]");
+        assert_eq!(Event::from_stored("second", Some(2), &stored).unwrap(), with);
         let j = serde_json::to_string(&e).unwrap();
         assert_eq!(
             j,

@@ -109,7 +109,8 @@ pub fn draw(f: &mut Frame, b: &Board, ui: &Ui) {
         return;
     }
     let grid = b.grid();
-    let top_h = (grid.len() as u16 + 2).clamp(8, 10);
+    // The latest second's panel: 4 rows of load and 4 of the host (+ its borders).
+    let top_h = (grid.len() as u16 + 2).clamp(if b.host.is_some() { 10 } else { 8 }, 10);
     let probes_h = b.probes.as_ref().map_or(0, |(_, p)| p.len().min(4) as u16 + 2);
     let [head, top, thr, lat, probes, last, foot] = Layout::vertical([
         Constraint::Length(1),
@@ -225,8 +226,14 @@ fn now_panel(b: &Board) -> Paragraph<'static> {
             format!("{} · memory used {}", tenth(h.cpu_pct, " %"), tenth(h.mem_used_mb, " MiB")),
         ));
         lines.push(row(
+            "busiest",
+            format!("CPU {} · disk {}", tenth(h.busiest_cpu_pct, " %"), tenth(h.disk_util_pct, " %")),
+        ));
+        lines.push(row("network", tenth(h.net_mbit_s, " Mbit/s on the busiest link")));
+        let rss = h.target_rss_mb.map_or(String::new(), |m| format!(", {m:.1} MiB"));
+        lines.push(row(
             "perflab CPU",
-            format!("{} · target {}", tenth(h.loadgen_cpu_pct, " %"), tenth(h.target_cpu_pct, " %")),
+            format!("{} · target {}{rss}", tenth(h.loadgen_cpu_pct, " %"), tenth(h.target_cpu_pct, " %")),
         ));
     }
     Paragraph::new(lines).block(Block::bordered().title(title))

@@ -92,6 +92,10 @@ fn board() -> Board {
                     mem_used_mb: Some(2048.0),
                     loadgen_cpu_pct: Some(12.0),
                     target_cpu_pct: Some(40.1),
+                    busiest_cpu_pct: Some(71.0),
+                    disk_util_pct: Some(3.0),
+                    net_mbit_s: Some(120.5),
+                    target_rss_mb: Some(35.6),
                 }),
             },
             1001.0 + i as f64,
@@ -131,17 +135,17 @@ fn an_80_by_24_terminal_shows_every_panel() {
         "│                              ││latency ms  p50 0.250 · p99 2.10              │",
         "│                              ││asked       400/s · achieved 102.5 %          │",
         "│                              ││host CPU    35.5 % · memory used 2048.0 MiB   │",
-        "│                              ││perflab CPU 12.0 % · target 40.1 %            │",
+        "│                              ││busiest     CPU 71.0 % · disk 3.0 %           │",
+        "│                              ││network     120.5 Mbit/s on the busiest link  │",
+        "│                              ││perflab CPU 12.0 % · target 40.1 %, 35.6 MiB  │",
         "└──────────────────────────────┘└──────────────────────────────────────────────┘",
         "┌ throughput /s of trial 1, last 60 s · max 410 ───────────────────────────────┐",
-        "│                                                                  ▁▂▂▃▃▄▅▅▆▆▇█│",
-        "│                                                                  ████████████│",
+        "│                                                                  ▃▄▄▄▅▅▆▆▆▇▇█│",
         "│                                                                  ████████████│",
         "└──────────────────────────────────────────────────────────────────────────────┘",
         "┌ p99 ms of trial 1, last 60 s · max 2.10 ─────────────────────────────────────┐",
-        "│                                                                       ▁▂▃▄▅▆█│",
-        "│                                                                  ▃▄▅▆████████│",
-        "│                                                                  ████████████│",
+        "│                                                                    ▁▁▂▃▄▄▅▆▇█│",
+        "│                                                                  ▇███████████│",
         "└──────────────────────────────────────────────────────────────────────────────┘",
         "┌ last stored trial ───────────────────────────────────────────────────────────┐",
         "│trial 0 (connections=10 #1): requests_per_s 401 req/s, latency_p99_ms 1.94 ms │",
@@ -190,7 +194,7 @@ fn plus_and_minus_step_the_history_window_within_its_bounds() {
     ui.widen(false);
     assert_eq!(ui.window_s(), 10);
     // A 10 s window draws the last 10 seconds: their largest is the 12th second's.
-    assert!(text(&b, &ui, 80, 24)[9].contains("of trial 1, last 10 s · max 410"));
+    assert!(text(&b, &ui, 80, 24)[11].contains("of trial 1, last 10 s · max 410"));
     for _ in 0..10 {
         ui.widen(true);
     }
