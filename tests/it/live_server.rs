@@ -235,6 +235,8 @@ fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_who
     metrics_parse_as_openmetrics(&m, &seen, first);
 
     watched_in_chromium(&dir, tmp.path(), &seen);
+    // The report it wrote draws the same per-second charts, from the stored series.
+    crate::report_browser::per_second_panels_drawn(&dir, tmp.path());
     monitor.join().expect("monitor --listen");
 }
 
