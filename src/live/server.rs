@@ -7,6 +7,7 @@
 
 use super::metrics::{self, LiveState};
 use super::Publisher;
+use crate::util::charts::{CHARTS_JS, UPLOT_CSS, UPLOT_JS};
 use bytes::Bytes;
 use hyper::body::{Body, Frame};
 use hyper::{Request, Response, StatusCode};
@@ -19,10 +20,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// The page, with uPlot put in its place (see [`page`]).
+/// The page, with uPlot and the charts put in their places (see [`page`]).
 const PAGE: &str = include_str!("../../assets/live/index.html");
-const UPLOT_JS: &str = include_str!("../../assets/uplot/uPlot.iife.min.js");
-const UPLOT_CSS: &str = include_str!("../../assets/uplot/uPlot.min.css");
 
 /// How often `/events` looks for new events in the store.
 const POLL: Duration = Duration::from_millis(250);
@@ -271,9 +270,11 @@ pub fn answer<B>(req: &Request<B>, ctx: &Served) -> Response<LiveBody> {
     }
 }
 
-/// The page with uPlot in it: one document, nothing fetched from anywhere.
+/// The page with uPlot and the charts in it: one document, nothing fetched from anywhere.
 pub fn page() -> String {
-    PAGE.replace("/*UPLOT_CSS*/", UPLOT_CSS).replace("/*UPLOT_JS*/", UPLOT_JS)
+    PAGE.replace("/*UPLOT_CSS*/", UPLOT_CSS)
+        .replace("/*UPLOT_JS*/", UPLOT_JS)
+        .replace("/*CHARTS_JS*/", CHARTS_JS)
 }
 
 /// The store's events read as a view would (read-only, waiting for the runner's short writes).
@@ -407,6 +408,7 @@ mod tests {
         assert_eq!(answer(&post, &c).status(), StatusCode::METHOD_NOT_ALLOWED);
         let page = page();
         assert!(page.contains("uPlot") && !page.contains("/*UPLOT_JS*/"));
+        assert!(page.contains("const perflabCharts") && !page.contains("/*CHARTS_JS*/"));
         for external in ["http://", "https://", "//cdn", "src=\"//"] {
             assert!(
                 !page.contains(&format!("src=\"{external}")) && !page.contains(&format!("href=\"{external}")),

@@ -85,6 +85,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         ));
     }
     let charted = charted(&groups, &points, &r.facts)?;
+    let seconds = super::seconds::build(&groups, &points, r.facts.len() > 1, MAX_TRIAL_CHARTS)?;
     let ncpu = r.facts.iter().map(|f| f.ncpu).max().unwrap_or(1);
     let mut scaling = swept.as_ref().and_then(|s| scaling(s, &variant_parameters, &points, ncpu));
     let comparisons = compare.as_deref().map_or_else(Vec::new, |c| {
@@ -150,6 +151,7 @@ pub fn build(dirs: &[&Path], label_runs: bool) -> anyhow::Result<ReportModel> {
         spec,
         overview,
         charted,
+        seconds,
         probes,
         experiments: Vec::new(),
         hosts,

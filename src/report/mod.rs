@@ -32,6 +32,7 @@ mod probes;
 mod profiles;
 mod related;
 mod scaling;
+mod seconds;
 pub mod spec;
 mod sweep_charts;
 pub mod terminal;

@@ -212,6 +212,10 @@ pub struct ReportModel {
     /// `charts::render` takes them out of the model as it draws them.
     #[serde(skip)]
     pub charted: Vec<TrialSeries>,
+    /// Each point's per-second load, every repetition (the HTML report's per-second panels; not
+    /// in the JSON).
+    #[serde(skip)]
+    pub seconds: Vec<PointSeconds>,
     /// The latency probes, idle vs under load, per point and probe (absent without probes).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub probes: Vec<super::probes::ProbeReport>,
@@ -235,6 +239,45 @@ pub struct TrialSeries {
     pub phases: Vec<crate::model::PhaseSpan>,
     /// metric → (t_s, value)
     pub series: BTreeMap<String, Vec<(f64, f64)>>,
+}
+
+/// One point's per-second load for the HTML report's per-second panel, as the live page's chart
+/// functions take it (`assets/charts/charts.js`): its repetitions' stored per-second series, on
+/// one axis of seconds since each trial's load phase began, with the first one's phases.
+#[derive(Clone, Debug, Serialize)]
+pub struct PointSeconds {
+    pub label: String,
+    /// The throughput series drawn on the left axis (`requests_per_s`).
+    pub unit: String,
+    /// `[name, start, end]`, seconds since the load phase began (baseline and warmup before 0).
+    pub phases: Vec<(String, f64, f64)>,
+    pub trials: Vec<TrialSeconds>,
+    /// This machine over the first repetition (its monitor samples, on the same axis), as the
+    /// live page's machine panel draws it; None when the trial has no samples.
+    pub host: Option<HostSeconds>,
+}
+
+/// A trial's monitor samples that the machine panel draws: CPU busy (% of all CPUs), perflab's
+/// and the target's CPU (% of one core), memory used (MiB); null where a sample lacks one.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HostSeconds {
+    pub t: Vec<f64>,
+    pub cpu: Vec<Option<f64>>,
+    pub loadgen: Vec<Option<f64>>,
+    pub target: Vec<Option<f64>>,
+    pub mem: Vec<Option<f64>>,
+}
+
+/// One trial's seconds: `t` and, at each, the throughput and the p50 and p99 (ms) where the
+/// workload stores them (null in a second without one; the whole series absent without any).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TrialSeconds {
+    /// `#2` (the repetition), `run 1 #2` when several runs are pooled.
+    pub name: String,
+    pub t: Vec<f64>,
+    pub per_s: Vec<Option<f64>>,
+    pub p50: Option<Vec<Option<f64>>>,
+    pub p99: Option<Vec<Option<f64>>>,
 }
 
 /// The summary at the top of the report: what to trust, the answer, the optimization table and the

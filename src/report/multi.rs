@@ -235,6 +235,7 @@ fn shell(parts: Vec<ReportModel>) -> ReportModel {
         spec: Default::default(),
         overview: Default::default(),
         charted: Vec::new(),
+        seconds: Vec::new(),
         probes: Vec::new(),
         hosts: Default::default(),
         profiles: Default::default(),

@@ -1,6 +1,7 @@
 //! Small helpers shared by several stages.
 
 pub mod cancel;
+pub mod charts;
 pub mod command;
 pub mod cpus;
 pub mod cut;

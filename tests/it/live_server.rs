@@ -13,8 +13,12 @@ use crate::common::{free_port, only_run_dir, write_plan};
 
 const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
+/// The live feed's http plan, its 2 repetitions adaptive (one round, then stopped at `max`: one `ci`
+/// event for the page's CI panel).
 fn plan(port: u16) -> String {
-    crate::live_feed::http_plan("live-server", port, 300, ["200ms", "200ms", "500ms"])
+    let plan = crate::live_feed::http_plan("live-server", port, 300, ["200ms", "200ms", "500ms"]);
+    assert!(plan.contains("\nrepetitions = 2\n"));
+    plan.replace("\nrepetitions = 2\n", "\nrepetitions = { min = 2, max = 2, ci_pct = 50.0 }\n")
 }
 
 /// Kills the child it holds (a process this test started) on every exit path.
@@ -230,7 +234,9 @@ fn a_live_run_serves_its_events_and_metrics_and_a_watched_finished_run_shows_who
     );
     metrics_parse_as_openmetrics(&m, &seen, first);
 
-    watched_in_chromium(&dir, tmp.path());
+    watched_in_chromium(&dir, tmp.path(), &seen);
+    // The report it wrote draws the same per-second charts, from the stored series.
+    crate::report_browser::per_second_panels_drawn(&dir, tmp.path());
     monitor.join().expect("monitor --listen");
 }
 
@@ -336,8 +342,10 @@ fn metrics_parse_as_openmetrics(m: &str, seen: &[(i64, String, serde_json::Value
     }
 }
 
-/// `perflab watch` serves the finished run; headless Chromium renders all of it.
-fn watched_in_chromium(dir: &std::path::Path, tmp: &std::path::Path) {
+/// `perflab watch` serves the finished run; headless Chromium renders all of it, the load chart
+/// with the last trial and, faint behind it, the point's earlier repetition (from its own
+/// `second` events, replayed): its legend at rest gives each one's figures of the last second.
+fn watched_in_chromium(dir: &std::path::Path, tmp: &std::path::Path, seen: &[(i64, String, serde_json::Value)]) {
     let Some(bin) = crate::report_browser::chromium() else {
         crate::common::skip_unless_required("chromium is not installed (Debian package `chromium`)");
         return;
@@ -366,6 +374,68 @@ fn watched_in_chromium(dir: &std::path::Path, tmp: &std::path::Path) {
     for external in [r#"src="http"#, r#"href="http"#, r#"src="//"#] {
         assert!(!dom.contains(external), "nothing from elsewhere: {external}");
     }
+    let load = dom.split(r#"id="chart-load""#).nth(1).expect("the load chart");
+    let rows = crate::report_browser::legend_rows(load);
+    let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(
+        labels,
+        ["s", "#1 per s", "#1 p50 ms", "#1 p99 ms", "#2 per s", "#2 p50 ms", "#2 p99 ms"],
+        "the earlier repetition behind the last: {rows:?}"
+    );
+    let x: f64 = rows[0].1.parse().expect("the legend's second");
+    for (k, rep) in [(1usize, 1u32), (4, 2)] {
+        let trial = seen
+            .iter()
+            .find(|(_, kind, d)| kind == "trial_start" && d["repetition"] == rep)
+            .map(|(_, _, d)| d["trial"].clone())
+            .expect("its start");
+        let second = seen
+            .iter()
+            .find(|(_, kind, d)| kind == "second" && d["trial"] == trial && d["t_s"].as_f64() == Some(x));
+        let Some((_, _, s)) = second else {
+            assert_eq!(rows[k].1, "–", "#{rep} has no second {x}: {rows:?}");
+            continue;
+        };
+        let per_s = s["responses"].as_f64().expect("responses") / s["span_s"].as_f64().unwrap_or(1.0);
+        assert!(
+            crate::report_browser::same_to_4_digits(&rows[k].1, per_s),
+            "#{rep} at {x} s: {rows:?} vs {s}"
+        );
+        let p99 = s["p99_ms"].as_f64().expect("p99");
+        assert!(
+            crate::report_browser::same_to_4_digits(&rows[k + 2].1, p99),
+            "#{rep} p99: {rows:?} vs {s}"
+        );
+    }
+    ci_panel(&dom, seen);
+}
+
+/// The page's adaptive-repetitions panel, from the run's `ci` event: the point's row (its CI's
+/// half-width after the round, the target, why it stopped) and its chart (the point's line and the
+/// target's).
+fn ci_panel(dom: &str, seen: &[(i64, String, serde_json::Value)]) {
+    let (_, _, ci) = seen.iter().find(|(_, k, _)| k == "ci").expect("a ci event after the round");
+    let stopped = ci["stopped"].as_str().expect("stopped at max");
+    assert!(!dom.contains(r#"<div id="ci-box" hidden"#), "shown once a ci event came");
+    let row = dom.split(r#"<tr class="ci-point">"#).nth(1).expect("the point's row");
+    let row = row.split("</tr>").next().expect("row");
+    let hw = ci["half_width_pct"].as_f64().expect("half-width");
+    let cells: Vec<&str> = row.split("<td>").skip(1).map(|c| c.trim_end_matches("</td>")).collect();
+    assert_eq!(cells.len(), 4, "{row}");
+    assert_eq!(cells[0], "the only point", "{row}");
+    let shown = cells[1]
+        .strip_prefix("2: ±")
+        .and_then(|c| c.strip_suffix(" %"))
+        .expect("round 2's half-width");
+    assert!(crate::report_browser::same_to_4_digits(shown, hw), "{row} vs {ci}");
+    assert_eq!(cells[2], "±50 %", "{row}");
+    assert_eq!(cells[3], format!("stopped: {stopped}"), "{row}");
+    let chart = dom.split(r#"id="chart-ci""#).nth(1).expect("the CI chart");
+    let rows = crate::report_browser::legend_rows(chart);
+    let labels: Vec<&str> = rows.iter().map(|(l, _)| l.as_str()).collect();
+    assert_eq!(labels, ["repetitions", "the only point ±%", "target ±%"], "{rows:?}");
+    assert_eq!((rows[0].1.as_str(), rows[2].1.as_str()), ("2", "50"), "{rows:?}");
+    assert!(crate::report_browser::same_to_4_digits(&rows[1].1, hw), "{rows:?}");
 }
 
 /// `perflab http ... --live`: the load runs as a one-trial run (its events served while it runs,

@@ -103,3 +103,92 @@ fn the_html_report_renders_in_headless_chromium() {
         std::fs::copy(&shot, keep).unwrap();
     }
 }
+
+/// The rows of a uPlot legend in a DOM dump: (label, value) of each series, x first.
+pub fn legend_rows(dom: &str) -> Vec<(String, String)> {
+    let legend = dom.split("u-legend").nth(1).unwrap_or("");
+    let legend = legend.split("</table>").next().unwrap_or("");
+    legend
+        .split("<tr class=\"u-series")
+        .skip(1)
+        .map(|row| {
+            let cell = |class: &str| {
+                row.split(&format!("class=\"{class}\""))
+                    .nth(1)
+                    .and_then(|r| r.split_once('>'))
+                    .map(|(_, r)| r.split('<').next().unwrap_or("").to_string())
+                    .unwrap_or_default()
+            };
+            (cell("u-label"), cell("u-value"))
+        })
+        .collect()
+}
+
+/// Equal to the 4 significant digits the charts show.
+pub fn same_to_4_digits(shown: &str, stored: f64) -> bool {
+    shown
+        .parse::<f64>()
+        .is_ok_and(|v| (v - stored).abs() <= 5.0001e-4 * stored.abs().max(1e-12))
+}
+
+/// The report of a run of one point, repeated, in headless Chromium under the page's own policy:
+/// the point's per-second panel is drawn by uPlot, a line per repetition and figure (throughput,
+/// p50, p99: repetitions × 3, and the seconds), its legend at rest the last second's stored
+/// series of each repetition; the policy refused nothing (no script, no request: it allows none
+/// but the page's own scripts) and nothing logged an error.
+pub fn per_second_panels_drawn(dir: &std::path::Path, tmp: &std::path::Path) {
+    let Some(bin) = chromium() else {
+        crate::common::skip_unless_required("the report's per-second panels: chromium is not installed (Debian package `chromium`)");
+        return;
+    };
+    let html = dir.join("report.html");
+    let o = headless(bin, &tmp.join("profile-seconds"))
+        .args(["--enable-logging=stderr", "--v=0", "--window-size=1400,900", "--dump-dom"])
+        .arg(format!("file://{}", html.display()))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "chromium failed: {}", String::from_utf8_lossy(&o.stderr));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    for line in String::from_utf8_lossy(&o.stderr).lines() {
+        assert!(
+            !line.contains("Content Security Policy") && !line.contains("Refused to"),
+            "the policy refused something: {line}"
+        );
+        assert!(
+            !(line.contains("CONSOLE") && (line.contains("rror") || line.contains("Uncaught"))),
+            "console error: {line}"
+        );
+    }
+    for external in [r#"src="http"#, r#"href="http"#, r#"src="//"#] {
+        assert!(!dom.contains(external), "nothing from elsewhere: {external}");
+    }
+    let trials = perflab::store::Store::open(dir).unwrap().trials().unwrap();
+    let ok: Vec<_> = trials.iter().filter(|t| t.failure.is_none()).collect();
+    let panel = dom.split("id=\"seconds-0-0\"").nth(1).expect("the point's per-second panel");
+    let panel = panel.split("class=\"seconds\"").next().unwrap();
+    assert!(panel.contains("<canvas"), "uPlot drew it: {panel}");
+    let rows = legend_rows(panel);
+    assert_eq!(rows.len(), ok.len() * 3 + 1, "a line per repetition and figure: {rows:?}");
+    let x: f64 = rows[0].1.parse().unwrap_or_else(|_| panic!("the legend's second: {rows:?}"));
+    for (k, t) in ok.iter().enumerate() {
+        for (j, (name, what)) in [
+            ("requests_per_s", "per s"),
+            ("latency_p50_ms", "p50 ms"),
+            ("latency_p99_ms", "p99 ms"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let (label, shown) = &rows[1 + 3 * k + j];
+            assert_eq!(label, &format!("#{} {what}", t.repetition), "{rows:?}");
+            match t.series.iter().find(|p| p.name == name && p.t_s == x) {
+                Some(p) => assert!(same_to_4_digits(shown, p.value), "{label} at {x} s: {shown} vs stored {}", p.value),
+                None => assert_eq!(shown, "–", "{label}: no stored value at {x} s"),
+            }
+        }
+    }
+    assert!(
+        ok.iter().any(|t| t.series.iter().any(|p| p.t_s == x && p.name == "latency_p50_ms")),
+        "the legend's second has stored figures: {rows:?}"
+    );
+}

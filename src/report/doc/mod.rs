@@ -15,7 +15,7 @@ mod table;
 mod verdicts;
 
 pub use summary::{optimization_rows, OPTIMIZATION, OPTIMIZATION_HEADER};
-pub use system::headline as system_headline;
+pub use system::{headline as system_headline, ALL_POINTS};
 pub use table::{delta_pct, num, num_ci, opt, param, recovery_cell, sig2, Block, CiCells, Section, Table, RECOVERY_NOTE};
 
 use crate::report::model::ReportModel;

@@ -1,9 +1,12 @@
-//! `report.html`: one self-contained page (inline CSS and SVG, no scripts, no external resources).
-//! Every text goes through [`escape`].
+//! `report.html`: one self-contained page (inline CSS and SVG, no external resources). Every text
+//! goes through [`escape`]. Its only scripts draw the per-second panels (`html_seconds`), which
+//! its Content-Security-Policy allows by their hashes; a page without panels has none.
 
+use super::html_seconds;
 use super::{chart_files, Exporter, Input, Sink, Text};
 use crate::report::chart_kit::caption_of;
 use crate::report::doc::{Block, Section, Table};
+use crate::report::model::{PointSeconds, ReportModel};
 
 pub struct Html;
 
@@ -13,8 +16,21 @@ impl Exporter for Html {
     }
 
     fn write(&self, input: &Input, sink: &mut dyn Sink) -> anyhow::Result<()> {
-        sink.file("report.html", &mut |w| write_page(w, &input.model.title, input.doc, input.charts))?;
+        let panels = panels_of(input.model);
+        sink.file("report.html", &mut |w| {
+            write_page(w, &input.model.title, input.doc, input.charts, &panels)
+        })?;
         chart_files(input, sink)
+    }
+}
+
+/// The per-second panels of the report's points: one set per plan (a report of several plans has
+/// one per experiment, in the order of their sections).
+fn panels_of(m: &ReportModel) -> Vec<&[PointSeconds]> {
+    if m.experiments.is_empty() {
+        vec![m.seconds.as_slice()]
+    } else {
+        m.experiments.iter().map(|e| e.seconds.as_slice()).collect()
     }
 }
 
@@ -66,18 +82,33 @@ fn wide(i: usize, s: &Section) -> bool {
 
 /// The page: the document's sections with the charts inline, written straight to `w` (the page
 /// is never held whole in memory).
-pub fn write_page(w: &mut dyn std::io::Write, title: &str, doc: &[Section], charts: &[(String, String)]) -> std::io::Result<()> {
+///
+/// `panels`: the per-second panels of each plan's points, drawn in the appendix's section of every
+/// point's system figures (one click away, never on the first screen).
+pub fn write_page(
+    w: &mut dyn std::io::Write,
+    title: &str,
+    doc: &[Section],
+    charts: &[(String, String)],
+    panels: &[&[PointSeconds]],
+) -> std::io::Result<()> {
+    let scripts = panels.iter().any(|p| !p.is_empty());
     let mut o = Text::new(w);
     o.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n");
-    o.push_str("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\">\n");
     o.push_str(&format!(
-        "<title>{}</title>\n<style>{CSS}</style>\n</head>\n<body>\n",
-        escape(title)
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"{}\">\n",
+        html_seconds::csp(scripts)
     ));
+    o.push_str(&format!("<title>{}</title>\n<style>{CSS}</style>\n", escape(title)));
+    if scripts {
+        o.push_str(&format!("<style>{}</style>\n", html_seconds::style()));
+    }
+    o.push_str("</head>\n<body>\n");
     o.push_str(&format!("<h1>{}</h1>\n", escape(title)));
     toc(&mut o, doc);
     o.push_str("<main>\n");
     let mut appendix = false;
+    let mut panel_set = 0;
     for (i, s) in doc.iter().enumerate() {
         if s.appendix && !appendix {
             appendix = true;
@@ -98,10 +129,19 @@ pub fn write_page(w: &mut dyn std::io::Write, title: &str, doc: &[Section], char
             ));
         }
         blocks(&mut o, s, doc, charts);
+        if s.appendix && s.title.ends_with(crate::report::doc::ALL_POINTS) {
+            if let Some(p) = panels.get(panel_set) {
+                html_seconds::write_panels(&mut o, p, panel_set);
+            }
+            panel_set += 1;
+        }
         o.push_str(if s.appendix { "</details>\n" } else { "</section>\n" });
     }
     if !appendix {
         o.push_str("</main>\n");
+    }
+    if scripts {
+        html_seconds::write_scripts(&mut o);
     }
     o.push_str("</body>\n</html>\n");
     o.finish()
@@ -194,4 +234,82 @@ fn table(o: &mut Text, t: &Table, row_ids: &[String]) {
         o.push_str("</tr>\n");
     }
     o.push_str("</tbody>\n</table>\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::report::model::TrialSeconds;
+
+    fn page(panels: &[&[PointSeconds]]) -> String {
+        let doc = [
+            Section::new("Summary", vec![Block::Para("the answer".into())]),
+            Section::new(crate::report::doc::ALL_POINTS, vec![]).in_appendix(),
+        ];
+        let mut out = Vec::new();
+        write_page(&mut out, "t", &doc, &[], panels).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    /// The policy's `script-src` hashes and the inline scripts the page runs (not its JSON data).
+    fn hashes_and_scripts(html: &str) -> (Vec<String>, Vec<String>) {
+        let csp = html.split("content=\"").nth(1).unwrap().split('"').next().unwrap();
+        let hashes = csp
+            .split("; ")
+            .find_map(|d| d.strip_prefix("script-src "))
+            .map_or_else(Vec::new, |s| s.split(' ').map(str::to_string).collect());
+        let scripts = html
+            .split("<script>")
+            .skip(1)
+            .map(|s| s.split("</script>").next().unwrap().to_string())
+            .collect();
+        (hashes, scripts)
+    }
+
+    #[test]
+    fn the_policy_allows_exactly_the_inline_scripts_written_and_no_stored_text_ends_the_data() {
+        let point = PointSeconds {
+            label: "path=</script><script>alert(1)</script>".into(),
+            unit: "requests_per_s".into(),
+            phases: vec![("load".into(), 0.0, 2.0)],
+            host: None,
+            trials: vec![TrialSeconds {
+                name: "#1".into(),
+                t: vec![0.0, 1.0],
+                per_s: vec![Some(10.0), None],
+                p50: None,
+                p99: Some(vec![Some(1.5), Some(2.0)]),
+            }],
+        };
+        let html = page(&[std::slice::from_ref(&point)]);
+        let (hashes, scripts) = hashes_and_scripts(&html);
+        assert_eq!(scripts.len(), 3, "uPlot, the chart functions and their call");
+        let mut written: Vec<String> = scripts.iter().map(|s| crate::util::charts::csp_hash(s)).collect();
+        let mut listed = hashes.clone();
+        written.sort();
+        listed.sort();
+        assert_eq!(written, listed, "the policy lists the scripts written, and only them");
+        let csp = html.split("content=\"").nth(1).unwrap().split('"').next().unwrap();
+        assert!(
+            csp.starts_with("default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'sha256-"),
+            "{csp}"
+        );
+        assert!(!csp.contains("unsafe-eval") && !csp.contains("http"), "{csp}");
+        // The data block: one, its text closed only by its own end tag.
+        let data = html.split("<script type=\"application/json\"").nth(1).unwrap();
+        let body = &data[data.find('>').unwrap() + 1..data.find("</script>").unwrap()];
+        assert!(!body.contains('<') && body.contains("\\u003c/script\\u003e"), "{body}");
+        let v: serde_json::Value = serde_json::from_str(body).unwrap();
+        assert_eq!(v["points"][0]["label"], point.label.as_str());
+        assert_eq!(v["points"][0]["trials"][0]["per_s"], serde_json::json!([10.0, null]));
+        // In the appendix's every-point section (a click away), after the first screen's summary.
+        assert!(html.find("seconds-0-0").unwrap() > html.find("<details").unwrap());
+
+        // Without panels: no script, the policy as strict as before.
+        let none: &[PointSeconds] = &[];
+        let html = page(&[none]);
+        assert_eq!(hashes_and_scripts(&html), (vec![], vec![]));
+        assert!(html.contains("content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\""));
+        assert!(!html.contains("uplot") && !html.contains("perflab-seconds"));
+    }
 }

@@ -9,6 +9,7 @@
 
 pub mod csv;
 pub mod html;
+pub mod html_seconds;
 pub mod json;
 pub mod md;
 pub mod png;

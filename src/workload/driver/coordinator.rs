@@ -248,6 +248,11 @@ fn tick(sec: u32, h: &Histogram<u64>, n: u64, errors: u64, elapsed: Duration) ->
         responses: n,
         errors,
         requests_per_s: n as f64 / span,
+        p50_ms: if n > 0 {
+            crate::workload::result::quantile(h, 0.5, 1000.0)
+        } else {
+            f64::NAN
+        },
         p99_ms: if n > 0 {
             crate::workload::result::quantile(h, 0.99, 1000.0)
         } else {

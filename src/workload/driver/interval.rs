@@ -57,5 +57,7 @@ pub struct Tick {
     pub responses: u64,
     pub errors: u64,
     pub requests_per_s: f64,
+    /// The second's median and p99 latency (ms; NaN without a response).
+    pub p50_ms: f64,
     pub p99_ms: f64,
 }

@@ -131,6 +131,7 @@ mod tests {
             responses: 0,
             errors: 76,
             requests_per_s: 0.0,
+            p50_ms: f64::NAN,
             p99_ms: f64::NAN,
         };
         let l = line(&t, "trx");

@@ -212,6 +212,7 @@ impl HttpReport {
                     t_s: t.t_s,
                     requests_per_s: t.requests_per_s,
                     errors: t.errors,
+                    p50_ms: t.p50_ms.is_finite().then_some(t.p50_ms),
                     p99_ms: t.p99_ms.is_finite().then_some(t.p99_ms),
                 })
                 .collect(),
@@ -325,6 +326,7 @@ pub struct SecondJson {
     pub t_s: f64,
     pub requests_per_s: f64,
     pub errors: u64,
+    pub p50_ms: Option<f64>,
     pub p99_ms: Option<f64>,
 }
 
@@ -357,6 +359,7 @@ mod tests {
             responses: 1,
             errors: 1,
             requests_per_s: 1.0,
+            p50_ms: f64::NAN,
             p99_ms: f64::NAN,
         };
         let mut r = HttpReport::new(&p, st, vec![tick], Duration::from_secs(1), Duration::from_millis(5), false);

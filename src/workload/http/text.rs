@@ -97,12 +97,14 @@ impl HttpJson {
                 name: "requests_per_s".into(),
                 value: t.requests_per_s,
             });
-            if let Some(p99) = t.p99_ms {
-                r.series.push(SeriesPoint {
-                    t_s: t.t_s,
-                    name: "latency_p99_ms".into(),
-                    value: p99,
-                });
+            for (name, v) in [("latency_p50_ms", t.p50_ms), ("latency_p99_ms", t.p99_ms)] {
+                if let Some(value) = v {
+                    r.series.push(SeriesPoint {
+                        t_s: t.t_s,
+                        name: name.into(),
+                        value,
+                    });
+                }
             }
         }
         r.errors = self.errors.iter().map(|e| (e.class.to_string(), e.count)).collect();
