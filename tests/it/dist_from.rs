@@ -192,9 +192,9 @@ pub fn a_lost_agent_and_ctrl_c(srv: &Server, key: &Path) {
     eprintln!("[workload] from, an agent killed: trial 0 failed with: {why}; Ctrl-C in trial 1: exit 130, no agent left");
 }
 
-/// An oltp plan of `user` against the MariaDB on `port` here, its load from client1 (segment 0)
-/// and this machine.
-fn oltp_plan(srv: &Server, key: &Path, user: &str, port: u16, prepare: &str, table_size: u32) -> std::path::PathBuf {
+/// An oltp plan against the MariaDB on `port` here, one point per user of `users` (a TOML list),
+/// its load from client1 (segment 0) and this machine.
+fn oltp_plan(srv: &Server, key: &Path, users: &str, port: u16, table_size: u32) -> std::path::PathBuf {
     let here = srv.local_addr();
     let body = format!(
         r#"name = "split-oltp"
@@ -205,15 +205,18 @@ fn oltp_plan(srv: &Server, key: &Path, user: &str, port: u16, prepare: &str, tab
 [monitor]
 hosts = ["local"]
 
+[matrix]
+user = {users}
+
 [workload]
 type = "oltp"
-db = "mysql://{user}@{here}:{port}/sbtest"
+db = "mysql://${{user}}@{here}:{port}/sbtest"
 scenario = "read_only"
 tables = 2
 table_size = {table_size}
 threads = 2
 transactions = 301
-prepare = "{prepare}"
+prepare = "always"
 cleanup = true
 from = ["client1", "local"]
 
@@ -226,7 +229,7 @@ interval = "100ms"
 "#,
         one = srv.toml_host("client1", key, BIN),
     );
-    let dir = srv.dir.path().join(format!("plan-from-oltp-{user}-{table_size}"));
+    let dir = srv.dir.path().join(format!("plan-from-oltp-{table_size}"));
     std::fs::create_dir_all(&dir).expect("plan dir");
     crate::common::write_plan(&dir, &body)
 }
@@ -240,8 +243,9 @@ fn status(db: &crate::db_servers::Server, name: &str) -> i64 {
 /// with `prepare = "always"` and `cleanup = true`: the tables are created once (by client1, before
 /// the common start: the server's own count of CREATE TABLE is the plan's tables, not twice
 /// them), the merged transactions are the segments' sum and the server's commits, and the tables
-/// are gone after the run. A preparation the server refuses fails the trial naming the host, and
-/// Ctrl-C during one stops it everywhere.
+/// are gone after the run. A preparation the server refuses (a user who may only read, the next
+/// point of the same run) fails its trial naming the host, and Ctrl-C during one stops it
+/// everywhere.
 pub fn oltp_tables_prepared_once_by_segment_zero(srv: &Server, key: &Path) {
     let here = srv.local_addr();
     // The server listens here and on the address the namespace reaches.
@@ -259,17 +263,23 @@ pub fn oltp_tables_prepared_once_by_segment_zero(srv: &Server, key: &Path) {
     let out = Command::new(BIN)
         .args(["run", "-q", "--runs-dir"])
         .arg(&runs)
-        .arg(oltp_plan(srv, key, "sb", db.port, "always", 3000))
+        .arg(oltp_plan(srv, key, r#"["sb", "ro"]"#, db.port, 3000))
         .output()
         .expect("perflab run");
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the ro point failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
-    let t = &store.trials().expect("trials")[0];
+    let trials = store.trials().expect("trials");
+    let t = trials.iter().find(|t| t.point == 0).expect("the sb trial");
     assert!(t.ok(), "{:?}", t.failure);
     assert_eq!(
         status(&db, "Com_create_table") - creates,
         2,
-        "the 2 tables were created once, not once per segment"
+        "the 2 tables were created once, not once per segment (and never by ro)"
     );
     // The whole load, merged: the plan's transactions, the sum of the segments', the server's commits.
     assert_eq!(t.metric("transactions"), Some(f64::from(transactions)), "the merged count");
@@ -280,49 +290,26 @@ pub fn oltp_tables_prepared_once_by_segment_zero(srv: &Server, key: &Path) {
         n.and_then(|n| n.trim().parse().ok())
             .unwrap_or_else(|| panic!("no transaction count in {l}"))
     };
-    let each: Vec<u32> = ["0/2 on client1:", "1/2 on local:"]
-        .iter()
-        .map(|s| {
-            count(
-                raw.iter()
-                    .find(|l| l.starts_with(&format!("segment {s}")))
-                    .unwrap_or_else(|| panic!("{s} in {raw:?}")),
-            )
-        })
-        .collect();
+    let line = |start: &str| {
+        raw.iter()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("`{start}` in {raw:?}"))
+    };
+    let each = [count(line("segment 0/2 on client1:")), count(line("segment 1/2 on local:"))];
     assert_eq!(each, [151, 150], "each segment's share: {raw:?}");
-    let prepared = raw
-        .iter()
-        .find(|l| l.starts_with("prepared by client1 in "))
-        .expect("who prepared the tables");
+    let prepared = line("prepared by client1 in ");
     assert!(prepared.contains("2 table(s) × 3000 rows loaded into mysql://sb@"), "{prepared}");
-    let cleaned = raw
-        .iter()
-        .find(|l| l.starts_with("cleaned up by client1 in "))
-        .expect("who dropped them");
+    let cleaned = line("cleaned up by client1 in ");
     let tables = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'";
     assert_eq!(db.number(tables), 0, "cleanup dropped the tables: {cleaned}");
     eprintln!("[workload] from, oltp: {transactions} transactions merged and committed; {prepared}; {cleaned}");
-
     // A user who may only read: the preparation fails the trial, naming the host.
-    let runs = srv.dir.path().join("runs-from-oltp-ro");
-    let out = Command::new(BIN)
-        .args(["run", "-q", "--runs-dir"])
-        .arg(&runs)
-        .arg(oltp_plan(srv, key, "ro", db.port, "auto", 3000))
-        .output()
-        .expect("perflab run");
-    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
-    let trials = Store::open(crate::common::only_run_dir(&runs))
-        .expect("store")
-        .trials()
-        .expect("trials");
-    let why = trials[0].failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
+    let ro = trials.iter().find(|t| t.point == 1).expect("the ro trial");
+    let why = ro.failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
     assert!(
         why.contains("prepare on client1: host `client1`: ") && why.contains("denied"),
         "{why}"
     );
-    assert_eq!(db.number(tables), 0, "nothing was created");
     eprintln!("[workload] from, oltp, a read-only user: {why}");
     ctrl_c_while_segment_zero_prepares(srv, key, &db);
 }
@@ -334,7 +321,7 @@ fn ctrl_c_while_segment_zero_prepares(srv: &Server, key: &Path, db: &crate::db_s
     let mut child = Command::new(BIN)
         .args(["run", "-q", "--runs-dir"])
         .arg(&runs)
-        .arg(oltp_plan(srv, key, "sb", db.port, "always", 3_000_000))
+        .arg(oltp_plan(srv, key, r#"["sb"]"#, db.port, 3_000_000))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
