@@ -3,7 +3,8 @@
 //! exchanges, targets started (own process group, cgroup limits through the runner's own code),
 //! readiness from the target's log, stops (signal, grace, SIGKILL), sampling on an absolute
 //! schedule, exec commands run to their end, and a slice of a plan's workload run in-process
-//! (`segment`, for `[workload] from`).
+//! (`segment`, for `[workload] from`, and the work its slices share: `workload_prepare`,
+//! `workload_cleanup`).
 //!
 //! When the channel closes for any reason (end of input, a read error, `bye`), the agent stops
 //! every target it started, removes their cgroups, kills what its exec commands left, runs nothing
@@ -22,6 +23,7 @@ mod segment;
 use crate::monitor::{BackgroundSampler, MonitorConfig, ProcessSelector};
 use crate::plan::{LogPattern, Ready, ResolvedTarget};
 use crate::remote::protocol::{self, ClockReply, CommandSpec, Envelope, Event, Hello, Reply, Request, Started, Stopped, TargetSpec};
+use crate::runner::from_shared::Step;
 use crate::runner::ledger::Ledger;
 use crate::runner::limits::{CpuSpec, Limits};
 use crate::runner::target::RunningTarget;
@@ -210,6 +212,7 @@ impl Agent {
                 tolerance_s,
                 warmup_s,
                 load_s,
+                shared,
             } => {
                 let ask = segment::Ask {
                     kind,
@@ -219,8 +222,17 @@ impl Agent {
                     tolerance_s,
                     warmup_s,
                     load_s,
+                    shared,
                 };
                 segment::spawn(id, ask, self.clock.clone(), self.out.clone(), &self.segments);
+                return None;
+            }
+            Request::WorkloadPrepare { kind, table } => {
+                segment::spawn_shared(id, Step::Prepare, kind, table, self.out.clone(), &self.segments);
+                return None;
+            }
+            Request::WorkloadCleanup { kind, table } => {
+                segment::spawn_shared(id, Step::Cleanup, kind, table, self.out.clone(), &self.segments);
                 return None;
             }
             Request::ProfileEnable => self.profiles.enable().map(|_| serde_json::Value::Null),

@@ -2,12 +2,13 @@
 //! thread of its own, begun at the controller's common start (on this agent's clock), its figures
 //! (metrics, histograms, series, errors) sent back as the request's reply for the controller to
 //! merge. Closing the channel stops it (the workload's own Ctrl-C path), and the agent waits for
-//! it before it exits.
+//! it before it exits. The work the segments share (`workload_prepare`, `workload_cleanup`: the
+//! oltp tables) runs the same way, on a thread of its own, answered when done.
 
 use super::{Clock, Out};
 use crate::model::Segment;
 use crate::remote::protocol::{encode_histogram, LoadgenSeconds, SegmentDone};
-use crate::runner::from_hosts::NoFile;
+use crate::runner::from_shared::{NoFile, Step};
 use crate::util::Cancel;
 use crate::workload::{RunSpec, SetupCtx};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,16 +25,24 @@ pub struct Ask {
     pub tolerance_s: f64,
     pub warmup_s: f64,
     pub load_s: f64,
+    /// The controller does the shared work (`segment_shared`): the slice leaves it out.
+    pub shared: bool,
 }
 
 /// One segment running: its stop and its thread.
 type One = (Cancel, JoinHandle<()>);
 
-/// The segments running now.
+/// The segments (and shared work) running now.
 #[derive(Clone, Default)]
 pub struct Running(Arc<Mutex<Vec<One>>>);
 
 impl Running {
+    fn add(&self, cancel: Cancel, t: JoinHandle<()>) {
+        let mut all = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        all.retain(|(_, t)| !t.is_finished());
+        all.push((cancel, t));
+    }
+
     /// Stop every segment and wait for its thread (a workload returns soon after its cancel).
     pub fn stop_all(&self) {
         let all = std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()));
@@ -54,9 +63,22 @@ pub fn spawn(id: u64, ask: Ask, clock: Clock, out: Out, running: &Running) {
         let r = run(&ask, &clock, &c).and_then(|r| Ok(serde_json::to_value(r)?));
         out.reply(id, r);
     });
-    let mut all = running.0.lock().unwrap_or_else(|p| p.into_inner());
-    all.retain(|(_, t)| !t.is_finished());
-    all.push((cancel, t));
+    running.add(cancel, t);
+}
+
+/// Do a split load's shared work `step` on a thread (the whole workload built from `table`) and
+/// reply to request `id` with [`SharedDone`](crate::remote::protocol::SharedDone) when it is done.
+pub fn spawn_shared(id: u64, step: Step, kind: String, table: String, out: Out, running: &Running) {
+    let cancel = Cancel::new();
+    let c = cancel.clone();
+    let t = std::thread::spawn(move || {
+        let r = toml::from_str::<toml::Table>(&table)
+            .map_err(|e| anyhow::anyhow!("the workload's table does not parse: {e}"))
+            .and_then(|table| crate::runner::from_shared::here(step, &kind, &table, &SetupCtx::default(), false, &c))
+            .and_then(|d| Ok(serde_json::to_value(d)?));
+        out.reply(id, r);
+    });
+    running.add(cancel, t);
 }
 
 fn secs(s: f64) -> Duration {
@@ -67,7 +89,12 @@ fn run(ask: &Ask, clock: &Clock, cancel: &Cancel) -> anyhow::Result<SegmentDone>
     let table: toml::Table = toml::from_str(&ask.table).map_err(|e| anyhow::anyhow!("the workload's table does not parse: {e}"))?;
     let segment = Segment::new(ask.segment.0, ask.segment.1).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut w = crate::workload::registry::build(&ask.kind, &table, &NoFile)?;
-    w.segment(segment).map_err(|e| anyhow::anyhow!("segment {segment}: {e}"))?;
+    let sliced = if ask.shared {
+        w.segment_shared(segment)
+    } else {
+        w.segment(segment)
+    };
+    sliced.map_err(|e| anyhow::anyhow!("segment {segment}: {e}"))?;
     w.setup(&SetupCtx::default(), cancel)?;
     // Wait for the start in steps that still see the channel close; the last stretch at once.
     loop {

@@ -98,7 +98,18 @@ pub enum Request {
         tolerance_s: f64,
         warmup_s: f64,
         load_s: f64,
+        /// The controller does the segments' shared work (the oltp tables) once, with
+        /// `workload_prepare` and `workload_cleanup`: the slice leaves it out (absent from an
+        /// older controller: the slice does its own).
+        #[serde(default)]
+        shared: bool,
     },
+    /// The work a split load's segments share (the oltp tables), done once on the whole load
+    /// built from `table` before the segments' common start; answered with [`SharedDone`] when done.
+    WorkloadPrepare { kind: String, table: String },
+    /// The shared work's end (the oltp tables dropped), once every segment ended; answered with
+    /// [`SharedDone`].
+    WorkloadCleanup { kind: String, table: String },
     /// Stop everything the agent started and exit.
     Bye,
 }
@@ -265,6 +276,14 @@ pub struct SegmentDone {
     /// older agent, or when the load never began).
     #[serde(default)]
     pub loadgen: Option<LoadgenSeconds>,
+}
+
+/// The agent's answer to `workload_prepare` and `workload_cleanup`: what was done, in one line,
+/// and how long it took on the host.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+pub struct SharedDone {
+    pub said: String,
+    pub seconds: f64,
 }
 
 /// What a segment's load generator (the agent's process) used, each second of its load: what the

@@ -5,8 +5,11 @@
 //! (`merge_figures`): the trial stored is the whole load's. Each segment's own figures and how
 //! late it began are kept as the trial's raw lines. A segment that began too late, whose agent
 //! was lost or whose load failed fails the trial with one line naming its host; Ctrl-C stops
-//! every segment (closing a channel stops what its agent runs).
+//! every segment (closing a channel stops what its agent runs). What the segments share (the
+//! `oltp` tables) segment 0's machine does once, before the common start is set and after every
+//! segment ended (`from_shared`).
 
+use super::from_shared::{NoFile, Step};
 use super::merge_figures::{merge_trial, number_globally};
 use crate::model::{MetricKind, NamedHistogram, Phase, PhaseSpan, Segment, TrialInfo, WorkloadResult};
 use crate::plan::HostSpec;
@@ -15,7 +18,7 @@ use crate::remote::{Channel, Offset};
 use crate::store::StoredTrial;
 use crate::util::time::unix_now;
 use crate::util::Cancel;
-use crate::workload::{Primary, Produces, RunSpec, SetupCtx, Unmet, Workload};
+use crate::workload::{Primary, Produces, RunSpec, SetupCtx, Shared, Unmet, Workload};
 use std::time::Duration;
 
 /// How far ahead of the moment every host is reached the common start is set.
@@ -41,6 +44,10 @@ pub struct FromHosts {
     table: toml::Table,
     /// `file:line:col` of `from`, for `--segment`'s refusal.
     at: String,
+    /// What the segments share, done once by segment 0's machine.
+    shared: Shared,
+    /// This trial's lines of the shared work (who prepared, in how long), for its raw lines.
+    said: Vec<String>,
 }
 
 impl FromHosts {
@@ -53,36 +60,30 @@ impl FromHosts {
         table: toml::Table,
         at: String,
     ) -> Result<FromHosts, String> {
+        let shared = whole.shared();
         let mut w = FromHosts {
             whole,
             from,
             kind: kind.to_string(),
             table,
             at,
+            shared,
+            said: Vec::new(),
         };
         let count = w.from.len() as u32;
         // Every slice must be possible: a trial's load too small for its machines is a plan error.
         for i in 0..count {
             let mut probe = crate::workload::registry::build(&w.kind, &w.table, &NoFile).map_err(|e| crate::error::one_line(&e))?;
-            probe.segment(Segment::new(i, count)?)?;
+            probe.segment_shared(Segment::new(i, count)?)?;
         }
         if let Some(i) = w.from.iter().position(Option::is_none) {
-            w.whole.segment(Segment::new(i as u32, count)?)?;
+            w.whole.segment_shared(Segment::new(i as u32, count)?)?;
         }
         Ok(w)
     }
 
     fn count(&self) -> u32 {
         self.from.len() as u32
-    }
-}
-
-/// A workload table that is not in a plan file (the one an agent gets): its errors name the key.
-pub struct NoFile;
-
-impl crate::workload::registry::Locator for NoFile {
-    fn at(&self, key: Option<&str>) -> String {
-        key.map_or("[workload]".into(), |k| format!("[workload] {k}"))
     }
 }
 
@@ -292,6 +293,7 @@ impl FromHosts {
                     tolerance_s: TOLERANCE.as_secs_f64(),
                     warmup_s: spec.warmup.as_secs_f64(),
                     load_s: spec.load.as_secs_f64(),
+                    shared: true,
                 };
                 let cancel = cancel.clone();
                 // A load of `requests` may outlast its phases: its agent's end, not a clock, ends the wait.
@@ -312,9 +314,10 @@ impl FromHosts {
             .collect()
     }
 
-    /// The segments' results merged into the trial's, with a line per segment and the launch
-    /// skew; the first failure, named by its segment and host, fails the trial.
-    fn merged(parts: &[Part], failures: Vec<String>) -> WorkloadResult {
+    /// The segments' results merged into the trial's, with a line per segment, the launch skew
+    /// and the lines of the shared work (`shared`); the first failure, named by its segment and
+    /// host, fails the trial.
+    fn merged(parts: &[Part], failures: Vec<String>, shared: &[String]) -> WorkloadResult {
         let stored: Vec<StoredTrial> = parts.iter().map(Part::stored).collect();
         let refs: Vec<&StoredTrial> = stored.iter().collect();
         let figures = merge_trial(&refs);
@@ -329,6 +332,7 @@ impl FromHosts {
                 (hi - lo) * 1000.0
             ));
         }
+        raw.extend(shared.iter().cloned());
         if !figures.left_out.is_empty() {
             raw.push(format!(
                 "left out of the merge (no exact sum of the segments' figures): {}",
@@ -381,7 +385,14 @@ impl Workload for FromHosts {
         self.whole.preflight()
     }
 
+    /// The shared work first (by segment 0's machine, before `run` sets the common start), then
+    /// this machine's slice's own.
     fn setup(&mut self, ctx: &SetupCtx, cancel: &Cancel) -> anyhow::Result<()> {
+        self.said.clear();
+        if self.shared.prepare {
+            let line = super::from_shared::by(Step::Prepare, self.from[0].as_ref(), &self.kind, &self.table, ctx, cancel)?;
+            self.said.push(line);
+        }
         self.whole.setup(ctx, cancel)
     }
 
@@ -433,7 +444,21 @@ impl Workload for FromHosts {
         if cancel.is_cancelled() && failures.is_empty() {
             failures.push("interrupted".into());
         }
-        Ok(FromHosts::merged(&parts, failures))
+        // Every segment ended: the shared work's end, once (not after a Ctrl-C, as a load's own).
+        let mut said = std::mem::take(&mut self.said);
+        let mut cleanup = None;
+        if self.shared.cleanup && !cancel.is_cancelled() {
+            let ctx = SetupCtx::default();
+            match super::from_shared::by(Step::Cleanup, self.from[0].as_ref(), &self.kind, &self.table, &ctx, cancel) {
+                Ok(line) => said.push(line),
+                Err(e) => cleanup = Some(crate::error::one_line(&e)),
+            }
+        }
+        let mut merged = FromHosts::merged(&parts, failures, &said);
+        if let Some(e) = cleanup {
+            merged.failure.get_or_insert(e);
+        }
+        Ok(merged)
     }
 }
 
@@ -467,8 +492,8 @@ mod tests {
              it sent less than its share, late, so the merged load is not the plan's"
         );
         assert_eq!(part(120.0).saturated(), None, "120 % of 2 cores is not saturated");
-        let merged = FromHosts::merged(&[part(196.0)], vec![]);
+        let merged = FromHosts::merged(&[part(196.0)], vec![], &[]);
         assert_eq!(merged.failure.as_deref(), Some(said.as_str()));
-        assert!(FromHosts::merged(&[part(120.0)], vec![]).failure.is_none());
+        assert!(FromHosts::merged(&[part(120.0)], vec![], &[]).failure.is_none());
     }
 }

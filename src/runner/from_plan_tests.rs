@@ -61,3 +61,16 @@ fn from_with_segment_is_refused_at_the_key_and_the_run_is_marked_split() {
     let e = crate::error::one_line(&e);
     assert!(e.contains("plan.toml:10:1: [workload] from already splits the load"), "{e}");
 }
+
+#[test]
+fn an_oltp_load_from_several_machines_shares_one_database_server() {
+    // Segment 0's machine prepares and drops the tables once: `always` and `cleanup` are allowed.
+    let oltp = "type = \"oltp\"\ndb = \"mysql://sb@192.0.2.7/sbtest\"\nthreads = 2\nprepare = \"always\"\ncleanup = true\n";
+    build(&format!("{oltp}from = [\"client1\", \"local\"]")).expect("an oltp load from two machines");
+    // A SQLite file is each machine's own.
+    let e = error("type = \"oltp\"\nthreads = 2\nfrom = [\"local\", \"client1\"]");
+    assert!(
+        e.contains("[workload] from: an oltp load split over machines needs one database server they all reach"),
+        "{e}"
+    );
+}

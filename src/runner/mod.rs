@@ -9,6 +9,7 @@ pub mod execute;
 pub mod experiment;
 pub mod from_hosts;
 pub mod from_plan;
+pub mod from_shared;
 pub mod hooks;
 pub mod hosts;
 pub mod http_live;

@@ -45,6 +45,16 @@ pub struct SetupCtx<'a> {
     pub run_dir: Option<&'a std::path::Path>,
 }
 
+/// What the segments of a load split over machines (`[workload] from`) share: work done once, by
+/// segment 0's machine, for all of them ([`Workload::shared`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Shared {
+    /// Before the trial's common start ([`Workload::prepare_shared`]).
+    pub prepare: bool,
+    /// After every segment ended ([`Workload::cleanup_shared`]).
+    pub cleanup: bool,
+}
+
 /// A need a workload found unmet before the run (a tool not on PATH, a file missing), and the
 /// `[workload]` key it is about, so that the message points at the plan.
 #[derive(Debug)]
@@ -104,6 +114,31 @@ pub trait Workload: Send {
             "the `{}` workload cannot be split into segments ({segment}): perflab splits the loads it drives itself (http, oltp, net, disk, cpu, mem bandwidth)",
             self.name()
         ))
+    }
+
+    /// What the segments of this load share when `[workload] from` splits it over machines: work
+    /// one machine does once for all of them (nothing by default; the `oltp` tables).
+    fn shared(&self) -> Shared {
+        Shared::default()
+    }
+
+    /// Take `segment`'s slice for `[workload] from`, which does the [`shared`](Self::shared) work
+    /// once on one machine: the slice leaves it out. By default, [`segment`](Self::segment)'s.
+    fn segment_shared(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.segment(segment)
+    }
+
+    /// The shared work before the segments' common start, on the whole load (not a slice): what
+    /// was done, in one line. `progress`: a line on stderr as it goes.
+    fn prepare_shared(&mut self, ctx: &SetupCtx, progress: bool, cancel: &Cancel) -> anyhow::Result<String> {
+        let _ = (ctx, progress, cancel);
+        Ok(String::new())
+    }
+
+    /// The shared work once every segment ended, on the whole load: what was done, in one line.
+    fn cleanup_shared(&mut self, cancel: &Cancel) -> anyhow::Result<String> {
+        let _ = cancel;
+        Ok(String::new())
     }
 
     /// Run warm-up then load. Must return (with whatever was measured) soon after `cancel` is set.

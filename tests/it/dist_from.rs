@@ -191,3 +191,177 @@ pub fn a_lost_agent_and_ctrl_c(srv: &Server, key: &Path) {
     );
     eprintln!("[workload] from, an agent killed: trial 0 failed with: {why}; Ctrl-C in trial 1: exit 130, no agent left");
 }
+
+/// An oltp plan against the MariaDB on `port` here, one point per user of `users` (a TOML list),
+/// its load from client1 (segment 0) and this machine.
+fn oltp_plan(srv: &Server, key: &Path, users: &str, port: u16, table_size: u32) -> std::path::PathBuf {
+    let here = srv.local_addr();
+    let body = format!(
+        r#"name = "split-oltp"
+
+[hosts]
+{one}
+
+[monitor]
+hosts = ["local"]
+
+[matrix]
+user = {users}
+
+[workload]
+type = "oltp"
+db = "mysql://${{user}}@{here}:{port}/sbtest"
+scenario = "read_only"
+tables = 2
+table_size = {table_size}
+threads = 2
+transactions = 301
+prepare = "always"
+cleanup = true
+from = ["client1", "local"]
+
+[phases]
+baseline = "100ms"
+warmup = 0
+load = "10s"
+recovery = "100ms"
+interval = "100ms"
+"#,
+        one = srv.toml_host("client1", key, BIN),
+    );
+    let dir = srv.dir.path().join(format!("plan-from-oltp-{table_size}"));
+    std::fs::create_dir_all(&dir).expect("plan dir");
+    crate::common::write_plan(&dir, &body)
+}
+
+/// One of MariaDB's global status counters.
+fn status(db: &crate::db_servers::Server, name: &str) -> i64 {
+    db.number(&format!("SHOW GLOBAL STATUS LIKE '{name}'"))
+}
+
+/// An oltp load from a remote host (segment 0) and this machine against one MariaDB both reach,
+/// with `prepare = "always"` and `cleanup = true`: the tables are created once (by client1, before
+/// the common start: the server's own count of CREATE TABLE is the plan's tables, not twice
+/// them), the merged transactions are the segments' sum and the server's commits, and the tables
+/// are gone after the run. A preparation the server refuses (a user who may only read, the next
+/// point of the same run) fails its trial naming the host, and Ctrl-C during one stops it
+/// everywhere.
+pub fn oltp_tables_prepared_once_by_segment_zero(srv: &Server, key: &Path) {
+    let here = srv.local_addr();
+    // The server listens here and on the address the namespace reaches.
+    let extra: Vec<String> = (here != "127.0.0.1")
+        .then(|| format!("--bind-address=127.0.0.1,{here}"))
+        .into_iter()
+        .collect();
+    let Some(db) = crate::db_servers::Server::mariadb_with(&extra) else {
+        return;
+    };
+    db.sql("CREATE USER ro@'%'; GRANT SELECT ON sbtest.* TO ro@'%'");
+    let (creates, commits) = (status(&db, "Com_create_table"), status(&db, "Com_commit"));
+    let transactions: u32 = 301;
+    let runs = srv.dir.path().join("runs-from-oltp");
+    let out = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(oltp_plan(srv, key, r#"["sb", "ro"]"#, db.port, 3000))
+        .output()
+        .expect("perflab run");
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "the ro point failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let store = Store::open(crate::common::only_run_dir(&runs)).expect("store");
+    let trials = store.trials().expect("trials");
+    let t = trials.iter().find(|t| t.point == 0).expect("the sb trial");
+    assert!(t.ok(), "{:?}", t.failure);
+    assert_eq!(
+        status(&db, "Com_create_table") - creates,
+        2,
+        "the 2 tables were created once, not once per segment (and never by ro)"
+    );
+    // The whole load, merged: the plan's transactions, the sum of the segments', the server's commits.
+    assert_eq!(t.metric("transactions"), Some(f64::from(transactions)), "the merged count");
+    assert_eq!(status(&db, "Com_commit") - commits, i64::from(transactions), "the server's commits");
+    let raw = store.raw_output(t.id).expect("raw lines");
+    let count = |l: &str| -> u32 {
+        let n = l.split("transactions ").nth(1).and_then(|r| r.split(',').next());
+        n.and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("no transaction count in {l}"))
+    };
+    let line = |start: &str| {
+        raw.iter()
+            .find(|l| l.starts_with(start))
+            .unwrap_or_else(|| panic!("`{start}` in {raw:?}"))
+    };
+    let each = [count(line("segment 0/2 on client1:")), count(line("segment 1/2 on local:"))];
+    assert_eq!(each, [151, 150], "each segment's share: {raw:?}");
+    let prepared = line("prepared by client1 in ");
+    assert!(prepared.contains("2 table(s) × 3000 rows loaded into mysql://sb@"), "{prepared}");
+    let cleaned = line("cleaned up by client1 in ");
+    let tables = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'";
+    assert_eq!(db.number(tables), 0, "cleanup dropped the tables: {cleaned}");
+    eprintln!("[workload] from, oltp: {transactions} transactions merged and committed; {prepared}; {cleaned}");
+    // A user who may only read: the preparation fails the trial, naming the host.
+    let ro = trials.iter().find(|t| t.point == 1).expect("the ro trial");
+    let why = ro.failure.as_ref().map(|f| f.to_string()).unwrap_or_default();
+    assert!(
+        why.contains("prepare on client1: host `client1`: ") && why.contains("denied"),
+        "{why}"
+    );
+    eprintln!("[workload] from, oltp, a read-only user: {why}");
+    ctrl_c_while_segment_zero_prepares(srv, key, &db);
+}
+
+/// Ctrl-C while client1 loads 3 million rows: the run exits 130, and neither its agent nor its
+/// connections to the server are left.
+fn ctrl_c_while_segment_zero_prepares(srv: &Server, key: &Path, db: &crate::db_servers::Server) {
+    let runs = srv.dir.path().join("runs-from-oltp-stopped");
+    let mut child = Command::new(BIN)
+        .args(["run", "-q", "--runs-dir"])
+        .arg(&runs)
+        .arg(oltp_plan(srv, key, r#"["sb"]"#, db.port, 3_000_000))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("perflab run");
+    let loading = "SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = 'sbtest'";
+    let end = Instant::now() + Duration::from_secs(30);
+    while db.number(loading) == 0 && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    if db.number(loading) == 0 {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("client1 did not begin to load the tables within 30 s");
+    }
+    let prepared_by = agents(srv);
+    // SAFETY: kill takes two integers; the pid is the perflab run this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let end = Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.and_then(|s| s.code()), Some(130), "an interrupted run, within 30 s");
+    let sessions = "SELECT COUNT(*) FROM information_schema.processlist WHERE user = 'sb'";
+    let end = Instant::now() + Duration::from_secs(10);
+    while (!agents(srv).is_empty() || db.number(sessions) > 0) && Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        agents(srv).is_empty(),
+        "agents left after Ctrl-C: {:?} (the preparing one: {prepared_by:?})",
+        agents(srv)
+    );
+    assert_eq!(db.number(sessions), 0, "the preparation's connections are gone");
+    eprintln!("[workload] from, oltp: Ctrl-C while client1 prepared: exit 130, no agent and no connection left");
+}

@@ -289,6 +289,7 @@ fn scenarios_of_a_run(srv: &Server, key: &Path) {
     crate::remote_run::hosts_monitored_and_reported(srv, key);
     crate::dist_from::load_from_the_plans_hosts(srv, key);
     crate::dist_from::a_lost_agent_and_ctrl_c(srv, key);
+    crate::dist_from::oltp_tables_prepared_once_by_segment_zero(srv, key);
     crate::remote_profile::the_servers_target_is_profiled_through_its_agent(srv, key);
     crate::remote_clock::clock_changed_between_trials(srv, key);
     crate::remote_clock::matrix_of_hosts(srv, key);

@@ -160,6 +160,9 @@ pub struct Settings {
     pub rand: RandType,
     /// The slice of the load this run sends (`perflab run --segment`; the whole load otherwise).
     pub segment: crate::model::Segment,
+    /// A slice of `[workload] from`, whose tables segment 0's machine prepares before the start
+    /// and drops after every segment ended: this one neither loads, checks nor drops them.
+    pub shared: bool,
 }
 
 impl Settings {
@@ -197,6 +200,29 @@ impl Settings {
                 ));
             }
         }
+        Ok(s)
+    }
+
+    /// As [`segmented`](Self::segmented), for `[workload] from`: the tables are prepared once for
+    /// every segment before the common start and dropped (`cleanup`) once after every segment
+    /// ended, by segment 0's machine, so `cleanup` and `prepare = "always"` are allowed and the
+    /// slice does neither ([`shared`](Settings::shared)). The machines must share one database
+    /// server: a SQLite file is each machine's own.
+    pub fn segmented_shared(&self, segment: crate::model::Segment) -> Result<Settings, String> {
+        if self.db.as_deref().is_none_or(|u| u.starts_with("sqlite:")) {
+            return Err(
+                "an oltp load split over machines needs one database server they all reach: set `db` to its URL (postgres://... or mysql://...); a SQLite file is each machine's own"
+                    .into(),
+            );
+        }
+        let plain = Settings {
+            cleanup: false,
+            prepare: PrepareMode::Auto,
+            ..self.clone()
+        };
+        let mut s = plain.segmented(segment)?;
+        s.prepare = self.prepare;
+        s.shared = true;
         Ok(s)
     }
 
@@ -295,6 +321,7 @@ pub fn prepare(c: &OltpConfig) -> anyhow::Result<Settings> {
         seed: c.seed.unwrap_or(1),
         rand,
         segment: crate::model::Segment::WHOLE,
+        shared: false,
     })
 }
 
@@ -340,5 +367,32 @@ mod tests {
             ..Default::default()
         })
         .starts_with("prepare must be"));
+    }
+
+    #[test]
+    fn a_slice_of_from_leaves_the_tables_to_segment_zero_s_machine() {
+        use crate::model::Segment;
+        let c = OltpConfig {
+            db: Some("mysql://sb@192.0.2.7/sbtest".into()),
+            prepare: Some("always".into()),
+            cleanup: true,
+            threads: Some(4),
+            ..Default::default()
+        };
+        let whole = prepare(&c).expect("settings");
+        let seg = Segment::new(1, 2).unwrap();
+        // `--segment` cannot: each segment would reload or drop the others' tables.
+        assert!(whole
+            .segmented(seg)
+            .unwrap_err()
+            .starts_with("cleanup = true cannot run in segments"));
+        let s = whole.segmented_shared(seg).expect("a slice of from");
+        assert_eq!((s.shared, s.cleanup, s.prepare, s.threads), (true, false, PrepareMode::Always, 2));
+        assert!(!whole.shared, "the whole load prepares its own");
+        for db in [None, Some("sqlite:/var/tmp/sb.db".to_string())] {
+            let local = prepare(&OltpConfig { db, ..c.clone() }).expect("settings");
+            let e = local.segmented_shared(seg).unwrap_err();
+            assert!(e.starts_with("an oltp load split over machines needs one database server"), "{e}");
+        }
     }
 }

@@ -1,13 +1,15 @@
 //! The `oltp` workload of a plan (`type = "oltp"`): the tables are prepared in the trial's setup
 //! (before the baseline and the warm-up; not measured), the transactions run on the driver in
-//! warm-up and load, and `cleanup = true` drops the tables at the end of the trial.
+//! warm-up and load, and `cleanup = true` drops the tables at the end of the trial. Split over
+//! machines by `[workload] from`, segment 0's machine does both once for every segment
+//! (`Workload::prepare_shared`, `cleanup_shared`) and the slices do neither.
 
 use super::backend::Database;
-use super::config::{prepare, OltpConfig, Settings};
+use super::config::{prepare, OltpConfig, PrepareMode, Settings};
 use super::report::METRICS;
 use crate::util::Cancel;
 use crate::workload::driver::coordinator::Hooks;
-use crate::workload::{Primary, Produces, RunSpec, SetupCtx, Workload, WorkloadResult};
+use crate::workload::{Primary, Produces, RunSpec, SetupCtx, Shared, Workload, WorkloadResult};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -111,16 +113,49 @@ impl Workload for OltpWorkload {
         Ok(())
     }
 
+    fn shared(&self) -> Shared {
+        Shared {
+            prepare: true,
+            cleanup: self.s.cleanup,
+        }
+    }
+
+    fn segment_shared(&mut self, segment: crate::model::Segment) -> Result<(), String> {
+        self.s = Arc::new(self.s.segmented_shared(segment)?);
+        Ok(())
+    }
+
+    fn prepare_shared(&mut self, ctx: &SetupCtx, progress: bool, cancel: &Cancel) -> anyhow::Result<String> {
+        let db = self.open(ctx.run_dir)?;
+        let done = super::prepare::prepare(db.as_ref(), &self.s, cancel, progress)?;
+        let s = &self.s;
+        let (n, rows, at) = (s.tables, s.table_size, db.describe());
+        Ok(match (done.loaded.len(), s.prepare) {
+            (0, PrepareMode::Never) => format!("prepare = \"never\": the {n} table(s) are in {at}"),
+            (0, _) => format!("the {n} table(s) of {at} already held {rows} rows each: nothing loaded"),
+            (loaded, _) => format!("{loaded} table(s) × {rows} rows loaded into {at}"),
+        })
+    }
+
+    fn cleanup_shared(&mut self, cancel: &Cancel) -> anyhow::Result<String> {
+        let db = self.open(None)?;
+        super::prepare::cleanup(db.as_ref(), &self.s, cancel)?;
+        Ok(format!("{} table(s) dropped from {}", self.s.tables, db.describe()))
+    }
+
     fn setup(&mut self, ctx: &SetupCtx, cancel: &Cancel) -> anyhow::Result<()> {
         let db = self.open(ctx.run_dir)?;
-        super::prepare::prepare(db.as_ref(), &self.s, cancel, true)?;
+        // A slice of `[workload] from`: segment 0's machine prepared the tables before the start.
+        if !self.s.shared {
+            super::prepare::prepare(db.as_ref(), &self.s, cancel, true)?;
+        }
         Ok(())
     }
 
     fn run(&mut self, spec: RunSpec, cancel: &Cancel, on_load_start: &mut dyn FnMut()) -> anyhow::Result<WorkloadResult> {
         let fresh = self.db.is_none();
         let db = self.open(None)?;
-        if fresh {
+        if fresh && !self.s.shared {
             super::prepare::prepare(db.as_ref(), &self.s, cancel, true)?;
         }
         let hooks = Hooks {
@@ -141,5 +176,46 @@ impl Workload for OltpWorkload {
             }
         }
         Ok(r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_work_says_what_it_did() {
+        let dir = tempfile::tempdir().unwrap();
+        let url = format!("sqlite:{}", dir.path().join("shared.db").display());
+        let cfg = |cleanup| OltpConfig {
+            db: Some(url.clone()),
+            table_size: Some(2500),
+            tables: Some(2),
+            cleanup,
+            ..Default::default()
+        };
+        let mut w = OltpWorkload::new(&cfg(true)).unwrap();
+        assert_eq!(
+            w.shared(),
+            Shared {
+                prepare: true,
+                cleanup: true
+            }
+        );
+        let (ctx, cancel) = (SetupCtx::default(), Cancel::new());
+        let said = w.prepare_shared(&ctx, false, &cancel).unwrap();
+        assert_eq!(said, format!("2 table(s) × 2500 rows loaded into {url}"));
+        let again = OltpWorkload::new(&cfg(false))
+            .unwrap()
+            .prepare_shared(&ctx, false, &cancel)
+            .unwrap();
+        assert_eq!(
+            again,
+            format!("the 2 table(s) of {url} already held 2500 rows each: nothing loaded")
+        );
+        assert_eq!(w.cleanup_shared(&cancel).unwrap(), format!("2 table(s) dropped from {url}"));
+        let db = super::super::open(&url).unwrap();
+        let mut c = db.connect().unwrap();
+        assert_eq!(c.table_rows(1).unwrap(), None, "dropped");
     }
 }
