@@ -339,7 +339,12 @@ impl FromHosts {
                 figures.left_out.join(", ")
             ));
         }
-        raw.extend(parts.iter().flat_map(|p| p.result.raw.iter().cloned()));
+        // Each segment's own lines (its workload's summary, as its command prints it: its own
+        // percentiles among them), under a line naming it.
+        for p in parts.iter().filter(|p| !p.result.raw.is_empty()) {
+            raw.push(format!("segment {} on {}, its own output:", p.segment, p.host));
+            raw.extend(p.result.raw.iter().cloned());
+        }
         let failure = failures
             .into_iter()
             .chain(parts.iter().filter_map(|p| {

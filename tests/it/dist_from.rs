@@ -84,6 +84,17 @@ pub fn load_from_the_plans_hosts(srv: &Server, key: &Path) {
             .find(|l| l.starts_with(&format!("segment {i}/3 on {host}:")))
             .unwrap_or_else(|| panic!("segment {i}'s line in {raw:?}"));
         assert!(line.contains(&format!("requests {share},")), "{line}");
+        // Its own summary follows, under a line naming it: `perflab http`'s, with its count.
+        let own = raw
+            .iter()
+            .position(|l| *l == format!("segment {i}/3 on {host}, its own output:"))
+            .unwrap_or_else(|| panic!("segment {i}'s own output in {raw:?}"));
+        let count = raw[own + 1..]
+            .iter()
+            .take_while(|l| !l.ends_with(", its own output:"))
+            .find_map(|l| l.strip_prefix("Complete requests:"))
+            .unwrap_or_else(|| panic!("segment {i}'s summary in {raw:?}"));
+        assert_eq!(count.trim(), share.to_string(), "segment {i}");
     }
     // The p99 is the p99 of every request of every machine, read from the merged histogram.
     let h = &t.histograms.iter().find(|h| h.name == "latency").expect("latency histogram").hist;
