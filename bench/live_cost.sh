@@ -100,8 +100,14 @@ PLAN
 # task-clock), into $T/threads.csv: the views' own threads (`perflab-live*`, `perflab-feed`,
 # `perflab-tui`) are named, so what they cost is counted exactly, apart from the load's noise.
 PERF=""
+# perf counts a thread apart only if it exists when perf attaches (a thread started later is
+# counted into its parent's), so this waits for the view's thread ($2) first.
 threads_of() {
     [ "$HAVE_PERF" = 1 ] && [ -n "$1" ] || return 0
+    for _ in $(seq 100); do
+        grep -qx "$2" /proc/"$1"/task/*/comm 2>/dev/null && break
+        sleep 0.05
+    done
     perf stat --per-thread -e task-clock -x, -o "$T/threads.csv" -p "$1" > /dev/null 2>&1 &
     PERF=$!
 }
@@ -119,7 +125,7 @@ run_once() {
             "${P[@]}" "$PERFLAB" run --quiet "--live=127.0.0.1:$lp" --runs-dir "$runs" "$p" > /dev/null 2>&1 &
             local pid=$!
             for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$lp/" && break; sleep 0.1; done
-            threads_of "$pid"
+            threads_of "$pid" perflab-live
             "${P[@]}" curl -s -N "http://127.0.0.1:$lp/events" > "$T/events.txt" &
             CURL=$!
             wait "$pid"
@@ -135,7 +141,7 @@ run_once() {
                 [ -n "$pane" ] && pgrep -P "$pane" >/dev/null && break
                 sleep 0.1
             done
-            threads_of "$(pgrep -P "$pane" | head -1)"
+            threads_of "$(pgrep -P "$pane" | head -1)" perflab-tui
             while [ ! -s "$T/rc" ]; do sleep 0.2; done
             ;;
     esac
