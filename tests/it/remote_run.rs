@@ -121,16 +121,16 @@ pub fn target_on_the_server(srv: &Server, key: &Path) {
             s.phase
         );
     }
-    live_hosts_are_the_stored_samples(&store, t.id, &samples);
+    let live = live_hosts_are_the_stored_samples(&store, t.id, &samples);
     eprintln!(
-        "remote target: {requests} requests by the workload, {served} served, {} tree samples",
+        "remote target: {requests} requests by the workload, {served} served, {} tree samples, {live} host events",
         tree.len()
     );
 }
 
 /// The run's `host` events of `server`: one with each `second` of trial `trial`, each with the key
 /// figures (to their rounding of 0.1) of the server's stored sample of the same time.
-fn live_hosts_are_the_stored_samples(store: &Store, trial: usize, stored: &[perflab::store::TaggedSample]) {
+fn live_hosts_are_the_stored_samples(store: &Store, trial: usize, stored: &[perflab::store::TaggedSample]) -> usize {
     use perflab::live::{Event, HostNow};
     let events: Vec<Event> = store
         .events(0)
@@ -171,6 +171,7 @@ fn live_hosts_are_the_stored_samples(store: &Store, trial: usize, stored: &[perf
             }
         }
     }
+    hosts.len()
 }
 
 /// Processes whose parent is `ppid` and whose name is `comm`.
