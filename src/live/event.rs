@@ -89,6 +89,59 @@ impl HostNow {
     }
 }
 
+impl HostNow {
+    /// The figures with the names of the monitor's columns they come from (the busiest of a kind
+    /// named `busiest_…`), those it has.
+    pub fn named(&self) -> Vec<(&'static str, f64)> {
+        HOST_CELLS
+            .iter()
+            .zip(self.cells())
+            .filter_map(|(n, v)| v.map(|v| (*n, v)))
+            .collect()
+    }
+
+    /// The figures in [`HOST_CELLS`]' order.
+    pub fn cells(&self) -> [Option<f64>; 8] {
+        [
+            self.cpu_pct,
+            self.mem_used_mb,
+            self.loadgen_cpu_pct,
+            self.target_cpu_pct,
+            self.busiest_cpu_pct,
+            self.disk_util_pct,
+            self.net_mbit_s,
+            self.target_rss_mb,
+        ]
+    }
+
+    /// The figures from cells in [`HOST_CELLS`]' order (missing ones none).
+    pub fn from_cells(c: &[Option<f64>]) -> HostNow {
+        let at = |i: usize| c.get(i).copied().flatten();
+        HostNow {
+            cpu_pct: at(0),
+            mem_used_mb: at(1),
+            loadgen_cpu_pct: at(2),
+            target_cpu_pct: at(3),
+            busiest_cpu_pct: at(4),
+            disk_util_pct: at(5),
+            net_mbit_s: at(6),
+            target_rss_mb: at(7),
+        }
+    }
+}
+
+/// The names of [`HostNow`]'s figures, in the order of a stored `host` event's cells.
+pub const HOST_CELLS: [&str; 8] = [
+    "cpu_busy_pct",
+    "mem_used_mb",
+    "proc_loadgen_cpu_pct",
+    "proc_target_cpu_pct",
+    "busiest_cpu_busy_pct",
+    "busiest_disk_util_pct",
+    "busiest_net_mbitps",
+    "proc_target_rss_mb",
+];
+
 /// One probe's figures so far in the trial (the `probes` event): its samples whose outcome is
 /// known, how many were lost or failed, and the latest of them (the highest `seq`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -184,6 +237,16 @@ pub enum Event {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         host: Option<HostNow>,
     },
+    /// A remote host's latest monitor sample's key figures (a host of `[hosts]` sampled by its
+    /// agent during the trial): published after each `second`, one per host with a sample new
+    /// since the last; `t_s` since the trial started, on this machine's clock (as the stored
+    /// samples). A host sampled only for the target's process tree has only the target's figures.
+    Host {
+        trial: usize,
+        host: String,
+        t_s: f64,
+        figures: HostNow,
+    },
     /// The plan's probes' figures so far (one a second while they run, and their final ones when
     /// they stop, equal to the stored probe rows).
     Probes { trial: usize, probes: Vec<ProbeNow> },
@@ -205,6 +268,17 @@ pub enum Event {
         repetitions: u32,
         /// Why its repetitions stopped (none: another round runs).
         stopped: Option<String>,
+    },
+    /// A threshold of the plan at a point as it stands: judged over the point's trials stored so
+    /// far, after each of them is stored, by the rule the run's end judges it with over all of
+    /// them (the store's `threshold` rows). `observed` (none: no successful trial has the metric,
+    /// which breaks it) and `basis` say what it was judged on ("mean of 2 trials").
+    Threshold {
+        expr: String,
+        point: usize,
+        observed: Option<f64>,
+        basis: String,
+        passed: bool,
     },
     /// The feed could not keep up: this many events were dropped (never the runner waiting).
     Skipped { count: u64 },
@@ -260,11 +334,31 @@ impl Event {
             }
             return Ok(crate::store::events::cells_text(&a));
         }
+        if let Event::Host { host, t_s, figures, .. } = self {
+            // `["server",t_s,cpu_pct,…]`: the host's name, then the cells in `HOST_CELLS`' order.
+            let mut a = vec![Some(*t_s)];
+            a.extend(figures.cells());
+            while a.last() == Some(&None) {
+                a.pop();
+            }
+            let cells = crate::store::events::cells_text(&a);
+            return Ok(format!("[{},{}", serde_json::to_string(host)?, &cells[1..]));
+        }
         serde_json::to_string(self)
     }
 
     /// An event read back from a row of the store's log (its `kind`, `trial` and `body`).
     pub fn from_stored(kind: &str, trial: Option<i64>, body: &str) -> serde_json::Result<Event> {
+        if kind == "host" {
+            let a: Vec<serde_json::Value> = serde_json::from_str(body)?;
+            let cells: Vec<Option<f64>> = a.iter().skip(2).map(serde_json::Value::as_f64).collect();
+            return Ok(Event::Host {
+                trial: trial.unwrap_or(0).max(0) as usize,
+                host: a.first().and_then(|v| v.as_str()).unwrap_or_default().to_string(),
+                t_s: a.get(1).and_then(serde_json::Value::as_f64).unwrap_or(0.0),
+                figures: HostNow::from_cells(&cells),
+            });
+        }
         if kind != "second" {
             return serde_json::from_str(body);
         }
@@ -300,9 +394,11 @@ impl Event {
             Event::TrialStart { .. } => "trial_start",
             Event::Phase { .. } => "phase",
             Event::Second { .. } => "second",
+            Event::Host { .. } => "host",
             Event::Probes { .. } => "probes",
             Event::TrialEnd { .. } => "trial_end",
             Event::Ci { .. } => "ci",
+            Event::Threshold { .. } => "threshold",
             Event::Skipped { .. } => "skipped",
             Event::RunEnd { .. } => "run_end",
         }
@@ -314,6 +410,7 @@ impl Event {
             Event::TrialStart { trial, .. }
             | Event::Phase { trial, .. }
             | Event::Second { trial, .. }
+            | Event::Host { trial, .. }
             | Event::Probes { trial, .. }
             | Event::TrialEnd { trial, .. } => Some(*trial),
             _ => None,
@@ -408,6 +505,16 @@ mod tests {
         assert_eq!(stored, "[5,400,0,0.1235,12.35,null,null,null,null,null,0.25]");
         assert_eq!(Event::from_stored("second", Some(2), &stored).unwrap(), last);
         assert_eq!(significant(123456.0, 3), 123000.0);
+        let host = Event::Host {
+            trial: 2,
+            host: "db \"1\"".into(),
+            t_s: 3.25,
+            figures: h,
+        };
+        let stored = host.stored_body().unwrap();
+        assert_eq!(stored, r#"["db \"1\"",3.25,50,null,null,null,88,41.3,900,35.6]"#);
+        assert_eq!(Event::from_stored("host", Some(2), &stored).unwrap(), host);
+        assert_eq!(h.named()[1], ("busiest_cpu_busy_pct", 88.0));
         assert_eq!(significant(-0.0098765, 2), -0.0099);
     }
 }

@@ -22,8 +22,9 @@ use std::thread::JoinHandle;
 /// Events waiting for the writer at most (an hour of a 1 Hz run's events and more).
 const CAPACITY: usize = 8192;
 
+/// An event boxed: the queue holds a pointer a slot, not the largest event's size.
 enum Msg {
-    Event(f64, Event),
+    Event(f64, Box<Event>),
     Close,
 }
 
@@ -80,7 +81,7 @@ impl Publisher {
     /// Publish `e` now; dropped (and counted) when the writer is behind.
     pub fn publish(&self, e: Event) {
         if let Some((tx, skipped)) = &self.inner {
-            match tx.try_send(Msg::Event(unix_now(), e)) {
+            match tx.try_send(Msg::Event(unix_now(), Box::new(e))) {
                 Ok(()) => {}
                 Err(TrySendError::Full(_)) => {
                     skipped.fetch_add(1, Ordering::Relaxed);
@@ -188,7 +189,7 @@ fn write_loop(mut log: EventLog, rx: &Receiver<Msg>, skipped: &AtomicU64, redact
     loop {
         let mut closing = match rx.recv() {
             Ok(Msg::Event(t, e)) => {
-                batch.push((t, e));
+                batch.push((t, *e));
                 false
             }
             Ok(Msg::Close) | Err(_) => true,
@@ -197,7 +198,7 @@ fn write_loop(mut log: EventLog, rx: &Receiver<Msg>, skipped: &AtomicU64, redact
         // would otherwise gather them in memory without bound while its write waits.
         while !closing && batch.len() < CAPACITY {
             match rx.try_recv() {
-                Ok(Msg::Event(t, e)) => batch.push((t, e)),
+                Ok(Msg::Event(t, e)) => batch.push((t, *e)),
                 Ok(Msg::Close) => closing = true,
                 Err(_) => break,
             }

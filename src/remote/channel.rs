@@ -12,6 +12,11 @@ use std::time::{Duration, Instant};
 /// How long the first answer may take (ssh connects, authenticates and starts the agent).
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(20);
 
+/// The latest `sample` event an agent sent, beside the queue that keeps every one for the trial's
+/// end: how many came so far, and the last one's time (the host's clock) and values. A live view
+/// reads it while the trial runs.
+pub type LatestSample = Arc<Mutex<(u64, Option<(f64, Vec<(String, f64)>)>)>>;
+
 /// An open channel to one host's agent.
 pub struct Channel {
     /// The plan's name for the host.
@@ -20,6 +25,7 @@ pub struct Channel {
     stdin: Option<ChildStdin>,
     replies: mpsc::Receiver<Reply>,
     events: mpsc::Receiver<Event>,
+    latest: LatestSample,
     stderr: Arc<Mutex<Tail>>,
     next: u64,
     /// The agent has answered `hello`: a loss from now on may be the agent's end, not ssh's.
@@ -54,7 +60,9 @@ impl Channel {
         let stderr = Arc::new(Mutex::new(Tail::new(8 * 1024)));
         let (rtx, replies) = mpsc::channel();
         let (etx, events) = mpsc::channel();
-        std::thread::spawn(move || read_lines(stdout, rtx, etx));
+        let latest = LatestSample::default();
+        let tap = latest.clone();
+        std::thread::spawn(move || read_lines(stdout, rtx, etx, tap));
         let st = stderr.clone();
         std::thread::spawn(move || {
             let mut r = stderr_pipe;
@@ -74,6 +82,7 @@ impl Channel {
             child,
             replies,
             events,
+            latest,
             stderr,
             next: 1,
             established: false,
@@ -187,6 +196,11 @@ impl Channel {
         &self.events
     }
 
+    /// The latest `sample` event, shared: read while the events stay queued.
+    pub fn latest_sample(&self) -> LatestSample {
+        self.latest.clone()
+    }
+
     /// Why the channel is gone, if it is (the channel process has exited); never waits.
     pub fn lost(&mut self) -> Option<anyhow::Error> {
         match self.child.try_wait() {
@@ -230,7 +244,7 @@ impl Drop for Channel {
     }
 }
 
-fn read_lines(out: impl Read, replies: mpsc::Sender<Reply>, events: mpsc::Sender<Event>) {
+fn read_lines(out: impl Read, replies: mpsc::Sender<Reply>, events: mpsc::Sender<Event>, latest: LatestSample) {
     let r = BufReader::new(out);
     for line in r.lines() {
         let Ok(line) = line else { break };
@@ -241,6 +255,11 @@ fn read_lines(out: impl Read, replies: mpsc::Sender<Reply>, events: mpsc::Sender
                 }
             }
             Ok(Line::Event(e)) => {
+                if let Event::Sample { unix_s, values, .. } = &e {
+                    if let Ok(mut l) = latest.lock() {
+                        *l = (l.0 + 1, Some((*unix_s, values.clone())));
+                    }
+                }
                 let _ = events.send(e);
             }
             Err(_) => eprintln!(

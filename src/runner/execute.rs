@@ -338,6 +338,7 @@ impl Session {
                 // creep up trial after trial with the fragments of each.
                 drop(hosts);
                 super::publish::trial_end(self.feed.publisher(), &rec, &t.workload.primary());
+                super::publish::thresholds(self.feed.publisher(), &self.store, &exp.thresholds, t.point);
                 let rec = crate::store::TrialRecord {
                     samples: Vec::new(),
                     ..rec

@@ -85,6 +85,19 @@ pub fn trial_end(feed: &Publisher, rec: &TrialRecord, primary: &Primary) {
     });
 }
 
+/// A trial of point `point` is stored: the plan's thresholds at that point as they stand, judged
+/// over its trials so far (`threshold` events). A store that cannot be read now leaves them out
+/// (the run's end judges them all the same).
+pub fn thresholds(feed: &Publisher, store: &crate::store::Store, thresholds: &[crate::plan::Threshold], point: usize) {
+    if !feed.is_on() || thresholds.is_empty() {
+        return;
+    }
+    let Ok(trials) = store.trials() else { return };
+    for e in super::thresholds::as_they_stand(thresholds, point, &trials) {
+        feed.publish(e);
+    }
+}
+
 /// Adaptive repetitions: point `point`'s interval after a round (`half_width_pct` of `metric`,
 /// against `target_pct`), and why its repetitions stopped, if they did.
 pub fn ci(

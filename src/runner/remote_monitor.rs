@@ -7,7 +7,7 @@
 //! other monitored host gets a channel of its own for the trial, opened before the baseline (the
 //! clock offset measured again there) and closed after the recovery.
 
-use super::remote_target::{clock_warning, RemoteSample};
+use super::remote_target::{clock_warning, HostTap, RemoteSample};
 use crate::model::PhaseSpan;
 use crate::plan::{HostSpec, MonitorHosts};
 use crate::remote::protocol::{Event, Request};
@@ -68,6 +68,11 @@ impl HostMonitors {
             out.chans.push((ch, vec![Measured::now(&h.name, &o)]));
         }
         Ok((out, warnings))
+    }
+
+    /// A live tap on each host's samples.
+    pub fn taps(&self, monitored: &MonitorHosts) -> Vec<HostTap> {
+        self.chans.iter().map(|(ch, m)| HostTap::new(ch, m, None, monitored)).collect()
     }
 
     /// Measure each host's clock offset once more, stop sampling, close the channels and return

@@ -5,7 +5,7 @@
 //! the agent stops the target's process group and removes its cgroups on its own.
 
 use super::target::{http_ok, tcp_accepts, Stopped};
-use crate::plan::{HostSpec, Ready, ResolvedTarget};
+use crate::plan::{HostSpec, MonitorHosts, Ready, ResolvedTarget};
 use crate::remote::protocol::{self, CommandSpec, Event, Request, Started, TargetSpec, TargetStatus};
 use crate::remote::{clock, Channel, Measured, Offset};
 use crate::util::command::CommandLine;
@@ -39,6 +39,56 @@ pub struct RemoteSample {
     pub unix_s: f64,
     /// The monitor's columns; the target's process tree as `proc_target_*`.
     pub values: Vec<(String, f64)>,
+}
+
+/// One remote host's latest sample as it arrives, for the live feed (`host` events): the samples
+/// themselves stay queued for the trial's end, which stores them.
+pub struct HostTap {
+    /// The plan's name for the host.
+    pub host: String,
+    latest: crate::remote::channel::LatestSample,
+    /// The host's clock offset as measured when its sampling began.
+    clocks: Vec<Measured>,
+    /// The target's process tree's prefix on the agent (`proc_NAME_`), named `proc_target_` as
+    /// the trial's end names it.
+    rename: Option<String>,
+    /// Whether the host's own system is monitored (`[monitor] hosts`), or only the target's tree.
+    system: bool,
+    seen: u64,
+}
+
+impl HostTap {
+    pub fn new(ch: &Channel, clocks: &[Measured], target: Option<&str>, monitored: &MonitorHosts) -> HostTap {
+        HostTap {
+            host: ch.host.clone(),
+            latest: ch.latest_sample(),
+            clocks: clocks.to_vec(),
+            rename: target.map(|n| format!("proc_{n}_")),
+            system: monitored.includes(&ch.host),
+            seen: 0,
+        }
+    }
+
+    /// The host's latest sample when one came since the last call: this machine's unix time (the
+    /// host's minus its offset) and its values as the trial stores them.
+    pub fn fresh(&mut self) -> Option<(f64, Vec<(String, f64)>)> {
+        let l = self.latest.lock().ok()?;
+        if l.0 == self.seen {
+            return None;
+        }
+        self.seen = l.0;
+        let (unix_s, values) = l.1.clone()?;
+        drop(l);
+        let values = values
+            .into_iter()
+            .map(|(k, v)| match self.rename.as_deref().and_then(|p| k.strip_prefix(p)) {
+                Some(rest) => (format!("proc_target_{rest}"), v),
+                None => (k, v),
+            })
+            .filter(|(k, _)| self.system || k.starts_with("proc_target_"))
+            .collect();
+        Some((unix_s - clock::offset_at(&self.clocks, unix_s), values))
+    }
 }
 
 /// The agent's description of a plan's target.
@@ -183,6 +233,11 @@ impl RemoteTarget {
             CALL,
         )?;
         Ok(clock_warning(&self.ch.host, &o, interval))
+    }
+
+    /// A live tap on the host's samples (call after [`begin_sampling`](Self::begin_sampling)).
+    pub fn tap(&self, monitored: &MonitorHosts) -> HostTap {
+        HostTap::new(&self.ch, &self.clocks, Some(&self.name), monitored)
     }
 
     /// The samples received so far, on this machine's timeline, and the trial's clock measurements:

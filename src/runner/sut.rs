@@ -85,6 +85,14 @@ impl Sut {
         }
     }
 
+    /// A live tap on a remote target's host's samples.
+    pub fn tap(&self, monitored: &crate::plan::MonitorHosts) -> Option<super::remote_target::HostTap> {
+        match self {
+            Sut::Remote(t) => Some(t.tap(monitored)),
+            Sut::Local(_) => None,
+        }
+    }
+
     /// A remote target's samples received so far and its host's clock measurements of the trial
     /// (none for a local one).
     pub fn take_samples(&mut self) -> (Vec<RemoteSample>, Vec<crate::remote::Measured>) {

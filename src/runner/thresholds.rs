@@ -131,6 +131,26 @@ pub fn judge(th: &Threshold, trials: &[&StoredTrial]) -> Verdict {
     Verdict { observed, passed }
 }
 
+/// The thresholds at point `point` as they stand, judged over its trials stored so far (of
+/// `trials`, the run's) by [`judge`], the rule the run's end applies: what the live feed publishes
+/// after each of the point's trials is stored.
+pub fn as_they_stand(thresholds: &[Threshold], point: usize, trials: &[StoredTrial]) -> Vec<crate::live::Event> {
+    let ts: Vec<&StoredTrial> = trials.iter().filter(|t| t.point == point).collect();
+    thresholds
+        .iter()
+        .map(|th| {
+            let v = judge(th, &ts);
+            crate::live::Event::Threshold {
+                expr: th.expr.clone(),
+                point,
+                observed: v.observed.as_ref().map(|o| o.value),
+                basis: v.observed.map(|o| o.basis).unwrap_or_default(),
+                passed: v.passed,
+            }
+        })
+        .collect()
+}
+
 /// Judge every threshold at every point, store the verdicts (replacing earlier ones: `--resume`) and
 /// return the broken ones as lines for the user (`expr at point: observed 11.000 (median of 3
 /// trials' p99)`).

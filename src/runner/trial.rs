@@ -208,10 +208,16 @@ pub fn run_trial(
     if rec.failure.is_none() && !cancel.is_cancelled() {
         let t0 = crate::profile::monotonic_now() - clock.now();
         profiles = super::profiles::LoadProfiles::start(spec.profile, target.as_deref_mut(), t0);
+        // The remote hosts' samples as they come, for the live feed.
+        let mut taps = hosts.taps(spec.monitor);
+        if spec.feed.is_on() {
+            taps.extend(target.as_deref().and_then(|t| t.tap(spec.monitor)));
+        }
         let mut load = Load {
             clock: &mut clock,
             shared: &shared,
             profiles: &mut profiles,
+            taps,
         };
         warmup_and_load(spec, workload, cancel, obs, &mut load, &mut rec, &mut target);
     }
@@ -255,6 +261,8 @@ struct Load<'a> {
     clock: &'a mut Clock,
     shared: &'a CurrentPhase,
     profiles: &'a mut super::profiles::LoadProfiles,
+    /// The remote hosts' latest samples, published with each second.
+    taps: Vec<super::remote_target::HostTap>,
 }
 
 /// The warm-up and load phases: the workload runs, the load phase starts at its cutover (or when
@@ -286,7 +294,8 @@ fn warmup_and_load(
             load: spec.phases.load,
         };
         if spec.feed.is_on() {
-            let watch = seconds(spec.feed.clone(), spec.id);
+            let taps = std::mem::take(&mut load.taps);
+            let watch = seconds(spec.feed.clone(), spec.id, taps, rec.started_unix);
             crate::workload::driver::coordinator::watching(watch, || workload.run(run_spec, cancel, &mut on_load))
         } else {
             workload.run(run_spec, cancel, &mut on_load)
@@ -317,8 +326,15 @@ fn warmup_and_load(
 }
 
 /// What tells the live feed each second of a load on perflab's driver: the second's responses,
-/// errors and latency quantiles, with the monitor's latest key figures.
-fn seconds(feed: Publisher, trial: usize) -> crate::workload::driver::coordinator::Watcher {
+/// errors and latency quantiles, with the monitor's latest key figures; then each remote host's
+/// latest sample's key figures (`taps`; a host without a new sample since the last second is left
+/// out), placed on the trial's timeline (`started_unix`).
+fn seconds(
+    feed: Publisher,
+    trial: usize,
+    mut taps: Vec<super::remote_target::HostTap>,
+    started_unix: f64,
+) -> crate::workload::driver::coordinator::Watcher {
     use crate::live::event::significant;
     Box::new(move |t, h| {
         let q = |q: f64| (t.responses > 0).then(|| significant(crate::workload::result::quantile(h, q, 1000.0), 4));
@@ -333,6 +349,16 @@ fn seconds(feed: Publisher, trial: usize) -> crate::workload::driver::coordinato
             p999_ms: q(0.999),
             host: feed.host_now(),
         });
+        for tap in &mut taps {
+            if let Some((unix_s, values)) = tap.fresh() {
+                feed.publish(Event::Host {
+                    trial,
+                    host: tap.host.clone(),
+                    t_s: ((unix_s - started_unix) * 1000.0).round() / 1000.0,
+                    figures: crate::live::HostNow::of(&values),
+                });
+            }
+        }
     })
 }
 

@@ -74,6 +74,10 @@ pub const PACKED_SECONDS: &str = "seconds";
 /// The packed body's format: its first line.
 const FORMAT: &str = "seconds/1";
 
+/// The format of a pack that holds `host` rows too (their bodies begin `["`, a second's `[` and a
+/// number): an older perflab refuses it rather than read a host as a second.
+const FORMAT_HOSTS: &str = "seconds/2";
+
 /// The most bytes a packed body may inflate to (a damaged one is refused, not read without end).
 const MAX_UNPACKED: u64 = 64 << 20;
 
@@ -100,7 +104,8 @@ pub fn cells_text(cells: &[Option<f64>]) -> String {
 /// previous one's, `unix_s` (the shortest text that reads back to it) and the body as it is, the
 /// whole DEFLATE-compressed (the bodies' digits repeat), in base64.
 fn pack(rows: &[(i64, f64, String)]) -> Option<String> {
-    let mut text = format!("{FORMAT}\n");
+    let hosts = rows.iter().any(|r| r.2.starts_with("[\""));
+    let mut text = format!("{}\n", if hosts { FORMAT_HOSTS } else { FORMAT });
     let mut prev = rows.first()?.0;
     for (seq, unix_s, body) in rows {
         if body.contains('\n') || !unix_s.is_finite() {
@@ -124,7 +129,7 @@ fn unpack(seq: i64, trial: Option<i64>, body: &str) -> anyhow::Result<Vec<EventR
         .read_to_string(&mut text)
         .map_err(|_| damaged())?;
     let mut lines = text.lines();
-    if lines.next() != Some(FORMAT) {
+    if !matches!(lines.next(), Some(FORMAT | FORMAT_HOSTS)) {
         return Err(damaged());
     }
     let mut at = seq;
@@ -139,7 +144,7 @@ fn unpack(seq: i64, trial: Option<i64>, body: &str) -> anyhow::Result<Vec<EventR
                 seq: at,
                 unix_s: t.parse().map_err(|_| damaged())?,
                 trial,
-                kind: "second".into(),
+                kind: if body.starts_with("[\"") { "host" } else { "second" }.into(),
                 body: body.to_string(),
             })
         })
@@ -157,8 +162,8 @@ fn event_row(r: &Row<'_>) -> rusqlite::Result<EventRow> {
 }
 
 impl EventLog {
-    /// Once trial `trial` is stored: its `second` rows become one row of kind [`PACKED_SECONDS`]
-    /// (at the first one's `seq`), and of its `probes` rows only the last stays, in one
+    /// Once trial `trial` is stored: its `second` and `host` rows become one row of kind
+    /// [`PACKED_SECONDS`] (at the first one's `seq`), and of its `probes` rows only the last stays, in one
     /// transaction. Returns how many seconds it packed (none when there were fewer than two).
     pub fn pack_seconds(&mut self, trial: usize) -> anyhow::Result<usize> {
         let tx = self.conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
@@ -169,7 +174,7 @@ impl EventLog {
             [trial as i64],
         )?;
         let rows: Vec<(i64, f64, String)> = tx
-            .prepare("SELECT seq, unix_s, body FROM event WHERE trial_id = ?1 AND kind = 'second' ORDER BY seq")?
+            .prepare("SELECT seq, unix_s, body FROM event WHERE trial_id = ?1 AND kind IN ('second', 'host') ORDER BY seq")?
             .query_map([trial as i64], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
             .collect::<rusqlite::Result<_>>()?;
         // A row after the last second (its trial's end) keeps the next `seq` from being one of
@@ -184,7 +189,10 @@ impl EventLog {
             tx.commit()?;
             return Ok(0);
         };
-        tx.execute("DELETE FROM event WHERE trial_id = ?1 AND kind = 'second'", [trial as i64])?;
+        tx.execute(
+            "DELETE FROM event WHERE trial_id = ?1 AND kind IN ('second', 'host')",
+            [trial as i64],
+        )?;
         tx.execute(
             "INSERT INTO event (seq, unix_s, trial_id, kind, body) VALUES (?1, ?2, ?3, ?4, ?5)",
             params![first.0, first.1, trial as i64, PACKED_SECONDS, body],
@@ -289,6 +297,8 @@ mod tests {
             rows.push((3.0 + i as f64 * 1.000123, Some(1), "second", b.to_string()));
             if i == 1 {
                 rows.push((4.5, Some(1), "phase", "{}".into()));
+                // A remote host's figures, packed with the seconds.
+                rows.push((4.55, Some(1), "host", r#"["db",1.5,12.5,null,null,80]"#.into()));
             }
             if i % 2 == 0 {
                 rows.push((4.6 + i as f64, Some(1), "probes", format!("{{\"n\":{i}}}")));
@@ -301,9 +311,9 @@ mod tests {
         log.append(&[(9.0, Some(1), "trial_end", "{}".into()), (9.5, None, "run_end", "{}".into())])
             .unwrap();
         let before = all(&log.conn, 1000);
-        assert_eq!(before.len(), 10);
+        assert_eq!(before.len(), 11);
         assert!(!before.iter().any(|r| r.body == r#"{"n":0}"#), "the first probes' figures went");
-        assert_eq!(log.pack_seconds(1).unwrap(), 4);
+        assert_eq!(log.pack_seconds(1).unwrap(), 5);
         let kinds: Vec<String> = log
             .conn
             .prepare("SELECT kind FROM event ORDER BY seq")
@@ -319,7 +329,7 @@ mod tests {
         for limit in [1, 2, 3, 1000] {
             assert_eq!(all(&log.conn, limit), before, "in batches of {limit}");
         }
-        for after in 0..13 {
+        for after in 0..14 {
             let want: Vec<&EventRow> = before.iter().filter(|r| r.seq > after).collect();
             let got = read_after(&log.conn, after, 1000).unwrap();
             assert_eq!(got.iter().collect::<Vec<_>>(), want, "after {after}");

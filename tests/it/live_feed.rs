@@ -1,7 +1,8 @@
 //! The live feed: a short plan's events, read back from its store, equal the stored trials'
 //! figures (each trial's per-second responses sum to its request count; its last phase event and
 //! the phases its end carries are the stored phase spans; its probes' last figures are its stored
-//! probe rows); once a trial is stored its seconds are one packed row, read back as they were
+//! probe rows; the thresholds as they stand after its last trial are the stored verdicts); once a
+//! trial is stored its seconds are one packed row, read back as they were
 //! written; a writer held up by a locked store never holds the publisher back, and says how many
 //! events it dropped.
 
@@ -15,7 +16,9 @@ const BIN: &str = env!("CARGO_BIN_EXE_perflab");
 
 fn plan(port: u16) -> String {
     let probe = format!("\n[[probes]]\nkind = \"tcp\"\nname = \"connect\"\ntarget = \"127.0.0.1:{port}\"\ninterval = \"100ms\"\n");
-    http_plan("live-feed", port, 400, ["300ms", "300ms", "250ms"]) + &probe
+    // Two thresholds: one the point holds, one it breaks (no loopback answers in a microsecond).
+    let thresholds = "repetitions = 2\nthresholds = [\"requests_per_s > 1\", \"latency_p99_ms < 0.001\"]\n";
+    http_plan("live-feed", port, 400, ["300ms", "300ms", "250ms"]).replace("repetitions = 2\n", thresholds) + &probe
 }
 
 /// A 2-repetition open-model http plan against `perflab serve` (a pool of 2 workers) on `port`,
@@ -74,7 +77,8 @@ fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
         .arg(&plan)
         .output()
         .expect("run perflab");
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", String::from_utf8_lossy(&out.stderr));
+    // A threshold broke: exit code 1.
+    assert_eq!(out.status.code(), Some(1), "stderr: {}", String::from_utf8_lossy(&out.stderr));
     let dir = only_run_dir(&runs);
     let store = Store::open(&dir).expect("open");
     let rows = store.events(0).expect("events");
@@ -101,6 +105,7 @@ fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
         other => panic!("the last event is the run's end: {other:?}"),
     }
     assert!(!events.iter().any(|e| matches!(e, Event::Skipped { .. })), "nothing skipped");
+    thresholds_as_they_stand(&events, &store);
     // The pages a packed trial's seconds took are given back: no free pages in the store, and
     // the log is a small part of it.
     let db = rusqlite::Connection::open(dir.join(perflab::store::DB_FILE)).expect("open");
@@ -202,6 +207,56 @@ fn a_runs_events_read_back_from_its_store_equal_its_stored_trials() {
             "trial {}'s seconds carry this machine's CPU",
             t.id
         );
+    }
+}
+
+/// After each trial's end, each threshold at its point as it stands; after the last, what the
+/// run's end stored (the same value, basis and verdict).
+fn thresholds_as_they_stand(events: &[Event], store: &Store) {
+    let judged: Vec<(usize, &str, Option<f64>, &str, bool)> = events
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e {
+            Event::Threshold {
+                expr,
+                point,
+                observed,
+                basis,
+                passed,
+            } => {
+                assert_eq!(*point, 0, "the plan's only point");
+                Some((i, expr.as_str(), *observed, basis.as_str(), *passed))
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(judged.len(), 4, "two thresholds after each of the two trials: {judged:?}");
+    for (i, ..) in &judged {
+        assert!(
+            matches!(events[i - 1], Event::TrialEnd { .. } | Event::Threshold { .. }),
+            "judged once a trial is stored"
+        );
+    }
+    assert!(judged[0].3.ends_with("of 1 trial"), "the first trial alone: {judged:?}");
+    let stored = store.thresholds().expect("thresholds");
+    assert_eq!(stored.len(), 2);
+    for th in &stored {
+        let (_, _, observed, basis, passed) = *judged.iter().rev().find(|j| j.1 == th.expr).expect("its event");
+        assert_eq!(passed, th.passed, "{}", th.expr);
+        assert_eq!(passed, th.expr.starts_with("requests_per_s"), "{}", th.expr);
+        let (a, b) = (observed.expect("observed"), th.observed.expect("stored"));
+        assert!(same(a, b), "{}: live {a}, stored {b}", th.expr);
+        assert_eq!(Some(basis), th.basis.as_deref(), "{}", th.expr);
+        assert!(basis.ends_with("of 2 trials"), "{basis}");
+    }
+    match events.last() {
+        Some(Event::RunEnd { thresholds_failed, .. }) => {
+            assert!(
+                thresholds_failed.len() == 1 && thresholds_failed[0].starts_with("latency_p99_ms < 0.001"),
+                "{thresholds_failed:?}"
+            );
+        }
+        other => panic!("{other:?}"),
     }
 }
 

@@ -58,11 +58,12 @@ pub fn served(stdout: &str) -> Option<u64> {
 
 /// The trials complete; the server's process tree is stored (`proc_target_*`, sampled there); the
 /// requests the workload counted are the ones serve counted (give or take those in flight when the
-/// load phase ended, at most one per connection).
+/// load phase ended, at most one per connection). Run with `--live`: the server's `host` events,
+/// one with each second of the load, carry the key figures of its stored sample of their time.
 pub fn target_on_the_server(srv: &Server, key: &Path) {
     let runs = srv.dir.path().join("runs-target");
     let out = Command::new(BIN)
-        .args(["run", "-q", "--runs-dir"])
+        .args(["run", "-q", "--live=127.0.0.1:0", "--runs-dir"])
         .arg(&runs)
         .arg(plan(srv, key, "1s", 1, ""))
         .output()
@@ -120,10 +121,57 @@ pub fn target_on_the_server(srv: &Server, key: &Path) {
             s.phase
         );
     }
+    let live = live_hosts_are_the_stored_samples(&store, t.id, &samples);
     eprintln!(
-        "remote target: {requests} requests by the workload, {served} served, {} tree samples",
+        "remote target: {requests} requests by the workload, {served} served, {} tree samples, {live} host events",
         tree.len()
     );
+}
+
+/// The run's `host` events of `server`: one with each `second` of trial `trial`, each with the key
+/// figures (to their rounding of 0.1) of the server's stored sample of the same time.
+fn live_hosts_are_the_stored_samples(store: &Store, trial: usize, stored: &[perflab::store::TaggedSample]) -> usize {
+    use perflab::live::{Event, HostNow};
+    let events: Vec<Event> = store
+        .events(0)
+        .expect("the event log")
+        .iter()
+        .filter(|r| r.trial == Some(trial as i64) && (r.kind == "host" || r.kind == "second"))
+        .map(|r| Event::from_stored(&r.kind, r.trial, &r.body).expect("an event"))
+        .collect();
+    let seconds = events.iter().filter(|e| matches!(e, Event::Second { .. })).count();
+    let hosts: Vec<(f64, HostNow)> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Host { host, t_s, figures, .. } if host == "server" => Some((*t_s, *figures)),
+            _ => None,
+        })
+        .collect();
+    assert!(seconds >= 1, "the load's seconds were published: {events:?}");
+    assert_eq!(hosts.len(), seconds, "a host event with each second: {events:?}");
+    for (t_s, figures) in &hosts {
+        let s = stored
+            .iter()
+            .min_by(|a, b| (a.t_s - t_s).abs().total_cmp(&(b.t_s - t_s).abs()))
+            .expect("stored samples");
+        assert!(
+            (s.t_s - t_s).abs() < 0.01,
+            "a stored sample at {t_s} s: the nearest is at {} s",
+            s.t_s
+        );
+        let want = HostNow::of(&s.values);
+        assert!(want.cpu_pct.is_some() && want.target_cpu_pct.is_some(), "{want:?}");
+        for (n, (a, b)) in ["cpu", "mem", "perflab", "target", "busiest cpu", "disk", "net", "rss"]
+            .iter()
+            .zip(figures.cells().into_iter().zip(want.cells()))
+        {
+            match (a, b) {
+                (Some(a), Some(b)) => assert!((a - b).abs() <= 0.1 + 1e-9, "{n} at {t_s} s: live {a}, stored {b}"),
+                (a, b) => assert_eq!(a, b, "{n} at {t_s} s"),
+            }
+        }
+    }
+    hosts.len()
 }
 
 /// Processes whose parent is `ppid` and whose name is `comm`.

@@ -68,6 +68,8 @@ pub struct Board {
     pub seconds: VecDeque<Sec>,
     /// The monitor's key figures carried by the latest second.
     pub host: Option<HostNow>,
+    /// The remote hosts' latest key figures (their `host` events), by host.
+    pub hosts: BTreeMap<String, HostNow>,
     /// The probes' figures so far: the trial they are of, and each probe's.
     pub probes: Option<(usize, Vec<ProbeNow>)>,
     /// The last stored trial: its id, its label and repetition, its headline figures.
@@ -81,6 +83,9 @@ pub struct Board {
     /// `complete`, `interrupted`, `failed` once the run ended.
     pub status: Option<String>,
     pub thresholds_failed: Vec<String>,
+    /// Each threshold at each point as it stands (its latest `threshold` event): passed, and the
+    /// observed value.
+    pub thresholds: BTreeMap<(String, usize), (bool, Option<f64>)>,
     /// When the run's first event and its latest were stored (Unix s).
     pub first_unix_s: Option<f64>,
     pub last_unix_s: f64,
@@ -91,6 +96,12 @@ impl Board {
     pub fn counter(&self) -> (usize, usize) {
         let done = self.trials.values().filter(|t| matches!(t.2, Cell::Ok | Cell::Failed)).count();
         (done, self.trials.len())
+    }
+
+    /// Thresholds broken so far (at some point) and judged so far.
+    pub fn thresholds_broken(&self) -> (usize, usize) {
+        let broken = self.thresholds.values().filter(|t| !t.0).count();
+        (broken, self.thresholds.len())
     }
 
     /// Trials that failed.
@@ -226,6 +237,18 @@ impl Board {
             }
             Event::Skipped { count } => self.skipped += count,
             Event::Probes { trial, probes } => self.probes = Some((trial, probes)),
+            Event::Host { host, figures, .. } => {
+                self.hosts.insert(host, figures);
+            }
+            Event::Threshold {
+                expr,
+                point,
+                observed,
+                passed,
+                ..
+            } => {
+                self.thresholds.insert((expr, point), (passed, observed));
+            }
             Event::RunEnd {
                 status, thresholds_failed, ..
             } => {

@@ -76,6 +76,12 @@ fn header(b: &Board, ui: &Ui) -> Vec<String> {
     if b.failed() > 0 {
         counter.push_str(&format!(" ({} failed)", b.failed()));
     }
+    match b.thresholds_broken() {
+        (_, 0) => {}
+        (0, n) => counter.push_str(&format!(" · {n} thresholds held so far")),
+        (1, _) => counter.push_str(" · 1 threshold broken so far"),
+        (k, _) => counter.push_str(&format!(" · {k} thresholds broken so far")),
+    }
     let now = match (&b.current, &b.status) {
         (_, Some(status)) => format!("run {status}"),
         (Some(c), None) => {
@@ -112,12 +118,14 @@ pub fn draw(f: &mut Frame, b: &Board, ui: &Ui) {
     // The latest second's panel: 4 rows of load and 4 of the host (+ its borders).
     let top_h = (grid.len() as u16 + 2).clamp(if b.host.is_some() { 10 } else { 8 }, 10);
     let probes_h = b.probes.as_ref().map_or(0, |(_, p)| p.len().min(4) as u16 + 2);
-    let [head, top, thr, lat, probes, last, foot] = Layout::vertical([
+    let hosts_h = if b.hosts.is_empty() { 0 } else { b.hosts.len().min(4) as u16 + 2 };
+    let [head, top, thr, lat, probes, hosts, last, foot] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(top_h),
         Constraint::Min(3),
         Constraint::Min(3),
         Constraint::Length(probes_h),
+        Constraint::Length(hosts_h),
         Constraint::Length(4),
         Constraint::Length(1),
     ])
@@ -144,6 +152,9 @@ pub fn draw(f: &mut Frame, b: &Board, ui: &Ui) {
     f.render_widget(spark(&format!("p99 ms{of}"), &p99, window, 1000.0, Color::Magenta), lat);
     if probes_h > 0 {
         f.render_widget(probes_panel(b), probes);
+    }
+    if hosts_h > 0 {
+        f.render_widget(hosts_panel(b), hosts);
     }
     f.render_widget(last_panel(b), last);
     let keys = format!(
@@ -272,6 +283,32 @@ fn probes_panel(b: &Board) -> Paragraph<'static> {
     Paragraph::new(lines).block(Block::bordered().title(format!(" probes of trial {trial} ")))
 }
 
+/// The remote hosts' latest key figures, a line each.
+fn hosts_panel(b: &Board) -> Paragraph<'static> {
+    let lines: Vec<Line> = b
+        .hosts
+        .iter()
+        .map(|(name, h)| {
+            let mut parts = Vec::new();
+            if h.cpu_pct.is_some() || h.mem_used_mb.is_some() {
+                parts.push(format!("CPU {} · mem {}", tenth(h.cpu_pct, " %"), tenth(h.mem_used_mb, " MiB")));
+                parts.push(format!("busiest CPU {}", tenth(h.busiest_cpu_pct, " %")));
+                parts.push(format!("disk {}", tenth(h.disk_util_pct, " %")));
+                parts.push(format!("net {}", tenth(h.net_mbit_s, " Mbit/s")));
+            }
+            if h.target_cpu_pct.is_some() || h.target_rss_mb.is_some() {
+                parts.push(format!(
+                    "target {} {}",
+                    tenth(h.target_cpu_pct, " %"),
+                    tenth(h.target_rss_mb, " MiB")
+                ));
+            }
+            Line::raw(format!("{name}: {}", parts.join(" · ")))
+        })
+        .collect();
+    Paragraph::new(lines).block(Block::bordered().title(" remote hosts, latest sample "))
+}
+
 fn last_panel(b: &Board) -> Paragraph<'static> {
     let mut lines = Vec::new();
     match &b.last_end {
@@ -280,6 +317,13 @@ fn last_panel(b: &Board) -> Paragraph<'static> {
             lines.push(Line::raw(format!("trial {trial} ({label}): {}", figs.join(", "))));
         }
         None => lines.push(Line::raw("none stored yet")),
+    }
+    if let Some(((expr, point), (_, observed))) = b.thresholds.iter().find(|t| !t.1 .0) {
+        let seen = observed.map_or_else(|| "no data".to_string(), |v| format!("observed {}", num(v)));
+        lines.push(Line::styled(
+            format!("✗ threshold {expr} at point {point}: {seen}"),
+            Style::new().fg(Color::Red),
+        ));
     }
     if let Some((trial, why)) = &b.last_failure {
         lines.push(Line::styled(format!("✗ trial {trial}: {why}"), Style::new().fg(Color::Red)));

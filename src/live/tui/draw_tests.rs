@@ -236,8 +236,51 @@ fn the_probes_panel_shows_each_probes_latest_figures() {
         got[at + 2],
         "│db (tcp): latest timeout · lost 3/120 · failed 0                              │"
     );
+    b.apply(
+        Event::Host {
+            trial: 1,
+            host: "db".into(),
+            t_s: 13.0,
+            figures: HostNow {
+                cpu_pct: Some(42.5),
+                mem_used_mb: Some(2048.0),
+                busiest_cpu_pct: Some(97.0),
+                target_cpu_pct: Some(180.0),
+                target_rss_mb: Some(64.0),
+                ..HostNow::default()
+            },
+        },
+        1014.5,
+    );
+    let got = text(&b, &ui(), 80, 30);
+    let at = got
+        .iter()
+        .position(|l| l.starts_with("┌ remote hosts, latest sample "))
+        .unwrap_or_else(|| panic!("\n{}", got.join("\n")));
+    assert_eq!(
+        got[at + 1],
+        "│db: CPU 42.5 % · mem 2048.0 MiB · busiest CPU 97.0 % · disk – · net – · target│"
+    );
+    b.apply(
+        Event::Threshold {
+            expr: "latency_p99_ms < 5".into(),
+            point: 0,
+            observed: Some(7.25),
+            basis: "mean of 2 trials".into(),
+            passed: false,
+        },
+        1014.6,
+    );
+    let got = text(&b, &ui(), 80, 30);
+    assert!(got[0].contains("1 threshold broken so far"), "{}", got[0]);
+    assert!(
+        got.iter()
+            .any(|l| l.contains("✗ threshold latency_p99_ms < 5 at point 0: observed 7.25")),
+        "\n{}",
+        got.join("\n")
+    );
     // A tiny window still never panics.
-    for (w, h) in [(40, 12), (80, 14), (20, 5)] {
+    for (w, h) in [(40, 12), (80, 14), (80, 24), (20, 5)] {
         assert_eq!(text(&b, &ui(), w, h).len(), h as usize);
     }
 }
