@@ -92,7 +92,7 @@ pub fn thresholds(feed: &Publisher, store: &crate::store::Store, thresholds: &[c
     if !feed.is_on() || thresholds.is_empty() {
         return;
     }
-    let Ok(trials) = store.trials() else { return };
+    let Ok(trials) = store.trials_at(point) else { return };
     for e in super::thresholds::as_they_stand(thresholds, point, &trials) {
         feed.publish(e);
     }

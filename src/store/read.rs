@@ -180,6 +180,24 @@ impl Store {
     /// Every stored trial, with its metrics, histograms, series and errors (not its samples). A
     /// value that is not what perflab wrote is an error naming the trial (`error::DamagedStore`).
     pub fn trials(&self) -> anyhow::Result<Vec<StoredTrial>> {
+        self.trials_of(None)
+    }
+
+    /// The stored trials of one point, as [`trials`](Self::trials) reads them (a point's rows
+    /// only: what a run reads after each trial stays as large as a point, not the run).
+    pub fn trials_at(&self, point: usize) -> anyhow::Result<Vec<StoredTrial>> {
+        self.trials_of(Some(point))
+    }
+
+    fn trials_of(&self, point: Option<usize>) -> anyhow::Result<Vec<StoredTrial>> {
+        // (A number of this code's, not text from the store or the user.)
+        let (trial_where, rows_where) = match point {
+            Some(p) => (
+                format!(" WHERE point = {p}"),
+                format!(" WHERE trial_id IN (SELECT id FROM trial WHERE point = {p})"),
+            ),
+            None => (String::new(), String::new()),
+        };
         let c = self.conn();
         let fail = |table: &'static str| move |e: rusqlite::Error| self.read_error(table, None, e);
         // The failure's kind is stored from schema version 4; before, it is told from the text.
@@ -187,7 +205,7 @@ impl Store {
         let mut st = c
             .prepare(&format!(
                 "SELECT id, point, repetition, params_json, workload, failure, started_unix, ended_unix,
-                    limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail, {kind} FROM trial ORDER BY id"
+                    limit_mechanism, limit_proof, target_stdout_tail, target_stderr_tail, {kind} FROM trial{trial_where} ORDER BY id"
             ))
             .map_err(fail("trial"))?;
         let mut trials: Vec<StoredTrial> = Vec::new();
@@ -197,7 +215,9 @@ impl Store {
         }
         let index: BTreeMap<usize, usize> = trials.iter().enumerate().map(|(i, t)| (t.id, i)).collect();
         let mut st = c
-            .prepare("SELECT trial_id, name, start_s, end_s FROM phase ORDER BY trial_id, start_s")
+            .prepare(&format!(
+                "SELECT trial_id, name, start_s, end_s FROM phase{rows_where} ORDER BY trial_id, start_s"
+            ))
             .map_err(fail("phase"))?;
         let mut rows = st.query([]).map_err(fail("phase"))?;
         while let Some(r) = rows.next().map_err(fail("phase"))? {
@@ -211,7 +231,7 @@ impl Store {
         let kind = if self.schema_version() >= 2 { "kind" } else { "NULL" };
         let mut st = c
             .prepare(&format!(
-                "SELECT trial_id, name, unit, value, better, {kind} FROM metric ORDER BY trial_id, name"
+                "SELECT trial_id, name, unit, value, better, {kind} FROM metric{rows_where} ORDER BY trial_id, name"
             ))
             .map_err(fail("metric"))?;
         let mut rows = st.query([]).map_err(fail("metric"))?;
@@ -229,7 +249,9 @@ impl Store {
             }
         }
         let mut st = c
-            .prepare("SELECT trial_id, name, hdr_v2_deflate FROM histogram ORDER BY trial_id, name")
+            .prepare(&format!(
+                "SELECT trial_id, name, hdr_v2_deflate FROM histogram{rows_where} ORDER BY trial_id, name"
+            ))
             .map_err(fail("histogram"))?;
         let mut rows = st.query([]).map_err(fail("histogram"))?;
         while let Some(r) = rows.next().map_err(fail("histogram"))? {
@@ -241,7 +263,9 @@ impl Store {
             }
         }
         let mut st = c
-            .prepare("SELECT trial_id, name, t_s, value FROM series ORDER BY trial_id, name, t_s")
+            .prepare(&format!(
+                "SELECT trial_id, name, t_s, value FROM series{rows_where} ORDER BY trial_id, name, t_s"
+            ))
             .map_err(fail("series"))?;
         let mut rows = st.query([]).map_err(fail("series"))?;
         while let Some(r) = rows.next().map_err(fail("series"))? {
@@ -257,7 +281,9 @@ impl Store {
             }
         }
         let mut st = c
-            .prepare("SELECT trial_id, class, count FROM error ORDER BY trial_id, class")
+            .prepare(&format!(
+                "SELECT trial_id, class, count FROM error{rows_where} ORDER BY trial_id, class"
+            ))
             .map_err(fail("error"))?;
         let mut rows = st.query([]).map_err(fail("error"))?;
         while let Some(r) = rows.next().map_err(fail("error"))? {
@@ -366,4 +392,65 @@ fn trial_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTrial> {
         series: vec![],
         errors: vec![],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{RunInfo, Store, TrialRecord};
+    use crate::model::{Better, Metric, SeriesPoint, WorkloadResult};
+
+    #[test]
+    fn a_points_trials_are_those_of_every_trial_at_that_point_with_all_their_rows() {
+        let tmp = tempfile::tempdir().expect("tmp");
+        let mut s = Store::create(tmp.path()).expect("store");
+        s.write_run(&RunInfo {
+            plan_name: "p".into(),
+            plan_file: "p.toml".into(),
+            plan_source: String::new(),
+            seed: 1,
+            started_unix: 0.0,
+            planned_trials: 4,
+        })
+        .expect("run");
+        for p in 0..2 {
+            s.write_point(p, "", "{}", 0, None).expect("point");
+        }
+        for id in 0..4usize {
+            let mut result = WorkloadResult::default();
+            result.metrics.push(Metric::new("ops_per_s", "ops/s", id as f64, Better::Higher));
+            result.series.push(SeriesPoint {
+                name: "ops".into(),
+                t_s: 1.0,
+                value: 10.0 * id as f64,
+            });
+            result.errors.push(("timeout".into(), id as u64));
+            s.write_trial(&TrialRecord {
+                info: crate::model::TrialInfo {
+                    id,
+                    point: id % 2,
+                    repetition: id as u32 / 2 + 1,
+                    params_json: "{}".into(),
+                    workload: "cpu".into(),
+                    started_unix: 1.0,
+                    ended_unix: 2.0,
+                    phases: vec![crate::model::PhaseSpan::new(crate::model::Phase::Load, 0.0, 1.0)],
+                    ..crate::model::TrialInfo::default()
+                },
+                result: Some(result),
+                samples: Vec::new(),
+                probes: Vec::new(),
+                profiles: Vec::new(),
+            })
+            .expect("trial");
+        }
+        let all = s.trials().expect("all");
+        let at = s.trials_at(1).expect("point 1");
+        let want: Vec<_> = all.iter().filter(|t| t.point == 1).collect();
+        assert_eq!(at.iter().map(|t| t.id).collect::<Vec<_>>(), vec![1, 3]);
+        for (a, w) in at.iter().zip(want) {
+            assert_eq!((&a.metrics, &a.series, &a.errors), (&w.metrics, &w.series, &w.errors));
+            assert_eq!(a.info.phases, w.info.phases);
+        }
+        assert_eq!(at[1].metric("ops_per_s"), Some(3.0));
+    }
 }
