@@ -223,3 +223,23 @@ pub fn explain(dirs: &[&Path], e: anyhow::Error) -> anyhow::Error {
 pub fn redact(text: &str) -> String {
     crate::util::redact::headers(text)
 }
+
+/// A new store in `dir` holding a run of `trials` planned trials and the points `0..points` (no
+/// parameters): where the store's own tests start.
+#[cfg(test)]
+pub(crate) fn test_store(dir: &std::path::Path, trials: usize, points: usize) -> Store {
+    let mut s = Store::create(dir).expect("store");
+    s.write_run(&RunInfo {
+        plan_name: "p".into(),
+        plan_file: "p.toml".into(),
+        plan_source: String::new(),
+        seed: 1,
+        started_unix: 0.0,
+        planned_trials: trials,
+    })
+    .expect("run");
+    for p in 0..points {
+        s.write_point(p, "", "{}", 0, None).expect("point");
+    }
+    s
+}

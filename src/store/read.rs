@@ -396,25 +396,13 @@ fn trial_of(r: &rusqlite::Row<'_>) -> rusqlite::Result<StoredTrial> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{RunInfo, Store, TrialRecord};
+    use super::super::TrialRecord;
     use crate::model::{Better, Metric, SeriesPoint, WorkloadResult};
 
     #[test]
     fn a_points_trials_are_those_of_every_trial_at_that_point_with_all_their_rows() {
         let tmp = tempfile::tempdir().expect("tmp");
-        let mut s = Store::create(tmp.path()).expect("store");
-        s.write_run(&RunInfo {
-            plan_name: "p".into(),
-            plan_file: "p.toml".into(),
-            plan_source: String::new(),
-            seed: 1,
-            started_unix: 0.0,
-            planned_trials: 4,
-        })
-        .expect("run");
-        for p in 0..2 {
-            s.write_point(p, "", "{}", 0, None).expect("point");
-        }
+        let mut s = super::super::test_store(tmp.path(), 4, 2);
         for id in 0..4usize {
             let mut result = WorkloadResult::default();
             result.metrics.push(Metric::new("ops_per_s", "ops/s", id as f64, Better::Higher));

@@ -56,7 +56,7 @@ impl Store {
 
 #[cfg(test)]
 mod tests {
-    use super::super::{RunInfo, Store, TrialFailure, TrialRecord};
+    use super::super::{TrialFailure, TrialRecord};
 
     fn trial(id: usize, failed: bool) -> TrialRecord {
         TrialRecord {
@@ -85,17 +85,7 @@ mod tests {
     #[test]
     fn the_failed_trials_and_their_rows_are_gone_the_others_kept() {
         let tmp = tempfile::tempdir().expect("tmp");
-        let mut s = Store::create(tmp.path()).expect("store");
-        s.write_run(&RunInfo {
-            plan_name: "p".into(),
-            plan_file: "p.toml".into(),
-            plan_source: String::new(),
-            seed: 1,
-            started_unix: 0.0,
-            planned_trials: 3,
-        })
-        .expect("run");
-        s.write_point(0, "", "{}", 0, None).expect("point");
+        let mut s = super::super::test_store(tmp.path(), 3, 1);
         for (id, failed) in [(0, true), (1, false), (2, true)] {
             s.write_trial(&trial(id, failed)).expect("trial");
             s.write_clocks(id, &[id]).expect("clocks");
