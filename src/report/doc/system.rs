@@ -281,10 +281,15 @@ mod tests {
             loaded_resource(&point("net", rows.clone())).map(|r| r.metric.as_str()),
             Some("net_lo_tx_mbitps")
         );
-        // A CPU load has no such resource; a moved interface row is already in the table.
+        // A CPU load has no such resource.
         assert!(loaded_resource(&point("cpu", rows.clone())).is_none());
-        let mut moved = rows;
-        moved[1] = row("net_lo_rx_mbitps", 100.0, 31_000.0);
-        assert!(loaded_resource(&point("net", moved)).is_none());
+        // Another interface moved by the background (a trickle on eth0) does not hide the one the
+        // load ran on.
+        let mut trickle = rows;
+        trickle[3] = row("net_eth0_rx_mbitps", 0.02, 0.002);
+        assert_eq!(
+            loaded_resource(&point("net", trickle)).map(|r| r.metric.as_str()),
+            Some("net_lo_tx_mbitps")
+        );
     }
 }
