@@ -88,6 +88,7 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
             ip,
             raw: is_raw,
             id,
+            stamped,
             out: vec![0; 8 + size],
             buf: vec![0; MAX_SIZE + 128],
         })),
@@ -162,6 +163,7 @@ struct Icmp {
     ip: IpAddr,
     raw: bool,
     id: u16,
+    stamped: bool,
     out: Vec<u8>,
     buf: Vec<u8>,
 }
@@ -197,6 +199,10 @@ impl Icmp {
 impl Datagram for Icmp {
     fn fd(&self) -> RawFd {
         self.fd.as_raw_fd()
+    }
+
+    fn kernel_stamps(&self) -> bool {
+        self.stamped
     }
 
     fn send(&mut self, seq: u64, tx_ns: i64) -> io::Result<Traffic> {

@@ -175,6 +175,11 @@ pub(crate) trait Datagram: Send {
     fn send(&mut self, seq: u64, tx_ns: i64) -> io::Result<Traffic>;
     /// One received datagram without blocking; Ok(None) when nothing is waiting.
     fn recv(&mut self) -> io::Result<Option<Received>>;
+    /// The kernel stamps each reply with its arrival time, so the round trip does not depend on
+    /// when the reply is read.
+    fn kernel_stamps(&self) -> bool {
+        false
+    }
 }
 
 /// What the poller saw on a [`Flow`]'s socket.

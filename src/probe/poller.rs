@@ -83,10 +83,26 @@ impl Poller {
         self.ctl(fd, flags as u32, token as u64)
     }
 
+    /// Watch `fd` (edge-triggered) for its errors only, if not `read`, else for reading too:
+    /// arrivals then wake no wait. Changed with [`Poller::read`].
+    pub fn add_datagram(&self, fd: RawFd, token: usize, read: bool) -> io::Result<()> {
+        self.ctl_op(libc::EPOLL_CTL_ADD, fd, datagram_flags(read), token as u64)
+    }
+
+    /// Start (or stop) waking waits for arrivals on a socket added with
+    /// [`Poller::add_datagram`]; what waits already is reported at the next wait.
+    pub fn read(&self, fd: RawFd, token: usize, read: bool) -> io::Result<()> {
+        self.ctl_op(libc::EPOLL_CTL_MOD, fd, datagram_flags(read), token as u64)
+    }
+
     fn ctl(&self, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
+        self.ctl_op(libc::EPOLL_CTL_ADD, fd, events, token)
+    }
+
+    fn ctl_op(&self, op: libc::c_int, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
         let mut ev = libc::epoll_event { events, u64: token };
         // SAFETY: ev is a live epoll_event; the kernel copies it.
-        if unsafe { libc::epoll_ctl(self.ep.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) } < 0 {
+        if unsafe { libc::epoll_ctl(self.ep.as_raw_fd(), op, fd, &mut ev) } < 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
@@ -182,6 +198,11 @@ impl Poller {
         self.pwait2 = false;
         self
     }
+}
+
+/// A datagram socket's flags: errors (always reported by epoll), and arrivals if `read`.
+fn datagram_flags(read: bool) -> u32 {
+    (libc::EPOLLET | if read { libc::EPOLLIN } else { 0 }) as u32
 }
 
 /// Let this thread's timed waits end when asked, not up to 50 µs later (the default timer slack,

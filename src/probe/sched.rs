@@ -9,6 +9,13 @@
 //! system calls: a connect to this machine), whose close takes it out of the poller again.
 //! The poller is edge-triggered: a readiness is read or written until the socket would block (a
 //! datagram socket's up to the reply to the newest probe, see [`Drain::ToNewest`]).
+//!
+//! A datagram probe whose replies the kernel stamps with their arrival time, sent at least every
+//! [`LAZY_UP_TO`], reads its replies just before its next send instead of waking up for each: the
+//! round trip is the kernel's stamp less the send time either way, and the thread wakes once per
+//! probe instead of twice (a reply the kernel had ready within the send, as an icmp echo to this
+//! machine, is still read at once). Its socket wakes the poller for errors only, and for replies
+//! again once it has sent its last probe, whose reply ends the probe.
 
 use super::engine::{self, Drain, Flight, Recorder, Schedule, END_GRACE};
 use super::poller::{self, Poller};
@@ -19,6 +26,9 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 const STOP: usize = usize::MAX;
+/// The longest interval at which a datagram probe reads its replies at its next send (its samples
+/// reach an observer that much later).
+const LAZY_UP_TO: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// A probe of the set, opened, for the scheduler's thread.
 pub(crate) struct Member {
@@ -47,8 +57,8 @@ fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<
     let mut poll = Poller::new()?;
     poll.add(stop.fd(), STOP, false)?;
     for (i, p) in probes.iter_mut().enumerate() {
-        if let Way::Datagram { dg, .. } = &p.way {
-            poll.add(dg.fd(), i, false)?;
+        if let Way::Datagram { dg, watching, .. } = &p.way {
+            poll.add_datagram(dg.fd(), i, *watching)?;
         }
     }
     let mut stopping = false;
@@ -111,6 +121,8 @@ enum Way {
         /// Whether reading right after a send finds the reply (loopback: it is there before the
         /// send returns), which saves a wait; tried again every 64 probes when it did not.
         look_pays: bool,
+        /// The poller wakes for its replies (else they are read at the next send).
+        watching: bool,
     },
 }
 
@@ -133,6 +145,7 @@ impl Probe {
         let way = match m.opened.driver {
             Driver::Flow(flow) => Way::Flow { flow, current: None },
             Driver::Datagram(dg) => Way::Datagram {
+                watching: !(dg.kernel_stamps() && m.spec.interval <= LAZY_UP_TO),
                 dg,
                 flights: VecDeque::new(),
                 errors_in_a_row: 0,
@@ -176,23 +189,25 @@ impl Probe {
                 flights,
                 errors_in_a_row,
                 look_pays,
+                watching,
             } => {
                 let mut d = Dgram {
                     dg: dg.as_mut(),
                     flights,
                     errors_in_a_row,
                     look_pays,
+                    watching,
                 };
-                d.tick(&self.spec, &mut self.sched, &mut self.rec, &mut self.sending, phase)
+                d.tick(&self.spec, &mut self.sched, &mut self.rec, &mut self.sending, phase, (poll, token))
             }
         }
     }
 
-    /// An exchange of this probe awaits its answer.
+    /// An exchange of this probe awaits its answer from the poller.
     fn in_flight(&self) -> bool {
         match &self.way {
             Way::Flow { current, .. } => current.is_some(),
-            Way::Datagram { flights, .. } => flights.iter().any(|f| !f.done),
+            Way::Datagram { flights, watching, .. } => *watching && flights.iter().any(|f| !f.done),
         }
     }
 
@@ -356,13 +371,23 @@ struct Dgram<'a> {
     flights: &'a mut VecDeque<Flight>,
     errors_in_a_row: &'a mut u32,
     look_pays: &'a mut bool,
+    watching: &'a mut bool,
 }
 
 impl Dgram<'_> {
     /// Send what is due (sends and replies apart: a slow reply never delays the next send); settle
     /// the flights whose deadline passed, once the socket has been read (a reply that came in time
-    /// but is not read yet still counts).
-    fn tick(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, sending: &mut bool, phase: &PhaseFn) -> Option<Instant> {
+    /// but is not read yet still counts). Once the last probe is sent, the poller wakes for the
+    /// replies still awaited.
+    fn tick(
+        &mut self,
+        spec: &ProbeSpec,
+        sched: &mut Schedule,
+        rec: &mut Recorder,
+        sending: &mut bool,
+        phase: &PhaseFn,
+        (poll, token): (&Poller, usize),
+    ) -> Option<Instant> {
         let mut due = None;
         loop {
             let now = Instant::now();
@@ -394,6 +419,12 @@ impl Dgram<'_> {
             }
             self.flights.pop_front();
         }
+        if !*sending && !*self.watching && !self.flights.is_empty() {
+            match poll.read(self.dg.fd(), token, true) {
+                Ok(()) => *self.watching = true,
+                Err(e) => rec.failure = Some(format!("the probes' poller: {e}")),
+            }
+        }
         if rec.failure.is_some() {
             fail_flights(self.flights, rec);
             return None;
@@ -403,6 +434,10 @@ impl Dgram<'_> {
     }
 
     fn send(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, phase: &PhaseFn) {
+        if !*self.watching && self.flights.iter().any(|f| !f.done) {
+            // The replies that came since the last send, before this one's.
+            engine::drain(self.dg, rec, self.flights, self.errors_in_a_row, Drain::ToNewest);
+        }
         let tag = phase();
         let at = Instant::now();
         let tx_ns = sys::realtime_ns();

@@ -37,6 +37,7 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     Ok(Opened {
         driver: Driver::Datagram(Box::new(Udp {
             sock,
+            stamped,
             out: vec![0; size],
             buf: vec![0; MAX_SIZE + 1],
         })),
@@ -50,6 +51,7 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
 
 struct Udp {
     sock: UdpSocket,
+    stamped: bool,
     out: Vec<u8>,
     buf: Vec<u8>,
 }
@@ -67,6 +69,10 @@ pub fn parse(d: &[u8]) -> Option<(u64, i64)> {
 impl Datagram for Udp {
     fn fd(&self) -> RawFd {
         self.sock.as_raw_fd()
+    }
+
+    fn kernel_stamps(&self) -> bool {
+        self.stamped
     }
 
     fn send(&mut self, seq: u64, tx_ns: i64) -> io::Result<Traffic> {

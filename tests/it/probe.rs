@@ -141,6 +141,19 @@ fn udp_probe_reads_an_echo_holding_each_reply_15ms() {
 }
 
 #[test]
+fn udp_replies_read_at_the_next_send_are_timed_by_their_arrival() {
+    // Every 80 ms: the probe reads each reply just before its next send, up to 80 ms after it came;
+    // the round trip is the kernel's arrival stamp less the send time, not the time of the read.
+    let echo = udp_echo::start(UdpEchoConfig::default()).expect("echo starts");
+    let r = run(spec(Kind::Udp, &echo.addr().to_string(), 80, 8, 1000));
+    echo.shutdown();
+    let sum = r.summary();
+    assert_eq!((sum.n, sum.replies), (8, 8));
+    let p50 = sum.rtt.median_ms.expect("a median");
+    assert!(p50 < 40.0, "p50 {p50} ms: the time of the read, not of the arrival");
+}
+
+#[test]
 fn a_target_that_stops_answering_gives_timeouts_as_loss_and_the_run_goes_on() {
     // An echo that answers the first 20 datagrams, then keeps its socket open and says nothing.
     let sock = UdpSocket::bind("127.0.0.1:0").expect("bind");
