@@ -84,14 +84,14 @@ impl Poller {
     }
 
     /// Watch `fd` (edge-triggered) for its errors only, if not `read`, else for reading too:
-    /// arrivals then wake no wait. Changed with [`Poller::read`].
+    /// arrivals then wake no wait. Changed with [`Poller::watch_arrivals`].
     pub fn add_datagram(&self, fd: RawFd, token: usize, read: bool) -> io::Result<()> {
         self.ctl_op(libc::EPOLL_CTL_ADD, fd, datagram_flags(read), token as u64)
     }
 
     /// Start (or stop) waking waits for arrivals on a socket added with
     /// [`Poller::add_datagram`]; what waits already is reported at the next wait.
-    pub fn read(&self, fd: RawFd, token: usize, read: bool) -> io::Result<()> {
+    pub fn watch_arrivals(&self, fd: RawFd, token: usize, read: bool) -> io::Result<()> {
         self.ctl_op(libc::EPOLL_CTL_MOD, fd, datagram_flags(read), token as u64)
     }
 

@@ -420,7 +420,7 @@ impl Dgram<'_> {
             self.flights.pop_front();
         }
         if !*sending && !*self.watching && !self.flights.is_empty() {
-            match poll.read(self.dg.fd(), token, true) {
+            match poll.watch_arrivals(self.dg.fd(), token, true) {
                 Ok(()) => *self.watching = true,
                 Err(e) => rec.failure = Some(format!("the probes' poller: {e}")),
             }
