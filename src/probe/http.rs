@@ -118,15 +118,35 @@ impl Flow for Get {
                 let fd = sock.as_raw_fd();
                 let mut marks = [t0; 6];
                 marks[1] = resolved;
-                self.current = Some(Conn {
+                let mut c = Conn {
                     sock,
                     tls: None,
                     stage: Stage::Connecting,
                     marks,
                     sent: 0,
                     response: Response::default(),
-                });
-                Begun::Wait(fd)
+                };
+                let begun = match self.tls {
+                    None => c.send_at_once(&self.request),
+                    Some(_) => Ok(Begun::Wait(fd)),
+                };
+                match begun {
+                    Ok(b) => {
+                        self.current = Some(c);
+                        b
+                    }
+                    Err(e) => Begun::Done(Exchanged {
+                        outcome: match e.kind() {
+                            io::ErrorKind::ConnectionRefused
+                            | io::ErrorKind::HostUnreachable
+                            | io::ErrorKind::NetworkUnreachable
+                            | io::ErrorKind::TimedOut => tcp::connect_error(&e),
+                            _ => Outcome::Error(format!("send: {e}")),
+                        },
+                        parts: Vec::new(),
+                        traffic: Traffic::default(),
+                    }),
+                }
             }
             Err(e) => Begun::Done(Exchanged {
                 outcome: Outcome::Error(e),
@@ -226,6 +246,34 @@ impl Conn {
                 &mut self.response,
                 buf,
             ),
+        }
+    }
+
+    /// Send the request right after `connect` (plain http): where the handshake was done within
+    /// that call (loopback, a peer on this host) the write goes through, the connection's time
+    /// is exact, and the poller need only wake for the response; where it is still in progress
+    /// the write would block and the poller waits for the connection as before. An error here is
+    /// the connection's (a refusal seen within the call).
+    fn send_at_once(&mut self, request: &[u8]) -> io::Result<Begun> {
+        let fd = self.sock.as_raw_fd();
+        let connected = Instant::now();
+        loop {
+            match self.sock.write(request) {
+                Ok(n) => {
+                    self.marks[2] = connected;
+                    self.marks[3] = connected;
+                    self.sent = n;
+                    if n == request.len() {
+                        self.stage = Stage::Reading;
+                        return Ok(Begun::Reading(fd));
+                    }
+                    self.stage = Stage::Sending;
+                    return Ok(Begun::Wait(fd));
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Begun::Wait(fd)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
         }
     }
 
@@ -396,6 +444,62 @@ mod tests {
             Ok(None) => Err("would block".into()),
             Err(Fail::Timeout) => Err("timeout".into()),
             Err(Fail::Error(e)) => Err(e),
+        }
+    }
+
+    fn get(addr: SocketAddr) -> Get {
+        Get {
+            host: addr.ip().to_string(),
+            port: addr.port(),
+            literal: Some(addr),
+            request: b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
+            tls: None,
+            buf: vec![0; 4096],
+            current: None,
+        }
+    }
+
+    #[test]
+    fn a_connection_made_within_its_call_carries_the_request_at_once() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut g = get(l.local_addr().unwrap());
+        // On loopback the handshake is done before connect returns: the request goes with it and
+        // the poller is to wake for the response only.
+        assert!(matches!(g.begin(), Begun::Reading(_)));
+        let c = g.current.as_ref().unwrap();
+        assert!(c.stage == Stage::Reading && c.sent == g.request.len());
+        assert!(
+            c.marks[2] >= c.marks[1] && c.marks[3] == c.marks[2],
+            "connect ends where the request is sent"
+        );
+        let (mut s, _) = l.accept().unwrap();
+        let mut got = vec![0; g.request.len()];
+        s.read_exact(&mut got).unwrap();
+        assert_eq!(got, g.request);
+        s.write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").unwrap();
+        let ready = Ready {
+            readable: true,
+            writable: false,
+            error: false,
+        };
+        let done = std::iter::repeat_with(|| g.ready(ready))
+            .take(1000)
+            .flatten()
+            .next()
+            .expect("the response ends the probe");
+        assert!(matches!(done.outcome, Outcome::Reply { .. }), "{:?}", done.outcome);
+        assert_eq!(done.parts.len(), PARTS.len());
+    }
+
+    #[test]
+    fn a_connection_refused_within_its_call_ends_the_probe_as_refused() {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let mut g = get(addr);
+        match g.begin() {
+            Begun::Done(d) => assert_eq!(d.outcome, Outcome::Error("connection refused".into())),
+            // Refused after the call returned: the poller sees it, as before.
+            Begun::Wait(_) => assert!(g.current.is_some()),
+            Begun::Reading(_) => panic!("nothing listens there"),
         }
     }
 

@@ -206,8 +206,11 @@ pub(crate) trait Flow: Send {
 
 /// What [`Flow::begin`] did.
 pub(crate) enum Begun {
-    /// The exchange goes on: the poller is to watch this socket.
+    /// The exchange goes on: the poller is to watch this socket (reading and writing).
     Wait(RawFd),
+    /// The exchange goes on with nothing more to write: the poller is to watch this socket for
+    /// reading (and its errors) only, so that its being writable wakes no wait.
+    Reading(RawFd),
     /// The exchange is over already.
     Done(Exchanged),
 }

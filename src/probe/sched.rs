@@ -346,9 +346,10 @@ fn flow_tick(
         let tag = phase();
         // The probe's duration bounds its wait too: at most END_GRACE past its end.
         let deadline = (at + spec.timeout).min(sched.end + END_GRACE);
-        match flow.begin() {
-            Begun::Wait(fd) => {
-                if let Err(e) = poll.add(fd, token, true) {
+        let begun = flow.begin();
+        match begun {
+            Begun::Wait(fd) | Begun::Reading(fd) => {
+                if let Err(e) = poll.add(fd, token, matches!(begun, Begun::Wait(_))) {
                     let gave_up = flow.give_up();
                     sched.sent();
                     let outcome = Outcome::Error(format!("the probes' poller: {e}"));
