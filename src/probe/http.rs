@@ -492,6 +492,44 @@ mod tests {
     }
 
     #[test]
+    fn a_connection_still_being_made_waits_for_the_poller_with_nothing_sent() {
+        // A listener whose accept queue is full drops new SYNs: the connect stays in progress.
+        // SAFETY: plain socket calls on a descriptor owned here; the address is a live sockaddr_in.
+        let (fd, addr) = unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+            assert!(fd >= 0);
+            let mut sa: libc::sockaddr_in = std::mem::zeroed();
+            sa.sin_family = libc::AF_INET as libc::sa_family_t;
+            sa.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
+            let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+            assert_eq!(libc::bind(fd, (&sa as *const libc::sockaddr_in).cast(), len), 0);
+            assert_eq!(libc::listen(fd, 0), 0);
+            let mut got = sa;
+            let mut glen = len;
+            assert_eq!(libc::getsockname(fd, (&mut got as *mut libc::sockaddr_in).cast(), &mut glen), 0);
+            (
+                <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd),
+                SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, u16::from_be(got.sin_port))),
+            )
+        };
+        // Fill the queue (its size is the backlog + 1), then probe.
+        let _held: Vec<TcpStream> = (0..2)
+            .filter_map(|_| TcpStream::connect_timeout(&addr, std::time::Duration::from_millis(200)).ok())
+            .collect();
+        let mut g = get(addr);
+        match g.begin() {
+            Begun::Wait(_) => {
+                let c = g.current.as_ref().unwrap();
+                assert!(c.stage == Stage::Connecting && c.sent == 0, "nothing written yet");
+                assert_eq!(c.marks[2], c.marks[0], "no connect time yet");
+            }
+            Begun::Reading(_) => panic!("a SYN to a full queue cannot have been answered"),
+            Begun::Done(d) => panic!("{:?}", d.outcome),
+        }
+        drop(fd);
+    }
+
+    #[test]
     fn a_connection_refused_within_its_call_ends_the_probe_as_refused() {
         let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
         let mut g = get(addr);

@@ -368,8 +368,10 @@ fn every_example_runs_with_short_phases() {
             failed.is_empty() && out.thresholds_failed.is_empty() && matches!(out.status, RunStatus::Complete | RunStatus::Skipped),
         ));
     }
-    // The fio example keeps its 1 GiB file for the next run; this test does not.
+    // The fio example keeps its 1 GiB file for the next run and stress-ng's example its YAML
+    // report for the reader; this test keeps neither.
     let _ = std::fs::remove_file("/tmp/perflab-example-fio.dat");
+    let _ = std::fs::remove_file("/tmp/perflab-example-stress-ng-cpu.yaml");
     let bad: Vec<&String> = summary.iter().filter(|(_, ok)| !ok).map(|(l, _)| l).collect();
     assert!(bad.is_empty(), "{bad:#?}");
 }
