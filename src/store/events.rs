@@ -22,7 +22,7 @@ CREATE TABLE IF NOT EXISTS event (
     seq INTEGER PRIMARY KEY,         -- order of publication, from 1
     unix_s REAL NOT NULL,            -- when it was published
     trial_id INTEGER,                -- the trial it is about (NULL: the run's)
-    kind TEXT NOT NULL,              -- run_start | trial_start | phase | second | seconds | trial_end | ci | skipped | run_end
+    kind TEXT NOT NULL,              -- run_start | trial_start | phase | second | host | probes | trial_end | ci | threshold | skipped | run_end | seconds
     body TEXT NOT NULL               -- the event as JSON (docs/live.md); `seconds`: a stored trial's seconds, packed
 );
 "#;
