@@ -199,19 +199,8 @@ paired() { # $1: mode; prints "ratio extra" per round
     paste <(printf '%s' "${R[plain]}" | awk 'NF') <(printf '%s' "${R[$1]}" | awk 'NF') |
         awk '{ printf "%.6f %.4f\n", $7 / $1, $8 - $2 * $7 / $1 }'
 }
-interval() { # stdin: one figure per line; prints "median low high confidence_%"
-    sort -g | awk '{ a[NR] = $1 } END {
-        n = NR; med = (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
-        k = 1; conf = 1 - 2 * 0.5 ^ n
-        for (j = 2; j <= n / 2; j++) {
-            c = 0; b = 1
-            for (i = 0; i < j; i++) { c += b; b = b * (n - i) / (i + 1) }
-            p = 1 - 2 * c * 0.5 ^ n
-            if (p < 0.9) break
-            k = j; conf = p
-        }
-        printf "%.4f %.4f %.4f %.0f\n", med, a[k], a[n + 1 - k], 100 * conf }'
-}
+# shellcheck source=bench/median_interval.sh
+. "$ROOT/bench/median_interval.sh"
 echo
 echo "== paired per round: median [interval] (distribution-free, confidence in brackets) =="
 printf '%-6s %34s %36s\n' mode "throughput / plain's" "extra CPU, % of a core"

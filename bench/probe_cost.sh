@@ -137,23 +137,19 @@ per_probe() {
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
 
-# verdict: stdin "perflab_us anchor_us" per round; the goal's verdict and the distribution-free
-# interval for the median of the rounds' ratios: the k-th smallest and k-th largest of n rounds hold
-# it with probability 1 - 2 P(Binomial(n, 1/2) < k); k is the largest with that >= 90 %.
+# verdict: stdin "perflab_us anchor_us" per round; the goal's verdict on the rounds' ratios and the
+# distribution-free interval for their median (bench/median_interval.sh).
+# shellcheck source=bench/median_interval.sh
+. "$ROOT/bench/median_interval.sh"
 verdict() {
-    awk '$2 > 0 { print $1 / $2 }' | sort -g | awk '{ a[NR] = $1 } END {
-        n = NR
-        if (n < 2) { print "one round:"; exit }
-        k = 1; conf = 1 - 2 * 0.5 ^ n
-        for (j = 2; j <= n / 2; j++) {
-            c = 0; b = 1
-            for (i = 0; i < j; i++) { c += b; b = b * (n - i) / (i + 1) }
-            p = 1 - 2 * c * 0.5 ^ n
-            if (p < 0.9) break
-            k = j; conf = p
-        }
-        lo = a[k]; hi = a[n + 1 - k]
-        printf "%s [%.2f-%.2f, %.0f %%],", (hi <= 1.10 ? "met" : lo > 1.10 ? "missed" : "undecided"), lo, hi, 100 * conf }'
+    local ratios
+    ratios=$(awk '$2 > 0 { print $1 / $2 }')
+    if [ "$(printf '%s\n' "$ratios" | grep -c .)" -lt 2 ]; then
+        echo "one round:"
+        return
+    fi
+    printf '%s\n' "$ratios" | interval | awk '{
+        printf "%s [%.2f-%.2f, %.0f %%],", ($3 <= 1.10 ? "met" : $2 > 1.10 ? "missed" : "undecided"), $2, $3, $4 }'
 }
 
 # path NAME ADDR: the table of part 1 for one path.
