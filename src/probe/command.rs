@@ -97,7 +97,7 @@ impl Exchange for Run {
                 }
                 wait(child, t0, timeout, &mut || {
                     if let Some(g) = guard.as_mut() {
-                        g.ended(pgid);
+                        g.ended();
                     }
                 })
             }

@@ -72,8 +72,8 @@ impl Guard {
         self.write(Some(pgid));
     }
 
-    /// The group is done with (its leader not yet reaped, so the id is still its own).
-    pub fn ended(&mut self, _pgid: u32) {
+    /// The group started last is done with (its leader not yet reaped, so the id is still its own).
+    pub fn ended(&mut self) {
         self.write(None);
     }
 }
@@ -115,7 +115,7 @@ mod tests {
         // One that started and ended: unlisted, so left alone at the end.
         let mut done = spawn();
         g.started(done.id());
-        g.ended(done.id());
+        g.ended();
         // The one running when the guard's pipe ends: killed.
         let mut running = spawn();
         g.started(running.id());

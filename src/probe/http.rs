@@ -62,6 +62,15 @@ struct Get {
     current: Option<Conn>,
 }
 
+/// A probe over before its socket went to the poller.
+fn failed(outcome: Outcome) -> Begun {
+    Begun::Done(Exchanged {
+        outcome,
+        parts: Vec::new(),
+        traffic: Traffic::default(),
+    })
+}
+
 /// Why a probe gave no answer.
 enum Fail {
     Timeout,
@@ -113,46 +122,31 @@ impl Flow for Get {
                 _ => "connect failed".into(),
             })
         });
-        match sock {
+        let mut c = match sock {
             Ok(sock) => {
-                let fd = sock.as_raw_fd();
                 let mut marks = [t0; 6];
                 marks[1] = resolved;
-                let mut c = Conn {
+                Conn {
                     sock,
                     tls: None,
                     stage: Stage::Connecting,
                     marks,
                     sent: 0,
                     response: Response::default(),
-                };
-                let begun = match self.tls {
-                    None => c.send_at_once(&self.request),
-                    Some(_) => Ok(Begun::Wait(fd)),
-                };
-                match begun {
-                    Ok(b) => {
-                        self.current = Some(c);
-                        b
-                    }
-                    Err(e) => Begun::Done(Exchanged {
-                        outcome: match e.kind() {
-                            io::ErrorKind::ConnectionRefused
-                            | io::ErrorKind::HostUnreachable
-                            | io::ErrorKind::NetworkUnreachable
-                            | io::ErrorKind::TimedOut => tcp::connect_error(&e),
-                            _ => Outcome::Error(format!("send: {e}")),
-                        },
-                        parts: Vec::new(),
-                        traffic: Traffic::default(),
-                    }),
                 }
             }
-            Err(e) => Begun::Done(Exchanged {
-                outcome: Outcome::Error(e),
-                parts: Vec::new(),
-                traffic: Traffic::default(),
-            }),
+            Err(e) => return failed(Outcome::Error(e)),
+        };
+        let begun = match self.tls {
+            None => c.send_at_once(&self.request),
+            Some(_) => Ok(Begun::Wait(c.sock.as_raw_fd())),
+        };
+        match begun {
+            Ok(b) => {
+                self.current = Some(c);
+                b
+            }
+            Err(outcome) => failed(outcome),
         }
     }
 
@@ -253,8 +247,8 @@ impl Conn {
     /// that call (loopback, a peer on this host) the write goes through, the connection's time
     /// is exact, and the poller need only wake for the response; where it is still in progress
     /// the write would block and the poller waits for the connection as before. An error here is
-    /// the connection's (a refusal seen within the call).
-    fn send_at_once(&mut self, request: &[u8]) -> io::Result<Begun> {
+    /// most often the connection's (a refusal seen within the call): the probe's outcome.
+    fn send_at_once(&mut self, request: &[u8]) -> Result<Begun, Outcome> {
         let fd = self.sock.as_raw_fd();
         let connected = Instant::now();
         loop {
@@ -272,7 +266,15 @@ impl Conn {
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(Begun::Wait(fd)),
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(e),
+                Err(e) => {
+                    return Err(match e.kind() {
+                        io::ErrorKind::ConnectionRefused
+                        | io::ErrorKind::HostUnreachable
+                        | io::ErrorKind::NetworkUnreachable
+                        | io::ErrorKind::TimedOut => tcp::connect_error(&e),
+                        _ => Outcome::Error(format!("send: {e}")),
+                    })
+                }
             }
         }
     }
