@@ -4,18 +4,19 @@
 //! absolute schedule, timeouts and samples (the engine's [`Schedule`] and [`Recorder`]); the thread
 //! sleeps until the earliest thing any probe is due to do, or until a socket is ready.
 //!
-//! A datagram probe (icmp, udp) has one socket for the whole run, registered once; a flow probe
-//! (tcp, http) registers each probe's new socket (unless its exchange ended within its first
+//! A datagram probe (icmp, udp) has one socket for the whole run, in the poller only while a reply
+//! is awaited that the thread wakes for, and never while it sends (see [`Dgram::send`]); a flow
+//! probe (tcp, http) registers each probe's new socket (unless its exchange ended within its first
 //! system calls: a connect to this machine), whose close takes it out of the poller again.
 //! The poller is edge-triggered: a readiness is read or written until the socket would block (a
 //! datagram socket's up to the reply to the newest probe, see [`Drain::ToNewest`]).
 //!
 //! A datagram probe whose replies the kernel stamps with their arrival time, sent at least every
-//! [`LAZY_UP_TO`], reads its replies just before its next send instead of waking up for each: the
-//! round trip is the kernel's stamp less the send time either way, and the thread wakes once per
-//! probe instead of twice (a reply the kernel had ready within the send, as an icmp echo to this
-//! machine, is still read at once). Its socket wakes the poller for errors only, and for replies
-//! again once it has sent its last probe, whose reply ends the probe.
+//! [`LAZY_UP_TO`], reads its replies (and its errors, a port unreachable) just before its next
+//! send instead of waking up for each: the round trip is the kernel's stamp less the send time
+//! either way, and the thread wakes once per probe instead of twice (a reply the kernel had ready
+//! within the send, as an icmp echo to this machine, is still read at once). Its socket enters the
+//! poller once it has sent its last probe, for the replies still awaited.
 
 use super::engine::{self, Drain, Flight, Recorder, Schedule, END_GRACE};
 use super::poller::{self, Poller};
@@ -56,11 +57,6 @@ fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<
     poller::exact_wakeups();
     let mut poll = Poller::new()?;
     poll.add(stop.fd(), STOP, false)?;
-    for (i, p) in probes.iter_mut().enumerate() {
-        if let Way::Datagram { dg, watching, .. } = &p.way {
-            poll.add_datagram(dg.fd(), i, *watching)?;
-        }
-    }
     let mut stopping = false;
     loop {
         let mut earliest: Option<Instant> = None;
@@ -121,7 +117,10 @@ enum Way {
         /// Whether reading right after a send finds the reply (loopback: it is there before the
         /// send returns), which saves a wait; tried again every 64 probes when it did not.
         look_pays: bool,
-        /// The poller wakes for its replies (else they are read at the next send).
+        /// Its replies are read at the next send, not at their arrival.
+        lazy: bool,
+        /// The socket is in the poller, which wakes for its replies: only while a reply is
+        /// awaited, and never during a send (see [`Dgram::send`]).
         watching: bool,
     },
 }
@@ -145,7 +144,8 @@ impl Probe {
         let way = match m.opened.driver {
             Driver::Flow(flow) => Way::Flow { flow, current: None },
             Driver::Datagram(dg) => Way::Datagram {
-                watching: !(dg.kernel_stamps() && m.spec.interval <= LAZY_UP_TO),
+                lazy: dg.kernel_stamps() && m.spec.interval <= LAZY_UP_TO,
+                watching: false,
                 dg,
                 flights: VecDeque::new(),
                 errors_in_a_row: 0,
@@ -189,6 +189,7 @@ impl Probe {
                 flights,
                 errors_in_a_row,
                 look_pays,
+                lazy,
                 watching,
             } => {
                 let mut d = Dgram {
@@ -196,6 +197,7 @@ impl Probe {
                     flights,
                     errors_in_a_row,
                     look_pays,
+                    lazy: *lazy,
                     watching,
                 };
                 d.tick(&self.spec, &mut self.sched, &mut self.rec, &mut self.sending, phase, (poll, token))
@@ -372,6 +374,7 @@ struct Dgram<'a> {
     flights: &'a mut VecDeque<Flight>,
     errors_in_a_row: &'a mut u32,
     look_pays: &'a mut bool,
+    lazy: bool,
     watching: &'a mut bool,
 }
 
@@ -397,7 +400,7 @@ impl Dgram<'_> {
                 *sending = due.is_some();
             }
             match due {
-                Some(d) if d <= now => self.send(spec, sched, rec, phase),
+                Some(d) if d <= now => self.send(spec, sched, rec, phase, poll),
                 _ => break,
             }
             if rec.failure.is_some() {
@@ -420,8 +423,10 @@ impl Dgram<'_> {
             }
             self.flights.pop_front();
         }
-        if !*sending && !*self.watching && !self.flights.is_empty() {
-            match poll.watch_arrivals(self.dg.fd(), token, true) {
+        // A reply still awaited wakes the poller, unless it is read at the next send.
+        let awaited = self.flights.iter().any(|f| !f.done) && (!self.lazy || !*sending);
+        if awaited && !*self.watching {
+            match poll.watch(self.dg.fd(), token) {
                 Ok(()) => *self.watching = true,
                 Err(e) => rec.failure = Some(format!("the probes' poller: {e}")),
             }
@@ -434,8 +439,18 @@ impl Dgram<'_> {
         due.filter(|_| *sending).into_iter().chain(front).min()
     }
 
-    fn send(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, phase: &PhaseFn) {
-        if !*self.watching && self.flights.iter().any(|f| !f.done) {
+    /// Send the next probe. The socket is out of the poller while it sends: on loopback the echo
+    /// and its reply are made within the send, and a socket in an epoll set calls into it when
+    /// the send's buffer comes back, before the reply is stamped (about 2 µs on the round trip
+    /// here, where ping's socket is in no set while it sends).
+    fn send(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, phase: &PhaseFn, poll: &Poller) {
+        if std::mem::take(self.watching) {
+            if let Err(e) = poll.unwatch(self.dg.fd()) {
+                rec.failure = Some(format!("the probes' poller: {e}"));
+                return;
+            }
+        }
+        if self.flights.iter().any(|f| !f.done) {
             // The replies that came since the last send, before this one's.
             engine::drain(self.dg, rec, self.flights, self.errors_in_a_row, Drain::ToNewest);
         }
