@@ -441,7 +441,7 @@ impl Dgram<'_> {
 
     /// Send the next probe. The socket is out of the poller while it sends: on loopback the echo
     /// and its reply are made within the send, and a socket in an epoll set calls into it when
-    /// the send's buffer comes back, before the reply is stamped (about 2 µs on the round trip
+    /// the send's buffer comes back, before the reply is stamped (1.7 µs on the round trip
     /// here, where ping's socket is in no set while it sends).
     fn send(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, phase: &PhaseFn, poll: &Poller) {
         if std::mem::take(self.watching) {
