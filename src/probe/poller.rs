@@ -83,15 +83,10 @@ impl Poller {
         self.ctl(fd, flags as u32, token as u64)
     }
 
-    /// Watch a datagram socket (edge-triggered) for arrivals and errors, tagged `token`; what
-    /// waits already is reported at the next wait. Undone with [`Poller::unwatch`].
-    pub fn watch(&self, fd: RawFd, token: usize) -> io::Result<()> {
-        self.ctl(fd, (libc::EPOLLET | libc::EPOLLIN) as u32, token as u64)
-    }
-
-    /// Stop watching `fd`: the poller leaves its wait queue, so that nothing the socket does (a
-    /// send's buffer given back within the send, on loopback) calls into the poller.
-    pub fn unwatch(&self, fd: RawFd) -> io::Result<()> {
+    /// Take `fd` out of the poller (the reverse of [`Poller::add`]): the poller leaves its wait
+    /// queue, so that nothing the socket does (a send's buffer given back within the send, on
+    /// loopback) calls into the poller.
+    pub fn remove(&self, fd: RawFd) -> io::Result<()> {
         self.ctl_op(libc::EPOLL_CTL_DEL, fd, 0, 0)
     }
 
@@ -323,12 +318,12 @@ mod tests {
         let soon = Instant::now() + Duration::from_millis(5);
         assert_eq!(p.wait(Some(soon), false).unwrap().count(), 0);
         // ...and is reported at the first wait once watched, though edge-triggered.
-        p.watch(fd, 3).unwrap();
+        p.add(fd, 3, false).unwrap();
         assert!(watched(&p).contains(&fd));
         let far = Instant::now() + Duration::from_secs(5);
         let ev: Vec<Event> = p.wait(Some(far), false).unwrap().collect();
         assert!(ev.len() == 1 && ev[0].token == 3 && ev[0].is_readable(), "{ev:?}");
-        p.unwatch(fd).unwrap();
+        p.remove(fd).unwrap();
         assert!(!watched(&p).contains(&fd), "out of the set again");
         a.send_to(b"y", b.local_addr().unwrap()).unwrap();
         let soon = Instant::now() + Duration::from_millis(5);

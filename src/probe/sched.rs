@@ -426,7 +426,7 @@ impl Dgram<'_> {
         // A reply still awaited wakes the poller, unless it is read at the next send.
         let awaited = self.flights.iter().any(|f| !f.done) && (!self.lazy || !*sending);
         if awaited && !*self.watching {
-            match poll.watch(self.dg.fd(), token) {
+            match poll.add(self.dg.fd(), token, false) {
                 Ok(()) => *self.watching = true,
                 Err(e) => rec.failure = Some(format!("the probes' poller: {e}")),
             }
@@ -445,7 +445,7 @@ impl Dgram<'_> {
     /// here, where ping's socket is in no set while it sends).
     fn send(&mut self, spec: &ProbeSpec, sched: &mut Schedule, rec: &mut Recorder, phase: &PhaseFn, poll: &Poller) {
         if std::mem::take(self.watching) {
-            if let Err(e) = poll.unwatch(self.dg.fd()) {
+            if let Err(e) = poll.remove(self.dg.fd()) {
                 rec.failure = Some(format!("the probes' poller: {e}"));
                 return;
             }
