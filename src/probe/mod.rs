@@ -209,7 +209,8 @@ pub(crate) enum Begun {
     /// The exchange goes on: the poller is to watch this socket (reading and writing).
     Wait(RawFd),
     /// The exchange goes on with nothing more to write: the poller is to watch this socket for
-    /// reading (and its errors) only, so that its being writable wakes no wait.
+    /// reading (and its errors) only, so that its being writable wakes no wait; level-triggered
+    /// (each wait polls it beside the epoll set), so the flow reads until it would block.
     Reading(RawFd),
     /// The exchange is over already.
     Done(Exchanged),

@@ -1,16 +1,20 @@
 //! The probe scheduler's poller: one edge-triggered epoll over every probe's sockets, the stop flag
-//! and one timerfd. A wait ends at an instant to the nanosecond in one of two ways, whichever costs
-//! the prober less: a sleep with nothing in flight is `ppoll`'s own timeout on the epoll descriptor
-//! (one system call, as a C loop's `clock_nanosleep`), while a wait for a reply first sets the
-//! timerfd for the next send and then waits without a timeout, so that the reply's wake-up starts
-//! and cancels no kernel timer of its own (on a VM, reprogramming the timer device costs more than
-//! the `timerfd_settime`). Where a sandbox forbids `ppoll`, the timerfd gives the nanoseconds for
-//! every wait.
+//! and one timerfd, and beside it, for one wait at a time, the sockets that only await a reply
+//! ([`Poller::also`]). A wait ends at an instant to the nanosecond in one of two ways, whichever
+//! costs the prober less: a sleep with nothing in flight is `ppoll`'s own timeout on the epoll
+//! descriptor (one system call, as a C loop's `clock_nanosleep`), while a wait for a reply first
+//! sets the timerfd for the next send and then waits without a timeout, so that the reply's wake-up
+//! starts and cancels no kernel timer of its own (on a VM, reprogramming the timer device costs
+//! more than the `timerfd_settime`). Where a sandbox forbids `ppoll`, the timerfd gives the
+//! nanoseconds for every wait, and the sockets given to [`Poller::also`] join the epoll set.
 
 use super::sys::Timer;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// The most events one `epoll_wait` takes.
+const EPOLL_MAX: usize = 64;
 
 /// The token of the fallback timer's events, which [`Poller::wait`] keeps to itself.
 const TIMER: u64 = u64::MAX - 1;
@@ -51,6 +55,10 @@ pub(crate) struct Poller {
     armed: Option<Instant>,
     /// Its own timed sleep ([`Poller::sleep`]) works here (a sandbox may forbid `ppoll`).
     sleeps: bool,
+    /// The next wait's `ppoll` set: the epoll descriptor first, then the descriptors given to
+    /// [`Poller::also`] and their tokens.
+    polled: Vec<libc::pollfd>,
+    tokens: Vec<usize>,
 }
 
 impl Poller {
@@ -63,10 +71,16 @@ impl Poller {
         let p = Poller {
             // SAFETY: fd is a fresh descriptor that nothing else owns.
             ep: unsafe { OwnedFd::from_raw_fd(fd) },
-            events: vec![libc::epoll_event { events: 0, u64: 0 }; 64],
+            events: vec![libc::epoll_event { events: 0, u64: 0 }; EPOLL_MAX],
             timer: Timer::new()?,
             armed: None,
             sleeps: true,
+            polled: vec![libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            }],
+            tokens: Vec::new(),
         };
         // Edge-triggered: each expiry is one event, and setting it again needs no read.
         p.ctl(p.timer.fd(), (libc::EPOLLIN | libc::EPOLLET) as u32, TIMER)?;
@@ -90,6 +104,22 @@ impl Poller {
         self.ctl_op(libc::EPOLL_CTL_DEL, fd, 0, 0)
     }
 
+    /// Wait for `fd` to be readable (or closed, or in error) in the next wait only, beside the
+    /// epoll set, its event tagged `token`: a socket that awaits its reply with nothing more to
+    /// send (an http probe's request went within its connect). It never enters the epoll set, so
+    /// neither adding it there nor the set's callback on its wake-ups costs anything, and its close
+    /// needs no taking out: the wait is `ppoll` over the epoll descriptor and these, as a C prober's
+    /// `poll`. Level-triggered: the caller reads until the socket would block, and gives the
+    /// descriptor again before each wait for as long as it awaits.
+    pub fn also(&mut self, fd: RawFd, token: usize) {
+        self.polled.push(libc::pollfd {
+            fd,
+            events: libc::POLLIN | libc::POLLRDHUP,
+            revents: 0,
+        });
+        self.tokens.push(token);
+    }
+
     fn ctl(&self, fd: RawFd, events: u32, token: u64) -> io::Result<()> {
         self.ctl_op(libc::EPOLL_CTL_ADD, fd, events, token)
     }
@@ -111,20 +141,15 @@ impl Poller {
     /// An answer's deadline (a second away, a probe every 10 ms) so costs one setting and one
     /// early wake-up a second instead of a setting per probe.
     pub fn wait(&mut self, until: Option<Instant>, by_timer: bool) -> io::Result<impl Iterator<Item = Event> + '_> {
-        let sooner = |a: Instant, u: Instant| a <= u && a > Instant::now();
-        let n = match until {
-            Some(u) if by_timer && self.armed.is_some_and(|a| sooner(a, u)) => self.epoll_wait(-1),
-            Some(u) if self.armed != Some(u) && (by_timer || !self.sleeps) => self.wait_with_timer(u),
-            Some(u) if self.armed != Some(u) => match self.sleep(u) {
-                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) => {
-                    self.sleeps = false;
-                    self.wait_with_timer(u)
-                }
-                r => r,
-            },
-            // Nothing to wait for but readiness, or the timer is set for that instant already.
-            _ => self.epoll_wait(-1),
+        let n = match self.wait_once(until, by_timer) {
+            Err(e) if self.sleeps && matches!(e.raw_os_error(), Some(libc::ENOSYS) | Some(libc::EPERM)) => {
+                self.sleeps = false;
+                self.wait_once(until, by_timer)
+            }
+            r => r,
         };
+        self.polled.truncate(1);
+        self.tokens.clear();
         let n = match n {
             Err(e) if e.kind() == io::ErrorKind::Interrupted => 0,
             r => r?,
@@ -138,52 +163,119 @@ impl Poller {
         }))
     }
 
+    fn wait_once(&mut self, until: Option<Instant>, by_timer: bool) -> io::Result<usize> {
+        if !self.sleeps {
+            self.adopt()?;
+        }
+        let sooner = |a: Instant, u: Instant| a <= u && a > Instant::now();
+        match until {
+            Some(u) if by_timer && self.armed.is_some_and(|a| sooner(a, u)) => self.block(false),
+            Some(u) if self.armed != Some(u) && (by_timer || !self.sleeps) => self.wait_with_timer(u),
+            Some(u) if self.armed != Some(u) => self.sleep(u),
+            // Nothing to wait for but readiness, or the timer is set for that instant already.
+            _ => self.block(false),
+        }
+    }
+
+    /// Where `ppoll` is forbidden: the descriptors given to [`Poller::also`] join the epoll set
+    /// (edge-triggered, for reading) and stay there until they are closed.
+    fn adopt(&mut self) -> io::Result<()> {
+        for (p, &token) in self.polled[1..].iter().zip(&self.tokens) {
+            let flags = (libc::EPOLLET | libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
+            match self.ctl(p.fd, flags, token as u64) {
+                Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
+                r => r?,
+            }
+        }
+        self.polled.truncate(1);
+        self.tokens.clear();
+        Ok(())
+    }
+
     /// Sleep until `until` in `ppoll` on the epoll descriptor (readable when one of its
     /// descriptors has an event), then take the events if there are any: one system call for a
     /// sleep that nothing interrupts. Not `epoll_pwait2` with the same timeout: on this VM a send
     /// right after waking from that measured 1.5-2 µs slower to its echo's reply than after
     /// `ppoll` (or ping's blocking `recvmsg`), which the icmp probe's round trip includes.
     fn sleep(&mut self, until: Instant) -> io::Result<usize> {
-        let d = until.saturating_duration_since(Instant::now());
-        let ts = libc::timespec {
+        self.poll(Some(until.saturating_duration_since(Instant::now())))
+    }
+
+    /// Wait for the epoll set and the descriptors given to [`Poller::also`] with no time limit,
+    /// or only look if `at_once`: `epoll_wait` alone when there are none of those.
+    fn block(&mut self, at_once: bool) -> io::Result<usize> {
+        match (self.polled.len(), at_once) {
+            (1, true) => self.epoll_wait(0),
+            (1, false) => self.epoll_wait(-1),
+            (_, true) => self.poll(Some(Duration::ZERO)),
+            (_, false) => self.poll(None),
+        }
+    }
+
+    /// `ppoll` over the epoll descriptor and the descriptors given to [`Poller::also`]; the epoll
+    /// set's events taken if it has any, then theirs (the same flags as epoll's).
+    fn poll(&mut self, timeout: Option<Duration>) -> io::Result<usize> {
+        let ts = timeout.map(|d| libc::timespec {
             tv_sec: d.as_secs().min(i32::MAX as u64) as libc::time_t,
             tv_nsec: d.subsec_nanos() as libc::c_long,
-        };
-        let mut p = libc::pollfd {
-            fd: self.ep.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: p and ts are live for the call; no signal mask.
-        let n = unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
-        match n {
-            0 => Ok(0),
-            n if n > 0 => self.epoll_wait(0),
-            _ => Err(io::Error::last_os_error()),
+        });
+        let ts_ptr = ts.as_ref().map_or(std::ptr::null(), |t| t as *const libc::timespec);
+        for p in self.polled.iter_mut() {
+            p.revents = 0;
         }
+        // SAFETY: polled and ts are live for the call, polled of the length given; no signal mask.
+        let n = unsafe {
+            libc::ppoll(
+                self.polled.as_mut_ptr(),
+                self.polled.len() as libc::nfds_t,
+                ts_ptr,
+                std::ptr::null(),
+            )
+        };
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if n == 0 {
+            return Ok(0);
+        }
+        let mut count = if self.polled[0].revents != 0 { self.epoll_wait(0)? } else { 0 };
+        let need = EPOLL_MAX + self.tokens.len();
+        if self.events.len() < need {
+            self.events.resize(need, libc::epoll_event { events: 0, u64: 0 });
+        }
+        for (p, &token) in self.polled[1..].iter().zip(&self.tokens) {
+            if p.revents != 0 {
+                // poll's flags are epoll's (POLLIN is EPOLLIN, POLLRDHUP EPOLLRDHUP, ...); a
+                // descriptor that was closed (POLLNVAL) is reported as an error.
+                let flags = if p.revents & libc::POLLNVAL != 0 {
+                    libc::EPOLLERR as u32
+                } else {
+                    p.revents as u16 as u32
+                };
+                self.events[count] = libc::epoll_event {
+                    events: flags,
+                    u64: token as u64,
+                };
+                count += 1;
+            }
+        }
+        Ok(count)
     }
 
     /// The timer set for `until` (at once if that has passed), then a wait without a timeout.
     fn wait_with_timer(&mut self, until: Instant) -> io::Result<usize> {
         let now = Instant::now();
         if until <= now {
-            return self.epoll_wait(0);
+            return self.block(true);
         }
         self.timer.set(until - now)?;
         self.armed = Some(until);
-        self.epoll_wait(-1)
+        self.block(false)
     }
 
     fn epoll_wait(&mut self, timeout_ms: libc::c_int) -> io::Result<usize> {
         // SAFETY: events is a live buffer of the length given.
-        let n = unsafe {
-            libc::epoll_wait(
-                self.ep.as_raw_fd(),
-                self.events.as_mut_ptr(),
-                self.events.len() as libc::c_int,
-                timeout_ms,
-            )
-        };
+        let n = unsafe { libc::epoll_wait(self.ep.as_raw_fd(), self.events.as_mut_ptr(), EPOLL_MAX as libc::c_int, timeout_ms) };
         if n < 0 {
             return Err(io::Error::last_os_error());
         }
@@ -328,5 +420,51 @@ mod tests {
         a.send_to(b"y", b.local_addr().unwrap()).unwrap();
         let soon = Instant::now() + Duration::from_millis(5);
         assert_eq!(p.wait(Some(soon), false).unwrap().count(), 0, "unwatched: no wake-up");
+    }
+
+    #[test]
+    fn a_socket_given_to_also_wakes_its_wait_for_that_wait_only_and_never_enters_the_set() {
+        for (how, mut p, by_timer) in all() {
+            let (mut a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+            b.set_nonblocking(true).unwrap();
+            let fd = b.as_raw_fd();
+            // Nothing to read: the wait ends at its instant with no event.
+            p.also(fd, 5);
+            let soon = Instant::now() + Duration::from_millis(3);
+            assert_eq!(p.wait(Some(soon), by_timer).unwrap().count(), 0, "{how}");
+            a.write_all(b"x").unwrap();
+            let far = Instant::now() + Duration::from_secs(5);
+            p.also(fd, 5);
+            let ev: Vec<Event> = p.wait(Some(far), by_timer).unwrap().collect();
+            assert!(
+                ev.len() == 1 && ev[0].token == 5 && ev[0].is_readable() && !ev[0].is_error(),
+                "{how}: {ev:?}"
+            );
+            if p.sleeps {
+                assert!(!watched(&p).contains(&fd), "{how}: polled beside the set, never in it");
+                // Not given again: the unread byte wakes nothing.
+                let soon = Instant::now() + Duration::from_millis(3);
+                assert_eq!(p.wait(Some(soon), by_timer).unwrap().count(), 0, "{how}");
+                // Level-triggered: given again, the byte still unread is reported again.
+                p.also(fd, 5);
+                assert_eq!(p.wait(Some(far), by_timer).unwrap().count(), 1, "{how}");
+            } else {
+                // Where ppoll is forbidden the socket joined the epoll set, edge-triggered.
+                assert!(watched(&p).contains(&fd), "{how}");
+            }
+            // Its peer's close is a readiness too (read as the end), beside the set's own events.
+            drop(a);
+            let (mut c, d) = std::os::unix::net::UnixStream::pair().unwrap();
+            p.add(d.as_raw_fd(), 9, false).unwrap();
+            c.write_all(b"y").unwrap();
+            p.also(fd, 5);
+            let mut ev: Vec<(usize, bool)> = p
+                .wait(Some(far), by_timer)
+                .unwrap()
+                .map(|e| (e.token, e.is_read_closed()))
+                .collect();
+            ev.sort();
+            assert_eq!(ev, vec![(5, true), (9, false)], "{how}");
+        }
     }
 }

@@ -7,8 +7,10 @@
 //! A datagram probe (icmp, udp) has one socket for the whole run, in the poller only while a reply
 //! is awaited that the thread wakes for, and never while it sends (see [`Dgram::send`]); a flow
 //! probe (tcp, http) registers each probe's new socket (unless its exchange ended within its first
-//! system calls: a connect to this machine), whose close takes it out of the poller again.
-//! The poller is edge-triggered: a readiness is read or written until the socket would block (a
+//! system calls: a connect to this machine), whose close takes it out of the poller again, except
+//! a socket that only awaits its reply (an http request sent within its connect), which each wait
+//! polls beside the epoll set ([`Poller::also`]) and which never enters it.
+//! The epoll set is edge-triggered: a readiness is read or written until the socket would block (a
 //! datagram socket's up to the reply to the newest probe, see [`Drain::ToNewest`]).
 //!
 //! A datagram probe whose replies the kernel stamps with their arrival time, sent at least every
@@ -24,6 +26,7 @@ use super::result::ProbeResult;
 use super::sys::{self, Stop};
 use super::{Begun, Datagram, Driver, Exchanged, Flow, Observer, Opened, Outcome, PhaseFn, PhaseTag, ProbeSpec, Ready, Sample, Traffic};
 use std::collections::VecDeque;
+use std::os::fd::RawFd;
 use std::time::Instant;
 
 const STOP: usize = usize::MAX;
@@ -72,6 +75,11 @@ fn drive(probes: &mut [Probe], phase: &PhaseFn, stop: &Stop) -> std::io::Result<
         // Waiting for an answer (most often it comes before the next send): the timer is set for
         // the send and the wait has no timeout; else the wait's own timeout is the sleep.
         let answer_due = probes.iter().any(|p| !p.finished && p.in_flight());
+        for (i, p) in probes.iter().enumerate().filter(|(_, p)| !p.finished) {
+            if let Some(fd) = p.polled() {
+                poll.also(fd, i);
+            }
+        }
         for ev in poll.wait(Some(earliest), answer_due)? {
             match ev.token {
                 STOP => {
@@ -103,6 +111,8 @@ struct Current {
     at: Instant,
     phase: PhaseTag,
     deadline: Instant,
+    /// Its socket, when it awaits the reply outside the epoll set ([`Poller::also`]).
+    polled: Option<RawFd>,
 }
 
 enum Way {
@@ -210,6 +220,14 @@ impl Probe {
         match &self.way {
             Way::Flow { current, .. } => current.is_some(),
             Way::Datagram { flights, watching, .. } => *watching && flights.iter().any(|f| !f.done),
+        }
+    }
+
+    /// The socket that the next wait is to poll beside the epoll set for this probe.
+    fn polled(&self) -> Option<RawFd> {
+        match &self.way {
+            Way::Flow { current: Some(c), .. } => c.polled,
+            _ => None,
         }
     }
 
@@ -350,15 +368,28 @@ fn flow_tick(
         let deadline = (at + spec.timeout).min(sched.end + END_GRACE);
         let begun = flow.begin();
         match begun {
-            Begun::Wait(fd) | Begun::Reading(fd) => {
-                if let Err(e) = poll.add(fd, token, matches!(begun, Begun::Wait(_))) {
+            Begun::Wait(fd) => {
+                if let Err(e) = poll.add(fd, token, true) {
                     let gave_up = flow.give_up();
                     sched.sent();
                     let outcome = Outcome::Error(format!("the probes' poller: {e}"));
                     rec.push(at, tag, Exchanged { outcome, ..gave_up });
                     continue;
                 }
-                *current = Some(Current { at, phase: tag, deadline });
+                *current = Some(Current {
+                    at,
+                    phase: tag,
+                    deadline,
+                    polled: None,
+                });
+            }
+            Begun::Reading(fd) => {
+                *current = Some(Current {
+                    at,
+                    phase: tag,
+                    deadline,
+                    polled: Some(fd),
+                })
             }
             Begun::Done(done) => {
                 sched.sent();
