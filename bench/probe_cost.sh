@@ -2,11 +2,18 @@
 # The cost and the truth of the latency probes:
 #  1. CPU per probe, per kind (icmp, udp, tcp, http, command `true`), each against an anchor doing
 #     the same exchange with nothing else: iputils `ping` for icmp, bench/probe_anchor.c (a minimal C
-#     loop, compiled here) for the others. Measure: the process's user + system time (wait4's
-#     rusage, which includes everything the kernel did in its context, softirqs too, and for
-#     `command` the `true` it ran) of a run of N2 probes less that of a run of N1 probes, over
-#     N2 - N1: start-up and exit cancel out. Every probe every 10 ms (100 Hz); perflab and its anchor
-#     alternate, one after the other, each alone.
+#     loop, compiled here) for the others. Every probe every 10 ms (100 Hz); perflab and its anchor
+#     alternate, one after the other, each alone. Two ways to measure, the same counter (the time
+#     the kernel gives the process, softirqs done in its context included):
+#     - udp, tcp, http (both keep an absolute schedule, so W seconds hold W × 100 probes): steady-
+#       state windows, the sum of /proc/PID/task/*/schedstat over W s (default 1) after 0.7 s, over
+#       W × 100; the two alternate window by window, many rounds (default 30), each round's ratio
+#       paired. On a VM the cost of a probe drifts by 15-30 % over tens of seconds (the host's
+#       state), so the closer in time the two figures, the narrower the verdict's interval.
+#     - icmp, command (ping's schedule is not absolute; a command's `true` is a child, whose time
+#       only wait4 reports): the process's user + system time (wait4's rusage, for `command` the
+#       `true`s it ran included) of a run of N2 probes less that of a run of N1 probes, over
+#       N2 - N1: start-up and exit cancel out; R rounds (default 5).
 #     Two paths: loopback (127.0.0.1), and a peer in a network namespace over a veth pair
 #     (198.18.17.2, the benchmarking range; the root namespace gets an `unreachable` route for
 #     198.18.17.0/24 before the pair is addressed, so nothing of it can leave the machine; the
@@ -17,10 +24,12 @@
 #  2. Latency: `perflab probe icmp 127.0.0.1 -i 200ms` and iputils `ping -i 0.2 127.0.0.1` over the
 #     same seconds, their sends 100 ms apart so that they never meet. Goal: medians within 5 %.
 #
-#   bench/probe_cost.sh               # N1 200, N2 2200 probes, 5 rounds; part 2 60 s
-#   bench/probe_cost.sh --quick       # N1 100, N2 600, 1 round; part 2 15 s, a smoke test
-#   options: --n2 N, --reps R (rounds of part 1, perflab and its anchor alternating in each;
-#            the median of each figure and the range of the ratios; default 5),
+#   bench/probe_cost.sh               # N1 200, N2 2200 probes, 5 rounds; 30 windows of 1 s; part 2 60 s
+#   bench/probe_cost.sh --quick       # N1 100, N2 600, 1 round; 3 windows; part 2 15 s, a smoke test
+#   options: --n2 N, --reps R (rounds of runs for icmp and command, perflab and its anchor
+#            alternating in each; the median of each figure and the range of the ratios; default 5),
+#            --windows N (rounds of windows for udp, tcp, http; default 30), --window S (its
+#            length in whole seconds; default 1),
 #            --kinds "udp tcp" (a subset), --no-netns (loopback only), --duration S (part 2)
 #   PERFLAB=/path/to/perflab measures that build (default: target/release/perflab)
 set -euo pipefail
@@ -28,18 +37,22 @@ set -euo pipefail
 N1=200
 N2=2200
 REPS=5
+WINDOWS=30
+WIN=1
 DUR=60
 KINDS="icmp udp tcp http command"
 NETNS=1
 while [ $# -gt 0 ]; do
     case "$1" in
-        --quick) N1=100; N2=600; DUR=15; REPS=1 ;;
+        --quick) N1=100; N2=600; DUR=15; REPS=1; WINDOWS=3 ;;
+        --windows) WINDOWS="$2"; shift ;;
+        --window) WIN="$2"; shift ;;
         --kinds) KINDS="$2"; shift ;;
         --n2) N2="$2"; shift ;;
         --reps) REPS="$2"; shift ;;
         --duration) DUR="$2"; shift ;;
         --no-netns) NETNS=0 ;;
-        -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
         *) echo "probe_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -47,6 +60,8 @@ done
 [ "$DUR" -ge 5 ] || { echo "probe_cost.sh: --duration must be at least 5" >&2; exit 2; }
 [ "$N2" -gt "$N1" ] || { echo "probe_cost.sh: --n2 must be more than $N1" >&2; exit 2; }
 [ "$REPS" -ge 1 ] || { echo "probe_cost.sh: --reps must be at least 1" >&2; exit 2; }
+[ "$WINDOWS" -ge 1 ] 2>/dev/null || { echo "probe_cost.sh: --windows must be at least 1" >&2; exit 2; }
+[ "$WIN" -ge 1 ] 2>/dev/null || { echo "probe_cost.sh: --window must be a whole number of seconds, at least 1" >&2; exit 2; }
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 PERFLAB="${PERFLAB:-$ROOT/target/release/perflab}"
@@ -69,9 +84,10 @@ VB="plpc$$b"
 SUBNET=198.18.17.0/24
 PEER=198.18.17.2
 PIDS=()
+WPID=
 ROUTE=0
 cleanup() {
-    for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+    for p in "${PIDS[@]}" $WPID; do kill "$p" 2>/dev/null || true; done
     wait 2>/dev/null || true
     if [ "$NETNS" = 1 ]; then
         ip netns del "$NS" 2>/dev/null || true
@@ -105,27 +121,36 @@ serve_at() {
     [ -n "$HTTP_PORT" ] && [ -n "$UDP_PORT" ] || { echo "probe_cost.sh: perflab serve did not start: $(cat "$out")" >&2; exit 1; }
 }
 
-# per_probe KIND ADDR: prints "perflab_us anchor_us" (user + system time per probe). The split
-# between user and system time is not printed: without CONFIG_VIRT_CPU_ACCOUNTING the kernel splits
-# a task's time by which side the timer tick (4 ms at HZ=250) found it on, meaningless for probes
-# of ~100 µs; `perf record` on the prober gives the split (docs/probes.md).
-per_probe() {
-    local kind=$1 addr=$2 ours anchor
+# commands KIND ADDR: sets OURS and ANCHOR, perflab's probe and its anchor (without the count).
+commands() {
+    local kind=$1 addr=$2
     case "$kind" in
-        icmp) ours=(icmp "$addr"); anchor=(ping -q -i 0.01 -W 1 -c) ;;
-        udp) ours=(udp "$addr:$UDP_PORT"); anchor=("$T/probe_anchor" udp "$addr" "$UDP_PORT") ;;
-        tcp) ours=(tcp "$addr:$HTTP_PORT"); anchor=("$T/probe_anchor" tcp "$addr" "$HTTP_PORT") ;;
-        http) ours=(http "http://$addr:$HTTP_PORT/"); anchor=("$T/probe_anchor" http "$addr" "$HTTP_PORT") ;;
-        command) ours=(command true); anchor=("$T/probe_anchor" command 127.0.0.1 0) ;;
+        icmp) OURS=(icmp "$addr"); ANCHOR=(ping -q -i 0.01 -W 1 -c) ;;
+        udp) OURS=(udp "$addr:$UDP_PORT"); ANCHOR=("$T/probe_anchor" udp "$addr" "$UDP_PORT") ;;
+        tcp) OURS=(tcp "$addr:$HTTP_PORT"); ANCHOR=("$T/probe_anchor" tcp "$addr" "$HTTP_PORT") ;;
+        http) OURS=(http "http://$addr:$HTTP_PORT/"); ANCHOR=("$T/probe_anchor" http "$addr" "$HTTP_PORT") ;;
+        command) OURS=(command true); ANCHOR=("$T/probe_anchor" command 127.0.0.1 0) ;;
     esac
-    local n a
+}
+
+# windowed KIND: whether KIND is measured in steady-state windows.
+windowed() { case "$1" in udp|tcp|http) return 0 ;; *) return 1 ;; esac; }
+
+# per_probe KIND ADDR: prints "perflab_us anchor_us" (user + system time per probe) from runs of
+# N2 and N1 probes. The split between user and system time is not printed: without
+# CONFIG_VIRT_CPU_ACCOUNTING the kernel splits a task's time by which side the timer tick (4 ms at
+# HZ=250) found it on, meaningless for probes of ~100 µs; `perf record` on the prober gives the
+# split (docs/probes.md).
+per_probe() {
+    local kind=$1 addr=$2 n
+    commands "$kind" "$addr"
     declare -A R
     for n in "$N1" "$N2"; do
-        R[p$n]=$(cpu "$PERFLAB" probe "${ours[@]}" -i 10ms -q -c "$n")
+        R[p$n]=$(cpu "$PERFLAB" probe "${OURS[@]}" -i 10ms -q -c "$n")
         if [ "$kind" = icmp ]; then
-            R[a$n]=$(cpu "${anchor[@]}" "$n" "$addr")
+            R[a$n]=$(cpu "${ANCHOR[@]}" "$n" "$addr")
         else
-            R[a$n]=$(cpu "${anchor[@]}" "$n" 10000)
+            R[a$n]=$(cpu "${ANCHOR[@]}" "$n" 10000)
         fi
     done
     awk -v p1="${R[p$N1]}" -v p2="${R[p$N2]}" -v a1="${R[a$N1]}" -v a2="${R[a$N2]}" -v d=$((N2 - N1)) 'BEGIN {
@@ -133,6 +158,42 @@ per_probe() {
         pu = (P2[1] - P1[1]) / d; ps = (P2[2] - P1[2]) / d; au = (A2[1] - A1[1]) / d; as = (A2[2] - A1[2]) / d
         printf "%.1f %.1f\n", pu + ps, au + as
     }'
+}
+
+# ns_of PID: the CPU time of all its threads so far, in ns (schedstat's first field; wait4's
+# rusage is the same sum at the end).
+ns_of() {
+    local f s=0 a
+    for f in /proc/"$1"/task/*/schedstat; do
+        read -r a _ <"$f" 2>/dev/null && s=$((s + a))
+    done
+    echo "$s"
+}
+
+# window CMD...: start CMD (a probe at 100 Hz whose count ends it 1.3 s after the window at the
+# latest), let it settle 0.7 s, print its CPU time per probe in µs over the next WIN s, then stop it
+# (by its PID, kept in WPID meanwhile for the exit's clean-up).
+window() {
+    "$@" >/dev/null 2>&1 &
+    WPID=$!
+    local a z
+    sleep 0.7
+    a=$(ns_of "$WPID")
+    sleep "$WIN"
+    z=$(ns_of "$WPID")
+    kill "$WPID" 2>/dev/null || true
+    wait "$WPID" 2>/dev/null || true
+    WPID=
+    awk -v d=$((z - a)) -v n=$((WIN * 100)) 'BEGIN { printf "%.1f\n", d / n / 1000 }'
+}
+
+# per_window KIND ADDR: prints "perflab_us anchor_us" from one window of each, one after the other.
+per_window() {
+    local kind=$1 addr=$2 n=$(((WIN + 2) * 100))
+    commands "$kind" "$addr"
+    window "$PERFLAB" probe "${OURS[@]}" -i 10ms -q -c "$n" >"$T/window.p"
+    window "${ANCHOR[@]}" "$n" 10000 >"$T/window.a"
+    echo "$(cat "$T/window.p") $(cat "$T/window.a")"
 }
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2) }'; }
@@ -149,24 +210,31 @@ verdict() {
         return
     fi
     printf '%s\n' "$ratios" | interval | awk '{
-        printf "%s [%.2f-%.2f, %.0f %%],", ($3 <= 1.10 ? "met" : $2 > 1.10 ? "missed" : "undecided"), $2, $3, $4 }'
+        printf "%s: paired ratio %.2f [%.2f-%.2f, %.0f %%],", ($3 <= 1.10 ? "met" : $2 > 1.10 ? "missed" : "undecided"), $1, $2, $3, $4 }'
 }
 
 # path NAME ADDR: the table of part 1 for one path.
 path() {
     local name=$1 addr=$2 k r
     echo
-    echo "1. CPU per probe, $name ($addr), $((N2 - N1)) probes at 100 Hz (N2 $N2 − N1 $N1), median of $REPS alternating rounds"
+    echo "1. CPU per probe, $name ($addr), at 100 Hz: udp, tcp, http in $WINDOWS alternating rounds of"
+    echo "   ${WIN}-s steady-state windows; icmp, command in $REPS alternating rounds of runs (N2 $N2 − N1 $N1 probes)"
     printf '%-8s %12s %12s %7s %13s %12s\n' kind "perflab µs" "anchor µs" ratio "ratio range" "load"
-    echo "(goal per kind: ratio ≤ 1.10. The verdict's interval, the k-th smallest to the k-th largest of the rounds'"
-    echo " ratios, holds their median with the confidence given (k the largest with >= 90 %; 5 rounds: the whole"
-    echo " range, 94 %): met when it lies at or under 1.10, missed when above, else undecided)"
+    echo "(goal per kind: ratio ≤ 1.10; µs the medians of the rounds. The verdict's interval, the k-th smallest to"
+    echo " the k-th largest of the rounds' paired ratios, holds their median with the confidence given (k the largest"
+    echo " with >= 90 %; 5 rounds: the whole range, 94 %): met when it lies at or under 1.10, missed when above, else"
+    echo " undecided)"
     local tp=0 ta=0
     for k in $KINDS; do
         : >"$T/$k.runs"
         : >"$T/$k.loads"
-        for r in $(seq "$REPS"); do
-            per_probe "$k" "$addr" >>"$T/$k.runs"
+        local rounds=$REPS measure=per_probe
+        if windowed "$k"; then
+            rounds=$WINDOWS
+            measure=per_window
+        fi
+        for r in $(seq "$rounds"); do
+            "$measure" "$k" "$addr" >>"$T/$k.runs"
             cut -d' ' -f1 /proc/loadavg >>"$T/$k.loads"
         done
         local p a
