@@ -209,8 +209,10 @@ verdict() {
         echo "one round:"
         return
     fi
+    # Under 5 rounds the whole range holds the median with less than 90 %: no verdict.
     printf '%s\n' "$ratios" | interval | awk '{
-        printf "%s: paired ratio %.2f [%.2f-%.2f, %.0f %%],", ($3 <= 1.10 ? "met" : $2 > 1.10 ? "missed" : "undecided"), $1, $2, $3, $4 }'
+        v = ($4 < 90 ? "too few rounds for a verdict" : $3 <= 1.10 ? "met" : $2 > 1.10 ? "missed" : "undecided")
+        printf "%s: paired ratio %.2f [%.2f-%.2f, %.0f %%],", v, $1, $2, $3, $4 }'
 }
 
 # path NAME ADDR: the table of part 1 for one path.
