@@ -181,8 +181,7 @@ impl Poller {
     /// (edge-triggered, for reading) and stay there until they are closed.
     fn adopt(&mut self) -> io::Result<()> {
         for (p, &token) in self.polled[1..].iter().zip(&self.tokens) {
-            let flags = (libc::EPOLLET | libc::EPOLLIN | libc::EPOLLRDHUP) as u32;
-            match self.ctl(p.fd, flags, token as u64) {
+            match self.add(p.fd, token, false) {
                 Err(e) if e.raw_os_error() == Some(libc::EEXIST) => {}
                 r => r?,
             }
