@@ -49,8 +49,8 @@ pub fn section(m: &ReportModel) -> Option<Section> {
     let mut blocks = vec![Block::Para(
         "Where the target's time went during the load phase (Linux perf; on-CPU: stacks sampled on the cpu-clock event; \
          off-CPU: the stack of each switch off a CPU, weighed by the time until the thread ran again). Self: the frame \
-         was on top of the stack (off-CPU: the innermost frame outside the kernel, `_[k]`); total: anywhere in it. Hover a frame of a flame graph for its figures; open the graph's \
-         file under charts/ on its own to zoom and search it."
+         was on top of the stack (off-CPU: the innermost frame outside the kernel, `_[k]`); total: anywhere in it. Hover a frame of a flame graph for its figures; open the graph on its \
+         own (its file under charts/, linked under it in report.html) to zoom and search it."
             .into(),
     )];
     for p in &m.profiles.points {

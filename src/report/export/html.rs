@@ -1,6 +1,8 @@
 //! `report.html`: one self-contained page (inline CSS and SVG, no external resources). Every text
 //! goes through [`escape`]. Its only scripts draw the per-second panels (`html_seconds`), which
-//! its Content-Security-Policy allows by their hashes; a page without panels has none.
+//! its Content-Security-Policy allows by their hashes; a page without panels has none. A chart
+//! that carries a script of its own (a flame graph's zoom and search) is drawn inline without it,
+//! its caption linking to its file under `charts/`, where the script runs.
 
 use super::html_seconds;
 use super::{chart_files, Exporter, Input, Sink, Text};
@@ -200,7 +202,10 @@ fn toc(o: &mut Text, doc: &[Section]) {
     o.push_str("</nav>\n");
 }
 
-/// A chart inline. plotters escapes every text it draws; the XML prolog is stripped.
+/// A chart inline. plotters escapes every text it draws; the XML prolog is stripped. A chart with
+/// a script of its own (inferno's flame graphs: zoom and search) is drawn without it: this page's
+/// policy would not run it, and it takes its SVG for the whole document; the caption links to the
+/// chart's own file, where it runs (its frames' tooltips are SVG titles and work here too).
 fn figure(o: &mut Text, name: &str, svg: &str) {
     let body = svg.trim_start_matches(|c| c != '<');
     let body = if body.starts_with("<?xml") {
@@ -208,13 +213,41 @@ fn figure(o: &mut Text, name: &str, svg: &str) {
     } else {
         body
     };
+    let static_copy = without_scripts(body);
     o.push_str(&format!("<figure class=\"chart\" id=\"{}\">\n", escape(name)));
-    o.push_str(body);
+    o.push_str(static_copy.as_deref().unwrap_or(body));
+    let open = if static_copy.is_some() {
+        format!("; <a href=\"charts/{}\">open it on its own</a> to zoom and search.", escape(name))
+    } else {
+        String::new()
+    };
     o.push_str(&format!(
-        "\n<figcaption><b>{}</b>{}</figcaption></figure>\n",
+        "\n<figcaption><b>{}</b>{}{open}</figcaption></figure>\n",
         escape(name),
         caption_of(svg).map_or(String::new(), |c| format!(": {}", escape(&c)))
     ));
+}
+
+/// `svg` without its `<script>` elements and its root's `onload` handler, or None when it has no
+/// script.
+fn without_scripts(svg: &str) -> Option<String> {
+    if !svg.contains("<script") {
+        return None;
+    }
+    let mut out = String::with_capacity(svg.len());
+    let mut rest = svg;
+    while let Some(i) = rest.find("<script") {
+        out.push_str(&rest[..i]);
+        rest = rest[i..].find("</script>").map_or("", |j| &rest[i + j + "</script>".len()..]);
+    }
+    out.push_str(rest);
+    if let Some(i) = out.find(" onload=\"") {
+        let end = out[i + " onload=\"".len()..]
+            .find('"')
+            .map_or(out.len(), |j| i + " onload=\"".len() + j + 1);
+        out.replace_range(i..end, "");
+    }
+    Some(out)
 }
 
 fn table(o: &mut Text, t: &Table, row_ids: &[String]) {
@@ -311,5 +344,36 @@ mod tests {
         assert_eq!(hashes_and_scripts(&html), (vec![], vec![]));
         assert!(html.contains("content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:\""));
         assert!(!html.contains("uplot") && !html.contains("perflab-seconds"));
+    }
+
+    #[test]
+    fn a_chart_with_its_own_script_is_drawn_without_it_and_links_to_its_file() {
+        let flame = "<?xml version=\"1.0\"?><svg version=\"1.1\" onload=\"init(evt)\" width=\"10\"><title>on-CPU flame graph</title>\
+                     <script type=\"text/ecmascript\"><![CDATA[function init(evt) {}]]></script><g id=\"frames\"><rect/></g></svg>";
+        let mut out = Vec::new();
+        let mut o = Text::new(&mut out);
+        figure(&mut o, "flame_00_on-cpu.svg", flame);
+        o.finish().unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(
+            !html.contains("<script") && !html.contains("onload") && !html.contains("init(evt)"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<svg version=\"1.1\" width=\"10\">") && html.contains("<g id=\"frames\"><rect/></g></svg>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<b>flame_00_on-cpu.svg</b>: on-CPU flame graph; <a href=\"charts/flame_00_on-cpu.svg\">open it on its own</a>"),
+            "{html}"
+        );
+
+        let plain = "<svg width=\"10\"><title>requests/s</title><rect/></svg>";
+        let mut out = Vec::new();
+        let mut o = Text::new(&mut out);
+        figure(&mut o, "answer.svg", plain);
+        o.finish().unwrap();
+        let html = String::from_utf8(out).unwrap();
+        assert!(html.contains(plain) && !html.contains("<a href"), "{html}");
     }
 }
