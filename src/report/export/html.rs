@@ -54,9 +54,7 @@ pub fn escape(s: &str) -> String {
 
 /// The page's style. The body's sections sit in a grid of columns at least 600 px wide (two on a
 /// 1400 px screen): the first section (the summary) and any with a wide table span the page, the
-/// others share a row, so that the summary and the tables after it fit the first screen. The
-/// answer's figures and verdicts stay on one line each ("15600 (+32 %, improved)"); only its
-/// labels wrap.
+/// others share a row, so that the summary and the tables after it fit the first screen.
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:0.8em 1.6em;color:#222;max-width:1400px;\
 font-size:14px;line-height:1.35}\
 table{border-collapse:collapse;margin:0.3em 0 0.8em;font-size:13px;line-height:1.25}\
@@ -71,7 +69,6 @@ nav.toc{font-size:13px;margin-bottom:0.3em}\
 details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}\
 .answer{display:flex;gap:1em;align-items:flex-start}.answer>div{flex:1 1 auto;min-width:0;overflow-x:auto}\
 .answer>figure{flex:0 0 460px;margin:0}.answer figcaption{font-size:12px}.answer table{margin-top:0}\
-.answer td+td{white-space:nowrap}\
 p.obs{margin:0.2em 0;font-size:14px}p.obs a{text-decoration:none}tr:target{background:#fff3b0}";
 
 /// Tables wider than this many columns make their section span the page.
@@ -162,10 +159,10 @@ fn blocks(o: &mut Text, s: &Section, doc: &[Section], charts: &[(String, String)
                     figure(o, name, svg);
                 }
             }
-            Block::Table(t) => table(o, t, &[]),
+            Block::Table(t) => table(o, t, &[], false),
             Block::Answer { table: t, row_ids, chart } => {
                 o.push_str("<div class=\"answer\">\n<div>\n");
-                table(o, t, row_ids);
+                table(o, t, row_ids, true);
                 o.push_str("</div>\n");
                 if let Some((name, svg)) = chart.as_ref().and_then(|c| charts.iter().find(|(n, _)| n == c)) {
                     figure(o, name, svg);
@@ -231,6 +228,27 @@ fn figure(o: &mut Text, name: &str, svg: &str) {
     ));
 }
 
+/// `cell` with its spaces inside parentheses made no-break: "15600 (+32 %, improved)" may break
+/// before its parenthesis, where a narrow column puts the verdict under its figure, but not inside
+/// it ("(+32 %," over "improved)").
+fn unbroken_in_parentheses(cell: &str) -> String {
+    let mut depth = 0usize;
+    cell.chars()
+        .map(|c| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth = depth.saturating_sub(1),
+                _ => {}
+            }
+            if c == ' ' && depth > 0 {
+                '\u{a0}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
 /// `svg` without its `<script>` elements and its root's `onload` handler, or None when it has no
 /// script.
 fn without_scripts(svg: &str) -> Option<String> {
@@ -253,7 +271,8 @@ fn without_scripts(svg: &str) -> Option<String> {
     Some(out)
 }
 
-fn table(o: &mut Text, t: &Table, row_ids: &[String]) {
+/// A table; `answer`: the answer's, whose cells break only outside their parentheses.
+fn table(o: &mut Text, t: &Table, row_ids: &[String], answer: bool) {
     o.push_str("<table>\n<thead><tr>");
     for h in &t.header {
         o.push_str(&format!("<th>{}</th>", escape(h)));
@@ -265,7 +284,8 @@ fn table(o: &mut Text, t: &Table, row_ids: &[String]) {
             None => o.push_str("<tr>"),
         }
         for c in r {
-            o.push_str(&format!("<td>{}</td>", escape(c)));
+            let c = if answer { unbroken_in_parentheses(c) } else { c.clone() };
+            o.push_str(&format!("<td>{}</td>", escape(&c)));
         }
         o.push_str("</tr>\n");
     }
@@ -350,14 +370,30 @@ mod tests {
     }
 
     #[test]
-    fn the_answers_figures_stay_on_one_line_and_only_its_labels_wrap() {
-        // "15600 (+32 %, improved)" broken after its comma at 1400 px reads as two figures.
-        let rules: Vec<&str> = CSS.split('}').filter(|r| r.contains("white-space")).collect();
+    fn an_answer_cell_breaks_before_its_parenthesis_never_inside_it_and_other_tables_as_written() {
         assert_eq!(
-            rules,
-            [".answer td+td{white-space:nowrap"],
-            "every cell but the row's label, the answer's only"
+            unbroken_in_parentheses("15600 (+32 %, improved)"),
+            "15600 (+32\u{a0}%,\u{a0}improved)"
         );
+        assert_eq!(unbroken_in_parentheses("p99 request time (ms)"), "p99 request time (ms)");
+        assert_eq!(unbroken_in_parentheses("a (b (c d) e) f"), "a (b\u{a0}(c\u{a0}d)\u{a0}e) f");
+        assert_eq!(
+            unbroken_in_parentheses("x) y (z"),
+            "x) y (z",
+            "an unmatched parenthesis changes nothing"
+        );
+        let t = Table {
+            header: vec!["figure".into(), "c = 10".into()],
+            rows: vec![vec!["requests/s (req/s)".into(), "13000 (-9.5 %, n.s.)".into()]],
+        };
+        for (answer, cell) in [(true, "13000 (-9.5\u{a0}%,\u{a0}n.s.)"), (false, "13000 (-9.5 %, n.s.)")] {
+            let mut out = Vec::new();
+            let mut o = Text::new(&mut out);
+            table(&mut o, &t, &[], answer);
+            o.finish().unwrap();
+            let html = String::from_utf8(out).unwrap();
+            assert!(html.contains(&format!("<td>{cell}</td>")), "{html}");
+        }
     }
 
     #[test]
