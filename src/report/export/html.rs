@@ -9,6 +9,7 @@ use super::{chart_files, Exporter, Input, Sink, Text};
 use crate::report::chart_kit::caption_of;
 use crate::report::doc::{Block, Section, Table};
 use crate::report::model::{PointSeconds, ReportModel};
+use std::borrow::Cow;
 
 pub struct Html;
 
@@ -284,7 +285,11 @@ fn table(o: &mut Text, t: &Table, row_ids: &[String], answer: bool) {
             None => o.push_str("<tr>"),
         }
         for c in r {
-            let c = if answer { unbroken_in_parentheses(c) } else { c.clone() };
+            let c = if answer {
+                Cow::Owned(unbroken_in_parentheses(c))
+            } else {
+                Cow::Borrowed(c.as_str())
+            };
             o.push_str(&format!("<td>{}</td>", escape(&c)));
         }
         o.push_str("</tr>\n");
@@ -378,9 +383,9 @@ mod tests {
         assert_eq!(unbroken_in_parentheses("p99 request time (ms)"), "p99 request time (ms)");
         assert_eq!(unbroken_in_parentheses("a (b (c d) e) f"), "a (b\u{a0}(c\u{a0}d)\u{a0}e) f");
         assert_eq!(
-            unbroken_in_parentheses("x) y (z"),
-            "x) y (z",
-            "an unmatched parenthesis changes nothing"
+            unbroken_in_parentheses("x) y z"),
+            "x) y z",
+            "a stray closing parenthesis opens nothing"
         );
         let t = Table {
             header: vec!["figure".into(), "c = 10".into()],
