@@ -15,6 +15,9 @@ pub const ANSWER_CHART: &str = "answer.svg";
 
 pub fn summary(m: &ReportModel, charts: &[(String, String)]) -> Section {
     let mut blocks = vec![Block::Para(what_ran(m))];
+    if let Some(n) = not_run(&m.notes) {
+        blocks.push(Block::Para(n));
+    }
     for f in &m.failed {
         blocks.push(Block::Para(format!(
             "Failed: trial {} ({}): {}",
@@ -83,6 +86,39 @@ fn what_ran(m: &ReportModel) -> String {
         o.push('.');
     }
     o
+}
+
+/// The most skipped points named in the summary; the rest are counted (all are under Run).
+const NOT_RUN_NAMED: usize = 6;
+
+/// "Not run: cpus=4 requests=10, cpus=4 requests=100: cpus = 4 cannot be honoured: ...": what the
+/// plan asked for and the run skipped (a point that cannot be honoured here, a variant whose check
+/// failed), from the run's notes, points grouped by their reason; None when nothing was skipped.
+fn not_run(notes: &[String]) -> Option<String> {
+    let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
+    let mut variants = Vec::new();
+    for n in notes {
+        if let Some((label, why)) = n.strip_prefix("skipped ").and_then(|r| r.split_once(": ")) {
+            match by_reason.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, labels)) => labels.push(label),
+                None => by_reason.push((why, vec![label])),
+            }
+        } else if n.starts_with("variant ") && n.contains(" skipped (") {
+            variants.push(safe(n));
+        }
+    }
+    let mut parts: Vec<String> = by_reason
+        .iter()
+        .map(|(why, labels)| {
+            let mut named = labels.iter().take(NOT_RUN_NAMED).map(|l| safe(l)).collect::<Vec<_>>().join(", ");
+            if labels.len() > NOT_RUN_NAMED {
+                named.push_str(&format!(" and {} more", labels.len() - NOT_RUN_NAMED));
+            }
+            format!("{named}: {}", safe(why))
+        })
+        .collect();
+    parts.extend(variants);
+    (!parts.is_empty()).then(|| format!("Not run: {}.", parts.join("; ")))
 }
 
 /// The reason's first line, cut at `max` characters.
@@ -498,4 +534,35 @@ pub fn optimization_rows(m: &ReportModel, cis: &mut CiCells) -> Vec<Vec<String>>
             ]
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_skipped_for_one_reason_are_named_together_and_a_skipped_variant_as_noted() {
+        let notes: Vec<String> = [
+            "skipped cpus=4 requests=10: cpus = 4 cannot be honoured: this machine has 2 online CPU(s) (0,1)",
+            "run b has plan \"x\", not \"y\": pooled anyway",
+            "skipped cpus=4 requests=100: cpus = 4 cannot be honoured: this machine has 2 online CPU(s) (0,1)",
+            "skipped cpus=8 requests=10: cpus = 8 cannot be honoured: this machine has 2 online CPU(s) (0,1)",
+            "variant tuned skipped (2 point(s) not run): needs root",
+        ]
+        .map(String::from)
+        .to_vec();
+        assert_eq!(
+            not_run(&notes).unwrap(),
+            "Not run: cpus=4 requests=10, cpus=4 requests=100: cpus = 4 cannot be honoured: this machine has 2 online \
+             CPU(s) (0,1); cpus=8 requests=10: cpus = 8 cannot be honoured: this machine has 2 online CPU(s) (0,1); \
+             variant tuned skipped (2 point(s) not run): needs root."
+        );
+        assert_eq!(not_run(&notes[1..2]), None, "a note of another kind is not a skip");
+        assert_eq!(not_run(&[]), None);
+        let many: Vec<String> = (1..=9).map(|i| format!("skipped n={i}: too big")).collect();
+        assert_eq!(
+            not_run(&many).unwrap(),
+            "Not run: n=1, n=2, n=3, n=4, n=5, n=6 and 3 more: too big."
+        );
+    }
 }
