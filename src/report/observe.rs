@@ -359,8 +359,10 @@ fn along_x(i: &Inputs) -> Vec<Observation> {
             };
             let mut text = if std::ptr::eq(top, first) {
                 let (r, word) = moved(i, first, last);
+                // "at the lowest concurrency", where "first" read as a count ("the first cpus").
+                let end = if xnum(first).is_some() { "lowest" } else { "first" };
                 format!(
-                    "{subject} is highest at the first {x}, {}; then {}",
+                    "{subject} is highest at the {end} {x}, {}; then {}",
                     fig(first),
                     step(&r, word, &format!("to {}", fig(last)))
                 )
