@@ -9,7 +9,8 @@
 //! - the phases of a trial ([`Phase`]) and when each ran ([`PhaseSpan`]);
 //! - why a trial failed ([`TrialFailure`]) and the rest of a trial's record ([`TrialInfo`]);
 //! - profiles of the system under test ([`Profile`]: folded stacks, on- or off-CPU);
-//! - which machine measured ([`LOCAL_HOST`], [`HostIdentity`]).
+//! - which machine measured ([`LOCAL_HOST`], [`HostIdentity`]);
+//! - what a run skipped, as its notes say it ([`skip`]).
 
 pub mod failure;
 pub mod figures;
@@ -19,6 +20,7 @@ pub mod primary;
 pub mod profile;
 pub mod result;
 pub mod segment;
+pub mod skip;
 pub mod trial;
 
 pub use failure::TrialFailure;

@@ -212,8 +212,8 @@ fn point(
     };
     if let Some((_, Err(why))) = &resolved {
         if x.skip_unsupported {
-            x.notes
-                .push(format!("skipped {}: {why}", if label.is_empty() { "the plan" } else { &label }));
+            let what = if label.is_empty() { "the plan" } else { &label };
+            x.notes.push(crate::model::skip::point_note(what, why));
             return Ok(None);
         }
         let at = if label.is_empty() {

@@ -178,7 +178,7 @@ fn skip_unmet_variants(exp: &mut Experiment) -> Vec<String> {
             .collect();
         exp.trials.retain(|t| !gone.contains(&t.point));
         exp.points.retain(|p| !gone.contains(&p.id));
-        notes.push(format!("variant {name} skipped ({} point(s) not run): {why}", gone.len()));
+        notes.push(crate::model::skip::variant_note(&name, gone.len(), &why));
     }
     notes
 }

@@ -4,6 +4,7 @@
 //! section of its own after the system's, the optimization summary when the plan compares variants.
 
 use super::table::{delta_pct, num_ci, table, Block, CiCells, Section, Table, MIN_CI_N};
+use crate::model::skip::{self, Skipped};
 use crate::report::loaded::safe;
 use crate::report::model::{AnswerCell, Overview, ReportModel, Verdict};
 
@@ -98,13 +99,13 @@ fn not_run(notes: &[String]) -> Option<String> {
     let mut by_reason: Vec<(&str, Vec<&str>)> = Vec::new();
     let mut variants = Vec::new();
     for n in notes {
-        if let Some((label, why)) = n.strip_prefix("skipped ").and_then(|r| r.split_once(": ")) {
-            match by_reason.iter_mut().find(|(w, _)| *w == why) {
+        match skip::read(n) {
+            Some(Skipped::Point { label, why }) => match by_reason.iter_mut().find(|(w, _)| *w == why) {
                 Some((_, labels)) => labels.push(label),
                 None => by_reason.push((why, vec![label])),
-            }
-        } else if n.starts_with("variant ") && n.contains(" skipped (") {
-            variants.push(safe(n));
+            },
+            Some(Skipped::Variant) => variants.push(safe(n)),
+            None => {}
         }
     }
     let mut parts: Vec<String> = by_reason

@@ -313,6 +313,15 @@ mod tests {
         String::from_utf8(out).unwrap()
     }
 
+    /// What `write` puts on the page, as text.
+    fn rendered(write: impl FnOnce(&mut Text)) -> String {
+        let mut out = Vec::new();
+        let mut o = Text::new(&mut out);
+        write(&mut o);
+        o.finish().unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
     /// The policy's `script-src` hashes and the inline scripts the page runs (not its JSON data).
     fn hashes_and_scripts(html: &str) -> (Vec<String>, Vec<String>) {
         let csp = html.split("content=\"").nth(1).unwrap().split('"').next().unwrap();
@@ -393,11 +402,7 @@ mod tests {
             rows: vec![vec!["requests/s (req/s)".into(), "13000 (-9.5 %, n.s.)".into()]],
         };
         for (answer, cell) in [(true, "13000 (-9.5\u{a0}%,\u{a0}n.s.)"), (false, "13000 (-9.5 %, n.s.)")] {
-            let mut out = Vec::new();
-            let mut o = Text::new(&mut out);
-            table(&mut o, &t, &[], answer);
-            o.finish().unwrap();
-            let html = String::from_utf8(out).unwrap();
+            let html = rendered(|o| table(o, &t, &[], answer));
             assert!(html.contains(&format!("<td>{cell}</td>")), "{html}");
         }
     }
@@ -406,11 +411,7 @@ mod tests {
     fn a_chart_with_its_own_script_is_drawn_without_it_and_links_to_its_file() {
         let flame = "<?xml version=\"1.0\"?><svg version=\"1.1\" onload=\"init(evt)\" width=\"10\"><title>on-CPU flame graph</title>\
                      <script type=\"text/ecmascript\"><![CDATA[function init(evt) {}]]></script><g id=\"frames\"><rect/></g></svg>";
-        let mut out = Vec::new();
-        let mut o = Text::new(&mut out);
-        figure(&mut o, "flame_00_on-cpu.svg", flame);
-        o.finish().unwrap();
-        let html = String::from_utf8(out).unwrap();
+        let html = rendered(|o| figure(o, "flame_00_on-cpu.svg", flame));
         assert!(
             !html.contains("<script") && !html.contains("onload") && !html.contains("init(evt)"),
             "{html}"
@@ -425,11 +426,7 @@ mod tests {
         );
 
         let plain = "<svg width=\"10\"><title>requests/s</title><rect/></svg>";
-        let mut out = Vec::new();
-        let mut o = Text::new(&mut out);
-        figure(&mut o, "answer.svg", plain);
-        o.finish().unwrap();
-        let html = String::from_utf8(out).unwrap();
+        let html = rendered(|o| figure(o, "answer.svg", plain));
         assert!(html.contains(plain) && !html.contains("<a href"), "{html}");
     }
 }
