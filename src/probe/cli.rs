@@ -180,7 +180,7 @@ pub fn line(s: &Sample, parts: &[&str]) -> String {
     let parts = if s.parts.is_empty() {
         String::new()
     } else {
-        let p: Vec<String> = parts.iter().zip(&s.parts).map(|(n, d)| format!("{n} {}", ms(*d))).collect();
+        let p: Vec<String> = parts.iter().zip(s.parts.iter()).map(|(n, d)| format!("{n} {}", ms(d))).collect();
         format!(" ({})", p.join(", "))
     };
     match &s.outcome {

@@ -6,14 +6,15 @@
 //! signal N), and a command still running at the timeout has its group killed and is a loss. An
 //! abort (Ctrl-C) kills the group at once, and the probe is no sample.
 
+use super::clock::Instant;
 use super::guard::Guard;
-use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, ProbeSpec, Target, Traffic};
+use super::{sys, Driver, Exchange, Exchanged, Opened, Outcome, Parts, ProbeSpec, Target, Traffic};
 use crate::error::usage;
 use crate::util::command::CommandLine;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     let (argv, how) = match &spec.target {
@@ -105,7 +106,7 @@ impl Exchange for Run {
         };
         Exchanged {
             outcome,
-            parts: Vec::new(),
+            parts: Parts::NONE,
             traffic: Traffic::default(),
         }
     }

@@ -1,13 +1,14 @@
 //! The engine every kind shares: the absolute send schedule, the timeouts, the bounds, the phase
 //! tag of each sample, and the loops that drive an [`Exchange`] or a [`Datagram`].
 
+use super::clock::Instant;
 use super::result::ProbeResult;
 use super::sys::Stop;
 use super::{Datagram, Exchange, Exchanged, Observer, Outcome, PhaseFn, PhaseTag, ProbeSpec, Received, Sample, Traffic};
 use crate::util::cut::cut_here;
 use std::collections::VecDeque;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long a probe in flight may still wait for its answer after the probe's end (its duration,
 /// or a stop): with no answer by then it is a loss, however long its timeout.
@@ -47,6 +48,8 @@ pub(crate) fn expected_samples(spec: &ProbeSpec) -> usize {
 pub(crate) struct Schedule {
     start: Instant,
     interval: Duration,
+    /// The interval in nanoseconds (at least 1), for the slots' arithmetic in 64 bits.
+    interval_ns: u64,
     slot: u64,
     sent: u64,
     count: u64,
@@ -61,6 +64,7 @@ impl Schedule {
         Schedule {
             start,
             interval: spec.interval,
+            interval_ns: spec.interval.as_nanos().clamp(1, u64::MAX as u128) as u64,
             slot: 0,
             sent: 0,
             count: spec.max_count(),
@@ -71,8 +75,7 @@ impl Schedule {
     }
 
     fn at(&self, slot: u64) -> Instant {
-        let ns = self.interval.as_nanos().saturating_mul(slot as u128).min(u64::MAX as u128) as u64;
-        self.start + Duration::from_nanos(ns)
+        self.start + Duration::from_nanos(self.interval_ns.saturating_mul(slot))
     }
 
     /// The time the next probe is due, or None when the count or the duration is reached.
@@ -82,7 +85,7 @@ impl Schedule {
         }
         if now >= self.at(self.slot) + self.interval {
             if self.timed {
-                let k = (now.duration_since(self.start).as_nanos() / self.interval.as_nanos().max(1)) as u64;
+                let k = now.nanos_since(self.start) / self.interval_ns;
                 self.skipped += k.saturating_sub(self.slot);
                 self.slot = k.max(self.slot);
             } else {
@@ -413,7 +416,7 @@ mod tests {
                 outcome: Outcome::Reply {
                     rtt: Duration::from_micros(5),
                 },
-                parts: Vec::new(),
+                parts: crate::probe::Parts::NONE,
                 traffic: Traffic::default(),
             }
         }

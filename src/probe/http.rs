@@ -6,14 +6,14 @@
 //! of `perflab http`, and so is the response's parser: a status >= 400 is an answer that failed; a
 //! body is read to its Content-Length, its last chunk, or the connection's end when unframed.
 
-use super::{sys, tcp, Begun, Driver, Exchanged, Flow, Opened, Outcome, ProbeSpec, Ready, Traffic};
+use super::clock::Instant;
+use super::{sys, tcp, Begun, Driver, Exchanged, Flow, Opened, Outcome, Parts, ProbeSpec, Ready, Traffic};
 use crate::workload::http::response::{Fed, HeadCache, Parser};
 use crate::workload::http::{prepare, tls, HttpConfig};
 use anyhow::Context;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, ToSocketAddrs};
 use std::os::fd::AsRawFd;
-use std::time::Instant;
 
 /// The parts of an http probe's time, in order.
 pub const PARTS: &[&str] = &["dns", "connect", "tls", "wait", "transfer"];
@@ -44,6 +44,7 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
             request: p.request,
             tls: p.tls,
             buf: vec![0; 64 << 10],
+            cache: HeadCache::default(),
             current: None,
         })),
         parts: PARTS,
@@ -58,6 +59,10 @@ struct Get {
     request: Vec<u8>,
     tls: Option<tls::Client>,
     buf: Vec<u8>,
+    /// The last response head and its parse, kept from one GET to the next: a server's head is
+    /// most often the same bytes each time, recognised by one comparison instead of parsed again
+    /// (less code for each probe to run, see docs/probes.md, Cost).
+    cache: HeadCache,
     /// The GET in progress.
     current: Option<Conn>,
 }
@@ -66,7 +71,7 @@ struct Get {
 fn failed(outcome: Outcome) -> Begun {
     Begun::Done(Exchanged {
         outcome,
-        parts: Vec::new(),
+        parts: Parts::NONE,
         traffic: Traffic::default(),
     })
 }
@@ -132,7 +137,10 @@ impl Flow for Get {
                     stage: Stage::Connecting,
                     marks,
                     sent: 0,
-                    response: Response::default(),
+                    response: Response {
+                        cache: std::mem::take(&mut self.cache),
+                        ..Response::default()
+                    },
                 }
             }
             Err(e) => return failed(Outcome::Error(e)),
@@ -157,7 +165,8 @@ impl Flow for Get {
             Ok(Some(status)) => Ok(status),
             Err(f) => Err(f),
         };
-        let c = self.current.take()?;
+        let mut c = self.current.take()?;
+        self.cache = std::mem::take(&mut c.response.cache);
         let t0 = c.marks[0];
         let outcome = match status {
             Ok(status) if status >= 400 => Outcome::Failed {
@@ -170,7 +179,7 @@ impl Flow for Get {
         };
         let parts = match outcome {
             Outcome::Reply { .. } | Outcome::Failed { .. } => c.marks.windows(2).map(|w| w[1] - w[0]).collect(),
-            _ => Vec::new(),
+            _ => Parts::NONE,
         };
         Some(Exchanged {
             outcome,
@@ -180,10 +189,17 @@ impl Flow for Get {
     }
 
     fn give_up(&mut self) -> Exchanged {
-        let traffic = self.current.take().map(|c| c.traffic()).unwrap_or_default();
+        let traffic = self
+            .current
+            .take()
+            .map(|mut c| {
+                self.cache = std::mem::take(&mut c.response.cache);
+                c.traffic()
+            })
+            .unwrap_or_default();
         Exchanged {
             outcome: Outcome::Timeout,
-            parts: Vec::new(),
+            parts: Parts::NONE,
             traffic,
         }
     }
@@ -457,6 +473,7 @@ mod tests {
             request: b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
             tls: None,
             buf: vec![0; 4096],
+            cache: HeadCache::default(),
             current: None,
         }
     }

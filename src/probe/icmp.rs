@@ -4,13 +4,13 @@
 //! Each request carries a magic word, a 64-bit sequence number and its send time; the reply's
 //! receive time is the kernel's (`SO_TIMESTAMPNS`), as ping's is.
 
+use super::clock::Instant;
 use super::{sys, Datagram, Driver, IcmpSocket, Opened, ProbeSpec, Received, Traffic};
 use crate::error::usage;
 use std::io;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::time::Instant;
 
 const MAGIC: &[u8; 4] = b"PLPi";
 /// Magic, sequence number and send time.

@@ -8,10 +8,11 @@
 //! more than the `timerfd_settime`). Where a sandbox forbids `ppoll`, the timerfd gives the
 //! nanoseconds for every wait, and the sockets given to [`Poller::also`] join the epoll set.
 
+use super::clock::Instant;
 use super::sys::Timer;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The most events one `epoll_wait` takes.
 const EPOLL_MAX: usize = 64;

@@ -107,8 +107,15 @@ impl ProbeResult {
                     Outcome::Error(e) => (None, None, Some(e.as_str())),
                     Outcome::Timeout => (None, None, None),
                 };
-                let parts_ms = (!s.parts.is_empty())
-                    .then(|| Ordered(self.part_names.iter().zip(&s.parts).map(|(n, d)| (n.to_string(), ms(d))).collect()));
+                let parts_ms = (!s.parts.is_empty()).then(|| {
+                    Ordered(
+                        self.part_names
+                            .iter()
+                            .zip(s.parts.iter())
+                            .map(|(n, d)| (n.to_string(), ms(&d)))
+                            .collect(),
+                    )
+                });
                 JsonSample {
                     seq: s.seq,
                     t_s: s.t_s,

@@ -20,14 +20,16 @@
 //! within the send, as an icmp echo to this machine, is still read at once). Its socket enters the
 //! poller once it has sent its last probe, for the replies still awaited.
 
+use super::clock::Instant;
 use super::engine::{self, Drain, Flight, Recorder, Schedule, END_GRACE};
 use super::poller::{self, Poller};
 use super::result::ProbeResult;
 use super::sys::{self, Stop};
-use super::{Begun, Datagram, Driver, Exchanged, Flow, Observer, Opened, Outcome, PhaseFn, PhaseTag, ProbeSpec, Ready, Sample, Traffic};
+use super::{
+    Begun, Datagram, Driver, Exchanged, Flow, Observer, Opened, Outcome, Parts, PhaseFn, PhaseTag, ProbeSpec, Ready, Sample, Traffic,
+};
 use std::collections::VecDeque;
 use std::os::fd::RawFd;
-use std::time::Instant;
 
 const STOP: usize = usize::MAX;
 /// The longest interval at which a datagram probe reads its replies at its next send (its samples
@@ -147,7 +149,11 @@ struct Probe {
     way: Way,
 }
 
+// What runs once or at an end (set-up, result, stop, abort, failure) is `#[cold]`: compiled out of
+// the loop, whose code then spans fewer pages for each probe to run after its idle (docs/probes.md,
+// Cost).
 impl Probe {
+    #[cold]
     fn new(m: Member, observer: Option<&Observer>) -> Probe {
         let rec = Recorder::new(m.index, &m.spec, observer.cloned());
         let sched = Schedule::new(rec.start, &m.spec);
@@ -175,6 +181,7 @@ impl Probe {
         }
     }
 
+    #[cold]
     fn result(self, started_unix_s: f64) -> ProbeResult {
         self.rec.result(self.spec, &self.sched, self.detail, self.parts, started_unix_s)
     }
@@ -258,6 +265,7 @@ impl Probe {
     }
 
     /// Stop sending; what is in flight gets at most [`END_GRACE`] more.
+    #[cold]
     fn stop(&mut self) {
         self.sending = false;
         let bound = Instant::now() + END_GRACE;
@@ -277,6 +285,7 @@ impl Probe {
 
     /// End at once (Ctrl-C): what is in flight had neither its answer nor its timeout, and is no
     /// sample.
+    #[cold]
     fn abort(&mut self) {
         self.finished = true;
         match &mut self.way {
@@ -295,6 +304,7 @@ impl Probe {
     }
 
     /// The poller failed: what is in flight ends with that error.
+    #[cold]
     fn fail(&mut self, why: &str) {
         self.rec.failure = Some(why.to_string());
         match &mut self.way {
@@ -318,6 +328,7 @@ impl Probe {
 }
 
 /// After a failure, the datagrams still in flight end with it.
+#[cold]
 fn fail_flights(flights: &VecDeque<Flight>, rec: &mut Recorder) {
     if let Some(why) = rec.failure.clone() {
         for f in flights.iter().filter(|f| !f.done) {
@@ -499,7 +510,7 @@ impl Dgram<'_> {
             t_s: rec.t_s(at),
             phase: tag,
             outcome,
-            parts: Vec::new(),
+            parts: Parts::NONE,
             traffic,
         });
         self.flights.push_back(Flight {

@@ -187,7 +187,7 @@ mod tests {
             t_s,
             phase: PhaseTag::new("p"),
             outcome,
-            parts: Vec::new(),
+            parts: crate::probe::Parts::NONE,
             traffic: Traffic {
                 packets_out: 1,
                 packets_in: 1,

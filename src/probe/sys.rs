@@ -263,11 +263,11 @@ pub fn connect_start(addr: &SocketAddr) -> io::Result<TcpStream> {
     let (ss, len) = sockaddr(addr);
     // SAFETY: ss holds a valid sockaddr of length len; fd is our live socket.
     let r = unsafe { libc::connect(fd.as_raw_fd(), (&ss as *const libc::sockaddr_storage).cast(), len) };
-    if r < 0 {
-        let e = io::Error::last_os_error();
-        if e.raw_os_error() != Some(libc::EINPROGRESS) {
-            return Err(e);
-        }
+    // errno read directly: an io::Error made for EINPROGRESS and dropped would be one more page of
+    // code a probe runs.
+    // SAFETY: __errno_location returns this thread's errno.
+    if r < 0 && unsafe { *libc::__errno_location() } != libc::EINPROGRESS {
+        return Err(io::Error::last_os_error());
     }
     Ok(TcpStream::from(fd))
 }
@@ -376,26 +376,29 @@ pub struct TcpInfo {
 pub fn tcp_info(s: &TcpStream) -> Option<TcpInfo> {
     /// `TCP_ESTABLISHED` in `tcpi_state` (include/net/tcp_states.h).
     const ESTABLISHED: u8 = 1;
-    // SAFETY: tcp_info is plain data; getsockopt writes at most len bytes into it.
-    let mut info: libc::tcp_info = unsafe { zeroed() };
+    // The fields read here end with tcpi_segs_in (Linux 4.2); an older kernel writes less.
+    const NEEDED: usize = std::mem::offset_of!(libc::tcp_info, tcpi_segs_in) + size_of::<u32>();
+    // Not zeroed first: 232 bytes cleared by a call to memset, one more page of code for a tcp
+    // probe to run (docs/probes.md, Cost); only what the kernel wrote is read.
+    let mut info = std::mem::MaybeUninit::<libc::tcp_info>::uninit();
     let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
     // SAFETY: info and len are live and len is its size.
-    let r = unsafe {
-        libc::getsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut info as *mut libc::tcp_info).cast(),
-            &mut len,
-        )
-    };
-    (r == 0).then_some(TcpInfo {
-        established: info.tcpi_state == ESTABLISHED,
-        segs_out: info.tcpi_segs_out as u64,
-        segs_in: info.tcpi_segs_in as u64,
-        bytes_acked: info.tcpi_bytes_acked,
-        bytes_received: info.tcpi_bytes_received,
-    })
+    let r = unsafe { libc::getsockopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, info.as_mut_ptr().cast(), &mut len) };
+    if r != 0 || (len as usize) < NEEDED {
+        return None;
+    }
+    let info = info.as_ptr();
+    // SAFETY: the kernel wrote the first len bytes, which hold every field read here (NEEDED);
+    // each is plain data read in place.
+    unsafe {
+        Some(TcpInfo {
+            established: (*info).tcpi_state == ESTABLISHED,
+            segs_out: (*info).tcpi_segs_out as u64,
+            segs_in: (*info).tcpi_segs_in as u64,
+            bytes_acked: (*info).tcpi_bytes_acked,
+            bytes_received: (*info).tcpi_bytes_received,
+        })
+    }
 }
 
 /// A descriptor that becomes readable when process `pid` (our child) exits; None where pidfds are

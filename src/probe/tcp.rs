@@ -4,12 +4,12 @@
 //! within the `connect` call, and the `TCP_INFO` read for the probe's traffic says so: the probe
 //! ends there, with no wait in the poller; else the probe scheduler's poller sees the connect end.
 
+use super::clock::Instant;
 use super::spec::resolve_host_port;
-use super::{sys, Begun, Driver, Exchanged, Flow, Opened, Outcome, ProbeSpec, Ready, Traffic};
+use super::{sys, Begun, Driver, Exchanged, Flow, Opened, Outcome, Parts, ProbeSpec, Ready, Traffic};
 use std::io;
 use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
-use std::time::Instant;
 
 pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
     let addr = resolve_host_port(&spec.target.to_string(), spec.kind)?;
@@ -36,7 +36,7 @@ impl Flow for Tcp {
                     // Connected within the call; the socket closes here.
                     return Begun::Done(Exchanged {
                         outcome: Outcome::Reply { rtt: at - t0 },
-                        parts: Vec::new(),
+                        parts: Parts::NONE,
                         traffic: traffic(info),
                     });
                 }
@@ -46,7 +46,7 @@ impl Flow for Tcp {
             }
             Err(e) => Begun::Done(Exchanged {
                 outcome: connect_error(&e),
-                parts: Vec::new(),
+                parts: Parts::NONE,
                 traffic: Traffic::default(),
             }),
         }
@@ -64,7 +64,7 @@ impl Flow for Tcp {
         self.current = None;
         Some(Exchanged {
             outcome,
-            parts: Vec::new(),
+            parts: Parts::NONE,
             traffic,
         })
     }
@@ -73,7 +73,7 @@ impl Flow for Tcp {
         self.current = None;
         Exchanged {
             outcome: Outcome::Timeout,
-            parts: Vec::new(),
+            parts: Parts::NONE,
             traffic: Traffic::default(),
         }
     }

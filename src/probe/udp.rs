@@ -3,13 +3,13 @@
 //! (`perflab serve --udp-echo PORT`, or the echo of inetd) sends it back unchanged. Replies are
 //! matched by sequence, so loss, reordering, duplicates and late replies are told apart.
 
+use super::clock::Instant;
 use super::spec::resolve_host_port;
 use super::{sys, Datagram, Driver, Opened, ProbeSpec, Received, Traffic};
 use crate::error::usage;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
-use std::time::Instant;
 
 /// The first bytes of every probe datagram.
 pub const MAGIC: &[u8; 4] = b"PLPb";
@@ -79,7 +79,7 @@ impl Datagram for Udp {
         self.out[..4].copy_from_slice(MAGIC);
         self.out[4..12].copy_from_slice(&seq.to_be_bytes());
         self.out[12..20].copy_from_slice(&tx_ns.to_be_bytes());
-        let n = self.sock.send(&self.out)?;
+        let n = sys::send(self.sock.as_raw_fd(), &self.out)?;
         Ok(Traffic {
             packets_out: 1,
             bytes_out: n as u64,
