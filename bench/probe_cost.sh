@@ -32,6 +32,9 @@
 #            length in whole seconds; default 1),
 #            --kinds "udp tcp" (a subset), --no-netns (loopback only), --duration S (part 2)
 #   PERFLAB=/path/to/perflab measures that build (default: target/release/perflab)
+#   --against /path/to/perflab: that build is the anchor of every kind (the same probe, the same
+#            windows and rounds), for a build against the build before: the ratio is this one's
+#            CPU per probe over that one's
 set -euo pipefail
 
 N1=200
@@ -42,6 +45,7 @@ WIN=1
 DUR=60
 KINDS="icmp udp tcp http command"
 NETNS=1
+AGAINST=
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) N1=100; N2=600; DUR=15; REPS=1; WINDOWS=3 ;;
@@ -52,11 +56,13 @@ while [ $# -gt 0 ]; do
         --reps) REPS="$2"; shift ;;
         --duration) DUR="$2"; shift ;;
         --no-netns) NETNS=0 ;;
+        --against) AGAINST="$2"; shift ;;
         -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
         *) echo "probe_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
 done
+[ -z "$AGAINST" ] || [ -x "$AGAINST" ] || { echo "probe_cost.sh: --against $AGAINST is not an executable" >&2; exit 2; }
 [ "$DUR" -ge 5 ] || { echo "probe_cost.sh: --duration must be at least 5" >&2; exit 2; }
 [ "$N2" -gt "$N1" ] || { echo "probe_cost.sh: --n2 must be more than $N1" >&2; exit 2; }
 [ "$REPS" -ge 1 ] || { echo "probe_cost.sh: --reps must be at least 1" >&2; exit 2; }
@@ -131,6 +137,12 @@ commands() {
         http) OURS=(http "http://$addr:$HTTP_PORT/"); ANCHOR=("$T/probe_anchor" http "$addr" "$HTTP_PORT") ;;
         command) OURS=(command true); ANCHOR=("$T/probe_anchor" command 127.0.0.1 0) ;;
     esac
+    if [ -n "$AGAINST" ]; then
+        # The other build, given the count as the anchors are (the rest of their arguments unused).
+        printf '#!/bin/sh\nexec %q probe %s -i 10ms -q -c "$1"\n' "$AGAINST" "$(printf '%q ' "${OURS[@]}")" >"$T/against-$kind"
+        chmod +x "$T/against-$kind"
+        ANCHOR=("$T/against-$kind")
+    fi
 }
 
 # windowed KIND: whether KIND is measured in steady-state windows.
@@ -244,6 +256,7 @@ path() {
         a=$(awk '{ print $2 }' "$T/$k.runs" | median)
         local anchor_name="probe_anchor $k"
         [ "$k" = icmp ] && anchor_name="ping -i 0.01"
+        [ -z "$AGAINST" ] || anchor_name="$AGAINST"
         local range
         range=$(awk '$2 > 0 { r = $1 / $2; if (n++ == 0 || r < lo) lo = r; if (n == 1 || r > hi) hi = r } END { printf "%.2f-%.2f", lo, hi }' "$T/$k.runs")
         printf '%-8s %12s %12s %7s %13s %12s   %s (anchor: %s)\n' "$k" "$p" "$a" \
