@@ -47,7 +47,6 @@ pub(crate) fn expected_samples(spec: &ProbeSpec) -> usize {
 /// schedule starts again from now (the next probe at once, the others an interval apart).
 pub(crate) struct Schedule {
     start: Instant,
-    interval: Duration,
     /// The interval in nanoseconds (at least 1), for the slots' arithmetic in 64 bits.
     interval_ns: u64,
     slot: u64,
@@ -63,7 +62,6 @@ impl Schedule {
     pub fn new(start: Instant, spec: &ProbeSpec) -> Schedule {
         Schedule {
             start,
-            interval: spec.interval,
             interval_ns: spec.interval.as_nanos().clamp(1, u64::MAX as u128) as u64,
             slot: 0,
             sent: 0,
@@ -83,7 +81,7 @@ impl Schedule {
         if self.sent >= self.count {
             return None;
         }
-        if now >= self.at(self.slot) + self.interval {
+        if now >= self.at(self.slot) + Duration::from_nanos(self.interval_ns) {
             if self.timed {
                 let k = now.nanos_since(self.start) / self.interval_ns;
                 self.skipped += k.saturating_sub(self.slot);

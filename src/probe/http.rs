@@ -43,8 +43,7 @@ pub(crate) fn open(spec: &ProbeSpec) -> anyhow::Result<Opened> {
             port,
             request: p.request,
             tls: p.tls,
-            buf: vec![0; 64 << 10],
-            cache: HeadCache::default(),
+            scratch: Scratch::new(64 << 10),
             current: None,
         })),
         parts: PARTS,
@@ -58,13 +57,27 @@ struct Get {
     literal: Option<SocketAddr>,
     request: Vec<u8>,
     tls: Option<tls::Client>,
-    buf: Vec<u8>,
-    /// The last response head and its parse, kept from one GET to the next: a server's head is
-    /// most often the same bytes each time, recognised by one comparison instead of parsed again
-    /// (less code for each probe to run, see docs/probes.md, Cost).
-    cache: HeadCache,
+    scratch: Scratch,
     /// The GET in progress.
     current: Option<Conn>,
+}
+
+/// What every GET of a probe reuses: the read buffer, and the last response head with its parse,
+/// kept from one GET to the next: a server's head is most often the same bytes each time,
+/// recognised by one comparison instead of parsed again (less code for each probe to run, see
+/// docs/probes.md, Cost).
+struct Scratch {
+    buf: Vec<u8>,
+    cache: HeadCache,
+}
+
+impl Scratch {
+    fn new(len: usize) -> Scratch {
+        Scratch {
+            buf: vec![0; len],
+            cache: HeadCache::default(),
+        }
+    }
 }
 
 /// A probe over before its socket went to the poller.
@@ -137,10 +150,7 @@ impl Flow for Get {
                     stage: Stage::Connecting,
                     marks,
                     sent: 0,
-                    response: Response {
-                        cache: std::mem::take(&mut self.cache),
-                        ..Response::default()
-                    },
+                    response: Response::default(),
                 }
             }
             Err(e) => return failed(Outcome::Error(e)),
@@ -160,13 +170,12 @@ impl Flow for Get {
 
     fn ready(&mut self, r: Ready) -> Option<Exchanged> {
         let c = self.current.as_mut()?;
-        let status = match c.advance(r, &self.request, self.tls.as_ref(), &mut self.buf) {
+        let status = match c.advance(r, &self.request, self.tls.as_ref(), &mut self.scratch) {
             Ok(None) => return None,
             Ok(Some(status)) => Ok(status),
             Err(f) => Err(f),
         };
-        let mut c = self.current.take()?;
-        self.cache = std::mem::take(&mut c.response.cache);
+        let c = self.current.take()?;
         let t0 = c.marks[0];
         let outcome = match status {
             Ok(status) if status >= 400 => Outcome::Failed {
@@ -189,14 +198,7 @@ impl Flow for Get {
     }
 
     fn give_up(&mut self) -> Exchanged {
-        let traffic = self
-            .current
-            .take()
-            .map(|mut c| {
-                self.cache = std::mem::take(&mut c.response.cache);
-                c.traffic()
-            })
-            .unwrap_or_default();
+        let traffic = self.current.take().map(|c| c.traffic()).unwrap_or_default();
         Exchanged {
             outcome: Outcome::Timeout,
             parts: Parts::NONE,
@@ -217,7 +219,7 @@ impl Conn {
 
     /// Go as far as the socket lets: the status once the response has ended, None when the
     /// socket would block.
-    fn advance(&mut self, r: Ready, request: &[u8], client: Option<&tls::Client>, buf: &mut [u8]) -> Result<Option<u16>, Fail> {
+    fn advance(&mut self, r: Ready, request: &[u8], client: Option<&tls::Client>, scratch: &mut Scratch) -> Result<Option<u16>, Fail> {
         if self.stage == Stage::Connecting {
             if r.error {
                 return Err(match tcp::connect_error(&sys::connect_failure(&self.sock)) {
@@ -246,7 +248,7 @@ impl Conn {
             }
         }
         match self.tls.as_mut() {
-            None => self.advance_plain(request, buf),
+            None => self.advance_plain(request, scratch),
             Some(conn) => advance_tls(
                 conn,
                 &mut self.sock,
@@ -254,7 +256,7 @@ impl Conn {
                 &mut self.marks,
                 request,
                 &mut self.response,
-                buf,
+                scratch,
             ),
         }
     }
@@ -295,7 +297,7 @@ impl Conn {
         }
     }
 
-    fn advance_plain(&mut self, request: &[u8], buf: &mut [u8]) -> Result<Option<u16>, Fail> {
+    fn advance_plain(&mut self, request: &[u8], scratch: &mut Scratch) -> Result<Option<u16>, Fail> {
         while self.stage == Stage::Sending {
             match self.sock.write(&request[self.sent..]) {
                 Ok(n) => {
@@ -312,7 +314,7 @@ impl Conn {
                 Err(e) => return Err(io_fail("send", &e)),
             }
         }
-        self.response.read(&mut self.sock, buf, &mut self.marks)
+        self.response.read(&mut self.sock, scratch, &mut self.marks)
     }
 }
 
@@ -325,7 +327,7 @@ fn advance_tls(
     marks: &mut [Instant; 6],
     request: &[u8],
     response: &mut Response,
-    buf: &mut [u8],
+    scratch: &mut Scratch,
 ) -> Result<Option<u16>, Fail> {
     if *stage == Stage::Handshake {
         while conn.is_handshaking() {
@@ -351,7 +353,7 @@ fn advance_tls(
         }
         *stage = Stage::Reading;
     }
-    response.read(&mut TlsReader { conn, sock }, buf, marks)
+    response.read(&mut TlsReader { conn, sock }, scratch, marks)
 }
 
 /// The plaintext of a TLS connection on a non-blocking socket: what rustls has decrypted, then
@@ -396,14 +398,14 @@ impl Read for TlsReader<'_> {
 struct Response {
     parser: Parser,
     head: Vec<u8>,
-    cache: HeadCache,
     started: bool,
 }
 
 impl Response {
     /// Read what `r` has: the status once the response has ended (marks[4] at its first byte,
     /// marks[5] at its last), None when `r` would block.
-    fn read(&mut self, r: &mut dyn Read, buf: &mut [u8], marks: &mut [Instant; 6]) -> Result<Option<u16>, Fail> {
+    fn read(&mut self, r: &mut dyn Read, scratch: &mut Scratch, marks: &mut [Instant; 6]) -> Result<Option<u16>, Fail> {
+        let Scratch { buf, cache } = scratch;
         loop {
             let n = match r.read(buf) {
                 Ok(n) => n,
@@ -426,7 +428,7 @@ impl Response {
                 marks[4] = now;
                 self.started = true;
             }
-            match self.parser.feed_read(&buf[..n], &mut self.head, &mut self.cache) {
+            match self.parser.feed_read(&buf[..n], &mut self.head, cache) {
                 Ok(Fed::Done { .. }) => {
                     marks[5] = now;
                     return Ok(Some(self.parser.status));
@@ -455,9 +457,8 @@ mod tests {
     }
 
     fn read_all(bytes: &[u8], step: usize) -> Result<u16, String> {
-        let mut buf = vec![0; 64 << 10];
         let mut marks = [Instant::now(); 6];
-        match Response::default().read(&mut Reads(bytes, step), &mut buf, &mut marks) {
+        match Response::default().read(&mut Reads(bytes, step), &mut Scratch::new(64 << 10), &mut marks) {
             Ok(Some(status)) => Ok(status),
             Ok(None) => Err("would block".into()),
             Err(Fail::Timeout) => Err("timeout".into()),
@@ -472,8 +473,7 @@ mod tests {
             literal: Some(addr),
             request: b"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".to_vec(),
             tls: None,
-            buf: vec![0; 4096],
-            cache: HeadCache::default(),
+            scratch: Scratch::new(4096),
             current: None,
         }
     }
