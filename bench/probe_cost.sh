@@ -35,6 +35,10 @@
 #   --against /path/to/perflab: that build is the anchor of every kind (the same probe, the same
 #            windows and rounds), for a build against the build before: the ratio is this one's
 #            CPU per probe over that one's
+#   --anchor-as-perflab: the C loop makes perflab's system calls where they differ from its own
+#            (sleeps in ppoll on an epoll descriptor, reads TCP_INFO after a tcp connect, asks for
+#            and reads udp receive timestamps, keeps a second thread idle): what is left above it
+#            is perflab's own code and data
 set -euo pipefail
 
 N1=200
@@ -46,6 +50,7 @@ DUR=60
 KINDS="icmp udp tcp http command"
 NETNS=1
 AGAINST=
+AS_PERFLAB=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --quick) N1=100; N2=600; DUR=15; REPS=1; WINDOWS=3 ;;
@@ -57,7 +62,8 @@ while [ $# -gt 0 ]; do
         --duration) DUR="$2"; shift ;;
         --no-netns) NETNS=0 ;;
         --against) AGAINST="$2"; shift ;;
-        -h|--help) sed -n '2,40p' "$0"; exit 0 ;;
+        --anchor-as-perflab) AS_PERFLAB=1 ;;
+        -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
         *) echo "probe_cost.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
     esac
     shift
@@ -105,7 +111,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-gcc -O2 -o "$T/probe_anchor" "$ROOT/bench/probe_anchor.c"
+gcc -O2 -pthread -o "$T/probe_anchor" "$ROOT/bench/probe_anchor.c"
 # cpu CMD...: run it to its end; print its user and system time in µs (wait4's rusage).
 cat >"$T/cpu.py" <<'EOF'
 import os, subprocess, sys
@@ -137,6 +143,9 @@ commands() {
         http) OURS=(http "http://$addr:$HTTP_PORT/"); ANCHOR=("$T/probe_anchor" http "$addr" "$HTTP_PORT") ;;
         command) OURS=(command true); ANCHOR=("$T/probe_anchor" command 127.0.0.1 0) ;;
     esac
+    if [ "$AS_PERFLAB" = 1 ] && [ "${ANCHOR[0]}" = "$T/probe_anchor" ]; then
+        ANCHOR=(env PROBE_ANCHOR_AS_PERFLAB=1 "${ANCHOR[@]}")
+    fi
     if [ -n "$AGAINST" ]; then
         # The other build, given the count as the anchors are (the rest of their arguments unused).
         printf '#!/bin/sh\nexec %q probe %s -i 10ms -q -c "$1"\n' "$AGAINST" "$(printf '%q ' "${OURS[@]}")" >"$T/against-$kind"
@@ -256,6 +265,7 @@ path() {
         a=$(awk '{ print $2 }' "$T/$k.runs" | median)
         local anchor_name="probe_anchor $k"
         [ "$k" = icmp ] && anchor_name="ping -i 0.01"
+        [ "$AS_PERFLAB" = 0 ] || [ "$k" = icmp ] || anchor_name="probe_anchor $k, perflab's system calls"
         [ -z "$AGAINST" ] || anchor_name="$AGAINST"
         local range
         range=$(awk '$2 > 0 { r = $1 / $2; if (n++ == 0 || r < lo) lo = r; if (n == 1 || r > hi) hi = r } END { printf "%.2f-%.2f", lo, hi }' "$T/$k.runs")

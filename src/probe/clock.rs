@@ -38,6 +38,16 @@ impl Instant {
         Duration::from_nanos(self.0.saturating_sub(earlier.0))
     }
 
+    /// Sleep until this instant (at once if it has passed); a signal may end the sleep sooner.
+    pub fn sleep_until(self) {
+        let ts = libc::timespec {
+            tv_sec: (self.0 / 1_000_000_000) as libc::time_t,
+            tv_nsec: (self.0 % 1_000_000_000) as libc::c_long,
+        };
+        // SAFETY: ts is a live timespec; no remainder is asked for with TIMER_ABSTIME.
+        unsafe { libc::clock_nanosleep(libc::CLOCK_MONOTONIC, libc::TIMER_ABSTIME, &ts, std::ptr::null_mut()) };
+    }
+
     /// The nanoseconds from `earlier` to this one, zero if `earlier` is later.
     #[inline]
     pub fn nanos_since(self, earlier: Instant) -> u64 {
@@ -50,10 +60,16 @@ impl Instant {
         self.duration_since(earlier)
     }
 
-    /// `d` before this one, None before the clock's origin.
+    /// `ns` nanoseconds after this one (saturating).
     #[inline]
-    pub fn checked_sub(self, d: Duration) -> Option<Instant> {
-        self.0.checked_sub(nanos(d)).map(Instant)
+    pub fn add_nanos(self, ns: u64) -> Instant {
+        Instant(self.0.saturating_add(ns))
+    }
+
+    /// `ns` nanoseconds before this one, the clock's origin at the earliest.
+    #[inline]
+    pub fn sub_nanos(self, ns: u64) -> Instant {
+        Instant(self.0.saturating_sub(ns))
     }
 
     /// The time since this one.
@@ -113,13 +129,15 @@ mod tests {
         assert_eq!(ours.nanos_since(ours + d), 0);
         assert_eq!((ours + d) - d, ours);
         assert_eq!((ours + d) - ours, d);
-        assert_eq!(ours.checked_sub(d).map(|e| ours - e), Some(d));
+        assert_eq!(ours.add_nanos(3_250_000_001), ours + d);
+        assert_eq!((ours + d).sub_nanos(3_250_000_001), ours);
         let mut t = ours;
         t += d;
         assert_eq!(t, ours + d);
         // Saturating where std would panic or say None.
         assert_eq!(ours.duration_since(ours + d), Duration::ZERO);
-        assert_eq!(Instant(5).checked_sub(Duration::from_nanos(6)), None);
+        assert_eq!(Instant(5).sub_nanos(6), Instant(0));
+        assert_eq!(Instant(u64::MAX - 1).add_nanos(2), Instant(u64::MAX));
         assert_eq!(Instant(5) - Duration::from_nanos(6), Instant(0));
         assert_eq!(Instant(u64::MAX - 1) + Duration::MAX, Instant(u64::MAX));
         assert!(ours < ours + Duration::from_nanos(1));

@@ -73,7 +73,7 @@ impl Schedule {
     }
 
     fn at(&self, slot: u64) -> Instant {
-        self.start + Duration::from_nanos(self.interval_ns.saturating_mul(slot))
+        self.start.add_nanos(self.interval_ns.saturating_mul(slot))
     }
 
     /// The time the next probe is due, or None when the count or the duration is reached.
@@ -81,15 +81,17 @@ impl Schedule {
         if self.sent >= self.count {
             return None;
         }
-        if now >= self.at(self.slot) + Duration::from_nanos(self.interval_ns) {
+        // Slot `slot` begins `back` after the start; it is missed once a whole interval has passed.
+        let back = self.interval_ns.saturating_mul(self.slot);
+        let since = now.nanos_since(self.start);
+        if since >= back.saturating_add(self.interval_ns) {
             if self.timed {
-                let k = now.nanos_since(self.start) / self.interval_ns;
+                let k = since / self.interval_ns;
                 self.skipped += k.saturating_sub(self.slot);
                 self.slot = k.max(self.slot);
             } else {
                 // Slot `slot` is due now: start = now − slot × interval (never before the start).
-                let back = self.at(self.slot).saturating_duration_since(self.start);
-                self.start = now.checked_sub(back).unwrap_or(self.start).max(self.start);
+                self.start = now.sub_nanos(back).max(self.start);
             }
         }
         let due = self.at(self.slot);

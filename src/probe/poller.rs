@@ -2,7 +2,8 @@
 //! and one timerfd, and beside it, for one wait at a time, the sockets that only await a reply
 //! ([`Poller::also`]). A wait ends at an instant to the nanosecond in one of two ways, whichever
 //! costs the prober less: a sleep with nothing in flight is `ppoll`'s own timeout on the epoll
-//! descriptor (one system call, as a C loop's `clock_nanosleep`), while a wait for a reply first
+//! descriptor (one system call; the scheduler takes a sleep of up to 50 ms with nothing in flight
+//! in `clock_nanosleep` instead, which costs less still, and never asks the poller), while a wait for a reply first
 //! sets the timerfd for the next send and then waits without a timeout, so that the reply's wake-up
 //! starts and cancels no kernel timer of its own (on a VM, reprogramming the timer device costs
 //! more than the `timerfd_settime`). Where a sandbox forbids `ppoll`, the timerfd gives the

@@ -42,6 +42,8 @@ pub fn realtime_ns() -> i64 {
 #[derive(Debug)]
 pub struct Stop {
     fd: OwnedFd,
+    /// Set with the eventfd, for a loop that reads the flag without a system call.
+    raised: std::sync::atomic::AtomicBool,
     aborted: std::sync::atomic::AtomicBool,
 }
 
@@ -56,6 +58,7 @@ impl Stop {
         let fd = unsafe { OwnedFd::from_raw_fd(fd) };
         Ok(Stop {
             fd,
+            raised: std::sync::atomic::AtomicBool::new(false),
             aborted: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -71,13 +74,14 @@ impl Stop {
     }
 
     pub fn set(&self) {
+        self.raised.store(true, std::sync::atomic::Ordering::SeqCst);
         let one: u64 = 1;
         // SAFETY: writes 8 bytes from a live u64 to our own eventfd.
         unsafe { libc::write(self.fd.as_raw_fd(), (&one as *const u64).cast(), 8) };
     }
 
     pub fn is_set(&self) -> bool {
-        matches!(poll_in(&[self.fd.as_raw_fd()], Some(Duration::ZERO)), Ok(1))
+        self.raised.load(std::sync::atomic::Ordering::SeqCst)
     }
 
     pub fn fd(&self) -> RawFd {
