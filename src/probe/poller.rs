@@ -2,12 +2,13 @@
 //! and one timerfd, and beside it, for one wait at a time, the sockets that only await a reply
 //! ([`Poller::also`]). A wait ends at an instant to the nanosecond in one of two ways, whichever
 //! costs the prober less: a sleep with nothing in flight is `ppoll`'s own timeout on the epoll
-//! descriptor (one system call; the scheduler takes a sleep of up to 50 ms with nothing in flight
-//! in `clock_nanosleep` instead, which costs less still, and never asks the poller), while a wait for a reply first
-//! sets the timerfd for the next send and then waits without a timeout, so that the reply's wake-up
-//! starts and cancels no kernel timer of its own (on a VM, reprogramming the timer device costs
-//! more than the `timerfd_settime`). Where a sandbox forbids `ppoll`, the timerfd gives the
-//! nanoseconds for every wait, and the sockets given to [`Poller::also`] join the epoll set.
+//! descriptor (one system call; a sleep of up to 50 ms with nothing in flight the scheduler takes
+//! in `clock_nanosleep` instead, without the poller, which costs less still), while a wait for a
+//! reply first sets the timerfd for the next send and then waits without a timeout, so that the
+//! reply's wake-up starts and cancels no kernel timer of its own (on a VM, reprogramming the timer
+//! device costs more than the `timerfd_settime`). Where a sandbox forbids `ppoll`, the timerfd
+//! gives the nanoseconds for every wait, and the sockets given to [`Poller::also`] join the epoll
+//! set.
 
 use super::clock::Instant;
 use super::sys::Timer;
