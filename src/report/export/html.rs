@@ -56,7 +56,9 @@ pub fn escape(s: &str) -> String {
 /// The page's style. The body's sections sit in a grid of columns at least 600 px wide (two on a
 /// 1400 px screen): the first section (the summary) and any with a wide table span the page, the
 /// others share a row, so that the summary and the tables after it fit the first screen. The
-/// answer's chart sits right of its table, however narrow the table.
+/// answer's chart sits right of its table, however narrow the table; the table's first column
+/// (the figure, or what else names the row) keeps 7.5em, so that a name like "p99 response time
+/// (ms)" takes two lines as the compared values beside it do, not three.
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:0.8em 1.6em;color:#222;max-width:1400px;\
 font-size:14px;line-height:1.35}\
 table{border-collapse:collapse;margin:0.3em 0 0.8em;font-size:13px;line-height:1.25}\
@@ -71,6 +73,7 @@ nav.toc{font-size:13px;margin-bottom:0.3em}\
 details{margin:0.6em 0}summary{font-weight:bold;cursor:pointer;font-size:1.1em}\
 .answer{display:flex;gap:1em;align-items:flex-start}.answer>div{flex:0 1 auto;min-width:0;overflow-x:auto}\
 .answer>figure{flex:0 0 460px;margin:0}.answer figcaption{font-size:12px}.answer table{margin-top:0}\
+.answer td:first-child{min-width:7.5em}\
 p.obs{margin:0.2em 0;font-size:14px}p.obs a{text-decoration:none}tr:target{background:#fff3b0}";
 
 /// Tables wider than this many columns make their section span the page.
